@@ -1,0 +1,95 @@
+// Executes compiled KFP v2 pipelines: resolves each task's inputs, waits for
+// its dependencies, places it on a node with room, launches it through an
+// Executor, and reports every change to a RunObserver.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/event_loop.h"
+#include "engine/executor.h"
+#include "engine/resources.h"
+#include "ir/pipeline_spec.h"
+#include "kfp/runtime_state.h"
+#include "util/result.h"
+#include "util/time.h"
+
+namespace kfpbench::engine {
+
+struct StateChange {
+  WallTime time{};
+  RuntimeState state = RuntimeState::kUnspecified;
+  std::string error;
+};
+
+struct TaskRecord {
+  std::string task_id;  // unique across runs
+  std::string name;     // task name in its DAG; the root DAG is named after the pipeline
+  std::string display_name;
+  std::string parent_task_id;  // empty for the root DAG
+  std::vector<std::string> child_task_ids;
+  std::string pod_name;
+  std::string executor_label;  // empty for DAG tasks
+  RuntimeState state = RuntimeState::kPending;
+  WallTime create_time{}, start_time{}, end_time{};  // epoch (zero) until they happen
+  std::vector<StateChange> history;
+  nlohmann::json inputs = nlohmann::json::object();   // {"parameters": {...}}
+  nlohmann::json outputs = nlohmann::json::object();  // {"parameters": {...}}
+  std::string error;
+  std::string node;             // the node it was placed on
+  Duration scheduling_delay{};  // ready -> placed
+  double cpu_seconds = 0;
+  int64_t peak_rss_bytes = 0;
+  std::string log_path;
+};
+
+struct RunSnapshot {
+  std::string run_id;
+  RuntimeState state = RuntimeState::kPending;
+  std::vector<StateChange> history;
+  WallTime finished_at{};
+  std::string error;
+  std::vector<TaskRecord> tasks;
+};
+
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  // Called on the loop whenever a run or any of its tasks changes.
+  virtual void OnRunChanged(const RunSnapshot& snapshot) = 0;
+};
+
+struct RunRequest {
+  std::string run_id;
+  std::shared_ptr<const ir::PipelineSpec> spec;
+  nlohmann::json parameters = nlohmann::json::object();  // runtime_config.parameters
+  std::string pipeline_root;
+};
+
+struct EngineOptions {
+  std::filesystem::path work_root;  // per-task directories are made below it
+  std::vector<NodeSpec> nodes;      // empty: one node the size of this machine
+  Resources default_task_resources{0.1, 0, 64 << 20, 0};  // when the IR asks for none
+};
+
+class Engine {
+ public:
+  Engine(EventLoop& loop, Executor& executor, RunObserver& observer, EngineOptions options);
+  ~Engine();
+
+  // Checks the request (required parameters present and of the right type,
+  // every componentRef and executor known, the DAG acyclic) on the caller's
+  // thread, then queues the run on the loop. Thread-safe.
+  Status Submit(RunRequest request);
+  // Cancels a run's pending and running tasks; the run ends CANCELED. Thread-safe.
+  void Terminate(const std::string& run_id);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kfpbench::engine

@@ -1,0 +1,46 @@
+// A thread-safe HTTP/1.1 client with a keep-alive connection pool, used for
+// every call kfpbench makes to a KFP API server (real or embedded).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "http/message.h"
+#include "http/url.h"
+#include "util/result.h"
+
+namespace kfpbench::http {
+
+struct ClientOptions {
+  Url base;                 // requests are sent to base.base_path + target
+  Headers default_headers;  // e.g. Authorization; never logged
+  std::chrono::milliseconds connect_timeout{5000};
+  std::chrono::milliseconds request_timeout{60000};
+  size_t max_idle_connections = 64;
+};
+
+class Client {
+ public:
+  explicit Client(ClientOptions options);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Sends one request and reads the whole response. A transport failure
+  // (refused, reset, timeout, DNS) is an Error whose message names the URL and
+  // the cause and whose code is 0; any HTTP status, 4xx and 5xx included, is a
+  // Response. A connection taken from the pool that turns out to be closed is
+  // retried once on a fresh connection before giving up.
+  Result<Response> Send(Method method, std::string_view target, std::string body = "",
+                        std::string_view content_type = "", const Headers& extra = {});
+
+  const Url& base() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kfpbench::http

@@ -1,0 +1,43 @@
+// An HTTP/1.1 server on Boost.Beast: keep-alive, a fixed pool of I/O threads,
+// a body size limit, and one synchronous handler for every request.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "http/message.h"
+#include "util/result.h"
+
+namespace kfpbench::http {
+
+struct ServerOptions {
+  std::string address = "127.0.0.1";
+  uint16_t port = 0;  // 0: an ephemeral port, see Server::port()
+  int threads = 2;
+  size_t max_body_bytes = 33 * 1024 * 1024;  // KFP accepts 32 MiB uploads; a little headroom
+  // Called on an I/O thread for every request; it must not throw (a throw is
+  // answered with a 500 and logged).
+  std::function<Response(const Request&)> handler;
+};
+
+class Server {
+ public:
+  explicit Server(ServerOptions options);
+  ~Server();  // stops
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds and starts the I/O threads. Fails with a clear message if the address
+  // cannot be bound (in use, not local, permission).
+  Status Start();
+  uint16_t port() const;  // the bound port, valid after Start()
+  void Stop();            // idempotent; closes connections and joins the threads
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kfpbench::http

@@ -1,0 +1,154 @@
+#include "util/time.h"
+
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+#include <fmt/format.h>
+
+namespace kfpbench {
+namespace {
+
+bool ReadDigits(std::string_view s, size_t& pos, size_t count, int& out) {
+  if (pos + count > s.size()) return false;
+  int v = 0;
+  for (size_t i = 0; i < count; ++i) {
+    char c = s[pos + i];
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  pos += count;
+  out = v;
+  return true;
+}
+
+bool Expect(std::string_view s, size_t& pos, char c) {
+  if (pos < s.size() && (s[pos] == c || (c == 'T' && s[pos] == 't'))) {
+    ++pos;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string FormatRfc3339(WallTime t) {
+  auto since = t.time_since_epoch();
+  auto secs = std::chrono::floor<std::chrono::seconds>(since);
+  auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(since - secs).count();
+  std::time_t tt = secs.count();
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  std::string out = fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", tm.tm_year + 1900,
+                                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+  if (nanos != 0) {
+    std::string frac = fmt::format("{:09}", nanos);
+    while (!frac.empty() && frac.back() == '0') frac.pop_back();
+    out += "." + frac;
+  }
+  out += "Z";
+  return out;
+}
+
+Result<WallTime> ParseRfc3339(std::string_view s) {
+  auto bad = [&] { return Error{fmt::format("invalid RFC 3339 time '{}'", s)}; };
+  size_t pos = 0;
+  int year, mon, day, hour, min, sec;
+  if (!ReadDigits(s, pos, 4, year) || !Expect(s, pos, '-') || !ReadDigits(s, pos, 2, mon) ||
+      !Expect(s, pos, '-') || !ReadDigits(s, pos, 2, day) || !Expect(s, pos, 'T') ||
+      !ReadDigits(s, pos, 2, hour) || !Expect(s, pos, ':') || !ReadDigits(s, pos, 2, min) ||
+      !Expect(s, pos, ':') || !ReadDigits(s, pos, 2, sec)) {
+    return bad();
+  }
+  if (mon < 1 || mon > 12 || day < 1 || day > 31 || hour > 23 || min > 59 || sec > 60) {
+    return bad();
+  }
+  int64_t nanos = 0;
+  if (pos < s.size() && s[pos] == '.') {
+    ++pos;
+    int digits = 0;
+    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
+      if (digits < 9) nanos = nanos * 10 + (s[pos] - '0');
+      ++digits;
+      ++pos;
+    }
+    if (digits == 0) return bad();
+    for (int i = digits; i < 9; ++i) nanos *= 10;
+  }
+  int offset_minutes = 0;
+  if (pos < s.size() && (s[pos] == 'Z' || s[pos] == 'z')) {
+    ++pos;
+  } else if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) {
+    int sign = s[pos] == '-' ? -1 : 1;
+    ++pos;
+    int oh, om;
+    if (!ReadDigits(s, pos, 2, oh) || !Expect(s, pos, ':') || !ReadDigits(s, pos, 2, om)) {
+      return bad();
+    }
+    offset_minutes = sign * (oh * 60 + om);
+  } else {
+    return bad();
+  }
+  if (pos != s.size()) return bad();
+  std::chrono::year_month_day ymd{std::chrono::year(year), std::chrono::month(mon),
+                                  std::chrono::day(day)};
+  if (!ymd.ok()) return bad();
+  auto t = std::chrono::sys_days(ymd) + std::chrono::hours(hour) + std::chrono::minutes(min) +
+           std::chrono::seconds(sec) - std::chrono::minutes(offset_minutes);
+  return WallTime(std::chrono::duration_cast<WallClock::duration>(
+      t.time_since_epoch() + std::chrono::nanoseconds(nanos)));
+}
+
+Result<Duration> ParseDuration(std::string_view text) {
+  auto bad = [&] {
+    return Error{fmt::format("invalid duration '{}' (expected e.g. 250ms, 30s, 5m, 1h)", text)};
+  };
+  if (text.empty()) return bad();
+  double total_ns = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t start = pos;
+    while (pos < text.size() && ((text[pos] >= '0' && text[pos] <= '9') || text[pos] == '.')) {
+      ++pos;
+    }
+    if (pos == start) return bad();
+    double number = 0;
+    std::string num(text.substr(start, pos - start));
+    char* end = nullptr;
+    number = std::strtod(num.c_str(), &end);
+    if (end != num.c_str() + num.size()) return bad();
+    size_t unit_start = pos;
+    while (pos < text.size() && std::isalpha(static_cast<unsigned char>(text[pos]))) ++pos;
+    std::string_view unit = text.substr(unit_start, pos - unit_start);
+    double scale;
+    if (unit == "ns") scale = 1;
+    else if (unit == "us" || unit == "µs") scale = 1e3;
+    else if (unit == "ms") scale = 1e6;
+    else if (unit == "s") scale = 1e9;
+    else if (unit == "m") scale = 60e9;
+    else if (unit == "h") scale = 3600e9;
+    else return bad();
+    total_ns += number * scale;
+  }
+  if (!std::isfinite(total_ns) || total_ns > 9e18) return bad();
+  return Duration(static_cast<int64_t>(std::llround(total_ns)));
+}
+
+std::string FormatDuration(Duration d) {
+  double s = ToSeconds(d);
+  double abs = std::fabs(s);
+  if (abs < 1e-3) return fmt::format("{:.0f}us", s * 1e6);
+  if (abs < 1) return fmt::format("{:.3g}ms", s * 1e3);
+  if (abs < 60) return fmt::format("{:.3g}s", s);
+  int64_t whole = static_cast<int64_t>(s);
+  if (abs < 3600) return fmt::format("{}m{}s", whole / 60, whole % 60);
+  return fmt::format("{}h{}m", whole / 3600, (whole % 3600) / 60);
+}
+
+double ToSeconds(Duration d) { return std::chrono::duration<double>(d).count(); }
+
+Duration FromSeconds(double seconds) {
+  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds));
+}
+
+}  // namespace kfpbench

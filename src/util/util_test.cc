@@ -1,0 +1,80 @@
+#include <gtest/gtest.h>
+
+#include "util/ids.h"
+#include "util/result.h"
+#include "util/secrets.h"
+#include "util/time.h"
+
+namespace kfpbench {
+namespace {
+
+TEST(Rfc3339, FormatsUtcWithTrimmedFraction) {
+  WallTime t = WallTime(std::chrono::seconds(1700000000)) + std::chrono::milliseconds(120);
+  EXPECT_EQ(FormatRfc3339(t), "2023-11-14T22:13:20.12Z");
+  EXPECT_EQ(FormatRfc3339(WallTime(std::chrono::seconds(0))), "1970-01-01T00:00:00Z");
+}
+
+TEST(Rfc3339, RoundTripsAndHonoursOffsets) {
+  auto a = ParseRfc3339("2023-11-14T22:13:20.12Z");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(FormatRfc3339(*a), "2023-11-14T22:13:20.12Z");
+  auto b = ParseRfc3339("2023-11-14T23:13:20.12+01:00");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(*a, *b);
+}
+
+TEST(Rfc3339, RejectsGarbage) {
+  for (const char* s : {"", "2023-11-14", "2023-13-01T00:00:00Z", "2023-11-14T22:13:20",
+                        "2023-11-14T22:13:20.Z", "2023-02-30T00:00:00Z", "x023-11-14T22:13:20Z"}) {
+    EXPECT_FALSE(ParseRfc3339(s).ok()) << s;
+  }
+}
+
+TEST(Duration, ParsesUnitsAndCompounds) {
+  EXPECT_EQ(*ParseDuration("250ms"), std::chrono::milliseconds(250));
+  EXPECT_EQ(*ParseDuration("30s"), std::chrono::seconds(30));
+  EXPECT_EQ(*ParseDuration("5m"), std::chrono::minutes(5));
+  EXPECT_EQ(*ParseDuration("1h"), std::chrono::hours(1));
+  EXPECT_EQ(*ParseDuration("2m30s"), std::chrono::seconds(150));
+  EXPECT_EQ(*ParseDuration("1.5s"), std::chrono::milliseconds(1500));
+}
+
+TEST(Duration, RejectsBadText) {
+  for (const char* s : {"", "5", "s", "5x", "-1s", "1..2s"}) {
+    EXPECT_FALSE(ParseDuration(s).ok()) << s;
+  }
+}
+
+TEST(Duration, Formats) {
+  EXPECT_EQ(FormatDuration(std::chrono::milliseconds(340)), "340ms");
+  EXPECT_EQ(FormatDuration(std::chrono::milliseconds(1250)), "1.25s");
+  EXPECT_EQ(FormatDuration(std::chrono::seconds(125)), "2m5s");
+}
+
+TEST(Uuid, IsVersion4AndUnique) {
+  std::string a = NewUuid(), b = NewUuid();
+  EXPECT_EQ(a.size(), 36u);
+  EXPECT_EQ(a[14], '4');
+  EXPECT_NE(a, b);
+}
+
+TEST(Secrets, RedactsRegisteredSecretsAndBearerTokens) {
+  RegisterSecret("s3cr3t-token-value");
+  EXPECT_EQ(Redact("token=s3cr3t-token-value!"), "token=[REDACTED]!");
+  EXPECT_EQ(Redact("Authorization: Bearer abc.def.ghi"), "Authorization: Bearer [REDACTED]");
+  EXPECT_EQ(Redact("nothing here"), "nothing here");
+}
+
+TEST(ResultType, CarriesValueOrError) {
+  Result<int> ok = 3;
+  Result<int> bad = Error{"nope", 400};
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(*ok, 3);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, 400);
+  Status s = Ok();
+  EXPECT_TRUE(s.ok());
+}
+
+}  // namespace
+}  // namespace kfpbench
