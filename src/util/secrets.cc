@@ -45,8 +45,7 @@ std::string Redact(std::string_view text) {
   }
   // Bearer tokens that were never registered (e.g. echoed by a server).
   constexpr std::string_view kBearer = "Bearer ";
-  for (size_t pos = out.find(kBearer); pos != std::string::npos;
-       pos = out.find(kBearer, pos + 1)) {
+  for (size_t pos = out.find(kBearer); pos != std::string::npos; pos = out.find(kBearer, pos + 1)) {
     size_t start = pos + kBearer.size();
     size_t end = start;
     while (end < out.size() && out[end] != ' ' && out[end] != '"' && out[end] != '\'' &&

@@ -95,8 +95,8 @@ Result<WallTime> ParseRfc3339(std::string_view s) {
   if (!ymd.ok()) return bad();
   auto t = std::chrono::sys_days(ymd) + std::chrono::hours(hour) + std::chrono::minutes(min) +
            std::chrono::seconds(sec) - std::chrono::minutes(offset_minutes);
-  return WallTime(std::chrono::duration_cast<WallClock::duration>(
-      t.time_since_epoch() + std::chrono::nanoseconds(nanos)));
+  return WallTime(std::chrono::duration_cast<WallClock::duration>(t.time_since_epoch() +
+                                                                  std::chrono::nanoseconds(nanos)));
 }
 
 Result<Duration> ParseDuration(std::string_view text) {
@@ -121,13 +121,20 @@ Result<Duration> ParseDuration(std::string_view text) {
     while (pos < text.size() && std::isalpha(static_cast<unsigned char>(text[pos]))) ++pos;
     std::string_view unit = text.substr(unit_start, pos - unit_start);
     double scale;
-    if (unit == "ns") scale = 1;
-    else if (unit == "us" || unit == "µs") scale = 1e3;
-    else if (unit == "ms") scale = 1e6;
-    else if (unit == "s") scale = 1e9;
-    else if (unit == "m") scale = 60e9;
-    else if (unit == "h") scale = 3600e9;
-    else return bad();
+    if (unit == "ns")
+      scale = 1;
+    else if (unit == "us" || unit == "µs")
+      scale = 1e3;
+    else if (unit == "ms")
+      scale = 1e6;
+    else if (unit == "s")
+      scale = 1e9;
+    else if (unit == "m")
+      scale = 60e9;
+    else if (unit == "h")
+      scale = 3600e9;
+    else
+      return bad();
     total_ns += number * scale;
   }
   if (!std::isfinite(total_ns) || total_ns > 9e18) return bad();

@@ -1,0 +1,51 @@
+#include "metrics/recorder.h"
+
+namespace kfpbench::metrics {
+
+Recorder::Recorder(WallTime start) : start_(start) {}
+
+void Recorder::CloseWindow(Live& live) {
+  if (live.window_second < 0 || live.window_latency.count() == 0) return;
+  const Histogram& h = live.window_latency;
+  live.stats.windows.push_back(Window{live.window_second, h.count(), live.window_errors,
+                                      h.ValueAtPercentile(50), h.ValueAtPercentile(95),
+                                      h.ValueAtPercentile(99), h.max()});
+  live.window_latency.Reset();
+  live.window_errors = 0;
+}
+
+void Recorder::RecordCall(std::string_view operation, Duration latency, int http_status,
+                          WallTime completed_at) {
+  int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(latency).count();
+  int64_t second =
+      std::max<int64_t>(0, std::chrono::floor<std::chrono::seconds>(completed_at - start_).count());
+  bool error = IsErrorStatus(http_status);
+  std::lock_guard lock(mu_);
+  auto it = ops_.find(operation);
+  if (it == ops_.end()) it = ops_.emplace(std::string(operation), Live{}).first;
+  Live& live = it->second;
+  live.stats.latency_us.Record(us);
+  live.stats.by_status[http_status]++;
+  if (error) live.stats.errors++;
+  // Calls finish on several threads, so one can land just after its second
+  // closed; it is counted in the open second rather than reopening the past.
+  if (second > live.window_second) {
+    CloseWindow(live);
+    live.window_second = second;
+  }
+  live.window_latency.Record(us);
+  if (error) live.window_errors++;
+}
+
+std::map<std::string, OperationStats> Recorder::Snapshot() const {
+  std::lock_guard lock(mu_);
+  std::map<std::string, OperationStats> out;
+  for (const auto& [name, live] : ops_) {
+    Live copy = live;
+    CloseWindow(copy);
+    out.emplace(name, std::move(copy.stats));
+  }
+  return out;
+}
+
+}  // namespace kfpbench::metrics

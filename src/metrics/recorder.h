@@ -1,0 +1,61 @@
+// Records every API call a benchmark makes: a latency histogram per operation,
+// counts by HTTP status, and a one-second time series for charts.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "metrics/histogram.h"
+#include "util/time.h"
+
+namespace kfpbench::metrics {
+
+// One second of one operation, summarised when the second is over.
+struct Window {
+  int64_t second = 0;  // seconds since the recorder's start
+  uint64_t count = 0;
+  uint64_t errors = 0;
+  int64_t p50_us = 0, p95_us = 0, p99_us = 0, max_us = 0;
+};
+
+struct OperationStats {
+  Histogram latency_us;               // microseconds
+  uint64_t errors = 0;                // transport failures and HTTP status >= 400
+  std::map<int, uint64_t> by_status;  // HTTP status -> calls; 0 = no response (transport)
+  std::vector<Window> windows;
+};
+
+// An HTTP status of 0 means the call got no response at all.
+constexpr bool IsErrorStatus(int http_status) { return http_status == 0 || http_status >= 400; }
+
+class Recorder {
+ public:
+  explicit Recorder(WallTime start);
+
+  // Thread-safe. `completed_at` places the call in the time series.
+  void RecordCall(std::string_view operation, Duration latency, int http_status,
+                  WallTime completed_at);
+
+  // A copy of everything so far; the current second is included as a window.
+  std::map<std::string, OperationStats> Snapshot() const;
+  WallTime start() const { return start_; }
+
+ private:
+  struct Live {
+    OperationStats stats;
+    int64_t window_second = -1;
+    Histogram window_latency;
+    uint64_t window_errors = 0;
+  };
+  static void CloseWindow(Live& live);
+
+  const WallTime start_;
+  mutable std::mutex mu_;
+  std::map<std::string, Live, std::less<>> ops_;
+};
+
+}  // namespace kfpbench::metrics

@@ -1,0 +1,48 @@
+#include "metrics/recorder.h"
+
+#include <thread>
+
+#include <gtest/gtest.h>
+
+namespace kfpbench::metrics {
+namespace {
+
+using std::chrono::milliseconds;
+
+TEST(Recorder, CountsByOperationStatusAndSecond) {
+  WallTime t0 = WallClock::now();
+  Recorder r(t0);
+  r.RecordCall("GetRun", milliseconds(2), 200, t0 + milliseconds(100));
+  r.RecordCall("GetRun", milliseconds(4), 200, t0 + milliseconds(900));
+  r.RecordCall("GetRun", milliseconds(8), 503, t0 + milliseconds(1500));
+  r.RecordCall("CreateRun", milliseconds(10), 0, t0 + milliseconds(1600));
+  auto snap = r.Snapshot();
+  ASSERT_EQ(snap.size(), 2u);
+  const auto& get = snap.at("GetRun");
+  EXPECT_EQ(get.latency_us.count(), 3u);
+  EXPECT_EQ(get.errors, 1u);
+  EXPECT_EQ(get.by_status.at(200), 2u);
+  EXPECT_EQ(get.by_status.at(503), 1u);
+  ASSERT_EQ(get.windows.size(), 2u);
+  EXPECT_EQ(get.windows[0].second, 0);
+  EXPECT_EQ(get.windows[0].count, 2u);
+  EXPECT_EQ(get.windows[1].errors, 1u);
+  EXPECT_EQ(snap.at("CreateRun").by_status.at(0), 1u);
+  EXPECT_EQ(snap.at("CreateRun").errors, 1u);
+}
+
+TEST(Recorder, IsThreadSafe) {
+  WallTime t0 = WallClock::now();
+  Recorder r(t0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 10000; ++i) r.RecordCall("ListRuns", milliseconds(1), 200, t0);
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(r.Snapshot().at("ListRuns").latency_us.count(), 40000u);
+}
+
+}  // namespace
+}  // namespace kfpbench::metrics
