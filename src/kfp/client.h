@@ -1,0 +1,93 @@
+// A client for the KFP REST API (v2beta1). The benchmark harness talks to the
+// embedded backend and to real deployments only through this class, and every
+// call it makes is reported to a CallObserver under its KFP operation name.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "http/client.h"
+#include "kfp/model.h"
+#include "util/result.h"
+#include "util/time.h"
+
+namespace kfpbench::kfp {
+
+class CallObserver {
+ public:
+  virtual ~CallObserver() = default;
+  // `http_status` is 0 when no response arrived.
+  virtual void OnCall(std::string_view operation, Duration latency, int http_status,
+                      WallTime completed_at) = 0;
+};
+
+struct ListOptions {
+  int page_size = 0;  // 0: the server's default
+  std::string page_token;
+  std::string sort_by;  // "created_at desc"
+  std::string filter;   // KFP filter JSON
+  std::string experiment_id;
+};
+
+template <typename T>
+struct Page {
+  std::vector<T> items;
+  int total_size = 0;
+  std::string next_page_token;
+};
+
+struct RunCreate {
+  std::string display_name;
+  std::string description;
+  std::string experiment_id;
+  std::string pipeline_id;
+  std::string pipeline_version_id;
+  nlohmann::json pipeline_spec;  // inline spec instead of a version reference
+  nlohmann::json parameters = nlohmann::json::object();
+};
+
+struct ClientConfig {
+  std::string namespace_;  // multi-user deployments; empty for single-user
+};
+
+class Client {
+ public:
+  // `observer` may be null. Both must outlive the client.
+  Client(http::Client& http, ClientConfig config, CallObserver* observer);
+
+  Result<Healthz> GetHealthz();
+
+  Result<Pipeline> UploadPipeline(std::string_view name, std::string_view file_name,
+                                  std::string content);
+  Result<Page<Pipeline>> ListPipelines(const ListOptions& options);
+  Result<Pipeline> GetPipeline(const std::string& pipeline_id);
+  Status DeletePipeline(const std::string& pipeline_id, bool cascade);
+  Result<Page<PipelineVersion>> ListPipelineVersions(const std::string& pipeline_id,
+                                                     const ListOptions& options);
+
+  Result<Experiment> CreateExperiment(std::string_view display_name,
+                                      std::string_view description);
+  Status DeleteExperiment(const std::string& experiment_id);
+
+  Result<Run> CreateRun(const RunCreate& request);
+  Result<Run> GetRun(const std::string& run_id);
+  Result<Page<Run>> ListRuns(const ListOptions& options);
+  Status DeleteRun(const std::string& run_id);
+
+  std::string base_url() const;
+
+ private:
+  // Sends one call, reports it, and turns transport failures and non-2xx
+  // answers into Errors that carry the HTTP status and the server's message.
+  Result<nlohmann::json> Call(std::string_view operation, http::Method method,
+                              const std::string& target, std::string body = "",
+                              std::string_view content_type = "");
+  std::string ListQuery(const ListOptions& options) const;
+
+  http::Client& http_;
+  ClientConfig config_;
+  CallObserver* observer_;
+};
+
+}  // namespace kfpbench::kfp

@@ -1,0 +1,364 @@
+#include "kfp/model.h"
+
+#include "kfp/json_reader.h"
+
+namespace kfpbench::kfp {
+namespace {
+
+using nlohmann::json;
+
+bool IsSet(WallTime t) { return t.time_since_epoch().count() != 0; }
+
+// Proto-JSON omits default values; these add a field only when it is set.
+void Put(json& j, const char* key, const std::string& v) {
+  if (!v.empty()) j[key] = v;
+}
+void Put(json& j, const char* key, WallTime t) {
+  if (IsSet(t)) j[key] = FormatRfc3339(t);
+}
+void Put(json& j, const char* key, RuntimeState s) {
+  if (s != RuntimeState::kUnspecified) j[key] = std::string(RuntimeStateName(s));
+}
+void PutJson(json& j, const char* key, const json& v) {
+  if (!v.is_null()) j[key] = v;
+}
+void Put(json& j, const char* key, const std::optional<RpcStatus>& e) {
+  if (e) j[key] = ToJson(*e);
+}
+
+json HistoryToJson(const std::vector<RuntimeStatus>& history) {
+  json out = json::array();
+  for (const auto& h : history) {
+    json e;
+    Put(e, "update_time", h.update_time);
+    Put(e, "state", h.state);
+    Put(e, "error", h.error);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+void ReadState(JsonReader& r, const char* name, RuntimeState& out, std::string& error) {
+  std::string text;
+  r.String(name, text);
+  if (text.empty()) return;
+  auto s = ParseRuntimeState(text);
+  if (!s) {
+    error = std::string(name) + ": unknown state '" + text + "'";
+    return;
+  }
+  out = *s;
+}
+
+void ReadError(JsonReader& r, const char* name, std::optional<RpcStatus>& out) {
+  json e;
+  r.Object(name, e);
+  if (e.is_null()) return;
+  auto s = RpcStatusFromJson(e);
+  if (s.ok()) out = *s;
+}
+
+void ReadHistory(JsonReader& r, std::vector<RuntimeStatus>& out, std::string& error) {
+  r.Array("state_history", [&](JsonReader& h) {
+    RuntimeStatus s;
+    h.Time("update_time", s.update_time);
+    ReadState(h, "state", s.state, error);
+    ReadError(h, "error", s.error);
+    out.push_back(std::move(s));
+  });
+}
+
+template <typename T>
+Result<T> Finish(JsonReader& r, T value, const std::string& extra_error = "") {
+  Status s = r.Finish();
+  if (!s.ok()) return s.error();
+  if (!extra_error.empty()) return Error{extra_error, 400};
+  return value;
+}
+
+}  // namespace
+
+json ToJson(const RpcStatus& s) {
+  return {{"code", s.code}, {"message", s.message}, {"details", s.details}};
+}
+
+json ToJson(const Pipeline& p) {
+  json j = json::object();
+  Put(j, "pipeline_id", p.pipeline_id);
+  Put(j, "name", p.name);
+  Put(j, "display_name", p.display_name);
+  Put(j, "description", p.description);
+  Put(j, "created_at", p.created_at);
+  Put(j, "namespace", p.namespace_);
+  return j;
+}
+
+json ToJson(const PipelineVersion& v) {
+  json j = json::object();
+  Put(j, "pipeline_id", v.pipeline_id);
+  Put(j, "pipeline_version_id", v.pipeline_version_id);
+  Put(j, "name", v.name);
+  Put(j, "display_name", v.display_name);
+  Put(j, "description", v.description);
+  Put(j, "created_at", v.created_at);
+  if (!v.package_url.empty()) j["package_url"] = {{"pipeline_url", v.package_url}};
+  Put(j, "code_source_url", v.code_source_url);
+  PutJson(j, "pipeline_spec", v.pipeline_spec);
+  return j;
+}
+
+json ToJson(const Experiment& e) {
+  json j = json::object();
+  Put(j, "experiment_id", e.experiment_id);
+  Put(j, "display_name", e.display_name);
+  Put(j, "description", e.description);
+  Put(j, "created_at", e.created_at);
+  Put(j, "namespace", e.namespace_);
+  Put(j, "storage_state", e.storage_state);
+  Put(j, "last_run_created_at", e.last_run_created_at);
+  return j;
+}
+
+json ToJson(const PipelineTaskDetail& t) {
+  json j = json::object();
+  Put(j, "run_id", t.run_id);
+  Put(j, "task_id", t.task_id);
+  Put(j, "display_name", t.display_name);
+  Put(j, "create_time", t.create_time);
+  Put(j, "start_time", t.start_time);
+  Put(j, "end_time", t.end_time);
+  Put(j, "state", t.state);
+  if (t.execution_id != 0) j["execution_id"] = std::to_string(t.execution_id);
+  Put(j, "error", t.error);
+  PutJson(j, "inputs", t.inputs);
+  PutJson(j, "outputs", t.outputs);
+  Put(j, "parent_task_id", t.parent_task_id);
+  if (!t.state_history.empty()) j["state_history"] = HistoryToJson(t.state_history);
+  Put(j, "pod_name", t.pod_name);
+  if (!t.child_tasks.empty()) {
+    json children = json::array();
+    for (const auto& c : t.child_tasks) {
+      json cj = json::object();
+      Put(cj, "task_id", c.task_id);
+      Put(cj, "pod_name", c.pod_name);
+      children.push_back(std::move(cj));
+    }
+    j["child_tasks"] = std::move(children);
+  }
+  return j;
+}
+
+json ToJson(const Run& r) {
+  json j = json::object();
+  Put(j, "experiment_id", r.experiment_id);
+  Put(j, "run_id", r.run_id);
+  Put(j, "display_name", r.display_name);
+  Put(j, "storage_state", r.storage_state);
+  Put(j, "description", r.description);
+  Put(j, "pipeline_version_id", r.pipeline_version_id);
+  PutJson(j, "pipeline_spec", r.pipeline_spec);
+  if (!r.pipeline_id.empty() || !r.pipeline_version_reference_id.empty()) {
+    json ref = json::object();
+    Put(ref, "pipeline_id", r.pipeline_id);
+    Put(ref, "pipeline_version_id", r.pipeline_version_reference_id);
+    j["pipeline_version_reference"] = std::move(ref);
+  }
+  json rc = json::object();
+  PutJson(rc, "parameters", r.runtime_config.parameters);
+  Put(rc, "pipeline_root", r.runtime_config.pipeline_root);
+  if (!rc.empty()) j["runtime_config"] = std::move(rc);
+  Put(j, "service_account", r.service_account);
+  Put(j, "created_at", r.created_at);
+  Put(j, "scheduled_at", r.scheduled_at);
+  Put(j, "finished_at", r.finished_at);
+  Put(j, "state", r.state);
+  Put(j, "error", r.error);
+  if (!r.task_details.empty()) {
+    json tasks = json::array();
+    for (const auto& t : r.task_details) tasks.push_back(ToJson(t));
+    j["run_details"] = {{"task_details", std::move(tasks)}};
+  }
+  Put(j, "recurring_run_id", r.recurring_run_id);
+  if (!r.state_history.empty()) j["state_history"] = HistoryToJson(r.state_history);
+  return j;
+}
+
+json ToJson(const Healthz& h) {
+  json j = json::object();
+  if (h.multi_user) j["multi_user"] = true;
+  Put(j, "pipeline_store", h.pipeline_store);
+  return j;
+}
+
+Result<RpcStatus> RpcStatusFromJson(const json& j) {
+  JsonReader r(j, "error", false);
+  RpcStatus s;
+  int64_t code = 0;
+  r.Int64("code", code);
+  s.code = static_cast<int>(code);
+  r.String("message", s.message);
+  r.Any("details", s.details);
+  if (s.details.is_null()) s.details = json::array();
+  return Finish(r, std::move(s));
+}
+
+Result<Pipeline> PipelineFromJson(const json& j, bool strict) {
+  JsonReader r(j, "", strict);
+  Pipeline p;
+  r.String("pipeline_id", p.pipeline_id);
+  r.String("name", p.name);
+  r.String("display_name", p.display_name);
+  r.String("description", p.description);
+  r.Time("created_at", p.created_at);
+  r.String("namespace", p.namespace_);
+  json ignored;
+  r.Any("error", ignored);
+  r.Any("tags", ignored);
+  return Finish(r, std::move(p));
+}
+
+Result<PipelineVersion> PipelineVersionFromJson(const json& j, bool strict) {
+  JsonReader r(j, "", strict);
+  PipelineVersion v;
+  r.String("pipeline_id", v.pipeline_id);
+  r.String("pipeline_version_id", v.pipeline_version_id);
+  r.String("name", v.name);
+  r.String("display_name", v.display_name);
+  r.String("description", v.description);
+  r.Time("created_at", v.created_at);
+  r.Message("package_url", [&](JsonReader& u) { u.String("pipeline_url", v.package_url); });
+  r.String("code_source_url", v.code_source_url);
+  r.Object("pipeline_spec", v.pipeline_spec);
+  json ignored;
+  r.Any("error", ignored);
+  r.Any("tags", ignored);
+  return Finish(r, std::move(v));
+}
+
+Result<Experiment> ExperimentFromJson(const json& j, bool strict) {
+  JsonReader r(j, "", strict);
+  Experiment e;
+  r.String("experiment_id", e.experiment_id);
+  r.String("display_name", e.display_name);
+  r.String("description", e.description);
+  r.Time("created_at", e.created_at);
+  r.String("namespace", e.namespace_);
+  r.String("storage_state", e.storage_state);
+  r.Time("last_run_created_at", e.last_run_created_at);
+  return Finish(r, std::move(e));
+}
+
+Result<Run> RunFromJson(const json& j, bool strict) {
+  JsonReader r(j, "", strict);
+  Run run;
+  std::string error;
+  r.String("experiment_id", run.experiment_id);
+  r.String("run_id", run.run_id);
+  r.String("display_name", run.display_name);
+  r.String("storage_state", run.storage_state);
+  r.String("description", run.description);
+  r.String("pipeline_version_id", run.pipeline_version_id);
+  r.Object("pipeline_spec", run.pipeline_spec);
+  r.Message("pipeline_version_reference", [&](JsonReader& ref) {
+    ref.String("pipeline_id", run.pipeline_id);
+    ref.String("pipeline_version_id", run.pipeline_version_reference_id);
+  });
+  r.Message("runtime_config", [&](JsonReader& rc) {
+    rc.Object("parameters", run.runtime_config.parameters);
+    rc.String("pipeline_root", run.runtime_config.pipeline_root);
+  });
+  r.String("service_account", run.service_account);
+  r.Time("created_at", run.created_at);
+  r.Time("scheduled_at", run.scheduled_at);
+  r.Time("finished_at", run.finished_at);
+  ReadState(r, "state", run.state, error);
+  ReadError(r, "error", run.error);
+  r.Message("run_details", [&](JsonReader& d) {
+    int64_t ignored_id = 0;
+    d.Int64("pipeline_context_id", ignored_id);
+    d.Int64("pipeline_run_context_id", ignored_id);
+    d.Array("task_details", [&](JsonReader& t) {
+      PipelineTaskDetail task;
+      t.String("run_id", task.run_id);
+      t.String("task_id", task.task_id);
+      t.String("display_name", task.display_name);
+      t.Time("create_time", task.create_time);
+      t.Time("start_time", task.start_time);
+      t.Time("end_time", task.end_time);
+      ReadState(t, "state", task.state, error);
+      t.Int64("execution_id", task.execution_id);
+      ReadError(t, "error", task.error);
+      t.Any("inputs", task.inputs);
+      t.Any("outputs", task.outputs);
+      t.String("parent_task_id", task.parent_task_id);
+      ReadHistory(t, task.state_history, error);
+      t.String("pod_name", task.pod_name);
+      json ignored;
+      t.Any("executor_detail", ignored);
+      t.Array("child_tasks", [&](JsonReader& c) {
+        ChildTask child;
+        c.String("task_id", child.task_id);
+        c.String("pod_name", child.pod_name);
+        task.child_tasks.push_back(std::move(child));
+      });
+      run.task_details.push_back(std::move(task));
+    });
+  });
+  r.String("recurring_run_id", run.recurring_run_id);
+  ReadHistory(r, run.state_history, error);
+  json ignored;
+  r.Any("plugins_input", ignored);
+  r.Any("plugins_output", ignored);
+  return Finish(r, std::move(run), error);
+}
+
+Result<Healthz> HealthzFromJson(const json& j) {
+  JsonReader r(j, "", false);
+  Healthz h;
+  r.Bool("multi_user", h.multi_user);
+  r.String("pipeline_store", h.pipeline_store);
+  return Finish(r, std::move(h));
+}
+
+int HttpStatusFor(GrpcCode code) {
+  switch (code) {
+    case GrpcCode::kOk: return 200;
+    case GrpcCode::kCancelled: return 499;
+    case GrpcCode::kInvalidArgument: return 400;
+    case GrpcCode::kDeadlineExceeded: return 504;
+    case GrpcCode::kNotFound: return 404;
+    case GrpcCode::kAlreadyExists: return 409;
+    case GrpcCode::kPermissionDenied: return 403;
+    case GrpcCode::kResourceExhausted: return 429;
+    case GrpcCode::kFailedPrecondition: return 400;
+    case GrpcCode::kAborted: return 409;
+    case GrpcCode::kOutOfRange: return 400;
+    case GrpcCode::kUnimplemented: return 501;
+    case GrpcCode::kUnavailable: return 503;
+    case GrpcCode::kUnauthenticated: return 401;
+    case GrpcCode::kUnknown:
+    case GrpcCode::kInternal:
+    case GrpcCode::kDataLoss: return 500;
+  }
+  return 500;
+}
+
+GrpcCode GrpcCodeForHttpStatus(int status) {
+  switch (status) {
+    case 200: return GrpcCode::kOk;
+    case 400: return GrpcCode::kInvalidArgument;
+    case 401: return GrpcCode::kUnauthenticated;
+    case 403: return GrpcCode::kPermissionDenied;
+    case 404: return GrpcCode::kNotFound;
+    case 409: return GrpcCode::kAlreadyExists;
+    case 413:
+    case 429: return GrpcCode::kResourceExhausted;
+    case 499: return GrpcCode::kCancelled;
+    case 501: return GrpcCode::kUnimplemented;
+    case 503: return GrpcCode::kUnavailable;
+    case 504: return GrpcCode::kDeadlineExceeded;
+    default: return status < 400 ? GrpcCode::kOk : GrpcCode::kUnknown;
+  }
+}
+
+}  // namespace kfpbench::kfp

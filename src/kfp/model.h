@@ -1,0 +1,154 @@
+// The KFP v2beta1 API resources (backend/api/v2beta1/*.proto) and their JSON
+// form: proto field names, empty fields omitted, enums as names, int64 as
+// strings, times as RFC 3339. The embedded backend writes these; the client
+// reads them from any KFP server.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kfp/runtime_state.h"
+#include "util/result.h"
+#include "util/time.h"
+
+namespace kfpbench::kfp {
+
+// google.rpc.Status, the body of every KFP error response.
+struct RpcStatus {
+  int code = 0;  // gRPC code
+  std::string message;
+  nlohmann::json details = nlohmann::json::array();
+};
+
+struct Pipeline {
+  std::string pipeline_id;
+  std::string name;
+  std::string display_name;
+  std::string description;
+  std::string namespace_;
+  WallTime created_at{};
+};
+
+struct PipelineVersion {
+  std::string pipeline_id;
+  std::string pipeline_version_id;
+  std::string name;
+  std::string display_name;
+  std::string description;
+  WallTime created_at{};
+  std::string package_url;  // v2beta1Url.pipeline_url
+  std::string code_source_url;
+  nlohmann::json pipeline_spec;  // null when absent
+};
+
+struct Experiment {
+  std::string experiment_id;
+  std::string display_name;
+  std::string description;
+  std::string namespace_;
+  WallTime created_at{};
+  std::string storage_state;  // "AVAILABLE", "ARCHIVED"
+  WallTime last_run_created_at{};
+};
+
+struct RuntimeStatus {
+  WallTime update_time{};
+  RuntimeState state = RuntimeState::kUnspecified;
+  std::optional<RpcStatus> error;
+};
+
+struct ChildTask {
+  std::string task_id;
+  std::string pod_name;
+};
+
+struct PipelineTaskDetail {
+  std::string run_id;
+  std::string task_id;
+  std::string display_name;
+  WallTime create_time{}, start_time{}, end_time{};
+  RuntimeState state = RuntimeState::kUnspecified;
+  int64_t execution_id = 0;
+  std::optional<RpcStatus> error;
+  nlohmann::json inputs;   // null when absent
+  nlohmann::json outputs;  // null when absent
+  std::string parent_task_id;
+  std::vector<RuntimeStatus> state_history;
+  std::string pod_name;
+  std::vector<ChildTask> child_tasks;
+};
+
+struct RuntimeConfig {
+  nlohmann::json parameters;  // object or null
+  std::string pipeline_root;
+};
+
+struct Run {
+  std::string experiment_id;
+  std::string run_id;
+  std::string display_name;
+  std::string storage_state;  // "AVAILABLE", "ARCHIVED"
+  std::string description;
+  std::string pipeline_version_id;  // deprecated in KFP, still accepted
+  nlohmann::json pipeline_spec;     // inline spec, null when absent
+  std::string pipeline_id;          // pipeline_version_reference
+  std::string pipeline_version_reference_id;
+  RuntimeConfig runtime_config;
+  std::string service_account;
+  WallTime created_at{}, scheduled_at{}, finished_at{};
+  RuntimeState state = RuntimeState::kUnspecified;
+  std::optional<RpcStatus> error;
+  std::vector<PipelineTaskDetail> task_details;  // run_details.task_details
+  std::string recurring_run_id;
+  std::vector<RuntimeStatus> state_history;
+};
+
+struct Healthz {
+  bool multi_user = false;
+  std::string pipeline_store;
+};
+
+nlohmann::json ToJson(const RpcStatus& s);
+nlohmann::json ToJson(const Pipeline& p);
+nlohmann::json ToJson(const PipelineVersion& v);
+nlohmann::json ToJson(const Experiment& e);
+nlohmann::json ToJson(const PipelineTaskDetail& t);
+nlohmann::json ToJson(const Run& r);
+nlohmann::json ToJson(const Healthz& h);
+
+// `strict`: reject unknown fields (the server reading a request). The client
+// reading a response is lenient, since newer servers add fields.
+Result<RpcStatus> RpcStatusFromJson(const nlohmann::json& j);
+Result<Pipeline> PipelineFromJson(const nlohmann::json& j, bool strict);
+Result<PipelineVersion> PipelineVersionFromJson(const nlohmann::json& j, bool strict);
+Result<Experiment> ExperimentFromJson(const nlohmann::json& j, bool strict);
+Result<Run> RunFromJson(const nlohmann::json& j, bool strict);
+Result<Healthz> HealthzFromJson(const nlohmann::json& j);
+
+// gRPC codes KFP answers with, and the HTTP status grpc-gateway maps each to.
+enum class GrpcCode {
+  kOk = 0,
+  kCancelled = 1,
+  kUnknown = 2,
+  kInvalidArgument = 3,
+  kDeadlineExceeded = 4,
+  kNotFound = 5,
+  kAlreadyExists = 6,
+  kPermissionDenied = 7,
+  kResourceExhausted = 8,
+  kFailedPrecondition = 9,
+  kAborted = 10,
+  kOutOfRange = 11,
+  kUnimplemented = 12,
+  kInternal = 13,
+  kUnavailable = 14,
+  kDataLoss = 15,
+  kUnauthenticated = 16,
+};
+int HttpStatusFor(GrpcCode code);
+GrpcCode GrpcCodeForHttpStatus(int http_status);
+
+}  // namespace kfpbench::kfp

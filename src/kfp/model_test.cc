@@ -1,0 +1,69 @@
+#include "kfp/model.h"
+
+#include <gtest/gtest.h>
+
+namespace kfpbench::kfp {
+namespace {
+
+using nlohmann::json;
+
+TEST(Model, RunRoundTripsInProtoJsonForm) {
+  kfp::Run run;
+  run.run_id = "r1";
+  run.display_name = "bench";
+  run.pipeline_id = "p1";
+  run.pipeline_version_reference_id = "v1";
+  run.runtime_config.parameters = {{"a", 1}};
+  run.created_at = WallTime(std::chrono::seconds(1700000000));
+  run.state = RuntimeState::kRunning;
+  run.state_history.push_back({run.created_at, RuntimeState::kPending, std::nullopt});
+  PipelineTaskDetail task;
+  task.task_id = "t1";
+  task.execution_id = 42;
+  task.state = RuntimeState::kSucceeded;
+  run.task_details.push_back(task);
+  json j = ToJson(run);
+  EXPECT_EQ(j["state"], "RUNNING");
+  EXPECT_EQ(j["created_at"], "2023-11-14T22:13:20Z");
+  EXPECT_EQ(j["pipeline_version_reference"]["pipeline_version_id"], "v1");
+  EXPECT_EQ(j["run_details"]["task_details"][0]["execution_id"], "42");  // int64 as string
+  EXPECT_FALSE(j.contains("finished_at"));  // unset fields are omitted
+  EXPECT_FALSE(j.contains("description"));
+  auto back = RunFromJson(j, true);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(ToJson(*back), j);
+}
+
+TEST(Model, StrictReadingRejectsUnknownFieldsWithTheirPath) {
+  auto r = RunFromJson(json{{"display_name", "x"}, {"bogus", 1}}, true);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "unknown field \"bogus\"");
+  EXPECT_EQ(r.error().code, 400);
+  auto nested = RunFromJson(json{{"runtime_config", {{"parameterz", {}}}}}, true);
+  ASSERT_FALSE(nested.ok());
+  EXPECT_EQ(nested.error().message, "unknown field \"runtime_config.parameterz\"");
+  EXPECT_TRUE(RunFromJson(json{{"bogus", 1}}, false).ok());
+}
+
+TEST(Model, TypeErrorsNameTheField) {
+  auto r = RunFromJson(json{{"display_name", 5}}, true);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "display_name: must be a string");
+  auto t = RunFromJson(json{{"created_at", "yesterday"}}, true);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.error().message.find("created_at"), std::string::npos);
+  auto s = RunFromJson(json{{"state", "DANCING"}}, true);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("DANCING"), std::string::npos);
+  EXPECT_FALSE(RunFromJson(json::array(), true).ok());
+}
+
+TEST(Model, GrpcAndHttpCodesMapBothWays) {
+  EXPECT_EQ(HttpStatusFor(GrpcCode::kNotFound), 404);
+  EXPECT_EQ(HttpStatusFor(GrpcCode::kInvalidArgument), 400);
+  EXPECT_EQ(GrpcCodeForHttpStatus(404), GrpcCode::kNotFound);
+  EXPECT_EQ(GrpcCodeForHttpStatus(503), GrpcCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace kfpbench::kfp

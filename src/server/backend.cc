@@ -1,0 +1,209 @@
+#include "server/backend.h"
+
+#include <unistd.h>
+
+#include <map>
+#include <mutex>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "engine/engine.h"
+#include "engine/event_loop.h"
+#include "exec/process_executor.h"
+#include "exec/stub_executor.h"
+#include "http/router.h"
+#include "http/server.h"
+#include "server/api_util.h"
+#include "server/handlers.h"
+#include "store/store.h"
+#include "util/ids.h"
+
+namespace kfpbench::server {
+namespace {
+
+// Persists every change the engine reports, in the API's own form, so that
+// GetRun is one row read.
+class StoreObserver : public engine::RunObserver {
+ public:
+  explicit StoreObserver(store::Store& store) : store_(store) {}
+
+  void OnRunChanged(const engine::RunSnapshot& snapshot) override {
+    Status s = store_.UpdateRunStatus(snapshot.run_id, ToRunStatus(snapshot));
+    // A run deleted while it executes has no row left; nothing to keep.
+    if (!s.ok() && s.error().code != 404) {
+      spdlog::error("cannot record run {}: {}", snapshot.run_id, s.error().message);
+    }
+  }
+
+ private:
+  static std::optional<kfp::RpcStatus> ToError(const std::string& message) {
+    if (message.empty()) return std::nullopt;
+    return kfp::RpcStatus{static_cast<int>(kfp::GrpcCode::kUnknown), message, {}};
+  }
+
+  static std::vector<kfp::RuntimeStatus> ToHistory(const std::vector<engine::StateChange>& h) {
+    std::vector<kfp::RuntimeStatus> out;
+    out.reserve(h.size());
+    for (const auto& c : h) out.push_back({c.time, c.state, ToError(c.error)});
+    return out;
+  }
+
+  static store::RunStatus ToRunStatus(const engine::RunSnapshot& snap) {
+    store::RunStatus status;
+    status.state = snap.state;
+    status.finished_at = snap.finished_at;
+    status.error = ToError(snap.error);
+    status.state_history = ToHistory(snap.history);
+    std::map<std::string, const engine::TaskRecord*> by_id;
+    for (const auto& t : snap.tasks) by_id[t.task_id] = &t;
+    int64_t execution_id = 0;
+    for (const auto& t : snap.tasks) {
+      kfp::PipelineTaskDetail d;
+      d.run_id = snap.run_id;
+      d.task_id = t.task_id;
+      d.display_name = t.display_name.empty() ? t.name : t.display_name;
+      d.create_time = t.create_time;
+      d.start_time = t.start_time;
+      d.end_time = t.end_time;
+      d.state = t.state;
+      d.execution_id = ++execution_id;
+      d.error = ToError(t.error);
+      if (!t.inputs.empty()) d.inputs = t.inputs;
+      if (!t.outputs.empty()) d.outputs = t.outputs;
+      d.parent_task_id = t.parent_task_id;
+      d.state_history = ToHistory(t.history);
+      d.pod_name = t.pod_name;
+      for (const auto& child : t.child_task_ids) {
+        auto it = by_id.find(child);
+        d.child_tasks.push_back({child, it == by_id.end() ? "" : it->second->pod_name});
+      }
+      status.task_details.push_back(std::move(d));
+    }
+    return status;
+  }
+
+  store::Store& store_;
+};
+
+}  // namespace
+
+struct Backend::Impl {
+  BackendOptions options;
+  std::filesystem::path temp_root;  // removed at exit when we made it
+  std::unique_ptr<store::Store> store;
+  engine::RealTimeLoop loop;
+  std::unique_ptr<engine::Executor> executor;
+  std::unique_ptr<StoreObserver> observer;
+  std::unique_ptr<engine::Engine> engine;
+  http::Router router;
+  std::unique_ptr<Handlers> handlers;
+
+  ~Impl() {
+    // Nothing may call into the engine once the loop is gone: stop the loop,
+    // then tear down engine and executor (which kills what still runs).
+    loop.Stop();
+    engine.reset();
+    executor.reset();
+    if (!temp_root.empty()) {
+      std::error_code ec;
+      std::filesystem::remove_all(temp_root, ec);
+    }
+  }
+};
+
+Backend::Backend(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Backend::~Backend() = default;
+
+Result<std::unique_ptr<Backend>> Backend::Create(BackendOptions options) {
+  auto impl = std::make_unique<Impl>();
+  auto store = store::Store::Open(options.db_path);
+  if (!store.ok()) return store.error();
+  impl->store = std::move(*store);
+
+  std::filesystem::path work_root = options.work_root;
+  std::error_code ec;
+  if (work_root.empty()) {
+    work_root = std::filesystem::temp_directory_path(ec) /
+                fmt::format("kfpbench-{}-{}", getpid(), NewUuid().substr(0, 8));
+    impl->temp_root = work_root;
+  }
+  std::filesystem::create_directories(work_root, ec);
+  if (ec) return Error{fmt::format("cannot create work directory {}: {}", work_root.string(), ec.message())};
+
+  if (options.executor == "process") {
+    exec::ProcessExecutorOptions po;
+    po.self_binary = options.self_binary;
+    impl->executor = std::make_unique<exec::ProcessExecutor>(impl->loop, po);
+  } else if (options.executor == "stub") {
+    auto so = exec::ParseStubExecutorOptions(options.stub_durations);
+    if (!so.ok()) return Error{"--stub-duration: " + so.error().message};
+    impl->executor = std::make_unique<exec::StubExecutor>(impl->loop, std::move(*so));
+  } else {
+    return Error{fmt::format("unknown executor '{}' (expected process or stub)", options.executor)};
+  }
+
+  impl->observer = std::make_unique<StoreObserver>(*impl->store);
+  engine::EngineOptions eo;
+  eo.work_root = work_root;
+  eo.nodes = options.nodes;
+  impl->engine =
+      std::make_unique<engine::Engine>(impl->loop, *impl->executor, *impl->observer, eo);
+  impl->handlers = std::make_unique<Handlers>(*impl->store, *impl->engine);
+  if (Status s = impl->handlers->Init(); !s.ok()) return s.error();
+  impl->handlers->Register(impl->router);
+  impl->options = std::move(options);
+  impl->loop.Start();
+  return std::unique_ptr<Backend>(new Backend(std::move(impl)));
+}
+
+http::Response Backend::Handle(const http::Request& request) {
+  auto match = impl_->router.Find(request.method, request.path);
+  if (!match.handler) {
+    if (match.path_matched) {
+      return ErrorResponse(405, fmt::format("method {} is not allowed on {}",
+                                            http::MethodName(request.method), request.path));
+    }
+    return ErrorResponse(404, fmt::format("no API at {}", request.path));
+  }
+  return (*match.handler)(request, match.params);
+}
+
+struct ApiServer::Impl {
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<http::Server> server;
+  std::string address;
+};
+
+ApiServer::ApiServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ApiServer::~ApiServer() { Stop(); }
+
+Result<std::unique_ptr<ApiServer>> ApiServer::Start(ServeOptions options) {
+  auto backend = Backend::Create(std::move(options.backend));
+  if (!backend.ok()) return backend.error();
+  auto impl = std::make_unique<Impl>();
+  impl->backend = std::move(*backend);
+  impl->address = options.address;
+  http::ServerOptions so;
+  so.address = options.address;
+  so.port = options.port;
+  so.threads = options.threads;
+  Backend* b = impl->backend.get();
+  so.handler = [b](const http::Request& r) { return b->Handle(r); };
+  impl->server = std::make_unique<http::Server>(std::move(so));
+  if (Status s = impl->server->Start(); !s.ok()) return s.error();
+  return std::unique_ptr<ApiServer>(new ApiServer(std::move(impl)));
+}
+
+uint16_t ApiServer::port() const { return impl_->server->port(); }
+
+std::string ApiServer::url() const {
+  bool v6 = impl_->address.find(':') != std::string::npos;
+  return fmt::format("http://{}{}{}:{}", v6 ? "[" : "", impl_->address, v6 ? "]" : "", port());
+}
+
+void ApiServer::Stop() {
+  if (impl_->server) impl_->server->Stop();
+}
+
+}  // namespace kfpbench::server

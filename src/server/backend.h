@@ -1,0 +1,63 @@
+// The embedded KFP-compatible backend: the v2beta1 REST API over the store and
+// the pipeline engine. `kfpbench serve` runs it alone; `kfpbench run` without
+// --host runs it in-process on an ephemeral loopback port.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/resources.h"
+#include "http/message.h"
+#include "util/result.h"
+
+namespace kfpbench::server {
+
+struct BackendOptions {
+  std::string db_path;                // empty: in-memory
+  std::filesystem::path work_root;    // empty: a fresh temporary directory, removed at exit
+  std::vector<engine::NodeSpec> nodes;  // empty: one node the size of this machine
+  std::string executor = "process";     // "process" or "stub"
+  std::vector<std::string> stub_durations;  // "exec-x=lognormal:60s:0.3", "constant:1s"
+  std::string self_binary;  // what a step command "kfpbench" runs; empty: this program
+};
+
+class Backend {
+ public:
+  static Result<std::unique_ptr<Backend>> Create(BackendOptions options);
+  ~Backend();
+
+  // Answers one API request; thread-safe.
+  http::Response Handle(const http::Request& request);
+
+ private:
+  struct Impl;
+  explicit Backend(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+struct ServeOptions {
+  std::string address = "127.0.0.1";
+  uint16_t port = 8888;
+  int threads = 2;
+  BackendOptions backend;
+};
+
+// The backend behind an HTTP server.
+class ApiServer {
+ public:
+  static Result<std::unique_ptr<ApiServer>> Start(ServeOptions options);
+  ~ApiServer();
+  uint16_t port() const;
+  std::string url() const;  // http://address:port
+  void Stop();
+
+ private:
+  struct Impl;
+  explicit ApiServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kfpbench::server

@@ -1,0 +1,62 @@
+// A minimal RAII layer over the SQLite C API: a connection and prepared
+// statements with typed binds. Errors carry SQLite's message.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "util/result.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace kfpbench::store {
+
+using SqlValue = std::variant<std::nullptr_t, int64_t, double, std::string>;
+
+class Statement {
+ public:
+  Statement() = default;
+  Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  ~Statement();
+  Statement(Statement&& other) noexcept;
+  Statement& operator=(Statement&& other) noexcept;
+
+  Statement& Bind(int index, const SqlValue& value);  // 1-based
+  Statement& BindAll(const std::vector<SqlValue>& values);
+  // Steps once: true when a row is available, false when done.
+  Result<bool> Step();
+  Status Run();  // steps to completion, then resets
+  void Reset();
+
+  int64_t Int(int column) const;
+  double Double(int column) const;
+  std::string Text(int column) const;
+  bool IsNull(int column) const;
+
+ private:
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+class Database {
+ public:
+  // ":memory:" for an in-memory database.
+  static Result<std::unique_ptr<Database>> Open(const std::string& path);
+  ~Database();
+
+  Status Exec(std::string_view sql);
+  Result<Statement> Prepare(std::string_view sql);
+  int64_t Changes() const;
+  std::string LastError() const;
+
+ private:
+  explicit Database(sqlite3* db) : db_(db) {}
+  sqlite3* db_;
+};
+
+}  // namespace kfpbench::store

@@ -1,0 +1,186 @@
+#include "store/store.h"
+
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "util/ids.h"
+
+namespace kfpbench::store {
+namespace {
+
+using nlohmann::json;
+
+kfp::Run MakeRun(int i, RuntimeState state) {
+  kfp::Run r;
+  r.run_id = fmt::format("run-{:03}", i);
+  r.display_name = fmt::format("bench-{}", i);
+  r.state = state;
+  r.created_at = WallTime(std::chrono::seconds(1700000000 + i));
+  r.runtime_config.parameters = {{"i", i}};
+  return r;
+}
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = Store::Open("");
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    store_ = std::move(*s);
+  }
+  std::unique_ptr<Store> store_;
+};
+
+TEST_F(StoreTest, PagesThroughRunsWithoutGapsOrRepeats) {
+  for (int i = 0; i < 45; ++i) ASSERT_TRUE(store_->InsertRun(MakeRun(i, RuntimeState::kPending)).ok());
+  std::set<std::string> seen;
+  ListRequest req{"20", "", "created_at desc", ""};
+  int pages = 0;
+  int64_t last_created = INT64_MAX;
+  for (;;) {
+    auto page = store_->ListRuns(req, "", "");
+    ASSERT_TRUE(page.ok()) << page.error().message;
+    EXPECT_EQ(page->total_size, 45);
+    for (const auto& r : page->items) {
+      EXPECT_TRUE(seen.insert(r.run_id).second) << r.run_id;
+      int64_t created = r.created_at.time_since_epoch().count();
+      EXPECT_LT(created, last_created);
+      last_created = created;
+    }
+    ++pages;
+    if (page->next_page_token.empty()) break;
+    req = ListRequest{"20", page->next_page_token, "", ""};
+  }
+  EXPECT_EQ(pages, 3);
+  EXPECT_EQ(seen.size(), 45u);
+}
+
+TEST_F(StoreTest, FiltersRunsByStateAndSubstring) {
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(store_->InsertRun(MakeRun(i, i % 2 ? RuntimeState::kSucceeded
+                                                   : RuntimeState::kFailed))
+                    .ok());
+  }
+  json f = {{"predicates",
+             {{{"key", "state"}, {"operation", "EQUALS"}, {"string_value", "SUCCEEDED"}}}}};
+  auto page = store_->ListRuns({"", "", "", f.dump()}, "", "");
+  ASSERT_TRUE(page.ok()) << page.error().message;
+  EXPECT_EQ(page->total_size, 5);
+  json in = {{"predicates",
+              {{{"key", "name"}, {"operation", "IN"},
+                {"string_values", {{"values", {"bench-1", "bench-2"}}}}}}}};
+  EXPECT_EQ(store_->ListRuns({"", "", "", in.dump()}, "", "")->total_size, 2);
+  json sub = {{"predicates",
+               {{{"key", "name"}, {"operation", "IS_SUBSTRING"}, {"string_value", "h-1"}}}}};
+  EXPECT_EQ(store_->ListRuns({"", "", "", sub.dump()}, "", "")->total_size, 1);
+  json time = {{"predicates",
+                {{{"key", "created_at"}, {"operation", "GREATER_THAN_EQUALS"},
+                  {"timestamp_value", "2023-11-14T22:13:25Z"}}}}};
+  EXPECT_EQ(store_->ListRuns({"", "", "", time.dump()}, "", "")->total_size, 5);
+}
+
+TEST_F(StoreTest, SqlLookingFilterValuesAreJustValues) {
+  ASSERT_TRUE(store_->InsertRun(MakeRun(1, RuntimeState::kPending)).ok());
+  json f = {{"predicates",
+             {{{"key", "name"}, {"operation", "EQUALS"},
+               {"string_value", "x' OR '1'='1"}}}}};
+  auto page = store_->ListRuns({"", "", "", f.dump()}, "", "");
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->total_size, 0);
+}
+
+TEST_F(StoreTest, BadListRequestsAre400WithAReason) {
+  struct Case {
+    ListRequest req;
+    const char* fragment;
+  };
+  for (const auto& c : std::vector<Case>{
+           {{"-1", "", "", ""}, "page_size"},
+           {{"abc", "", "", ""}, "page_size"},
+           {{"", "!!!", "", ""}, "page_token"},
+           {{"", "", "colour", ""}, "cannot sort by 'colour'"},
+           {{"", "", "name sideways", ""}, "asc or desc"},
+           {{"", "", "", "{"}, "filter"},
+           {{"", "", "", R"({"predicates":[{"key":"id; DROP TABLE runs","operation":"EQUALS","string_value":"x"}]})"},
+            "cannot filter"},
+           {{"", "", "", R"({"predicates":[{"key":"state","operation":"LIKE","string_value":"x"}]})"},
+            "unknown operation"},
+       }) {
+    auto r = store_->ListRuns(c.req, "", "");
+    ASSERT_FALSE(r.ok()) << c.fragment;
+    EXPECT_EQ(r.error().code, 400);
+    EXPECT_NE(r.error().message.find(c.fragment), std::string::npos) << r.error().message;
+  }
+}
+
+TEST_F(StoreTest, PageSizeIsCappedAt200) {
+  for (int i = 0; i < 205; ++i) ASSERT_TRUE(store_->InsertRun(MakeRun(i, RuntimeState::kPending)).ok());
+  auto page = store_->ListRuns({"1000", "", "", ""}, "", "");
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->items.size(), 200u);
+  EXPECT_EQ(store_->ListRuns({}, "", "")->items.size(), 20u);
+}
+
+TEST_F(StoreTest, RunStatusUpdatesRoundTrip) {
+  ASSERT_TRUE(store_->InsertRun(MakeRun(1, RuntimeState::kPending)).ok());
+  RunStatus status;
+  status.state = RuntimeState::kSucceeded;
+  status.finished_at = WallTime(std::chrono::seconds(1700000100));
+  status.state_history = {{WallTime(std::chrono::seconds(1700000001)), RuntimeState::kRunning, {}}};
+  kfp::PipelineTaskDetail task;
+  task.task_id = "t1";
+  task.state = RuntimeState::kSucceeded;
+  status.task_details = {task};
+  ASSERT_TRUE(store_->UpdateRunStatus("run-001", status).ok());
+  auto run = store_->GetRun("run-001");
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->state, RuntimeState::kSucceeded);
+  EXPECT_EQ(run->finished_at, status.finished_at);
+  ASSERT_EQ(run->task_details.size(), 1u);
+  EXPECT_EQ(run->task_details[0].task_id, "t1");
+  EXPECT_EQ(run->runtime_config.parameters, json({{"i", 1}}));
+  EXPECT_EQ(store_->UpdateRunStatus("nope", status).error().code, 404);
+  EXPECT_EQ(store_->GetRun("nope").error().code, 404);
+}
+
+TEST_F(StoreTest, PipelinesVersionsAndConflicts) {
+  kfp::Pipeline p{"p1", "hello", "hello", "", "", WallClock::now()};
+  ASSERT_TRUE(store_->InsertPipeline(p).ok());
+  p.pipeline_id = "p2";
+  EXPECT_EQ(store_->InsertPipeline(p).error().code, 409);
+  kfp::PipelineVersion v;
+  v.pipeline_id = "p1";
+  v.pipeline_version_id = "v1";
+  v.name = v.display_name = "hello";
+  v.created_at = WallClock::now();
+  v.pipeline_spec = {{"pipelineInfo", {{"name", "hello"}}}};
+  ASSERT_TRUE(store_->InsertPipelineVersion(v).ok());
+  auto latest = store_->LatestPipelineVersion("p1");
+  ASSERT_TRUE(latest.ok());
+  EXPECT_EQ(latest->pipeline_spec["pipelineInfo"]["name"], "hello");
+  EXPECT_EQ(store_->DeletePipeline("p1", false).error().code, 400);
+  ASSERT_TRUE(store_->DeletePipeline("p1", true).ok());
+  EXPECT_EQ(store_->GetPipelineVersion("p1", "v1").error().code, 404);
+  EXPECT_EQ(store_->DeletePipeline("p1", true).error().code, 404);
+}
+
+TEST(StoreOnDisk, SurvivesReopen) {
+  auto dir = std::filesystem::temp_directory_path() / ("kfpbench-store-" + NewUuid());
+  std::filesystem::create_directories(dir);
+  std::string path = (dir / "state.db").string();
+  {
+    auto s = Store::Open(path);
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    ASSERT_TRUE((*s)->InsertRun(MakeRun(7, RuntimeState::kRunning)).ok());
+  }
+  auto s = Store::Open(path);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ((*s)->GetRun("run-007")->state, RuntimeState::kRunning);
+  std::filesystem::remove_all(dir);
+  EXPECT_FALSE(Store::Open("/nonexistent-dir/x/state.db").ok());
+}
+
+}  // namespace
+}  // namespace kfpbench::store
