@@ -1,21 +1,183 @@
 // The KFP v2 pipeline IR (PipelineSpec, schemaVersion 2.1.0) as kfpbench reads it.
-// CONTRACT (the ir/engine helper fleshes this out; keep these names stable):
+//
+// Parsing turns the YAML/JSON document into typed structs once, checks every
+// cross reference (componentRef, executorLabel, producerTask, input names) and
+// the DAGs' acyclicity, so that the engine never meets a dangling name while a
+// run is in flight.
 #pragma once
 
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "util/result.h"
+#include "util/time.h"
 
 namespace kfpbench::ir {
+
+enum class ParameterType {
+  kUnspecified,
+  kString,
+  kNumberInteger,
+  kNumberDouble,
+  kBoolean,
+  kList,
+  kStruct,
+  kTaskFinalStatus,
+};
+
+// "STRING", "NUMBER_INTEGER", ... as the IR spells them.
+std::string_view ParameterTypeName(ParameterType t);
+std::optional<ParameterType> ParseParameterType(std::string_view name);
+
+struct ParameterSpec {
+  std::string name;
+  ParameterType type = ParameterType::kUnspecified;
+  std::optional<nlohmann::json> default_value;
+  bool is_optional = false;
+  std::string description;
+};
+
+struct ArtifactSpec {
+  std::string name;
+  std::string schema_title;    // "system.Dataset"
+  std::string schema_version;  // "0.0.1"
+  bool is_artifact_list = false;
+  bool is_optional = false;
+};
+
+// inputDefinitions / outputDefinitions of a component.
+struct InterfaceSpec {
+  std::map<std::string, ParameterSpec> parameters;
+  std::map<std::string, ArtifactSpec> artifacts;
+};
+
+// CPU in cores, memory in bytes; 0 means "not set".
+struct ResourceSpec {
+  double cpu_request = 0;
+  double cpu_limit = 0;
+  int64_t memory_request = 0;
+  int64_t memory_limit = 0;
+  std::string accelerator_type;
+  int64_t accelerator_count = 0;
+};
+
+struct ContainerSpec {
+  std::string image;
+  std::vector<std::string> command;
+  std::vector<std::string> args;
+  std::vector<std::pair<std::string, std::string>> env;
+  ResourceSpec resources;
+};
+
+struct ExecutorSpec {
+  std::string label;  // "exec-add-numbers"
+  ContainerSpec container;
+};
+
+// Where a task input parameter's value comes from.
+struct ParameterBinding {
+  enum class Kind {
+    kComponentInput,   // componentInputParameter: a parameter of the enclosing DAG
+    kConstant,         // runtimeValue.constant
+    kTaskOutput,       // taskOutputParameter{producerTask, outputParameterKey}
+    kTaskFinalStatus,  // taskFinalStatus{producerTask} (exit handlers)
+  };
+  Kind kind = Kind::kConstant;
+  std::string component_input;
+  nlohmann::json constant;
+  std::string producer_task;
+  std::string output_key;
+  // parameterExpressionSelector, a CEL expression over `string_value`, e.g.
+  // parseJson(string_value)["A_a"]; empty when none.
+  std::string expression_selector;
+};
+
+struct ArtifactBinding {
+  enum class Kind { kComponentInput, kTaskOutput };
+  Kind kind = Kind::kTaskOutput;
+  std::string component_input;
+  std::string producer_task;
+  std::string output_key;
+};
+
+struct RetryPolicy {
+  int max_retry_count = 0;
+  Duration backoff{};  // before the first retry
+  double backoff_factor = 2;
+  Duration backoff_max{};  // 0: no cap
+};
+
+// ParallelFor: run the task's DAG once per item.
+struct IteratorSpec {
+  std::string item_input;  // the DAG input that receives each item
+  bool raw = false;
+  nlohmann::json raw_items;     // parsed items.raw (a JSON list)
+  std::string input_parameter;  // items.inputParameter: one of the task's inputs
+  int parallelism_limit = 0;    // iteratorPolicy.parallelismLimit; 0: unlimited
+};
+
+struct TaskSpec {
+  std::string name;          // key in dag.tasks
+  std::string display_name;  // taskInfo.name
+  std::string component_ref;
+  std::vector<std::string> dependent_tasks;  // as written in the IR
+  // dependent_tasks plus every producerTask of data inputs, sorted, unique.
+  std::vector<std::string> upstream;
+  std::map<std::string, ParameterBinding> parameters;
+  std::map<std::string, ArtifactBinding> artifacts;
+  bool enable_cache = false;
+  std::string condition;                // triggerPolicy.condition (CEL); empty: always
+  bool run_when_upstream_done = false;  // triggerPolicy.strategy ALL_UPSTREAM_TASKS_COMPLETED
+  std::optional<IteratorSpec> iterator;
+  std::optional<RetryPolicy> retry;
+};
+
+// A DAG output: the first producer that has a value (valueFromParameter has one
+// source, valueFromOneof several).
+struct OutputSource {
+  std::string producer_task;
+  std::string output_key;
+};
+
+struct DagSpec {
+  std::map<std::string, TaskSpec> tasks;
+  std::vector<std::string> topo_order;  // dependencies first, ties by name
+  std::map<std::string, std::vector<OutputSource>> output_parameters;
+  std::map<std::string, std::vector<OutputSource>> output_artifacts;
+};
+
+struct ComponentSpec {
+  std::string name;  // "comp-add-numbers"; "root" for the pipeline itself
+  InterfaceSpec inputs;
+  InterfaceSpec outputs;
+  std::string executor_label;    // set for container components
+  std::shared_ptr<DagSpec> dag;  // set for DAG components
+  bool is_dag() const { return dag != nullptr; }
+};
 
 struct PipelineSpec {
   std::string name;         // pipelineInfo.name
   std::string description;  // pipelineInfo.description, if any
   nlohmann::json json;      // the whole spec document as JSON (what the API returns)
-  // ... components, executors, root DAG: see the helper's additions.
+  std::string display_name;
+  std::string schema_version;
+  std::string sdk_version;
+  std::map<std::string, ComponentSpec> components;
+  std::map<std::string, ExecutorSpec> executors;
+  ComponentSpec root;
+  // Things parsed but not acted on, e.g. an ignored platform spec document.
+  std::vector<std::string> warnings;
+
+  const ComponentSpec* FindComponent(std::string_view name) const;
+  const ExecutorSpec* FindExecutor(std::string_view label) const;
 };
 
 // Parses compiled IR in YAML or JSON. The first YAML document is the pipeline
@@ -23,5 +185,16 @@ struct PipelineSpec {
 // offending field, e.g. "root.dag.tasks.train.componentRef.name: unknown component 'comp-x'".
 Result<PipelineSpec> ParsePipelineSpec(std::string_view text);
 Result<PipelineSpec> ParsePipelineSpecJson(const nlohmann::json& doc);
+
+// Converts every YAML document in `text` to JSON, keeping scalar types: plain
+// scalars become null/bool/int/float when they read as such, quoted and block
+// scalars stay strings.
+Result<std::vector<nlohmann::json>> YamlToJson(std::string_view text);
+
+// Kubernetes quantities: "500m" -> 0.5 cores; "1Gi" -> 1073741824 bytes, "2G" -> 2e9.
+Result<double> ParseQuantityCpu(std::string_view text);
+Result<int64_t> ParseQuantityMemory(std::string_view text);
+// Protobuf JSON durations: "3600s", "0.5s", "0s".
+Result<Duration> ParseProtoDuration(std::string_view text);
 
 }  // namespace kfpbench::ir

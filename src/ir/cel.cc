@@ -1,0 +1,515 @@
+#include "ir/cel.h"
+
+#include <cctype>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "ir/values.h"
+
+namespace kfpbench::ir {
+
+using nlohmann::json;
+
+struct CelNode {
+  enum class Kind { kLiteral, kIdent, kMember, kIndex, kCall, kList, kUnary, kBinary };
+  Kind kind = Kind::kLiteral;
+  json value;        // kLiteral
+  std::string name;  // identifier, member, function or operator
+  std::vector<std::shared_ptr<const CelNode>> children;
+};
+
+namespace {
+
+using NodePtr = std::shared_ptr<const CelNode>;
+
+// ---- Parsing: a recursive-descent parser over the raw text. ----
+
+class Parser {
+ public:
+  explicit Parser(std::string_view text) : text_(text) {}
+
+  Result<NodePtr> ParseAll() {
+    auto node = ParseOr();
+    if (!node.ok()) return node;
+    SkipSpace();
+    if (pos_ != text_.size())
+      return Fail("unexpected '" + std::string(text_.substr(pos_, 10)) + "'");
+    return node;
+  }
+
+ private:
+  Error Fail(const std::string& what) const {
+    return Error{fmt::format("CEL expression '{}': {} at offset {}", text_, what, pos_), 400};
+  }
+
+  void SkipSpace() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+  }
+
+  bool Eat(std::string_view op) {
+    SkipSpace();
+    if (text_.substr(pos_, op.size()) != op) return false;
+    // Keep "<" from eating the first half of "<=", and "!" of "!=".
+    if ((op == "<" || op == ">" || op == "!" || op == "=") && pos_ + 1 < text_.size() &&
+        text_[pos_ + 1] == '=') {
+      return false;
+    }
+    pos_ += op.size();
+    return true;
+  }
+
+  static NodePtr Make(CelNode::Kind kind, std::string name, std::vector<NodePtr> children) {
+    auto n = std::make_shared<CelNode>();
+    n->kind = kind;
+    n->name = std::move(name);
+    n->children = std::move(children);
+    return n;
+  }
+
+  Result<NodePtr> ParseOr() {
+    auto left = ParseAnd();
+    if (!left.ok()) return left;
+    NodePtr node = *left;
+    while (Eat("||")) {
+      auto right = ParseAnd();
+      if (!right.ok()) return right;
+      node = Make(CelNode::Kind::kBinary, "||", {node, *right});
+    }
+    return node;
+  }
+
+  Result<NodePtr> ParseAnd() {
+    auto left = ParseCompare();
+    if (!left.ok()) return left;
+    NodePtr node = *left;
+    while (Eat("&&")) {
+      auto right = ParseCompare();
+      if (!right.ok()) return right;
+      node = Make(CelNode::Kind::kBinary, "&&", {node, *right});
+    }
+    return node;
+  }
+
+  Result<NodePtr> ParseCompare() {
+    auto left = ParseAdd();
+    if (!left.ok()) return left;
+    for (std::string_view op : {"==", "!=", "<=", ">=", "<", ">"}) {
+      if (Eat(op)) {
+        auto right = ParseAdd();
+        if (!right.ok()) return right;
+        return Make(CelNode::Kind::kBinary, std::string(op), {*left, *right});
+      }
+    }
+    SkipSpace();
+    if (text_.substr(pos_, 3) == "in " || text_.substr(pos_, 3) == "in(") {
+      pos_ += 2;
+      auto right = ParseAdd();
+      if (!right.ok()) return right;
+      return Make(CelNode::Kind::kBinary, "in", {*left, *right});
+    }
+    return left;
+  }
+
+  Result<NodePtr> ParseAdd() {
+    auto left = ParseUnary();
+    if (!left.ok()) return left;
+    NodePtr node = *left;
+    while (true) {
+      const char* op = nullptr;
+      if (Eat("+")) {
+        op = "+";
+      } else if (Eat("-")) {
+        op = "-";
+      } else {
+        break;
+      }
+      auto right = ParseUnary();
+      if (!right.ok()) return right;
+      node = Make(CelNode::Kind::kBinary, op, {node, *right});
+    }
+    return node;
+  }
+
+  Result<NodePtr> ParseUnary() {
+    if (Eat("!")) {
+      auto operand = ParseUnary();
+      if (!operand.ok()) return operand;
+      return Make(CelNode::Kind::kUnary, "!", {*operand});
+    }
+    if (Eat("-")) {
+      auto operand = ParseUnary();
+      if (!operand.ok()) return operand;
+      return Make(CelNode::Kind::kUnary, "-", {*operand});
+    }
+    return ParsePostfix();
+  }
+
+  Result<NodePtr> ParsePostfix() {
+    auto primary = ParsePrimary();
+    if (!primary.ok()) return primary;
+    NodePtr node = *primary;
+    while (true) {
+      if (Eat(".")) {
+        std::string ident = ReadIdent();
+        if (ident.empty()) return Fail("expected a field name after '.'");
+        node = Make(CelNode::Kind::kMember, ident, {node});
+      } else if (Eat("[")) {
+        auto index = ParseOr();
+        if (!index.ok()) return index;
+        if (!Eat("]")) return Fail("expected ']'");
+        node = Make(CelNode::Kind::kIndex, "", {node, *index});
+      } else {
+        return node;
+      }
+    }
+  }
+
+  std::string ReadIdent() {
+    SkipSpace();
+    size_t start = pos_;
+    while (pos_ < text_.size() &&
+           (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) {
+      ++pos_;
+    }
+    if (start < text_.size() && std::isdigit(static_cast<unsigned char>(text_[start]))) {
+      pos_ = start;
+      return "";
+    }
+    return std::string(text_.substr(start, pos_ - start));
+  }
+
+  Result<NodePtr> ParsePrimary() {
+    SkipSpace();
+    if (pos_ >= text_.size()) return Fail("unexpected end");
+    char c = text_[pos_];
+    if (c == '(') {
+      ++pos_;
+      auto inner = ParseOr();
+      if (!inner.ok()) return inner;
+      if (!Eat(")")) return Fail("expected ')'");
+      return inner;
+    }
+    if (c == '[') {
+      ++pos_;
+      std::vector<NodePtr> items;
+      if (!Eat("]")) {
+        while (true) {
+          auto item = ParseOr();
+          if (!item.ok()) return item;
+          items.push_back(*item);
+          if (Eat("]")) break;
+          if (!Eat(",")) return Fail("expected ',' or ']'");
+        }
+      }
+      return Make(CelNode::Kind::kList, "", std::move(items));
+    }
+    if (c == '\'' || c == '"') return ParseString();
+    if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') return ParseNumber();
+    std::string ident = ReadIdent();
+    if (ident.empty()) return Fail(fmt::format("unexpected '{}'", c));
+    if (ident == "true" || ident == "false" || ident == "null") {
+      auto n = std::make_shared<CelNode>();
+      n->value = ident == "null" ? json(nullptr) : json(ident == "true");
+      return NodePtr(n);
+    }
+    if (Eat("(")) {
+      static constexpr std::string_view kFunctions[] = {"int",  "double",    "string", "bool",
+                                                        "size", "parseJson", "dyn"};
+      bool known = false;
+      for (auto f : kFunctions) known = known || f == ident;
+      if (!known) return Fail("unsupported function '" + ident + "'");
+      std::vector<NodePtr> args;
+      if (!Eat(")")) {
+        while (true) {
+          auto arg = ParseOr();
+          if (!arg.ok()) return arg;
+          args.push_back(*arg);
+          if (Eat(")")) break;
+          if (!Eat(",")) return Fail("expected ',' or ')'");
+        }
+      }
+      if (args.size() != 1) return Fail(ident + "() takes one argument");
+      return Make(CelNode::Kind::kCall, ident, std::move(args));
+    }
+    return Make(CelNode::Kind::kIdent, ident, {});
+  }
+
+  Result<NodePtr> ParseString() {
+    char quote = text_[pos_++];
+    std::string out;
+    while (pos_ < text_.size() && text_[pos_] != quote) {
+      char c = text_[pos_++];
+      if (c == '\\' && pos_ < text_.size()) {
+        char e = text_[pos_++];
+        switch (e) {
+          case 'n':
+            out += '\n';
+            break;
+          case 't':
+            out += '\t';
+            break;
+          case 'r':
+            out += '\r';
+            break;
+          default:
+            out += e;
+            break;
+        }
+      } else {
+        out += c;
+      }
+    }
+    if (pos_ >= text_.size()) return Fail("unterminated string");
+    ++pos_;
+    auto n = std::make_shared<CelNode>();
+    n->value = json(std::move(out));
+    return NodePtr(n);
+  }
+
+  Result<NodePtr> ParseNumber() {
+    size_t start = pos_;
+    bool is_float = false;
+    while (pos_ < text_.size()) {
+      char c = text_[pos_];
+      if (std::isdigit(static_cast<unsigned char>(c))) {
+        ++pos_;
+      } else if (c == '.' || c == 'e' || c == 'E') {
+        is_float = true;
+        ++pos_;
+        if ((c == 'e' || c == 'E') && pos_ < text_.size() &&
+            (text_[pos_] == '-' || text_[pos_] == '+')) {
+          ++pos_;
+        }
+      } else {
+        break;
+      }
+    }
+    std::string_view digits = text_.substr(start, pos_ - start);
+    // CEL's unsigned suffix.
+    if (pos_ < text_.size() && (text_[pos_] == 'u' || text_[pos_] == 'U')) ++pos_;
+    auto parsed = ParseOutputParameter(
+        digits, is_float ? ParameterType::kNumberDouble : ParameterType::kNumberInteger);
+    if (!parsed.ok()) return Fail("bad number '" + std::string(digits) + "'");
+    auto n = std::make_shared<CelNode>();
+    n->value = *parsed;
+    return NodePtr(n);
+  }
+
+  std::string_view text_;
+  size_t pos_ = 0;
+};
+
+// ---- Evaluation. ----
+
+Error EvalError(const std::string& what) { return Error{what, 400}; }
+
+Result<json> Compare(const std::string& op, const json& a, const json& b) {
+  if (a.is_number() && b.is_number()) {
+    bool both_int = a.is_number_integer() && b.is_number_integer();
+    int cmp = 0;
+    if (both_int) {
+      int64_t x = a.get<int64_t>(), y = b.get<int64_t>();
+      cmp = x < y ? -1 : (x > y ? 1 : 0);
+    } else {
+      double x = a.get<double>(), y = b.get<double>();
+      cmp = x < y ? -1 : (x > y ? 1 : 0);
+    }
+    if (op == "==") return json(cmp == 0);
+    if (op == "!=") return json(cmp != 0);
+    if (op == "<") return json(cmp < 0);
+    if (op == "<=") return json(cmp <= 0);
+    if (op == ">") return json(cmp > 0);
+    return json(cmp >= 0);
+  }
+  if (op == "==") return json(a == b);
+  if (op == "!=") return json(a != b);
+  if (a.is_string() && b.is_string()) {
+    const auto& x = a.get_ref<const std::string&>();
+    const auto& y = b.get_ref<const std::string&>();
+    if (op == "<") return json(x < y);
+    if (op == "<=") return json(x <= y);
+    if (op == ">") return json(x > y);
+    return json(x >= y);
+  }
+  return EvalError(fmt::format("cannot compare {} {} {}", DescribeValue(a), op, DescribeValue(b)));
+}
+
+Result<json> Call(const std::string& fn, const json& arg) {
+  if (fn == "dyn") return arg;
+  if (fn == "int") {
+    if (arg.is_number_float()) return json(static_cast<int64_t>(std::trunc(arg.get<double>())));
+    if (arg.is_boolean()) return json(arg.get<bool>() ? 1 : 0);
+    if (arg.is_number() || arg.is_string()) {
+      auto v = CoerceParameterValue(arg, ParameterType::kNumberInteger);
+      if (v.ok()) return v;
+    }
+    return EvalError("int() of " + DescribeValue(arg));
+  }
+  if (fn == "double") {
+    if (arg.is_number() || arg.is_string()) {
+      auto v = CoerceParameterValue(arg, ParameterType::kNumberDouble);
+      if (v.ok()) return v;
+    }
+    return EvalError("double() of " + DescribeValue(arg));
+  }
+  if (fn == "string") return json(ParameterToString(arg));
+  if (fn == "bool") {
+    auto v = CoerceParameterValue(arg, ParameterType::kBoolean);
+    if (v.ok()) return v;
+    return EvalError("bool() of " + DescribeValue(arg));
+  }
+  if (fn == "size") {
+    if (arg.is_string())
+      return json(static_cast<int64_t>(arg.get_ref<const std::string&>().size()));
+    if (arg.is_array() || arg.is_object()) return json(static_cast<int64_t>(arg.size()));
+    return EvalError("size() of " + DescribeValue(arg));
+  }
+  // parseJson
+  if (!arg.is_string()) return arg;
+  json parsed = json::parse(arg.get<std::string>(), nullptr, false);
+  if (parsed.is_discarded()) return EvalError("parseJson() of non-JSON " + DescribeValue(arg));
+  return parsed;
+}
+
+Result<json> Eval(const CelNode& n, const json& activation) {
+  switch (n.kind) {
+    case CelNode::Kind::kLiteral:
+      return n.value;
+    case CelNode::Kind::kIdent: {
+      auto it = activation.find(n.name);
+      if (it == activation.end()) return EvalError("undeclared reference to '" + n.name + "'");
+      return *it;
+    }
+    case CelNode::Kind::kMember:
+    case CelNode::Kind::kIndex: {
+      auto base = Eval(*n.children[0], activation);
+      if (!base.ok()) return base;
+      json key = n.name;
+      if (n.kind == CelNode::Kind::kIndex) {
+        auto k = Eval(*n.children[1], activation);
+        if (!k.ok()) return k;
+        key = std::move(*k);
+      }
+      if (base->is_object() && key.is_string()) {
+        auto it = base->find(key.get<std::string>());
+        if (it == base->end()) return EvalError("no such key: '" + key.get<std::string>() + "'");
+        return *it;
+      }
+      if (base->is_array() && key.is_number_integer()) {
+        int64_t i = key.get<int64_t>();
+        if (i < 0 || i >= static_cast<int64_t>(base->size())) {
+          return EvalError(fmt::format("index {} out of range", i));
+        }
+        return (*base)[static_cast<size_t>(i)];
+      }
+      return EvalError(fmt::format("cannot index {} with {}", DescribeValue(*base), key.dump()));
+    }
+    case CelNode::Kind::kCall: {
+      auto arg = Eval(*n.children[0], activation);
+      if (!arg.ok()) return arg;
+      return Call(n.name, *arg);
+    }
+    case CelNode::Kind::kList: {
+      json out = json::array();
+      for (const auto& c : n.children) {
+        auto v = Eval(*c, activation);
+        if (!v.ok()) return v;
+        out.push_back(std::move(*v));
+      }
+      return out;
+    }
+    case CelNode::Kind::kUnary: {
+      auto v = Eval(*n.children[0], activation);
+      if (!v.ok()) return v;
+      if (n.name == "!") {
+        if (!v->is_boolean()) return EvalError("'!' of " + DescribeValue(*v));
+        return json(!v->get<bool>());
+      }
+      if (v->is_number_integer()) return json(-v->get<int64_t>());
+      if (v->is_number()) return json(-v->get<double>());
+      return EvalError("'-' of " + DescribeValue(*v));
+    }
+    case CelNode::Kind::kBinary:
+      break;
+  }
+  const std::string& op = n.name;
+  auto a = Eval(*n.children[0], activation);
+  if (!a.ok()) return a;
+  if (op == "&&" || op == "||") {
+    if (!a->is_boolean()) return EvalError("'" + op + "' of " + DescribeValue(*a));
+    // Short-circuit as CEL does.
+    if (op == "&&" && !a->get<bool>()) return json(false);
+    if (op == "||" && a->get<bool>()) return json(true);
+    auto b = Eval(*n.children[1], activation);
+    if (!b.ok()) return b;
+    if (!b->is_boolean()) return EvalError("'" + op + "' of " + DescribeValue(*b));
+    return *b;
+  }
+  auto b = Eval(*n.children[1], activation);
+  if (!b.ok()) return b;
+  if (op == "in") {
+    if (b->is_array()) {
+      for (const auto& item : *b) {
+        if (item == *a) return json(true);
+      }
+      return json(false);
+    }
+    if (b->is_object() && a->is_string()) return json(b->contains(a->get<std::string>()));
+    return EvalError("'in' over " + DescribeValue(*b));
+  }
+  if (op == "+" || op == "-") {
+    if (a->is_number_integer() && b->is_number_integer()) {
+      return json(op == "+" ? a->get<int64_t>() + b->get<int64_t>()
+                            : a->get<int64_t>() - b->get<int64_t>());
+    }
+    if (a->is_number() && b->is_number()) {
+      return json(op == "+" ? a->get<double>() + b->get<double>()
+                            : a->get<double>() - b->get<double>());
+    }
+    if (op == "+" && a->is_string() && b->is_string()) {
+      return json(a->get<std::string>() + b->get<std::string>());
+    }
+    if (op == "+" && a->is_array() && b->is_array()) {
+      json out = *a;
+      for (const auto& item : *b) out.push_back(item);
+      return out;
+    }
+    return EvalError(
+        fmt::format("cannot apply '{}' to {} and {}", op, DescribeValue(*a), DescribeValue(*b)));
+  }
+  return Compare(op, *a, *b);
+}
+
+}  // namespace
+
+Result<CelExpr> ParseCel(std::string_view text) {
+  Parser parser(text);
+  auto root = parser.ParseAll();
+  if (!root.ok()) return root.error();
+  CelExpr expr;
+  expr.root_ = *root;
+  return expr;
+}
+
+Result<json> CelExpr::Eval(const json& activation) const {
+  if (!root_) return EvalError("empty CEL expression");
+  return ir::Eval(*root_, activation);
+}
+
+Result<bool> EvalCondition(const CelExpr& expr, const json& parameter_values) {
+  json activation = {{"inputs", {{"parameter_values", parameter_values}}}};
+  auto v = expr.Eval(activation);
+  if (!v.ok()) return v.error();
+  if (!v->is_boolean()) return EvalError("condition is " + DescribeValue(*v) + ", not a boolean");
+  return v->get<bool>();
+}
+
+Result<json> EvalSelector(const CelExpr& expr, const json& value) {
+  json activation = {{"string_value", ParameterToString(value)}};
+  return expr.Eval(activation);
+}
+
+}  // namespace kfpbench::ir

@@ -1,0 +1,81 @@
+#include "ir/cel.h"
+
+#include <gtest/gtest.h>
+
+namespace kfpbench::ir {
+namespace {
+
+using nlohmann::json;
+
+bool Cond(const std::string& expr, const json& values) {
+  auto parsed = ParseCel(expr);
+  EXPECT_TRUE(parsed.ok()) << parsed.error().message;
+  auto v = EvalCondition(*parsed, values);
+  EXPECT_TRUE(v.ok()) << v.error().message;
+  return v.ok() && *v;
+}
+
+TEST(Cel, EvaluatesCompilerConditions) {
+  json values = {{"pipelinechannel--flip-coin-Output", "heads"},
+                 {"pipelinechannel--random-num-Output", 7},
+                 {"pipelinechannel--s", "12"},
+                 {"pipelinechannel--f", 2.5},
+                 {"pipelinechannel--b", true}};
+  EXPECT_TRUE(
+      Cond("inputs.parameter_values['pipelinechannel--flip-coin-Output'] == 'heads'", values));
+  EXPECT_FALSE(
+      Cond("inputs.parameter_values['pipelinechannel--flip-coin-Output'] == 'tails'", values));
+  EXPECT_TRUE(
+      Cond("int(inputs.parameter_values['pipelinechannel--random-num-Output']) > 5", values));
+  EXPECT_FALSE(
+      Cond("int(inputs.parameter_values['pipelinechannel--random-num-Output']) <= 5", values));
+  EXPECT_TRUE(Cond("int(inputs.parameter_values['pipelinechannel--s']) >= 12", values));
+  EXPECT_TRUE(Cond("double(inputs.parameter_values['pipelinechannel--f']) < 3.0", values));
+  EXPECT_TRUE(Cond("inputs.parameter_values['pipelinechannel--b'] == true", values));
+  EXPECT_TRUE(
+      Cond("!(inputs.parameter_values['pipelinechannel--flip-coin-Output'] == 'tails') && "
+           "inputs.parameter_values['pipelinechannel--random-num-Output'] != 3",
+           values));
+  EXPECT_TRUE(
+      Cond("inputs.parameter_values['pipelinechannel--flip-coin-Output'] == 'x' || "
+           "inputs.parameter_values[\"pipelinechannel--random-num-Output\"] == 7",
+           values));
+  EXPECT_TRUE(Cond("inputs.parameter_values['pipelinechannel--random-num-Output'] == 7.0", values));
+  EXPECT_TRUE(Cond("'heads' in ['heads', 'tails']", values));
+}
+
+TEST(Cel, ReportsErrors) {
+  EXPECT_FALSE(ParseCel("a ==").ok());
+  EXPECT_FALSE(ParseCel("foo(1)").ok());
+  EXPECT_FALSE(ParseCel("(a").ok());
+  EXPECT_FALSE(ParseCel("'abc").ok());
+  auto expr = ParseCel("inputs.parameter_values['missing'] == 1");
+  ASSERT_TRUE(expr.ok());
+  auto v = EvalCondition(*expr, json::object());
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.error().message.find("missing"), std::string::npos);
+  auto cmp = ParseCel("'a' < 1");
+  ASSERT_TRUE(cmp.ok());
+  EXPECT_FALSE(EvalCondition(*cmp, json::object()).ok());
+  auto not_bool = ParseCel("1 + 2");
+  ASSERT_TRUE(not_bool.ok());
+  EXPECT_FALSE(EvalCondition(*not_bool, json::object()).ok());
+}
+
+TEST(Cel, EvaluatesSelectors) {
+  auto expr = ParseCel("parseJson(string_value)[\"A_a\"]");
+  ASSERT_TRUE(expr.ok());
+  auto v = EvalSelector(*expr, json{{"A_a", "1"}, {"B_b", "2"}});
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  EXPECT_EQ(*v, json("1"));
+  // The value may also arrive as JSON text.
+  v = EvalSelector(*expr, json(R"({"A_a": 10})"));
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(*v, json(10));
+  auto index = ParseCel("parseJson(string_value)[1]");
+  ASSERT_TRUE(index.ok());
+  EXPECT_EQ(*EvalSelector(*index, json::array({"x", "y"})), json("y"));
+}
+
+}  // namespace
+}  // namespace kfpbench::ir
