@@ -33,7 +33,11 @@ class Server {
   // cannot be bound (in use, not local, permission).
   Status Start();
   uint16_t port() const;  // the bound port, valid after Start()
-  void Stop();            // idempotent; closes connections and joins the threads
+  // Idempotent; closes connections and joins the threads. Call it from outside
+  // the handler: a handler stopping its own server leaves its thread detached.
+  void Stop();
+  // Connections accepted since Start(), e.g. to check that clients keep them alive.
+  uint64_t connections_accepted() const;
 
  private:
   struct Impl;

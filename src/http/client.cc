@@ -1,0 +1,392 @@
+#include "http/client.h"
+
+#include <fmt/format.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <array>
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/throw_exception.hpp>
+#include <cerrno>
+#include <mutex>
+#include <system_error>
+#include <vector>
+
+#include "util/secrets.h"
+
+namespace kfpbench::http {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using Clock = std::chrono::steady_clock;
+
+constexpr uint32_t kHeaderLimit = 64 * 1024;
+
+std::string ErrnoMessage(int err) { return std::system_category().message(err); }
+
+// Owns a socket descriptor.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) {
+      Reset();
+      fd_ = std::exchange(o.fd_, -1);
+    }
+    return *this;
+  }
+  ~Fd() { Reset(); }
+  int get() const { return fd_; }
+
+ private:
+  void Reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  int fd_;
+};
+
+struct Connection {
+  explicit Connection(Fd f) : fd(std::move(f)) {}
+  Fd fd;
+  beast::flat_buffer buffer;  // kept so a reused connection reuses its memory
+};
+
+// Waits until `fd` is ready for `events` or the deadline passes.
+bool WaitReady(int fd, short events, Clock::time_point deadline, beast::error_code& ec) {
+  while (true) {
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      ec = asio::error::timed_out;
+      return false;
+    }
+    pollfd pfd{fd, events, 0};
+    int r = ::poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left.count(), 1 << 30)));
+    if (r > 0) return true;  // errors and hang-ups surface in the next recv/send
+    if (r < 0 && errno != EINTR) {
+      ec = beast::error_code(errno, beast::system_category());
+      return false;
+    }
+  }
+}
+
+// A Beast SyncReadStream/SyncWriteStream on a non-blocking socket in which
+// every operation fails with timed_out once the request's deadline has passed.
+// Blocking calls with poll() keep Send() on the caller's thread (no hand-off to
+// an I/O thread, so no extra latency in what kfpbench measures). A TLS stream
+// can later wrap this one as its next layer.
+class DeadlineStream {
+ public:
+  DeadlineStream(int fd, Clock::time_point deadline) : fd_(fd), deadline_(deadline) {}
+
+  template <typename MutableBufferSequence>
+  size_t read_some(const MutableBufferSequence& buffers, beast::error_code& ec) {
+    asio::mutable_buffer b;
+    for (auto it = asio::buffer_sequence_begin(buffers); it != asio::buffer_sequence_end(buffers);
+         ++it) {
+      b = *it;
+      if (b.size() > 0) break;
+    }
+    ec = {};
+    if (b.size() == 0) return 0;
+    while (true) {
+      ssize_t n = ::recv(fd_, b.data(), b.size(), 0);
+      if (n > 0) {
+        bytes_read_ += static_cast<size_t>(n);
+        return static_cast<size_t>(n);
+      }
+      if (n == 0) {
+        ec = asio::error::eof;
+        return 0;
+      }
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        ec = beast::error_code(errno, beast::system_category());
+        return 0;
+      }
+      if (!WaitReady(fd_, POLLIN, deadline_, ec)) {
+        timed_out_ = ec == asio::error::timed_out;
+        return 0;
+      }
+    }
+  }
+
+  template <typename ConstBufferSequence>
+  size_t write_some(const ConstBufferSequence& buffers, beast::error_code& ec) {
+    std::array<iovec, 16> iov;
+    size_t count = 0;
+    for (auto it = asio::buffer_sequence_begin(buffers);
+         it != asio::buffer_sequence_end(buffers) && count < iov.size(); ++it) {
+      asio::const_buffer b = *it;
+      if (b.size() > 0) iov[count++] = {const_cast<void*>(b.data()), b.size()};
+    }
+    ec = {};
+    if (count == 0) return 0;
+    msghdr msg{};
+    msg.msg_iov = iov.data();
+    msg.msg_iovlen = count;
+    while (true) {
+      // MSG_NOSIGNAL: a peer that went away is an error here, not a SIGPIPE.
+      ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+      if (n >= 0) return static_cast<size_t>(n);
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        ec = beast::error_code(errno, beast::system_category());
+        return 0;
+      }
+      if (!WaitReady(fd_, POLLOUT, deadline_, ec)) {
+        timed_out_ = ec == asio::error::timed_out;
+        return 0;
+      }
+    }
+  }
+
+  // The throwing overloads complete the stream concepts; kfpbench never calls them.
+  template <typename MutableBufferSequence>
+  size_t read_some(const MutableBufferSequence& buffers) {
+    beast::error_code ec;
+    size_t n = read_some(buffers, ec);
+    if (ec) BOOST_THROW_EXCEPTION(beast::system_error(ec));
+    return n;
+  }
+  template <typename ConstBufferSequence>
+  size_t write_some(const ConstBufferSequence& buffers) {
+    beast::error_code ec;
+    size_t n = write_some(buffers, ec);
+    if (ec) BOOST_THROW_EXCEPTION(beast::system_error(ec));
+    return n;
+  }
+
+  size_t bytes_read() const { return bytes_read_; }
+  bool timed_out() const { return timed_out_; }
+
+ private:
+  int fd_;
+  Clock::time_point deadline_;
+  size_t bytes_read_ = 0;
+  bool timed_out_ = false;
+};
+
+std::optional<bhttp::verb> ToVerb(Method m) {
+  switch (m) {
+    case Method::kGet:
+      return bhttp::verb::get;
+    case Method::kPost:
+      return bhttp::verb::post;
+    case Method::kPut:
+      return bhttp::verb::put;
+    case Method::kPatch:
+      return bhttp::verb::patch;
+    case Method::kDelete:
+      return bhttp::verb::delete_;
+    case Method::kHead:
+      return bhttp::verb::head;
+    case Method::kOptions:
+      return bhttp::verb::options;
+    case Method::kOther:
+      break;
+  }
+  return std::nullopt;
+}
+
+// Replaces every header named in `headers` (keeping several values of one name).
+void ApplyHeaders(bhttp::request<bhttp::string_body>& req, const Headers& headers) {
+  for (const auto& [name, value] : headers.entries()) req.erase(name);
+  for (const auto& [name, value] : headers.entries()) req.insert(name, value);
+}
+
+}  // namespace
+
+struct Client::Impl {
+  explicit Impl(ClientOptions o) : options(std::move(o)) {
+    const Url& base = options.base;
+    url_text = base.ToString();
+    bool ipv6 = base.host.find(':') != std::string::npos;
+    bool default_port =
+        (base.scheme == "http" && base.port == 80) || (base.scheme == "https" && base.port == 443);
+    // fmt rather than operator+: g++ 12 -O3 reports a false -Wrestrict on the latter.
+    host_header = fmt::format("{}{}{}", ipv6 ? "[" : "", base.host, ipv6 ? "]" : "");
+    if (!default_port) host_header += fmt::format(":{}", base.port);
+  }
+
+  std::unique_ptr<Connection> TakeIdle() {
+    std::lock_guard lock(mu);
+    if (idle.empty()) return nullptr;
+    // Most recently used first: the least likely to have been closed by the server.
+    auto conn = std::move(idle.back());
+    idle.pop_back();
+    return conn;
+  }
+
+  void ReturnIdle(std::unique_ptr<Connection> conn) {
+    std::lock_guard lock(mu);
+    if (idle.size() < options.max_idle_connections) idle.push_back(std::move(conn));
+  }
+
+  Result<std::unique_ptr<Connection>> Connect() const {
+    auto fail = [&](std::string_view why) {
+      return Error{Redact(fmt::format("cannot connect to {}: {}", url_text, why))};
+    };
+    const auto deadline = Clock::now() + options.connect_timeout;
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    addrinfo* list = nullptr;
+    // getaddrinfo has no timeout of its own; connect_timeout covers the connect.
+    int rc = ::getaddrinfo(options.base.host.c_str(), std::to_string(options.base.port).c_str(),
+                           &hints, &list);
+    if (rc != 0) {
+      return fail(fmt::format("cannot resolve {}: {}", options.base.host,
+                              rc == EAI_SYSTEM ? ErrnoMessage(errno) : ::gai_strerror(rc)));
+    }
+    std::unique_ptr<addrinfo, void (*)(addrinfo*)> owner(list, ::freeaddrinfo);
+    std::string last_error = "no address";
+    for (addrinfo* ai = list; ai != nullptr; ai = ai->ai_next) {
+      Fd fd(::socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol));
+      if (fd.get() < 0) {
+        last_error = ErrnoMessage(errno);
+        continue;
+      }
+      int one = 1;
+      ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+      if (::connect(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0) {
+        if (errno != EINPROGRESS) {
+          last_error = ErrnoMessage(errno);
+          continue;
+        }
+        beast::error_code ec;
+        if (!WaitReady(fd.get(), POLLOUT, deadline, ec)) {
+          if (ec == asio::error::timed_out) {
+            return fail(fmt::format("timed out after {} ms", options.connect_timeout.count()));
+          }
+          last_error = ec.message();
+          continue;
+        }
+        int err = 0;
+        socklen_t len = sizeof(err);
+        if (::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+        if (err != 0) {
+          last_error = ErrnoMessage(err);
+          continue;
+        }
+      }
+      return std::make_unique<Connection>(std::move(fd));
+    }
+    return fail(last_error);
+  }
+
+  ClientOptions options;
+  std::string url_text;     // base URL for messages
+  std::string host_header;  // "host[:port]"
+  std::mutex mu;            // guards idle
+  std::vector<std::unique_ptr<Connection>> idle;
+};
+
+Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+Client::~Client() = default;
+
+const Url& Client::base() const { return impl_->options.base; }
+
+Result<Response> Client::Send(Method method, std::string_view target, std::string body,
+                              std::string_view content_type, const Headers& extra) {
+  Impl& c = *impl_;
+  // Never the headers: they carry tokens.
+  auto fail = [&](std::string_view why) {
+    return Error{Redact(fmt::format("{} {}{}: {}", MethodName(method), c.url_text, target, why))};
+  };
+  if (c.options.base.scheme == "https") {
+    // TLS would wrap DeadlineStream in an ssl::stream; until then say so plainly.
+    return Error{fmt::format("cannot connect to {}: https is not supported yet", c.url_text)};
+  }
+  if (c.options.base.scheme != "http") {
+    return Error{fmt::format("cannot connect to {}: unsupported scheme", c.url_text)};
+  }
+  auto verb = ToVerb(method);
+  if (!verb) return fail("unsupported HTTP method");
+
+  std::string path = c.options.base.base_path;
+  if (target.empty() || target.front() != '/') path += '/';
+  path += target;
+  bhttp::request<bhttp::string_body> req{*verb, path, 11};
+  req.set(bhttp::field::host, c.host_header);
+  req.set(bhttp::field::user_agent, "kfpbench/" KFPBENCH_VERSION);
+  ApplyHeaders(req, c.options.default_headers);
+  ApplyHeaders(req, extra);
+  if (!content_type.empty()) {
+    req.set(bhttp::field::content_type, content_type);
+  } else if (!body.empty() && req.find(bhttp::field::content_type) == req.end()) {
+    req.set(bhttp::field::content_type, "application/json");
+  }
+  req.body() = std::move(body);
+  req.prepare_payload();
+
+  for (int attempt = 0;; ++attempt) {
+    std::unique_ptr<Connection> conn = c.TakeIdle();
+    const bool reused = conn != nullptr;
+    if (!conn) {
+      auto fresh = c.Connect();
+      if (!fresh.ok()) return fresh.error();
+      conn = std::move(*fresh);
+    }
+    DeadlineStream stream(conn->fd.get(), Clock::now() + c.options.request_timeout);
+    beast::error_code ec;
+    bhttp::write(stream, req, ec);
+    // Even when the write fails, a server that rejected the request early (413)
+    // may have answered already, so read what is there.
+    beast::error_code write_ec = ec;
+    std::optional<bhttp::response_parser<bhttp::string_body>> parser;
+    if (!stream.timed_out()) {
+      do {
+        // 1xx answers (an unasked-for 100 Continue) precede the real one.
+        parser.emplace();
+        parser->header_limit(kHeaderLimit);
+        parser->body_limit(boost::none);
+        if (method == Method::kHead) parser->skip(true);
+        ec = {};
+        bhttp::read(stream, conn->buffer, *parser, ec);
+      } while (!ec && parser->get().result_int() / 100 == 1 && parser->get().result_int() != 101);
+    }
+    if (!ec && !stream.timed_out()) {
+      const bool reusable = !write_ec && parser->get().keep_alive() && !parser->need_eof() &&
+                            conn->buffer.size() == 0;
+      auto msg = parser->release();
+      Response resp;
+      resp.status = static_cast<int>(msg.result_int());
+      for (const auto& field : msg) {
+        resp.headers.Add(std::string(field.name_string()), std::string(field.value()));
+      }
+      resp.body = std::move(msg.body());
+      if (reusable) c.ReturnIdle(std::move(conn));
+      return resp;
+    }
+    conn.reset();
+    if (stream.timed_out()) {
+      return fail(fmt::format("no response within {} ms", c.options.request_timeout.count()));
+    }
+    if (reused && stream.bytes_read() == 0 && attempt == 0) {
+      continue;  // a keep-alive connection the server had closed: try a fresh one
+    }
+    if (ec == bhttp::error::end_of_stream) return fail("connection closed before a response");
+    if (ec == bhttp::error::partial_message) return fail("connection closed mid-response");
+    return fail(ec.message());
+  }
+}
+
+}  // namespace kfpbench::http

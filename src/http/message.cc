@@ -1,0 +1,85 @@
+#include "http/message.h"
+
+#include <algorithm>
+
+namespace kfpbench::http {
+namespace {
+
+char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+bool IEquals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
+                                            [](char x, char y) { return Lower(x) == Lower(y); });
+}
+
+}  // namespace
+
+std::string_view MethodName(Method m) {
+  switch (m) {
+    case Method::kGet:
+      return "GET";
+    case Method::kPost:
+      return "POST";
+    case Method::kPut:
+      return "PUT";
+    case Method::kPatch:
+      return "PATCH";
+    case Method::kDelete:
+      return "DELETE";
+    case Method::kHead:
+      return "HEAD";
+    case Method::kOptions:
+      return "OPTIONS";
+    case Method::kOther:
+      break;
+  }
+  return "OTHER";
+}
+
+void Headers::Set(std::string name, std::string value) {
+  std::erase_if(entries_, [&](const auto& e) { return IEquals(e.first, name); });
+  entries_.emplace_back(std::move(name), std::move(value));
+}
+
+void Headers::Add(std::string name, std::string value) {
+  entries_.emplace_back(std::move(name), std::move(value));
+}
+
+std::string Headers::Get(std::string_view name) const {
+  for (const auto& [n, v] : entries_) {
+    if (IEquals(n, name)) return v;
+  }
+  return {};
+}
+
+bool Headers::Has(std::string_view name) const {
+  return std::any_of(entries_.begin(), entries_.end(),
+                     [&](const auto& e) { return IEquals(e.first, name); });
+}
+
+std::string Request::Query(std::string_view name) const {
+  auto it = query.find(std::string(name));
+  return it == query.end() ? std::string() : it->second;
+}
+
+bool Request::HasQuery(std::string_view name) const {
+  return query.find(std::string(name)) != query.end();
+}
+
+Response Response::Json(int status, std::string body) {
+  Response r;
+  r.status = status;
+  r.headers.Set("Content-Type", "application/json");
+  r.body = std::move(body);
+  return r;
+}
+
+Response Response::Text(int status, std::string body, std::string content_type) {
+  Response r;
+  r.status = status;
+  r.headers.Set("Content-Type", std::move(content_type));
+  r.body = std::move(body);
+  return r;
+}
+
+}  // namespace kfpbench::http

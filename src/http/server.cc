@@ -1,0 +1,463 @@
+#include "http/server.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "http/url.h"
+#include "util/secrets.h"
+
+namespace kfpbench::http {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+
+constexpr uint32_t kHeaderLimit = 64 * 1024;
+// After an error answer the rest of the request is read and dropped for a
+// while, so that closing the socket does not reset the connection before the
+// client has read the answer (a "lingering close").
+constexpr auto kLingerTime = std::chrono::seconds(1);
+constexpr size_t kLingerBytes = 64 * 1024 * 1024;
+constexpr size_t kDrainChunk = 64 * 1024;
+
+// gRPC status codes, which KFP puts in its JSON error bodies.
+constexpr int kGrpcInvalidArgument = 3;
+constexpr int kGrpcResourceExhausted = 8;
+constexpr int kGrpcInternal = 13;
+
+std::string JsonEscape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += fmt::format("\\u{:04x}", static_cast<int>(c));
+        } else {
+          out.push_back(c);
+        }
+    }
+  }
+  return out;
+}
+
+// The error shape KFP's grpc-gateway answers with.
+Response ErrorResponse(int status, int grpc_code, std::string_view message) {
+  return Response::Json(status, fmt::format(R"({{"code":{},"message":"{}","details":[]}})",
+                                            grpc_code, JsonEscape(message)));
+}
+
+Method FromVerb(bhttp::verb v) {
+  switch (v) {
+    case bhttp::verb::get:
+      return Method::kGet;
+    case bhttp::verb::post:
+      return Method::kPost;
+    case bhttp::verb::put:
+      return Method::kPut;
+    case bhttp::verb::patch:
+      return Method::kPatch;
+    case bhttp::verb::delete_:
+      return Method::kDelete;
+    case bhttp::verb::head:
+      return Method::kHead;
+    case bhttp::verb::options:
+      return Method::kOptions;
+    default:
+      return Method::kOther;
+  }
+}
+
+std::string HostPort(std::string_view host, uint16_t port) {
+  bool ipv6 = host.find(':') != std::string_view::npos;
+  return fmt::format("{}{}{}:{}", ipv6 ? "[" : "", host, ipv6 ? "]" : "", port);
+}
+
+class Session;
+
+// One I/O thread with its own io_context. Sessions stay on the worker that
+// accepted them, so nothing a session touches needs a lock or a strand.
+struct Worker {
+  // Declared before `io`: sessions still queued in `io` when it is destroyed
+  // unregister themselves from this set.
+  std::unordered_set<Session*> sessions;
+  bool stopping = false;  // set on the worker's thread by Stop()
+  asio::io_context io{1};
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  std::thread thread;
+};
+
+struct Shared {
+  size_t max_body_bytes;
+  const std::function<Response(const Request&)>* handler;
+};
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, Worker& worker, const Shared& shared)
+      : socket_(std::move(socket)), worker_(worker), shared_(shared) {}
+  ~Session() { worker_.sessions.erase(this); }
+
+  void Start() {
+    worker_.sessions.insert(this);
+    ReadHeader();
+  }
+
+  // Called on the worker's thread; pending operations complete with an error
+  // and release the session.
+  void Close() {
+    closed_ = true;
+    beast::error_code ignored;
+    if (linger_timer_) linger_timer_->cancel();
+    socket_.close(ignored);
+  }
+
+ private:
+  void ReadHeader() {
+    parser_.emplace();
+    parser_->body_limit(shared_.max_body_bytes);
+    parser_->header_limit(kHeaderLimit);
+    bhttp::async_read_header(
+        socket_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
+  }
+
+  void OnHeader(beast::error_code ec) {
+    if (ec) return OnReadError(ec);
+    // Most requests have no body, and then the message is complete already.
+    if (parser_->is_done()) return Handle();
+    const auto& req = parser_->get();
+    if (beast::iequals(req[bhttp::field::expect], "100-continue")) {
+      // curl waits a second for this before sending a large upload.
+      static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+      asio::async_write(socket_, asio::buffer(kContinue.data(), kContinue.size()),
+                        [self = shared_from_this()](beast::error_code ec, size_t) {
+                          if (ec) return self->CloseSocket();
+                          self->ReadBody();
+                        });
+      return;
+    }
+    ReadBody();
+  }
+
+  void ReadBody() {
+    bhttp::async_read(socket_, buffer_, *parser_,
+                      [self = shared_from_this()](beast::error_code ec, size_t) {
+                        if (ec) return self->OnReadError(ec);
+                        self->Handle();
+                      });
+  }
+
+  void OnReadError(beast::error_code ec) {
+    if (closed_) return;
+    if (ec == bhttp::error::end_of_stream) {
+      // The client closed an idle keep-alive connection.
+      beast::error_code ignored;
+      socket_.shutdown(tcp::socket::shutdown_send, ignored);
+      return CloseSocket();
+    }
+    if (ec == bhttp::error::body_limit) {
+      return WriteError(
+          413, kGrpcResourceExhausted,
+          fmt::format("request body is larger than {} bytes", shared_.max_body_bytes));
+    }
+    if (ec == bhttp::error::header_limit) {
+      return WriteError(431, kGrpcResourceExhausted, "request headers are too large");
+    }
+    if (ec.category() == bhttp::make_error_code(bhttp::error::bad_method).category() &&
+        ec != bhttp::error::partial_message) {
+      return WriteError(400, kGrpcInvalidArgument, "malformed HTTP request: " + ec.message());
+    }
+    CloseSocket();  // reset, EOF mid-request and the like: nobody to answer
+  }
+
+  void Handle() {
+    auto& msg = parser_->get();
+    const bool keep_alive = msg.keep_alive();
+    const unsigned version = msg.version();
+    const bool head = msg.method() == bhttp::verb::head;
+
+    Request req;
+    req.method = FromVerb(msg.method());
+    req.target.assign(msg.target().data(), msg.target().size());
+    std::string_view target = req.target;
+    size_t q = target.find('?');
+    auto path = PercentDecode(target.substr(0, q), /*plus_as_space=*/false);
+    if (!path.ok()) {
+      return WriteResponse(
+          ErrorResponse(400, kGrpcInvalidArgument, "bad path: " + path.error().message), keep_alive,
+          version, head);
+    }
+    req.path = std::move(*path);
+    if (q != std::string_view::npos) {
+      auto query = ParseQuery(target.substr(q + 1));
+      if (!query.ok()) {
+        return WriteResponse(ErrorResponse(400, kGrpcInvalidArgument, query.error().message),
+                             keep_alive, version, head);
+      }
+      req.query = std::move(*query);
+    }
+    for (const auto& field : msg) {
+      req.headers.Add(std::string(field.name_string()), std::string(field.value()));
+    }
+    req.body = std::move(msg.body());
+
+    Response resp;
+    try {
+      resp = (*shared_.handler)(req);
+    } catch (const std::exception& e) {
+      spdlog::error("http: handler for {} {} threw: {}", MethodName(req.method), req.path,
+                    Redact(e.what()));
+      resp = ErrorResponse(500, kGrpcInternal, "internal error");
+    } catch (...) {
+      spdlog::error("http: handler for {} {} threw a non-exception", MethodName(req.method),
+                    req.path);
+      resp = ErrorResponse(500, kGrpcInternal, "internal error");
+    }
+    WriteResponse(std::move(resp), keep_alive, version, head);
+  }
+
+  void WriteResponse(Response resp, bool keep_alive, unsigned version, bool head,
+                     bool linger = false) {
+    if (resp.status < 100 || resp.status > 999) {
+      spdlog::error("http: handler returned invalid status {}", resp.status);
+      resp = ErrorResponse(500, kGrpcInternal, "internal error");
+    }
+    res_ = {};
+    res_.version(version);
+    res_.result(static_cast<unsigned>(resp.status));
+    res_.set(bhttp::field::server, "kfpbench");
+    for (const auto& [name, value] : resp.headers.entries()) res_.insert(name, value);
+    if (!resp.body.empty() && !resp.headers.Has("Content-Type")) {
+      res_.set(bhttp::field::content_type, "application/json");
+    }
+    const bool bodiless = resp.status < 200 || resp.status == 204 || resp.status == 304;
+    if (bodiless) {
+      res_.erase(bhttp::field::content_length);
+    } else {
+      // HEAD answers carry the length of the body they leave out.
+      res_.content_length(resp.body.size());
+      if (!head) res_.body() = std::move(resp.body);
+    }
+    res_.keep_alive(keep_alive);
+    bhttp::async_write(
+        socket_, res_,
+        [self = shared_from_this(), keep_alive, linger](beast::error_code ec, size_t) {
+          self->OnWrite(ec, keep_alive, linger);
+        });
+  }
+
+  void WriteError(int status, int grpc_code, std::string message) {
+    WriteResponse(ErrorResponse(status, grpc_code, message), /*keep_alive=*/false, 11,
+                  /*head=*/false, /*linger=*/true);
+  }
+
+  void OnWrite(beast::error_code ec, bool keep_alive, bool linger) {
+    if (ec || closed_) return CloseSocket();
+    if (keep_alive) return ReadHeader();
+    beast::error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_send, ignored);
+    if (!linger) return CloseSocket();
+    linger_timer_.emplace(socket_.get_executor());
+    linger_timer_->expires_after(kLingerTime);
+    linger_timer_->async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (!ec) self->CloseSocket();
+    });
+    Drain();
+  }
+
+  void Drain() {
+    buffer_.consume(buffer_.size());
+    socket_.async_read_some(buffer_.prepare(kDrainChunk),
+                            [self = shared_from_this()](beast::error_code ec, size_t n) {
+                              self->drained_ += n;
+                              if (ec || self->drained_ > kLingerBytes) return self->CloseSocket();
+                              self->Drain();
+                            });
+  }
+
+  void CloseSocket() {
+    beast::error_code ignored;
+    if (linger_timer_) linger_timer_->cancel();
+    socket_.close(ignored);
+  }
+
+  tcp::socket socket_;
+  Worker& worker_;
+  const Shared& shared_;
+  beast::flat_buffer buffer_;  // reused for every request on the connection
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  bhttp::response<bhttp::string_body> res_;
+  std::optional<asio::steady_timer> linger_timer_;
+  size_t drained_ = 0;
+  bool closed_ = false;
+};
+
+}  // namespace
+
+struct Server::Impl {
+  explicit Impl(ServerOptions o) : options(std::move(o)) {}
+
+  void Accept() {
+    Worker& worker = *workers[next_worker++ % workers.size()];
+    acceptor->async_accept(worker.io, [this, &worker](beast::error_code ec, tcp::socket socket) {
+      if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
+      if (ec) {
+        // Usually out of file descriptors; keep serving the connections we have.
+        spdlog::warn("http: accept on port {} failed: {}", port, ec.message());
+      } else {
+        beast::error_code ignored;
+        socket.set_option(tcp::no_delay(true), ignored);
+        connections.fetch_add(1, std::memory_order_relaxed);
+        asio::post(worker.io, [this, &worker, s = std::move(socket)]() mutable {
+          if (worker.stopping) return;  // `s` closes as the handler is destroyed
+          std::make_shared<Session>(std::move(s), worker, shared)->Start();
+        });
+      }
+      Accept();
+    });
+  }
+
+  ServerOptions options;
+  Shared shared{};
+  std::mutex mu;  // guards state changes in Start and Stop
+  enum class State { kIdle, kRunning, kStopped } state = State::kIdle;
+  uint16_t port = 0;
+  std::atomic<uint64_t> connections{0};
+  size_t next_worker = 0;  // used on the accepting thread only
+  std::vector<std::unique_ptr<Worker>> workers;
+  // Declared after `workers` so that it is destroyed before their io_contexts.
+  std::optional<tcp::acceptor> acceptor;
+};
+
+Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+Server::~Server() { Stop(); }
+
+Status Server::Start() {
+  Impl& s = *impl_;
+  std::lock_guard lock(s.mu);
+  if (s.state != Impl::State::kIdle) return Error{"server was already started"};
+  if (!s.options.handler) return Error{"server has no handler"};
+  const std::string where = HostPort(s.options.address, s.options.port);
+  auto fail = [&](std::string_view why) {
+    s.acceptor.reset();
+    s.workers.clear();
+    return Error{fmt::format("cannot listen on {}: {}", where, why)};
+  };
+
+  int threads = std::max(1, s.options.threads);
+  for (int i = 0; i < threads; ++i) s.workers.push_back(std::make_unique<Worker>());
+  asio::io_context& io0 = s.workers.front()->io;
+
+  beast::error_code ec;
+  tcp::endpoint endpoint;
+  auto address = asio::ip::make_address(s.options.address, ec);
+  if (!ec) {
+    endpoint = tcp::endpoint(address, s.options.port);
+  } else {
+    // A host name such as "localhost".
+    tcp::resolver resolver(io0);
+    auto results = resolver.resolve(s.options.address, std::to_string(s.options.port),
+                                    tcp::resolver::passive | tcp::resolver::numeric_service, ec);
+    if (ec) return fail(ec.message());
+    if (results.empty()) return fail("address not found");
+    endpoint = results.begin()->endpoint();
+  }
+
+  s.acceptor.emplace(io0);
+  if (s.acceptor->open(endpoint.protocol(), ec)) return fail(ec.message());
+  // Lets a restarted server bind while old connections sit in TIME_WAIT; Linux
+  // still refuses a port another socket is listening on.
+  if (s.acceptor->set_option(asio::socket_base::reuse_address(true), ec)) return fail(ec.message());
+  if (s.acceptor->bind(endpoint, ec)) return fail(ec.message());
+  if (s.acceptor->listen(asio::socket_base::max_listen_connections, ec)) return fail(ec.message());
+  s.port = s.acceptor->local_endpoint(ec).port();
+  if (ec) return fail(ec.message());
+
+  s.shared = Shared{s.options.max_body_bytes, &s.options.handler};
+  s.Accept();
+  for (auto& w : s.workers) {
+    w->work.emplace(w->io.get_executor());
+    Worker* worker = w.get();
+    w->thread = std::thread([worker] { worker->io.run(); });
+  }
+  s.state = Impl::State::kRunning;
+  return Ok();
+}
+
+uint16_t Server::port() const { return impl_->port; }
+
+uint64_t Server::connections_accepted() const {
+  return impl_->connections.load(std::memory_order_relaxed);
+}
+
+void Server::Stop() {
+  Impl& s = *impl_;
+  std::lock_guard lock(s.mu);
+  if (s.state != Impl::State::kRunning) return;
+  s.state = Impl::State::kStopped;
+  asio::post(s.workers.front()->io, [&s] {
+    beast::error_code ignored;
+    s.acceptor->close(ignored);
+  });
+  for (auto& w : s.workers) {
+    Worker* worker = w.get();
+    asio::post(worker->io, [worker] {
+      worker->stopping = true;
+      // Close() does not destroy a session (its pending operation holds it),
+      // but copy anyway so the loop never depends on that.
+      std::vector<Session*> sessions(worker->sessions.begin(), worker->sessions.end());
+      for (Session* session : sessions) session->Close();
+    });
+    // Without the guard, run() returns once the closed sessions have finished.
+    worker->work.reset();
+  }
+  for (auto& w : s.workers) {
+    // A handler that stops its own server cannot join its own thread.
+    if (w->thread.get_id() == std::this_thread::get_id()) {
+      w->thread.detach();
+    } else if (w->thread.joinable()) {
+      w->thread.join();
+    }
+  }
+}
+
+}  // namespace kfpbench::http
