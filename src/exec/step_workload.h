@@ -1,0 +1,41 @@
+// The built-in benchmark step behind `kfpbench step`: burns a chosen amount of
+// CPU and memory for a chosen time, writes output parameters, and exits with a
+// chosen code, so that benchmark pipelines need no image but kfpbench's own.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "util/result.h"
+#include "util/time.h"
+
+namespace kfpbench::exec {
+
+struct StepOptions {
+  Duration duration{0};
+  // Cores kept busy. A fraction is a duty cycle spread over ceil(cpu) threads,
+  // so 1.5 keeps two threads busy 75% of the time each.
+  double cpu = 0;
+  // Allocated and touched page by page up front, then held for the duration.
+  int64_t memory_bytes = 0;
+  // (file, value) pairs written after the duration, parent dirs created, value
+  // written as is (no trailing newline), like a KFP component's output file.
+  std::vector<std::pair<std::string, std::string>> output_params;
+  int exit_code = 0;  // what the step exits with once done (--fail-with)
+};
+
+// Parses the arguments after `kfpbench step`:
+//   --duration 2s        (a bare number means seconds)
+//   --cpu 0.5            (or 500m)
+//   --memory 256Mi       (Ki/Mi/Gi/K/M/G suffixes or plain bytes)
+//   --output-param FILE=VALUE   (repeatable)
+//   --fail-with N        (0..255)
+// Also accepts --flag=value. Errors name the offending flag.
+Result<StepOptions> ParseStepArgs(const std::vector<std::string>& args);
+
+// Runs the step in this process and returns its exit code. Progress goes to
+// stdout, problems to stderr (both end up in the task's log).
+int RunStep(const StepOptions& options);
+
+}  // namespace kfpbench::exec

@@ -1,0 +1,127 @@
+#include "exec/stub_executor.h"
+
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace kfpbench::exec {
+
+struct StubExecutor::State {
+  struct Pending {
+    uint64_t serial = 0;  // tells a relaunch of the same task id from the old timer
+    engine::TimerId timer = 0;
+    std::function<void(engine::TaskResult)> done;
+  };
+
+  engine::EventLoop& loop;
+  StubExecutorOptions options;
+
+  std::mutex mu;  // guards the rest; Launch and Cancel may come from any thread
+  std::mt19937_64 rng;
+  uint64_t next_serial = 1;
+  std::unordered_map<std::string, Pending> pending;  // by task id
+
+  State(engine::EventLoop& l, StubExecutorOptions o)
+      : loop(l), options(std::move(o)), rng(options.seed) {}
+
+  // Removes the task if it is still the launch `serial` names; its done, or
+  // an empty function when the task is gone or was relaunched.
+  std::function<void(engine::TaskResult)> Take(const std::string& task_id, uint64_t serial) {
+    std::lock_guard lock(mu);
+    auto it = pending.find(task_id);
+    if (it == pending.end() || (serial != 0 && it->second.serial != serial)) return nullptr;
+    auto done = std::move(it->second.done);
+    if (serial == 0) loop.Cancel(it->second.timer);
+    pending.erase(it);
+    return done;
+  }
+};
+
+Result<StubExecutorOptions> ParseStubExecutorOptions(const std::vector<std::string>& specs,
+                                                     uint64_t seed) {
+  StubExecutorOptions options;
+  options.seed = seed;
+  for (const auto& spec : specs) {
+    auto labeled = ParseLabeledDurationDist(spec);
+    if (!labeled.ok()) return labeled.error();
+    auto& [label, dist] = *labeled;
+    if (label.empty()) {
+      options.default_duration = dist;
+    } else {
+      options.by_executor_label.insert_or_assign(label, dist);
+    }
+  }
+  return options;
+}
+
+std::string StubValueForType(const std::string& type) {
+  if (type == "NUMBER_INTEGER") return "1";
+  if (type == "NUMBER_DOUBLE") return "1.0";
+  if (type == "BOOLEAN") return "true";
+  if (type == "LIST") return "[]";
+  if (type == "STRUCT") return "{}";
+  return "stub";  // STRING, and a safe guess for anything unknown
+}
+
+StubExecutor::StubExecutor(engine::EventLoop& loop, StubExecutorOptions options)
+    : state_(std::make_shared<State>(loop, std::move(options))) {}
+
+StubExecutor::~StubExecutor() {
+  std::lock_guard lock(state_->mu);
+  for (const auto& [id, p] : state_->pending) state_->loop.Cancel(p.timer);
+  state_->pending.clear();
+}
+
+void StubExecutor::Launch(engine::TaskLaunch launch, std::function<void(engine::TaskResult)> done) {
+  engine::TaskResult result;
+  result.succeeded = true;
+  for (const auto& [name, type] : launch.output_parameter_types) {
+    result.output_parameters[name] = StubValueForType(type);
+  }
+  // Outputs the engine expects a file for but has no type for: still present.
+  for (const auto& [name, file] : launch.output_parameter_files) {
+    result.output_parameters.try_emplace(name, "stub");
+  }
+
+  State& s = *state_;
+  std::lock_guard lock(s.mu);
+  auto it = s.options.by_executor_label.find(launch.executor_label);
+  const DurationDist& dist =
+      it != s.options.by_executor_label.end() ? it->second : s.options.default_duration;
+  const Duration duration = dist.Sample(s.rng);
+  const uint64_t serial = s.next_serial++;
+
+  // Timer callbacks hold the state weakly: a timer that fires after the
+  // executor is gone finds nothing to do.
+  std::weak_ptr<State> weak = state_;
+  auto fire = [weak, task_id = launch.task_id, serial, result = std::move(result)]() mutable {
+    auto state = weak.lock();
+    if (!state) return;
+    auto done = state->Take(task_id, serial);
+    // Already on the loop (a timer), so call directly rather than post.
+    if (done) done(std::move(result));
+  };
+  // Inserted before After() so a zero-length timer firing on another thread
+  // finds it; the timer id is filled in just after, still under the lock.
+  auto& pending = s.pending[launch.task_id];
+  pending = State::Pending{serial, 0, std::move(done)};
+  pending.timer = s.loop.After(duration, std::move(fire));
+}
+
+void StubExecutor::Cancel(const std::string& task_id) {
+  auto done = state_->Take(task_id, 0);
+  if (!done) return;
+  engine::TaskResult result;
+  result.error = "canceled";
+  state_->loop.Post(
+      [done = std::move(done), result = std::move(result)]() mutable { done(std::move(result)); });
+}
+
+size_t StubExecutor::running() const {
+  std::lock_guard lock(state_->mu);
+  return state_->pending.size();
+}
+
+}  // namespace kfpbench::exec

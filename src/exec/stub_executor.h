@@ -1,0 +1,55 @@
+// An executor that runs nothing: each task just lasts a sampled duration on
+// the loop's clock and then succeeds with type-correct placeholder outputs.
+// It measures the control plane alone, and since it only uses loop.After it
+// runs unchanged on the simulator's virtual clock.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/event_loop.h"
+#include "engine/executor.h"
+#include "exec/duration_dist.h"
+#include "util/result.h"
+
+namespace kfpbench::exec {
+
+struct StubExecutorOptions {
+  DurationDist default_duration = DurationDist::Constant(std::chrono::milliseconds(100));
+  std::map<std::string, DurationDist> by_executor_label;  // "exec-train" -> ...
+  uint64_t seed = 1;  // same seed and launch order, same durations
+};
+
+// Builds options from specs like "exec-train=lognormal:60s:0.3"; a spec
+// without "label=" replaces the default.
+Result<StubExecutorOptions> ParseStubExecutorOptions(const std::vector<std::string>& specs,
+                                                     uint64_t seed = 1);
+
+// The value a stub reports for an output of IR parameter type `type`
+// ("STRING" -> "stub", "NUMBER_INTEGER" -> "1", ...; unknown types -> "stub").
+std::string StubValueForType(const std::string& type);
+
+class StubExecutor : public engine::Executor {
+ public:
+  StubExecutor(engine::EventLoop& loop, StubExecutorOptions options = {});
+  // Pending tasks are dropped without calling `done`.
+  ~StubExecutor() override;
+  StubExecutor(const StubExecutor&) = delete;
+  StubExecutor& operator=(const StubExecutor&) = delete;
+
+  void Launch(engine::TaskLaunch launch, std::function<void(engine::TaskResult)> done) override;
+  // Fires `done` (posted) at once, failed with "canceled".
+  void Cancel(const std::string& task_id) override;
+
+  size_t running() const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;  // shared with timer callbacks, which may outlive us
+};
+
+}  // namespace kfpbench::exec
