@@ -58,9 +58,9 @@ Result<json> Client::Call(std::string_view operation, http::Method method,
     std::string message;
     if (parsed.is_object()) message = parsed.value("message", "");
     if (message.empty()) message = response->body.substr(0, 200);
-    return Error{Redact(fmt::format("{} {}{}: HTTP {}: {}", operation, base_url(), target,
-                                    status, message)),
-                 status};
+    return Error{
+        Redact(fmt::format("{} {}{}: HTTP {}: {}", operation, base_url(), target, status, message)),
+        status};
   }
   if (parsed.is_discarded()) {
     return Error{fmt::format("{}: the server answered HTTP {} with a body that is not JSON",
@@ -94,9 +94,9 @@ Result<Pipeline> Client::UploadPipeline(std::string_view name, std::string_view 
   std::multimap<std::string, std::string> q{{"name", std::string(name)},
                                             {"display_name", std::string(name)}};
   if (!config_.namespace_.empty()) q.emplace("namespace", config_.namespace_);
-  auto j = Call("UploadPipeline", http::Method::kPost,
-                Path("/pipelines/upload?") + http::BuildQuery(q), std::move(form.body),
-                form.content_type);
+  auto j =
+      Call("UploadPipeline", http::Method::kPost, Path("/pipelines/upload?") + http::BuildQuery(q),
+           std::move(form.body), form.content_type);
   if (!j.ok()) return j.error();
   return PipelineFromJson(*j, false);
 }
@@ -116,21 +116,21 @@ Result<Pipeline> Client::GetPipeline(const std::string& pipeline_id) {
 }
 
 Status Client::DeletePipeline(const std::string& pipeline_id, bool cascade) {
-  auto j = Call("DeletePipeline", http::Method::kDelete,
-                Path("/pipelines/") + http::PercentEncode(pipeline_id) +
-                    (cascade ? "?cascade=true" : ""));
+  auto j = Call(
+      "DeletePipeline", http::Method::kDelete,
+      Path("/pipelines/") + http::PercentEncode(pipeline_id) + (cascade ? "?cascade=true" : ""));
   if (!j.ok()) return j.error();
   return Ok();
 }
 
 Result<Page<PipelineVersion>> Client::ListPipelineVersions(const std::string& pipeline_id,
                                                            const ListOptions& options) {
-  auto j = Call("ListPipelineVersions", http::Method::kGet,
-                Path("/pipelines/") + http::PercentEncode(pipeline_id) + "/versions" +
-                    ListQuery(options));
+  auto j = Call(
+      "ListPipelineVersions", http::Method::kGet,
+      Path("/pipelines/") + http::PercentEncode(pipeline_id) + "/versions" + ListQuery(options));
   if (!j.ok()) return j.error();
-  return ReadPage<PipelineVersion>(
-      *j, "pipeline_versions", [](const json& i) { return PipelineVersionFromJson(i, false); });
+  return ReadPage<PipelineVersion>(*j, "pipeline_versions",
+                                   [](const json& i) { return PipelineVersionFromJson(i, false); });
 }
 
 Result<Experiment> Client::CreateExperiment(std::string_view display_name,
@@ -139,8 +139,8 @@ Result<Experiment> Client::CreateExperiment(std::string_view display_name,
   e.display_name = display_name;
   e.description = description;
   e.namespace_ = config_.namespace_;
-  auto j = Call("CreateExperiment", http::Method::kPost, Path("/experiments"),
-                ToJson(e).dump(), "application/json");
+  auto j = Call("CreateExperiment", http::Method::kPost, Path("/experiments"), ToJson(e).dump(),
+                "application/json");
   if (!j.ok()) return j.error();
   return ExperimentFromJson(*j, false);
 }
@@ -161,8 +161,8 @@ Result<Run> Client::CreateRun(const RunCreate& request) {
   run.pipeline_version_reference_id = request.pipeline_version_id;
   run.pipeline_spec = request.pipeline_spec;
   run.runtime_config.parameters = request.parameters;
-  auto j = Call("CreateRun", http::Method::kPost, Path("/runs"), ToJson(run).dump(),
-                "application/json");
+  auto j =
+      Call("CreateRun", http::Method::kPost, Path("/runs"), ToJson(run).dump(), "application/json");
   if (!j.ok()) return j.error();
   return RunFromJson(*j, false);
 }

@@ -66,8 +66,7 @@ class Client {
   Result<Page<PipelineVersion>> ListPipelineVersions(const std::string& pipeline_id,
                                                      const ListOptions& options);
 
-  Result<Experiment> CreateExperiment(std::string_view display_name,
-                                      std::string_view description);
+  Result<Experiment> CreateExperiment(std::string_view display_name, std::string_view description);
   Status DeleteExperiment(const std::string& experiment_id);
 
   Result<Run> CreateRun(const RunCreate& request);

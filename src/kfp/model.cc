@@ -322,42 +322,69 @@ Result<Healthz> HealthzFromJson(const json& j) {
 
 int HttpStatusFor(GrpcCode code) {
   switch (code) {
-    case GrpcCode::kOk: return 200;
-    case GrpcCode::kCancelled: return 499;
-    case GrpcCode::kInvalidArgument: return 400;
-    case GrpcCode::kDeadlineExceeded: return 504;
-    case GrpcCode::kNotFound: return 404;
-    case GrpcCode::kAlreadyExists: return 409;
-    case GrpcCode::kPermissionDenied: return 403;
-    case GrpcCode::kResourceExhausted: return 429;
-    case GrpcCode::kFailedPrecondition: return 400;
-    case GrpcCode::kAborted: return 409;
-    case GrpcCode::kOutOfRange: return 400;
-    case GrpcCode::kUnimplemented: return 501;
-    case GrpcCode::kUnavailable: return 503;
-    case GrpcCode::kUnauthenticated: return 401;
+    case GrpcCode::kOk:
+      return 200;
+    case GrpcCode::kCancelled:
+      return 499;
+    case GrpcCode::kInvalidArgument:
+      return 400;
+    case GrpcCode::kDeadlineExceeded:
+      return 504;
+    case GrpcCode::kNotFound:
+      return 404;
+    case GrpcCode::kAlreadyExists:
+      return 409;
+    case GrpcCode::kPermissionDenied:
+      return 403;
+    case GrpcCode::kResourceExhausted:
+      return 429;
+    case GrpcCode::kFailedPrecondition:
+      return 400;
+    case GrpcCode::kAborted:
+      return 409;
+    case GrpcCode::kOutOfRange:
+      return 400;
+    case GrpcCode::kUnimplemented:
+      return 501;
+    case GrpcCode::kUnavailable:
+      return 503;
+    case GrpcCode::kUnauthenticated:
+      return 401;
     case GrpcCode::kUnknown:
     case GrpcCode::kInternal:
-    case GrpcCode::kDataLoss: return 500;
+    case GrpcCode::kDataLoss:
+      return 500;
   }
   return 500;
 }
 
 GrpcCode GrpcCodeForHttpStatus(int status) {
   switch (status) {
-    case 200: return GrpcCode::kOk;
-    case 400: return GrpcCode::kInvalidArgument;
-    case 401: return GrpcCode::kUnauthenticated;
-    case 403: return GrpcCode::kPermissionDenied;
-    case 404: return GrpcCode::kNotFound;
-    case 409: return GrpcCode::kAlreadyExists;
+    case 200:
+      return GrpcCode::kOk;
+    case 400:
+      return GrpcCode::kInvalidArgument;
+    case 401:
+      return GrpcCode::kUnauthenticated;
+    case 403:
+      return GrpcCode::kPermissionDenied;
+    case 404:
+      return GrpcCode::kNotFound;
+    case 409:
+      return GrpcCode::kAlreadyExists;
     case 413:
-    case 429: return GrpcCode::kResourceExhausted;
-    case 499: return GrpcCode::kCancelled;
-    case 501: return GrpcCode::kUnimplemented;
-    case 503: return GrpcCode::kUnavailable;
-    case 504: return GrpcCode::kDeadlineExceeded;
-    default: return status < 400 ? GrpcCode::kOk : GrpcCode::kUnknown;
+    case 429:
+      return GrpcCode::kResourceExhausted;
+    case 499:
+      return GrpcCode::kCancelled;
+    case 501:
+      return GrpcCode::kUnimplemented;
+    case 503:
+      return GrpcCode::kUnavailable;
+    case 504:
+      return GrpcCode::kDeadlineExceeded;
+    default:
+      return status < 400 ? GrpcCode::kOk : GrpcCode::kUnknown;
   }
 }
 

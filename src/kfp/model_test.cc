@@ -27,7 +27,7 @@ TEST(Model, RunRoundTripsInProtoJsonForm) {
   EXPECT_EQ(j["created_at"], "2023-11-14T22:13:20Z");
   EXPECT_EQ(j["pipeline_version_reference"]["pipeline_version_id"], "v1");
   EXPECT_EQ(j["run_details"]["task_details"][0]["execution_id"], "42");  // int64 as string
-  EXPECT_FALSE(j.contains("finished_at"));  // unset fields are omitted
+  EXPECT_FALSE(j.contains("finished_at"));                               // unset fields are omitted
   EXPECT_FALSE(j.contains("description"));
   auto back = RunFromJson(j, true);
   ASSERT_TRUE(back.ok()) << back.error().message;

@@ -21,15 +21,24 @@ enum class RuntimeState {
 // The v2beta1 enum names: "PENDING", "SUCCEEDED", "RUNTIME_STATE_UNSPECIFIED"...
 constexpr std::string_view RuntimeStateName(RuntimeState s) {
   switch (s) {
-    case RuntimeState::kUnspecified: return "RUNTIME_STATE_UNSPECIFIED";
-    case RuntimeState::kPending: return "PENDING";
-    case RuntimeState::kRunning: return "RUNNING";
-    case RuntimeState::kSucceeded: return "SUCCEEDED";
-    case RuntimeState::kSkipped: return "SKIPPED";
-    case RuntimeState::kFailed: return "FAILED";
-    case RuntimeState::kCanceling: return "CANCELING";
-    case RuntimeState::kCanceled: return "CANCELED";
-    case RuntimeState::kPaused: return "PAUSED";
+    case RuntimeState::kUnspecified:
+      return "RUNTIME_STATE_UNSPECIFIED";
+    case RuntimeState::kPending:
+      return "PENDING";
+    case RuntimeState::kRunning:
+      return "RUNNING";
+    case RuntimeState::kSucceeded:
+      return "SUCCEEDED";
+    case RuntimeState::kSkipped:
+      return "SKIPPED";
+    case RuntimeState::kFailed:
+      return "FAILED";
+    case RuntimeState::kCanceling:
+      return "CANCELING";
+    case RuntimeState::kCanceled:
+      return "CANCELED";
+    case RuntimeState::kPaused:
+      return "PAUSED";
   }
   return "RUNTIME_STATE_UNSPECIFIED";
 }

@@ -21,7 +21,8 @@ http::Response JsonResponse(const nlohmann::json& body) {
 }
 
 Result<nlohmann::json> ParseJsonBody(const http::Request& request) {
-  if (request.body.empty()) return Error{"the request body is empty; a JSON object is expected", 400};
+  if (request.body.empty())
+    return Error{"the request body is empty; a JSON object is expected", 400};
   auto j = nlohmann::json::parse(request.body, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return Error{"the request body is not valid JSON", 400};
   if (!j.is_object()) return Error{"the request body must be a JSON object", 400};

@@ -129,7 +129,9 @@ Result<std::unique_ptr<Backend>> Backend::Create(BackendOptions options) {
     impl->temp_root = work_root;
   }
   std::filesystem::create_directories(work_root, ec);
-  if (ec) return Error{fmt::format("cannot create work directory {}: {}", work_root.string(), ec.message())};
+  if (ec)
+    return Error{
+        fmt::format("cannot create work directory {}: {}", work_root.string(), ec.message())};
 
   if (options.executor == "process") {
     exec::ProcessExecutorOptions po;
@@ -147,8 +149,7 @@ Result<std::unique_ptr<Backend>> Backend::Create(BackendOptions options) {
   engine::EngineOptions eo;
   eo.work_root = work_root;
   eo.nodes = options.nodes;
-  impl->engine =
-      std::make_unique<engine::Engine>(impl->loop, *impl->executor, *impl->observer, eo);
+  impl->engine = std::make_unique<engine::Engine>(impl->loop, *impl->executor, *impl->observer, eo);
   impl->handlers = std::make_unique<Handlers>(*impl->store, *impl->engine);
   if (Status s = impl->handlers->Init(); !s.ok()) return s.error();
   impl->handlers->Register(impl->router);

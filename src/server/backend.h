@@ -16,10 +16,10 @@
 namespace kfpbench::server {
 
 struct BackendOptions {
-  std::string db_path;                // empty: in-memory
-  std::filesystem::path work_root;    // empty: a fresh temporary directory, removed at exit
-  std::vector<engine::NodeSpec> nodes;  // empty: one node the size of this machine
-  std::string executor = "process";     // "process" or "stub"
+  std::string db_path;                      // empty: in-memory
+  std::filesystem::path work_root;          // empty: a fresh temporary directory, removed at exit
+  std::vector<engine::NodeSpec> nodes;      // empty: one node the size of this machine
+  std::string executor = "process";         // "process" or "stub"
   std::vector<std::string> stub_durations;  // "exec-x=lognormal:60s:0.3", "constant:1s"
   std::string self_binary;  // what a step command "kfpbench" runs; empty: this program
 };

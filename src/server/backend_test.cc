@@ -178,9 +178,9 @@ TEST_F(BackendApiTest, ExperimentsLifecycle) {
   EXPECT_EQ(list["total_size"], 2);  // ours and "Default"
   EXPECT_EQ(list["experiments"][0]["experiment_id"], id);
   EXPECT_EQ(Call(http::Method::kGet, "/apis/v2beta1/experiments/" + id).first, 200);
-  EXPECT_EQ(Call(http::Method::kPost, "/apis/v2beta1/experiments", R"({"display_name": "bench"})")
-                .first,
-            409);
+  EXPECT_EQ(
+      Call(http::Method::kPost, "/apis/v2beta1/experiments", R"({"display_name": "bench"})").first,
+      409);
   EXPECT_EQ(Call(http::Method::kDelete, "/apis/v2beta1/experiments/" + id).first, 200);
   EXPECT_EQ(Call(http::Method::kGet, "/apis/v2beta1/experiments/" + id).first, 404);
 }
@@ -215,24 +215,25 @@ TEST_F(BackendApiTest, RunFromVersionReferenceSucceedsWithTaskDetails) {
   EXPECT_EQ(states.front(), "PENDING");
   EXPECT_EQ(states.back(), "SUCCEEDED");
 
-  json filter = {{"predicates",
-                  {{{"key", "state"}, {"operation", "EQUALS"}, {"string_value", "SUCCEEDED"}}}}};
-  auto [ls, list] = Call(http::Method::kGet,
-                         "/apis/v2beta1/runs?filter=" + http::PercentEncode(filter.dump()));
+  json filter = {
+      {"predicates", {{{"key", "state"}, {"operation", "EQUALS"}, {"string_value", "SUCCEEDED"}}}}};
+  auto [ls, list] =
+      Call(http::Method::kGet, "/apis/v2beta1/runs?filter=" + http::PercentEncode(filter.dump()));
   EXPECT_EQ(ls, 200);
   EXPECT_EQ(list["total_size"], 1);
-  EXPECT_EQ(Call(http::Method::kDelete, "/apis/v2beta1/runs/" + run["run_id"].get<std::string>())
-                .first,
-            200);
-  EXPECT_EQ(Call(http::Method::kGet, "/apis/v2beta1/runs/" + run["run_id"].get<std::string>()).first,
-            404);
+  EXPECT_EQ(
+      Call(http::Method::kDelete, "/apis/v2beta1/runs/" + run["run_id"].get<std::string>()).first,
+      200);
+  EXPECT_EQ(
+      Call(http::Method::kGet, "/apis/v2beta1/runs/" + run["run_id"].get<std::string>()).first,
+      404);
 }
 
 TEST_F(BackendApiTest, RunFromInlineSpec) {
   json p = Upload("two-steps", kPipeline);
-  auto [vs, versions] = Call(http::Method::kGet, "/apis/v2beta1/pipelines/" +
-                                                     p["pipeline_id"].get<std::string>() +
-                                                     "/versions");
+  auto [vs, versions] =
+      Call(http::Method::kGet,
+           "/apis/v2beta1/pipelines/" + p["pipeline_id"].get<std::string>() + "/versions");
   json spec = versions["pipeline_versions"][0]["pipeline_spec"];
   json body = {{"display_name", "inline"}, {"pipeline_spec", spec}};
   auto [cs, created] = Call(http::Method::kPost, "/apis/v2beta1/runs", body.dump());

@@ -10,8 +10,8 @@
 namespace kfpbench::server {
 namespace {
 
-using nlohmann::json;
 using http::Method;
+using nlohmann::json;
 
 constexpr size_t kMaxUploadBytes = 32 * 1024 * 1024;  // KFP's limit
 constexpr const char* kDefaultExperiment = "Default";
@@ -30,19 +30,19 @@ json ListBody(const char* key, const store::ListResult<T>& list, ToJsonFn to_jso
 // A spec that fails to parse is the client's mistake: 400 with the reason.
 Result<ir::PipelineSpec> ParseSpec(std::string_view text, const std::string& what) {
   auto spec = ir::ParsePipelineSpec(text);
-  if (!spec.ok()) return Error{fmt::format("invalid pipeline spec in {}: {}", what, spec.error().message), 400};
+  if (!spec.ok())
+    return Error{fmt::format("invalid pipeline spec in {}: {}", what, spec.error().message), 400};
   return spec;
 }
 
 }  // namespace
 
-Handlers::Handlers(store::Store& store, engine::Engine& engine)
-    : store_(store), engine_(engine) {}
+Handlers::Handlers(store::Store& store, engine::Engine& engine) : store_(store), engine_(engine) {}
 
 Status Handlers::Init() {
-  json filter = {{"predicates",
-                  {{{"key", "display_name"}, {"operation", "EQUALS"},
-                    {"string_value", kDefaultExperiment}}}}};
+  json filter = {
+      {"predicates",
+       {{{"key", "display_name"}, {"operation", "EQUALS"}, {"string_value", kDefaultExperiment}}}}};
   auto existing = store_.ListExperiments({"1", "", "", filter.dump()}, "");
   if (!existing.ok()) return existing.error();
   if (!existing->items.empty()) {
@@ -61,7 +61,8 @@ Status Handlers::Init() {
 
 void Handlers::Register(http::Router& router) {
   auto bind = [this](auto method) {
-    return [this, method](const http::Request& r, const Params& p) { return (this->*method)(r, p); };
+    return
+        [this, method](const http::Request& r, const Params& p) { return (this->*method)(r, p); };
   };
   const std::string api = "/apis/v2beta1";
   router.Add(Method::kGet, api + "/healthz", bind(&Handlers::Healthz), "GetHealthz");
@@ -208,8 +209,7 @@ http::Response Handlers::CreateExperiment(const http::Request& r, const Params&)
 http::Response Handlers::ListExperiments(const http::Request& r, const Params&) {
   auto list = store_.ListExperiments(ListRequestFrom(r), r.Query("namespace"));
   if (!list.ok()) return ErrorResponse(list.error());
-  return JsonResponse(
-      ListBody("experiments", *list, [](const auto& e) { return kfp::ToJson(e); }));
+  return JsonResponse(ListBody("experiments", *list, [](const auto& e) { return kfp::ToJson(e); }));
 }
 
 http::Response Handlers::GetExperiment(const http::Request&, const Params& p) {
@@ -267,10 +267,10 @@ http::Response Handlers::CreateRun(const http::Request& r, const Params&) {
       return ErrorResponse(
           400, "either pipeline_spec or pipeline_version_reference.pipeline_id must be set");
     }
-    auto version = run.pipeline_version_reference_id.empty()
-                       ? store_.LatestPipelineVersion(run.pipeline_id)
-                       : store_.GetPipelineVersion(run.pipeline_id,
-                                                   run.pipeline_version_reference_id);
+    auto version =
+        run.pipeline_version_reference_id.empty()
+            ? store_.LatestPipelineVersion(run.pipeline_id)
+            : store_.GetPipelineVersion(run.pipeline_id, run.pipeline_version_reference_id);
     if (!version.ok()) return ErrorResponse(version.error());
     run.pipeline_version_reference_id = version->pipeline_version_id;
     auto s = SpecForVersion(*version);

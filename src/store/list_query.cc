@@ -78,9 +78,8 @@ Result<SqlValue> PredicateValue(const json& p, const Field& field, const std::st
     if (field.type == FieldType::kTime) {
       auto t = ParseRfc3339(it->get<std::string>());
       if (!t.ok()) return bad(t.error().message);
-      return SqlValue(int64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                  t->time_since_epoch())
-                                  .count()));
+      return SqlValue(int64_t(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(t->time_since_epoch()).count()));
     }
     return bad("expects a number");
   }
@@ -137,8 +136,7 @@ Result<std::vector<SqlValue>> PredicateValues(const json& p, const Field& field,
   return bad("IN needs string_values, int_values or long_values");
 }
 
-Status AddFilter(const std::string& filter_text, const std::vector<Field>& fields,
-                 ListPlan& plan) {
+Status AddFilter(const std::string& filter_text, const std::vector<Field>& fields, ListPlan& plan) {
   if (filter_text.empty()) return Ok();
   json filter = json::parse(filter_text, nullptr, false);
   if (filter.is_discarded() || !filter.is_object()) {
@@ -162,8 +160,8 @@ Status AddFilter(const std::string& filter_text, const std::vector<Field>& field
     }
     std::string op = p.value("operation", "");
     static const std::pair<const char*, const char*> kCompare[] = {
-        {"EQUALS", "="},       {"NOT_EQUALS", "!="},       {"GREATER_THAN", ">"},
-        {"LESS_THAN", "<"},    {"GREATER_THAN_EQUALS", ">="}, {"LESS_THAN_EQUALS", "<="}};
+        {"EQUALS", "="},    {"NOT_EQUALS", "!="},          {"GREATER_THAN", ">"},
+        {"LESS_THAN", "<"}, {"GREATER_THAN_EQUALS", ">="}, {"LESS_THAN_EQUALS", "<="}};
     bool done = false;
     for (const auto& [name, sql] : kCompare) {
       if (op != name) continue;

@@ -13,7 +13,6 @@ int64_t ToNs(WallTime t) {
 WallTime FromNs(int64_t ns) {
   return WallTime(std::chrono::duration_cast<WallClock::duration>(std::chrono::nanoseconds(ns)));
 }
-SqlValue TextOrNull(const std::string& s) { return s.empty() ? SqlValue(nullptr) : SqlValue(s); }
 
 Error NotFound(const char* what, const std::string& id) {
   return Error{fmt::format("{} {} not found", what, id), 404};
@@ -138,8 +137,8 @@ Result<ListResult<T>> RunList(Database& db, const std::string& table, const std:
   }
   ListResult<T> out;
   {
-    auto count = db.Prepare(fmt::format("SELECT COUNT(*) FROM {}{}", table,
-                                        where.empty() ? "" : " WHERE " + where));
+    auto count = db.Prepare(
+        fmt::format("SELECT COUNT(*) FROM {}{}", table, where.empty() ? "" : " WHERE " + where));
     if (!count.ok()) return count.error();
     count->BindAll(binds);
     auto row = count->Step();
@@ -153,10 +152,9 @@ Result<ListResult<T>> RunList(Database& db, const std::string& table, const std:
     page_binds.insert(page_binds.end(), plan.cursor_binds.begin(), plan.cursor_binds.end());
   }
   // One row more than the page tells whether there is a next page.
-  auto stmt = db.Prepare(fmt::format("SELECT {}, {} FROM {}{} ORDER BY {} LIMIT {}", columns,
-                                     plan.sort_field->column, table,
-                                     page_where.empty() ? "" : " WHERE " + page_where,
-                                     plan.order_by, plan.page_size + 1));
+  auto stmt = db.Prepare(fmt::format(
+      "SELECT {}, {} FROM {}{} ORDER BY {} LIMIT {}", columns, plan.sort_field->column, table,
+      page_where.empty() ? "" : " WHERE " + page_where, plan.order_by, plan.page_size + 1));
   if (!stmt.ok()) return stmt.error();
   stmt->BindAll(page_binds);
   SqlValue last_sort;
@@ -332,20 +330,19 @@ Status Store::CreateSchema(bool on_disk) {
 
 Status Store::InsertPipeline(const kfp::Pipeline& p) {
   std::lock_guard lock(mu_);
-  return Insert(*db_,
-                "INSERT INTO pipelines (id, name, display_name, description, namespace, "
-                "created_at_ns) VALUES (?, ?, ?, ?, ?, ?)",
-                {p.pipeline_id, p.name, p.display_name, p.description, p.namespace_,
-                 ToNs(p.created_at)},
-                fmt::format("a pipeline named '{}' already exists", p.name));
+  return Insert(
+      *db_,
+      "INSERT INTO pipelines (id, name, display_name, description, namespace, "
+      "created_at_ns) VALUES (?, ?, ?, ?, ?, ?)",
+      {p.pipeline_id, p.name, p.display_name, p.description, p.namespace_, ToNs(p.created_at)},
+      fmt::format("a pipeline named '{}' already exists", p.name));
 }
 
 Result<kfp::Pipeline> Store::GetPipeline(const std::string& id) {
   std::lock_guard lock(mu_);
-  return GetOne<kfp::Pipeline>(*db_,
-                               fmt::format("SELECT {} FROM pipelines WHERE id = ?",
-                                           kPipelineColumns),
-                               {id}, ReadPipeline, NotFound("pipeline", id));
+  return GetOne<kfp::Pipeline>(
+      *db_, fmt::format("SELECT {} FROM pipelines WHERE id = ?", kPipelineColumns), {id},
+      ReadPipeline, NotFound("pipeline", id));
 }
 
 Result<ListResult<kfp::Pipeline>> Store::ListPipelines(const ListRequest& req,
@@ -394,8 +391,7 @@ Status Store::InsertPipelineVersion(const kfp::PipelineVersion& v) {
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 {v.pipeline_version_id, v.pipeline_id, v.name, v.display_name, v.description,
                  ToNs(v.created_at), v.package_url, v.code_source_url, v.pipeline_spec.dump()},
-                fmt::format("pipeline {} already has a version named '{}'", v.pipeline_id,
-                            v.name));
+                fmt::format("pipeline {} already has a version named '{}'", v.pipeline_id, v.name));
 }
 
 Result<kfp::PipelineVersion> Store::GetPipelineVersion(const std::string& pipeline_id,
@@ -419,18 +415,18 @@ Result<kfp::PipelineVersion> Store::LatestPipelineVersion(const std::string& pip
       Error{fmt::format("pipeline {} has no versions", pipeline_id), 404});
 }
 
-Result<ListResult<kfp::PipelineVersion>> Store::ListPipelineVersions(
-    const std::string& pipeline_id, const ListRequest& req) {
+Result<ListResult<kfp::PipelineVersion>> Store::ListPipelineVersions(const std::string& pipeline_id,
+                                                                     const ListRequest& req) {
   auto plan = PlanList(req, VersionFields(), "created_at", "id");
   if (!plan.ok()) return plan.error();
   std::lock_guard lock(mu_);
-  return RunList<kfp::PipelineVersion>(
-      *db_, "pipeline_versions", kVersionColumns, *plan, "pipeline_id = ?", {pipeline_id},
-      [&](const Statement& s) {
-        auto v = ReadVersion(s);
-        std::string id = v.pipeline_version_id;
-        return std::make_tuple(std::move(v), std::move(id), SortValue(s, 9, *plan));
-      });
+  return RunList<kfp::PipelineVersion>(*db_, "pipeline_versions", kVersionColumns, *plan,
+                                       "pipeline_id = ?", {pipeline_id}, [&](const Statement& s) {
+                                         auto v = ReadVersion(s);
+                                         std::string id = v.pipeline_version_id;
+                                         return std::make_tuple(std::move(v), std::move(id),
+                                                                SortValue(s, 9, *plan));
+                                       });
 }
 
 Status Store::InsertExperiment(const kfp::Experiment& e) {
@@ -455,8 +451,8 @@ Result<ListResult<kfp::Experiment>> Store::ListExperiments(const ListRequest& re
   auto plan = PlanList(req, ExperimentFields(), "created_at", "id");
   if (!plan.ok()) return plan.error();
   std::lock_guard lock(mu_);
-  return RunList<kfp::Experiment>(*db_, "experiments", kExperimentColumns, *plan,
-                                  "namespace = ?", {namespace_}, [&](const Statement& s) {
+  return RunList<kfp::Experiment>(*db_, "experiments", kExperimentColumns, *plan, "namespace = ?",
+                                  {namespace_}, [&](const Statement& s) {
                                     auto e = ReadExperiment(s);
                                     std::string id = e.experiment_id;
                                     return std::make_tuple(std::move(e), std::move(id),
@@ -475,24 +471,25 @@ Status Store::InsertRun(const kfp::Run& r) {
   if (!r.runtime_config.pipeline_root.empty()) rc["pipeline_root"] = r.runtime_config.pipeline_root;
   RunStatus status{r.state, r.finished_at, r.error, r.state_history, r.task_details};
   std::lock_guard lock(mu_);
-  Status s = Insert(
-      *db_,
-      "INSERT INTO runs (id, experiment_id, display_name, description, pipeline_id, "
-      "pipeline_version_id, pipeline_spec, runtime_config, service_account, storage_state, "
-      "state, created_at_ns, scheduled_at_ns, finished_at_ns, recurring_run_id, status) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      {r.run_id, r.experiment_id, r.display_name, r.description, r.pipeline_id,
-       r.pipeline_version_reference_id,
-       r.pipeline_spec.is_null() ? SqlValue(nullptr) : SqlValue(r.pipeline_spec.dump()),
-       rc.dump(), r.service_account, r.storage_state.empty() ? "AVAILABLE" : r.storage_state,
-       std::string(RuntimeStateName(r.state)), ToNs(r.created_at),
-       r.scheduled_at.time_since_epoch().count() ? ToNs(r.scheduled_at) : 0,
-       r.finished_at.time_since_epoch().count() ? ToNs(r.finished_at) : 0,
-       r.recurring_run_id, StatusJson(status)},
-      fmt::format("run {} already exists", r.run_id));
+  Status s =
+      Insert(*db_,
+             "INSERT INTO runs (id, experiment_id, display_name, description, pipeline_id, "
+             "pipeline_version_id, pipeline_spec, runtime_config, service_account, storage_state, "
+             "state, created_at_ns, scheduled_at_ns, finished_at_ns, recurring_run_id, status) "
+             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             {r.run_id, r.experiment_id, r.display_name, r.description, r.pipeline_id,
+              r.pipeline_version_reference_id,
+              r.pipeline_spec.is_null() ? SqlValue(nullptr) : SqlValue(r.pipeline_spec.dump()),
+              rc.dump(), r.service_account, r.storage_state.empty() ? "AVAILABLE" : r.storage_state,
+              std::string(RuntimeStateName(r.state)), ToNs(r.created_at),
+              r.scheduled_at.time_since_epoch().count() ? ToNs(r.scheduled_at) : 0,
+              r.finished_at.time_since_epoch().count() ? ToNs(r.finished_at) : 0,
+              r.recurring_run_id, StatusJson(status)},
+             fmt::format("run {} already exists", r.run_id));
   if (!s.ok() || r.experiment_id.empty()) return s;
   auto touch = db_->Prepare(
-      "UPDATE experiments SET last_run_created_at_ns = MAX(last_run_created_at_ns, ?) WHERE id = ?");
+      "UPDATE experiments SET last_run_created_at_ns = MAX(last_run_created_at_ns, ?) WHERE id = "
+      "?");
   if (!touch.ok()) return touch.error();
   return touch->BindAll({ToNs(r.created_at), r.experiment_id}).Run();
 }
@@ -500,12 +497,12 @@ Status Store::InsertRun(const kfp::Run& r) {
 Status Store::UpdateRunStatus(const std::string& run_id, const RunStatus& status) {
   std::string text = StatusJson(status);
   std::lock_guard lock(mu_);
-  auto stmt = db_->Prepare(
-      "UPDATE runs SET state = ?, finished_at_ns = ?, status = ? WHERE id = ?");
+  auto stmt =
+      db_->Prepare("UPDATE runs SET state = ?, finished_at_ns = ?, status = ? WHERE id = ?");
   if (!stmt.ok()) return stmt.error();
   stmt->BindAll({std::string(RuntimeStateName(status.state)),
-                 status.finished_at.time_since_epoch().count() ? ToNs(status.finished_at) : 0,
-                 text, run_id});
+                 status.finished_at.time_since_epoch().count() ? ToNs(status.finished_at) : 0, text,
+                 run_id});
   if (Status s = stmt->Run(); !s.ok()) return s;
   if (db_->Changes() == 0) return NotFound("run", run_id);
   return Ok();
@@ -513,8 +510,8 @@ Status Store::UpdateRunStatus(const std::string& run_id, const RunStatus& status
 
 Result<kfp::Run> Store::GetRun(const std::string& id) {
   std::lock_guard lock(mu_);
-  return GetOne<kfp::Run>(*db_, fmt::format("SELECT {} FROM runs WHERE id = ?", kRunColumns),
-                          {id}, ReadRun, NotFound("run", id));
+  return GetOne<kfp::Run>(*db_, fmt::format("SELECT {} FROM runs WHERE id = ?", kRunColumns), {id},
+                          ReadRun, NotFound("run", id));
 }
 
 Result<ListResult<kfp::Run>> Store::ListRuns(const ListRequest& req,
@@ -529,13 +526,11 @@ Result<ListResult<kfp::Run>> Store::ListRuns(const ListRequest& req,
     binds.push_back(experiment_id);
   }
   std::lock_guard lock(mu_);
-  return RunList<kfp::Run>(*db_, "runs", kRunColumns, *plan, scope, binds,
-                           [&](const Statement& s) {
-                             auto r = ReadRun(s);
-                             std::string id = r.run_id;
-                             return std::make_tuple(std::move(r), std::move(id),
-                                                    SortValue(s, 16, *plan));
-                           });
+  return RunList<kfp::Run>(*db_, "runs", kRunColumns, *plan, scope, binds, [&](const Statement& s) {
+    auto r = ReadRun(s);
+    std::string id = r.run_id;
+    return std::make_tuple(std::move(r), std::move(id), SortValue(s, 16, *plan));
+  });
 }
 
 Status Store::DeleteRun(const std::string& id) {

@@ -34,7 +34,8 @@ class StoreTest : public ::testing::Test {
 };
 
 TEST_F(StoreTest, PagesThroughRunsWithoutGapsOrRepeats) {
-  for (int i = 0; i < 45; ++i) ASSERT_TRUE(store_->InsertRun(MakeRun(i, RuntimeState::kPending)).ok());
+  for (int i = 0; i < 45; ++i)
+    ASSERT_TRUE(store_->InsertRun(MakeRun(i, RuntimeState::kPending)).ok());
   std::set<std::string> seen;
   ListRequest req{"20", "", "created_at desc", ""};
   int pages = 0;
@@ -59,24 +60,26 @@ TEST_F(StoreTest, PagesThroughRunsWithoutGapsOrRepeats) {
 
 TEST_F(StoreTest, FiltersRunsByStateAndSubstring) {
   for (int i = 0; i < 10; ++i) {
-    ASSERT_TRUE(store_->InsertRun(MakeRun(i, i % 2 ? RuntimeState::kSucceeded
-                                                   : RuntimeState::kFailed))
-                    .ok());
+    ASSERT_TRUE(
+        store_->InsertRun(MakeRun(i, i % 2 ? RuntimeState::kSucceeded : RuntimeState::kFailed))
+            .ok());
   }
-  json f = {{"predicates",
-             {{{"key", "state"}, {"operation", "EQUALS"}, {"string_value", "SUCCEEDED"}}}}};
+  json f = {
+      {"predicates", {{{"key", "state"}, {"operation", "EQUALS"}, {"string_value", "SUCCEEDED"}}}}};
   auto page = store_->ListRuns({"", "", "", f.dump()}, "", "");
   ASSERT_TRUE(page.ok()) << page.error().message;
   EXPECT_EQ(page->total_size, 5);
   json in = {{"predicates",
-              {{{"key", "name"}, {"operation", "IN"},
+              {{{"key", "name"},
+                {"operation", "IN"},
                 {"string_values", {{"values", {"bench-1", "bench-2"}}}}}}}};
   EXPECT_EQ(store_->ListRuns({"", "", "", in.dump()}, "", "")->total_size, 2);
-  json sub = {{"predicates",
-               {{{"key", "name"}, {"operation", "IS_SUBSTRING"}, {"string_value", "h-1"}}}}};
+  json sub = {
+      {"predicates", {{{"key", "name"}, {"operation", "IS_SUBSTRING"}, {"string_value", "h-1"}}}}};
   EXPECT_EQ(store_->ListRuns({"", "", "", sub.dump()}, "", "")->total_size, 1);
   json time = {{"predicates",
-                {{{"key", "created_at"}, {"operation", "GREATER_THAN_EQUALS"},
+                {{{"key", "created_at"},
+                  {"operation", "GREATER_THAN_EQUALS"},
                   {"timestamp_value", "2023-11-14T22:13:25Z"}}}}};
   EXPECT_EQ(store_->ListRuns({"", "", "", time.dump()}, "", "")->total_size, 5);
 }
@@ -84,8 +87,7 @@ TEST_F(StoreTest, FiltersRunsByStateAndSubstring) {
 TEST_F(StoreTest, SqlLookingFilterValuesAreJustValues) {
   ASSERT_TRUE(store_->InsertRun(MakeRun(1, RuntimeState::kPending)).ok());
   json f = {{"predicates",
-             {{{"key", "name"}, {"operation", "EQUALS"},
-               {"string_value", "x' OR '1'='1"}}}}};
+             {{{"key", "name"}, {"operation", "EQUALS"}, {"string_value", "x' OR '1'='1"}}}}};
   auto page = store_->ListRuns({"", "", "", f.dump()}, "", "");
   ASSERT_TRUE(page.ok());
   EXPECT_EQ(page->total_size, 0);
@@ -96,18 +98,21 @@ TEST_F(StoreTest, BadListRequestsAre400WithAReason) {
     ListRequest req;
     const char* fragment;
   };
-  for (const auto& c : std::vector<Case>{
-           {{"-1", "", "", ""}, "page_size"},
-           {{"abc", "", "", ""}, "page_size"},
-           {{"", "!!!", "", ""}, "page_token"},
-           {{"", "", "colour", ""}, "cannot sort by 'colour'"},
-           {{"", "", "name sideways", ""}, "asc or desc"},
-           {{"", "", "", "{"}, "filter"},
-           {{"", "", "", R"({"predicates":[{"key":"id; DROP TABLE runs","operation":"EQUALS","string_value":"x"}]})"},
-            "cannot filter"},
-           {{"", "", "", R"({"predicates":[{"key":"state","operation":"LIKE","string_value":"x"}]})"},
-            "unknown operation"},
-       }) {
+  for (
+      const auto& c : std::vector<Case>{
+          {{"-1", "", "", ""}, "page_size"},
+          {{"abc", "", "", ""}, "page_size"},
+          {{"", "!!!", "", ""}, "page_token"},
+          {{"", "", "colour", ""}, "cannot sort by 'colour'"},
+          {{"", "", "name sideways", ""}, "asc or desc"},
+          {{"", "", "", "{"}, "filter"},
+          {{"", "", "",
+            R"({"predicates":[{"key":"id; DROP TABLE runs","operation":"EQUALS","string_value":"x"}]})"},
+           "cannot filter"},
+          {{"", "", "",
+            R"({"predicates":[{"key":"state","operation":"LIKE","string_value":"x"}]})"},
+           "unknown operation"},
+      }) {
     auto r = store_->ListRuns(c.req, "", "");
     ASSERT_FALSE(r.ok()) << c.fragment;
     EXPECT_EQ(r.error().code, 400);
@@ -116,7 +121,8 @@ TEST_F(StoreTest, BadListRequestsAre400WithAReason) {
 }
 
 TEST_F(StoreTest, PageSizeIsCappedAt200) {
-  for (int i = 0; i < 205; ++i) ASSERT_TRUE(store_->InsertRun(MakeRun(i, RuntimeState::kPending)).ok());
+  for (int i = 0; i < 205; ++i)
+    ASSERT_TRUE(store_->InsertRun(MakeRun(i, RuntimeState::kPending)).ok());
   auto page = store_->ListRuns({"1000", "", "", ""}, "", "");
   ASSERT_TRUE(page.ok());
   EXPECT_EQ(page->items.size(), 200u);

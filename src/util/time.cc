@@ -53,7 +53,7 @@ std::string FormatRfc3339(WallTime t) {
 Result<WallTime> ParseRfc3339(std::string_view s) {
   auto bad = [&] { return Error{fmt::format("invalid RFC 3339 time '{}'", s)}; };
   size_t pos = 0;
-  int year, mon, day, hour, min, sec;
+  int year = 0, mon = 0, day = 0, hour = 0, min = 0, sec = 0;
   if (!ReadDigits(s, pos, 4, year) || !Expect(s, pos, '-') || !ReadDigits(s, pos, 2, mon) ||
       !Expect(s, pos, '-') || !ReadDigits(s, pos, 2, day) || !Expect(s, pos, 'T') ||
       !ReadDigits(s, pos, 2, hour) || !Expect(s, pos, ':') || !ReadDigits(s, pos, 2, min) ||
@@ -81,7 +81,7 @@ Result<WallTime> ParseRfc3339(std::string_view s) {
   } else if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) {
     int sign = s[pos] == '-' ? -1 : 1;
     ++pos;
-    int oh, om;
+    int oh = 0, om = 0;
     if (!ReadDigits(s, pos, 2, oh) || !Expect(s, pos, ':') || !ReadDigits(s, pos, 2, om)) {
       return bad();
     }

@@ -1,0 +1,155 @@
+// End-to-end tests of the real kfpbench binary: bad input and a small run.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "util/ids.h"
+
+namespace kfpbench::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+Outcome Kfpbench(const std::string& args) {
+  std::string command = std::string(KFPBENCH_BINARY_DIR) + "/kfpbench " + args + " 2>&1";
+  Outcome out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return out;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    out.output.append(buffer.data(), n);
+  int status = pclose(pipe);
+  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("kfpbench-cli-" + NewUuid());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+    return (dir_ / name).string();
+  }
+  std::string Pipelines() const { return std::string(KFPBENCH_SOURCE_DIR) + "/examples/pipelines"; }
+
+  fs::path dir_;
+};
+
+TEST_F(CliTest, BadScenarioFilesExitTwoWithOneLineNamingTheProblem) {
+  struct Case {
+    std::string text;
+    std::string fragment;
+  };
+  std::vector<Case> cases = {
+      {"[{", "malformed JSON"},
+      {R"([{"mode":"FLY","runTime":1}])", "[0].mode: unknown mode 'FLY'"},
+      {R"([{"runTime":1}])", "[0].mode: missing"},
+      {R"([{"mode":"PIPELINE_RUN","runTime":-1,"pipelineFileName":"sleep_chain.yaml"}])",
+       "[0].runTime: must not be negative"},
+      {R"([{"mode":"PIPELINE_RUN","runTime":1,"pipelineFileName":"absent.yaml"}])",
+       "pipeline file 'absent.yaml' not found"},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    std::string file = Write("bad" + std::to_string(i) + ".json", cases[i].text);
+    auto r = Kfpbench("run " + file + " --pipelines " + Pipelines() + " --out " +
+                      (dir_ / "out").string());
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find(cases[i].fragment), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(file), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(dir_ / "out" / "results.json"));
+  }
+  auto missing = Kfpbench("run " + (dir_ / "nope.json").string());
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.output.find("nope.json: cannot read"), std::string::npos) << missing.output;
+}
+
+TEST_F(CliTest, MalformedPipelineYamlIsRefusedBeforeAnyLoad) {
+  Write("broken.yaml", "components: [unclosed\n");
+  std::string file =
+      Write("s.json", R"([{"mode":"PIPELINE_RUN","runTime":1,"pipelineFileName":"broken.yaml"}])");
+  auto r = Kfpbench("run " + file + " --out " + (dir_ / "out").string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("broken.yaml"), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, UnreachableHostExitsTwoNamingTheUrl) {
+  std::string file =
+      Write("s.json",
+            R"([{"mode":"PIPELINE_RUN","runTime":"1s","pipelineFileName":"sleep_chain.yaml"}])");
+  auto r = Kfpbench("run " + file + " --pipelines " + Pipelines() +
+                    " --host http://127.0.0.1:1 --token s3cr3t-t0ken-value --out " +
+                    (dir_ / "out").string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("http://127.0.0.1:1"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("s3cr3t-t0ken-value"), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, SmallScenarioRunsEndToEndAndWritesResults) {
+  std::string file = Write("s.json", R"([
+    {"mode": "PIPELINE_RUN", "startTime": 0, "runTime": "3s", "numTimes": 2,
+     "pipelineFileName": "sleep_chain.yaml", "params": {"duration": "200ms"}}
+  ])");
+  fs::path out = dir_ / "out";
+  auto r = Kfpbench("run " + file + " --pipelines " + Pipelines() + " --poll-interval 100ms" +
+                    " --token s3cr3t-t0ken-value --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("CreateRun"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("s3cr3t-t0ken-value"), std::string::npos);
+  std::ifstream in(out / "results.json");
+  ASSERT_TRUE(in.good());
+  auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_FALSE(j["partial"].get<bool>());
+  EXPECT_TRUE(j["target"]["embedded"].get<bool>());
+  EXPECT_GT(j["operations"]["CreateRun"]["count"].get<int>(), 0);
+  EXPECT_GT(j["operations"]["GetRun"]["count"].get<int>(), 0);
+  EXPECT_EQ(j["operations"]["CreateRun"]["errors"], 0);
+  int runs = j["runs"]["count"];
+  EXPECT_GE(runs, 2);
+  EXPECT_EQ(j["runs"]["by_state"].value("SUCCEEDED", 0), runs) << j["runs"].dump(2);
+  for (const auto& run : j["runs"]["records"]) {
+    EXPECT_TRUE(run.contains("duration_ms")) << run;
+    EXPECT_GT(run["duration_ms"].get<double>(), 0);
+    EXPECT_EQ(run["tasks"].size() >= 3, true) << run;
+  }
+  EXPECT_EQ(j.dump().find("s3cr3t-t0ken-value"), std::string::npos);
+}
+
+TEST_F(CliTest, StepCommandWritesOutputParameters) {
+  fs::path param = dir_ / "outputs" / "Output";
+  auto r = Kfpbench("step --duration 10ms --memory 1Mi --output-param " + param.string() + "=42");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(param);
+  std::string value((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(value, "42");
+  EXPECT_EQ(Kfpbench("step --duration banana").exit_code, 2);
+}
+
+TEST_F(CliTest, ValidateNamesProblems) {
+  std::string good = Write("good.json", R"([{"mode":"RANDOM_GETS","runTime":1}])");
+  std::string bad = Write("bad.json", R"([{"mode":"RANDOM_GETS","runTime":1,"extra":true}])");
+  EXPECT_EQ(Kfpbench("validate " + good).exit_code, 0);
+  auto r = Kfpbench("validate " + bad);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("[0].extra: unknown field"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace kfpbench::cli

@@ -1,0 +1,307 @@
+#include "cli/commands.h"
+
+#include <csignal>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "cli/cli.h"
+#include "exec/quantity.h"
+#include "exec/step_workload.h"
+#include "harness/harness.h"
+#include "harness/scenario.h"
+#include "http/client.h"
+#include "ir/pipeline_spec.h"
+#include "kfp/client.h"
+#include "metrics/recorder.h"
+#include "report/reporter.h"
+#include "util/secrets.h"
+
+namespace kfpbench::cli {
+namespace {
+
+// Set by SIGINT/SIGTERM; the harness stops new load and drains.
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void OnSignal(int) {
+  g_interrupted.store(true);
+  // A second Ctrl-C ends the process at once.
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+}
+
+void InstallSignalHandlers() {
+  g_interrupted.store(false);
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+}
+
+int Fail(const std::string& message, int code = kExitBadInput) {
+  std::cerr << "kfpbench: " << Redact(message) << "\n";
+  return code;
+}
+
+std::string Timestamp() {
+  auto now = std::chrono::floor<std::chrono::seconds>(WallClock::now());
+  return fmt::format("{:%Y%m%d-%H%M%S}", now);
+}
+
+Result<std::string> ReadTokenFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Error{"--token-file: cannot read " + path};
+  std::stringstream s;
+  s << in.rdbuf();
+  std::string token = s.str();
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
+    token.pop_back();
+  }
+  if (token.empty()) return Error{"--token-file: " + path + " is empty"};
+  return token;
+}
+
+// A pipeline that does not compile is bad input: say so before any load.
+Status CheckPipelineFile(const std::filesystem::path& path) {
+  if (path.empty()) return Ok();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{"cannot read pipeline file " + path.string()};
+  std::stringstream text;
+  text << in.rdbuf();
+  auto spec = ir::ParsePipelineSpec(text.str());
+  if (!spec.ok()) return Error{fmt::format("{}: {}", path.string(), spec.error().message)};
+  return Ok();
+}
+
+}  // namespace
+
+void BackendFlags::Add(CLI::App& app) {
+  app.add_option("--executor", executor, "how steps run: process (local processes) or stub")
+      ->check(CLI::IsMember({"process", "stub"}));
+  app.add_option("--stub-duration", stub_durations,
+                 "stub step duration, e.g. constant:1s or exec-train=lognormal:60s:0.3");
+  app.add_option("--artifact-root", artifact_root,
+                 "folder for task work dirs and logs (default: a temporary folder)");
+  app.add_option("--nodes", nodes, "number of nodes (default: one the size of this machine)")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--node-cpu", node_cpu, "allocatable CPU per node, e.g. 4 or 3500m");
+  app.add_option("--node-memory", node_memory, "allocatable memory per node, e.g. 16Gi");
+}
+
+Status BackendFlags::Apply(server::BackendOptions& out) const {
+  out.executor = executor;
+  out.stub_durations = stub_durations;
+  out.work_root = artifact_root;
+  if (nodes == 0 && node_cpu.empty() && node_memory.empty()) return Ok();
+  double cpu = std::thread::hardware_concurrency();
+  int64_t memory = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+  if (!node_cpu.empty()) {
+    auto c = exec::ParseCpu(node_cpu);
+    if (!c.ok()) return Error{"--node-cpu: " + c.error().message};
+    cpu = *c;
+  }
+  if (!node_memory.empty()) {
+    auto m = exec::ParseBytes(node_memory);
+    if (!m.ok()) return Error{"--node-memory: " + m.error().message};
+    memory = *m;
+  }
+  for (int i = 0; i < std::max(nodes, 1); ++i) {
+    out.nodes.push_back({fmt::format("node-{}", i), cpu, memory});
+  }
+  return Ok();
+}
+
+Command AddServeCommand(CLI::App& app) {
+  auto* cmd = app.add_subcommand("serve", "run the embedded KFP-compatible backend");
+  auto options = std::make_shared<server::ServeOptions>();
+  auto flags = std::make_shared<BackendFlags>();
+  cmd->add_option("--address", options->address, "address to listen on")->capture_default_str();
+  cmd->add_option("--port", options->port, "port to listen on (0: any free port)")
+      ->capture_default_str();
+  cmd->add_option("--db", options->backend.db_path,
+                  "SQLite database file (default: in memory, lost at exit)");
+  flags->Add(*cmd);
+  return {cmd, [options, flags] {
+            if (Status s = flags->Apply(options->backend); !s.ok()) return Fail(s.error().message);
+            InstallSignalHandlers();
+            auto server = server::ApiServer::Start(*options);
+            if (!server.ok()) return Fail(server.error().message);
+            std::cout << "kfpbench serving the KFP v2beta1 API at " << (*server)->url()
+                      << "/apis/v2beta1 (Ctrl-C stops)" << std::endl;
+            while (!g_interrupted.load()) {
+              std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            }
+            (*server)->Stop();
+            return kExitOk;
+          }};
+}
+
+Command AddRunCommand(CLI::App& app) {
+  struct Flags {
+    std::string scenario;
+    std::string host;
+    std::string out;
+    std::vector<std::string> pipeline_dirs;
+    double time_scale = 1.0;
+    std::string poll_interval = "500ms";
+    std::string drain_timeout = "10m";
+    std::string grace = "30s";
+    bool keep = false;
+    std::string namespace_;
+    std::string token;
+    std::string token_file;
+    BackendFlags backend;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* cmd = app.add_subcommand("run", "run a scenario file against KFP (default: embedded)");
+  cmd->add_option("scenario", f->scenario, "scenario file (KFP perf-tests JSON)")->required();
+  cmd->add_option("--host", f->host,
+                  "KFP API server URL, e.g. http://localhost:8888 (default: start the embedded "
+                  "backend on a loopback port)");
+  cmd->add_option("--out", f->out, "results folder (default: results/<timestamp>)");
+  cmd->add_option("--pipelines", f->pipeline_dirs, "folder to look for pipeline files in");
+  cmd->add_option("--time-scale", f->time_scale, "multiply every time in the file")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--poll-interval", f->poll_interval, "how often a run is polled")
+      ->capture_default_str();
+  cmd->add_option("--drain-timeout", f->drain_timeout,
+                  "how long runs in flight at the end are awaited")
+      ->capture_default_str();
+  cmd->add_option("--grace", f->grace, "after Ctrl-C, how long runs in flight are awaited")
+      ->capture_default_str();
+  cmd->add_flag("--keep", f->keep, "keep the pipelines, experiments and runs created");
+  cmd->add_option("--namespace", f->namespace_, "KFP namespace (multi-user deployments)");
+  cmd->add_option("--token", f->token, "bearer token (prefer --token-file)");
+  cmd->add_option("--token-file", f->token_file, "file holding a bearer token");
+  f->backend.Add(*cmd);
+
+  return {
+      cmd, [f] {
+        harness::LoadOptions load;
+        load.time_scale = f->time_scale;
+        for (const auto& d : f->pipeline_dirs) load.pipeline_dirs.emplace_back(d);
+        auto scenarios = harness::LoadScenarioFile(f->scenario, load);
+        if (!scenarios.ok()) return Fail(scenarios.error().message);
+        for (const auto& s : scenarios->scenarios) {
+          // Refuse up front what this build cannot run, rather than fail midway.
+          if (auto r = harness::MakeRunner(s.mode); !r.ok()) {
+            return Fail(fmt::format("{}: [{}].mode: {}", f->scenario, s.index, r.error().message));
+          }
+          if (Status p = CheckPipelineFile(s.pipeline_path); !p.ok())
+            return Fail(p.error().message);
+        }
+        harness::HarnessOptions options;
+        for (auto [text, out, name] :
+             {std::tuple{&f->poll_interval, &options.poll_interval, "--poll-interval"},
+              std::tuple{&f->drain_timeout, &options.drain_timeout, "--drain-timeout"},
+              std::tuple{&f->grace, &options.grace, "--grace"}}) {
+          auto d = ParseDuration(*text);
+          if (!d.ok()) return Fail(std::string(name) + ": " + d.error().message);
+          *out = *d;
+        }
+        options.keep = f->keep;
+        options.interrupted = &g_interrupted;
+
+        std::string token = f->token;
+        if (!f->token_file.empty()) {
+          auto t = ReadTokenFile(f->token_file);
+          if (!t.ok()) return Fail(t.error().message);
+          token = *t;
+        }
+        RegisterSecret(token);
+
+        std::filesystem::path out_dir = f->out.empty() ? "results/" + Timestamp() : f->out;
+        std::error_code ec;
+        std::filesystem::create_directories(out_dir, ec);
+        if (ec)
+          return Fail(fmt::format("--out: cannot create {}: {}", out_dir.string(), ec.message()));
+
+        std::unique_ptr<server::ApiServer> embedded;
+        std::string url = f->host;
+        if (url.empty()) {
+          server::ServeOptions so;
+          so.port = 0;
+          if (Status s = f->backend.Apply(so.backend); !s.ok()) return Fail(s.error().message);
+          auto started = server::ApiServer::Start(so);
+          if (!started.ok())
+            return Fail("cannot start the embedded backend: " + started.error().message);
+          embedded = std::move(*started);
+          url = embedded->url();
+          spdlog::info("embedded KFP backend at {} ({} executor)", url, so.backend.executor);
+        }
+        auto base = http::ParseUrl(url);
+        if (!base.ok()) return Fail("--host: " + base.error().message);
+        http::ClientOptions co;
+        co.base = *base;
+        if (!token.empty()) co.default_headers.Set("Authorization", "Bearer " + token);
+        http::Client http(co);
+        metrics::Recorder recorder(WallClock::now());
+        harness::RecordingObserver observer(recorder);
+        kfp::Client client(http, {f->namespace_}, &observer);
+
+        auto health = client.GetHealthz();
+        if (!health.ok()) {
+          if (health.error().code == 0 || health.error().code == 401 ||
+              health.error().code == 403) {
+            return Fail(fmt::format("cannot use {}: {}", url, health.error().message));
+          }
+          spdlog::warn("healthz failed ({}); going on", health.error().message);
+        }
+
+        InstallSignalHandlers();
+        auto results = harness::RunScenarios(*scenarios, client, recorder, options);
+        results.target.url = url;
+        results.target.embedded = embedded != nullptr;
+        if (health.ok()) results.target.healthz = kfp::ToJson(*health);
+
+        report::ConsoleReporter(std::cout).Report(results).ok();
+        auto json_path = out_dir / "results.json";
+        if (Status s = report::JsonReporter(json_path).Report(results); !s.ok()) {
+          return Fail(s.error().message, kExitFailed);
+        }
+        std::cout << "\nresults: " << json_path.string() << (results.partial ? " (partial)" : "")
+                  << std::endl;
+        if (g_interrupted.load()) return kExitInterrupted;
+        return results.errors.empty() ? kExitOk : kExitFailed;
+      }};
+}
+
+Command AddStepCommand(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "step", "a benchmark pipeline step: --duration, --cpu, --memory, --output-param FILE=VALUE");
+  // The step parses its own flags, so pipelines can pass them straight through.
+  cmd->allow_extras();
+  cmd->prefix_command();
+  return {cmd, [cmd] {
+            auto options = exec::ParseStepArgs(cmd->remaining());
+            if (!options.ok()) return Fail("step: " + options.error().message);
+            return exec::RunStep(*options);
+          }};
+}
+
+Command AddValidateCommand(CLI::App& app) {
+  auto files = std::make_shared<std::vector<std::string>>();
+  auto dirs = std::make_shared<std::vector<std::string>>();
+  auto* cmd = app.add_subcommand("validate", "check scenario files and name every problem");
+  cmd->add_option("files", *files, "scenario files")->required();
+  cmd->add_option("--pipelines", *dirs, "folder to look for pipeline files in");
+  return {cmd, [files, dirs] {
+            harness::LoadOptions load;
+            for (const auto& d : *dirs) load.pipeline_dirs.emplace_back(d);
+            int code = kExitOk;
+            for (const auto& file : *files) {
+              auto s = harness::LoadScenarioFile(file, load);
+              if (!s.ok()) {
+                code = Fail(s.error().message);
+              } else {
+                std::cout << file << ": ok (" << s->scenarios.size() << " scenarios)\n";
+              }
+            }
+            return code;
+          }};
+}
+
+}  // namespace kfpbench::cli

@@ -1,0 +1,23 @@
+// PIPELINE_RUN and EXPERIMENT: a closed loop that keeps `numTimes` (or
+// `concurrency`) runs in flight for `runTime`, each created, then polled to a
+// terminal state. EXPERIMENT first creates an experiment of its own.
+#pragma once
+
+#include "harness/runner.h"
+
+namespace kfpbench::harness {
+
+class PipelineRunRunner : public ModeRunner {
+ public:
+  explicit PipelineRunRunner(bool own_experiment) : own_experiment_(own_experiment) {}
+  Status Run(const Scenario& scenario, Context& context) override;
+
+ private:
+  bool own_experiment_;
+};
+
+// Polls a run until it is terminal or `give_up` passes (sooner after an
+// interruption: the context's grace). Fills `record` from the last answer.
+void FollowRun(Context& context, RunRecord& record, WallTime give_up);
+
+}  // namespace kfpbench::harness

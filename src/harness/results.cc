@@ -1,0 +1,52 @@
+#include "harness/results.h"
+
+namespace kfpbench::harness {
+namespace {
+
+int64_t Ms(Duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); }
+
+}  // namespace
+
+std::optional<Duration> RunRecord::QueueWait() const {
+  std::optional<WallTime> first;
+  for (const auto& t : tasks) {
+    if (t.started.time_since_epoch().count() == 0) continue;
+    if (!first || t.started < *first) first = t.started;
+  }
+  if (!first) return std::nullopt;
+  return *first - created;
+}
+
+void RunLog::Add(RunRecord record) {
+  std::lock_guard lock(mu_);
+  records_.push_back(std::move(record));
+}
+
+std::vector<RunRecord> RunLog::Records() const {
+  std::lock_guard lock(mu_);
+  return records_;
+}
+
+metrics::Histogram BenchmarkResults::RunDurationsMs() const {
+  metrics::Histogram h;
+  for (const auto& r : runs) {
+    if (r.Finished()) h.Record(Ms(r.RunDuration()));
+  }
+  return h;
+}
+
+metrics::Histogram BenchmarkResults::QueueWaitsMs() const {
+  metrics::Histogram h;
+  for (const auto& r : runs) {
+    if (auto w = r.QueueWait()) h.Record(Ms(*w));
+  }
+  return h;
+}
+
+std::map<std::string, int> BenchmarkResults::RunsByState() const {
+  std::map<std::string, int> out;
+  for (const auto& r : runs) out[std::string(RuntimeStateName(r.state))]++;
+  return out;
+}
+
+}  // namespace kfpbench::harness

@@ -1,0 +1,81 @@
+// What a benchmark measured: every API call (per-operation histograms) and
+// every run (durations, queue wait, per-task timing), plus what it ran against.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kfp/runtime_state.h"
+#include "metrics/histogram.h"
+#include "metrics/recorder.h"
+#include "util/time.h"
+
+namespace kfpbench::harness {
+
+struct TaskTiming {
+  std::string name;
+  RuntimeState state = RuntimeState::kUnspecified;
+  WallTime created{}, started{}, finished{};
+};
+
+struct RunRecord {
+  size_t scenario = 0;
+  std::string run_id;
+  RuntimeState state = RuntimeState::kUnspecified;  // last state seen
+  std::string error;
+  WallTime submitted{};  // client: CreateRun sent
+  WallTime created{};    // server: created_at
+  WallTime finished{};   // server: finished_at (zero until terminal)
+  WallTime observed{};   // client: terminal state first seen
+  std::vector<TaskTiming> tasks;
+
+  bool Finished() const { return IsTerminal(state) && finished.time_since_epoch().count() != 0; }
+  // created_at -> finished_at, as the server recorded them.
+  Duration RunDuration() const { return finished - created; }
+  // created_at -> the first task started: time spent waiting for capacity.
+  std::optional<Duration> QueueWait() const;
+};
+
+// Thread-safe collection of run records.
+class RunLog {
+ public:
+  void Add(RunRecord record);
+  std::vector<RunRecord> Records() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<RunRecord> records_;
+};
+
+struct TargetInfo {
+  std::string url;
+  bool embedded = false;
+  std::string api_version = "v2beta1";
+  nlohmann::json healthz;
+};
+
+struct BenchmarkResults {
+  static constexpr int kSchemaVersion = 1;
+  std::string kfpbench_version;
+  WallTime started{}, finished{};
+  bool partial = false;
+  std::string partial_reason;
+  TargetInfo target;
+  std::string scenario_path;
+  nlohmann::json scenario_source;
+  std::map<std::string, metrics::OperationStats> operations;
+  std::vector<RunRecord> runs;
+  std::vector<std::string> errors;            // scenario-level failures
+  std::vector<std::string> cleanup_failures;  // things left behind on the target
+
+  // Histograms of run duration and queue wait over finished runs, in ms.
+  metrics::Histogram RunDurationsMs() const;
+  metrics::Histogram QueueWaitsMs() const;
+  std::map<std::string, int> RunsByState() const;
+};
+
+}  // namespace kfpbench::harness

@@ -1,0 +1,98 @@
+#include "harness/runner.h"
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "harness/pipeline_run_runner.h"
+#include "util/ids.h"
+
+namespace kfpbench::harness {
+
+Context::Context(kfp::Client& client, RunLog& runs, const HarnessOptions& options)
+    : client_(client), runs_(runs), options_(options) {}
+
+bool Context::Interrupted() const {
+  return options_.interrupted && options_.interrupted->load(std::memory_order_relaxed);
+}
+
+bool Context::SleepUntil(WallTime t) const {
+  // Short slices keep Ctrl-C responsive without a signal-safe wake-up channel.
+  constexpr auto kSlice = std::chrono::milliseconds(50);
+  for (;;) {
+    if (Interrupted()) return false;
+    auto now = WallClock::now();
+    if (now >= t) return true;
+    std::this_thread::sleep_for(std::min<Duration>(t - now, kSlice));
+  }
+}
+
+Result<UploadedPipeline> Context::EnsurePipeline(const std::filesystem::path& path) {
+  std::error_code ec;
+  std::string key = std::filesystem::weakly_canonical(path, ec).string();
+  std::lock_guard lock(mu_);
+  if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{fmt::format("cannot read pipeline file {}", path.string())};
+  std::ostringstream content;
+  content << in.rdbuf();
+  // A unique name, so benchmarks never collide with each other or with users'
+  // pipelines of the same file name.
+  std::string name = fmt::format("kfpbench-{}-{}", path.stem().string(), NewUuid().substr(0, 8));
+  auto uploaded = client_.UploadPipeline(name, path.filename().string(), content.str());
+  if (!uploaded.ok()) {
+    return Error{fmt::format("cannot upload {}: {}", path.string(), uploaded.error().message)};
+  }
+  UploadedPipeline p{uploaded->pipeline_id, name};
+  pipelines_.emplace(key, p);
+  return p;
+}
+
+void Context::TrackRun(const std::string& run_id) {
+  std::lock_guard lock(mu_);
+  run_ids_.push_back(run_id);
+}
+
+void Context::TrackExperiment(const std::string& experiment_id) {
+  std::lock_guard lock(mu_);
+  experiment_ids_.push_back(experiment_id);
+}
+
+std::vector<std::string> Context::CleanUp() {
+  std::vector<std::string> failures;
+  if (options_.keep) return failures;
+  std::lock_guard lock(mu_);
+  auto note = [&](const std::string& what, const Status& s) {
+    // Already gone is as good as deleted.
+    if (!s.ok() && s.error().code != 404) failures.push_back(what + ": " + s.error().message);
+  };
+  for (const auto& id : run_ids_) note("run " + id, client_.DeleteRun(id));
+  for (const auto& id : experiment_ids_) note("experiment " + id, client_.DeleteExperiment(id));
+  for (const auto& [path, p] : pipelines_) {
+    note("pipeline " + p.name, client_.DeletePipeline(p.pipeline_id, /*cascade=*/true));
+  }
+  run_ids_.clear();
+  experiment_ids_.clear();
+  pipelines_.clear();
+  return failures;
+}
+
+Result<std::unique_ptr<ModeRunner>> MakeRunner(Mode mode) {
+  switch (mode) {
+    case Mode::kPipelineRun:
+      return std::unique_ptr<ModeRunner>(std::make_unique<PipelineRunRunner>(false));
+    case Mode::kExperiment:
+      return std::unique_ptr<ModeRunner>(std::make_unique<PipelineRunRunner>(true));
+    case Mode::kRandomGets:
+    case Mode::kPipelineUpload:
+    case Mode::kScheduledRuns:
+    case Mode::kLargeDataset:
+      break;
+  }
+  return Error{
+      fmt::format("mode {} is not implemented in this version of kfpbench", ModeName(mode))};
+}
+
+}  // namespace kfpbench::harness

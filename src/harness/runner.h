@@ -1,0 +1,78 @@
+// Every scenario mode is a ModeRunner. The harness gives each one a Context:
+// the KFP client, where to record runs, the scenario's deadline, and shared
+// services (pipelines uploaded once, clean-up lists, interruption).
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "harness/results.h"
+#include "harness/scenario.h"
+#include "kfp/client.h"
+#include "util/result.h"
+
+namespace kfpbench::harness {
+
+struct HarnessOptions {
+  Duration poll_interval = std::chrono::milliseconds(500);
+  // After runTime, how long runs still in flight are awaited.
+  Duration drain_timeout = std::chrono::minutes(10);
+  // After an interruption (Ctrl-C), how long runs in flight are awaited.
+  Duration grace = std::chrono::seconds(30);
+  bool keep = false;  // leave what the benchmark created on the target
+  const std::atomic<bool>* interrupted = nullptr;
+};
+
+struct UploadedPipeline {
+  std::string pipeline_id;
+  std::string name;
+};
+
+class Context {
+ public:
+  Context(kfp::Client& client, RunLog& runs, const HarnessOptions& options);
+
+  kfp::Client& client() { return client_; }
+  RunLog& runs() { return runs_; }
+  const HarnessOptions& options() const { return options_; }
+
+  bool Interrupted() const;
+  // Sleeps until `t`, waking early on interruption. False if interrupted.
+  bool SleepUntil(WallTime t) const;
+
+  // Uploads a pipeline file once per benchmark; later calls share the upload.
+  Result<UploadedPipeline> EnsurePipeline(const std::filesystem::path& path);
+  void TrackRun(const std::string& run_id);
+  void TrackExperiment(const std::string& experiment_id);
+
+  // Deletes what was created (runs, experiments, pipelines), unless --keep.
+  // Returns what could not be deleted.
+  std::vector<std::string> CleanUp();
+
+ private:
+  kfp::Client& client_;
+  RunLog& runs_;
+  const HarnessOptions& options_;
+  std::mutex mu_;
+  std::map<std::string, UploadedPipeline> pipelines_;  // by canonical path
+  std::vector<std::string> run_ids_;
+  std::vector<std::string> experiment_ids_;
+};
+
+class ModeRunner {
+ public:
+  virtual ~ModeRunner() = default;
+  // Runs one scenario from now for scenario.run_time. Records what it measures
+  // into the context; an Error means the scenario could not go on.
+  virtual Status Run(const Scenario& scenario, Context& context) = 0;
+};
+
+// The runner for a mode, or an Error naming a mode this build cannot run yet.
+Result<std::unique_ptr<ModeRunner>> MakeRunner(Mode mode);
+
+}  // namespace kfpbench::harness

@@ -1,0 +1,218 @@
+#include "harness/scenario.h"
+
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace kfpbench::harness {
+namespace {
+
+using nlohmann::json;
+
+struct ModeInfo {
+  const char* name;
+  Mode mode;
+  bool needs_pipeline;
+};
+
+// PIPELINE_SCHEDULED_RUN is the perf-tests name; SCHEDULED_RUNS the proposal's.
+constexpr ModeInfo kModes[] = {
+    {"PIPELINE_RUN", Mode::kPipelineRun, true},
+    {"EXPERIMENT", Mode::kExperiment, true},
+    {"RANDOM_GETS", Mode::kRandomGets, false},
+    {"PIPELINE_UPLOAD", Mode::kPipelineUpload, true},
+    {"PIPELINE_SCHEDULED_RUN", Mode::kScheduledRuns, true},
+    {"SCHEDULED_RUNS", Mode::kScheduledRuns, true},
+    {"LARGE_DATASET", Mode::kLargeDataset, true},
+};
+
+const std::set<std::string>& KnownFields() {
+  static const std::set<std::string> fields = {"mode",     "startTime",        "runTime",
+                                               "numTimes", "pipelineFileName", "params",
+                                               "cron",     "concurrency",      "resourceLimits"};
+  return fields;
+}
+
+std::string ModeList() {
+  std::string out;
+  for (const auto& m : kModes) out += (out.empty() ? "" : ", ") + std::string(m.name);
+  return out;
+}
+
+// Minutes as a number, or a duration string.
+Result<Duration> ReadTime(const json& v, const std::string& where, double scale) {
+  Duration d;
+  if (v.is_number()) {
+    double minutes = v.get<double>();
+    if (!std::isfinite(minutes) || minutes < 0) {
+      return Error{fmt::format("{}: must not be negative (got {})", where, v.dump())};
+    }
+    d = FromSeconds(minutes * 60.0);
+  } else if (v.is_string()) {
+    auto parsed = ParseDuration(v.get<std::string>());
+    if (!parsed.ok()) return Error{where + ": " + parsed.error().message};
+    d = *parsed;
+  } else {
+    return Error{where + ": must be minutes (a number) or a duration string like \"30s\""};
+  }
+  return FromSeconds(ToSeconds(d) * scale);
+}
+
+Result<std::filesystem::path> FindPipeline(const std::string& name,
+                                           const std::filesystem::path& scenario_path,
+                                           const LoadOptions& options, const std::string& where) {
+  std::vector<std::filesystem::path> candidates;
+  std::filesystem::path given(name);
+  if (given.is_absolute()) {
+    candidates.push_back(given);
+  } else {
+    candidates.push_back(scenario_path.parent_path() / given);
+    for (const auto& dir : options.pipeline_dirs) candidates.push_back(dir / given);
+  }
+  std::string looked;
+  for (const auto& c : candidates) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(c, ec)) return c;
+    looked += (looked.empty() ? "" : ", ") + c.string();
+  }
+  return Error{
+      fmt::format("{}: pipeline file '{}' not found (looked in {}{})", where, name, looked,
+                  options.pipeline_dirs.empty() ? "; add folders with --pipelines DIR" : "")};
+}
+
+Result<Scenario> ReadScenario(const json& entry, size_t index, const std::filesystem::path& path,
+                              const LoadOptions& options) {
+  std::string at = fmt::format("[{}]", index);
+  if (!entry.is_object()) return Error{at + ": each scenario must be a JSON object"};
+  for (const auto& [key, value] : entry.items()) {
+    if (!KnownFields().count(key)) {
+      return Error{
+          fmt::format("{}.{}: unknown field (known: mode, startTime, runTime, numTimes, "
+                      "pipelineFileName, params, cron, concurrency, resourceLimits)",
+                      at, key)};
+    }
+  }
+  Scenario s;
+  s.index = index;
+  s.source = entry;
+  auto mode = entry.find("mode");
+  if (mode == entry.end()) return Error{at + ".mode: missing (expected one of " + ModeList() + ")"};
+  if (!mode->is_string()) return Error{at + ".mode: must be a string"};
+  const ModeInfo* info = nullptr;
+  for (const auto& m : kModes) {
+    if (*mode == m.name) info = &m;
+  }
+  if (!info) {
+    return Error{fmt::format("{}.mode: unknown mode '{}' (expected one of {})", at,
+                             mode->get<std::string>(), ModeList())};
+  }
+  s.mode = info->mode;
+
+  if (auto v = entry.find("startTime"); v != entry.end()) {
+    auto t = ReadTime(*v, at + ".startTime", options.time_scale);
+    if (!t.ok()) return t.error();
+    s.start_time = *t;
+  }
+  auto run_time = entry.find("runTime");
+  if (run_time == entry.end()) return Error{at + ".runTime: missing"};
+  auto t = ReadTime(*run_time, at + ".runTime", options.time_scale);
+  if (!t.ok()) return t.error();
+  s.run_time = *t;
+  if (s.run_time <= Duration::zero()) return Error{at + ".runTime: must be greater than zero"};
+
+  auto read_count = [&](const char* name, int& out) -> Status {
+    auto v = entry.find(name);
+    if (v == entry.end()) return Ok();
+    if (!v->is_number_integer() || v->get<int64_t>() < 1 || v->get<int64_t>() > 100000) {
+      return Error{fmt::format("{}.{}: must be a whole number from 1 to 100000 (got {})", at, name,
+                               v->dump())};
+    }
+    out = v->get<int>();
+    return Ok();
+  };
+  if (Status st = read_count("numTimes", s.num_times); !st.ok()) return st.error();
+  if (entry.contains("concurrency")) {
+    int c = 0;
+    if (Status st = read_count("concurrency", c); !st.ok()) return st.error();
+    s.concurrency = c;
+  }
+  if (auto v = entry.find("params"); v != entry.end()) {
+    if (!v->is_object()) return Error{at + ".params: must be an object of parameter values"};
+    s.params = *v;
+  }
+  if (auto v = entry.find("cron"); v != entry.end()) {
+    if (!v->is_string()) return Error{at + ".cron: must be a string"};
+    s.cron = v->get<std::string>();
+  }
+  if (auto v = entry.find("resourceLimits"); v != entry.end()) s.resource_limits = *v;
+  if (s.mode == Mode::kScheduledRuns && s.cron.empty()) {
+    return Error{at + ".cron: required for " + std::string(info->name)};
+  }
+
+  if (auto v = entry.find("pipelineFileName"); v != entry.end()) {
+    if (!v->is_string() || v->get<std::string>().empty()) {
+      return Error{at + ".pipelineFileName: must be a file name"};
+    }
+    s.pipeline_file_name = v->get<std::string>();
+  }
+  if (info->needs_pipeline) {
+    if (s.pipeline_file_name.empty()) {
+      return Error{fmt::format("{}.pipelineFileName: required for mode {}", at, info->name)};
+    }
+    auto p = FindPipeline(s.pipeline_file_name, path, options, at + ".pipelineFileName");
+    if (!p.ok()) return p.error();
+    s.pipeline_path = *p;
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string_view ModeName(Mode m) {
+  for (const auto& info : kModes) {
+    if (info.mode == m) return info.name;
+  }
+  return "UNKNOWN";
+}
+
+Result<ScenarioFile> ParseScenarios(const std::string& text, const std::filesystem::path& path,
+                                    const LoadOptions& options) {
+  auto fail = [&](const std::string& message) {
+    return Error{fmt::format("{}: {}", path.string(), message)};
+  };
+  if (!(options.time_scale > 0) || !std::isfinite(options.time_scale)) {
+    return fail(fmt::format("--time-scale must be greater than zero (got {})", options.time_scale));
+  }
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    // nlohmann's message carries line and column.
+    return fail(std::string("malformed JSON: ") + e.what());
+  }
+  if (!doc.is_array()) return fail("a scenario file is a JSON array of scenarios");
+  if (doc.empty()) return fail("the file has no scenarios");
+  ScenarioFile file;
+  file.path = path;
+  file.source = doc;
+  for (size_t i = 0; i < doc.size(); ++i) {
+    auto s = ReadScenario(doc[i], i, path, options);
+    if (!s.ok()) return fail(s.error().message);
+    file.scenarios.push_back(std::move(*s));
+  }
+  return file;
+}
+
+Result<ScenarioFile> LoadScenarioFile(const std::filesystem::path& path,
+                                      const LoadOptions& options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{fmt::format("{}: cannot read scenario file", path.string())};
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ParseScenarios(text.str(), path, options);
+}
+
+}  // namespace kfpbench::harness

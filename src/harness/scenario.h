@@ -1,0 +1,66 @@
+// Scenario files in the KFP perf-tests format: a JSON array of
+// {mode, startTime, runTime, numTimes, pipelineFileName, params, cron, ...},
+// times in minutes (fractions allowed) or as duration strings ("30s").
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "util/result.h"
+#include "util/time.h"
+
+namespace kfpbench::harness {
+
+enum class Mode {
+  kPipelineRun,
+  kExperiment,
+  kRandomGets,
+  kPipelineUpload,
+  kScheduledRuns,
+  kLargeDataset,
+};
+
+std::string_view ModeName(Mode m);
+
+struct Scenario {
+  size_t index = 0;  // position in the file
+  Mode mode = Mode::kPipelineRun;
+  Duration start_time{};
+  Duration run_time{};
+  int num_times = 1;
+  std::optional<int> concurrency;
+  std::string pipeline_file_name;       // as written
+  std::filesystem::path pipeline_path;  // resolved, for modes that run pipelines
+  nlohmann::json params = nlohmann::json::object();
+  std::string cron;
+  nlohmann::json resource_limits;  // kept for the report
+  nlohmann::json source;           // the entry as written
+
+  // Runs kept in flight by a closed-loop mode.
+  int InFlight() const { return concurrency.value_or(num_times); }
+};
+
+struct LoadOptions {
+  std::vector<std::filesystem::path> pipeline_dirs;  // searched after the scenario's own folder
+  double time_scale = 1.0;                           // multiplies every time in the file
+};
+
+struct ScenarioFile {
+  std::filesystem::path path;
+  std::vector<Scenario> scenarios;
+  nlohmann::json source;
+};
+
+// Reads and checks a scenario file. The error names the file and the JSON path
+// of the first problem: "smoke.json: [1].mode: unknown mode 'RUN' (expected ...)".
+Result<ScenarioFile> LoadScenarioFile(const std::filesystem::path& path,
+                                      const LoadOptions& options);
+// The same from text; `path` is used for messages and to find pipeline files.
+Result<ScenarioFile> ParseScenarios(const std::string& text, const std::filesystem::path& path,
+                                    const LoadOptions& options);
+
+}  // namespace kfpbench::harness

@@ -1,0 +1,131 @@
+#include "harness/scenario.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "util/ids.h"
+
+namespace kfpbench::harness {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ScenarioTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("kfpbench-scenario-" + NewUuid());
+    fs::create_directories(dir_ / "pipelines");
+    std::ofstream(dir_ / "here.yaml") << "x";
+    std::ofstream(dir_ / "pipelines" / "elsewhere.yaml") << "x";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Result<ScenarioFile> Parse(const std::string& text, LoadOptions options = {}) {
+    return ParseScenarios(text, dir_ / "s.json", options);
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(ScenarioTest, ReadsThePerfTestsFormat) {
+  auto f = Parse(R"([
+    {"mode": "PIPELINE_RUN", "startTime": 0, "runTime": 5, "numTimes": 2,
+     "pipelineFileName": "here.yaml", "params": {"a": 4, "b": 5}},
+    {"mode": "RANDOM_GETS", "startTime": 2, "runTime": 0.5},
+    {"mode": "EXPERIMENT", "runTime": "30s", "concurrency": 3, "pipelineFileName": "here.yaml"}
+  ])");
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  ASSERT_EQ(f->scenarios.size(), 3u);
+  const auto& a = f->scenarios[0];
+  EXPECT_EQ(a.mode, Mode::kPipelineRun);
+  EXPECT_EQ(a.run_time, std::chrono::minutes(5));
+  EXPECT_EQ(a.num_times, 2);
+  EXPECT_EQ(a.InFlight(), 2);
+  EXPECT_EQ(a.params["a"], 4);
+  EXPECT_EQ(a.pipeline_path, dir_ / "here.yaml");
+  EXPECT_EQ(f->scenarios[1].start_time, std::chrono::minutes(2));
+  EXPECT_EQ(f->scenarios[1].run_time, std::chrono::seconds(30));
+  EXPECT_EQ(f->scenarios[2].run_time, std::chrono::seconds(30));
+  EXPECT_EQ(f->scenarios[2].InFlight(), 3);
+}
+
+TEST_F(ScenarioTest, TimeScaleMultipliesEveryTime) {
+  LoadOptions o;
+  o.time_scale = 0.05;
+  auto f = Parse(R"([{"mode":"RANDOM_GETS","startTime":2,"runTime":10}])", o);
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->scenarios[0].start_time, std::chrono::seconds(6));
+  EXPECT_EQ(f->scenarios[0].run_time, std::chrono::seconds(30));
+}
+
+TEST_F(ScenarioTest, FindsPipelinesAlongPipelineDirs) {
+  std::string text = R"([{"mode":"PIPELINE_RUN","runTime":1,"pipelineFileName":"elsewhere.yaml"}])";
+  auto missing = Parse(text);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find(
+                "[0].pipelineFileName: pipeline file 'elsewhere.yaml' not found"),
+            std::string::npos)
+      << missing.error().message;
+  LoadOptions o;
+  o.pipeline_dirs = {dir_ / "pipelines"};
+  auto found = Parse(text, o);
+  ASSERT_TRUE(found.ok()) << found.error().message;
+  EXPECT_EQ(found->scenarios[0].pipeline_path, dir_ / "pipelines" / "elsewhere.yaml");
+}
+
+TEST_F(ScenarioTest, EachBadInputNamesFileAndPath) {
+  struct Case {
+    const char* text;
+    const char* message;
+  };
+  for (const auto& c : std::vector<Case>{
+           {"[", "malformed JSON"},
+           {"{}", "JSON array"},
+           {"[]", "no scenarios"},
+           {"[1]", "[0]: each scenario must be a JSON object"},
+           {R"([{"runTime":1}])", "[0].mode: missing"},
+           {R"([{"mode":"RUN","runTime":1}])", "[0].mode: unknown mode 'RUN'"},
+           {R"([{"mode":7,"runTime":1}])", "[0].mode: must be a string"},
+           {R"([{"mode":"RANDOM_GETS"}])", "[0].runTime: missing"},
+           {R"([{"mode":"RANDOM_GETS","runTime":-1}])", "[0].runTime: must not be negative"},
+           {R"([{"mode":"RANDOM_GETS","runTime":0}])", "[0].runTime: must be greater than zero"},
+           {R"([{"mode":"RANDOM_GETS","runTime":1,"startTime":-2}])",
+            "[0].startTime: must not be negative"},
+           {R"([{"mode":"RANDOM_GETS","runTime":"soon"}])", "[0].runTime: invalid duration"},
+           {R"([{"mode":"RANDOM_GETS","runTime":1,"numTimes":0}])",
+            "[0].numTimes: must be a whole number"},
+           {R"([{"mode":"RANDOM_GETS","runTime":1,"numTimes":1.5}])", "[0].numTimes"},
+           {R"([{"mode":"RANDOM_GETS","runTime":1,"colour":"red"}])", "[0].colour: unknown field"},
+           {R"([{"mode":"PIPELINE_RUN","runTime":1}])", "[0].pipelineFileName: required"},
+           {R"([{"mode":"PIPELINE_RUN","runTime":1,"pipelineFileName":"nope.yaml"}])",
+            "[0].pipelineFileName: pipeline file 'nope.yaml' not found"},
+           {R"([{"mode":"PIPELINE_RUN","runTime":1,"pipelineFileName":"here.yaml","params":[1]}])",
+            "[0].params: must be an object"},
+           {R"([{"mode":"SCHEDULED_RUNS","runTime":1,"pipelineFileName":"here.yaml"}])",
+            "[0].cron: required"},
+       }) {
+    auto f = Parse(c.text);
+    ASSERT_FALSE(f.ok()) << c.text;
+    EXPECT_NE(f.error().message.find(c.message), std::string::npos)
+        << c.text << " -> " << f.error().message;
+    EXPECT_EQ(f.error().message.rfind((dir_ / "s.json").string() + ": ", 0), 0u)
+        << f.error().message;
+  }
+}
+
+TEST_F(ScenarioTest, MissingFileIsAClearError) {
+  auto f = LoadScenarioFile(dir_ / "absent.json", {});
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.error().message.find("absent.json: cannot read"), std::string::npos);
+}
+
+TEST_F(ScenarioTest, ZeroTimeScaleIsRefused) {
+  LoadOptions o;
+  o.time_scale = 0;
+  EXPECT_FALSE(Parse(R"([{"mode":"RANDOM_GETS","runTime":1}])", o).ok());
+}
+
+}  // namespace
+}  // namespace kfpbench::harness

@@ -1,0 +1,51 @@
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include "report/reporter.h"
+
+namespace kfpbench::report {
+namespace {
+
+std::string Ms(int64_t us) { return fmt::format("{:.1f}", us / 1000.0); }
+
+std::string Seconds(int64_t ms) { return fmt::format("{:.2f}", ms / 1000.0); }
+
+}  // namespace
+
+Status ConsoleReporter::Report(const harness::BenchmarkResults& r) {
+  double elapsed = ToSeconds(r.finished - r.started);
+  out_ << fmt::format("\nkfpbench {} against {}{} — {:.1f} s{}\n", r.kfpbench_version, r.target.url,
+                      r.target.embedded ? " (embedded backend)" : "", elapsed,
+                      r.partial ? " — PARTIAL: " + r.partial_reason : "");
+  out_ << "\nAPI calls (latency in ms; percentiles by nearest rank, <=0.78% bucket error)\n";
+  out_ << fmt::format("{:<22} {:>7} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "operation", "count",
+                      "errors", "rps", "p50", "p95", "p99", "max");
+  for (const auto& [name, op] : r.operations) {
+    const auto& h = op.latency_us;
+    out_ << fmt::format("{:<22} {:>7} {:>7} {:>8.1f} {:>8} {:>8} {:>8} {:>8}\n", name, h.count(),
+                        op.errors, elapsed > 0 ? h.count() / elapsed : 0.0,
+                        Ms(h.ValueAtPercentile(50)), Ms(h.ValueAtPercentile(95)),
+                        Ms(h.ValueAtPercentile(99)), Ms(h.max()));
+  }
+  auto durations = r.RunDurationsMs();
+  auto waits = r.QueueWaitsMs();
+  out_ << fmt::format("\nRuns: {} submitted", r.runs.size());
+  for (const auto& [state, n] : r.RunsByState()) out_ << fmt::format(", {} {}", n, state);
+  out_ << "\n";
+  out_ << fmt::format("{:<22} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "(seconds)", "count", "min",
+                      "p50", "p95", "p99", "max");
+  for (const auto& [label, h] :
+       {std::pair{"run duration", &durations}, std::pair{"queue wait", &waits}}) {
+    out_ << fmt::format("{:<22} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}\n", label, h->count(),
+                        Seconds(h->min()), Seconds(h->ValueAtPercentile(50)),
+                        Seconds(h->ValueAtPercentile(95)), Seconds(h->ValueAtPercentile(99)),
+                        Seconds(h->max()));
+  }
+  for (const auto& e : r.errors) out_ << "error: " << e << "\n";
+  for (const auto& c : r.cleanup_failures) out_ << "not cleaned up: " << c << "\n";
+  out_.flush();
+  return Ok();
+}
+
+}  // namespace kfpbench::report

@@ -1,0 +1,156 @@
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "report/reporter.h"
+
+namespace kfpbench::report {
+namespace {
+
+using harness::BenchmarkResults;
+using nlohmann::json;
+
+constexpr const char* kPercentileMethod =
+    "nearest-rank over a log-linear histogram (128 buckets per power of two); a reported "
+    "percentile is the upper edge of its bucket, at most 0.78% above the true sample, and never "
+    "above the exact maximum";
+
+std::string Time(WallTime t) {
+  return t.time_since_epoch().count() ? FormatRfc3339(t) : std::string();
+}
+
+json Summary(const metrics::Histogram& h) {
+  return {{"count", h.count()},
+          {"min", h.min()},
+          {"mean", h.mean()},
+          {"p50", h.ValueAtPercentile(50)},
+          {"p90", h.ValueAtPercentile(90)},
+          {"p95", h.ValueAtPercentile(95)},
+          {"p99", h.ValueAtPercentile(99)},
+          {"p999", h.ValueAtPercentile(99.9)},
+          {"max", h.max()}};
+}
+
+json OperationJson(const metrics::OperationStats& op, double elapsed_s) {
+  json by_status = json::object();
+  for (const auto& [status, n] : op.by_status) by_status[std::to_string(status)] = n;
+  json series = json::array();
+  for (const auto& w : op.windows) {
+    series.push_back({{"t", w.second},
+                      {"count", w.count},
+                      {"errors", w.errors},
+                      {"p50_us", w.p50_us},
+                      {"p95_us", w.p95_us},
+                      {"p99_us", w.p99_us},
+                      {"max_us", w.max_us}});
+  }
+  uint64_t count = op.latency_us.count();
+  return {{"count", count},
+          {"errors", op.errors},
+          {"error_rate", count ? static_cast<double>(op.errors) / count : 0.0},
+          {"throughput_per_s", elapsed_s > 0 ? count / elapsed_s : 0.0},
+          {"by_status", std::move(by_status)},
+          {"latency_us", Summary(op.latency_us)},
+          {"histogram", op.latency_us.ToJson()},
+          {"timeseries", std::move(series)}};
+}
+
+json RunJson(const harness::RunRecord& r) {
+  json tasks = json::array();
+  for (const auto& t : r.tasks) {
+    tasks.push_back({{"name", t.name},
+                     {"state", RuntimeStateName(t.state)},
+                     {"created_at", Time(t.created)},
+                     {"started_at", Time(t.started)},
+                     {"finished_at", Time(t.finished)}});
+  }
+  json j = {{"scenario", r.scenario},
+            {"run_id", r.run_id},
+            {"state", RuntimeStateName(r.state)},
+            {"submitted_at", Time(r.submitted)},
+            {"created_at", Time(r.created)},
+            {"finished_at", Time(r.finished)},
+            {"observed_at", Time(r.observed)},
+            {"tasks", std::move(tasks)}};
+  if (!r.error.empty()) j["error"] = r.error;
+  if (r.Finished()) {
+    j["duration_ms"] = std::chrono::duration<double, std::milli>(r.RunDuration()).count();
+  }
+  if (auto w = r.QueueWait()) {
+    j["queue_wait_ms"] = std::chrono::duration<double, std::milli>(*w).count();
+  }
+  return j;
+}
+
+}  // namespace
+
+json ResultsToJson(const BenchmarkResults& results) {
+  double elapsed_s = ToSeconds(results.finished - results.started);
+  json ops = json::object();
+  for (const auto& [name, op] : results.operations) ops[name] = OperationJson(op, elapsed_s);
+  json records = json::array();
+  for (const auto& r : results.runs) records.push_back(RunJson(r));
+  auto durations = results.RunDurationsMs();
+  auto waits = results.QueueWaitsMs();
+  json by_state = json::object();
+  for (const auto& [state, n] : results.RunsByState()) by_state[state] = n;
+  return {
+      {"schema", "kfpbench/results"},
+      {"schema_version", BenchmarkResults::kSchemaVersion},
+      {"kfpbench_version", results.kfpbench_version},
+      {"started_at", Time(results.started)},
+      {"finished_at", Time(results.finished)},
+      {"elapsed_s", elapsed_s},
+      {"partial", results.partial},
+      {"partial_reason", results.partial_reason},
+      {"target",
+       {{"url", results.target.url},
+        {"embedded", results.target.embedded},
+        {"api_version", results.target.api_version},
+        {"healthz", results.target.healthz}}},
+      {"scenario", {{"path", results.scenario_path}, {"source", results.scenario_source}}},
+      {"units", {{"latency", "us"}, {"run_duration", "ms"}, {"timeseries_window", "1s"}}},
+      {"percentile_method", kPercentileMethod},
+      {"operations", std::move(ops)},
+      {"runs",
+       {{"count", results.runs.size()},
+        {"by_state", std::move(by_state)},
+        {"duration_ms", Summary(durations)},
+        {"duration_histogram", durations.ToJson()},
+        {"queue_wait_ms", Summary(waits)},
+        {"queue_wait_histogram", waits.ToJson()},
+        {"records", std::move(records)}}},
+      {"errors", results.errors},
+      {"cleanup_failures", results.cleanup_failures},
+  };
+}
+
+Status WriteFileAtomically(const std::filesystem::path& path, const std::string& text) {
+  std::filesystem::path tmp = path;
+  tmp += ".tmp";
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) return Error{fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno))};
+  size_t written = std::fwrite(text.data(), 1, text.size(), f);
+  bool failed = written != text.size() || std::fflush(f) != 0;
+  int saved = errno;
+  if (std::fclose(f) != 0 && !failed) {
+    failed = true;
+    saved = errno;
+  }
+  if (failed) {
+    std::remove(tmp.c_str());
+    return Error{fmt::format("cannot write {}: {}", path.string(), std::strerror(saved))};
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return Error{fmt::format("cannot write {}: {}", path.string(), ec.message())};
+  return Ok();
+}
+
+Status JsonReporter::Report(const BenchmarkResults& results) {
+  return WriteFileAtomically(path_, ResultsToJson(results).dump(2) + "\n");
+}
+
+}  // namespace kfpbench::report

@@ -1,0 +1,87 @@
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "report/reporter.h"
+#include "util/ids.h"
+
+namespace kfpbench::report {
+namespace {
+
+harness::BenchmarkResults Sample() {
+  harness::BenchmarkResults r;
+  r.kfpbench_version = "test";
+  r.started = WallTime(std::chrono::seconds(1700000000));
+  r.finished = r.started + std::chrono::seconds(10);
+  r.target.url = "http://127.0.0.1:1";
+  r.target.embedded = true;
+  metrics::Recorder rec(r.started);
+  for (int i = 1; i <= 100; ++i) {
+    rec.RecordCall("GetRun", std::chrono::milliseconds(i), i <= 98 ? 200 : 503,
+                   r.started + std::chrono::milliseconds(i * 50));
+  }
+  r.operations = rec.Snapshot();
+  harness::RunRecord run;
+  run.run_id = "r1";
+  run.state = RuntimeState::kSucceeded;
+  run.created = r.started;
+  run.finished = r.started + std::chrono::seconds(3);
+  run.tasks.push_back({"step", RuntimeState::kSucceeded, r.started,
+                       r.started + std::chrono::milliseconds(250), run.finished});
+  r.runs.push_back(run);
+  harness::RunRecord failed;
+  failed.error = "CreateRun: HTTP 500";
+  r.runs.push_back(failed);
+  return r;
+}
+
+TEST(JsonReport, HasVersionedSchemaUnitsAndMergeableHistograms) {
+  auto j = ResultsToJson(Sample());
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["units"]["latency"], "us");
+  const auto& op = j["operations"]["GetRun"];
+  EXPECT_EQ(op["count"], 100);
+  EXPECT_EQ(op["errors"], 2);
+  EXPECT_DOUBLE_EQ(op["error_rate"].get<double>(), 0.02);
+  EXPECT_EQ(op["by_status"]["503"], 2);
+  EXPECT_EQ(op["latency_us"]["p50"].get<int64_t>() / 1000, 50);
+  EXPECT_TRUE(metrics::Histogram::FromJson(op["histogram"]).ok());
+  EXPECT_EQ(op["timeseries"].size(), 5u);
+  EXPECT_EQ(j["runs"]["count"], 2);
+  EXPECT_EQ(j["runs"]["by_state"]["SUCCEEDED"], 1);
+  EXPECT_EQ(j["runs"]["duration_ms"]["count"], 1);
+  EXPECT_NEAR(j["runs"]["records"][0]["duration_ms"].get<double>(), 3000, 1e-6);
+  EXPECT_NEAR(j["runs"]["records"][0]["queue_wait_ms"].get<double>(), 250, 1e-6);
+  EXPECT_EQ(j["runs"]["records"][1]["error"], "CreateRun: HTTP 500");
+}
+
+TEST(JsonReport, WritesAtomicallyAndReportsUnwritablePaths) {
+  auto dir = std::filesystem::temp_directory_path() / ("kfpbench-report-" + NewUuid());
+  std::filesystem::create_directories(dir);
+  JsonReporter ok(dir / "results.json");
+  ASSERT_TRUE(ok.Report(Sample()).ok());
+  std::ifstream in(dir / "results.json");
+  auto parsed = nlohmann::json::parse(in);
+  EXPECT_EQ(parsed["schema"], "kfpbench/results");
+  EXPECT_FALSE(std::filesystem::exists(dir / "results.json.tmp"));
+  JsonReporter bad(dir / "missing-dir" / "results.json");
+  Status s = bad.Report(Sample());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("missing-dir"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ConsoleReport, PrintsOperationsAndRuns) {
+  std::ostringstream out;
+  ASSERT_TRUE(ConsoleReporter(out).Report(Sample()).ok());
+  std::string text = out.str();
+  EXPECT_NE(text.find("GetRun"), std::string::npos);
+  EXPECT_NE(text.find("Runs: 2 submitted"), std::string::npos);
+  EXPECT_NE(text.find("1 SUCCEEDED"), std::string::npos);
+  EXPECT_NE(text.find("run duration"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kfpbench::report
