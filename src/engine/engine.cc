@@ -1,0 +1,1061 @@
+// The pipeline engine. Everything below Submit/Terminate runs inside EventLoop
+// callbacks, one at a time, so the state needs no locks; time comes only from
+// loop.Now() and delays only from loop.After, so the same code runs on the
+// simulator's virtual clock.
+//
+// A run is a tree of DAG instances (root, sub-pipelines, conditions, one per
+// ParallelFor iteration). Each DAG instance starts a task once all its
+// upstream tasks are done; container tasks queue for a node with room
+// (Placement) and are handed to the Executor; DAG tasks start a child DAG
+// instance. A DAG instance is done when none of its tasks is in flight.
+#include "engine/engine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <system_error>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "engine/placement.h"
+#include "ir/cel.h"
+#include "ir/placeholders.h"
+#include "ir/values.h"
+
+namespace kfpbench::engine {
+namespace {
+
+using nlohmann::json;
+using ArtifactMap = std::map<std::string, std::vector<ir::ArtifactValue>>;
+
+struct Run;
+
+// Per-run index over one DagSpec: task positions, edges, parsed CEL.
+struct DagPlan {
+  std::vector<const ir::TaskSpec*> tasks;  // topological order
+  std::vector<const ir::ComponentSpec*> components;
+  std::vector<std::vector<int>> upstream, downstream;
+  std::unordered_map<std::string, int> index;
+  std::vector<ir::CelExpr> conditions;
+  std::vector<std::map<std::string, ir::CelExpr>> selectors;
+};
+
+enum class Phase { kWaiting, kActive, kDone };
+
+struct DagExec;
+
+struct TaskExec {
+  Phase phase = Phase::kWaiting;
+  RuntimeState state = RuntimeState::kPending;  // final once kDone
+  int record = -1;                              // index in Run::records once created
+  int unfinished_upstream = 0;
+  json params = json::object();  // resolved input parameters
+  ArtifactMap in_artifacts;
+  json outputs = json::object();  // output parameters
+  ArtifactMap out_artifacts;
+  std::string error;
+  // Container tasks.
+  int attempt = 0;
+  std::unique_ptr<TaskLaunch> retry_launch;  // kept only when a retry may need it
+  // ParallelFor tasks.
+  json items;
+  size_t next_item = 0;
+  int running_iterations = 0;
+  int loop_busy = 0;
+  std::vector<DagExec*> iterations;
+};
+
+struct DagExec {
+  Run* run = nullptr;
+  DagExec* parent = nullptr;
+  int parent_task = -1;  // index in parent->tasks
+  int iteration = -1;    // >= 0 for a ParallelFor iteration
+  const ir::ComponentSpec* component = nullptr;
+  const DagPlan* plan = nullptr;
+  json inputs = json::object();
+  ArtifactMap in_artifacts;
+  int record = -1;
+  std::filesystem::path dir;  // relative work dir of its tasks
+  std::vector<TaskExec> tasks;
+  int active = 0;  // tasks in Phase::kActive
+  int busy = 0;    // >0 while a loop over tasks is starting them
+  bool finished = false;
+  RuntimeState state = RuntimeState::kPending;
+  std::string error;
+  json outputs = json::object();
+  ArtifactMap out_artifacts;
+};
+
+struct Run {
+  std::string id;
+  std::shared_ptr<const ir::PipelineSpec> spec;
+  std::string pipeline_root;
+  std::string pod_prefix;
+  RuntimeState state = RuntimeState::kPending;
+  std::vector<StateChange> history;
+  WallTime finished_at{};
+  std::string error;
+  std::vector<TaskRecord> records;
+  std::vector<std::unique_ptr<DagExec>> dags;
+  std::unordered_map<const ir::DagSpec*, DagPlan> plans;
+  std::unordered_set<uint64_t> live;  // container attempts queued, running or backing off
+  bool stopping = false;              // a task failed: start nothing new but exit handlers
+  bool canceled = false;
+  bool finished = false;
+  bool dirty = false;
+};
+
+// One attempt of a container task, from queueing to its result.
+struct Container {
+  enum class Where { kQueued, kRunning, kBackoff };
+  Run* run = nullptr;
+  DagExec* dag = nullptr;
+  int task = 0;
+  Where where = Where::kQueued;
+  Demand demand;
+  size_t node = 0;
+  TimerId timer = 0;
+  WallTime ready_at{};
+  TaskLaunch launch;
+};
+
+std::string SanitizeName(std::string_view name, size_t max_len) {
+  std::string out;
+  for (char c : name) {
+    if (out.size() >= max_len) break;
+    char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    out += (std::isalnum(static_cast<unsigned char>(l)) != 0) ? l : '-';
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out.empty() ? "pipeline" : out;
+}
+
+bool IsFailure(RuntimeState s) {
+  return s == RuntimeState::kFailed || s == RuntimeState::kCanceled;
+}
+
+Resources ToResources(const ir::ResourceSpec& r) {
+  return Resources{r.cpu_request, r.cpu_limit, r.memory_request, r.memory_limit};
+}
+
+// Checks runtime parameters against the root inputs and fills in defaults.
+Result<json> ResolveRunParameters(const ir::PipelineSpec& spec, const json& given) {
+  if (!given.is_null() && !given.is_object()) {
+    return Error{"runtime parameters must be a mapping", 400};
+  }
+  const auto& defs = spec.root.inputs.parameters;
+  json out = json::object();
+  if (given.is_object()) {
+    for (const auto& [name, value] : given.items()) {
+      auto def = defs.find(name);
+      if (def == defs.end()) {
+        std::string known;
+        for (const auto& [k, v] : defs) known += (known.empty() ? "" : ", ") + k;
+        return Error{fmt::format("unknown parameter '{}' (pipeline inputs: {})", name,
+                                 known.empty() ? "none" : known),
+                     400};
+      }
+      if (value.is_null()) continue;
+      auto checked = ir::CheckParameterValue(value, def->second.type);
+      if (!checked.ok()) {
+        return Error{fmt::format("parameter '{}': {}", name, checked.error().message), 400};
+      }
+      out[name] = std::move(*checked);
+    }
+  }
+  for (const auto& [name, def] : defs) {
+    if (out.contains(name)) continue;
+    if (def.default_value && !def.default_value->is_null()) {
+      auto v = ir::CoerceParameterValue(*def.default_value, def.type);
+      if (!v.ok()) {
+        return Error{fmt::format("default of parameter '{}': {}", name, v.error().message), 400};
+      }
+      out[name] = std::move(*v);
+    } else if (!def.is_optional) {
+      return Error{fmt::format("missing required parameter '{}' ({})", name,
+                               ir::ParameterTypeName(def.type)),
+                   400};
+    }
+  }
+  for (const auto& [name, def] : spec.root.inputs.artifacts) {
+    if (!def.is_optional) {
+      return Error{fmt::format("pipeline input artifact '{}' is not supported", name), 400};
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+struct Engine::Impl {
+  Impl(EventLoop& l, Executor& e, RunObserver& o, EngineOptions opts)
+      : loop(l),
+        executor(e),
+        observer(o),
+        options(std::move(opts)),
+        placement(options.nodes.empty() ? DefaultNodes() : options.nodes),
+        rng(options.random_seed != 0 ? options.random_seed : std::random_device{}()) {}
+
+  EventLoop& loop;
+  Executor& executor;
+  RunObserver& observer;
+  EngineOptions options;
+  Placement placement;
+  std::mt19937_64 rng;
+  std::unordered_map<std::string, std::unique_ptr<Run>> runs;
+  std::unordered_map<uint64_t, Container> containers;
+  uint64_t next_container = 1;
+  int depth = 0;  // nesting of engine handlers; notifications go out at 0
+  std::vector<Run*> dirty_runs;
+
+  // Every entry point from the loop holds one; the outermost flushes.
+  struct Scope {
+    explicit Scope(Impl& i) : impl(i) { ++impl.depth; }
+    ~Scope() {
+      if (--impl.depth == 0) impl.Flush();
+    }
+    Impl& impl;
+  };
+
+  // ---- Records and states ----
+
+  std::string NewId() {
+    uint64_t a = rng(), b = rng();
+    a = (a & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
+    b = (b & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // RFC 4122 variant
+    return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", a >> 32, (a >> 16) & 0xffff,
+                       a & 0xffff, b >> 48, b & 0xffffffffffffULL);
+  }
+
+  std::string PodName(const Run& run) {
+    return fmt::format("{}-system-container-impl-{}", run.pod_prefix,
+                       1000000000 + rng() % 9000000000ULL);
+  }
+
+  void MarkDirty(Run& run) {
+    if (run.dirty) return;
+    run.dirty = true;
+    dirty_runs.push_back(&run);
+  }
+
+  int NewRecord(Run& run, const std::string& name, const std::string& display, int parent,
+                const std::string& executor_label) {
+    TaskRecord rec;
+    rec.task_id = NewId();
+    rec.name = name;
+    rec.display_name = display;
+    rec.executor_label = executor_label;
+    rec.create_time = loop.Now();
+    rec.state = RuntimeState::kPending;
+    rec.history.push_back({rec.create_time, RuntimeState::kPending, ""});
+    if (parent >= 0) {
+      rec.parent_task_id = run.records[parent].task_id;
+      run.records[parent].child_task_ids.push_back(rec.task_id);
+    }
+    run.records.push_back(std::move(rec));
+    MarkDirty(run);
+    return static_cast<int>(run.records.size()) - 1;
+  }
+
+  void SetState(Run& run, int record, RuntimeState state, const std::string& error = "") {
+    TaskRecord& rec = run.records[record];
+    WallTime now = loop.Now();
+    rec.state = state;
+    rec.history.push_back({now, state, error});
+    if (state == RuntimeState::kRunning && rec.start_time == WallTime{}) rec.start_time = now;
+    if (IsTerminal(state)) {
+      rec.end_time = now;
+      if (!error.empty()) rec.error = error;
+    }
+    MarkDirty(run);
+  }
+
+  void SetRunState(Run& run, RuntimeState state, const std::string& error = "") {
+    if (run.state == state) return;
+    WallTime now = loop.Now();
+    run.state = state;
+    run.history.push_back({now, state, error});
+    if (IsTerminal(state)) run.finished_at = now;
+    MarkDirty(run);
+  }
+
+  void Flush() {
+    // Observers may call Submit/Terminate; those only Post, so this loop is safe.
+    auto pending = std::move(dirty_runs);
+    dirty_runs.clear();
+    for (Run* run : pending) {
+      run->dirty = false;
+      RunSnapshot snap;
+      snap.run_id = run->id;
+      snap.state = run->state;
+      snap.history = run->history;
+      snap.finished_at = run->finished_at;
+      snap.error = run->error;
+      snap.tasks = run->records;
+      observer.OnRunChanged(snap);
+    }
+    for (Run* run : pending) {
+      if (!run->finished) continue;
+      std::string id = run->id;  // erase must not compare against the dying key
+      runs.erase(id);
+    }
+  }
+
+  // ---- Runs ----
+
+  void StartRun(RunRequest req, json params) {
+    Scope scope(*this);
+    if (runs.contains(req.run_id)) return;  // a duplicate id; the first run wins
+    auto run_ptr = std::make_unique<Run>();
+    Run& run = *run_ptr;
+    runs.emplace(req.run_id, std::move(run_ptr));
+    run.id = std::move(req.run_id);
+    run.spec = std::move(req.spec);
+    run.pipeline_root = std::move(req.pipeline_root);
+    static constexpr char kAlnum[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+    run.pod_prefix = SanitizeName(run.spec->name, 40) + "-";
+    for (int i = 0; i < 5; ++i) run.pod_prefix += kAlnum[rng() % 36];
+    run.history.push_back({loop.Now(), RuntimeState::kPending, ""});
+    MarkDirty(run);
+    const std::string& display =
+        run.spec->display_name.empty() ? run.spec->name : run.spec->display_name;
+    int root_record = NewRecord(run, run.spec->name, display, -1, "");
+    run.records[root_record].inputs = {{"parameters", params}};
+    DagExec& root =
+        NewDag(run, nullptr, -1, -1, run.spec->root, std::move(params), {}, root_record, {});
+    StartDag(root);
+  }
+
+  void MarkRunning(Run& run) {
+    if (run.state != RuntimeState::kPending) return;
+    SetRunState(run, RuntimeState::kRunning);
+    SetState(run, 0, RuntimeState::kRunning);
+  }
+
+  void FinishRun(Run& run, RuntimeState state, const std::string& dag_error) {
+    if (run.finished) return;
+    run.finished = true;
+    if (state == RuntimeState::kFailed && run.error.empty()) run.error = dag_error;
+    if (state != RuntimeState::kFailed && state != RuntimeState::kCanceled) run.error.clear();
+    if (state == RuntimeState::kCanceled && run.error.empty()) run.error = "run canceled";
+    DagExec& root = *run.dags.front();
+    run.records[0].outputs = {{"parameters", root.outputs}};
+    SetState(run, 0, state, run.error);
+    SetRunState(run, state, run.error);
+  }
+
+  void Terminate(const std::string& run_id) {
+    Scope scope(*this);
+    auto it = runs.find(run_id);
+    if (it == runs.end()) return;
+    Run& run = *it->second;
+    if (run.finished || run.canceled) return;
+    run.canceled = true;
+    run.stopping = true;
+    SetRunState(run, RuntimeState::kCanceling);
+    std::vector<uint64_t> ids(run.live.begin(), run.live.end());
+    std::sort(ids.begin(), ids.end());  // deterministic order
+    for (uint64_t id : ids) {
+      auto c = containers.find(id);
+      if (c == containers.end()) continue;
+      if (c->second.where == Container::Where::kRunning) {
+        executor.Cancel(run.records[c->second.dag->tasks[c->second.task].record].task_id);
+        continue;  // its result arrives later and ends it CANCELED
+      }
+      if (c->second.where == Container::Where::kQueued) placement.Remove(id);
+      if (c->second.where == Container::Where::kBackoff) loop.Cancel(c->second.timer);
+      DagExec& dag = *c->second.dag;
+      int task = c->second.task;
+      containers.erase(c);
+      run.live.erase(id);
+      FinishTask(dag, task, RuntimeState::kCanceled, "canceled");
+    }
+  }
+
+  // ---- DAG instances ----
+
+  const DagPlan& PlanFor(Run& run, const ir::ComponentSpec& comp) {
+    auto [it, inserted] = run.plans.try_emplace(comp.dag.get());
+    DagPlan& plan = it->second;
+    if (!inserted) return plan;
+    const ir::DagSpec& dag = *comp.dag;
+    for (const auto& name : dag.topo_order) {
+      plan.index[name] = static_cast<int>(plan.tasks.size());
+      const ir::TaskSpec& t = dag.tasks.at(name);
+      plan.tasks.push_back(&t);
+      plan.components.push_back(run.spec->FindComponent(t.component_ref));
+    }
+    size_t n = plan.tasks.size();
+    plan.upstream.resize(n);
+    plan.downstream.resize(n);
+    plan.conditions.resize(n);
+    plan.selectors.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      const ir::TaskSpec& t = *plan.tasks[i];
+      for (const auto& up : t.upstream) {
+        int u = plan.index.at(up);
+        plan.upstream[i].push_back(u);
+        plan.downstream[u].push_back(static_cast<int>(i));
+      }
+      // The parser already checked that these parse.
+      if (!t.condition.empty()) {
+        if (auto c = ir::ParseCel(t.condition); c.ok()) plan.conditions[i] = *c;
+      }
+      for (const auto& [pname, b] : t.parameters) {
+        if (b.expression_selector.empty()) continue;
+        if (auto c = ir::ParseCel(b.expression_selector); c.ok()) plan.selectors[i][pname] = *c;
+      }
+    }
+    return plan;
+  }
+
+  DagExec& NewDag(Run& run, DagExec* parent, int parent_task, int iteration,
+                  const ir::ComponentSpec& comp, json inputs, ArtifactMap artifacts, int record,
+                  std::filesystem::path dir) {
+    auto dag = std::make_unique<DagExec>();
+    dag->run = &run;
+    dag->parent = parent;
+    dag->parent_task = parent_task;
+    dag->iteration = iteration;
+    dag->component = &comp;
+    dag->plan = &PlanFor(run, comp);
+    dag->inputs = std::move(inputs);
+    dag->in_artifacts = std::move(artifacts);
+    dag->record = record;
+    dag->dir = std::move(dir);
+    dag->tasks.resize(dag->plan->tasks.size());
+    for (size_t i = 0; i < dag->tasks.size(); ++i) {
+      dag->tasks[i].unfinished_upstream = static_cast<int>(dag->plan->upstream[i].size());
+    }
+    run.dags.push_back(std::move(dag));
+    return *run.dags.back();
+  }
+
+  void StartDag(DagExec& dag) {
+    ++dag.busy;
+    for (size_t i = 0; i < dag.tasks.size(); ++i) {
+      if (dag.tasks[i].unfinished_upstream == 0) TryStart(dag, static_cast<int>(i));
+    }
+    --dag.busy;
+    CheckDagDone(dag);
+  }
+
+  void CheckDagDone(DagExec& dag) {
+    if (dag.finished || dag.busy > 0 || dag.active > 0) return;
+    dag.finished = true;
+    Run& run = *dag.run;
+    std::string failed_error, not_run;
+    bool any_canceled = false;
+    for (size_t i = 0; i < dag.tasks.size(); ++i) {
+      const TaskExec& t = dag.tasks[i];
+      if (t.phase != Phase::kDone) {
+        if (not_run.empty()) not_run = dag.plan->tasks[i]->name;
+      } else if (t.state == RuntimeState::kFailed && failed_error.empty()) {
+        failed_error = fmt::format("task '{}' failed: {}", dag.plan->tasks[i]->name, t.error);
+      } else if (t.state == RuntimeState::kCanceled) {
+        any_canceled = true;
+      }
+    }
+    if (!failed_error.empty()) {
+      dag.state = RuntimeState::kFailed;
+      dag.error = failed_error;
+    } else if (run.canceled && (any_canceled || !not_run.empty())) {
+      dag.state = RuntimeState::kCanceled;
+      dag.error = "canceled";
+    } else if (!not_run.empty()) {
+      dag.state = RuntimeState::kFailed;
+      dag.error = fmt::format("task '{}' did not run because the run failed", not_run);
+    } else {
+      dag.state = RuntimeState::kSucceeded;
+    }
+    for (const auto& [name, sources] : dag.component->dag->output_parameters) {
+      for (const auto& src : sources) {
+        const TaskExec& p = dag.tasks[dag.plan->index.at(src.producer_task)];
+        if (auto it = p.outputs.find(src.output_key); it != p.outputs.end()) {
+          dag.outputs[name] = *it;
+          break;
+        }
+      }
+    }
+    for (const auto& [name, sources] : dag.component->dag->output_artifacts) {
+      for (const auto& src : sources) {
+        const TaskExec& p = dag.tasks[dag.plan->index.at(src.producer_task)];
+        if (auto it = p.out_artifacts.find(src.output_key); it != p.out_artifacts.end()) {
+          dag.out_artifacts[name] = it->second;
+          break;
+        }
+      }
+    }
+    if (dag.parent == nullptr) {
+      FinishRun(run, dag.state, dag.error);
+    } else if (dag.iteration >= 0) {
+      run.records[dag.record].outputs = {{"parameters", dag.outputs}};
+      SetState(run, dag.record, dag.state, dag.error);
+      OnIterationDone(*dag.parent, dag.parent_task);
+    } else {
+      TaskExec& owner = dag.parent->tasks[dag.parent_task];
+      owner.outputs = dag.outputs;
+      owner.out_artifacts = dag.out_artifacts;
+      FinishTask(*dag.parent, dag.parent_task, dag.state, dag.error);
+    }
+  }
+
+  // ---- Tasks ----
+
+  json FinalStatus(const DagExec& dag, int producer) {
+    const TaskExec& p = dag.tasks[producer];
+    json status = {{"state", std::string(RuntimeStateName(p.state))},
+                   {"pipelineJobResourceName", dag.run->id},
+                   {"pipelineTaskName", dag.plan->tasks[producer]->name}};
+    if (!p.error.empty()) status["error"] = {{"code", 2}, {"message", p.error}};
+    return status;
+  }
+
+  // Resolves the task's input parameters and artifacts into task.params and
+  // task.in_artifacts. Sets `skipped` when a required input is missing because
+  // its producer was skipped (conditions): such a task is skipped too.
+  Status ResolveInputs(DagExec& dag, int i, bool& skipped) {
+    const DagPlan& plan = *dag.plan;
+    const ir::TaskSpec& spec = *plan.tasks[i];
+    const ir::ComponentSpec& comp = *plan.components[i];
+    TaskExec& task = dag.tasks[i];
+    std::unordered_set<std::string> missing_upstream;
+    bool has_templated_constants = false;
+    for (const auto& [name, b] : spec.parameters) {
+      json value;
+      bool have = false;
+      switch (b.kind) {
+        case ir::ParameterBinding::Kind::kComponentInput:
+          if (auto it = dag.inputs.find(b.component_input);
+              it != dag.inputs.end() && !it->is_null()) {
+            value = *it;
+            have = true;
+          }
+          break;
+        case ir::ParameterBinding::Kind::kConstant:
+          value = b.constant;
+          have = true;
+          has_templated_constants = has_templated_constants ||
+                                    (value.is_string() && value.get_ref<const std::string&>().find(
+                                                              "{{$") != std::string::npos);
+          break;
+        case ir::ParameterBinding::Kind::kTaskOutput: {
+          const TaskExec& p = dag.tasks[plan.index.at(b.producer_task)];
+          if (auto it = p.outputs.find(b.output_key); it != p.outputs.end()) {
+            value = *it;
+            have = true;
+          } else if (p.state != RuntimeState::kSucceeded) {
+            missing_upstream.insert(name);
+          }
+          break;
+        }
+        case ir::ParameterBinding::Kind::kTaskFinalStatus:
+          value = FinalStatus(dag, plan.index.at(b.producer_task));
+          have = true;
+          break;
+      }
+      if (!have) continue;
+      if (!b.expression_selector.empty()) {
+        auto selected = ir::EvalSelector(plan.selectors[i].at(name), value);
+        if (!selected.ok()) {
+          return Error{fmt::format("input parameter '{}': {}", name, selected.error().message)};
+        }
+        value = std::move(*selected);
+      }
+      if (auto def = comp.inputs.parameters.find(name); def != comp.inputs.parameters.end()) {
+        auto coerced = ir::CoerceParameterValue(value, def->second.type);
+        if (!coerced.ok()) {
+          return Error{fmt::format("input parameter '{}': {}", name, coerced.error().message)};
+        }
+        value = std::move(*coerced);
+      }
+      task.params[name] = std::move(value);
+    }
+    for (const auto& [name, def] : comp.inputs.parameters) {
+      if (task.params.contains(name)) continue;
+      if (spec.iterator && spec.iterator->item_input == name) continue;
+      if (def.default_value && !def.default_value->is_null()) {
+        auto v = ir::CoerceParameterValue(*def.default_value, def.type);
+        if (!v.ok()) return Error{fmt::format("default of '{}': {}", name, v.error().message)};
+        task.params[name] = std::move(*v);
+        continue;
+      }
+      if (def.is_optional) continue;
+      if (missing_upstream.contains(name)) {
+        skipped = true;
+        return Ok();
+      }
+      return Error{fmt::format("input parameter '{}' has no value", name)};
+    }
+    // Constants may embed other inputs (f-strings): "heads and {{$.inputs.parameters['n']}}".
+    if (has_templated_constants) {
+      json snapshot = task.params;
+      ir::PlaceholderContext ctx;
+      ctx.parameters = &snapshot;
+      for (const auto& [name, b] : spec.parameters) {
+        if (b.kind != ir::ParameterBinding::Kind::kConstant || !task.params[name].is_string()) {
+          continue;
+        }
+        auto resolved = ir::ResolvePlaceholders(task.params[name].get<std::string>(), ctx);
+        if (!resolved.ok()) {
+          return Error{fmt::format("input parameter '{}': {}", name, resolved.error().message)};
+        }
+        task.params[name] = std::move(*resolved);
+      }
+    }
+    for (const auto& [name, b] : spec.artifacts) {
+      if (b.kind == ir::ArtifactBinding::Kind::kComponentInput) {
+        if (auto it = dag.in_artifacts.find(b.component_input); it != dag.in_artifacts.end()) {
+          task.in_artifacts[name] = it->second;
+        }
+      } else {
+        const TaskExec& p = dag.tasks[plan.index.at(b.producer_task)];
+        if (auto it = p.out_artifacts.find(b.output_key); it != p.out_artifacts.end()) {
+          task.in_artifacts[name] = it->second;
+        } else if (p.state != RuntimeState::kSucceeded) {
+          missing_upstream.insert(name);
+        }
+      }
+    }
+    for (const auto& [name, def] : comp.inputs.artifacts) {
+      if (task.in_artifacts.contains(name) || def.is_optional) continue;
+      if (missing_upstream.contains(name)) {
+        skipped = true;
+        return Ok();
+      }
+      return Error{fmt::format("input artifact '{}' has no value", name)};
+    }
+    return Ok();
+  }
+
+  void TryStart(DagExec& dag, int i) {
+    TaskExec& task = dag.tasks[i];
+    Run& run = *dag.run;
+    if (task.phase != Phase::kWaiting || run.canceled) return;
+    const ir::TaskSpec& spec = *dag.plan->tasks[i];
+    const ir::ComponentSpec& comp = *dag.plan->components[i];
+    bool upstream_failed = false;
+    for (int u : dag.plan->upstream[i]) {
+      upstream_failed = upstream_failed || IsFailure(dag.tasks[u].state);
+    }
+    // Exit handlers run whatever happened upstream; everything else stops
+    // once anything failed (Argo's failFast).
+    if (!spec.run_when_upstream_done && (upstream_failed || run.stopping)) return;
+
+    task.phase = Phase::kActive;
+    ++dag.active;
+    task.record = NewRecord(run, spec.name, spec.display_name, dag.record, comp.executor_label);
+    bool skipped = false;
+    if (auto s = ResolveInputs(dag, i, skipped); !s) {
+      return FinishTask(dag, i, RuntimeState::kFailed, s.error().message);
+    }
+    run.records[task.record].inputs = {{"parameters", task.params}};
+    if (skipped) {
+      return FinishTask(dag, i, RuntimeState::kSkipped, "an input's producer did not run");
+    }
+    if (!spec.condition.empty()) {
+      auto go = ir::EvalCondition(dag.plan->conditions[i], task.params);
+      if (!go.ok()) {
+        return FinishTask(dag, i, RuntimeState::kFailed,
+                          "triggerPolicy.condition: " + go.error().message);
+      }
+      if (!*go) return FinishTask(dag, i, RuntimeState::kSkipped);
+    }
+    if (comp.is_dag()) {
+      if (spec.iterator) return StartLoop(dag, i);
+      SetState(run, task.record, RuntimeState::kRunning);
+      DagExec& child = NewDag(run, &dag, i, -1, comp, task.params, task.in_artifacts, task.record,
+                              dag.dir / spec.name);
+      return StartDag(child);
+    }
+    if (auto s = StartContainer(dag, i); !s) {
+      FinishTask(dag, i, RuntimeState::kFailed, s.error().message);
+    }
+  }
+
+  void FinishTask(DagExec& dag, int i, RuntimeState state, const std::string& error = "") {
+    TaskExec& task = dag.tasks[i];
+    if (task.phase == Phase::kDone) return;
+    Run& run = *dag.run;
+    if (task.phase == Phase::kActive) --dag.active;
+    task.phase = Phase::kDone;
+    task.state = state;
+    task.error = error;
+    task.retry_launch.reset();
+    if (task.record >= 0) {
+      TaskRecord& rec = run.records[task.record];
+      json outputs = {{"parameters", task.outputs}};
+      if (!task.out_artifacts.empty()) {
+        json arts = json::object();
+        for (const auto& [name, list] : task.out_artifacts) {
+          for (const auto& a : list) arts[name].push_back({{"uri", a.uri}, {"name", a.name}});
+        }
+        outputs["artifacts"] = std::move(arts);
+      }
+      rec.outputs = std::move(outputs);
+      SetState(run, task.record, state, error);
+    }
+    if (state == RuntimeState::kFailed && !run.stopping) {
+      run.stopping = true;
+      if (run.error.empty()) {
+        run.error = fmt::format("task '{}' failed: {}", dag.plan->tasks[i]->name, error);
+      }
+    }
+    ++dag.busy;
+    for (int d : dag.plan->downstream[i]) {
+      if (--dag.tasks[d].unfinished_upstream == 0) TryStart(dag, d);
+    }
+    --dag.busy;
+    CheckDagDone(dag);
+  }
+
+  // ---- ParallelFor ----
+
+  void StartLoop(DagExec& dag, int i) {
+    TaskExec& task = dag.tasks[i];
+    Run& run = *dag.run;
+    const ir::IteratorSpec& it = *dag.plan->tasks[i]->iterator;
+    if (it.raw) {
+      task.items = it.raw_items;
+    } else {
+      json items = task.params.value(it.input_parameter, json());
+      if (items.is_string()) {
+        json parsed = json::parse(items.get<std::string>(), nullptr, false);
+        if (!parsed.is_discarded()) items = std::move(parsed);
+      }
+      task.items = std::move(items);
+    }
+    if (!task.items.is_array()) {
+      return FinishTask(dag, i, RuntimeState::kFailed,
+                        "ParallelFor items must be a list, got " + ir::DescribeValue(task.items));
+    }
+    task.iterations.assign(task.items.size(), nullptr);
+    SetState(run, task.record, RuntimeState::kRunning);
+    FillLoop(dag, i);
+  }
+
+  void FillLoop(DagExec& dag, int i) {
+    TaskExec& task = dag.tasks[i];
+    Run& run = *dag.run;
+    const ir::TaskSpec& spec = *dag.plan->tasks[i];
+    const ir::ComponentSpec& comp = *dag.plan->components[i];
+    const ir::IteratorSpec& it = *spec.iterator;
+    ++task.loop_busy;
+    while (task.next_item < task.items.size() && !run.stopping &&
+           (it.parallelism_limit == 0 || task.running_iterations < it.parallelism_limit)) {
+      size_t index = task.next_item++;
+      ++task.running_iterations;
+      json item = task.items[index];
+      if (auto def = comp.inputs.parameters.find(it.item_input);
+          def != comp.inputs.parameters.end()) {
+        auto coerced = ir::CoerceParameterValue(item, def->second.type);
+        if (coerced.ok()) item = std::move(*coerced);
+      }
+      json inputs = task.params;
+      inputs[it.item_input] = std::move(item);
+      std::string name = fmt::format("{}-iteration-{}", spec.name, index);
+      int record = NewRecord(run, name, name, task.record, "");
+      run.records[record].inputs = {{"parameters", inputs}};
+      SetState(run, record, RuntimeState::kRunning);
+      DagExec& child =
+          NewDag(run, &dag, i, static_cast<int>(index), comp, std::move(inputs), task.in_artifacts,
+                 record, dag.dir / spec.name / fmt::format("iteration-{}", index));
+      task.iterations[index] = &child;
+      StartDag(child);
+    }
+    --task.loop_busy;
+    MaybeFinishLoop(dag, i);
+  }
+
+  void OnIterationDone(DagExec& dag, int i) {
+    --dag.tasks[i].running_iterations;
+    FillLoop(dag, i);
+  }
+
+  void MaybeFinishLoop(DagExec& dag, int i) {
+    TaskExec& task = dag.tasks[i];
+    if (task.phase != Phase::kActive || task.loop_busy > 0 || task.running_iterations > 0) return;
+    Run& run = *dag.run;
+    std::string failed;
+    bool canceled = false;
+    for (const DagExec* child : task.iterations) {
+      if (child == nullptr) continue;
+      if (child->state == RuntimeState::kFailed && failed.empty()) {
+        failed = fmt::format("iteration {}: {}", child->iteration, child->error);
+      }
+      canceled = canceled || child->state == RuntimeState::kCanceled;
+    }
+    bool all_launched = task.next_item >= task.items.size();
+    const auto& dag_outputs = dag.plan->components[i]->dag->output_parameters;
+    for (const auto& [name, sources] : dag_outputs) {
+      json values = json::array();
+      for (const DagExec* child : task.iterations) {
+        if (child == nullptr) continue;
+        if (auto v = child->outputs.find(name); v != child->outputs.end()) values.push_back(*v);
+      }
+      task.outputs[name] = std::move(values);
+    }
+    for (const auto& [name, sources] : dag.plan->components[i]->dag->output_artifacts) {
+      auto& list = task.out_artifacts[name];
+      for (const DagExec* child : task.iterations) {
+        if (child == nullptr) continue;
+        if (auto a = child->out_artifacts.find(name); a != child->out_artifacts.end()) {
+          list.insert(list.end(), a->second.begin(), a->second.end());
+        }
+      }
+    }
+    if (!failed.empty()) return FinishTask(dag, i, RuntimeState::kFailed, failed);
+    if (run.canceled && (canceled || !all_launched)) {
+      return FinishTask(dag, i, RuntimeState::kCanceled, "canceled");
+    }
+    if (!all_launched) {
+      return FinishTask(dag, i, RuntimeState::kFailed,
+                        "not all iterations ran because the run failed");
+    }
+    FinishTask(dag, i, RuntimeState::kSucceeded);
+  }
+
+  // ---- Containers ----
+
+  Status StartContainer(DagExec& dag, int i) {
+    Run& run = *dag.run;
+    TaskExec& task = dag.tasks[i];
+    const ir::TaskSpec& spec = *dag.plan->tasks[i];
+    const ir::ComponentSpec& comp = *dag.plan->components[i];
+    const ir::ExecutorSpec* exec = run.spec->FindExecutor(comp.executor_label);
+    if (exec == nullptr) return Error{"unknown executor '" + comp.executor_label + "'"};
+    const TaskRecord& rec = run.records[task.record];
+
+    TaskLaunch launch;
+    launch.run_id = run.id;
+    launch.task_id = rec.task_id;
+    launch.executor_label = exec->label;
+    launch.image = exec->container.image;
+    launch.env = exec->container.env;
+    std::filesystem::path base =
+        options.work_root.empty() ? std::filesystem::path(run.id) : options.work_root / run.id;
+    launch.work_dir = base / dag.dir / spec.name;
+    std::map<std::string, std::string> output_files;
+    for (const auto& [name, def] : comp.outputs.parameters) {
+      std::filesystem::path file = launch.work_dir / "outputs" / name;
+      output_files[name] = file.string();
+      launch.output_parameter_files[name] = std::move(file);
+      launch.output_parameter_types[name] = std::string(ir::ParameterTypeName(def.type));
+    }
+    task.out_artifacts.clear();
+    std::map<std::string, ir::ArtifactValue> out_artifacts;
+    for (const auto& [name, def] : comp.outputs.artifacts) {
+      // Local execution: the URI is the path, as KFP's local runner does.
+      std::string path = (launch.work_dir / "artifacts" / name).string();
+      ir::ArtifactValue a{name, path, path, def.schema_title, def.schema_version, json::object()};
+      out_artifacts[name] = a;
+      task.out_artifacts[name] = {std::move(a)};
+    }
+    if (!options.work_root.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(launch.work_dir / "outputs", ec);
+      if (!ec && !out_artifacts.empty()) {
+        std::filesystem::create_directories(launch.work_dir / "artifacts", ec);
+      }
+      if (ec) {
+        return Error{
+            fmt::format("cannot create work dir {}: {}", launch.work_dir.string(), ec.message())};
+      }
+    }
+    ir::PlaceholderContext ctx;
+    ctx.parameters = &task.params;
+    ctx.output_parameter_files = &output_files;
+    ctx.input_artifacts = &task.in_artifacts;
+    ctx.output_artifacts = &out_artifacts;
+    ctx.executor_output_file = (launch.work_dir / "executor_output.json").string();
+    ctx.pipeline_job_name = run.id;
+    ctx.pipeline_job_uuid = run.id;
+    ctx.pipeline_task_name = spec.name;
+    ctx.pipeline_task_uuid = rec.task_id;
+    auto command = ir::ResolveCommandLine(exec->container.command, ctx);
+    if (!command.ok()) return command.error();
+    auto args = ir::ResolveCommandLine(exec->container.args, ctx);
+    if (!args.ok()) return args.error();
+    launch.argv = std::move(*command);
+    launch.argv.insert(launch.argv.end(), std::make_move_iterator(args->begin()),
+                       std::make_move_iterator(args->end()));
+
+    Resources ir_res = ToResources(exec->container.resources);
+    bool any = ir_res.cpu_request > 0 || ir_res.cpu_limit > 0 || ir_res.memory_request > 0 ||
+               ir_res.memory_limit > 0;
+    launch.resources = any ? ir_res : options.default_task_resources;
+    Demand demand = DemandOf(ir_res, options.default_task_resources);
+    if (!placement.FitsSomeNode(demand)) {
+      return Error{fmt::format("task requests {}, more than any node offers (largest: {})",
+                               DescribeDemand(demand), DescribeDemand(placement.LargestNode()))};
+    }
+    if (spec.retry && spec.retry->max_retry_count > 0) {
+      task.retry_launch = std::make_unique<TaskLaunch>(launch);
+    }
+    Enqueue(dag, i, std::move(launch), demand);
+    SchedulePending();
+    return Ok();
+  }
+
+  void Enqueue(DagExec& dag, int i, TaskLaunch launch, const Demand& demand) {
+    uint64_t id = next_container++;
+    Container& c = containers[id];
+    c.run = dag.run;
+    c.dag = &dag;
+    c.task = i;
+    c.where = Container::Where::kQueued;
+    c.demand = demand;
+    c.ready_at = loop.Now();
+    c.launch = std::move(launch);
+    c.launch.pod_name = PodName(*dag.run);
+    dag.run->live.insert(id);
+    placement.Enqueue(id, demand);
+  }
+
+  void SchedulePending() {
+    for (const auto& placed : placement.Schedule()) {
+      auto it = containers.find(placed.ticket);
+      if (it == containers.end()) continue;
+      Launch(placed.ticket, it->second, placed.node);
+    }
+  }
+
+  void Launch(uint64_t id, Container& c, size_t node) {
+    Run& run = *c.run;
+    TaskExec& task = c.dag->tasks[c.task];
+    TaskRecord& rec = run.records[task.record];
+    c.where = Container::Where::kRunning;
+    c.node = node;
+    ++task.attempt;
+    rec.node = placement.node(node).name;
+    rec.pod_name = c.launch.pod_name;
+    rec.scheduling_delay = loop.Now() - c.ready_at;
+    MarkRunning(run);
+    SetState(run, task.record, RuntimeState::kRunning);
+    // Retries rebuild from task.retry_launch, so the executor can have ours.
+    executor.Launch(std::move(c.launch), [this, id](TaskResult result) {
+      if (depth > 0) {
+        // Called from inside Launch: finish it after this handler.
+        loop.Post([this, id, r = std::move(result)]() mutable { OnDone(id, std::move(r)); });
+        return;
+      }
+      OnDone(id, std::move(result));
+    });
+  }
+
+  void OnDone(uint64_t id, TaskResult result) {
+    Scope scope(*this);
+    auto it = containers.find(id);
+    if (it == containers.end()) return;
+    Container c = std::move(it->second);
+    containers.erase(it);
+    Run& run = *c.run;
+    run.live.erase(id);
+    placement.Release(c.node, c.demand);
+    DagExec& dag = *c.dag;
+    TaskExec& task = dag.tasks[c.task];
+    const ir::TaskSpec& spec = *dag.plan->tasks[c.task];
+    const ir::ComponentSpec& comp = *dag.plan->components[c.task];
+    TaskRecord& rec = run.records[task.record];
+    rec.cpu_seconds += result.cpu_seconds;
+    rec.peak_rss_bytes = std::max(rec.peak_rss_bytes, result.peak_rss_bytes);
+    if (!result.log_path.empty()) rec.log_path = result.log_path;
+
+    if (run.canceled) {
+      FinishTask(dag, c.task, RuntimeState::kCanceled, "canceled");
+    } else {
+      std::string error;
+      if (result.succeeded) {
+        for (const auto& [name, def] : comp.outputs.parameters) {
+          auto raw = result.output_parameters.find(name);
+          if (raw == result.output_parameters.end()) {
+            error = fmt::format("output parameter '{}' was not written", name);
+            break;
+          }
+          auto value = ir::ParseOutputParameter(raw->second, def.type);
+          if (!value.ok()) {
+            error = fmt::format("output parameter '{}': {}", name, value.error().message);
+            break;
+          }
+          task.outputs[name] = std::move(*value);
+        }
+      } else {
+        error = result.error.empty() ? fmt::format("exit code {}", result.exit_code) : result.error;
+      }
+      if (error.empty()) {
+        FinishTask(dag, c.task, RuntimeState::kSucceeded);
+      } else if (spec.retry && task.attempt <= spec.retry->max_retry_count && task.retry_launch) {
+        ScheduleRetry(dag, c.task, c.demand, error);
+      } else {
+        task.outputs = json::object();
+        FinishTask(dag, c.task, RuntimeState::kFailed, error);
+      }
+    }
+    SchedulePending();
+  }
+
+  void ScheduleRetry(DagExec& dag, int i, const Demand& demand, const std::string& error) {
+    TaskExec& task = dag.tasks[i];
+    Run& run = *dag.run;
+    const ir::RetryPolicy& policy = *dag.plan->tasks[i]->retry;
+    task.outputs = json::object();
+    double seconds = ToSeconds(policy.backoff) * std::pow(policy.backoff_factor, task.attempt - 1);
+    if (policy.backoff_max > Duration::zero()) {
+      seconds = std::min(seconds, ToSeconds(policy.backoff_max));
+    }
+    Duration delay = FromSeconds(seconds);
+    SetState(run, task.record, RuntimeState::kRunning,
+             fmt::format("attempt {} failed: {}; retry {} of {} in {}", task.attempt, error,
+                         task.attempt, policy.max_retry_count, FormatDuration(delay)));
+    uint64_t id = next_container++;
+    Container& c = containers[id];
+    c.run = &run;
+    c.dag = &dag;
+    c.task = i;
+    c.where = Container::Where::kBackoff;
+    c.demand = demand;
+    run.live.insert(id);
+    c.timer = loop.After(delay, [this, id] { OnRetryTimer(id); });
+  }
+
+  void OnRetryTimer(uint64_t id) {
+    Scope scope(*this);
+    auto it = containers.find(id);
+    if (it == containers.end() || it->second.where != Container::Where::kBackoff) return;
+    Container& c = it->second;
+    TaskExec& task = c.dag->tasks[c.task];
+    c.where = Container::Where::kQueued;
+    c.ready_at = loop.Now();
+    c.launch = *task.retry_launch;
+    c.launch.pod_name = PodName(*c.run);
+    placement.Enqueue(id, c.demand);
+    SchedulePending();
+  }
+};
+
+Engine::Engine(EventLoop& loop, Executor& executor, RunObserver& observer, EngineOptions options)
+    : impl_(std::make_unique<Impl>(loop, executor, observer, std::move(options))) {}
+
+Engine::~Engine() = default;
+
+Status Engine::Submit(RunRequest request) {
+  if (request.run_id.empty()) return Error{"run id is empty", 400};
+  if (request.spec == nullptr) return Error{"run has no pipeline spec", 400};
+  auto params = ResolveRunParameters(*request.spec, request.parameters);
+  if (!params.ok()) return params.error();
+  Impl* impl = impl_.get();
+  impl->loop.Post([impl, req = std::move(request), p = std::move(*params)]() mutable {
+    impl->StartRun(std::move(req), std::move(p));
+  });
+  return Ok();
+}
+
+void Engine::Terminate(const std::string& run_id) {
+  Impl* impl = impl_.get();
+  impl->loop.Post([impl, run_id] { impl->Terminate(run_id); });
+}
+
+}  // namespace kfpbench::engine
