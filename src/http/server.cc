@@ -290,6 +290,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void OnWrite(beast::error_code ec, bool keep_alive, bool linger) {
+    res_ = {};  // an idle connection should not hold on to a large answer
     if (ec || closed_) return CloseSocket();
     if (keep_alive) return ReadHeader();
     beast::error_code ignored;

@@ -409,6 +409,23 @@ TEST_F(ServerClientTest, PipelinedRequestsAreAnsweredInOrder) {
   EXPECT_LT(two, three);
 }
 
+TEST_F(ServerClientTest, ChunkedRequestBodiesAndTheirLimit) {
+  StartEchoServer(/*max_body=*/16);
+  Socket s = ConnectRaw(server_->port());
+  WriteAll(s.fd(),
+           "POST /c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+           "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n");
+  std::string answer = ReadUntil(s.fd(), "hello world");
+  EXPECT_EQ(answer.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << answer;
+  // Over the limit the length is only known while reading: still a 413.
+  WriteAll(s.fd(),
+           "POST /c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+           "10\r\n0123456789abcdef\r\n1\r\nx\r\n0\r\n\r\n");
+  answer = ReadUntil(s.fd());
+  EXPECT_EQ(answer.rfind("HTTP/1.1 413 Payload Too Large\r\n", 0), 0u) << answer;
+  EXPECT_NE(answer.find("Connection: close\r\n"), std::string::npos) << answer;
+}
+
 TEST_F(ServerClientTest, StopClosesIdleConnectionsAndIsIdempotent) {
   StartEchoServer();
   ASSERT_TRUE(client_->Send(Method::kGet, "/").ok());  // leaves an idle pooled connection
@@ -551,6 +568,34 @@ TEST(Client, FreshConnectionClosedEarlyIsNotRetried) {
   EXPECT_NE(r.error().message.find("connection closed before a response"), std::string::npos)
       << r.error().message;
   EXPECT_EQ(server.connections(), 1);
+}
+
+TEST(Client, ReadsChunkedAndUntilCloseResponses) {
+  ScriptedServer server([](int fd, int index) {
+    ReadUntil(fd, "\r\n\r\n");
+    if (index == 0) {
+      WriteAll(
+          fd,
+          "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n3\r\n!!!\r\n0\r\n\r\n");
+      ReadUntil(fd, "\r\n\r\n");  // the same connection is reused
+    }
+    // No length: the body runs to the end of the connection.
+    WriteAll(fd, "HTTP/1.1 201 Created\r\nX-A: 1\r\n\r\nuntil close");
+  });
+  auto client = MakeClient(server.port());
+  auto chunked = client->Send(Method::kGet, "/1");
+  ASSERT_TRUE(chunked.ok()) << chunked.error().message;
+  EXPECT_EQ(chunked->body, "ok!!!");
+  auto eof = client->Send(Method::kGet, "/2");
+  ASSERT_TRUE(eof.ok()) << eof.error().message;
+  EXPECT_EQ(eof->status, 201);
+  EXPECT_EQ(eof->headers.Get("x-a"), "1");
+  EXPECT_EQ(eof->body, "until close");
+  // That connection cannot be reused, so the next request opens another.
+  auto again = client->Send(Method::kGet, "/3");
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(again->body, "until close");
+  EXPECT_EQ(server.connections(), 2);
 }
 
 TEST(Client, HttpsIsNotSupportedYet) {
