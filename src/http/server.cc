@@ -144,9 +144,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // and release the session.
   void Close() {
     closed_ = true;
-    beast::error_code ignored;
-    if (linger_timer_) linger_timer_->cancel();
-    socket_.close(ignored);
+    CloseSocket();
   }
 
  private:
