@@ -326,6 +326,7 @@ void ProcessExecutor::Impl::SampleRss() {
 
 void ProcessExecutor::Impl::Reap(int pidfd) {
   std::unique_ptr<Child> child;
+  bool shutting_down;
   {
     std::lock_guard lock(mu);
     auto it = by_pidfd.find(pidfd);
@@ -333,6 +334,7 @@ void ProcessExecutor::Impl::Reap(int pidfd) {
     child = std::move(it->second);
     by_pidfd.erase(it);
     by_task.erase(child->task_id);
+    shutting_down = stopping;
   }
   epoll_ctl(epoll_fd, EPOLL_CTL_DEL, pidfd, nullptr);
   // A pod's processes end with its main one: kill what the step left running
@@ -353,6 +355,9 @@ void ProcessExecutor::Impl::Reap(int pidfd) {
   } else {
     result = Finish(*child, status, usage);
   }
+  // Killed by our destructor: its done is dropped like everyone else's,
+  // whether or not this wakeup raced ahead of the shutdown.
+  if (shutting_down) return;
   loop.Post([done = std::move(child->done), result = std::move(result)]() mutable {
     done(std::move(result));
   });
