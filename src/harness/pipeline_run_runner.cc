@@ -17,7 +17,8 @@ void Absorb(const kfp::Run& run, RunRecord& record) {
   if (run.error) record.error = run.error->message;
   record.tasks.clear();
   for (const auto& t : run.task_details) {
-    record.tasks.push_back({t.display_name, t.state, t.create_time, t.start_time, t.end_time});
+    record.tasks.push_back({t.display_name, t.state, t.create_time, t.start_time, t.end_time,
+                            !t.child_tasks.empty()});
   }
 }
 

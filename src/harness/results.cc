@@ -10,7 +10,7 @@ int64_t Ms(Duration d) { return std::chrono::duration_cast<std::chrono::millisec
 std::optional<Duration> RunRecord::QueueWait() const {
   std::optional<WallTime> first;
   for (const auto& t : tasks) {
-    if (t.started.time_since_epoch().count() == 0) continue;
+    if (t.dag || t.started.time_since_epoch().count() == 0) continue;
     if (!first || t.started < *first) first = t.started;
   }
   if (!first) return std::nullopt;

@@ -20,6 +20,7 @@ struct TaskTiming {
   std::string name;
   RuntimeState state = RuntimeState::kUnspecified;
   WallTime created{}, started{}, finished{};
+  bool dag = false;  // a DAG task (it has children); it starts with its run, so it is no step
 };
 
 struct RunRecord {
@@ -36,7 +37,8 @@ struct RunRecord {
   bool Finished() const { return IsTerminal(state) && finished.time_since_epoch().count() != 0; }
   // created_at -> finished_at, as the server recorded them.
   Duration RunDuration() const { return finished - created; }
-  // created_at -> the first task started: time spent waiting for capacity.
+  // created_at -> the first step (non-DAG task) started: time spent waiting
+  // for the control plane and for capacity.
   std::optional<Duration> QueueWait() const;
 };
 

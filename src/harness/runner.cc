@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "harness/pipeline_run_runner.h"
+#include "harness/random_gets_runner.h"
 #include "util/ids.h"
 
 namespace kfpbench::harness {
@@ -86,6 +87,7 @@ Result<std::unique_ptr<ModeRunner>> MakeRunner(Mode mode) {
     case Mode::kExperiment:
       return std::unique_ptr<ModeRunner>(std::make_unique<PipelineRunRunner>(true));
     case Mode::kRandomGets:
+      return std::unique_ptr<ModeRunner>(std::make_unique<RandomGetsRunner>());
     case Mode::kPipelineUpload:
     case Mode::kScheduledRuns:
     case Mode::kLargeDataset:

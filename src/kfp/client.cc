@@ -145,6 +145,13 @@ Result<Experiment> Client::CreateExperiment(std::string_view display_name,
   return ExperimentFromJson(*j, false);
 }
 
+Result<Page<Experiment>> Client::ListExperiments(const ListOptions& options) {
+  auto j = Call("ListExperiments", http::Method::kGet, Path("/experiments") + ListQuery(options));
+  if (!j.ok()) return j.error();
+  return ReadPage<Experiment>(*j, "experiments",
+                              [](const json& i) { return ExperimentFromJson(i, false); });
+}
+
 Status Client::DeleteExperiment(const std::string& experiment_id) {
   auto j = Call("DeleteExperiment", http::Method::kDelete,
                 Path("/experiments/") + http::PercentEncode(experiment_id));

@@ -67,6 +67,7 @@ class Client {
                                                      const ListOptions& options);
 
   Result<Experiment> CreateExperiment(std::string_view display_name, std::string_view description);
+  Result<Page<Experiment>> ListExperiments(const ListOptions& options);
   Status DeleteExperiment(const std::string& experiment_id);
 
   Result<Run> CreateRun(const RunCreate& request);

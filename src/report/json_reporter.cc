@@ -64,7 +64,8 @@ json RunJson(const harness::RunRecord& r) {
                      {"state", RuntimeStateName(t.state)},
                      {"created_at", Time(t.created)},
                      {"started_at", Time(t.started)},
-                     {"finished_at", Time(t.finished)}});
+                     {"finished_at", Time(t.finished)},
+                     {"dag", t.dag}});
   }
   json j = {{"scenario", r.scenario},
             {"run_id", r.run_id},
