@@ -17,9 +17,9 @@ namespace kfpbench::engine {
 struct TaskLaunch {
   std::string run_id;
   std::string task_id;
-  std::string pod_name;        // pod-name-like id, e.g. "<run-prefix>-system-container-impl-123"
-  std::string executor_label;  // "exec-add-numbers"
-  std::string image;           // recorded, never pulled
+  std::string pod_name;           // pod-name-like id, e.g. "<run-prefix>-system-container-impl-123"
+  std::string executor_label;     // "exec-add-numbers"
+  std::string image;              // recorded, never pulled
   std::vector<std::string> argv;  // container command + args, placeholders resolved
   std::vector<std::pair<std::string, std::string>> env;
   std::filesystem::path work_dir;  // exists; private to this task
