@@ -32,7 +32,8 @@ constexpr double kMaxCpu = 1024;
 constexpr auto kDutyPeriod = std::chrono::milliseconds(100);
 
 Error FlagError(std::string_view flag, std::string_view why) {
-  return Error{fmt::format("kfpbench step: {}: {}", flag, why)};
+  // No "kfpbench step:" prefix: the caller says where the error came from.
+  return Error{fmt::format("{}: {}", flag, why)};
 }
 
 bool IsPlainNumber(std::string_view s) {
@@ -96,8 +97,8 @@ Result<StepOptions> ParseStepArgs(const std::vector<std::string>& args) {
     std::string_view arg = args[i];
     if (!arg.starts_with("--")) {
       return Error{fmt::format(
-          "kfpbench step: unexpected argument '{}' (flags: --duration, --cpu, --memory, "
-          "--output-param, --fail-with)",
+          "unexpected argument '{}' (flags: --duration, --cpu, --memory, --output-param, "
+          "--fail-with)",
           arg)};
     }
     std::string_view flag = arg;
