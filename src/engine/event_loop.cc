@@ -55,8 +55,10 @@ TimerId RealTimeLoop::After(Duration delay, std::function<void()> fn) {
   }
   timer->async_wait([this, id, fn = std::move(fn)](const boost::system::error_code& ec) {
     {
+      // Cancel() removes the id first, so a timer that expired just before
+      // it was cancelled (its handler already queued) still does not run.
       std::lock_guard lock(impl_->mu);
-      impl_->timers.erase(id);
+      if (impl_->timers.erase(id) == 0) return;
     }
     if (!ec) fn();
   });

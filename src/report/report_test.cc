@@ -48,7 +48,7 @@ TEST(JsonReport, HasVersionedSchemaUnitsAndMergeableHistograms) {
   EXPECT_EQ(op["by_status"]["503"], 2);
   EXPECT_EQ(op["latency_us"]["p50"].get<int64_t>() / 1000, 50);
   EXPECT_TRUE(metrics::Histogram::FromJson(op["histogram"]).ok());
-  EXPECT_EQ(op["timeseries"].size(), 5u);
+  EXPECT_EQ(op["timeseries"].size(), 6u);  // seconds 0..5
   EXPECT_EQ(j["runs"]["count"], 2);
   EXPECT_EQ(j["runs"]["by_state"]["SUCCEEDED"], 1);
   EXPECT_EQ(j["runs"]["duration_ms"]["count"], 1);

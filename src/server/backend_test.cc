@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include "http/client.h"
 #include "http/multipart.h"
+#include "http/url.h"
 
 namespace kfpbench::server {
 namespace {
