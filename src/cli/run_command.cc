@@ -1,18 +1,15 @@
-#include "cli/commands.h"
-
-#include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
-#include <thread>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "cli/cli.h"
-#include "exec/quantity.h"
-#include "exec/step_workload.h"
+#include "cli/commands.h"
+#include "cli/common.h"
 #include "harness/harness.h"
 #include "harness/scenario.h"
 #include "http/client.h"
@@ -24,27 +21,6 @@
 
 namespace kfpbench::cli {
 namespace {
-
-// Set by SIGINT/SIGTERM; the harness stops new load and drains.
-std::atomic<bool> g_interrupted{false};
-
-extern "C" void OnSignal(int) {
-  g_interrupted.store(true);
-  // A second Ctrl-C ends the process at once.
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
-}
-
-void InstallSignalHandlers() {
-  g_interrupted.store(false);
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGTERM, OnSignal);
-}
-
-int Fail(const std::string& message, int code = kExitBadInput) {
-  std::cerr << "kfpbench: " << Redact(message) << "\n";
-  return code;
-}
 
 std::string Timestamp() {
   auto now = std::chrono::floor<std::chrono::seconds>(WallClock::now());
@@ -77,67 +53,6 @@ Status CheckPipelineFile(const std::filesystem::path& path) {
 }
 
 }  // namespace
-
-void BackendFlags::Add(CLI::App& app) {
-  app.add_option("--executor", executor, "how steps run: process (local processes) or stub")
-      ->check(CLI::IsMember({"process", "stub"}));
-  app.add_option("--stub-duration", stub_durations,
-                 "stub step duration, e.g. constant:1s or exec-train=lognormal:60s:0.3");
-  app.add_option("--artifact-root", artifact_root,
-                 "folder for task work dirs and logs (default: a temporary folder)");
-  app.add_option("--nodes", nodes, "number of nodes (default: one the size of this machine)")
-      ->check(CLI::Range(1, 100000));
-  app.add_option("--node-cpu", node_cpu, "allocatable CPU per node, e.g. 4 or 3500m");
-  app.add_option("--node-memory", node_memory, "allocatable memory per node, e.g. 16Gi");
-}
-
-Status BackendFlags::Apply(server::BackendOptions& out) const {
-  out.executor = executor;
-  out.stub_durations = stub_durations;
-  out.work_root = artifact_root;
-  if (nodes == 0 && node_cpu.empty() && node_memory.empty()) return Ok();
-  double cpu = std::thread::hardware_concurrency();
-  int64_t memory = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
-  if (!node_cpu.empty()) {
-    auto c = exec::ParseCpu(node_cpu);
-    if (!c.ok()) return Error{"--node-cpu: " + c.error().message};
-    cpu = *c;
-  }
-  if (!node_memory.empty()) {
-    auto m = exec::ParseBytes(node_memory);
-    if (!m.ok()) return Error{"--node-memory: " + m.error().message};
-    memory = *m;
-  }
-  for (int i = 0; i < std::max(nodes, 1); ++i) {
-    out.nodes.push_back({fmt::format("node-{}", i), cpu, memory});
-  }
-  return Ok();
-}
-
-Command AddServeCommand(CLI::App& app) {
-  auto* cmd = app.add_subcommand("serve", "run the embedded KFP-compatible backend");
-  auto options = std::make_shared<server::ServeOptions>();
-  auto flags = std::make_shared<BackendFlags>();
-  cmd->add_option("--address", options->address, "address to listen on")->capture_default_str();
-  cmd->add_option("--port", options->port, "port to listen on (0: any free port)")
-      ->capture_default_str();
-  cmd->add_option("--db", options->backend.db_path,
-                  "SQLite database file (default: in memory, lost at exit)");
-  flags->Add(*cmd);
-  return {cmd, [options, flags] {
-            if (Status s = flags->Apply(options->backend); !s.ok()) return Fail(s.error().message);
-            InstallSignalHandlers();
-            auto server = server::ApiServer::Start(*options);
-            if (!server.ok()) return Fail(server.error().message);
-            std::cout << "kfpbench serving the KFP v2beta1 API at " << (*server)->url()
-                      << "/apis/v2beta1 (Ctrl-C stops)" << std::endl;
-            while (!g_interrupted.load()) {
-              std::this_thread::sleep_for(std::chrono::milliseconds(100));
-            }
-            (*server)->Stop();
-            return kExitOk;
-          }};
-}
 
 Command AddRunCommand(CLI::App& app) {
   struct Flags {
@@ -267,41 +182,6 @@ Command AddRunCommand(CLI::App& app) {
         if (g_interrupted.load()) return kExitInterrupted;
         return results.errors.empty() ? kExitOk : kExitFailed;
       }};
-}
-
-Command AddStepCommand(CLI::App& app) {
-  auto* cmd = app.add_subcommand(
-      "step", "a benchmark pipeline step: --duration, --cpu, --memory, --output-param FILE=VALUE");
-  // The step parses its own flags, so pipelines can pass them straight through.
-  cmd->allow_extras();
-  cmd->prefix_command();
-  return {cmd, [cmd] {
-            auto options = exec::ParseStepArgs(cmd->remaining());
-            if (!options.ok()) return Fail("step: " + options.error().message);
-            return exec::RunStep(*options);
-          }};
-}
-
-Command AddValidateCommand(CLI::App& app) {
-  auto files = std::make_shared<std::vector<std::string>>();
-  auto dirs = std::make_shared<std::vector<std::string>>();
-  auto* cmd = app.add_subcommand("validate", "check scenario files and name every problem");
-  cmd->add_option("files", *files, "scenario files")->required();
-  cmd->add_option("--pipelines", *dirs, "folder to look for pipeline files in");
-  return {cmd, [files, dirs] {
-            harness::LoadOptions load;
-            for (const auto& d : *dirs) load.pipeline_dirs.emplace_back(d);
-            int code = kExitOk;
-            for (const auto& file : *files) {
-              auto s = harness::LoadScenarioFile(file, load);
-              if (!s.ok()) {
-                code = Fail(s.error().message);
-              } else {
-                std::cout << file << ": ok (" << s->scenarios.size() << " scenarios)\n";
-              }
-            }
-            return code;
-          }};
 }
 
 }  // namespace kfpbench::cli

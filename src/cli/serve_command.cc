@@ -1,0 +1,75 @@
+#include <unistd.h>
+#include <iostream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "exec/quantity.h"
+
+namespace kfpbench::cli {
+
+void BackendFlags::Add(CLI::App& app) {
+  app.add_option("--executor", executor, "how steps run: process (local processes) or stub")
+      ->check(CLI::IsMember({"process", "stub"}));
+  app.add_option("--stub-duration", stub_durations,
+                 "stub step duration, e.g. constant:1s or exec-train=lognormal:60s:0.3");
+  app.add_option("--artifact-root", artifact_root,
+                 "folder for task work dirs and logs (default: a temporary folder)");
+  app.add_option("--nodes", nodes, "number of nodes (default: one the size of this machine)")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--node-cpu", node_cpu, "allocatable CPU per node, e.g. 4 or 3500m");
+  app.add_option("--node-memory", node_memory, "allocatable memory per node, e.g. 16Gi");
+}
+
+Status BackendFlags::Apply(server::BackendOptions& out) const {
+  out.executor = executor;
+  out.stub_durations = stub_durations;
+  out.work_root = artifact_root;
+  if (nodes == 0 && node_cpu.empty() && node_memory.empty()) return Ok();
+  double cpu = std::thread::hardware_concurrency();
+  int64_t memory = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+  if (!node_cpu.empty()) {
+    auto c = exec::ParseCpu(node_cpu);
+    if (!c.ok()) return Error{"--node-cpu: " + c.error().message};
+    cpu = *c;
+  }
+  if (!node_memory.empty()) {
+    auto m = exec::ParseBytes(node_memory);
+    if (!m.ok()) return Error{"--node-memory: " + m.error().message};
+    memory = *m;
+  }
+  for (int i = 0; i < std::max(nodes, 1); ++i) {
+    out.nodes.push_back({fmt::format("node-{}", i), cpu, memory});
+  }
+  return Ok();
+}
+
+Command AddServeCommand(CLI::App& app) {
+  auto* cmd = app.add_subcommand("serve", "run the embedded KFP-compatible backend");
+  auto options = std::make_shared<server::ServeOptions>();
+  auto flags = std::make_shared<BackendFlags>();
+  cmd->add_option("--address", options->address, "address to listen on")->capture_default_str();
+  cmd->add_option("--port", options->port, "port to listen on (0: any free port)")
+      ->capture_default_str();
+  cmd->add_option("--db", options->backend.db_path,
+                  "SQLite database file (default: in memory, lost at exit)");
+  flags->Add(*cmd);
+  return {cmd, [options, flags] {
+            if (Status s = flags->Apply(options->backend); !s.ok()) return Fail(s.error().message);
+            InstallSignalHandlers();
+            auto server = server::ApiServer::Start(*options);
+            if (!server.ok()) return Fail(server.error().message);
+            std::cout << "kfpbench serving the KFP v2beta1 API at " << (*server)->url()
+                      << "/apis/v2beta1 (Ctrl-C stops)" << std::endl;
+            while (!g_interrupted.load()) {
+              std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            }
+            (*server)->Stop();
+            return kExitOk;
+          }};
+}
+
+}  // namespace kfpbench::cli
