@@ -78,6 +78,8 @@ struct EngineOptions {
   uint64_t random_seed = 0;
 };
 
+// Destroy the Engine only after its EventLoop has stopped running callbacks:
+// posted work and executor completions refer to it.
 class Engine {
  public:
   Engine(EventLoop& loop, Executor& executor, RunObserver& observer, EngineOptions options);

@@ -517,6 +517,64 @@ TEST_F(DagTest, BadConditionValueFailsTheTask) {
       << FindTask(snap, "condition-1")->error;
 }
 
+TEST_F(DagTest, OneOfTakesTheBranchThatRan) {
+  executor_.behave = [](const TaskLaunch& l) {
+    Behavior b;
+    if (l.executor_label == "exec-echo") b.outputs = {{"Output", l.argv[1]}};
+    return b;
+  };
+  const RunSnapshot& snap = RunToEnd(Spec(R"yaml(
+  comp-branches:
+    inputDefinitions:
+      parameters:
+        pipelinechannel--coin: {parameterType: STRING}
+    outputDefinitions:
+      parameters:
+        Output: {parameterType: STRING}
+    dag:
+      outputs:
+        parameters:
+          Output:
+            valueFromOneof:
+              parameterSelectors:
+              - {producerSubtask: heads-task, outputParameterKey: Output}
+              - {producerSubtask: tails-task, outputParameterKey: Output}
+      tasks:
+        heads-task:
+          componentRef: {name: comp-echo}
+          inputs:
+            parameters:
+              msg: {runtimeValue: {constant: H}}
+              pipelinechannel--coin: {componentInputParameter: pipelinechannel--coin}
+          triggerPolicy: {condition: "inputs.parameter_values['pipelinechannel--coin'] == 'heads'"}
+        tails-task:
+          componentRef: {name: comp-echo}
+          inputs:
+            parameters:
+              msg: {runtimeValue: {constant: T}}
+              pipelinechannel--coin: {componentInputParameter: pipelinechannel--coin}
+          triggerPolicy: {condition: "!(inputs.parameter_values['pipelinechannel--coin'] == 'heads')"}
+root:
+  inputDefinitions:
+    parameters:
+      coin: {parameterType: STRING}
+  dag:
+    tasks:
+      branches:
+        componentRef: {name: comp-branches}
+        inputs: {parameters: {pipelinechannel--coin: {componentInputParameter: coin}}}
+      after:
+        componentRef: {name: comp-echo}
+        inputs:
+          parameters:
+            msg: {taskOutputParameter: {producerTask: branches, outputParameterKey: Output}}
+)yaml"),
+                                     {{"coin", "tails"}});
+  EXPECT_EQ(snap.state, RuntimeState::kSucceeded) << snap.error;
+  EXPECT_EQ(FindTask(snap, "heads-task")->state, RuntimeState::kSkipped);
+  EXPECT_EQ(FindTask(snap, "after")->inputs["parameters"]["msg"], "T");
+}
+
 // Every reference pipeline runs to its expected end with the fake executor.
 TEST_F(DagTest, RunsReferencePipelines) {
   std::filesystem::path dir = KFPBENCH_SOURCE_DIR "/../shared/kfp/pipelines";

@@ -234,4 +234,18 @@ Result<std::vector<std::string>> ResolveCommandLine(const std::vector<std::strin
   return out;
 }
 
+Result<std::map<std::string, std::string>> OutputParametersFromExecutorOutput(
+    std::string_view json_text) {
+  json doc = json::parse(json_text, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    return Error{"executor output is not a JSON object"};
+  }
+  std::map<std::string, std::string> out;
+  auto values = doc.find("parameterValues");
+  if (values == doc.end()) return out;
+  if (!values->is_object()) return Error{"executor output: parameterValues is not a mapping"};
+  for (const auto& [name, value] : values->items()) out[name] = ParameterToString(value);
+  return out;
+}
+
 }  // namespace kfpbench::ir

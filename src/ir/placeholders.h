@@ -52,4 +52,12 @@ Result<std::string> ResolvePlaceholders(std::string_view text, const Placeholder
 Result<std::vector<std::string>> ResolveCommandLine(const std::vector<std::string>& items,
                                                     const PlaceholderContext& ctx);
 
+// Lightweight Python components report output parameters in the executor
+// output file (outputs.outputFile, "<work_dir>/executor_output.json") as
+// {"parameterValues": {"Output": 3}} instead of per-parameter files. Returns
+// them as the raw text TaskResult::output_parameters carries (strings as they
+// are, other values as JSON text).
+Result<std::map<std::string, std::string>> OutputParametersFromExecutorOutput(
+    std::string_view json_text);
+
 }  // namespace kfpbench::ir

@@ -100,5 +100,15 @@ TEST_F(PlaceholdersTest, StructuredPlaceholders) {
   EXPECT_EQ((*plain)[0], R"({"key": "value"})");
 }
 
+TEST(ExecutorOutput, ReadsParameterValues) {
+  auto out = OutputParametersFromExecutorOutput(
+      R"({"parameterValues": {"Output": 3, "s": "hi", "l": [1, 2]}, "artifacts": {}})");
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(*out,
+            (std::map<std::string, std::string>{{"Output", "3"}, {"l", "[1,2]"}, {"s", "hi"}}));
+  EXPECT_TRUE(OutputParametersFromExecutorOutput("{}")->empty());
+  EXPECT_FALSE(OutputParametersFromExecutorOutput("not json").ok());
+}
+
 }  // namespace
 }  // namespace kfpbench::ir
