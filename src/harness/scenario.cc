@@ -193,14 +193,44 @@ Result<ScenarioFile> ParseScenarios(const std::string& text, const std::filesyst
     // nlohmann's message carries line and column.
     return fail(std::string("malformed JSON: ") + e.what());
   }
-  if (!doc.is_array()) return fail("a scenario file is a JSON array of scenarios");
-  if (doc.empty()) return fail("the file has no scenarios");
   ScenarioFile file;
   file.path = path;
   file.source = doc;
-  for (size_t i = 0; i < doc.size(); ++i) {
-    auto s = ReadScenario(doc[i], i, path, options);
-    if (!s.ok()) return fail(s.error().message);
+  json entries = doc;
+  json defaults = json::object();
+  std::string prefix;  // JSON path of the scenario list
+  if (doc.is_object()) {
+    for (const auto& [key, value] : doc.items()) {
+      if (key != "target" && key != "defaults" && key != "thresholds" && key != "scenarios") {
+        return fail(
+            fmt::format("{}: unknown field (known: target, defaults, thresholds, scenarios)", key));
+      }
+    }
+    for (const char* key : {"target", "defaults", "thresholds"}) {
+      if (doc.contains(key) && !doc[key].is_object()) {
+        return fail(fmt::format("{}: must be an object", key));
+      }
+    }
+    if (!doc.contains("scenarios")) return fail("scenarios: missing");
+    entries = doc["scenarios"];
+    defaults = doc.value("defaults", json::object());
+    file.target = doc.value("target", json::object());
+    file.thresholds = doc.value("thresholds", json::object());
+    prefix = "scenarios";
+  } else if (!doc.is_array()) {
+    return fail("a scenario file is a JSON array of scenarios, or an object with \"scenarios\"");
+  }
+  if (!entries.is_array()) return fail(prefix + ": must be an array");
+  if (entries.empty()) return fail("the file has no scenarios");
+  for (size_t i = 0; i < entries.size(); ++i) {
+    json entry = entries[i];
+    if (entry.is_object()) {
+      for (const auto& [key, value] : defaults.items()) {
+        if (!entry.contains(key)) entry[key] = value;
+      }
+    }
+    auto s = ReadScenario(entry, i, path, options);
+    if (!s.ok()) return fail(prefix + s.error().message);
     file.scenarios.push_back(std::move(*s));
   }
   return file;

@@ -49,10 +49,15 @@ struct LoadOptions {
   double time_scale = 1.0;                           // multiplies every time in the file
 };
 
+// The file is either the perf-tests array, or kfpbench's object form:
+// {"target": {...}, "defaults": {...}, "thresholds": {...}, "scenarios": [...]}
+// where `defaults` fill fields a scenario leaves out.
 struct ScenarioFile {
   std::filesystem::path path;
   std::vector<Scenario> scenarios;
   nlohmann::json source;
+  nlohmann::json target = nlohmann::json::object();      // object form only
+  nlohmann::json thresholds = nlohmann::json::object();  // {"CreateRun": ["p95 < 500ms"], ...}
 };
 
 // Reads and checks a scenario file. The error names the file and the JSON path

@@ -82,7 +82,7 @@ TEST_F(ScenarioTest, EachBadInputNamesFileAndPath) {
   };
   for (const auto& c : std::vector<Case>{
            {"[", "malformed JSON"},
-           {"{}", "JSON array"},
+           {"3", "JSON array"},
            {"[]", "no scenarios"},
            {"[1]", "[0]: each scenario must be a JSON object"},
            {R"([{"runTime":1}])", "[0].mode: missing"},
@@ -112,6 +112,35 @@ TEST_F(ScenarioTest, EachBadInputNamesFileAndPath) {
         << c.text << " -> " << f.error().message;
     EXPECT_EQ(f.error().message.rfind((dir_ / "s.json").string() + ": ", 0), 0u)
         << f.error().message;
+  }
+}
+
+TEST_F(ScenarioTest, ObjectFormAppliesDefaultsAndKeepsThresholds) {
+  auto f = Parse(R"({
+    "target": {"host": "http://127.0.0.1:8888"},
+    "defaults": {"runTime": "10s", "numTimes": 3},
+    "thresholds": {"CreateRun": ["p95 < 500ms"]},
+    "scenarios": [{"mode": "RANDOM_GETS"}, {"mode": "RANDOM_GETS", "numTimes": 1}]
+  })");
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  ASSERT_EQ(f->scenarios.size(), 2u);
+  EXPECT_EQ(f->scenarios[0].run_time, std::chrono::seconds(10));
+  EXPECT_EQ(f->scenarios[0].num_times, 3);
+  EXPECT_EQ(f->scenarios[1].num_times, 1);
+  EXPECT_EQ(f->thresholds["CreateRun"][0], "p95 < 500ms");
+  EXPECT_EQ(f->target["host"], "http://127.0.0.1:8888");
+}
+
+TEST_F(ScenarioTest, ObjectFormErrorsNameTheirPath) {
+  for (auto [text, fragment] : std::vector<std::pair<const char*, const char*>>{
+           {R"({"scenarios": [{"mode": "X", "runTime": 1}]})", "scenarios[0].mode: unknown mode"},
+           {R"({"scenario": []})", "scenario: unknown field"},
+           {R"({"thresholds": [], "scenarios": []})", "thresholds: must be an object"},
+           {R"({"defaults": {}})", "scenarios: missing"},
+       }) {
+    auto f = Parse(text);
+    ASSERT_FALSE(f.ok()) << text;
+    EXPECT_NE(f.error().message.find(fragment), std::string::npos) << f.error().message;
   }
 }
 
