@@ -21,106 +21,20 @@
 #include <fmt/format.h>
 
 #include "engine/placement.h"
+#include "engine/run_parameters.h"
+#include "engine/run_state.h"
+#include "engine/task_inputs.h"
 #include "ir/cel.h"
 #include "ir/placeholders.h"
 #include "ir/values.h"
 
 namespace kfpbench::engine {
+
+using namespace detail;  // NOLINT: the run state types are this file's vocabulary
+
 namespace {
 
 using nlohmann::json;
-using ArtifactMap = std::map<std::string, std::vector<ir::ArtifactValue>>;
-
-struct Run;
-
-// Per-run index over one DagSpec: task positions, edges, parsed CEL.
-struct DagPlan {
-  std::vector<const ir::TaskSpec*> tasks;  // topological order
-  std::vector<const ir::ComponentSpec*> components;
-  std::vector<std::vector<int>> upstream, downstream;
-  std::unordered_map<std::string, int> index;
-  std::vector<ir::CelExpr> conditions;
-  std::vector<std::map<std::string, ir::CelExpr>> selectors;
-};
-
-enum class Phase { kWaiting, kActive, kDone };
-
-struct DagExec;
-
-struct TaskExec {
-  Phase phase = Phase::kWaiting;
-  RuntimeState state = RuntimeState::kPending;  // final once kDone
-  int record = -1;                              // index in Run::records once created
-  int unfinished_upstream = 0;
-  json params = json::object();  // resolved input parameters
-  ArtifactMap in_artifacts;
-  json outputs = json::object();  // output parameters
-  ArtifactMap out_artifacts;
-  std::string error;
-  // Container tasks.
-  int attempt = 0;
-  std::unique_ptr<TaskLaunch> retry_launch;  // kept only when a retry may need it
-  // ParallelFor tasks.
-  json items;
-  size_t next_item = 0;
-  int running_iterations = 0;
-  int loop_busy = 0;
-  std::vector<DagExec*> iterations;
-};
-
-struct DagExec {
-  Run* run = nullptr;
-  DagExec* parent = nullptr;
-  int parent_task = -1;  // index in parent->tasks
-  int iteration = -1;    // >= 0 for a ParallelFor iteration
-  const ir::ComponentSpec* component = nullptr;
-  const DagPlan* plan = nullptr;
-  json inputs = json::object();
-  ArtifactMap in_artifacts;
-  int record = -1;
-  std::filesystem::path dir;  // relative work dir of its tasks
-  std::vector<TaskExec> tasks;
-  int active = 0;  // tasks in Phase::kActive
-  int busy = 0;    // >0 while a loop over tasks is starting them
-  bool finished = false;
-  RuntimeState state = RuntimeState::kPending;
-  std::string error;
-  json outputs = json::object();
-  ArtifactMap out_artifacts;
-};
-
-struct Run {
-  std::string id;
-  std::shared_ptr<const ir::PipelineSpec> spec;
-  std::string pipeline_root;
-  std::string pod_prefix;
-  RuntimeState state = RuntimeState::kPending;
-  std::vector<StateChange> history;
-  WallTime finished_at{};
-  std::string error;
-  std::vector<TaskRecord> records;
-  std::vector<std::unique_ptr<DagExec>> dags;
-  std::unordered_map<const ir::DagSpec*, DagPlan> plans;
-  std::unordered_set<uint64_t> live;  // container attempts queued, running or backing off
-  bool stopping = false;              // a task failed: start nothing new but exit handlers
-  bool canceled = false;
-  bool finished = false;
-  bool dirty = false;
-};
-
-// One attempt of a container task, from queueing to its result.
-struct Container {
-  enum class Where { kQueued, kRunning, kBackoff };
-  Run* run = nullptr;
-  DagExec* dag = nullptr;
-  int task = 0;
-  Where where = Where::kQueued;
-  Demand demand;
-  size_t node = 0;
-  TimerId timer = 0;
-  WallTime ready_at{};
-  TaskLaunch launch;
-};
 
 std::string SanitizeName(std::string_view name, size_t max_len) {
   std::string out;
@@ -139,53 +53,6 @@ bool IsFailure(RuntimeState s) {
 
 Resources ToResources(const ir::ResourceSpec& r) {
   return Resources{r.cpu_request, r.cpu_limit, r.memory_request, r.memory_limit};
-}
-
-// Checks runtime parameters against the root inputs and fills in defaults.
-Result<json> ResolveRunParameters(const ir::PipelineSpec& spec, const json& given) {
-  if (!given.is_null() && !given.is_object()) {
-    return Error{"runtime parameters must be a mapping", 400};
-  }
-  const auto& defs = spec.root.inputs.parameters;
-  json out = json::object();
-  if (given.is_object()) {
-    for (const auto& [name, value] : given.items()) {
-      auto def = defs.find(name);
-      if (def == defs.end()) {
-        std::string known;
-        for (const auto& [k, v] : defs) known += (known.empty() ? "" : ", ") + k;
-        return Error{fmt::format("unknown parameter '{}' (pipeline inputs: {})", name,
-                                 known.empty() ? "none" : known),
-                     400};
-      }
-      if (value.is_null()) continue;
-      auto checked = ir::CheckParameterValue(value, def->second.type);
-      if (!checked.ok()) {
-        return Error{fmt::format("parameter '{}': {}", name, checked.error().message), 400};
-      }
-      out[name] = std::move(*checked);
-    }
-  }
-  for (const auto& [name, def] : defs) {
-    if (out.contains(name)) continue;
-    if (def.default_value && !def.default_value->is_null()) {
-      auto v = ir::CoerceParameterValue(*def.default_value, def.type);
-      if (!v.ok()) {
-        return Error{fmt::format("default of parameter '{}': {}", name, v.error().message), 400};
-      }
-      out[name] = std::move(*v);
-    } else if (!def.is_optional) {
-      return Error{fmt::format("missing required parameter '{}' ({})", name,
-                               ir::ParameterTypeName(def.type)),
-                   400};
-    }
-  }
-  for (const auto& [name, def] : spec.root.inputs.artifacts) {
-    if (!def.is_optional) {
-      return Error{fmt::format("pipeline input artifact '{}' is not supported", name), 400};
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -377,41 +244,6 @@ struct Engine::Impl {
 
   // ---- DAG instances ----
 
-  const DagPlan& PlanFor(Run& run, const ir::ComponentSpec& comp) {
-    auto [it, inserted] = run.plans.try_emplace(comp.dag.get());
-    DagPlan& plan = it->second;
-    if (!inserted) return plan;
-    const ir::DagSpec& dag = *comp.dag;
-    for (const auto& name : dag.topo_order) {
-      plan.index[name] = static_cast<int>(plan.tasks.size());
-      const ir::TaskSpec& t = dag.tasks.at(name);
-      plan.tasks.push_back(&t);
-      plan.components.push_back(run.spec->FindComponent(t.component_ref));
-    }
-    size_t n = plan.tasks.size();
-    plan.upstream.resize(n);
-    plan.downstream.resize(n);
-    plan.conditions.resize(n);
-    plan.selectors.resize(n);
-    for (size_t i = 0; i < n; ++i) {
-      const ir::TaskSpec& t = *plan.tasks[i];
-      for (const auto& up : t.upstream) {
-        int u = plan.index.at(up);
-        plan.upstream[i].push_back(u);
-        plan.downstream[u].push_back(static_cast<int>(i));
-      }
-      // The parser already checked that these parse.
-      if (!t.condition.empty()) {
-        if (auto c = ir::ParseCel(t.condition); c.ok()) plan.conditions[i] = *c;
-      }
-      for (const auto& [pname, b] : t.parameters) {
-        if (b.expression_selector.empty()) continue;
-        if (auto c = ir::ParseCel(b.expression_selector); c.ok()) plan.selectors[i][pname] = *c;
-      }
-    }
-    return plan;
-  }
-
   DagExec& NewDag(Run& run, DagExec* parent, int parent_task, int iteration,
                   const ir::ComponentSpec& comp, json inputs, ArtifactMap artifacts, int record,
                   std::filesystem::path dir) {
@@ -421,7 +253,7 @@ struct Engine::Impl {
     dag->parent_task = parent_task;
     dag->iteration = iteration;
     dag->component = &comp;
-    dag->plan = &PlanFor(run, comp);
+    dag->plan = &detail::PlanFor(run, comp);
     dag->inputs = std::move(inputs);
     dag->in_artifacts = std::move(artifacts);
     dag->record = record;
@@ -505,132 +337,6 @@ struct Engine::Impl {
 
   // ---- Tasks ----
 
-  json FinalStatus(const DagExec& dag, int producer) {
-    const TaskExec& p = dag.tasks[producer];
-    json status = {{"state", std::string(RuntimeStateName(p.state))},
-                   {"pipelineJobResourceName", dag.run->id},
-                   {"pipelineTaskName", dag.plan->tasks[producer]->name}};
-    if (!p.error.empty()) status["error"] = {{"code", 2}, {"message", p.error}};
-    return status;
-  }
-
-  // Resolves the task's input parameters and artifacts into task.params and
-  // task.in_artifacts. Sets `skipped` when a required input is missing because
-  // its producer was skipped (conditions): such a task is skipped too.
-  Status ResolveInputs(DagExec& dag, int i, bool& skipped) {
-    const DagPlan& plan = *dag.plan;
-    const ir::TaskSpec& spec = *plan.tasks[i];
-    const ir::ComponentSpec& comp = *plan.components[i];
-    TaskExec& task = dag.tasks[i];
-    std::unordered_set<std::string> missing_upstream;
-    bool has_templated_constants = false;
-    for (const auto& [name, b] : spec.parameters) {
-      json value;
-      bool have = false;
-      switch (b.kind) {
-        case ir::ParameterBinding::Kind::kComponentInput:
-          if (auto it = dag.inputs.find(b.component_input);
-              it != dag.inputs.end() && !it->is_null()) {
-            value = *it;
-            have = true;
-          }
-          break;
-        case ir::ParameterBinding::Kind::kConstant:
-          value = b.constant;
-          have = true;
-          has_templated_constants = has_templated_constants ||
-                                    (value.is_string() && value.get_ref<const std::string&>().find(
-                                                              "{{$") != std::string::npos);
-          break;
-        case ir::ParameterBinding::Kind::kTaskOutput: {
-          const TaskExec& p = dag.tasks[plan.index.at(b.producer_task)];
-          if (auto it = p.outputs.find(b.output_key); it != p.outputs.end()) {
-            value = *it;
-            have = true;
-          } else if (p.state != RuntimeState::kSucceeded) {
-            missing_upstream.insert(name);
-          }
-          break;
-        }
-        case ir::ParameterBinding::Kind::kTaskFinalStatus:
-          value = FinalStatus(dag, plan.index.at(b.producer_task));
-          have = true;
-          break;
-      }
-      if (!have) continue;
-      if (!b.expression_selector.empty()) {
-        auto selected = ir::EvalSelector(plan.selectors[i].at(name), value);
-        if (!selected.ok()) {
-          return Error{fmt::format("input parameter '{}': {}", name, selected.error().message)};
-        }
-        value = std::move(*selected);
-      }
-      if (auto def = comp.inputs.parameters.find(name); def != comp.inputs.parameters.end()) {
-        auto coerced = ir::CoerceParameterValue(value, def->second.type);
-        if (!coerced.ok()) {
-          return Error{fmt::format("input parameter '{}': {}", name, coerced.error().message)};
-        }
-        value = std::move(*coerced);
-      }
-      task.params[name] = std::move(value);
-    }
-    for (const auto& [name, def] : comp.inputs.parameters) {
-      if (task.params.contains(name)) continue;
-      if (spec.iterator && spec.iterator->item_input == name) continue;
-      if (def.default_value && !def.default_value->is_null()) {
-        auto v = ir::CoerceParameterValue(*def.default_value, def.type);
-        if (!v.ok()) return Error{fmt::format("default of '{}': {}", name, v.error().message)};
-        task.params[name] = std::move(*v);
-        continue;
-      }
-      if (def.is_optional) continue;
-      if (missing_upstream.contains(name)) {
-        skipped = true;
-        return Ok();
-      }
-      return Error{fmt::format("input parameter '{}' has no value", name)};
-    }
-    // Constants may embed other inputs (f-strings): "heads and {{$.inputs.parameters['n']}}".
-    if (has_templated_constants) {
-      json snapshot = task.params;
-      ir::PlaceholderContext ctx;
-      ctx.parameters = &snapshot;
-      for (const auto& [name, b] : spec.parameters) {
-        if (b.kind != ir::ParameterBinding::Kind::kConstant || !task.params[name].is_string()) {
-          continue;
-        }
-        auto resolved = ir::ResolvePlaceholders(task.params[name].get<std::string>(), ctx);
-        if (!resolved.ok()) {
-          return Error{fmt::format("input parameter '{}': {}", name, resolved.error().message)};
-        }
-        task.params[name] = std::move(*resolved);
-      }
-    }
-    for (const auto& [name, b] : spec.artifacts) {
-      if (b.kind == ir::ArtifactBinding::Kind::kComponentInput) {
-        if (auto it = dag.in_artifacts.find(b.component_input); it != dag.in_artifacts.end()) {
-          task.in_artifacts[name] = it->second;
-        }
-      } else {
-        const TaskExec& p = dag.tasks[plan.index.at(b.producer_task)];
-        if (auto it = p.out_artifacts.find(b.output_key); it != p.out_artifacts.end()) {
-          task.in_artifacts[name] = it->second;
-        } else if (p.state != RuntimeState::kSucceeded) {
-          missing_upstream.insert(name);
-        }
-      }
-    }
-    for (const auto& [name, def] : comp.inputs.artifacts) {
-      if (task.in_artifacts.contains(name) || def.is_optional) continue;
-      if (missing_upstream.contains(name)) {
-        skipped = true;
-        return Ok();
-      }
-      return Error{fmt::format("input artifact '{}' has no value", name)};
-    }
-    return Ok();
-  }
-
   void TryStart(DagExec& dag, int i) {
     TaskExec& task = dag.tasks[i];
     Run& run = *dag.run;
@@ -649,7 +355,7 @@ struct Engine::Impl {
     ++dag.active;
     task.record = NewRecord(run, spec.name, spec.display_name, dag.record, comp.executor_label);
     bool skipped = false;
-    if (auto s = ResolveInputs(dag, i, skipped); !s) {
+    if (auto s = detail::ResolveTaskInputs(dag, i, skipped); !s) {
       return FinishTask(dag, i, RuntimeState::kFailed, s.error().message);
     }
     run.records[task.record].inputs = {{"parameters", task.params}};

@@ -1,0 +1,121 @@
+// The engine's in-memory state of a run: DAG instances, their tasks, and the
+// container attempts in flight. Internal to src/engine; the public view is
+// RunSnapshot.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/engine.h"
+#include "engine/placement.h"
+#include "ir/cel.h"
+#include "ir/pipeline_spec.h"
+#include "ir/placeholders.h"
+
+namespace kfpbench::engine::detail {
+
+using ArtifactMap = std::map<std::string, std::vector<ir::ArtifactValue>>;
+
+struct Run;
+
+// Per-run index over one DagSpec: task positions, edges, parsed CEL.
+struct DagPlan {
+  std::vector<const ir::TaskSpec*> tasks;  // topological order
+  std::vector<const ir::ComponentSpec*> components;
+  std::vector<std::vector<int>> upstream, downstream;
+  std::unordered_map<std::string, int> index;
+  std::vector<ir::CelExpr> conditions;
+  std::vector<std::map<std::string, ir::CelExpr>> selectors;
+};
+
+enum class Phase { kWaiting, kActive, kDone };
+
+struct DagExec;
+
+struct TaskExec {
+  Phase phase = Phase::kWaiting;
+  RuntimeState state = RuntimeState::kPending;  // final once kDone
+  int record = -1;                              // index in Run::records once created
+  int unfinished_upstream = 0;
+  nlohmann::json params = nlohmann::json::object();  // resolved input parameters
+  ArtifactMap in_artifacts;
+  nlohmann::json outputs = nlohmann::json::object();  // output parameters
+  ArtifactMap out_artifacts;
+  std::string error;
+  // Container tasks.
+  int attempt = 0;
+  std::unique_ptr<TaskLaunch> retry_launch;  // kept only when a retry may need it
+  // ParallelFor tasks.
+  nlohmann::json items;
+  size_t next_item = 0;
+  int running_iterations = 0;
+  int loop_busy = 0;
+  std::vector<DagExec*> iterations;
+};
+
+struct DagExec {
+  Run* run = nullptr;
+  DagExec* parent = nullptr;
+  int parent_task = -1;  // index in parent->tasks
+  int iteration = -1;    // >= 0 for a ParallelFor iteration
+  const ir::ComponentSpec* component = nullptr;
+  const DagPlan* plan = nullptr;
+  nlohmann::json inputs = nlohmann::json::object();
+  ArtifactMap in_artifacts;
+  int record = -1;
+  std::filesystem::path dir;  // relative work dir of its tasks
+  std::vector<TaskExec> tasks;
+  int active = 0;  // tasks in Phase::kActive
+  int busy = 0;    // >0 while a loop over tasks is starting them
+  bool finished = false;
+  RuntimeState state = RuntimeState::kPending;
+  std::string error;
+  nlohmann::json outputs = nlohmann::json::object();
+  ArtifactMap out_artifacts;
+};
+
+struct Run {
+  std::string id;
+  std::shared_ptr<const ir::PipelineSpec> spec;
+  std::string pipeline_root;
+  std::string pod_prefix;
+  RuntimeState state = RuntimeState::kPending;
+  std::vector<StateChange> history;
+  WallTime finished_at{};
+  std::string error;
+  std::vector<TaskRecord> records;
+  std::vector<std::unique_ptr<DagExec>> dags;
+  std::unordered_map<const ir::DagSpec*, DagPlan> plans;
+  std::unordered_set<uint64_t> live;  // container attempts queued, running or backing off
+  bool stopping = false;              // a task failed: start nothing new but exit handlers
+  bool canceled = false;
+  bool finished = false;
+  bool dirty = false;
+};
+
+// One attempt of a container task, from queueing to its result.
+struct Container {
+  enum class Where { kQueued, kRunning, kBackoff };
+  Run* run = nullptr;
+  DagExec* dag = nullptr;
+  int task = 0;
+  Where where = Where::kQueued;
+  Demand demand;
+  size_t node = 0;
+  TimerId timer = 0;
+  WallTime ready_at{};
+  TaskLaunch launch;
+};
+
+// The plan for `comp`'s DAG, built on first use and kept for the run.
+const DagPlan& PlanFor(Run& run, const ir::ComponentSpec& comp);
+
+}  // namespace kfpbench::engine::detail

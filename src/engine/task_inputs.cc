@@ -1,0 +1,139 @@
+#include "engine/task_inputs.h"
+
+#include <string>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "ir/cel.h"
+#include "ir/placeholders.h"
+#include "ir/values.h"
+
+namespace kfpbench::engine::detail {
+
+using nlohmann::json;
+
+json FinalStatus(const DagExec& dag, int producer) {
+  const TaskExec& p = dag.tasks[producer];
+  json status = {{"state", std::string(RuntimeStateName(p.state))},
+                 {"pipelineJobResourceName", dag.run->id},
+                 {"pipelineTaskName", dag.plan->tasks[producer]->name}};
+  if (!p.error.empty()) status["error"] = {{"code", 2}, {"message", p.error}};
+  return status;
+}
+
+Status ResolveTaskInputs(DagExec& dag, int i, bool& skipped) {
+  const DagPlan& plan = *dag.plan;
+  const ir::TaskSpec& spec = *plan.tasks[i];
+  const ir::ComponentSpec& comp = *plan.components[i];
+  TaskExec& task = dag.tasks[i];
+  std::unordered_set<std::string> missing_upstream;
+  bool has_templated_constants = false;
+  for (const auto& [name, b] : spec.parameters) {
+    json value;
+    bool have = false;
+    switch (b.kind) {
+      case ir::ParameterBinding::Kind::kComponentInput:
+        if (auto it = dag.inputs.find(b.component_input);
+            it != dag.inputs.end() && !it->is_null()) {
+          value = *it;
+          have = true;
+        }
+        break;
+      case ir::ParameterBinding::Kind::kConstant:
+        value = b.constant;
+        have = true;
+        has_templated_constants = has_templated_constants ||
+                                  (value.is_string() && value.get_ref<const std::string&>().find(
+                                                            "{{$") != std::string::npos);
+        break;
+      case ir::ParameterBinding::Kind::kTaskOutput: {
+        const TaskExec& p = dag.tasks[plan.index.at(b.producer_task)];
+        if (auto it = p.outputs.find(b.output_key); it != p.outputs.end()) {
+          value = *it;
+          have = true;
+        } else if (p.state != RuntimeState::kSucceeded) {
+          missing_upstream.insert(name);
+        }
+        break;
+      }
+      case ir::ParameterBinding::Kind::kTaskFinalStatus:
+        value = FinalStatus(dag, plan.index.at(b.producer_task));
+        have = true;
+        break;
+    }
+    if (!have) continue;
+    if (!b.expression_selector.empty()) {
+      auto selected = ir::EvalSelector(plan.selectors[i].at(name), value);
+      if (!selected.ok()) {
+        return Error{fmt::format("input parameter '{}': {}", name, selected.error().message)};
+      }
+      value = std::move(*selected);
+    }
+    if (auto def = comp.inputs.parameters.find(name); def != comp.inputs.parameters.end()) {
+      auto coerced = ir::CoerceParameterValue(value, def->second.type);
+      if (!coerced.ok()) {
+        return Error{fmt::format("input parameter '{}': {}", name, coerced.error().message)};
+      }
+      value = std::move(*coerced);
+    }
+    task.params[name] = std::move(value);
+  }
+  for (const auto& [name, def] : comp.inputs.parameters) {
+    if (task.params.contains(name)) continue;
+    if (spec.iterator && spec.iterator->item_input == name) continue;
+    if (def.default_value && !def.default_value->is_null()) {
+      auto v = ir::CoerceParameterValue(*def.default_value, def.type);
+      if (!v.ok()) return Error{fmt::format("default of '{}': {}", name, v.error().message)};
+      task.params[name] = std::move(*v);
+      continue;
+    }
+    if (def.is_optional) continue;
+    if (missing_upstream.contains(name)) {
+      skipped = true;
+      return Ok();
+    }
+    return Error{fmt::format("input parameter '{}' has no value", name)};
+  }
+  // Constants may embed other inputs (f-strings): "heads and {{$.inputs.parameters['n']}}".
+  if (has_templated_constants) {
+    json snapshot = task.params;
+    ir::PlaceholderContext ctx;
+    ctx.parameters = &snapshot;
+    for (const auto& [name, b] : spec.parameters) {
+      if (b.kind != ir::ParameterBinding::Kind::kConstant || !task.params[name].is_string()) {
+        continue;
+      }
+      auto resolved = ir::ResolvePlaceholders(task.params[name].get<std::string>(), ctx);
+      if (!resolved.ok()) {
+        return Error{fmt::format("input parameter '{}': {}", name, resolved.error().message)};
+      }
+      task.params[name] = std::move(*resolved);
+    }
+  }
+  for (const auto& [name, b] : spec.artifacts) {
+    if (b.kind == ir::ArtifactBinding::Kind::kComponentInput) {
+      if (auto it = dag.in_artifacts.find(b.component_input); it != dag.in_artifacts.end()) {
+        task.in_artifacts[name] = it->second;
+      }
+    } else {
+      const TaskExec& p = dag.tasks[plan.index.at(b.producer_task)];
+      if (auto it = p.out_artifacts.find(b.output_key); it != p.out_artifacts.end()) {
+        task.in_artifacts[name] = it->second;
+      } else if (p.state != RuntimeState::kSucceeded) {
+        missing_upstream.insert(name);
+      }
+    }
+  }
+  for (const auto& [name, def] : comp.inputs.artifacts) {
+    if (task.in_artifacts.contains(name) || def.is_optional) continue;
+    if (missing_upstream.contains(name)) {
+      skipped = true;
+      return Ok();
+    }
+    return Error{fmt::format("input artifact '{}' has no value", name)};
+  }
+  return Ok();
+}
+
+}  // namespace kfpbench::engine::detail
