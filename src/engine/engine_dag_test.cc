@@ -114,7 +114,6 @@ root:
         dependentTasks: [inner]
         inputs: {parameters: {msg: {taskOutputParameter: {producerTask: inner, outputParameterKey: result}}}}
 )"));
-  executor_.behave = nullptr;  // unused after the run
   EXPECT_EQ(snap.state, RuntimeState::kSucceeded) << snap.error;
   const TaskRecord* inner = FindTask(snap, "inner");
   ASSERT_NE(inner, nullptr);
