@@ -1,0 +1,79 @@
+#include "report/merge.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace kfpbench::report {
+namespace {
+
+using harness::BenchmarkResults;
+
+bool IsSet(WallTime t) { return t.time_since_epoch().count() != 0; }
+
+void MergeWindows(std::vector<metrics::Window>& into, const std::vector<metrics::Window>& from,
+                  int64_t shift_s) {
+  std::map<int64_t, metrics::Window> by_second;
+  for (const auto& w : into) by_second[w.second] = w;
+  for (metrics::Window w : from) {
+    w.second += shift_s;
+    auto [it, inserted] = by_second.try_emplace(w.second, w);
+    if (inserted) continue;
+    metrics::Window& m = it->second;
+    m.count += w.count;
+    m.errors += w.errors;
+    m.p50_us = std::max(m.p50_us, w.p50_us);
+    m.p95_us = std::max(m.p95_us, w.p95_us);
+    m.p99_us = std::max(m.p99_us, w.p99_us);
+    m.max_us = std::max(m.max_us, w.max_us);
+  }
+  into.clear();
+  for (auto& [second, w] : by_second) into.push_back(w);
+}
+
+}  // namespace
+
+Result<BenchmarkResults> MergeResults(const std::vector<BenchmarkResults>& parts) {
+  if (parts.empty()) return Error{"nothing to merge"};
+  BenchmarkResults out;
+  const BenchmarkResults& first = parts.front();
+  out.kfpbench_version = first.kfpbench_version;
+  out.target = first.target;
+  out.scenario_path = first.scenario_path;
+  out.scenario_source = first.scenario_source;
+  for (const auto& p : parts) {
+    if (IsSet(p.started) && (!IsSet(out.started) || p.started < out.started)) {
+      out.started = p.started;
+    }
+    if (IsSet(p.finished) && (!IsSet(out.finished) || p.finished > out.finished)) {
+      out.finished = p.finished;
+    }
+  }
+  for (const auto& p : parts) {
+    if (p.partial) {
+      out.partial = true;
+      if (!p.partial_reason.empty()) {
+        if (!out.partial_reason.empty()) out.partial_reason += "; ";
+        out.partial_reason += p.partial_reason;
+      }
+    }
+    // Whole seconds: windows are whole seconds from each part's own start.
+    int64_t shift_s = IsSet(p.started) && IsSet(out.started)
+                          ? std::llround(ToSeconds(p.started - out.started))
+                          : 0;
+    for (const auto& [name, op] : p.operations) {
+      metrics::OperationStats& m = out.operations[name];
+      m.latency_us.Merge(op.latency_us);
+      m.errors += op.errors;
+      for (const auto& [status, n] : op.by_status) m.by_status[status] += n;
+      MergeWindows(m.windows, op.windows, shift_s);
+    }
+    out.runs.insert(out.runs.end(), p.runs.begin(), p.runs.end());
+    out.errors.insert(out.errors.end(), p.errors.begin(), p.errors.end());
+    out.cleanup_failures.insert(out.cleanup_failures.end(), p.cleanup_failures.begin(),
+                                p.cleanup_failures.end());
+  }
+  return out;
+}
+
+}  // namespace kfpbench::report

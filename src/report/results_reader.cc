@@ -1,0 +1,243 @@
+#include "report/results_reader.h"
+
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace kfpbench::report {
+namespace {
+
+using harness::BenchmarkResults;
+using nlohmann::json;
+
+Error At(const std::string& path, const std::string& why) {
+  return Error{path.empty() ? why : path + ": " + why};
+}
+
+// Each getter accepts a missing field as its zero value only where
+// ResultsToJson may legitimately omit it; type mismatches are always errors.
+Result<std::string> String(const json& j, const char* key, const std::string& path,
+                           bool required = false) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) {
+    if (required) return At(path, fmt::format("missing field '{}'", key));
+    return std::string();
+  }
+  if (!it->is_string()) return At(path + "." + key, "must be a string");
+  return it->get<std::string>();
+}
+
+Result<WallTime> Time(const json& j, const char* key, const std::string& path) {
+  auto text = String(j, key, path);
+  if (!text.ok()) return text.error();
+  if (text->empty()) return WallTime{};  // "never happened", see ResultsToJson
+  auto t = ParseRfc3339(*text);
+  if (!t.ok()) return At(path + "." + key, t.error().message);
+  return *t;
+}
+
+template <typename T>
+Result<T> Number(const json& j, const char* key, const std::string& path, bool required) {
+  auto it = j.find(key);
+  if (it == j.end()) {
+    if (required) return At(path, fmt::format("missing field '{}'", key));
+    return T{};
+  }
+  if constexpr (std::is_unsigned_v<T>) {
+    if (!it->is_number_unsigned()) return At(path + "." + key, "must be a non-negative integer");
+  } else if constexpr (std::is_integral_v<T>) {
+    if (!it->is_number_integer()) return At(path + "." + key, "must be an integer");
+  } else {
+    if (!it->is_number()) return At(path + "." + key, "must be a number");
+  }
+  return it->get<T>();
+}
+
+Result<RuntimeState> State(const json& j, const char* key, const std::string& path) {
+  auto name = String(j, key, path);
+  if (!name.ok()) return name.error();
+  if (name->empty()) return RuntimeState::kUnspecified;
+  auto s = ParseRuntimeState(*name);
+  if (!s) return At(path + "." + key, fmt::format("unknown state '{}'", *name));
+  return *s;
+}
+
+Result<std::vector<std::string>> Strings(const json& j, const char* key, const std::string& path) {
+  std::vector<std::string> out;
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return out;
+  if (!it->is_array()) return At(path + key, "must be an array of strings");
+  for (const auto& s : *it) {
+    if (!s.is_string()) return At(path + key, "must be an array of strings");
+    out.push_back(s.get<std::string>());
+  }
+  return out;
+}
+
+#define KFPBENCH_ASSIGN(lhs, expr)   \
+  do {                               \
+    auto _r = (expr);                \
+    if (!_r.ok()) return _r.error(); \
+    lhs = std::move(_r).value();     \
+  } while (0)
+
+Result<metrics::OperationStats> Operation(const json& j, const std::string& path) {
+  if (!j.is_object()) return At(path, "must be an object");
+  metrics::OperationStats op;
+  auto h = j.find("histogram");
+  if (h == j.end()) return At(path, "missing field 'histogram'");
+  auto hist = metrics::Histogram::FromJson(*h);
+  if (!hist.ok()) return At(path + ".histogram", hist.error().message);
+  op.latency_us = std::move(*hist);
+  KFPBENCH_ASSIGN(op.errors, Number<uint64_t>(j, "errors", path, true));
+  if (auto it = j.find("by_status"); it != j.end()) {
+    if (!it->is_object()) return At(path + ".by_status", "must be an object");
+    for (const auto& [status, n] : it->items()) {
+      int code = 0;
+      auto [end, ec] = std::from_chars(status.data(), status.data() + status.size(), code);
+      if (ec != std::errc() || end != status.data() + status.size() || !n.is_number_unsigned()) {
+        return At(path + ".by_status." + status, "must map an HTTP status to a count");
+      }
+      op.by_status[code] = n.get<uint64_t>();
+    }
+  }
+  if (auto it = j.find("timeseries"); it != j.end()) {
+    if (!it->is_array()) return At(path + ".timeseries", "must be an array");
+    for (size_t i = 0; i < it->size(); ++i) {
+      const json& w = (*it)[i];
+      std::string wp = fmt::format("{}.timeseries[{}]", path, i);
+      if (!w.is_object()) return At(wp, "must be an object");
+      metrics::Window win;
+      KFPBENCH_ASSIGN(win.second, Number<int64_t>(w, "t", wp, true));
+      KFPBENCH_ASSIGN(win.count, Number<uint64_t>(w, "count", wp, true));
+      KFPBENCH_ASSIGN(win.errors, Number<uint64_t>(w, "errors", wp, false));
+      KFPBENCH_ASSIGN(win.p50_us, Number<int64_t>(w, "p50_us", wp, false));
+      KFPBENCH_ASSIGN(win.p95_us, Number<int64_t>(w, "p95_us", wp, false));
+      KFPBENCH_ASSIGN(win.p99_us, Number<int64_t>(w, "p99_us", wp, false));
+      KFPBENCH_ASSIGN(win.max_us, Number<int64_t>(w, "max_us", wp, false));
+      op.windows.push_back(win);
+    }
+  }
+  return op;
+}
+
+Result<harness::RunRecord> Run(const json& j, const std::string& path) {
+  if (!j.is_object()) return At(path, "must be an object");
+  harness::RunRecord r;
+  KFPBENCH_ASSIGN(r.scenario, Number<size_t>(j, "scenario", path, false));
+  KFPBENCH_ASSIGN(r.run_id, String(j, "run_id", path));
+  KFPBENCH_ASSIGN(r.state, State(j, "state", path));
+  KFPBENCH_ASSIGN(r.error, String(j, "error", path));
+  KFPBENCH_ASSIGN(r.submitted, Time(j, "submitted_at", path));
+  KFPBENCH_ASSIGN(r.created, Time(j, "created_at", path));
+  KFPBENCH_ASSIGN(r.finished, Time(j, "finished_at", path));
+  KFPBENCH_ASSIGN(r.observed, Time(j, "observed_at", path));
+  if (auto it = j.find("tasks"); it != j.end()) {
+    if (!it->is_array()) return At(path + ".tasks", "must be an array");
+    for (size_t i = 0; i < it->size(); ++i) {
+      const json& t = (*it)[i];
+      std::string tp = fmt::format("{}.tasks[{}]", path, i);
+      if (!t.is_object()) return At(tp, "must be an object");
+      harness::TaskTiming task;
+      KFPBENCH_ASSIGN(task.name, String(t, "name", tp));
+      KFPBENCH_ASSIGN(task.state, State(t, "state", tp));
+      KFPBENCH_ASSIGN(task.created, Time(t, "created_at", tp));
+      KFPBENCH_ASSIGN(task.started, Time(t, "started_at", tp));
+      KFPBENCH_ASSIGN(task.finished, Time(t, "finished_at", tp));
+      if (auto d = t.find("dag"); d != t.end()) {
+        if (!d->is_boolean()) return At(tp + ".dag", "must be true or false");
+        task.dag = d->get<bool>();
+      }
+      r.tasks.push_back(std::move(task));
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+Result<BenchmarkResults> ResultsFromJson(const json& j) {
+  if (!j.is_object()) return Error{"not a kfpbench results object"};
+  if (j.value("schema", std::string()) != "kfpbench/results") {
+    return Error{"not a kfpbench results file (\"schema\" is not \"kfpbench/results\")"};
+  }
+  auto version = j.find("schema_version");
+  if (version == j.end() || !version->is_number_integer()) {
+    return Error{"schema_version: missing or not an integer"};
+  }
+  if (version->get<int>() != BenchmarkResults::kSchemaVersion) {
+    return Error{fmt::format(
+        "schema_version {} is not supported: this kfpbench ({}) reads version {}{}",
+        version->get<int>(), KFPBENCH_VERSION, BenchmarkResults::kSchemaVersion,
+        version->get<int>() > BenchmarkResults::kSchemaVersion ? "; use a newer kfpbench" : "")};
+  }
+  BenchmarkResults r;
+  KFPBENCH_ASSIGN(r.kfpbench_version, String(j, "kfpbench_version", ""));
+  KFPBENCH_ASSIGN(r.started, Time(j, "started_at", ""));
+  KFPBENCH_ASSIGN(r.finished, Time(j, "finished_at", ""));
+  if (auto it = j.find("partial"); it != j.end()) {
+    if (!it->is_boolean()) return Error{"partial: must be true or false"};
+    r.partial = it->get<bool>();
+  }
+  KFPBENCH_ASSIGN(r.partial_reason, String(j, "partial_reason", ""));
+  if (auto t = j.find("target"); t != j.end()) {
+    if (!t->is_object()) return Error{"target: must be an object"};
+    KFPBENCH_ASSIGN(r.target.url, String(*t, "url", "target"));
+    r.target.embedded = t->value("embedded", false);
+    KFPBENCH_ASSIGN(r.target.api_version, String(*t, "api_version", "target"));
+    r.target.healthz = t->value("healthz", json());
+  }
+  if (auto s = j.find("scenario"); s != j.end()) {
+    if (!s->is_object()) return Error{"scenario: must be an object"};
+    KFPBENCH_ASSIGN(r.scenario_path, String(*s, "path", "scenario"));
+    r.scenario_source = s->value("source", json());
+  }
+  auto ops = j.find("operations");
+  if (ops == j.end() || !ops->is_object()) return Error{"operations: missing or not an object"};
+  for (const auto& [name, op] : ops->items()) {
+    KFPBENCH_ASSIGN(r.operations[name], Operation(op, "operations." + name));
+  }
+  auto runs = j.find("runs");
+  if (runs == j.end() || !runs->is_object()) return Error{"runs: missing or not an object"};
+  auto records = runs->find("records");
+  if (records == runs->end() || !records->is_array()) {
+    return Error{"runs.records: missing or not an array"};
+  }
+  for (size_t i = 0; i < records->size(); ++i) {
+    harness::RunRecord rec;
+    KFPBENCH_ASSIGN(rec, Run((*records)[i], fmt::format("runs.records[{}]", i)));
+    r.runs.push_back(std::move(rec));
+  }
+  KFPBENCH_ASSIGN(r.errors, Strings(j, "errors", ""));
+  KFPBENCH_ASSIGN(r.cleanup_failures, Strings(j, "cleanup_failures", ""));
+  return r;
+}
+
+Result<BenchmarkResults> LoadResults(const std::filesystem::path& path) {
+  std::filesystem::path file = path;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) file = path / "results.json";
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    return Error{fmt::format("{}: cannot read{}", file.string(),
+                             std::filesystem::exists(file, ec) ? "" : " (no such file)")};
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  json j;
+  try {
+    j = json::parse(text.str());
+  } catch (const json::parse_error& e) {
+    // A configuration boundary: nlohmann reports where parsing stopped only
+    // through its exception.
+    return Error{fmt::format("{}: not valid JSON (at byte {}); the file is corrupt or truncated",
+                             file.string(), e.byte)};
+  }
+  auto r = ResultsFromJson(j);
+  if (!r.ok()) return Error{file.string() + ": " + r.error().message};
+  return r;
+}
+
+}  // namespace kfpbench::report

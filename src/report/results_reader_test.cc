@@ -1,0 +1,100 @@
+#include "report/results_reader.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "report/reporter.h"
+#include "report/test_support.h"
+#include "util/ids.h"
+
+namespace kfpbench::report {
+namespace {
+
+class TempDir {
+ public:
+  TempDir() : path_(std::filesystem::temp_directory_path() / ("kfpbench-rr-" + NewUuid())) {
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+TEST(ResultsReader, RoundTripsEverythingResultsToJsonWrites) {
+  auto original = testing::SyntheticResults(1);
+  auto j = ResultsToJson(original);
+  auto back = ResultsFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(ResultsToJson(*back), j);
+  EXPECT_EQ(back->started, original.started);
+  EXPECT_EQ(back->runs.size(), original.runs.size());
+  EXPECT_EQ(back->runs[0].tasks[1].started, original.runs[0].tasks[1].started);
+  EXPECT_EQ(back->operations.at("GetRun").by_status, original.operations.at("GetRun").by_status);
+}
+
+TEST(ResultsReader, LoadsAFolderOrAFile) {
+  TempDir dir;
+  ASSERT_TRUE(JsonReporter(dir.path() / "results.json").Report(testing::SyntheticResults(2)).ok());
+  auto from_dir = LoadResults(dir.path());
+  ASSERT_TRUE(from_dir.ok()) << from_dir.error().message;
+  auto from_file = LoadResults(dir.path() / "results.json");
+  ASSERT_TRUE(from_file.ok());
+  EXPECT_EQ(from_dir->operations.size(), 3u);
+}
+
+TEST(ResultsReader, RejectsOtherSchemaVersionsClearly) {
+  auto j = ResultsToJson(testing::SyntheticResults(3));
+  j["schema_version"] = 2;
+  auto r = ResultsFromJson(j);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("schema_version 2 is not supported"), std::string::npos);
+  EXPECT_NE(r.error().message.find("newer kfpbench"), std::string::npos);
+  j.erase("schema_version");
+  EXPECT_FALSE(ResultsFromJson(j).ok());
+  EXPECT_FALSE(ResultsFromJson(nlohmann::json::array()).ok());
+  EXPECT_FALSE(ResultsFromJson({{"schema", "other"}}).ok());
+}
+
+TEST(ResultsReader, NamesTheJsonPathOfABadField) {
+  auto j = ResultsToJson(testing::SyntheticResults(4));
+  auto bad = j;
+  bad["operations"]["GetRun"]["histogram"]["count"] = 1;
+  auto r = ResultsFromJson(bad);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("operations.GetRun.histogram"), std::string::npos)
+      << r.error().message;
+  bad = j;
+  bad["runs"]["records"][2]["created_at"] = "yesterday";
+  r = ResultsFromJson(bad);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("runs.records[2].created_at"), std::string::npos)
+      << r.error().message;
+  bad = j;
+  bad["runs"]["records"][0]["tasks"][1]["state"] = "DONE";
+  r = ResultsFromJson(bad);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("unknown state 'DONE'"), std::string::npos);
+  bad = j;
+  bad["operations"]["GetRun"]["timeseries"][0]["count"] = "many";
+  EXPECT_FALSE(ResultsFromJson(bad).ok());
+}
+
+TEST(ResultsReader, ReportsCorruptAndMissingFiles) {
+  TempDir dir;
+  std::string text = ResultsToJson(testing::SyntheticResults(5)).dump();
+  std::ofstream(dir.path() / "results.json") << text.substr(0, text.size() / 2);
+  auto r = LoadResults(dir.path());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("not valid JSON"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("results.json"), std::string::npos);
+  auto missing = LoadResults(dir.path() / "nope");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("no such file"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kfpbench::report
