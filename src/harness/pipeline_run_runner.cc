@@ -1,25 +1,41 @@
 #include "harness/pipeline_run_runner.h"
 
+#include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "harness/arrivals.h"
+#include "harness/run_follower.h"
 #include "util/ids.h"
 
 namespace kfpbench::harness {
 namespace {
 
-void Absorb(const kfp::Run& run, RunRecord& record) {
-  record.state = run.state;
-  record.created = run.created_at;
-  record.finished = run.finished_at;
-  if (run.error) record.error = run.error->message;
-  record.tasks.clear();
-  for (const auto& t : run.task_details) {
-    record.tasks.push_back({t.display_name, t.state, t.create_time, t.start_time, t.end_time,
-                            !t.child_tasks.empty()});
+// Threads that send CreateRun in open loop. Enough that a slow CreateRun
+// rarely delays the next arrival; a delay that happens anyway is measured
+// (start delay, late starts), not hidden.
+constexpr int kOpenLoopSenders = 8;
+constexpr int kOpenLoopPollers = 4;
+
+// Sends one CreateRun; the record carries the outcome either way.
+bool CreateOne(Context& context, const kfp::RunCreate& base, const std::string& name,
+               RunRecord& record) {
+  kfp::RunCreate create = base;
+  create.display_name = name;
+  record.submitted = WallClock::now();
+  auto run = context.client().CreateRun(create);
+  if (!run.ok()) {
+    record.error = run.error().message;
+    return false;
   }
+  record.run_id = run->run_id;
+  context.TrackRun(record.run_id);
+  AbsorbRun(*run, record);
+  return true;
 }
 
 }  // namespace
@@ -27,18 +43,7 @@ void Absorb(const kfp::Run& run, RunRecord& record) {
 void FollowRun(Context& context, RunRecord& record, WallTime give_up) {
   std::optional<WallTime> interrupted_at;
   for (;;) {
-    auto run = context.client().GetRun(record.run_id);
-    if (run.ok()) {
-      Absorb(*run, record);
-      if (IsTerminal(record.state)) {
-        record.observed = WallClock::now();
-        return;
-      }
-    } else {
-      record.error = run.error().message;
-      // A deleted run will never finish; any other error may pass.
-      if (run.error().code == 404) return;
-    }
+    if (PollRun(context, record)) return;
     WallTime now = WallClock::now();
     if (context.Interrupted() && !interrupted_at) interrupted_at = now;
     WallTime deadline = give_up;
@@ -59,16 +64,23 @@ void FollowRun(Context& context, RunRecord& record, WallTime give_up) {
 Status PipelineRunRunner::Run(const Scenario& scenario, Context& context) {
   auto pipeline = context.EnsurePipeline(scenario.pipeline_path);
   if (!pipeline.ok()) return pipeline.error();
-  std::string experiment_id;
+  kfp::RunCreate base;
+  base.pipeline_id = pipeline->pipeline_id;
+  base.parameters = scenario.params;
   if (own_experiment_) {
     auto e = context.client().CreateExperiment(
         fmt::format("kfpbench-{}-{}", scenario.index, NewUuid().substr(0, 8)),
         "created by kfpbench for an EXPERIMENT scenario");
     if (!e.ok()) return Error{"cannot create the experiment: " + e.error().message};
-    experiment_id = e->experiment_id;
-    context.TrackExperiment(experiment_id);
+    base.experiment_id = e->experiment_id;
+    context.TrackExperiment(base.experiment_id);
   }
+  return scenario.rate_per_minute ? RunOpenLoop(scenario, context, base)
+                                  : RunClosedLoop(scenario, context, base);
+}
 
+Status PipelineRunRunner::RunClosedLoop(const Scenario& scenario, Context& context,
+                                        const kfp::RunCreate& base) {
   const WallTime end = WallClock::now() + scenario.run_time;
   const WallTime give_up = end + context.options().drain_timeout;
   std::vector<std::thread> workers;
@@ -77,30 +89,75 @@ Status PipelineRunRunner::Run(const Scenario& scenario, Context& context) {
       for (int n = 0; WallClock::now() < end && !context.Interrupted(); ++n) {
         RunRecord record;
         record.scenario = scenario.index;
-        record.submitted = WallClock::now();
-        kfp::RunCreate create;
-        create.display_name = fmt::format("kfpbench-s{}-w{}-{}", scenario.index, w, n);
-        create.experiment_id = experiment_id;
-        create.pipeline_id = pipeline->pipeline_id;
-        create.parameters = scenario.params;
-        auto run = context.client().CreateRun(create);
-        if (!run.ok()) {
-          record.error = run.error().message;
+        if (!CreateOne(context, base, fmt::format("kfpbench-s{}-w{}-{}", scenario.index, w, n),
+                       record)) {
           context.runs().Add(std::move(record));
           // Don't spin on a failing server: the failure is recorded, the
           // next attempt waits a poll interval.
           context.SleepUntil(WallClock::now() + context.options().poll_interval);
           continue;
         }
-        record.run_id = run->run_id;
-        context.TrackRun(record.run_id);
-        Absorb(*run, record);
         FollowRun(context, record, give_up);
         context.runs().Add(std::move(record));
       }
     });
   }
   for (auto& t : workers) t.join();
+  return Ok();
+}
+
+Status PipelineRunRunner::RunOpenLoop(const Scenario& scenario, Context& context,
+                                      const kfp::RunCreate& base) {
+  const WallTime start = WallClock::now();
+  const WallTime end = start + scenario.run_time;
+  RunFollower follower(context, kOpenLoopPollers);
+
+  // The scheduler hands intended start times to senders; a sender that picks
+  // one up late still records the intended time, so lateness is measured.
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::pair<int, WallTime>> due;
+  bool done = false;
+  std::vector<std::thread> senders;
+  for (int i = 0; i < kOpenLoopSenders; ++i) {
+    senders.emplace_back([&] {
+      for (;;) {
+        std::pair<int, WallTime> arrival;
+        {
+          std::unique_lock lock(mu);
+          cv.wait(lock, [&] { return done || !due.empty(); });
+          if (due.empty()) return;
+          arrival = due.front();
+          due.pop_front();
+        }
+        RunRecord record;
+        record.scenario = scenario.index;
+        record.intended = arrival.second;
+        if (CreateOne(context, base, fmt::format("kfpbench-s{}-{}", scenario.index, arrival.first),
+                      record)) {
+          follower.Add(std::move(record));
+        } else {
+          context.runs().Add(std::move(record));
+        }
+      }
+    });
+  }
+  ArrivalSchedule schedule(start, *scenario.rate_per_minute,
+                           scenario.arrival == Scenario::Arrival::kPoisson, scenario.seed);
+  for (int n = 0;; ++n) {
+    WallTime t = schedule.Next();
+    if (t >= end || !context.SleepUntil(t)) break;
+    std::lock_guard lock(mu);
+    due.emplace_back(n, t);
+    cv.notify_one();
+  }
+  {
+    std::lock_guard lock(mu);
+    done = true;
+    cv.notify_all();
+  }
+  for (auto& t : senders) t.join();
+  follower.Finish(end + context.options().drain_timeout);
   return Ok();
 }
 

@@ -1,6 +1,8 @@
-// PIPELINE_RUN and EXPERIMENT: a closed loop that keeps `numTimes` (or
+// PIPELINE_RUN and EXPERIMENT. Closed loop (default): keep `numTimes` (or
 // `concurrency`) runs in flight for `runTime`, each created, then polled to a
-// terminal state. EXPERIMENT first creates an experiment of its own.
+// terminal state. Open loop (`rate`): start runs at their intended times,
+// constant or Poisson, whatever the server's state, and follow them all.
+// EXPERIMENT first creates an experiment of its own.
 #pragma once
 
 #include "harness/runner.h"
@@ -13,6 +15,9 @@ class PipelineRunRunner : public ModeRunner {
   Status Run(const Scenario& scenario, Context& context) override;
 
  private:
+  Status RunClosedLoop(const Scenario& scenario, Context& context, const kfp::RunCreate& base);
+  Status RunOpenLoop(const Scenario& scenario, Context& context, const kfp::RunCreate& base);
+
   bool own_experiment_;
 };
 

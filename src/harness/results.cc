@@ -17,6 +17,18 @@ std::optional<Duration> RunRecord::QueueWait() const {
   return *first - created;
 }
 
+std::optional<Duration> RunRecord::StartDelay() const {
+  if (intended.time_since_epoch().count() == 0) return std::nullopt;
+  return submitted - intended;
+}
+
+std::optional<Duration> RunRecord::LatencyFromIntended() const {
+  if (intended.time_since_epoch().count() == 0 || observed.time_since_epoch().count() == 0) {
+    return std::nullopt;
+  }
+  return observed - intended;
+}
+
 void RunLog::Add(RunRecord record) {
   std::lock_guard lock(mu_);
   records_.push_back(std::move(record));
@@ -41,6 +53,22 @@ metrics::Histogram BenchmarkResults::QueueWaitsMs() const {
     if (auto w = r.QueueWait()) h.Record(Ms(*w));
   }
   return h;
+}
+
+metrics::Histogram BenchmarkResults::StartDelaysMs() const {
+  metrics::Histogram h;
+  for (const auto& r : runs) {
+    if (auto d = r.StartDelay()) h.Record(Ms(*d));
+  }
+  return h;
+}
+
+int BenchmarkResults::LateStarts() const {
+  int late = 0;
+  for (const auto& r : runs) {
+    if (auto d = r.StartDelay(); d && *d > kLateStart) ++late;
+  }
+  return late;
 }
 
 std::map<std::string, int> BenchmarkResults::RunsByState() const {

@@ -28,6 +28,7 @@ struct RunRecord {
   std::string run_id;
   RuntimeState state = RuntimeState::kUnspecified;  // last state seen
   std::string error;
+  WallTime intended{};   // open loop: when the run was meant to start (zero in closed loop)
   WallTime submitted{};  // client: CreateRun sent
   WallTime created{};    // server: created_at
   WallTime finished{};   // server: finished_at (zero until terminal)
@@ -37,6 +38,11 @@ struct RunRecord {
   bool Finished() const { return IsTerminal(state) && finished.time_since_epoch().count() != 0; }
   // created_at -> finished_at, as the server recorded them.
   Duration RunDuration() const { return finished - created; }
+  // Open loop: how late CreateRun was sent after its intended start.
+  std::optional<Duration> StartDelay() const;
+  // Open loop: intended start -> the client saw the run finish. Timed from the
+  // intended start, so a server that falls behind shows up here.
+  std::optional<Duration> LatencyFromIntended() const;
   // created_at -> the first step (non-DAG task) started: time spent waiting
   // for the control plane and for capacity.
   std::optional<Duration> QueueWait() const;
@@ -77,6 +83,10 @@ struct BenchmarkResults {
   // Histograms of run duration and queue wait over finished runs, in ms.
   metrics::Histogram RunDurationsMs() const;
   metrics::Histogram QueueWaitsMs() const;
+  metrics::Histogram StartDelaysMs() const;  // open-loop runs only
+  // Open-loop runs sent later than this after their intended start count as late.
+  static constexpr std::chrono::milliseconds kLateStart{100};
+  int LateStarts() const;
   std::map<std::string, int> RunsByState() const;
 };
 

@@ -89,10 +89,10 @@ Result<Scenario> ReadScenario(const json& entry, size_t index, const std::filesy
   if (!entry.is_object()) return Error{at + ": each scenario must be a JSON object"};
   for (const auto& [key, value] : entry.items()) {
     if (!KnownFields().count(key)) {
-      return Error{
-          fmt::format("{}.{}: unknown field (known: mode, startTime, runTime, numTimes, "
-                      "pipelineFileName, params, cron, concurrency, resourceLimits)",
-                      at, key)};
+      return Error{fmt::format(
+          "{}.{}: unknown field (known: mode, startTime, runTime, numTimes, "
+          "pipelineFileName, params, cron, concurrency, resourceLimits, rate, arrival, seed)",
+          at, key)};
     }
   }
   Scenario s;
@@ -148,6 +148,29 @@ Result<Scenario> ReadScenario(const json& entry, size_t index, const std::filesy
     s.cron = v->get<std::string>();
   }
   if (auto v = entry.find("resourceLimits"); v != entry.end()) s.resource_limits = *v;
+  if (auto v = entry.find("rate"); v != entry.end()) {
+    if (!v->is_number() || !(v->get<double>() > 0) || v->get<double>() > 1e7) {
+      return Error{fmt::format("{}.rate: must be runs per minute, greater than zero (got {})", at,
+                               v->dump())};
+    }
+    // --time-scale shortens the test, not the load: the rate stays as given.
+    s.rate_per_minute = v->get<double>();
+  }
+  if (auto v = entry.find("arrival"); v != entry.end()) {
+    if (*v == "constant") {
+      s.arrival = Scenario::Arrival::kConstant;
+    } else if (*v == "poisson") {
+      s.arrival = Scenario::Arrival::kPoisson;
+    } else {
+      return Error{
+          fmt::format("{}.arrival: must be \"constant\" or \"poisson\" (got {})", at, v->dump())};
+    }
+    if (!s.rate_per_minute) return Error{at + ".arrival: needs a rate"};
+  }
+  if (auto v = entry.find("seed"); v != entry.end()) {
+    if (!v->is_number_unsigned()) return Error{at + ".seed: must be a non-negative integer"};
+    s.seed = v->get<uint64_t>();
+  }
   if (s.mode == Mode::kScheduledRuns && s.cron.empty()) {
     return Error{at + ".cron: required for " + std::string(info->name)};
   }

@@ -37,6 +37,11 @@ struct Scenario {
   std::filesystem::path pipeline_path;  // resolved, for modes that run pipelines
   nlohmann::json params = nlohmann::json::object();
   std::string cron;
+  // Open loop: runs started per minute, and how arrivals are spaced. Unset:
+  // closed loop (InFlight() runs kept in flight).
+  std::optional<double> rate_per_minute;
+  enum class Arrival { kConstant, kPoisson } arrival = Arrival::kConstant;
+  uint64_t seed = 1;               // for Poisson arrivals
   nlohmann::json resource_limits;  // kept for the report
   nlohmann::json source;           // the entry as written
 

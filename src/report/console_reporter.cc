@@ -42,6 +42,13 @@ Status ConsoleReporter::Report(const harness::BenchmarkResults& r) {
                         Seconds(h->ValueAtPercentile(95)), Seconds(h->ValueAtPercentile(99)),
                         Seconds(h->max()));
   }
+  if (auto delays = r.StartDelaysMs(); delays.count() > 0) {
+    out_ << fmt::format(
+        "open loop: start delay p50 {} ms, p99 {} ms, max {} ms; {} of {} runs started more than "
+        "{} ms late\n",
+        delays.ValueAtPercentile(50), delays.ValueAtPercentile(99), delays.max(), r.LateStarts(),
+        delays.count(), harness::BenchmarkResults::kLateStart.count());
+  }
   for (const auto& e : r.errors) out_ << "error: " << e << "\n";
   for (const auto& c : r.cleanup_failures) out_ << "not cleaned up: " << c << "\n";
   out_.flush();

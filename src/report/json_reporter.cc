@@ -70,6 +70,7 @@ json RunJson(const harness::RunRecord& r) {
   json j = {{"scenario", r.scenario},
             {"run_id", r.run_id},
             {"state", RuntimeStateName(r.state)},
+            {"intended_at", Time(r.intended)},
             {"submitted_at", Time(r.submitted)},
             {"created_at", Time(r.created)},
             {"finished_at", Time(r.finished)},
@@ -78,6 +79,12 @@ json RunJson(const harness::RunRecord& r) {
   if (!r.error.empty()) j["error"] = r.error;
   if (r.Finished()) {
     j["duration_ms"] = std::chrono::duration<double, std::milli>(r.RunDuration()).count();
+  }
+  if (auto d = r.StartDelay()) {
+    j["start_delay_ms"] = std::chrono::duration<double, std::milli>(*d).count();
+  }
+  if (auto l = r.LatencyFromIntended()) {
+    j["latency_from_intended_ms"] = std::chrono::duration<double, std::milli>(*l).count();
   }
   if (auto w = r.QueueWait()) {
     j["queue_wait_ms"] = std::chrono::duration<double, std::milli>(*w).count();
@@ -95,6 +102,7 @@ json ResultsToJson(const BenchmarkResults& results) {
   for (const auto& r : results.runs) records.push_back(RunJson(r));
   auto durations = results.RunDurationsMs();
   auto waits = results.QueueWaitsMs();
+  auto delays = results.StartDelaysMs();
   json by_state = json::object();
   for (const auto& [state, n] : results.RunsByState()) by_state[state] = n;
   return {
@@ -122,6 +130,9 @@ json ResultsToJson(const BenchmarkResults& results) {
         {"duration_histogram", durations.ToJson()},
         {"queue_wait_ms", Summary(waits)},
         {"queue_wait_histogram", waits.ToJson()},
+        {"start_delay_ms", Summary(delays)},
+        {"late_starts", results.LateStarts()},
+        {"late_start_threshold_ms", harness::BenchmarkResults::kLateStart.count()},
         {"records", std::move(records)}}},
       {"errors", results.errors},
       {"cleanup_failures", results.cleanup_failures},

@@ -1,0 +1,106 @@
+#include "harness/run_follower.h"
+
+#include <fmt/format.h>
+
+namespace kfpbench::harness {
+
+void AbsorbRun(const kfp::Run& run, RunRecord& record) {
+  record.state = run.state;
+  record.created = run.created_at;
+  record.finished = run.finished_at;
+  if (run.error) record.error = run.error->message;
+  record.tasks.clear();
+  for (const auto& t : run.task_details) {
+    record.tasks.push_back(
+        {t.display_name, t.state, t.create_time, t.start_time, t.end_time, !t.child_tasks.empty()});
+  }
+}
+
+bool PollRun(Context& context, RunRecord& record) {
+  auto run = context.client().GetRun(record.run_id);
+  if (!run.ok()) {
+    record.error = run.error().message;
+    // A deleted run will never finish; any other error may pass.
+    return run.error().code == 404;
+  }
+  AbsorbRun(*run, record);
+  if (!IsTerminal(record.state)) return false;
+  record.observed = WallClock::now();
+  return true;
+}
+
+RunFollower::RunFollower(Context& context, int threads) : context_(context) {
+  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
+}
+
+RunFollower::~RunFollower() { Finish(WallClock::now()); }
+
+void RunFollower::Add(RunRecord record) {
+  std::lock_guard lock(mu_);
+  queue_.push({WallClock::now() + context_.options().poll_interval, std::move(record)});
+  cv_.notify_one();
+}
+
+size_t RunFollower::in_flight() const {
+  std::lock_guard lock(mu_);
+  return queue_.size() + polling_;
+}
+
+void RunFollower::Finish(WallTime give_up) {
+  {
+    std::lock_guard lock(mu_);
+    if (threads_.empty()) return;
+    finishing_ = true;
+    give_up_ = give_up;
+    cv_.notify_all();
+  }
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+}
+
+void RunFollower::Loop() {
+  std::optional<WallTime> interrupted_at;
+  std::unique_lock lock(mu_);
+  for (;;) {
+    WallTime now = WallClock::now();
+    if (context_.Interrupted() && !interrupted_at) interrupted_at = now;
+    WallTime deadline = give_up_;
+    if (interrupted_at) deadline = std::min(deadline, *interrupted_at + context_.options().grace);
+    if (finishing_ && now >= deadline) {
+      // Out of time: what is still running is recorded as such.
+      while (!queue_.empty()) {
+        RunRecord r = queue_.top().record;
+        queue_.pop();
+        if (r.error.empty()) {
+          r.error =
+              fmt::format("still {} when kfpbench stopped waiting", RuntimeStateName(r.state));
+        }
+        context_.runs().Add(std::move(r));
+      }
+      return;
+    }
+    if (queue_.empty()) {
+      if (finishing_) return;
+      cv_.wait_for(lock, std::chrono::milliseconds(100));
+      continue;
+    }
+    if (queue_.top().due > now) {
+      cv_.wait_until(lock, std::min(queue_.top().due, now + std::chrono::milliseconds(100)));
+      continue;
+    }
+    Item item = queue_.top();
+    queue_.pop();
+    ++polling_;
+    lock.unlock();
+    bool done = PollRun(context_, item.record);
+    if (done) context_.runs().Add(std::move(item.record));
+    lock.lock();
+    --polling_;
+    if (!done) {
+      item.due = WallClock::now() + context_.options().poll_interval;
+      queue_.push(std::move(item));
+    }
+  }
+}
+
+}  // namespace kfpbench::harness
