@@ -30,9 +30,9 @@ constexpr ModeInfo kModes[] = {
 };
 
 const std::set<std::string>& KnownFields() {
-  static const std::set<std::string> fields = {"mode",     "startTime",        "runTime",
-                                               "numTimes", "pipelineFileName", "params",
-                                               "cron",     "concurrency",      "resourceLimits"};
+  static const std::set<std::string> fields = {
+      "mode", "startTime",   "runTime",        "numTimes", "pipelineFileName", "params",
+      "cron", "concurrency", "resourceLimits", "rate",     "arrival",          "seed"};
   return fields;
 }
 

@@ -144,6 +144,28 @@ TEST_F(ScenarioTest, ObjectFormErrorsNameTheirPath) {
   }
 }
 
+TEST_F(ScenarioTest, OpenLoopFields) {
+  auto f = Parse(R"([{"mode":"PIPELINE_RUN","runTime":1,"pipelineFileName":"here.yaml",
+                     "rate":120,"arrival":"poisson","seed":7}])");
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_EQ(*f->scenarios[0].rate_per_minute, 120);
+  EXPECT_EQ(f->scenarios[0].arrival, Scenario::Arrival::kPoisson);
+  EXPECT_EQ(f->scenarios[0].seed, 7u);
+  for (auto [text, fragment] : std::vector<std::pair<const char*, const char*>>{
+           {R"([{"mode":"RANDOM_GETS","runTime":1,"rate":0}])",
+            "[0].rate: must be runs per minute"},
+           {R"([{"mode":"RANDOM_GETS","runTime":1,"rate":"fast"}])", "[0].rate"},
+           {R"([{"mode":"RANDOM_GETS","runTime":1,"rate":5,"arrival":"bursty"}])",
+            "[0].arrival: must be"},
+           {R"([{"mode":"RANDOM_GETS","runTime":1,"arrival":"poisson"}])", "needs a rate"},
+           {R"([{"mode":"RANDOM_GETS","runTime":1,"rate":5,"seed":-1}])", "[0].seed"},
+       }) {
+    auto bad = Parse(text);
+    ASSERT_FALSE(bad.ok()) << text;
+    EXPECT_NE(bad.error().message.find(fragment), std::string::npos) << bad.error().message;
+  }
+}
+
 TEST_F(ScenarioTest, MissingFileIsAClearError) {
   auto f = LoadScenarioFile(dir_ / "absent.json", {});
   ASSERT_FALSE(f.ok());
