@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "http/server.h"
 #include "util/ids.h"
 
 namespace kfpbench::cli {
@@ -130,6 +131,49 @@ TEST_F(CliTest, SmallScenarioRunsEndToEndAndWritesResults) {
     EXPECT_EQ(run["tasks"].size() >= 3, true) << run;
   }
   EXPECT_EQ(j.dump().find("s3cr3t-t0ken-value"), std::string::npos);
+}
+
+TEST_F(CliTest, FailingServerTripsMaxErrorRateAndResultsArePartial) {
+  // A real HTTP server that is healthy but fails every API call.
+  http::ServerOptions so;
+  so.handler = [](const http::Request& r) {
+    if (r.path == "/apis/v2beta1/healthz") return http::Response::Json(200, "{}");
+    return http::Response::Json(503, R"({"code":14,"message":"overloaded","details":[]})");
+  };
+  http::Server server(so);
+  ASSERT_TRUE(server.Start().ok());
+  std::string file = Write("s.json", R"([{"mode":"RANDOM_GETS","runTime":"60s","concurrency":2}])");
+  fs::path out = dir_ / "out";
+  auto r = Kfpbench("run " + file + " --host http://127.0.0.1:" + std::to_string(server.port()) +
+                    " --max-error-rate 10% --poll-interval 50ms --out " + out.string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  std::ifstream in(out / "results.json");
+  auto j = nlohmann::json::parse(in);
+  EXPECT_TRUE(j["partial"].get<bool>());
+  EXPECT_NE(j["partial_reason"].get<std::string>().find("max-error-rate"), std::string::npos);
+  EXPECT_GT(j["operations"]["ListPipelines"]["by_status"]["503"].get<int>(), 0);
+  EXPECT_LT(j["elapsed_s"].get<double>(), 30);  // stopped early, not after runTime
+  server.Stop();
+}
+
+TEST_F(CliTest, OpenLoopRunsAreTimedFromTheirIntendedStart) {
+  std::string file = Write("s.json", R"([
+    {"mode": "PIPELINE_RUN", "runTime": "3s", "rate": 120, "arrival": "poisson", "seed": 3,
+     "pipelineFileName": "sleep_chain.yaml", "params": {"duration": "100ms"}}
+  ])");
+  fs::path out = dir_ / "out";
+  auto r = Kfpbench("run " + file + " --pipelines " + Pipelines() +
+                    " --executor stub --poll-interval 50ms --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(out / "results.json");
+  auto j = nlohmann::json::parse(in);
+  int runs = j["runs"]["count"];
+  EXPECT_GT(runs, 0);
+  EXPECT_EQ(j["runs"]["start_delay_ms"]["count"], runs);
+  for (const auto& run : j["runs"]["records"]) {
+    EXPECT_FALSE(run["intended_at"].get<std::string>().empty());
+    EXPECT_GE(run["latency_from_intended_ms"].get<double>(), run["duration_ms"].get<double>() - 5);
+  }
 }
 
 TEST_F(CliTest, StepCommandWritesOutputParameters) {

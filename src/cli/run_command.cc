@@ -1,3 +1,6 @@
+#include <unistd.h>
+
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -52,6 +55,55 @@ Status CheckPipelineFile(const std::filesystem::path& path) {
   return Ok();
 }
 
+// "5%" or "0.05" -> 0.05.
+Result<double> ParsePercent(const std::string& text) {
+  std::string t = text;
+  bool percent = !t.empty() && t.back() == '%';
+  if (percent) t.pop_back();
+  char* end = nullptr;
+  double v = std::strtod(t.c_str(), &end);
+  if (t.empty() || end != t.c_str() + t.size() || !(v >= 0)) {
+    return Error{"expected a percentage like 5% (got '" + text + "')"};
+  }
+  if (percent) v /= 100;
+  if (v > 1) return Error{"must be at most 100% (got '" + text + "')"};
+  return v;
+}
+
+// The live status: one rewritten line on a terminal, a plain line every ten
+// seconds otherwise (logs, CI).
+class StatusLine {
+ public:
+  explicit StatusLine(bool quiet) : quiet_(quiet), tty_(isatty(fileno(stderr)) != 0) {}
+
+  void Show(const harness::Progress& p) {
+    if (quiet_) return;
+    ++ticks_;
+    if (!tty_ && ticks_ % 10 != 0) return;
+    std::string line = fmt::format(
+        "[{:>5.0f}s/{:.0f}s] runs {} created, {} done | API {} calls, {} errors, p99 {:.1f} ms",
+        ToSeconds(p.elapsed), ToSeconds(p.planned), p.runs_created, p.runs_finished, p.api_calls,
+        p.api_errors, p.p99_us / 1000.0);
+    if (tty_) {
+      std::fprintf(stderr, "\r%s\033[K", line.c_str());
+      shown_ = true;
+    } else {
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
+    std::fflush(stderr);
+  }
+
+  void Done() {
+    if (shown_) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  bool quiet_;
+  bool tty_;
+  bool shown_ = false;
+  int ticks_ = 0;
+};
+
 }  // namespace
 
 Command AddRunCommand(CLI::App& app) {
@@ -68,6 +120,10 @@ Command AddRunCommand(CLI::App& app) {
     std::string namespace_;
     std::string token;
     std::string token_file;
+    std::vector<std::string> headers;
+    std::string cookie;
+    std::string max_error_rate = "100%";
+    bool quiet = false;
     BackendFlags backend;
   };
   auto f = std::make_shared<Flags>();
@@ -91,6 +147,14 @@ Command AddRunCommand(CLI::App& app) {
   cmd->add_option("--namespace", f->namespace_, "KFP namespace (multi-user deployments)");
   cmd->add_option("--token", f->token, "bearer token (prefer --token-file)");
   cmd->add_option("--token-file", f->token_file, "file holding a bearer token");
+  cmd->add_option("--header", f->headers,
+                  "extra request header K:V (repeatable; values are "
+                  "treated as secrets)");
+  cmd->add_option("--cookie", f->cookie, "Cookie header value, e.g. authservice_session=...");
+  cmd->add_option("--max-error-rate", f->max_error_rate,
+                  "stop the load when more API calls than this fail, e.g. 5%")
+      ->capture_default_str();
+  cmd->add_flag("--quiet", f->quiet, "no live status line");
   f->backend.Add(*cmd);
 
   return {
@@ -118,6 +182,10 @@ Command AddRunCommand(CLI::App& app) {
           *out = *d;
         }
         options.keep = f->keep;
+        auto max_error_rate = ParsePercent(f->max_error_rate);
+        if (!max_error_rate.ok())
+          return Fail("--max-error-rate: " + max_error_rate.error().message);
+        options.max_error_rate = *max_error_rate;
         options.interrupted = &g_interrupted;
 
         std::string token = f->token;
@@ -152,6 +220,20 @@ Command AddRunCommand(CLI::App& app) {
         http::ClientOptions co;
         co.base = *base;
         if (!token.empty()) co.default_headers.Set("Authorization", "Bearer " + token);
+        if (!f->cookie.empty()) {
+          RegisterSecret(f->cookie);
+          co.default_headers.Set("Cookie", f->cookie);
+        }
+        for (const auto& h : f->headers) {
+          auto colon = h.find(':');
+          if (colon == std::string::npos || colon == 0) {
+            return Fail("--header: expected NAME:VALUE, got '" + Redact(h) + "'");
+          }
+          std::string value = h.substr(colon + 1);
+          while (!value.empty() && value.front() == ' ') value.erase(0, 1);
+          RegisterSecret(value);
+          co.default_headers.Add(h.substr(0, colon), value);
+        }
         http::Client http(co);
         metrics::Recorder recorder(WallClock::now());
         harness::RecordingObserver observer(recorder);
@@ -167,7 +249,11 @@ Command AddRunCommand(CLI::App& app) {
         }
 
         InstallSignalHandlers();
-        auto results = harness::RunScenarios(*scenarios, client, recorder, options);
+        StatusLine status(f->quiet);
+        auto results =
+            harness::RunScenarios(*scenarios, client, recorder, options,
+                                  [&status](const harness::Progress& p) { status.Show(p); });
+        status.Done();
         results.target.url = url;
         results.target.embedded = embedded != nullptr;
         if (health.ok()) results.target.healthz = kfp::ToJson(*health);

@@ -1,5 +1,7 @@
 #include "harness/harness.h"
 
+#include <atomic>
+#include <functional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -7,8 +9,30 @@
 
 namespace kfpbench::harness {
 
+namespace {
+
+Progress TakeProgress(const metrics::Recorder& recorder, const Context& context, const RunLog& runs,
+                      Duration planned) {
+  Progress p;
+  p.elapsed = WallClock::now() - recorder.start();
+  p.planned = planned;
+  p.runs_created = context.runs_created();
+  p.runs_finished = runs.size();
+  metrics::Histogram all;
+  for (const auto& [name, op] : recorder.Snapshot()) {
+    all.Merge(op.latency_us);
+    p.api_errors += op.errors;
+  }
+  p.api_calls = all.count();
+  p.p99_us = all.ValueAtPercentile(99);
+  return p;
+}
+
+}  // namespace
+
 BenchmarkResults RunScenarios(const ScenarioFile& file, kfp::Client& client,
-                              metrics::Recorder& recorder, const HarnessOptions& options) {
+                              metrics::Recorder& recorder, const HarnessOptions& options,
+                              const std::function<void(const Progress&)>& on_progress) {
   BenchmarkResults results;
   results.kfpbench_version = KFPBENCH_VERSION;
   results.started = recorder.start();
@@ -36,10 +60,35 @@ BenchmarkResults RunScenarios(const ScenarioFile& file, kfp::Client& client,
       if (Status s = (*runner)->Run(scenario, context); !s.ok()) fail(s.error().message);
     });
   }
+  Duration planned{};
+  for (const auto& s : file.scenarios) planned = std::max(planned, s.start_time + s.run_time);
+  // Once a second: the live status, and the error-rate guard.
+  std::atomic<bool> finished{false};
+  std::thread ticker([&] {
+    while (!finished.load()) {
+      for (int i = 0; i < 20 && !finished.load(); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      if (finished.load()) return;
+      Progress p = TakeProgress(recorder, context, runs, planned);
+      if (on_progress) on_progress(p);
+      if (p.api_calls >= HarnessOptions::kMinCallsForErrorRate &&
+          static_cast<double>(p.api_errors) / p.api_calls > options.max_error_rate) {
+        context.Abort(fmt::format("{} of {} API calls failed, above --max-error-rate {:g}%",
+                                  p.api_errors, p.api_calls, options.max_error_rate * 100));
+      }
+    }
+  });
   for (auto& t : threads) t.join();
+  finished.store(true);
+  ticker.join();
 
   results.runs = runs.Records();
-  if (context.Interrupted()) {
+  if (std::string reason = context.abort_reason(); !reason.empty()) {
+    results.partial = true;
+    results.partial_reason = "aborted: " + reason;
+    results.errors.push_back(results.partial_reason);
+  } else if (context.Interrupted()) {
     results.partial = true;
     results.partial_reason = "interrupted";
   }

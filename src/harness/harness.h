@@ -26,7 +26,9 @@ class RecordingObserver : public kfp::CallObserver {
 // `client` must report its calls to `recorder`. The results are complete even
 // when scenarios fail (their errors are listed) or the run is interrupted
 // (marked partial).
+// `on_progress`, when set, is called about once a second from a helper thread.
 BenchmarkResults RunScenarios(const ScenarioFile& file, kfp::Client& client,
-                              metrics::Recorder& recorder, const HarnessOptions& options);
+                              metrics::Recorder& recorder, const HarnessOptions& options,
+                              const std::function<void(const Progress&)>& on_progress = {});
 
 }  // namespace kfpbench::harness

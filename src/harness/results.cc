@@ -34,6 +34,11 @@ void RunLog::Add(RunRecord record) {
   records_.push_back(std::move(record));
 }
 
+size_t RunLog::size() const {
+  std::lock_guard lock(mu_);
+  return records_.size();
+}
+
 std::vector<RunRecord> RunLog::Records() const {
   std::lock_guard lock(mu_);
   return records_;

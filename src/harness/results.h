@@ -53,6 +53,7 @@ class RunLog {
  public:
   void Add(RunRecord record);
   std::vector<RunRecord> Records() const;
+  size_t size() const;
 
  private:
   mutable std::mutex mu_;

@@ -16,7 +16,24 @@ Context::Context(kfp::Client& client, RunLog& runs, const HarnessOptions& option
     : client_(client), runs_(runs), options_(options) {}
 
 bool Context::Interrupted() const {
-  return options_.interrupted && options_.interrupted->load(std::memory_order_relaxed);
+  return aborted_.load(std::memory_order_relaxed) ||
+         (options_.interrupted && options_.interrupted->load(std::memory_order_relaxed));
+}
+
+void Context::Abort(std::string reason) {
+  std::lock_guard lock(mu_);
+  if (aborted_.exchange(true)) return;
+  abort_reason_ = std::move(reason);
+}
+
+std::string Context::abort_reason() const {
+  std::lock_guard lock(mu_);
+  return abort_reason_;
+}
+
+size_t Context::runs_created() const {
+  std::lock_guard lock(mu_);
+  return run_ids_.size();
 }
 
 bool Context::SleepUntil(WallTime t) const {

@@ -26,6 +26,21 @@ struct HarnessOptions {
   Duration grace = std::chrono::seconds(30);
   bool keep = false;  // leave what the benchmark created on the target
   const std::atomic<bool>* interrupted = nullptr;
+  // Stop the load when more than this fraction of API calls failed (after at
+  // least kMinCallsForErrorRate calls). 1.0: never.
+  double max_error_rate = 1.0;
+  static constexpr uint64_t kMinCallsForErrorRate = 20;
+};
+
+// A moment of a benchmark in progress, for a live status line.
+struct Progress {
+  Duration elapsed{};
+  Duration planned{};  // the longest startTime + runTime
+  size_t runs_created = 0;
+  size_t runs_finished = 0;
+  uint64_t api_calls = 0;
+  uint64_t api_errors = 0;
+  int64_t p99_us = 0;  // over every API call so far
 };
 
 struct UploadedPipeline {
@@ -41,7 +56,11 @@ class Context {
   RunLog& runs() { return runs_; }
   const HarnessOptions& options() const { return options_; }
 
+  // True once Ctrl-C was pressed or the benchmark aborted itself.
   bool Interrupted() const;
+  void Abort(std::string reason);
+  std::string abort_reason() const;
+  size_t runs_created() const;
   // Sleeps until `t`, waking early on interruption. False if interrupted.
   bool SleepUntil(WallTime t) const;
 
@@ -58,7 +77,9 @@ class Context {
   kfp::Client& client_;
   RunLog& runs_;
   const HarnessOptions& options_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
+  std::atomic<bool> aborted_{false};
+  std::string abort_reason_;
   std::map<std::string, UploadedPipeline> pipelines_;  // by canonical path
   std::vector<std::string> run_ids_;
   std::vector<std::string> experiment_ids_;
