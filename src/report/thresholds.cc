@@ -1,0 +1,334 @@
+#include "report/thresholds.h"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace kfpbench::report {
+namespace {
+
+using nlohmann::json;
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::optional<double> Number(std::string_view s) {
+  double v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+// "p95" -> 95, "p999" -> 99.9, "p(99.5)" -> 99.5.
+std::optional<double> Percentile(std::string_view stat) {
+  if (stat.size() < 2 || stat[0] != 'p') return std::nullopt;
+  std::string_view rest = stat.substr(1);
+  std::optional<double> p;
+  if (rest.front() == '(' && rest.back() == ')') {
+    p = Number(rest.substr(1, rest.size() - 2));
+  } else {
+    for (char c : rest) {
+      if (!std::isdigit(static_cast<unsigned char>(c))) return std::nullopt;
+    }
+    std::string digits(rest);
+    // p999 is 99.9 and p9999 99.99 (HdrHistogram's names); p100 is the maximum.
+    if (digits.size() > 2 && digits != "100") {
+      if (!digits.starts_with("99")) return std::nullopt;
+      digits.insert(2, ".");
+    }
+    p = Number(digits);
+  }
+  if (!p || *p < 0 || *p > 100) return std::nullopt;
+  return p;
+}
+
+bool IsRunMetric(const std::string& m) { return m == "run_duration" || m == "queue_wait"; }
+
+std::string Ms(double ms) { return FormatDuration(FromSeconds(ms / 1000)); }
+
+std::string Text(ThresholdKind kind, double v) {
+  switch (kind) {
+    case ThresholdKind::kLatency:
+      return Ms(v);
+    case ThresholdKind::kErrorRate:
+      return fmt::format("{:.3g}%", v * 100);
+    case ThresholdKind::kCount:
+      return fmt::format("{}", v);
+    case ThresholdKind::kRate:
+      return fmt::format("{:.3g}/s", v);
+  }
+  return "";
+}
+
+Result<double> ParseLimit(ThresholdKind kind, std::string_view value) {
+  switch (kind) {
+    case ThresholdKind::kLatency: {
+      if (auto bare = Number(value)) return *bare;  // k6: a bare number is milliseconds
+      auto d = ParseDuration(value);
+      if (!d.ok()) return Error{"expected a duration such as 500ms, 2s or 10m"};
+      return ToSeconds(*d) * 1000;
+    }
+    case ThresholdKind::kErrorRate: {
+      if (!value.empty() && value.back() == '%') {
+        auto pct = Number(Trim(value.substr(0, value.size() - 1)));
+        if (!pct || *pct < 0 || *pct > 100) return Error{"expected a percentage from 0% to 100%"};
+        return *pct / 100;
+      }
+      auto f = Number(value);
+      if (!f || *f < 0 || *f > 1) return Error{"expected a percentage (1%) or a fraction (0.01)"};
+      return *f;
+    }
+    case ThresholdKind::kCount: {
+      auto n = Number(value);
+      if (!n || *n < 0) return Error{"expected a non-negative number"};
+      return *n;
+    }
+    case ThresholdKind::kRate: {
+      double per = 1;
+      if (value.ends_with("/s")) {
+        value.remove_suffix(2);
+      } else if (value.ends_with("/m")) {
+        value.remove_suffix(2);
+        per = 60;
+      } else if (value.ends_with("/h")) {
+        value.remove_suffix(2);
+        per = 3600;
+      }
+      auto n = Number(Trim(value));
+      if (!n || *n < 0) return Error{"expected a rate such as 10/s or 600/m"};
+      return *n / per;
+    }
+  }
+  return Error{"unknown kind"};
+}
+
+bool Compare(double observed, const std::string& op, double limit) {
+  if (op == "<") return observed < limit;
+  if (op == "<=") return observed <= limit;
+  if (op == ">") return observed > limit;
+  return observed >= limit;
+}
+
+struct Observation {
+  bool has_data = false;
+  double value = 0;
+};
+
+Observation Latency(const metrics::Histogram& h, const Threshold& t, double to_ms) {
+  if (h.count() == 0) return {};
+  double v = 0;
+  if (t.percentile >= 0) {
+    v = static_cast<double>(h.ValueAtPercentile(t.percentile));
+  } else if (t.stat == "min") {
+    v = static_cast<double>(h.min());
+  } else if (t.stat == "max") {
+    v = static_cast<double>(h.max());
+  } else {
+    v = h.mean();
+  }
+  return {true, v * to_ms};
+}
+
+Observation Observe(const harness::BenchmarkResults& r, const Threshold& t) {
+  double elapsed_s = ToSeconds(r.finished - r.started);
+  if (IsRunMetric(t.metric)) {
+    auto h = t.metric == "run_duration" ? r.RunDurationsMs() : r.QueueWaitsMs();
+    switch (t.kind) {
+      case ThresholdKind::kLatency:
+        return Latency(h, t, 1.0);
+      case ThresholdKind::kCount:
+        return {true, static_cast<double>(h.count())};
+      case ThresholdKind::kRate:
+        return {true, elapsed_s > 0 ? h.count() / elapsed_s : 0.0};
+      case ThresholdKind::kErrorRate: {
+        if (r.runs.empty()) return {};
+        size_t bad = 0;
+        for (const auto& run : r.runs) {
+          if (run.state != RuntimeState::kSucceeded && run.state != RuntimeState::kSkipped) ++bad;
+        }
+        return {true, static_cast<double>(bad) / r.runs.size()};
+      }
+    }
+  }
+  auto it = r.operations.find(t.metric);
+  static const metrics::OperationStats kNone;
+  const metrics::OperationStats& op = it == r.operations.end() ? kNone : it->second;
+  uint64_t n = op.latency_us.count();
+  switch (t.kind) {
+    case ThresholdKind::kLatency:
+      return Latency(op.latency_us, t, 1e-3);
+    case ThresholdKind::kCount:
+      return {true, static_cast<double>(n)};
+    case ThresholdKind::kRate:
+      return {true, elapsed_s > 0 ? n / elapsed_s : 0.0};
+    case ThresholdKind::kErrorRate:
+      if (n == 0) return {};
+      return {true, static_cast<double>(op.errors) / n};
+  }
+  return {};
+}
+
+std::string Margin(const Threshold& t, double observed, bool passed) {
+  double diff = std::fabs(observed - t.limit);
+  std::string amount = Text(t.kind, diff);
+  if (t.kind == ThresholdKind::kErrorRate) amount = fmt::format("{:.3g} points", diff * 100);
+  if (t.limit != 0) amount += fmt::format(" ({:.0f}%)", diff / t.limit * 100);
+  bool upper = t.op[0] == '<';  // the limit is a ceiling
+  if (passed) return fmt::format("{} {} the limit", amount, upper ? "under" : "above");
+  if (diff == 0) return "exactly at the limit";
+  return fmt::format("{} {} the limit", amount, upper ? "over" : "short of");
+}
+
+Result<std::vector<std::string>> Expressions(const std::string& metric, const json& spec) {
+  std::vector<std::string> out;
+  auto one = [&](const json& e) -> Status {
+    if (e.is_string()) {
+      out.push_back(e.get<std::string>());
+      return Ok();
+    }
+    if (e.is_object() && e.contains("threshold") && e["threshold"].is_string()) {
+      out.push_back(e["threshold"].get<std::string>());
+      return Ok();
+    }
+    return Error{
+        fmt::format("{}: each threshold must be a string such as \"p95 < 500ms\"", metric)};
+  };
+  if (spec.is_array()) {
+    for (const auto& e : spec) {
+      if (Status s = one(e); !s.ok()) return s.error();
+    }
+  } else if (Status s = one(spec); !s.ok()) {
+    return s.error();
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<Threshold> ParseThreshold(const std::string& metric, const std::string& expression) {
+  auto bad = [&](const std::string& why) {
+    return Error{fmt::format("threshold {}: \"{}\": {}", metric, expression, why)};
+  };
+  if (metric.empty()) return bad("empty metric name");
+  std::string_view text = Trim(expression);
+  size_t op_pos = text.find_first_of("<>=!");
+  if (op_pos == std::string_view::npos) {
+    return bad("expected STAT OP VALUE, e.g. \"p95 < 500ms\" (OP is <, <=, > or >=)");
+  }
+  Threshold t;
+  t.metric = metric;
+  t.expression = expression;
+  t.stat = std::string(Trim(text.substr(0, op_pos)));
+  size_t op_len = op_pos + 1 < text.size() && text[op_pos + 1] == '=' ? 2 : 1;
+  t.op = std::string(text.substr(op_pos, op_len));
+  if (t.op != "<" && t.op != "<=" && t.op != ">" && t.op != ">=") {
+    return bad(fmt::format("unsupported operator '{}' (use <, <=, > or >=)", t.op));
+  }
+  std::string_view value = Trim(text.substr(op_pos + op_len));
+  if (value.empty()) return bad("missing value after the operator");
+  if (auto p = Percentile(t.stat)) {
+    t.percentile = *p;
+  } else if (t.stat == "med") {
+    t.percentile = 50;
+  } else if (t.stat == "avg" || t.stat == "mean" || t.stat == "min" || t.stat == "max") {
+  } else if (t.stat == "error_rate") {
+    t.kind = ThresholdKind::kErrorRate;
+  } else if (t.stat == "count") {
+    t.kind = ThresholdKind::kCount;
+  } else if (t.stat == "rate") {
+    t.kind = ThresholdKind::kRate;
+  } else {
+    return bad(fmt::format(
+        "unknown statistic '{}' (known: p50 p90 p95 p99 p999 p(NN) med min max mean avg count "
+        "error_rate rate)",
+        t.stat));
+  }
+  if (metric == "queue_wait" &&
+      (t.kind == ThresholdKind::kErrorRate || t.kind == ThresholdKind::kRate)) {
+    return bad(fmt::format("{} is not defined for queue_wait", t.stat));
+  }
+  auto limit = ParseLimit(t.kind, value);
+  if (!limit.ok()) return bad(fmt::format("'{}': {}", value, limit.error().message));
+  t.limit = *limit;
+  return t;
+}
+
+Result<std::vector<Verdict>> EvaluateThresholds(const harness::BenchmarkResults& results,
+                                                const json& thresholds) {
+  std::vector<Verdict> verdicts;
+  if (thresholds.is_null()) return verdicts;
+  if (!thresholds.is_object()) {
+    return Error{"thresholds: must be an object mapping a metric to expressions"};
+  }
+  std::vector<Threshold> parsed;
+  for (const auto& [metric, spec] : thresholds.items()) {
+    auto exprs = Expressions(metric, spec);
+    if (!exprs.ok()) return exprs.error();
+    for (const auto& e : *exprs) {
+      auto t = ParseThreshold(metric, e);
+      if (!t.ok()) return t.error();
+      parsed.push_back(std::move(*t));
+    }
+  }
+  for (const auto& t : parsed) {
+    Observation o = Observe(results, t);
+    Verdict v;
+    v.metric = t.metric;
+    v.expression = t.expression;
+    v.limit = t.limit;
+    v.limit_text = Text(t.kind, t.limit);
+    v.has_data = o.has_data;
+    if (!o.has_data) {
+      // Nothing measured can't show the criterion holds: a missing operation
+      // (or a typo in its name) must not pass silently.
+      v.passed = false;
+      v.observed_text = "no data";
+      v.margin = "no samples to judge";
+    } else {
+      v.observed = o.value;
+      v.passed = Compare(o.value, t.op, t.limit);
+      v.observed_text = Text(t.kind, o.value);
+      v.margin = Margin(t, o.value, v.passed);
+    }
+    verdicts.push_back(std::move(v));
+  }
+  return verdicts;
+}
+
+json ThresholdsOf(const harness::BenchmarkResults& results) {
+  const json& src = results.scenario_source;
+  if (src.is_object() && src.contains("thresholds") && src["thresholds"].is_object()) {
+    return src["thresholds"];
+  }
+  return json::object();
+}
+
+bool AllPassed(const std::vector<Verdict>& verdicts) {
+  for (const auto& v : verdicts) {
+    if (!v.passed) return false;
+  }
+  return true;
+}
+
+json VerdictsToJson(const std::vector<Verdict>& verdicts) {
+  json out = json::array();
+  for (const auto& v : verdicts) {
+    out.push_back({{"metric", v.metric},
+                   {"expression", v.expression},
+                   {"passed", v.passed},
+                   {"has_data", v.has_data},
+                   {"observed", v.observed},
+                   {"observed_text", v.observed_text},
+                   {"limit", v.limit},
+                   {"limit_text", v.limit_text},
+                   {"margin", v.margin}});
+  }
+  return out;
+}
+
+}  // namespace kfpbench::report

@@ -1,0 +1,63 @@
+// Pass/fail criteria on results, in k6's threshold language:
+//   {"CreateRun": ["p95 < 500ms", "error_rate < 1%"], "run_duration": ["p99 < 10m"]}
+// Metrics are operation names (API latency), `run_duration` and `queue_wait`.
+// Expressions are `STAT OP VALUE`:
+//   STAT  p50 p90 p95 p99 p999 (any pNN or p(NN.N)), med, min, max, mean|avg,
+//         count, error_rate, rate
+//   OP    < <= > >=
+//   VALUE latencies with a unit (us ms s m h; a bare number is ms, as in k6),
+//         error_rate as a percentage ("1%") or a fraction ("0.01"),
+//         count as a number, rate per second ("10/s", "600/m"; bare = /s).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/results.h"
+#include "util/result.h"
+
+namespace kfpbench::report {
+
+enum class ThresholdKind { kLatency, kErrorRate, kCount, kRate };
+
+struct Threshold {
+  std::string metric;      // "CreateRun", "run_duration", "queue_wait"
+  std::string expression;  // as written
+  std::string stat;        // "p95", "mean", "error_rate", ...
+  ThresholdKind kind = ThresholdKind::kLatency;
+  double percentile = -1;  // for pNN
+  std::string op;          // "<", "<=", ">", ">="
+  double limit = 0;        // ms for latencies, a fraction for error_rate, per second for rate
+};
+
+struct Verdict {
+  std::string metric;
+  std::string expression;
+  bool passed = false;
+  bool has_data = true;  // false: no samples to judge (a latency threshold then fails)
+  double observed = 0;   // same unit as Threshold::limit
+  double limit = 0;
+  std::string observed_text;  // "612ms", "0.4%", "1200", "12.5/s", or "no data"
+  std::string limit_text;
+  std::string margin;  // "112ms (22%) over the limit", "38ms (8%) within the limit"
+};
+
+// Errors name the metric and the expression: `CreateRun: "p95 < fast": ...`.
+Result<Threshold> ParseThreshold(const std::string& metric, const std::string& expression);
+
+// `thresholds` maps a metric to an expression, a list of expressions, or k6's
+// object form {"threshold": "..."}; every expression is parsed before any is
+// evaluated, so a typo never yields a partial verdict list.
+Result<std::vector<Verdict>> EvaluateThresholds(const harness::BenchmarkResults& results,
+                                                const nlohmann::json& thresholds);
+
+// The thresholds the scenario file carried (scenario.source.thresholds), or an
+// empty object.
+nlohmann::json ThresholdsOf(const harness::BenchmarkResults& results);
+
+bool AllPassed(const std::vector<Verdict>& verdicts);
+nlohmann::json VerdictsToJson(const std::vector<Verdict>& verdicts);
+
+}  // namespace kfpbench::report

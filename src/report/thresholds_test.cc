@@ -1,0 +1,145 @@
+#include "report/thresholds.h"
+
+#include <gtest/gtest.h>
+
+#include "report/test_support.h"
+
+namespace kfpbench::report {
+namespace {
+
+using nlohmann::json;
+
+// GetRun: 100 calls of 1..100 ms, 2 errors; 10 s elapsed; one run of 3 s.
+harness::BenchmarkResults Known() {
+  harness::BenchmarkResults r;
+  r.started = WallTime(std::chrono::seconds(1700000000));
+  r.finished = r.started + std::chrono::seconds(10);
+  metrics::Recorder rec(r.started);
+  for (int i = 1; i <= 100; ++i) {
+    rec.RecordCall("GetRun", std::chrono::milliseconds(i), i <= 98 ? 200 : 503, r.started);
+  }
+  r.operations = rec.Snapshot();
+  harness::RunRecord run;
+  run.state = RuntimeState::kSucceeded;
+  run.created = r.started;
+  run.finished = r.started + std::chrono::seconds(3);
+  run.tasks.push_back({"step", RuntimeState::kSucceeded, r.started,
+                       r.started + std::chrono::milliseconds(250), run.finished});
+  r.runs.push_back(run);
+  harness::RunRecord rejected;
+  rejected.error = "HTTP 500";
+  r.runs.push_back(rejected);
+  return r;
+}
+
+Verdict One(const std::string& metric, const std::string& expr) {
+  auto v = EvaluateThresholds(Known(), json{{metric, {expr}}});
+  EXPECT_TRUE(v.ok()) << v.error().message;
+  EXPECT_EQ(v->size(), 1u);
+  return v->front();
+}
+
+TEST(Thresholds, ParsesStatisticsOperatorsAndUnits) {
+  auto t = ParseThreshold("CreateRun", "p95 < 500ms");
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->percentile, 95);
+  EXPECT_EQ(t->op, "<");
+  EXPECT_DOUBLE_EQ(t->limit, 500);
+  EXPECT_DOUBLE_EQ(ParseThreshold("x", "p999<=2s")->limit, 2000);
+  EXPECT_DOUBLE_EQ(ParseThreshold("x", "p999<=2s")->percentile, 99.9);
+  EXPECT_DOUBLE_EQ(ParseThreshold("x", "p(99.5) < 1m")->percentile, 99.5);
+  EXPECT_DOUBLE_EQ(ParseThreshold("x", "max < 250us")->limit, 0.25);
+  EXPECT_DOUBLE_EQ(ParseThreshold("x", "avg < 300")->limit, 300);  // bare = ms, as in k6
+  EXPECT_DOUBLE_EQ(ParseThreshold("x", "error_rate < 1%")->limit, 0.01);
+  EXPECT_DOUBLE_EQ(ParseThreshold("x", "error_rate <= 0.05")->limit, 0.05);
+  EXPECT_DOUBLE_EQ(ParseThreshold("x", "count > 100")->limit, 100);
+  EXPECT_DOUBLE_EQ(ParseThreshold("x", "rate >= 600/m")->limit, 10);
+  EXPECT_DOUBLE_EQ(ParseThreshold("x", "rate > 10/s")->limit, 10);
+  EXPECT_EQ(ParseThreshold("run_duration", "p99 < 10m")->limit, 600000);
+}
+
+TEST(Thresholds, BadExpressionsNameTheMetricAndTheExpression) {
+  for (const auto& [expr, why] : std::vector<std::pair<std::string, std::string>>{
+           {"p95 500ms", "expected STAT OP VALUE"},
+           {"p95 == 500ms", "unsupported operator"},
+           {"p95 < fast", "expected a duration"},
+           {"p95 <", "missing value"},
+           {"p101 < 1s", "unknown statistic"},
+           {"median < 1s", "unknown statistic"},
+           {"error_rate < 5", "percentage"},
+           {"error_rate < 150%", "percentage"},
+           {"count > many", "non-negative number"},
+           {"rate > 10/d", "rate such as"},
+       }) {
+    auto t = ParseThreshold("CreateRun", expr);
+    ASSERT_FALSE(t.ok()) << expr;
+    EXPECT_NE(t.error().message.find("CreateRun"), std::string::npos) << t.error().message;
+    EXPECT_NE(t.error().message.find("\"" + expr + "\""), std::string::npos) << t.error().message;
+    EXPECT_NE(t.error().message.find(why), std::string::npos) << t.error().message;
+  }
+  EXPECT_FALSE(ParseThreshold("queue_wait", "error_rate < 1%").ok());
+}
+
+TEST(Thresholds, EvaluatesObservedValuesAndMargins) {
+  auto v = One("GetRun", "p95 < 50ms");  // p95 is 95 ms
+  EXPECT_FALSE(v.passed);
+  EXPECT_NEAR(v.observed, 95, 1);
+  EXPECT_NE(v.margin.find("over the limit"), std::string::npos) << v.margin;
+  EXPECT_NE(v.margin.find("(9"), std::string::npos) << v.margin;  // ~90% over
+  v = One("GetRun", "p50 <= 1s");
+  EXPECT_TRUE(v.passed);
+  EXPECT_NE(v.margin.find("under the limit"), std::string::npos);
+  EXPECT_TRUE(One("GetRun", "error_rate < 3%").passed);
+  v = One("GetRun", "error_rate < 1%");
+  EXPECT_FALSE(v.passed);
+  EXPECT_EQ(v.observed_text, "2%");
+  EXPECT_TRUE(One("GetRun", "count >= 100").passed);
+  v = One("GetRun", "count > 200");
+  EXPECT_FALSE(v.passed);
+  EXPECT_NE(v.margin.find("short of the limit"), std::string::npos);
+  EXPECT_TRUE(One("GetRun", "rate > 9.9/s").passed);  // 100 calls in 10 s
+  EXPECT_FALSE(One("GetRun", "rate > 10/s").passed);
+  EXPECT_TRUE(One("GetRun", "max <= 100ms").passed);
+  EXPECT_TRUE(One("GetRun", "min < 2ms").passed);
+  EXPECT_NEAR(One("GetRun", "mean > 0").observed, 50.5, 0.01);
+  EXPECT_TRUE(One("run_duration", "p99 < 10m").passed);
+  EXPECT_NEAR(One("run_duration", "max < 1h").observed, 3000, 1e-9);
+  EXPECT_FALSE(One("run_duration", "error_rate < 10%").passed);  // 1 of 2 runs failed
+  EXPECT_NEAR(One("queue_wait", "p50 < 1s").observed, 250, 1e-9);
+  EXPECT_TRUE(One("run_duration", "count >= 1").passed);
+}
+
+TEST(Thresholds, MissingDataFailsInsteadOfPassingSilently) {
+  auto v = One("DeleteRun", "p95 < 1s");
+  EXPECT_FALSE(v.passed);
+  EXPECT_FALSE(v.has_data);
+  EXPECT_EQ(v.observed_text, "no data");
+  EXPECT_FALSE(One("DeleteRun", "count > 0").passed);
+  EXPECT_TRUE(One("DeleteRun", "count >= 0").passed);
+}
+
+TEST(Thresholds, AcceptsStringsListsAndK6ObjectsAndRejectsOtherShapes) {
+  auto v = EvaluateThresholds(Known(), json::parse(R"({"GetRun": "p50 < 1s",
+                               "run_duration": [{"threshold": "p99 < 10m", "abortOnFail": true}]})"));
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  EXPECT_EQ(v->size(), 2u);
+  EXPECT_TRUE(AllPassed(*v));
+  EXPECT_EQ(VerdictsToJson(*v).size(), 2u);
+  EXPECT_TRUE(EvaluateThresholds(Known(), json())->empty());
+  EXPECT_FALSE(EvaluateThresholds(Known(), json::array()).ok());
+  auto bad = EvaluateThresholds(Known(), json{{"GetRun", {42}}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("GetRun"), std::string::npos);
+  // One bad expression fails the whole evaluation.
+  EXPECT_FALSE(EvaluateThresholds(Known(), json{{"GetRun", {"p50 < 1s", "p50 < soon"}}}).ok());
+}
+
+TEST(Thresholds, ComeFromTheScenarioSource) {
+  auto r = testing::SyntheticResults(1);
+  EXPECT_EQ(ThresholdsOf(r).size(), 2u);
+  r.scenario_source = json::array();
+  EXPECT_TRUE(ThresholdsOf(r).empty());
+}
+
+}  // namespace
+}  // namespace kfpbench::report
