@@ -176,6 +176,27 @@ TEST_F(CliTest, OpenLoopRunsAreTimedFromTheirIntendedStart) {
   }
 }
 
+TEST_F(CliTest, RandomGetsAndUploadModesRecordTheirOperations) {
+  std::string file = Write("s.json", R"([
+    {"mode": "PIPELINE_UPLOAD", "runTime": "2s", "concurrency": 1,
+     "pipelineFileName": "sleep_chain.yaml"},
+    {"mode": "RANDOM_GETS", "startTime": "1s", "runTime": "1s", "concurrency": 2}
+  ])");
+  fs::path out = dir_ / "out";
+  auto r = Kfpbench("run " + file + " --pipelines " + Pipelines() + " --executor stub --out " +
+                    out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(out / "results.json");
+  auto j = nlohmann::json::parse(in);
+  for (const char* op : {"UploadPipeline", "UploadPipelineVersion", "ListPipelines",
+                         "ListPipelineVersions", "ListExperiments", "ListRuns"}) {
+    ASSERT_TRUE(j["operations"].contains(op)) << op;
+    EXPECT_GT(j["operations"][op]["count"].get<int>(), 0) << op;
+    EXPECT_EQ(j["operations"][op]["errors"].get<int>(), 0) << op << " " << j["operations"][op];
+  }
+  EXPECT_TRUE(j["cleanup_failures"].empty()) << j["cleanup_failures"];
+}
+
 TEST_F(CliTest, StepCommandWritesOutputParameters) {
   fs::path param = dir_ / "outputs" / "Output";
   auto r = Kfpbench("step --duration 10ms --memory 1Mi --output-param " + param.string() + "=42");

@@ -1,14 +1,10 @@
 #include "harness/pipeline_run_runner.h"
 
-#include <atomic>
-#include <condition_variable>
-#include <deque>
 #include <thread>
-#include <vector>
 
 #include <fmt/format.h>
 
-#include "harness/arrivals.h"
+#include "harness/load_loops.h"
 #include "harness/run_follower.h"
 #include "util/ids.h"
 
@@ -83,80 +79,32 @@ Status PipelineRunRunner::RunClosedLoop(const Scenario& scenario, Context& conte
                                         const kfp::RunCreate& base) {
   const WallTime end = WallClock::now() + scenario.run_time;
   const WallTime give_up = end + context.options().drain_timeout;
-  std::vector<std::thread> workers;
-  for (int w = 0; w < scenario.InFlight(); ++w) {
-    workers.emplace_back([&, w] {
-      for (int n = 0; WallClock::now() < end && !context.Interrupted(); ++n) {
-        RunRecord record;
-        record.scenario = scenario.index;
-        if (!CreateOne(context, base, fmt::format("kfpbench-s{}-w{}-{}", scenario.index, w, n),
-                       record)) {
-          context.runs().Add(std::move(record));
-          // Don't spin on a failing server: the failure is recorded, the
-          // next attempt waits a poll interval.
-          context.SleepUntil(WallClock::now() + context.options().poll_interval);
-          continue;
-        }
-        FollowRun(context, record, give_up);
-        context.runs().Add(std::move(record));
-      }
-    });
-  }
-  for (auto& t : workers) t.join();
+  DriveClosedLoop(context, scenario.InFlight(), end, [&](int worker, int n) {
+    RunRecord record;
+    record.scenario = scenario.index;
+    bool created = CreateOne(context, base,
+                             fmt::format("kfpbench-s{}-w{}-{}", scenario.index, worker, n), record);
+    if (created) FollowRun(context, record, give_up);
+    context.runs().Add(std::move(record));
+    return created;
+  });
   return Ok();
 }
 
 Status PipelineRunRunner::RunOpenLoop(const Scenario& scenario, Context& context,
                                       const kfp::RunCreate& base) {
-  const WallTime start = WallClock::now();
-  const WallTime end = start + scenario.run_time;
+  const WallTime end = WallClock::now() + scenario.run_time;
   RunFollower follower(context, kOpenLoopPollers);
-
-  // The scheduler hands intended start times to senders; a sender that picks
-  // one up late still records the intended time, so lateness is measured.
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<std::pair<int, WallTime>> due;
-  bool done = false;
-  std::vector<std::thread> senders;
-  for (int i = 0; i < kOpenLoopSenders; ++i) {
-    senders.emplace_back([&] {
-      for (;;) {
-        std::pair<int, WallTime> arrival;
-        {
-          std::unique_lock lock(mu);
-          cv.wait(lock, [&] { return done || !due.empty(); });
-          if (due.empty()) return;
-          arrival = due.front();
-          due.pop_front();
-        }
-        RunRecord record;
-        record.scenario = scenario.index;
-        record.intended = arrival.second;
-        if (CreateOne(context, base, fmt::format("kfpbench-s{}-{}", scenario.index, arrival.first),
-                      record)) {
-          follower.Add(std::move(record));
-        } else {
-          context.runs().Add(std::move(record));
-        }
-      }
-    });
-  }
-  ArrivalSchedule schedule(start, *scenario.rate_per_minute,
-                           scenario.arrival == Scenario::Arrival::kPoisson, scenario.seed);
-  for (int n = 0;; ++n) {
-    WallTime t = schedule.Next();
-    if (t >= end || !context.SleepUntil(t)) break;
-    std::lock_guard lock(mu);
-    due.emplace_back(n, t);
-    cv.notify_one();
-  }
-  {
-    std::lock_guard lock(mu);
-    done = true;
-    cv.notify_all();
-  }
-  for (auto& t : senders) t.join();
+  DriveOpenLoop(context, scenario, kOpenLoopSenders, end, [&](int n, WallTime intended) {
+    RunRecord record;
+    record.scenario = scenario.index;
+    record.intended = intended;
+    if (CreateOne(context, base, fmt::format("kfpbench-s{}-{}", scenario.index, n), record)) {
+      follower.Add(std::move(record));
+    } else {
+      context.runs().Add(std::move(record));
+    }
+  });
   follower.Finish(end + context.options().drain_timeout);
   return Ok();
 }

@@ -1,47 +1,62 @@
 #include "harness/random_gets_runner.h"
 
+#include <mutex>
 #include <random>
-#include <thread>
 #include <vector>
+
+#include "harness/load_loops.h"
 
 namespace kfpbench::harness {
 
+namespace {
+
+// One pass of the chain; false when no call got an answer.
+bool ReadChain(kfp::Client& client, std::mt19937& rng) {
+  auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
+  kfp::ListOptions page;
+  page.page_size = 20;
+  // Each call is recorded by the client's observer, failures included; a
+  // failed step only skips the steps that need its answer.
+  bool any_ok = false;
+  if (auto pipelines = client.ListPipelines(page); pipelines.ok()) {
+    any_ok = true;
+    if (!pipelines->items.empty()) {
+      (void)client.ListPipelineVersions(pipelines->items[pick(pipelines->items.size())].pipeline_id,
+                                        page);
+    }
+  }
+  any_ok |= client.ListExperiments(page).ok();
+  kfp::ListOptions runs_page = page;
+  runs_page.sort_by = "created_at desc";
+  if (auto runs = client.ListRuns(runs_page); runs.ok()) {
+    any_ok = true;
+    if (!runs->items.empty()) (void)client.GetRun(runs->items[pick(runs->items.size())].run_id);
+  }
+  return any_ok;
+}
+
+}  // namespace
+
 Status RandomGetsRunner::Run(const Scenario& scenario, Context& context) {
   const WallTime end = WallClock::now() + scenario.run_time;
-  std::vector<std::thread> workers;
-  for (int w = 0; w < scenario.InFlight(); ++w) {
-    workers.emplace_back([&, w] {
-      std::mt19937 rng(static_cast<unsigned>(w) + 1);
-      auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
-      kfp::Client& client = context.client();
-      kfp::ListOptions page;
-      page.page_size = 20;
-      // Each call is recorded by the client's observer, failures included;
-      // a failed step only skips the steps that need its answer.
-      while (WallClock::now() < end && !context.Interrupted()) {
-        bool any_ok = false;
-        if (auto pipelines = client.ListPipelines(page); pipelines.ok()) {
-          any_ok = true;
-          if (!pipelines->items.empty()) {
-            const auto& p = pipelines->items[pick(pipelines->items.size())];
-            (void)client.ListPipelineVersions(p.pipeline_id, page);
-          }
-        }
-        any_ok |= client.ListExperiments(page).ok();
-        kfp::ListOptions runs_page = page;
-        runs_page.sort_by = "created_at desc";
-        if (auto runs = client.ListRuns(runs_page); runs.ok()) {
-          any_ok = true;
-          if (!runs->items.empty()) {
-            (void)client.GetRun(runs->items[pick(runs->items.size())].run_id);
-          }
-        }
-        // A server that answers nothing must not be hammered in a tight loop.
-        if (!any_ok) context.SleepUntil(WallClock::now() + context.options().poll_interval);
+  if (scenario.rate_per_minute) {
+    // Open loop: each arrival is one pass of the chain.
+    std::mutex mu;
+    std::mt19937 rng(static_cast<unsigned>(scenario.seed));
+    DriveOpenLoop(context, scenario, 8, end, [&](int n, WallTime) {
+      std::mt19937 local;
+      {
+        std::lock_guard lock(mu);
+        local.seed(rng() + static_cast<unsigned>(n));
       }
+      ReadChain(context.client(), local);
     });
+    return Ok();
   }
-  for (auto& t : workers) t.join();
+  std::vector<std::mt19937> rngs;
+  for (int w = 0; w < scenario.InFlight(); ++w) rngs.emplace_back(static_cast<unsigned>(w) + 1);
+  DriveClosedLoop(context, scenario.InFlight(), end,
+                  [&](int worker, int) { return ReadChain(context.client(), rngs[worker]); });
   return Ok();
 }
 

@@ -1,7 +1,8 @@
 // RANDOM_GETS: the read path of KFP's UI and SDK, as perf-tests exercise it —
 // list pipelines, list a pipeline's versions, list experiments, list runs,
 // get a run — repeated by `concurrency` (else `numTimes`) workers as fast as
-// the server answers, for `runTime`.
+// the server answers, or started `rate` times a minute (open loop), for
+// `runTime`.
 #pragma once
 
 #include "harness/runner.h"

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "harness/pipeline_run_runner.h"
+#include "harness/pipeline_upload_runner.h"
 #include "harness/random_gets_runner.h"
 #include "util/ids.h"
 
@@ -47,19 +48,33 @@ bool Context::SleepUntil(WallTime t) const {
   }
 }
 
-Result<UploadedPipeline> Context::EnsurePipeline(const std::filesystem::path& path) {
-  std::error_code ec;
-  std::string key = std::filesystem::weakly_canonical(path, ec).string();
+Result<std::string> Context::ReadPipelineFile(const std::filesystem::path& path) {
   std::lock_guard lock(mu_);
-  if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second;
+  if (auto it = file_cache_.find(path.string()); it != file_cache_.end()) return it->second;
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{fmt::format("cannot read pipeline file {}", path.string())};
   std::ostringstream content;
   content << in.rdbuf();
+  file_cache_.emplace(path.string(), content.str());
+  return content.str();
+}
+
+void Context::TrackPipeline(const UploadedPipeline& pipeline) {
+  std::lock_guard lock(mu_);
+  pipelines_.emplace("id:" + pipeline.pipeline_id, pipeline);
+}
+
+Result<UploadedPipeline> Context::EnsurePipeline(const std::filesystem::path& path) {
+  auto content = ReadPipelineFile(path);
+  if (!content.ok()) return content.error();
+  std::error_code ec;
+  std::string key = std::filesystem::weakly_canonical(path, ec).string();
+  std::lock_guard lock(mu_);
+  if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second;
   // A unique name, so benchmarks never collide with each other or with users'
   // pipelines of the same file name.
   std::string name = fmt::format("kfpbench-{}-{}", path.stem().string(), NewUuid().substr(0, 8));
-  auto uploaded = client_.UploadPipeline(name, path.filename().string(), content.str());
+  auto uploaded = client_.UploadPipeline(name, path.filename().string(), *content);
   if (!uploaded.ok()) {
     return Error{fmt::format("cannot upload {}: {}", path.string(), uploaded.error().message)};
   }
@@ -106,6 +121,7 @@ Result<std::unique_ptr<ModeRunner>> MakeRunner(Mode mode) {
     case Mode::kRandomGets:
       return std::unique_ptr<ModeRunner>(std::make_unique<RandomGetsRunner>());
     case Mode::kPipelineUpload:
+      return std::unique_ptr<ModeRunner>(std::make_unique<PipelineUploadRunner>());
     case Mode::kScheduledRuns:
     case Mode::kLargeDataset:
       break;

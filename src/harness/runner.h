@@ -66,6 +66,9 @@ class Context {
 
   // Uploads a pipeline file once per benchmark; later calls share the upload.
   Result<UploadedPipeline> EnsurePipeline(const std::filesystem::path& path);
+  // Reads a pipeline file (the same text for every upload of it).
+  Result<std::string> ReadPipelineFile(const std::filesystem::path& path);
+  void TrackPipeline(const UploadedPipeline& pipeline);
   void TrackRun(const std::string& run_id);
   void TrackExperiment(const std::string& experiment_id);
 
@@ -80,7 +83,8 @@ class Context {
   mutable std::mutex mu_;
   std::atomic<bool> aborted_{false};
   std::string abort_reason_;
-  std::map<std::string, UploadedPipeline> pipelines_;  // by canonical path
+  std::map<std::string, UploadedPipeline> pipelines_;  // by canonical path, or by id
+  std::map<std::string, std::string> file_cache_;      // path -> content
   std::vector<std::string> run_ids_;
   std::vector<std::string> experiment_ids_;
 };

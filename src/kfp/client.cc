@@ -101,6 +101,22 @@ Result<Pipeline> Client::UploadPipeline(std::string_view name, std::string_view 
   return PipelineFromJson(*j, false);
 }
 
+Result<PipelineVersion> Client::UploadPipelineVersion(const std::string& pipeline_id,
+                                                      std::string_view name,
+                                                      std::string_view file_name,
+                                                      std::string content) {
+  auto form = http::BuildMultipart(
+      {{"uploadfile", std::string(file_name), "application/octet-stream", std::move(content)}});
+  std::multimap<std::string, std::string> q{{"name", std::string(name)},
+                                            {"display_name", std::string(name)},
+                                            {"pipelineid", pipeline_id}};
+  auto j = Call("UploadPipelineVersion", http::Method::kPost,
+                Path("/pipelines/upload_version?") + http::BuildQuery(q), std::move(form.body),
+                form.content_type);
+  if (!j.ok()) return j.error();
+  return PipelineVersionFromJson(*j, false);
+}
+
 Result<Page<Pipeline>> Client::ListPipelines(const ListOptions& options) {
   auto j = Call("ListPipelines", http::Method::kGet, Path("/pipelines") + ListQuery(options));
   if (!j.ok()) return j.error();

@@ -60,6 +60,9 @@ class Client {
 
   Result<Pipeline> UploadPipeline(std::string_view name, std::string_view file_name,
                                   std::string content);
+  Result<PipelineVersion> UploadPipelineVersion(const std::string& pipeline_id,
+                                                std::string_view name, std::string_view file_name,
+                                                std::string content);
   Result<Page<Pipeline>> ListPipelines(const ListOptions& options);
   Result<Pipeline> GetPipeline(const std::string& pipeline_id);
   Status DeletePipeline(const std::string& pipeline_id, bool cascade);

@@ -183,6 +183,54 @@ json ToJson(const Run& r) {
   return j;
 }
 
+json ToJson(const RecurringRun& r) {
+  json j = json::object();
+  Put(j, "recurring_run_id", r.recurring_run_id);
+  Put(j, "display_name", r.display_name);
+  Put(j, "description", r.description);
+  Put(j, "pipeline_version_id", r.pipeline_version_id);
+  PutJson(j, "pipeline_spec", r.pipeline_spec);
+  if (!r.pipeline_id.empty() || !r.pipeline_version_reference_id.empty()) {
+    json ref = json::object();
+    Put(ref, "pipeline_id", r.pipeline_id);
+    Put(ref, "pipeline_version_id", r.pipeline_version_reference_id);
+    j["pipeline_version_reference"] = std::move(ref);
+  }
+  json rc = json::object();
+  PutJson(rc, "parameters", r.runtime_config.parameters);
+  Put(rc, "pipeline_root", r.runtime_config.pipeline_root);
+  if (!rc.empty()) j["runtime_config"] = std::move(rc);
+  Put(j, "service_account", r.service_account);
+  if (r.max_concurrency != 0) j["max_concurrency"] = std::to_string(r.max_concurrency);
+  json trigger = json::object();
+  if (r.cron_schedule) {
+    json c = json::object();
+    Put(c, "start_time", r.cron_schedule->start_time);
+    Put(c, "end_time", r.cron_schedule->end_time);
+    Put(c, "cron", r.cron_schedule->cron);
+    trigger["cron_schedule"] = std::move(c);
+  }
+  if (r.periodic_schedule) {
+    json p = json::object();
+    Put(p, "start_time", r.periodic_schedule->start_time);
+    Put(p, "end_time", r.periodic_schedule->end_time);
+    if (r.periodic_schedule->interval_second != 0) {
+      p["interval_second"] = std::to_string(r.periodic_schedule->interval_second);
+    }
+    trigger["periodic_schedule"] = std::move(p);
+  }
+  if (!trigger.empty()) j["trigger"] = std::move(trigger);
+  Put(j, "mode", r.mode);
+  Put(j, "created_at", r.created_at);
+  Put(j, "updated_at", r.updated_at);
+  Put(j, "status", r.status);
+  Put(j, "error", r.error);
+  if (r.no_catchup) j["no_catchup"] = true;
+  Put(j, "namespace", r.namespace_);
+  Put(j, "experiment_id", r.experiment_id);
+  return j;
+}
+
 json ToJson(const Healthz& h) {
   json j = json::object();
   if (h.multi_user) j["multi_user"] = true;
@@ -310,6 +358,53 @@ Result<Run> RunFromJson(const json& j, bool strict) {
   r.Any("plugins_input", ignored);
   r.Any("plugins_output", ignored);
   return Finish(r, std::move(run), error);
+}
+
+Result<RecurringRun> RecurringRunFromJson(const json& j, bool strict) {
+  JsonReader r(j, "", strict);
+  RecurringRun rr;
+  r.String("recurring_run_id", rr.recurring_run_id);
+  r.String("display_name", rr.display_name);
+  r.String("description", rr.description);
+  r.String("pipeline_version_id", rr.pipeline_version_id);
+  r.Object("pipeline_spec", rr.pipeline_spec);
+  r.Message("pipeline_version_reference", [&](JsonReader& ref) {
+    ref.String("pipeline_id", rr.pipeline_id);
+    ref.String("pipeline_version_id", rr.pipeline_version_reference_id);
+  });
+  r.Message("runtime_config", [&](JsonReader& rc) {
+    rc.Object("parameters", rr.runtime_config.parameters);
+    rc.String("pipeline_root", rr.runtime_config.pipeline_root);
+  });
+  r.String("service_account", rr.service_account);
+  r.Int64("max_concurrency", rr.max_concurrency);
+  r.Message("trigger", [&](JsonReader& t) {
+    t.Message("cron_schedule", [&](JsonReader& c) {
+      CronSchedule cs;
+      c.Time("start_time", cs.start_time);
+      c.Time("end_time", cs.end_time);
+      c.String("cron", cs.cron);
+      rr.cron_schedule = std::move(cs);
+    });
+    t.Message("periodic_schedule", [&](JsonReader& p) {
+      PeriodicSchedule ps;
+      p.Time("start_time", ps.start_time);
+      p.Time("end_time", ps.end_time);
+      p.Int64("interval_second", ps.interval_second);
+      rr.periodic_schedule = std::move(ps);
+    });
+  });
+  r.String("mode", rr.mode);
+  r.Time("created_at", rr.created_at);
+  r.Time("updated_at", rr.updated_at);
+  r.String("status", rr.status);
+  ReadError(r, "error", rr.error);
+  r.Bool("no_catchup", rr.no_catchup);
+  r.String("namespace", rr.namespace_);
+  r.String("experiment_id", rr.experiment_id);
+  json ignored;
+  r.Any("plugins_input", ignored);
+  return Finish(r, std::move(rr));
 }
 
 Result<Healthz> HealthzFromJson(const json& j) {

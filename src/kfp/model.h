@@ -106,6 +106,40 @@ struct Run {
   std::vector<RuntimeStatus> state_history;
 };
 
+// A schedule that creates runs (v2beta1 RecurringRun). Exactly one of the
+// two triggers is set.
+struct CronSchedule {
+  WallTime start_time{}, end_time{};
+  std::string cron;  // 6 fields, seconds first, or a descriptor such as "@every 5m"
+};
+
+struct PeriodicSchedule {
+  WallTime start_time{}, end_time{};
+  int64_t interval_second = 0;
+};
+
+struct RecurringRun {
+  std::string recurring_run_id;
+  std::string display_name;
+  std::string description;
+  std::string pipeline_version_id;  // deprecated in KFP, still accepted
+  nlohmann::json pipeline_spec;     // inline spec, null when absent
+  std::string pipeline_id;          // pipeline_version_reference
+  std::string pipeline_version_reference_id;
+  RuntimeConfig runtime_config;
+  std::string service_account;
+  int64_t max_concurrency = 0;
+  std::optional<CronSchedule> cron_schedule;          // trigger.cron_schedule
+  std::optional<PeriodicSchedule> periodic_schedule;  // trigger.periodic_schedule
+  std::string mode;                                   // input: "ENABLE", "DISABLE" or empty
+  std::string status;                                 // output: "ENABLED", "DISABLED"
+  WallTime created_at{}, updated_at{};
+  std::optional<RpcStatus> error;
+  bool no_catchup = false;
+  std::string namespace_;
+  std::string experiment_id;
+};
+
 struct Healthz {
   bool multi_user = false;
   std::string pipeline_store;
@@ -117,6 +151,7 @@ nlohmann::json ToJson(const PipelineVersion& v);
 nlohmann::json ToJson(const Experiment& e);
 nlohmann::json ToJson(const PipelineTaskDetail& t);
 nlohmann::json ToJson(const Run& r);
+nlohmann::json ToJson(const RecurringRun& r);
 nlohmann::json ToJson(const Healthz& h);
 
 // `strict`: reject unknown fields (the server reading a request). The client
@@ -126,6 +161,7 @@ Result<Pipeline> PipelineFromJson(const nlohmann::json& j, bool strict);
 Result<PipelineVersion> PipelineVersionFromJson(const nlohmann::json& j, bool strict);
 Result<Experiment> ExperimentFromJson(const nlohmann::json& j, bool strict);
 Result<Run> RunFromJson(const nlohmann::json& j, bool strict);
+Result<RecurringRun> RecurringRunFromJson(const nlohmann::json& j, bool strict);
 Result<Healthz> HealthzFromJson(const nlohmann::json& j);
 
 // gRPC codes KFP answers with, and the HTTP status grpc-gateway maps each to.

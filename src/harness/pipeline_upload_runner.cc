@@ -1,0 +1,37 @@
+#include "harness/pipeline_upload_runner.h"
+
+#include <fmt/format.h>
+
+#include "harness/load_loops.h"
+#include "util/ids.h"
+
+namespace kfpbench::harness {
+
+Status PipelineUploadRunner::Run(const Scenario& scenario, Context& context) {
+  auto content = context.ReadPipelineFile(scenario.pipeline_path);
+  if (!content.ok()) return content.error();
+  const std::string file_name = scenario.pipeline_path.filename().string();
+  const std::string prefix =
+      fmt::format("kfpbench-upload-{}-{}", scenario.index, NewUuid().substr(0, 8));
+  // One upload pair; the latencies are recorded by the client's observer.
+  auto upload = [&](const std::string& name) {
+    auto p = context.client().UploadPipeline(name, file_name, *content);
+    if (!p.ok()) return false;
+    context.TrackPipeline({p->pipeline_id, name});
+    return context.client()
+        .UploadPipelineVersion(p->pipeline_id, name + "-v2", file_name, *content)
+        .ok();
+  };
+  const WallTime end = WallClock::now() + scenario.run_time;
+  if (scenario.rate_per_minute) {
+    DriveOpenLoop(context, scenario, 8, end,
+                  [&](int n, WallTime) { upload(fmt::format("{}-{}", prefix, n)); });
+  } else {
+    DriveClosedLoop(context, scenario.InFlight(), end, [&](int worker, int n) {
+      return upload(fmt::format("{}-w{}-{}", prefix, worker, n));
+    });
+  }
+  return Ok();
+}
+
+}  // namespace kfpbench::harness
