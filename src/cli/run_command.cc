@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/target_config.h"
 #include "harness/harness.h"
 #include "harness/scenario.h"
 #include "http/client.h"
@@ -124,6 +125,8 @@ Command AddRunCommand(CLI::App& app) {
     std::string cookie;
     std::string max_error_rate = "100%";
     bool quiet = false;
+    std::string config;
+    std::string target;
     BackendFlags backend;
   };
   auto f = std::make_shared<Flags>();
@@ -155,6 +158,8 @@ Command AddRunCommand(CLI::App& app) {
                   "stop the load when more API calls than this fail, e.g. 5%")
       ->capture_default_str();
   cmd->add_flag("--quiet", f->quiet, "no live status line");
+  cmd->add_option("--config", f->config, "targets file (default: ./kfpbench.yaml if present)");
+  cmd->add_option("--target", f->target, "a target named in the config file");
   f->backend.Add(*cmd);
 
   return {
@@ -187,6 +192,28 @@ Command AddRunCommand(CLI::App& app) {
           return Fail("--max-error-rate: " + max_error_rate.error().message);
         options.max_error_rate = *max_error_rate;
         options.interrupted = &g_interrupted;
+
+        // A named target fills what the flags leave out.
+        TargetConfig config;
+        std::string config_path = f->config;
+        if (config_path.empty() && std::filesystem::exists("kfpbench.yaml"))
+          config_path = "kfpbench.yaml";
+        if (!config_path.empty()) {
+          auto c = LoadTargetConfig(config_path);
+          if (!c.ok()) return Fail(c.error().message);
+          config = std::move(*c);
+        } else if (!f->target.empty()) {
+          return Fail("--target: no config file (pass --config FILE or create kfpbench.yaml)");
+        }
+        auto target = SelectTarget(config, f->target);
+        if (!target.ok()) return Fail(target.error().message);
+        if (f->host.empty()) f->host = target->host;
+        if (f->namespace_.empty()) f->namespace_ = target->namespace_;
+        if (f->token_file.empty() && f->token.empty()) f->token_file = target->token_file;
+        if (target->api_version != "v2beta1") {
+          return Fail("api_version " + target->api_version +
+                      ": only v2beta1 is supported by this version of the harness");
+        }
 
         std::string token = f->token;
         if (!f->token_file.empty()) {
