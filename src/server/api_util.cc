@@ -1,5 +1,11 @@
 #include "server/api_util.h"
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
 #include "kfp/model.h"
 
 namespace kfpbench::server {
@@ -21,6 +27,11 @@ http::Response JsonResponse(const nlohmann::json& body) {
 }
 
 Result<nlohmann::json> ParseJsonBody(const http::Request& request) {
+  if (request.body.size() > kMaxJsonBodyBytes) {
+    return Error{fmt::format("the request body is {} bytes; at most {} are accepted",
+                             request.body.size(), kMaxJsonBodyBytes),
+                 413};
+  }
   if (request.body.empty())
     return Error{"the request body is empty; a JSON object is expected", 400};
   auto j = nlohmann::json::parse(request.body, nullptr, /*allow_exceptions=*/false);
@@ -32,6 +43,45 @@ Result<nlohmann::json> ParseJsonBody(const http::Request& request) {
 store::ListRequest ListRequestFrom(const http::Request& request) {
   return {request.Query("page_size"), request.Query("page_token"), request.Query("sort_by"),
           request.Query("filter")};
+}
+
+Result<ir::PipelineSpec> ParseSpec(std::string_view text, const std::string& what) {
+  auto spec = ir::ParsePipelineSpec(text);
+  if (!spec.ok()) {
+    return Error{fmt::format("invalid pipeline spec in {}: {}", what, spec.error().message), 400};
+  }
+  return spec;
+}
+
+Result<std::string> ReadPackageUrl(const std::string& url) {
+  std::string path = url;
+  if (path.rfind("file://", 0) == 0) {
+    path = path.substr(7);
+  } else if (path.find("://") != std::string::npos) {
+    return Error{fmt::format("package_url.pipeline_url '{}': no network fetches; give a local "
+                             "file path or a file:// URL",
+                             url),
+                 400};
+  }
+  if (path.empty()) return Error{"package_url.pipeline_url is empty", 400};
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return Error{fmt::format("package_url.pipeline_url: '{}' is not a readable file", path), 400};
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{fmt::format("package_url.pipeline_url: cannot read '{}'", path), 400};
+  in.seekg(0, std::ios::end);
+  auto size = in.tellg();
+  if (size < 0 || static_cast<size_t>(size) > kMaxUploadBytes) {
+    return Error{fmt::format("package_url.pipeline_url '{}' is not a regular file of at most {} "
+                             "bytes",
+                             path, kMaxUploadBytes),
+                 400};
+  }
+  in.seekg(0);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 Result<bool> QueryBool(const http::Request& request, const char* name, bool fallback) {

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <map>
 #include <mutex>
 
@@ -16,6 +17,9 @@
 #include "http/server.h"
 #include "server/api_util.h"
 #include "server/handlers.h"
+#include "server/metrics.h"
+#include "server/run_tracker.h"
+#include "server/scheduler.h"
 #include "store/store.h"
 #include "util/ids.h"
 
@@ -26,10 +30,14 @@ namespace {
 // GetRun is one row read.
 class StoreObserver : public engine::RunObserver {
  public:
-  explicit StoreObserver(store::Store& store) : store_(store) {}
+  StoreObserver(store::Store& store, RunTracker& tracker) : store_(store), tracker_(tracker) {}
 
   void OnRunChanged(const engine::RunSnapshot& snapshot) override {
-    Status s = store_.UpdateRunStatus(snapshot.run_id, ToRunStatus(snapshot));
+    tracker_.OnSnapshot(snapshot);
+    store::RunStatus status = ToRunStatus(snapshot);
+    status.state_history = tracker_.WithPrefix(snapshot.run_id, std::move(status.state_history),
+                                               IsTerminal(snapshot.state));
+    Status s = store_.UpdateRunStatus(snapshot.run_id, status);
     // A run deleted while it executes has no row left; nothing to keep.
     if (!s.ok() && s.error().code != 404) {
       spdlog::error("cannot record run {}: {}", snapshot.run_id, s.error().message);
@@ -84,7 +92,12 @@ class StoreObserver : public engine::RunObserver {
   }
 
   store::Store& store_;
+  RunTracker& tracker_;
 };
+
+constexpr const char* kRestartMessage =
+    "the kfpbench server restarted while this run was in flight; its steps died with the "
+    "previous server process";
 
 }  // namespace
 
@@ -94,14 +107,19 @@ struct Backend::Impl {
   std::unique_ptr<store::Store> store;
   engine::RealTimeLoop loop;
   std::unique_ptr<engine::Executor> executor;
+  RunTracker tracker;
+  ApiMetrics metrics;
   std::unique_ptr<StoreObserver> observer;
   std::unique_ptr<engine::Engine> engine;
   http::Router router;
   std::unique_ptr<Handlers> handlers;
+  std::unique_ptr<Scheduler> scheduler;
 
   ~Impl() {
-    // Nothing may call into the engine once the loop is gone: stop the loop,
-    // then tear down engine and executor (which kills what still runs).
+    // The scheduler submits runs: stop it first. Nothing may call into the
+    // engine once the loop is gone: stop the loop, then tear down engine and
+    // executor (which kills what still runs).
+    if (scheduler) scheduler->Stop();
     loop.Stop();
     engine.reset();
     executor.reset();
@@ -120,6 +138,11 @@ Result<std::unique_ptr<Backend>> Backend::Create(BackendOptions options) {
   auto store = store::Store::Open(options.db_path);
   if (!store.ok()) return store.error();
   impl->store = std::move(*store);
+  // Runs in flight when the previous server died cannot be resumed: their
+  // processes died with it. Say so instead of leaving them RUNNING forever.
+  auto failed = impl->store->FailInFlightRuns(kRestartMessage, WallClock::now());
+  if (!failed.ok()) return failed.error();
+  if (*failed > 0) spdlog::warn("{} run(s) in flight at the last shutdown ended FAILED", *failed);
 
   std::filesystem::path work_root = options.work_root;
   std::error_code ec;
@@ -145,29 +168,53 @@ Result<std::unique_ptr<Backend>> Backend::Create(BackendOptions options) {
     return Error{fmt::format("unknown executor '{}' (expected process or stub)", options.executor)};
   }
 
-  impl->observer = std::make_unique<StoreObserver>(*impl->store);
+  impl->observer = std::make_unique<StoreObserver>(*impl->store, impl->tracker);
   engine::EngineOptions eo;
   eo.work_root = work_root;
   eo.nodes = options.nodes;
   impl->engine = std::make_unique<engine::Engine>(impl->loop, *impl->executor, *impl->observer, eo);
-  impl->handlers = std::make_unique<Handlers>(*impl->store, *impl->engine);
+  impl->handlers =
+      std::make_unique<Handlers>(*impl->store, *impl->engine, impl->tracker, impl->metrics);
   if (Status s = impl->handlers->Init(); !s.ok()) return s.error();
   impl->handlers->Register(impl->router);
+  Handlers* handlers = impl->handlers.get();
+  impl->scheduler = std::make_unique<Scheduler>(
+      *impl->store, [handlers](const kfp::RecurringRun& r, WallTime fire) {
+        return handlers->StartScheduledRun(r, fire);
+      });
+  impl->handlers->set_scheduler(impl->scheduler.get());
   impl->options = std::move(options);
   impl->loop.Start();
+  impl->scheduler->Start();
   return std::unique_ptr<Backend>(new Backend(std::move(impl)));
 }
 
 http::Response Backend::Handle(const http::Request& request) {
+  auto start = std::chrono::steady_clock::now();
   auto match = impl_->router.Find(request.method, request.path);
+  http::Response response;
+  const char* route = nullptr;
   if (!match.handler) {
     if (match.path_matched) {
-      return ErrorResponse(405, fmt::format("method {} is not allowed on {}",
-                                            http::MethodName(request.method), request.path));
+      route = "MethodNotAllowed";
+      response = ErrorResponse(405, fmt::format("method {} is not allowed on {}",
+                                                http::MethodName(request.method), request.path));
+    } else {
+      route = "NotFound";
+      response = ErrorResponse(404, fmt::format("no API at {}", request.path));
     }
-    return ErrorResponse(404, fmt::format("no API at {}", request.path));
+  } else {
+    try {
+      response = (*match.handler)(request, match.params);
+    } catch (const nlohmann::json::exception& e) {
+      // Handlers check request JSON before using it; a value of an
+      // unexpected type that slipped through is still the client's mistake.
+      response = ErrorResponse(400, std::string("invalid request: ") + e.what());
+    }
   }
-  return (*match.handler)(request, match.params);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  impl_->metrics.Record(route ? std::string(route) : *match.name, response.status, seconds);
+  return response;
 }
 
 struct ApiServer::Impl {
@@ -189,6 +236,7 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(ServeOptions options) {
   so.address = options.address;
   so.port = options.port;
   so.threads = options.threads;
+  so.max_body_bytes = options.max_body_bytes;
   Backend* b = impl->backend.get();
   so.handler = [b](const http::Request& r) { return b->Handle(r); };
   impl->server = std::make_unique<http::Server>(std::move(so));

@@ -42,6 +42,7 @@ struct ServeOptions {
   std::string address = "127.0.0.1";
   uint16_t port = 8888;
   int threads = 2;
+  size_t max_body_bytes = 33 * 1024 * 1024;  // larger requests get 413
   BackendOptions backend;
 };
 

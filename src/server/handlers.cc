@@ -2,9 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "http/multipart.h"
-#include "kfp/json_reader.h"
 #include "server/api_util.h"
+#include "server/scheduler.h"
 #include "util/ids.h"
 
 namespace kfpbench::server {
@@ -13,31 +12,13 @@ namespace {
 using http::Method;
 using nlohmann::json;
 
-constexpr size_t kMaxUploadBytes = 32 * 1024 * 1024;  // KFP's limit
 constexpr const char* kDefaultExperiment = "Default";
-
-template <typename T, typename ToJsonFn>
-json ListBody(const char* key, const store::ListResult<T>& list, ToJsonFn to_json) {
-  json items = json::array();
-  for (const auto& item : list.items) items.push_back(to_json(item));
-  json body = json::object();
-  if (!items.empty()) body[key] = std::move(items);
-  if (list.total_size) body["total_size"] = list.total_size;
-  if (!list.next_page_token.empty()) body["next_page_token"] = list.next_page_token;
-  return body;
-}
-
-// A spec that fails to parse is the client's mistake: 400 with the reason.
-Result<ir::PipelineSpec> ParseSpec(std::string_view text, const std::string& what) {
-  auto spec = ir::ParsePipelineSpec(text);
-  if (!spec.ok())
-    return Error{fmt::format("invalid pipeline spec in {}: {}", what, spec.error().message), 400};
-  return spec;
-}
 
 }  // namespace
 
-Handlers::Handlers(store::Store& store, engine::Engine& engine) : store_(store), engine_(engine) {}
+Handlers::Handlers(store::Store& store, engine::Engine& engine, RunTracker& tracker,
+                   const ApiMetrics& metrics)
+    : store_(store), engine_(engine), tracker_(tracker), metrics_(metrics) {}
 
 Status Handlers::Init() {
   json filter = {
@@ -60,169 +41,118 @@ Status Handlers::Init() {
 }
 
 void Handlers::Register(http::Router& router) {
-  auto bind = [this](auto method) {
-    return
-        [this, method](const http::Request& r, const Params& p) { return (this->*method)(r, p); };
+  auto add = [&](Method m, const std::string& pattern, auto method, const char* name) {
+    router.Add(
+        m, pattern,
+        [this, method](const http::Request& r, const Params& p) { return (this->*method)(r, p); },
+        name);
   };
+  using H = Handlers;
   const std::string api = "/apis/v2beta1";
-  router.Add(Method::kGet, api + "/healthz", bind(&Handlers::Healthz), "GetHealthz");
-  router.Add(Method::kPost, api + "/pipelines/upload", bind(&Handlers::UploadPipeline),
-             "UploadPipeline");
-  router.Add(Method::kPost, api + "/pipelines", bind(&Handlers::CreatePipeline), "CreatePipeline");
-  router.Add(Method::kGet, api + "/pipelines", bind(&Handlers::ListPipelines), "ListPipelines");
-  router.Add(Method::kGet, api + "/pipelines/{pipeline_id}", bind(&Handlers::GetPipeline),
-             "GetPipeline");
-  router.Add(Method::kDelete, api + "/pipelines/{pipeline_id}", bind(&Handlers::DeletePipeline),
-             "DeletePipeline");
-  router.Add(Method::kGet, api + "/pipelines/{pipeline_id}/versions",
-             bind(&Handlers::ListPipelineVersions), "ListPipelineVersions");
-  router.Add(Method::kGet, api + "/pipelines/{pipeline_id}/versions/{pipeline_version_id}",
-             bind(&Handlers::GetPipelineVersion), "GetPipelineVersion");
-  router.Add(Method::kPost, api + "/experiments", bind(&Handlers::CreateExperiment),
-             "CreateExperiment");
-  router.Add(Method::kGet, api + "/experiments", bind(&Handlers::ListExperiments),
-             "ListExperiments");
-  router.Add(Method::kGet, api + "/experiments/{experiment_id}", bind(&Handlers::GetExperiment),
-             "GetExperiment");
-  router.Add(Method::kDelete, api + "/experiments/{experiment_id}",
-             bind(&Handlers::DeleteExperiment), "DeleteExperiment");
-  router.Add(Method::kPost, api + "/runs", bind(&Handlers::CreateRun), "CreateRun");
-  router.Add(Method::kGet, api + "/runs", bind(&Handlers::ListRuns), "ListRuns");
-  router.Add(Method::kGet, api + "/runs/{run_id}", bind(&Handlers::GetRun), "GetRun");
-  router.Add(Method::kDelete, api + "/runs/{run_id}", bind(&Handlers::DeleteRun), "DeleteRun");
+  add(Method::kGet, "/metrics", &H::Metrics, "GetMetrics");
+  add(Method::kGet, api + "/healthz", &H::Healthz, "GetHealthz");
+
+  add(Method::kPost, api + "/pipelines/upload", &H::UploadPipeline, "UploadPipeline");
+  add(Method::kPost, api + "/pipelines/upload_version", &H::UploadPipelineVersion,
+      "UploadPipelineVersion");
+  add(Method::kPost, api + "/pipelines/create", &H::CreatePipelineAndVersion,
+      "CreatePipelineAndVersion");
+  add(Method::kPost, api + "/pipelines", &H::CreatePipeline, "CreatePipeline");
+  add(Method::kGet, api + "/pipelines", &H::ListPipelines, "ListPipelines");
+  add(Method::kGet, api + "/pipelines/names/{name}", &H::GetPipelineByName, "GetPipelineByName");
+  add(Method::kGet, api + "/pipelines/{pipeline_id}", &H::GetPipeline, "GetPipeline");
+  add(Method::kPatch, api + "/pipelines/{pipeline_id}", &H::UpdatePipeline, "UpdatePipeline");
+  add(Method::kDelete, api + "/pipelines/{pipeline_id}", &H::DeletePipeline, "DeletePipeline");
+  add(Method::kGet, api + "/pipelines/{pipeline_id}/versions", &H::ListPipelineVersions,
+      "ListPipelineVersions");
+  add(Method::kPost, api + "/pipelines/{pipeline_id}/versions", &H::CreatePipelineVersion,
+      "CreatePipelineVersion");
+  const std::string version = api + "/pipelines/{pipeline_id}/versions/{pipeline_version_id}";
+  add(Method::kGet, version, &H::GetPipelineVersion, "GetPipelineVersion");
+  add(Method::kPatch, version, &H::UpdatePipelineVersion, "UpdatePipelineVersion");
+  add(Method::kDelete, version, &H::DeletePipelineVersion, "DeletePipelineVersion");
+
+  add(Method::kPost, api + "/experiments", &H::CreateExperiment, "CreateExperiment");
+  add(Method::kGet, api + "/experiments", &H::ListExperiments, "ListExperiments");
+  add(Method::kGet, api + "/experiments/{experiment_id}", &H::GetExperiment, "GetExperiment");
+  add(Method::kDelete, api + "/experiments/{experiment_id}", &H::DeleteExperiment,
+      "DeleteExperiment");
+  add(Method::kPost, api + "/experiments/{experiment_id}:archive", &H::ArchiveExperiment,
+      "ArchiveExperiment");
+  add(Method::kPost, api + "/experiments/{experiment_id}:unarchive", &H::UnarchiveExperiment,
+      "UnarchiveExperiment");
+
+  add(Method::kPost, api + "/runs", &H::CreateRun, "CreateRun");
+  add(Method::kGet, api + "/runs", &H::ListRuns, "ListRuns");
+  add(Method::kGet, api + "/runs/{run_id}", &H::GetRun, "GetRun");
+  add(Method::kDelete, api + "/runs/{run_id}", &H::DeleteRun, "DeleteRun");
+  add(Method::kPost, api + "/runs/{run_id}:archive", &H::ArchiveRun, "ArchiveRun");
+  add(Method::kPost, api + "/runs/{run_id}:unarchive", &H::UnarchiveRun, "UnarchiveRun");
+  add(Method::kPost, api + "/runs/{run_id}:terminate", &H::TerminateRun, "TerminateRun");
+  add(Method::kPost, api + "/runs/{run_id}:retry", &H::RetryRun, "RetryRun");
+
+  add(Method::kPost, api + "/recurringruns", &H::CreateRecurringRun, "CreateRecurringRun");
+  add(Method::kGet, api + "/recurringruns", &H::ListRecurringRuns, "ListRecurringRuns");
+  add(Method::kGet, api + "/recurringruns/{recurring_run_id}", &H::GetRecurringRun,
+      "GetRecurringRun");
+  add(Method::kDelete, api + "/recurringruns/{recurring_run_id}", &H::DeleteRecurringRun,
+      "DeleteRecurringRun");
+  add(Method::kPost, api + "/recurringruns/{recurring_run_id}:enable", &H::EnableRecurringRun,
+      "EnableRecurringRun");
+  add(Method::kPost, api + "/recurringruns/{recurring_run_id}:disable", &H::DisableRecurringRun,
+      "DisableRecurringRun");
+
+  const std::string v1 = "/apis/v1beta1";
+  add(Method::kGet, v1 + "/healthz", &H::V1Healthz, "V1GetHealthz");
+  add(Method::kPost, v1 + "/pipelines/upload", &H::V1UploadPipeline, "V1UploadPipeline");
+  add(Method::kGet, v1 + "/pipelines", &H::V1ListPipelines, "V1ListPipelines");
+  add(Method::kGet, v1 + "/pipelines/{id}", &H::V1GetPipeline, "V1GetPipeline");
+  add(Method::kPost, v1 + "/experiments", &H::V1CreateExperiment, "V1CreateExperiment");
+  add(Method::kGet, v1 + "/experiments", &H::V1ListExperiments, "V1ListExperiments");
+  add(Method::kGet, v1 + "/experiments/{id}", &H::V1GetExperiment, "V1GetExperiment");
+  add(Method::kPost, v1 + "/runs", &H::V1CreateRun, "V1CreateRun");
+  add(Method::kGet, v1 + "/runs", &H::V1ListRuns, "V1ListRuns");
+  add(Method::kGet, v1 + "/runs/{run_id}", &H::V1GetRun, "V1GetRun");
+  add(Method::kDelete, v1 + "/runs/{id}", &H::V1DeleteRun, "V1DeleteRun");
+}
+
+void Handlers::WakeScheduler() {
+  if (scheduler_) scheduler_->Wake();
 }
 
 http::Response Handlers::Healthz(const http::Request&, const Params&) {
-  return JsonResponse(kfp::ToJson(kfp::Healthz{false, "database"}));
+  // multi_user is written even though false: clients branch on it.
+  json body = kfp::ToJson(kfp::Healthz{false, "database"});
+  body["multi_user"] = false;
+  return JsonResponse(body);
 }
 
-http::Response Handlers::UploadPipeline(const http::Request& r, const Params&) {
-  auto parts = http::ParseMultipart(r.headers.Get("Content-Type"), r.body);
-  if (!parts.ok()) return ErrorResponse(400, "invalid upload: " + parts.error().message);
-  const http::FormPart* file = nullptr;
-  for (const auto& part : *parts) {
-    if (part.name == "uploadfile") file = &part;
+http::Response Handlers::Metrics(const http::Request&, const Params&) {
+  std::string out = metrics_.Render();
+  auto counts = store_.CountRunsByState();
+  if (!counts.ok()) return ErrorResponse(counts.error());
+  // Every state, zeros included, so that a series never disappears.
+  std::vector<std::pair<std::string, double>> by_state;
+  for (auto s : {RuntimeState::kPending, RuntimeState::kRunning, RuntimeState::kSucceeded,
+                 RuntimeState::kSkipped, RuntimeState::kFailed, RuntimeState::kCanceling,
+                 RuntimeState::kCanceled, RuntimeState::kPaused}) {
+    double n = 0;
+    for (const auto& [name, count] : *counts) {
+      if (name == RuntimeStateName(s)) n = static_cast<double>(count);
+    }
+    by_state.emplace_back(std::string(RuntimeStateName(s)), n);
   }
-  if (!file) return ErrorResponse(400, "invalid upload: no multipart field named 'uploadfile'");
-  if (file->data.size() > kMaxUploadBytes) {
-    return ErrorResponse(413, fmt::format("the pipeline file is {} bytes; at most {} are accepted",
-                                          file->data.size(), kMaxUploadBytes));
+  out += RenderGauge("kfpbench_runs", "Runs stored, by state.", "state", by_state);
+  out += RenderGauge("kfpbench_pending_tasks",
+                     "Container tasks of runs in flight that are not running yet.", "",
+                     {{"", static_cast<double>(tracker_.PendingTasks())}});
+  std::vector<std::pair<std::string, double>> nodes;
+  for (const auto& [node, n] : tracker_.RunningTasksByNode()) {
+    nodes.emplace_back(node, static_cast<double>(n));
   }
-  auto spec = ParseSpec(file->data, file->filename.empty() ? "uploadfile" : file->filename);
-  if (!spec.ok()) return ErrorResponse(spec.error());
-
-  kfp::Pipeline p;
-  p.pipeline_id = NewUuid();
-  p.name = r.Query("name");
-  if (p.name.empty()) p.name = file->filename.empty() ? spec->name : file->filename;
-  p.display_name = r.Query("display_name");
-  if (p.display_name.empty()) p.display_name = p.name;
-  p.description = r.Query("description");
-  p.namespace_ = r.Query("namespace");
-  p.created_at = WallClock::now();
-  if (Status s = store_.InsertPipeline(p); !s.ok()) return ErrorResponse(s.error());
-
-  kfp::PipelineVersion v;
-  v.pipeline_id = p.pipeline_id;
-  v.pipeline_version_id = NewUuid();
-  v.name = p.name;
-  v.display_name = p.display_name;
-  v.description = p.description;
-  v.created_at = p.created_at;
-  v.code_source_url = r.Query("code_source_url");
-  v.pipeline_spec = spec->json;
-  if (Status s = store_.InsertPipelineVersion(v); !s.ok()) {
-    (void)store_.DeletePipeline(p.pipeline_id, true);
-    return ErrorResponse(s.error());
-  }
-  return JsonResponse(kfp::ToJson(p));
-}
-
-http::Response Handlers::CreatePipeline(const http::Request& r, const Params&) {
-  auto body = ParseJsonBody(r);
-  if (!body.ok()) return ErrorResponse(body.error());
-  auto p = kfp::PipelineFromJson(*body, true);
-  if (!p.ok()) return ErrorResponse(p.error());
-  if (p->name.empty() && p->display_name.empty()) {
-    return ErrorResponse(400, "pipeline name is required");
-  }
-  if (p->name.empty()) p->name = p->display_name;
-  if (p->display_name.empty()) p->display_name = p->name;
-  p->pipeline_id = NewUuid();
-  p->created_at = WallClock::now();
-  if (Status s = store_.InsertPipeline(*p); !s.ok()) return ErrorResponse(s.error());
-  return JsonResponse(kfp::ToJson(*p));
-}
-
-http::Response Handlers::ListPipelines(const http::Request& r, const Params&) {
-  auto list = store_.ListPipelines(ListRequestFrom(r), r.Query("namespace"));
-  if (!list.ok()) return ErrorResponse(list.error());
-  return JsonResponse(ListBody("pipelines", *list, [](const auto& p) { return kfp::ToJson(p); }));
-}
-
-http::Response Handlers::GetPipeline(const http::Request&, const Params& p) {
-  auto pipeline = store_.GetPipeline(p.at("pipeline_id"));
-  if (!pipeline.ok()) return ErrorResponse(pipeline.error());
-  return JsonResponse(kfp::ToJson(*pipeline));
-}
-
-http::Response Handlers::DeletePipeline(const http::Request& r, const Params& p) {
-  auto cascade = QueryBool(r, "cascade", false);
-  if (!cascade.ok()) return ErrorResponse(cascade.error());
-  if (Status s = store_.DeletePipeline(p.at("pipeline_id"), *cascade); !s.ok()) {
-    return ErrorResponse(s.error());
-  }
-  return JsonResponse(json::object());
-}
-
-http::Response Handlers::ListPipelineVersions(const http::Request& r, const Params& p) {
-  const std::string& id = p.at("pipeline_id");
-  if (auto pipeline = store_.GetPipeline(id); !pipeline.ok()) {
-    return ErrorResponse(pipeline.error());
-  }
-  auto list = store_.ListPipelineVersions(id, ListRequestFrom(r));
-  if (!list.ok()) return ErrorResponse(list.error());
-  return JsonResponse(
-      ListBody("pipeline_versions", *list, [](const auto& v) { return kfp::ToJson(v); }));
-}
-
-http::Response Handlers::GetPipelineVersion(const http::Request&, const Params& p) {
-  auto v = store_.GetPipelineVersion(p.at("pipeline_id"), p.at("pipeline_version_id"));
-  if (!v.ok()) return ErrorResponse(v.error());
-  return JsonResponse(kfp::ToJson(*v));
-}
-
-http::Response Handlers::CreateExperiment(const http::Request& r, const Params&) {
-  auto body = ParseJsonBody(r);
-  if (!body.ok()) return ErrorResponse(body.error());
-  auto e = kfp::ExperimentFromJson(*body, true);
-  if (!e.ok()) return ErrorResponse(e.error());
-  if (e->display_name.empty()) return ErrorResponse(400, "experiment display_name is required");
-  e->experiment_id = NewUuid();
-  e->created_at = WallClock::now();
-  e->storage_state = "AVAILABLE";
-  e->last_run_created_at = {};
-  if (Status s = store_.InsertExperiment(*e); !s.ok()) return ErrorResponse(s.error());
-  return JsonResponse(kfp::ToJson(*e));
-}
-
-http::Response Handlers::ListExperiments(const http::Request& r, const Params&) {
-  auto list = store_.ListExperiments(ListRequestFrom(r), r.Query("namespace"));
-  if (!list.ok()) return ErrorResponse(list.error());
-  return JsonResponse(ListBody("experiments", *list, [](const auto& e) { return kfp::ToJson(e); }));
-}
-
-http::Response Handlers::GetExperiment(const http::Request&, const Params& p) {
-  auto e = store_.GetExperiment(p.at("experiment_id"));
-  if (!e.ok()) return ErrorResponse(e.error());
-  return JsonResponse(kfp::ToJson(*e));
-}
-
-http::Response Handlers::DeleteExperiment(const http::Request&, const Params& p) {
-  if (Status s = store_.DeleteExperiment(p.at("experiment_id")); !s.ok()) {
-    return ErrorResponse(s.error());
-  }
-  return JsonResponse(json::object());
+  out += RenderGauge("kfpbench_node_running_tasks", "Container tasks running, by node.", "node",
+                     nodes);
+  return http::Response::Text(200, std::move(out), "text/plain; version=0.0.4; charset=utf-8");
 }
 
 Result<std::shared_ptr<const ir::PipelineSpec>> Handlers::SpecForVersion(
@@ -244,19 +174,24 @@ Result<std::shared_ptr<const ir::PipelineSpec>> Handlers::SpecForVersion(
   return shared;
 }
 
-http::Response Handlers::CreateRun(const http::Request& r, const Params&) {
-  auto body = ParseJsonBody(r);
-  if (!body.ok()) return ErrorResponse(body.error());
-  auto parsed = kfp::RunFromJson(*body, true);
-  if (!parsed.ok()) return ErrorResponse(parsed.error());
-  kfp::Run run = std::move(*parsed);
-  if (run.display_name.empty()) return ErrorResponse(400, "run display_name is required");
-
-  std::shared_ptr<const ir::PipelineSpec> spec;
+Result<std::shared_ptr<const ir::PipelineSpec>> Handlers::SpecForRun(const kfp::Run& run) {
   if (!run.pipeline_spec.is_null()) {
     auto s = ir::ParsePipelineSpecJson(run.pipeline_spec);
-    if (!s.ok()) return ErrorResponse(400, "invalid pipeline_spec: " + s.error().message);
-    spec = std::make_shared<const ir::PipelineSpec>(std::move(*s));
+    if (!s.ok()) return Error{"invalid pipeline_spec: " + s.error().message, 400};
+    return std::make_shared<const ir::PipelineSpec>(std::move(*s));
+  }
+  auto version = store_.GetPipelineVersion(run.pipeline_id, run.pipeline_version_reference_id);
+  if (!version.ok()) return version.error();
+  return SpecForVersion(*version);
+}
+
+Result<kfp::Run> Handlers::StartRun(kfp::Run run, std::optional<WallTime> fire) {
+  if (run.display_name.empty()) return Error{"run display_name is required", 400};
+  std::shared_ptr<const ir::PipelineSpec> spec;
+  if (!run.pipeline_spec.is_null()) {
+    auto s = SpecForRun(run);
+    if (!s.ok()) return s.error();
+    spec = std::move(*s);
     run.pipeline_id.clear();
     run.pipeline_version_reference_id.clear();
   } else {
@@ -264,17 +199,17 @@ http::Response Handlers::CreateRun(const http::Request& r, const Params&) {
       run.pipeline_version_reference_id = run.pipeline_version_id;  // deprecated field
     }
     if (run.pipeline_id.empty()) {
-      return ErrorResponse(
-          400, "either pipeline_spec or pipeline_version_reference.pipeline_id must be set");
+      return Error{"either pipeline_spec or pipeline_version_reference.pipeline_id must be set",
+                   400};
     }
     auto version =
         run.pipeline_version_reference_id.empty()
             ? store_.LatestPipelineVersion(run.pipeline_id)
             : store_.GetPipelineVersion(run.pipeline_id, run.pipeline_version_reference_id);
-    if (!version.ok()) return ErrorResponse(version.error());
+    if (!version.ok()) return version.error();
     run.pipeline_version_reference_id = version->pipeline_version_id;
     auto s = SpecForVersion(*version);
-    if (!s.ok()) return ErrorResponse(s.error());
+    if (!s.ok()) return s.error();
     spec = std::move(*s);
   }
   run.pipeline_version_id.clear();
@@ -282,13 +217,13 @@ http::Response Handlers::CreateRun(const http::Request& r, const Params&) {
   if (run.experiment_id.empty()) {
     run.experiment_id = default_experiment_id_;
   } else if (auto e = store_.GetExperiment(run.experiment_id); !e.ok()) {
-    return ErrorResponse(e.error());
+    return e.error();
   }
 
   WallTime now = WallClock::now();
   run.run_id = NewUuid();
   run.created_at = now;
-  run.scheduled_at = now;
+  run.scheduled_at = fire ? *fire : now;
   run.finished_at = {};
   run.storage_state = "AVAILABLE";
   run.state = RuntimeState::kPending;
@@ -296,39 +231,46 @@ http::Response Handlers::CreateRun(const http::Request& r, const Params&) {
   run.task_details.clear();
   run.state_history = {{now, RuntimeState::kPending, std::nullopt}};
   if (run.runtime_config.parameters.is_null()) run.runtime_config.parameters = json::object();
-  if (Status s = store_.InsertRun(run); !s.ok()) return ErrorResponse(s.error());
+  if (Status s = store_.InsertRun(run, fire); !s.ok()) return s.error();
 
   engine::RunRequest request{run.run_id, spec, run.runtime_config.parameters,
                              run.runtime_config.pipeline_root};
   if (Status s = engine_.Submit(std::move(request)); !s.ok()) {
-    (void)store_.DeleteRun(run.run_id);
     Error e = s.error();
     if (e.code == 0) e.code = 400;
-    return ErrorResponse(e);
+    if (!fire) {
+      (void)store_.DeleteRun(run.run_id);
+      return e;
+    }
+    // A scheduled run stays, FAILED with the reason, so that the schedule
+    // moves on and its owner can see why.
+    store::RunStatus failed;
+    failed.state = RuntimeState::kFailed;
+    failed.finished_at = now;
+    failed.error = kfp::RpcStatus{static_cast<int>(kfp::GrpcCode::kInvalidArgument), e.message, {}};
+    failed.state_history = run.state_history;
+    failed.state_history.push_back({now, RuntimeState::kFailed, failed.error});
+    (void)store_.UpdateRunStatus(run.run_id, failed);
   }
-  return JsonResponse(kfp::ToJson(run));
+  return run;
 }
 
-http::Response Handlers::ListRuns(const http::Request& r, const Params&) {
-  auto list = store_.ListRuns(ListRequestFrom(r), r.Query("experiment_id"), r.Query("namespace"));
-  if (!list.ok()) return ErrorResponse(list.error());
-  return JsonResponse(ListBody("runs", *list, [](const auto& run) { return kfp::ToJson(run); }));
-}
-
-http::Response Handlers::GetRun(const http::Request&, const Params& p) {
-  auto run = store_.GetRun(p.at("run_id"));
-  if (!run.ok()) return ErrorResponse(run.error());
-  return JsonResponse(kfp::ToJson(*run));
-}
-
-http::Response Handlers::DeleteRun(const http::Request&, const Params& p) {
-  const std::string& id = p.at("run_id");
-  auto run = store_.GetRun(id);
-  if (!run.ok()) return ErrorResponse(run.error());
-  // A run still executing is stopped first, as KFP deletes its workflow.
-  if (!IsTerminal(run->state)) engine_.Terminate(id);
-  if (Status s = store_.DeleteRun(id); !s.ok()) return ErrorResponse(s.error());
-  return JsonResponse(json::object());
+Status Handlers::StartScheduledRun(const kfp::RecurringRun& r, WallTime fire) {
+  kfp::Run run;
+  run.display_name = fmt::format(
+      "{}-{}", r.display_name,
+      std::chrono::duration_cast<std::chrono::seconds>(fire.time_since_epoch()).count());
+  run.description = r.description;
+  run.experiment_id = r.experiment_id;
+  run.pipeline_spec = r.pipeline_spec;
+  run.pipeline_id = r.pipeline_id;
+  run.pipeline_version_reference_id = r.pipeline_version_reference_id;
+  run.runtime_config = r.runtime_config;
+  run.service_account = r.service_account;
+  run.recurring_run_id = r.recurring_run_id;
+  auto started = StartRun(std::move(run), fire);
+  if (!started.ok()) return started.error();
+  return Ok();
 }
 
 }  // namespace kfpbench::server

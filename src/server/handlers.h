@@ -1,52 +1,123 @@
-// The v2beta1 REST handlers: each turns one request into store and engine
-// calls and answers in KFP's JSON form.
+// The KFP REST handlers: each turns one request into store and engine calls
+// and answers in KFP's JSON form. One class; its methods live in one file
+// per resource (pipelines_api.cc, runs_api.cc, recurring_runs_api.cc,
+// v1_api.cc, ...).
 #pragma once
 
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "engine/engine.h"
 #include "http/router.h"
 #include "ir/pipeline_spec.h"
+#include "server/metrics.h"
+#include "server/run_tracker.h"
 #include "store/store.h"
 
 namespace kfpbench::server {
 
+class Scheduler;
+
 class Handlers {
  public:
-  Handlers(store::Store& store, engine::Engine& engine);
+  Handlers(store::Store& store, engine::Engine& engine, RunTracker& tracker,
+           const ApiMetrics& metrics);
 
   // Creates KFP's "Default" experiment, which runs without one join.
   Status Init();
   void Register(http::Router& router);
+  // Woken when recurring runs change; may be null.
+  void set_scheduler(Scheduler* scheduler) { scheduler_ = scheduler; }
+
+  // Stores a run PENDING and submits it to the engine, after checking its
+  // pipeline (inline spec, or a stored version: the latest when none is
+  // named) and experiment (Default when none). `fire`: the scheduled time
+  // of a run a recurring run creates.
+  Result<kfp::Run> StartRun(kfp::Run run, std::optional<WallTime> fire = std::nullopt);
+  // The scheduler's way in: one run of `r` for `fire`.
+  Status StartScheduledRun(const kfp::RecurringRun& r, WallTime fire);
 
  private:
   using Params = http::PathParams;
-  http::Response Healthz(const http::Request& r, const Params& p);
-  http::Response UploadPipeline(const http::Request& r, const Params& p);
-  http::Response CreatePipeline(const http::Request& r, const Params& p);
-  http::Response ListPipelines(const http::Request& r, const Params& p);
-  http::Response GetPipeline(const http::Request& r, const Params& p);
-  http::Response DeletePipeline(const http::Request& r, const Params& p);
-  http::Response ListPipelineVersions(const http::Request& r, const Params& p);
-  http::Response GetPipelineVersion(const http::Request& r, const Params& p);
-  http::Response CreateExperiment(const http::Request& r, const Params& p);
-  http::Response ListExperiments(const http::Request& r, const Params& p);
-  http::Response GetExperiment(const http::Request& r, const Params& p);
-  http::Response DeleteExperiment(const http::Request& r, const Params& p);
-  http::Response CreateRun(const http::Request& r, const Params& p);
-  http::Response ListRuns(const http::Request& r, const Params& p);
-  http::Response GetRun(const http::Request& r, const Params& p);
-  http::Response DeleteRun(const http::Request& r, const Params& p);
+  using Response = http::Response;
+  using Request = http::Request;
 
+  Response Healthz(const Request& r, const Params& p);
+  Response Metrics(const Request& r, const Params& p);
+
+  // pipelines_api.cc
+  Response UploadPipeline(const Request& r, const Params& p);
+  Response UploadPipelineVersion(const Request& r, const Params& p);
+  Response CreatePipeline(const Request& r, const Params& p);
+  Response CreatePipelineAndVersion(const Request& r, const Params& p);
+  Response ListPipelines(const Request& r, const Params& p);
+  Response GetPipeline(const Request& r, const Params& p);
+  Response GetPipelineByName(const Request& r, const Params& p);
+  Response UpdatePipeline(const Request& r, const Params& p);
+  Response DeletePipeline(const Request& r, const Params& p);
+  Response ListPipelineVersions(const Request& r, const Params& p);
+  Response CreatePipelineVersion(const Request& r, const Params& p);
+  Response GetPipelineVersion(const Request& r, const Params& p);
+  Response UpdatePipelineVersion(const Request& r, const Params& p);
+  Response DeletePipelineVersion(const Request& r, const Params& p);
+
+  // experiments_api.cc
+  Response CreateExperiment(const Request& r, const Params& p);
+  Response ListExperiments(const Request& r, const Params& p);
+  Response GetExperiment(const Request& r, const Params& p);
+  Response DeleteExperiment(const Request& r, const Params& p);
+  Response ArchiveExperiment(const Request& r, const Params& p);
+  Response UnarchiveExperiment(const Request& r, const Params& p);
+
+  // runs_api.cc
+  Response CreateRun(const Request& r, const Params& p);
+  Response ListRuns(const Request& r, const Params& p);
+  Response GetRun(const Request& r, const Params& p);
+  Response DeleteRun(const Request& r, const Params& p);
+  Response ArchiveRun(const Request& r, const Params& p);
+  Response UnarchiveRun(const Request& r, const Params& p);
+  Response TerminateRun(const Request& r, const Params& p);
+  Response RetryRun(const Request& r, const Params& p);
+
+  // recurring_runs_api.cc
+  Response CreateRecurringRun(const Request& r, const Params& p);
+  Response GetRecurringRun(const Request& r, const Params& p);
+  Response ListRecurringRuns(const Request& r, const Params& p);
+  Response DeleteRecurringRun(const Request& r, const Params& p);
+  Response EnableRecurringRun(const Request& r, const Params& p);
+  Response DisableRecurringRun(const Request& r, const Params& p);
+
+  // v1_api.cc: the v1beta1 subset KFP's v1 client uses in benchmarks.
+  Response V1Healthz(const Request& r, const Params& p);
+  Response V1UploadPipeline(const Request& r, const Params& p);
+  Response V1ListPipelines(const Request& r, const Params& p);
+  Response V1GetPipeline(const Request& r, const Params& p);
+  Response V1CreateExperiment(const Request& r, const Params& p);
+  Response V1GetExperiment(const Request& r, const Params& p);
+  Response V1ListExperiments(const Request& r, const Params& p);
+  Response V1CreateRun(const Request& r, const Params& p);
+  Response V1GetRun(const Request& r, const Params& p);
+  Response V1ListRuns(const Request& r, const Params& p);
+  Response V1DeleteRun(const Request& r, const Params& p);
+
+  // Uploads (v1 and v2): a pipeline and its first version from a multipart
+  // "uploadfile".
+  Result<std::pair<kfp::Pipeline, kfp::PipelineVersion>> UploadFromRequest(const Request& r);
   // The parsed spec of a stored version, parsed once and shared by its runs.
   Result<std::shared_ptr<const ir::PipelineSpec>> SpecForVersion(
       const kfp::PipelineVersion& version);
+  // The spec a run executes: inline, or its stored version's.
+  Result<std::shared_ptr<const ir::PipelineSpec>> SpecForRun(const kfp::Run& run);
+  void WakeScheduler();
 
   store::Store& store_;
   engine::Engine& engine_;
+  RunTracker& tracker_;
+  const ApiMetrics& metrics_;
+  Scheduler* scheduler_ = nullptr;
   std::string default_experiment_id_;
   std::mutex cache_mu_;
   std::map<std::string, std::shared_ptr<const ir::PipelineSpec>> spec_cache_;

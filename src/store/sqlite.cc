@@ -88,7 +88,10 @@ Result<std::unique_ptr<Database>> Database::Open(const std::string& path) {
   return std::unique_ptr<Database>(new Database(db));
 }
 
-Database::~Database() { sqlite3_close(db_); }
+Database::~Database() {
+  cache_.clear();  // finalize first: sqlite3_close refuses while statements live
+  sqlite3_close(db_);
+}
 
 Status Database::Exec(std::string_view sql) {
   char* message = nullptr;
@@ -107,6 +110,13 @@ Result<Statement> Database::Prepare(std::string_view sql) {
                               SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
   if (rc != SQLITE_OK) return Error{"database error: " + LastError(), 500};
   return Statement(db_, stmt);
+}
+
+Result<Statement*> Database::PrepareCached(const std::string& sql) {
+  if (auto it = cache_.find(sql); it != cache_.end()) return &it->second;
+  auto stmt = Prepare(sql);
+  if (!stmt.ok()) return stmt.error();
+  return &cache_.emplace(sql, std::move(*stmt)).first->second;
 }
 
 int64_t Database::Changes() const { return sqlite3_changes64(db_); }

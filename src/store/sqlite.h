@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -51,12 +52,33 @@ class Database {
 
   Status Exec(std::string_view sql);
   Result<Statement> Prepare(std::string_view sql);
+  // A statement prepared once per SQL text and kept: preparing costs more
+  // than running the small queries the API makes. The caller must Reset() it
+  // after use (see ResetOnExit) so that no read transaction stays open, which
+  // would keep WAL checkpoints from completing. Only for SQL of fixed text:
+  // the cache is never trimmed, and pointers into it stay valid.
+  Result<Statement*> PrepareCached(const std::string& sql);
   int64_t Changes() const;
   std::string LastError() const;
 
  private:
   explicit Database(sqlite3* db) : db_(db) {}
   sqlite3* db_;
+  std::unordered_map<std::string, Statement> cache_;
+};
+
+// Resets a cached statement when it goes out of scope.
+class ResetOnExit {
+ public:
+  explicit ResetOnExit(Statement* s) : s_(s) {}
+  ~ResetOnExit() {
+    if (s_) s_->Reset();
+  }
+  ResetOnExit(const ResetOnExit&) = delete;
+  ResetOnExit& operator=(const ResetOnExit&) = delete;
+
+ private:
+  Statement* s_;
 };
 
 }  // namespace kfpbench::store

@@ -2,21 +2,13 @@
 
 #include <fmt/format.h>
 
+#include "store/store_internal.h"
+
 namespace kfpbench::store {
 namespace {
 
 using nlohmann::json;
-
-int64_t ToNs(WallTime t) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
-}
-WallTime FromNs(int64_t ns) {
-  return WallTime(std::chrono::duration_cast<WallClock::duration>(std::chrono::nanoseconds(ns)));
-}
-
-Error NotFound(const char* what, const std::string& id) {
-  return Error{fmt::format("{} {} not found", what, id), 404};
-}
+using namespace internal;  // NOLINT: this file is the store
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS pipelines (
@@ -73,8 +65,20 @@ CREATE TABLE IF NOT EXISTS runs (
 CREATE INDEX IF NOT EXISTS runs_by_created ON runs (created_at_ns, id);
 CREATE INDEX IF NOT EXISTS runs_by_state ON runs (state, created_at_ns, id);
 CREATE INDEX IF NOT EXISTS runs_by_experiment ON runs (experiment_id, created_at_ns, id);
+CREATE INDEX IF NOT EXISTS runs_by_recurring ON runs (recurring_run_id, state);
+CREATE TABLE IF NOT EXISTS recurring_runs (
+  id TEXT PRIMARY KEY,
+  display_name TEXT NOT NULL,
+  namespace TEXT NOT NULL DEFAULT '',
+  experiment_id TEXT NOT NULL DEFAULT '',
+  status TEXT NOT NULL,
+  created_at_ns INTEGER NOT NULL,
+  updated_at_ns INTEGER NOT NULL,
+  last_fire_ns INTEGER NOT NULL DEFAULT 0,
+  body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS recurring_by_created ON recurring_runs (created_at_ns, id);
 )sql";
-
 const std::vector<Field>& PipelineFields() {
   static const std::vector<Field> fields = {
       {{"created_at"}, "created_at_ns", FieldType::kTime},
@@ -105,80 +109,6 @@ const std::vector<Field>& ExperimentFields() {
       {{"description"}, "description", FieldType::kString},
   };
   return fields;
-}
-
-const std::vector<Field>& RunFields() {
-  static const std::vector<Field> fields = {
-      {{"created_at"}, "created_at_ns", FieldType::kTime},
-      {{"finished_at"}, "finished_at_ns", FieldType::kTime},
-      {{"scheduled_at"}, "scheduled_at_ns", FieldType::kTime},
-      {{"display_name", "name"}, "display_name", FieldType::kString},
-      {{"run_id", "id"}, "id", FieldType::kString},
-      {{"state"}, "state", FieldType::kString},
-      {{"storage_state"}, "storage_state", FieldType::kString},
-      {{"experiment_id"}, "experiment_id", FieldType::kString},
-      {{"recurring_run_id"}, "recurring_run_id", FieldType::kString},
-      {{"pipeline_version_id"}, "pipeline_version_id", FieldType::kString},
-  };
-  return fields;
-}
-
-// Runs one list query: total under the filter, then one page of rows after
-// the cursor. `read` turns a row into an item and returns its sort value.
-template <typename T, typename Read>
-Result<ListResult<T>> RunList(Database& db, const std::string& table, const std::string& columns,
-                              const ListPlan& plan, const std::string& scope_where,
-                              const std::vector<SqlValue>& scope_binds, Read read) {
-  std::string where = scope_where;
-  std::vector<SqlValue> binds = scope_binds;
-  if (!plan.where.empty()) {
-    where += (where.empty() ? "" : " AND ") + plan.where;
-    binds.insert(binds.end(), plan.where_binds.begin(), plan.where_binds.end());
-  }
-  ListResult<T> out;
-  {
-    auto count = db.Prepare(
-        fmt::format("SELECT COUNT(*) FROM {}{}", table, where.empty() ? "" : " WHERE " + where));
-    if (!count.ok()) return count.error();
-    count->BindAll(binds);
-    auto row = count->Step();
-    if (!row.ok()) return row.error();
-    out.total_size = static_cast<int>(count->Int(0));
-  }
-  std::string page_where = where;
-  std::vector<SqlValue> page_binds = binds;
-  if (!plan.cursor_where.empty()) {
-    page_where += (page_where.empty() ? "" : " AND ") + plan.cursor_where;
-    page_binds.insert(page_binds.end(), plan.cursor_binds.begin(), plan.cursor_binds.end());
-  }
-  // One row more than the page tells whether there is a next page.
-  auto stmt = db.Prepare(fmt::format(
-      "SELECT {}, {} FROM {}{} ORDER BY {} LIMIT {}", columns, plan.sort_field->column, table,
-      page_where.empty() ? "" : " WHERE " + page_where, plan.order_by, plan.page_size + 1));
-  if (!stmt.ok()) return stmt.error();
-  stmt->BindAll(page_binds);
-  SqlValue last_sort;
-  std::string last_id;
-  for (int n = 0;; ++n) {
-    auto row = stmt->Step();
-    if (!row.ok()) return row.error();
-    if (!*row) break;
-    if (n == plan.page_size) {
-      out.next_page_token = NextPageToken(plan, last_sort, last_id);
-      break;
-    }
-    auto [item, id, sort_value] = read(*stmt);
-    out.items.push_back(std::move(item));
-    last_id = std::move(id);
-    last_sort = std::move(sort_value);
-  }
-  return out;
-}
-
-// The sort column is selected last; read it back in its storage type.
-SqlValue SortValue(const Statement& s, int column, const ListPlan& plan) {
-  if (plan.sort_field->type == FieldType::kString) return s.Text(column);
-  return s.Int(column);
 }
 
 constexpr const char* kPipelineColumns =
@@ -225,84 +155,6 @@ kfp::Experiment ReadExperiment(const Statement& s) {
   e.created_at = FromNs(s.Int(5));
   if (int64_t last = s.Int(6)) e.last_run_created_at = FromNs(last);
   return e;
-}
-
-constexpr const char* kRunColumns =
-    "id, experiment_id, display_name, description, pipeline_id, pipeline_version_id, "
-    "pipeline_spec, runtime_config, service_account, storage_state, state, created_at_ns, "
-    "scheduled_at_ns, finished_at_ns, recurring_run_id, status";
-kfp::Run ReadRun(const Statement& s) {
-  kfp::Run r;
-  r.run_id = s.Text(0);
-  r.experiment_id = s.Text(1);
-  r.display_name = s.Text(2);
-  r.description = s.Text(3);
-  r.pipeline_id = s.Text(4);
-  r.pipeline_version_reference_id = s.Text(5);
-  if (!s.IsNull(6)) r.pipeline_spec = json::parse(s.Text(6), nullptr, false);
-  if (r.pipeline_spec.is_discarded()) r.pipeline_spec = nullptr;
-  json rc = json::parse(s.Text(7), nullptr, false);
-  if (rc.is_object()) {
-    if (rc.contains("parameters")) r.runtime_config.parameters = rc["parameters"];
-    r.runtime_config.pipeline_root = rc.value("pipeline_root", "");
-  }
-  r.service_account = s.Text(8);
-  r.storage_state = s.Text(9);
-  r.state = ParseRuntimeState(s.Text(10)).value_or(RuntimeState::kUnspecified);
-  r.created_at = FromNs(s.Int(11));
-  if (int64_t t = s.Int(12)) r.scheduled_at = FromNs(t);
-  if (int64_t t = s.Int(13)) r.finished_at = FromNs(t);
-  r.recurring_run_id = s.Text(14);
-  // The changing part is stored in the API's own JSON form.
-  auto status = kfp::RunFromJson(json::parse(s.Text(15), nullptr, false), false);
-  if (status.ok()) {
-    r.error = std::move(status->error);
-    r.state_history = std::move(status->state_history);
-    r.task_details = std::move(status->task_details);
-  }
-  return r;
-}
-
-std::string StatusJson(const RunStatus& status) {
-  kfp::Run partial;
-  partial.error = status.error;
-  partial.state_history = status.state_history;
-  partial.task_details = status.task_details;
-  return kfp::ToJson(partial).dump();
-}
-
-// Maps a UNIQUE violation to 409 with a message naming what clashed.
-Status Insert(Database& db, const std::string& sql, const std::vector<SqlValue>& binds,
-              const std::string& conflict_message) {
-  auto stmt = db.Prepare(sql);
-  if (!stmt.ok()) return stmt.error();
-  stmt->BindAll(binds);
-  Status s = stmt->Run();
-  if (!s.ok() && s.error().message.find("UNIQUE") != std::string::npos) {
-    return Error{conflict_message, 409};
-  }
-  return s;
-}
-
-template <typename T, typename Read>
-Result<T> GetOne(Database& db, const std::string& sql, const std::vector<SqlValue>& binds,
-                 Read read, Error not_found) {
-  auto stmt = db.Prepare(sql);
-  if (!stmt.ok()) return stmt.error();
-  stmt->BindAll(binds);
-  auto row = stmt->Step();
-  if (!row.ok()) return row.error();
-  if (!*row) return not_found;
-  return read(*stmt);
-}
-
-Status DeleteOne(Database& db, const std::string& sql, const std::string& id, Error not_found) {
-  auto stmt = db.Prepare(sql);
-  if (!stmt.ok()) return stmt.error();
-  stmt->Bind(1, id);
-  if (Status s = stmt->Run(); !s.ok()) return s;
-  if (db.Changes() == 0) return not_found;
-  return Ok();
 }
 
 }  // namespace
@@ -465,77 +317,102 @@ Status Store::DeleteExperiment(const std::string& id) {
   return DeleteOne(*db_, "DELETE FROM experiments WHERE id = ?", id, NotFound("experiment", id));
 }
 
-Status Store::InsertRun(const kfp::Run& r) {
-  json rc = json::object();
-  if (!r.runtime_config.parameters.is_null()) rc["parameters"] = r.runtime_config.parameters;
-  if (!r.runtime_config.pipeline_root.empty()) rc["pipeline_root"] = r.runtime_config.pipeline_root;
-  RunStatus status{r.state, r.finished_at, r.error, r.state_history, r.task_details};
+}  // namespace kfpbench::store
+
+namespace kfpbench::store {
+
+using namespace internal;  // NOLINT: this file is the store
+
+Result<kfp::Pipeline> Store::GetPipelineByName(const std::string& namespace_,
+                                               const std::string& name) {
   std::lock_guard lock(mu_);
-  Status s =
-      Insert(*db_,
-             "INSERT INTO runs (id, experiment_id, display_name, description, pipeline_id, "
-             "pipeline_version_id, pipeline_spec, runtime_config, service_account, storage_state, "
-             "state, created_at_ns, scheduled_at_ns, finished_at_ns, recurring_run_id, status) "
-             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-             {r.run_id, r.experiment_id, r.display_name, r.description, r.pipeline_id,
-              r.pipeline_version_reference_id,
-              r.pipeline_spec.is_null() ? SqlValue(nullptr) : SqlValue(r.pipeline_spec.dump()),
-              rc.dump(), r.service_account, r.storage_state.empty() ? "AVAILABLE" : r.storage_state,
-              std::string(RuntimeStateName(r.state)), ToNs(r.created_at),
-              r.scheduled_at.time_since_epoch().count() ? ToNs(r.scheduled_at) : 0,
-              r.finished_at.time_since_epoch().count() ? ToNs(r.finished_at) : 0,
-              r.recurring_run_id, StatusJson(status)},
-             fmt::format("run {} already exists", r.run_id));
-  if (!s.ok() || r.experiment_id.empty()) return s;
-  auto touch = db_->Prepare(
-      "UPDATE experiments SET last_run_created_at_ns = MAX(last_run_created_at_ns, ?) WHERE id = "
-      "?");
-  if (!touch.ok()) return touch.error();
-  return touch->BindAll({ToNs(r.created_at), r.experiment_id}).Run();
+  return GetOne<kfp::Pipeline>(
+      *db_,
+      fmt::format("SELECT {} FROM pipelines WHERE namespace = ? AND name = ?", kPipelineColumns),
+      {namespace_, name}, ReadPipeline,
+      Error{fmt::format("pipeline named '{}' not found", name), 404});
 }
 
-Status Store::UpdateRunStatus(const std::string& run_id, const RunStatus& status) {
-  std::string text = StatusJson(status);
+Status Store::UpdatePipeline(const kfp::Pipeline& p) {
   std::lock_guard lock(mu_);
   auto stmt =
-      db_->Prepare("UPDATE runs SET state = ?, finished_at_ns = ?, status = ? WHERE id = ?");
+      db_->PrepareCached("UPDATE pipelines SET display_name = ?, description = ? WHERE id = ?");
   if (!stmt.ok()) return stmt.error();
-  stmt->BindAll({std::string(RuntimeStateName(status.state)),
-                 status.finished_at.time_since_epoch().count() ? ToNs(status.finished_at) : 0, text,
-                 run_id});
-  if (Status s = stmt->Run(); !s.ok()) return s;
-  if (db_->Changes() == 0) return NotFound("run", run_id);
+  if (Status s = (*stmt)->BindAll({p.display_name, p.description, p.pipeline_id}).Run(); !s.ok()) {
+    return s;
+  }
+  if (db_->Changes() == 0) return NotFound("pipeline", p.pipeline_id);
   return Ok();
 }
 
-Result<kfp::Run> Store::GetRun(const std::string& id) {
+Status Store::InsertPipelineAndVersion(const kfp::Pipeline& p, const kfp::PipelineVersion& v) {
   std::lock_guard lock(mu_);
-  return GetOne<kfp::Run>(*db_, fmt::format("SELECT {} FROM runs WHERE id = ?", kRunColumns), {id},
-                          ReadRun, NotFound("run", id));
-}
-
-Result<ListResult<kfp::Run>> Store::ListRuns(const ListRequest& req,
-                                             const std::string& experiment_id,
-                                             const std::string& namespace_) {
-  auto plan = PlanList(req, RunFields(), "created_at", "id");
-  if (!plan.ok()) return plan.error();
-  std::string scope = "namespace = ?";
-  std::vector<SqlValue> binds = {namespace_};
-  if (!experiment_id.empty()) {
-    scope += " AND experiment_id = ?";
-    binds.push_back(experiment_id);
-  }
-  std::lock_guard lock(mu_);
-  return RunList<kfp::Run>(*db_, "runs", kRunColumns, *plan, scope, binds, [&](const Statement& s) {
-    auto r = ReadRun(s);
-    std::string id = r.run_id;
-    return std::make_tuple(std::move(r), std::move(id), SortValue(s, 16, *plan));
+  return InTransaction([&]() -> Status {
+    Status s = Insert(
+        *db_,
+        "INSERT INTO pipelines (id, name, display_name, description, namespace, "
+        "created_at_ns) VALUES (?, ?, ?, ?, ?, ?)",
+        {p.pipeline_id, p.name, p.display_name, p.description, p.namespace_, ToNs(p.created_at)},
+        fmt::format("a pipeline named '{}' already exists", p.name));
+    if (!s.ok()) return s;
+    return Insert(
+        *db_,
+        "INSERT INTO pipeline_versions (id, pipeline_id, name, display_name, "
+        "description, created_at_ns, package_url, code_source_url, pipeline_spec) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        {v.pipeline_version_id, v.pipeline_id, v.name, v.display_name, v.description,
+         ToNs(v.created_at), v.package_url, v.code_source_url, v.pipeline_spec.dump()},
+        fmt::format("pipeline {} already has a version named '{}'", v.pipeline_id, v.name));
   });
 }
 
-Status Store::DeleteRun(const std::string& id) {
+Result<kfp::PipelineVersion> Store::FindPipelineVersion(const std::string& version_id) {
   std::lock_guard lock(mu_);
-  return DeleteOne(*db_, "DELETE FROM runs WHERE id = ?", id, NotFound("run", id));
+  return GetOne<kfp::PipelineVersion>(
+      *db_, fmt::format("SELECT {} FROM pipeline_versions WHERE id = ?", kVersionColumns),
+      {version_id}, ReadVersion, NotFound("pipeline version", version_id));
+}
+
+Status Store::UpdatePipelineVersion(const kfp::PipelineVersion& v) {
+  std::lock_guard lock(mu_);
+  auto stmt = db_->PrepareCached(
+      "UPDATE pipeline_versions SET display_name = ?, description = ? "
+      "WHERE id = ? AND pipeline_id = ?");
+  if (!stmt.ok()) return stmt.error();
+  Status s =
+      (*stmt)->BindAll({v.display_name, v.description, v.pipeline_version_id, v.pipeline_id}).Run();
+  if (!s.ok()) return s;
+  if (db_->Changes() == 0) return NotFound("pipeline version", v.pipeline_version_id);
+  return Ok();
+}
+
+Status Store::DeletePipelineVersion(const std::string& pipeline_id, const std::string& version_id) {
+  std::lock_guard lock(mu_);
+  auto stmt = db_->PrepareCached("DELETE FROM pipeline_versions WHERE id = ? AND pipeline_id = ?");
+  if (!stmt.ok()) return stmt.error();
+  if (Status s = (*stmt)->BindAll({version_id, pipeline_id}).Run(); !s.ok()) return s;
+  if (db_->Changes() == 0) return NotFound("pipeline version", version_id);
+  return Ok();
+}
+
+Status Store::SetExperimentStorageState(const std::string& id, const std::string& state,
+                                        WallTime now) {
+  std::lock_guard lock(mu_);
+  return InTransaction([&]() -> Status {
+    auto e = db_->PrepareCached("UPDATE experiments SET storage_state = ? WHERE id = ?");
+    if (!e.ok()) return e.error();
+    if (Status s = (*e)->BindAll({state, id}).Run(); !s.ok()) return s;
+    if (db_->Changes() == 0) return NotFound("experiment", id);
+    if (state != "ARCHIVED") return Ok();
+    auto runs = db_->PrepareCached("UPDATE runs SET storage_state = ? WHERE experiment_id = ?");
+    if (!runs.ok()) return runs.error();
+    if (Status s = (*runs)->BindAll({state, id}).Run(); !s.ok()) return s;
+    auto jobs = db_->PrepareCached(
+        "UPDATE recurring_runs SET status = 'DISABLED', updated_at_ns = ? "
+        "WHERE experiment_id = ? AND status != 'DISABLED'");
+    if (!jobs.ok()) return jobs.error();
+    return (*jobs)->BindAll({ToNs(now), id}).Run();
+  });
 }
 
 }  // namespace kfpbench::store

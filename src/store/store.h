@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,12 @@ struct RunStatus {
   std::vector<kfp::PipelineTaskDetail> task_details;
 };
 
+// What the scheduler needs to know about one enabled recurring run.
+struct ScheduleState {
+  kfp::RecurringRun recurring_run;
+  WallTime last_fire{};  // intended time of the last run it created; epoch: none yet
+};
+
 class Store {
  public:
   // An empty path opens an in-memory database.
@@ -40,8 +47,13 @@ class Store {
   Result<kfp::Pipeline> GetPipeline(const std::string& id);
   Result<ListResult<kfp::Pipeline>> ListPipelines(const ListRequest& req,
                                                   const std::string& namespace_);
+  Result<kfp::Pipeline> GetPipelineByName(const std::string& namespace_, const std::string& name);
+  // Writes display_name and description, the fields KFP lets one change.
+  Status UpdatePipeline(const kfp::Pipeline& p);
   // Without `cascade`, a pipeline that still has versions is not deleted (400).
   Status DeletePipeline(const std::string& id, bool cascade);
+  // Both or neither, in one transaction.
+  Status InsertPipelineAndVersion(const kfp::Pipeline& p, const kfp::PipelineVersion& v);
 
   // The version's pipeline_spec is stored as JSON text.
   Status InsertPipelineVersion(const kfp::PipelineVersion& v);
@@ -49,25 +61,55 @@ class Store {
                                                   const std::string& version_id);
   Result<ListResult<kfp::PipelineVersion>> ListPipelineVersions(const std::string& pipeline_id,
                                                                 const ListRequest& req);
+  // A version by its id alone (v1 resource references name only the version).
+  Result<kfp::PipelineVersion> FindPipelineVersion(const std::string& version_id);
   // The newest version of a pipeline (KFP runs it when no version is named).
   Result<kfp::PipelineVersion> LatestPipelineVersion(const std::string& pipeline_id);
+  Status UpdatePipelineVersion(const kfp::PipelineVersion& v);  // display_name, description
+  Status DeletePipelineVersion(const std::string& pipeline_id, const std::string& version_id);
 
   Status InsertExperiment(const kfp::Experiment& e);
   Result<kfp::Experiment> GetExperiment(const std::string& id);
   Result<ListResult<kfp::Experiment>> ListExperiments(const ListRequest& req,
                                                       const std::string& namespace_);
   Status DeleteExperiment(const std::string& id);
+  // "ARCHIVED" also archives the experiment's runs and disables its recurring
+  // runs, as KFP does; "AVAILABLE" restores the experiment only.
+  Status SetExperimentStorageState(const std::string& id, const std::string& state, WallTime now);
 
-  Status InsertRun(const kfp::Run& run);
+  // With `recurring_fire`, also records it as the last fire time of the run's
+  // recurring run, in the same transaction, so a restart neither repeats nor
+  // skips a scheduled run.
+  Status InsertRun(const kfp::Run& run, std::optional<WallTime> recurring_fire = std::nullopt);
   Status UpdateRunStatus(const std::string& run_id, const RunStatus& status);
   Result<kfp::Run> GetRun(const std::string& id);
   Result<ListResult<kfp::Run>> ListRuns(const ListRequest& req, const std::string& experiment_id,
                                         const std::string& namespace_);
   Status DeleteRun(const std::string& id);
+  Status SetRunStorageState(const std::string& id, const std::string& state);
+  // Runs per state, for metrics.
+  Result<std::vector<std::pair<std::string, int64_t>>> CountRunsByState();
+  // Ends every PENDING, RUNNING or CANCELING run FAILED with `message` (the
+  // processes behind them died with the previous server). Returns how many.
+  Result<int> FailInFlightRuns(const std::string& message, WallTime now);
+
+  Status InsertRecurringRun(const kfp::RecurringRun& r);
+  Result<kfp::RecurringRun> GetRecurringRun(const std::string& id);
+  Result<ListResult<kfp::RecurringRun>> ListRecurringRuns(const ListRequest& req,
+                                                          const std::string& experiment_id,
+                                                          const std::string& namespace_);
+  Status DeleteRecurringRun(const std::string& id);
+  Status SetRecurringRunEnabled(const std::string& id, bool enabled, WallTime now);
+  Result<std::vector<ScheduleState>> EnabledSchedules();
+  // Runs of a recurring run that have not finished (max_concurrency counts them).
+  Result<int64_t> CountActiveRuns(const std::string& recurring_run_id);
 
  private:
   explicit Store(std::unique_ptr<Database> db) : db_(std::move(db)) {}
   Status CreateSchema(bool on_disk);
+  // Runs `fn` inside BEGIN/COMMIT, rolling back when it fails. Hold mu_.
+  template <typename Fn>
+  Status InTransaction(Fn&& fn);
 
   std::mutex mu_;
   std::unique_ptr<Database> db_;

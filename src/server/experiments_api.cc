@@ -1,0 +1,56 @@
+// Experiments (v2beta1 ExperimentService).
+#include "server/api_util.h"
+#include "server/handlers.h"
+#include "util/ids.h"
+
+namespace kfpbench::server {
+
+using nlohmann::json;
+
+http::Response Handlers::CreateExperiment(const http::Request& r, const Params&) {
+  auto body = ParseJsonBody(r);
+  if (!body.ok()) return ErrorResponse(body.error());
+  auto e = kfp::ExperimentFromJson(*body, true);
+  if (!e.ok()) return ErrorResponse(e.error());
+  if (e->display_name.empty()) return ErrorResponse(400, "experiment display_name is required");
+  e->experiment_id = NewUuid();
+  e->created_at = WallClock::now();
+  e->storage_state = "AVAILABLE";
+  e->last_run_created_at = {};
+  if (Status s = store_.InsertExperiment(*e); !s.ok()) return ErrorResponse(s.error());
+  return JsonResponse(kfp::ToJson(*e));
+}
+
+http::Response Handlers::ListExperiments(const http::Request& r, const Params&) {
+  auto list = store_.ListExperiments(ListRequestFrom(r), r.Query("namespace"));
+  if (!list.ok()) return ErrorResponse(list.error());
+  return JsonResponse(ListBody("experiments", *list, [](const auto& e) { return kfp::ToJson(e); }));
+}
+
+http::Response Handlers::GetExperiment(const http::Request&, const Params& p) {
+  auto e = store_.GetExperiment(p.at("experiment_id"));
+  if (!e.ok()) return ErrorResponse(e.error());
+  return JsonResponse(kfp::ToJson(*e));
+}
+
+http::Response Handlers::DeleteExperiment(const http::Request&, const Params& p) {
+  if (Status s = store_.DeleteExperiment(p.at("experiment_id")); !s.ok()) {
+    return ErrorResponse(s.error());
+  }
+  return JsonResponse(json::object());
+}
+
+http::Response Handlers::ArchiveExperiment(const http::Request&, const Params& p) {
+  Status s = store_.SetExperimentStorageState(p.at("experiment_id"), "ARCHIVED", WallClock::now());
+  if (!s.ok()) return ErrorResponse(s.error());
+  return JsonResponse(json::object());
+}
+
+http::Response Handlers::UnarchiveExperiment(const http::Request&, const Params& p) {
+  // As in KFP, the runs stay archived; each is restored on its own.
+  Status s = store_.SetExperimentStorageState(p.at("experiment_id"), "AVAILABLE", WallClock::now());
+  if (!s.ok()) return ErrorResponse(s.error());
+  return JsonResponse(json::object());
+}
+
+}  // namespace kfpbench::server

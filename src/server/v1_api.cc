@@ -1,0 +1,396 @@
+// The v1beta1 subset KFP's v1 client uses in benchmark flows: upload and list
+// pipelines, experiments, and create/get/list/delete runs with
+// resource_references and string parameters. v1 names (id, name), v1 status
+// strings ("Succeeded") and the {"run", "pipeline_runtime"} wrapper of GetRun.
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "kfp/json_reader.h"
+#include "server/api_util.h"
+#include "server/handlers.h"
+
+namespace kfpbench::server {
+namespace {
+
+using nlohmann::json;
+
+void Put(json& j, const char* key, const std::string& v) {
+  if (!v.empty()) j[key] = v;
+}
+void Put(json& j, const char* key, WallTime t) {
+  if (t.time_since_epoch().count() != 0) j[key] = FormatRfc3339(t);
+}
+
+// v1 reports the workflow phase names.
+std::string V1Status(RuntimeState s) {
+  switch (s) {
+    case RuntimeState::kPending:
+      return "Pending";
+    case RuntimeState::kRunning:
+      return "Running";
+    case RuntimeState::kSucceeded:
+      return "Succeeded";
+    case RuntimeState::kSkipped:
+      return "Skipped";
+    case RuntimeState::kFailed:
+      return "Failed";
+    case RuntimeState::kCanceling:
+      return "Terminating";
+    case RuntimeState::kCanceled:
+      return "Canceled";
+    case RuntimeState::kPaused:
+      return "Paused";
+    case RuntimeState::kUnspecified:
+      break;
+  }
+  return "";
+}
+
+std::string V1StorageState(const std::string& v2) {
+  return v2 == "ARCHIVED" ? "STORAGESTATE_ARCHIVED" : "STORAGESTATE_AVAILABLE";
+}
+
+json Reference(const char* type, const std::string& id, const std::string& name,
+               const char* relationship) {
+  json ref = {{"key", {{"type", type}, {"id", id}}}, {"relationship", relationship}};
+  if (!name.empty()) ref["name"] = name;
+  return ref;
+}
+
+// A parameter value as v1 shows it: strings as they are, the rest as JSON.
+std::string ParameterText(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+// The pipeline's declared inputs as v1 parameters, defaults as values.
+json SpecParameters(const json& spec) {
+  json out = json::array();
+  if (!spec.is_object()) return out;
+  auto root = spec.find("root");
+  if (root == spec.end() || !root->is_object()) return out;
+  auto defs = root->find("inputDefinitions");
+  if (defs == root->end() || !defs->is_object()) return out;
+  auto params = defs->find("parameters");
+  if (params == defs->end() || !params->is_object()) return out;
+  for (const auto& [name, def] : params->items()) {
+    json p = {{"name", name}};
+    if (def.is_object() && def.contains("defaultValue"))
+      p["value"] = ParameterText(def["defaultValue"]);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// A v1 string parameter converted to the type the pipeline declares.
+Result<json> TypedParameter(const json& spec, const std::string& name, const std::string& value) {
+  std::string type;
+  if (spec.is_object()) {
+    const json* def = &spec;
+    for (const char* key : {"root", "inputDefinitions", "parameters"}) {
+      if (!def->is_object() || !def->contains(key)) {
+        def = nullptr;
+        break;
+      }
+      def = &(*def)[key];
+    }
+    if (def && def->is_object() && def->contains(name) && (*def)[name].is_object()) {
+      type = (*def)[name].value("parameterType", "");
+    }
+  }
+  auto bad = [&](const char* what) {
+    return Error{fmt::format("parameter '{}': '{}' is not {}", name, value, what), 400};
+  };
+  if (type == "NUMBER_INTEGER") {
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec != std::errc() || end != value.data() + value.size()) return bad("an integer");
+    return json(v);
+  }
+  if (type == "NUMBER_DOUBLE" || type == "BOOLEAN" || type == "LIST" || type == "STRUCT") {
+    json v = json::parse(value, nullptr, false);
+    if (v.is_discarded()) return bad("valid JSON for its type");
+    if (type == "NUMBER_DOUBLE" && !v.is_number()) return bad("a number");
+    if (type == "BOOLEAN" && !v.is_boolean()) return bad("true or false");
+    return v;
+  }
+  return json(value);
+}
+
+json V1Version(const kfp::PipelineVersion& v) {
+  json j = json::object();
+  Put(j, "id", v.pipeline_version_id);
+  Put(j, "name", v.name);
+  Put(j, "created_at", v.created_at);
+  j["parameters"] = SpecParameters(v.pipeline_spec);
+  Put(j, "code_source_url", v.code_source_url);
+  Put(j, "description", v.description);
+  j["resource_references"] = json::array({Reference("PIPELINE", v.pipeline_id, "", "OWNER")});
+  return j;
+}
+
+json V1Pipeline(const kfp::Pipeline& p, const kfp::PipelineVersion* latest) {
+  json j = json::object();
+  Put(j, "id", p.pipeline_id);
+  Put(j, "created_at", p.created_at);
+  Put(j, "name", p.name);
+  Put(j, "description", p.description);
+  if (latest) {
+    j["parameters"] = SpecParameters(latest->pipeline_spec);
+    j["default_version"] = V1Version(*latest);
+  }
+  return j;
+}
+
+json V1Experiment(const kfp::Experiment& e) {
+  json j = json::object();
+  Put(j, "id", e.experiment_id);
+  Put(j, "name", e.display_name);
+  Put(j, "description", e.description);
+  Put(j, "created_at", e.created_at);
+  j["storage_state"] = V1StorageState(e.storage_state);
+  return j;
+}
+
+json V1Run(const kfp::Run& r) {
+  json j = json::object();
+  Put(j, "id", r.run_id);
+  Put(j, "name", r.display_name);
+  j["storage_state"] = V1StorageState(r.storage_state);
+  Put(j, "description", r.description);
+  json spec = json::object();
+  Put(spec, "pipeline_id", r.pipeline_id);
+  json params = json::array();
+  if (r.runtime_config.parameters.is_object()) {
+    for (const auto& [name, v] : r.runtime_config.parameters.items()) {
+      params.push_back({{"name", name}, {"value", ParameterText(v)}});
+    }
+  }
+  if (!params.empty()) spec["parameters"] = std::move(params);
+  if (!r.pipeline_spec.is_null()) spec["pipeline_manifest"] = r.pipeline_spec.dump();
+  j["pipeline_spec"] = std::move(spec);
+  json refs = json::array();
+  if (!r.experiment_id.empty())
+    refs.push_back(Reference("EXPERIMENT", r.experiment_id, "", "OWNER"));
+  if (!r.pipeline_version_reference_id.empty()) {
+    refs.push_back(Reference("PIPELINE_VERSION", r.pipeline_version_reference_id, "", "CREATOR"));
+  }
+  j["resource_references"] = std::move(refs);
+  Put(j, "service_account", r.service_account);
+  Put(j, "created_at", r.created_at);
+  Put(j, "scheduled_at", r.scheduled_at);
+  Put(j, "finished_at", r.finished_at);
+  Put(j, "status", V1Status(r.state));
+  if (r.error) Put(j, "error", r.error->message);
+  return j;
+}
+
+// What v1 GetRun returns beside the run: a workflow-shaped summary, since
+// there is no Argo workflow behind the embedded engine.
+json V1Runtime(const kfp::Run& r) {
+  json status = {{"phase", V1Status(r.state)}};
+  Put(status, "startedAt", r.created_at);
+  Put(status, "finishedAt", r.finished_at);
+  if (r.error) status["message"] = r.error->message;
+  return {{"workflow_manifest", json{{"status", status}}.dump()}};
+}
+
+}  // namespace
+
+http::Response Handlers::V1Healthz(const http::Request&, const Params&) {
+  return JsonResponse({{"multi_user", false}});
+}
+
+http::Response Handlers::V1UploadPipeline(const http::Request& r, const Params&) {
+  auto uploaded = UploadFromRequest(r);
+  if (!uploaded.ok()) return ErrorResponse(uploaded.error());
+  return JsonResponse(V1Pipeline(uploaded->first, &uploaded->second));
+}
+
+http::Response Handlers::V1ListPipelines(const http::Request& r, const Params&) {
+  std::string namespace_ = r.Query("resource_reference_key.type") == "NAMESPACE"
+                               ? r.Query("resource_reference_key.id")
+                               : "";
+  auto list = store_.ListPipelines(ListRequestFrom(r), namespace_);
+  if (!list.ok()) return ErrorResponse(list.error());
+  return JsonResponse(ListBody("pipelines", *list, [&](const kfp::Pipeline& p) {
+    auto latest = store_.LatestPipelineVersion(p.pipeline_id);
+    return V1Pipeline(p, latest.ok() ? &*latest : nullptr);
+  }));
+}
+
+http::Response Handlers::V1GetPipeline(const http::Request&, const Params& p) {
+  auto pipeline = store_.GetPipeline(p.at("id"));
+  if (!pipeline.ok()) return ErrorResponse(pipeline.error());
+  auto latest = store_.LatestPipelineVersion(pipeline->pipeline_id);
+  return JsonResponse(V1Pipeline(*pipeline, latest.ok() ? &*latest : nullptr));
+}
+
+http::Response Handlers::V1CreateExperiment(const http::Request& r, const Params&) {
+  auto body = ParseJsonBody(r);
+  if (!body.ok()) return ErrorResponse(body.error());
+  kfp::Experiment e;
+  kfp::JsonReader reader(*body, "", true);
+  json ignored;
+  reader.String("name", e.display_name);
+  reader.String("description", e.description);
+  reader.Any("id", ignored);
+  reader.Any("created_at", ignored);
+  reader.Any("storage_state", ignored);
+  reader.Array("resource_references", [&](kfp::JsonReader& ref) {
+    json key;
+    ref.Object("key", key);
+    ref.Any("name", ignored);
+    ref.Any("relationship", ignored);
+    if (key.is_object() && key.value("type", "") == "NAMESPACE") {
+      e.namespace_ = key.value("id", "");
+    }
+  });
+  if (Status s = reader.Finish(); !s.ok()) return ErrorResponse(s.error());
+  if (e.display_name.empty()) return ErrorResponse(400, "experiment name is required");
+  json v2 = {{"display_name", e.display_name}, {"description", e.description}};
+  if (!e.namespace_.empty()) v2["namespace"] = e.namespace_;
+  http::Request inner = r;
+  inner.body = v2.dump();
+  auto created = CreateExperiment(inner, {});
+  if (created.status != 200) return created;
+  auto parsed = kfp::ExperimentFromJson(json::parse(created.body), false);
+  if (!parsed.ok()) return ErrorResponse(parsed.error());
+  return JsonResponse(V1Experiment(*parsed));
+}
+
+http::Response Handlers::V1GetExperiment(const http::Request&, const Params& p) {
+  auto e = store_.GetExperiment(p.at("id"));
+  if (!e.ok()) return ErrorResponse(e.error());
+  return JsonResponse(V1Experiment(*e));
+}
+
+http::Response Handlers::V1ListExperiments(const http::Request& r, const Params&) {
+  std::string namespace_ = r.Query("resource_reference_key.type") == "NAMESPACE"
+                               ? r.Query("resource_reference_key.id")
+                               : "";
+  auto list = store_.ListExperiments(ListRequestFrom(r), namespace_);
+  if (!list.ok()) return ErrorResponse(list.error());
+  return JsonResponse(ListBody("experiments", *list, V1Experiment));
+}
+
+http::Response Handlers::V1CreateRun(const http::Request& r, const Params&) {
+  auto body = ParseJsonBody(r);
+  if (!body.ok()) return ErrorResponse(body.error());
+  kfp::Run run;
+  std::string manifest, workflow_manifest;
+  std::vector<std::pair<std::string, std::string>> params;
+  json runtime_config, ignored;
+  std::string bad_reference;
+  kfp::JsonReader reader(*body, "", true);
+  reader.String("name", run.display_name);
+  reader.String("description", run.description);
+  reader.String("service_account", run.service_account);
+  for (const char* output : {"id", "storage_state", "created_at", "scheduled_at", "finished_at",
+                             "status", "error", "metrics"}) {
+    reader.Any(output, ignored);
+  }
+  reader.Message("pipeline_spec", [&](kfp::JsonReader& spec) {
+    spec.String("pipeline_id", run.pipeline_id);
+    spec.Any("pipeline_name", ignored);
+    spec.String("pipeline_manifest", manifest);
+    spec.String("workflow_manifest", workflow_manifest);
+    spec.Array("parameters", [&](kfp::JsonReader& p) {
+      std::string name, value;
+      p.String("name", name);
+      p.String("value", value);
+      params.emplace_back(std::move(name), std::move(value));
+    });
+    spec.Object("runtime_config", runtime_config);
+  });
+  reader.Array("resource_references", [&](kfp::JsonReader& ref) {
+    json key;
+    std::string relationship;
+    ref.Object("key", key);
+    ref.Any("name", ignored);
+    ref.String("relationship", relationship);
+    std::string type = key.is_object() ? key.value("type", "") : "";
+    std::string id = key.is_object() && key["id"].is_string() ? key["id"].get<std::string>() : "";
+    if (type == "EXPERIMENT") {
+      run.experiment_id = id;
+    } else if (type == "PIPELINE_VERSION") {
+      run.pipeline_version_reference_id = id;
+    } else if (type == "PIPELINE") {
+      run.pipeline_id = id;
+    } else if (type != "NAMESPACE") {
+      bad_reference = type.empty() ? "a resource reference without key.type" : type;
+    }
+  });
+  if (Status s = reader.Finish(); !s.ok()) return ErrorResponse(s.error());
+  if (!bad_reference.empty()) {
+    return ErrorResponse(400, "runs cannot reference " + bad_reference +
+                                  " (EXPERIMENT, PIPELINE_VERSION, PIPELINE or NAMESPACE)");
+  }
+  if (run.display_name.empty()) return ErrorResponse(400, "run name is required");
+  if (!workflow_manifest.empty()) {
+    return ErrorResponse(400,
+                         "pipeline_spec.workflow_manifest (Argo workflows) is not supported; "
+                         "give a KFP v2 pipeline_manifest or a pipeline version");
+  }
+
+  // The spec, for parameter types: inline manifest, or the referenced version.
+  json spec;
+  if (!manifest.empty()) {
+    auto parsed = ParseSpec(manifest, "pipeline_spec.pipeline_manifest");
+    if (!parsed.ok()) return ErrorResponse(parsed.error());
+    run.pipeline_spec = spec = parsed->json;
+  } else if (!run.pipeline_version_reference_id.empty()) {
+    auto version = store_.FindPipelineVersion(run.pipeline_version_reference_id);
+    if (!version.ok()) return ErrorResponse(version.error());
+    if (!run.pipeline_id.empty() && run.pipeline_id != version->pipeline_id) {
+      return ErrorResponse(400, fmt::format("pipeline version {} does not belong to pipeline {}",
+                                            version->pipeline_version_id, run.pipeline_id));
+    }
+    run.pipeline_id = version->pipeline_id;
+    spec = version->pipeline_spec;
+  } else if (!run.pipeline_id.empty()) {
+    auto version = store_.LatestPipelineVersion(run.pipeline_id);
+    if (!version.ok()) return ErrorResponse(version.error());
+    run.pipeline_version_reference_id = version->pipeline_version_id;
+    spec = version->pipeline_spec;
+  }
+  run.runtime_config.parameters = json::object();
+  if (runtime_config.is_object()) {
+    if (runtime_config.contains("parameters") && runtime_config["parameters"].is_object()) {
+      run.runtime_config.parameters = runtime_config["parameters"];
+    }
+    run.runtime_config.pipeline_root = runtime_config.value("pipeline_root", "");
+  }
+  for (const auto& [name, value] : params) {
+    auto typed = TypedParameter(spec, name, value);
+    if (!typed.ok()) return ErrorResponse(typed.error());
+    run.runtime_config.parameters[name] = std::move(*typed);
+  }
+  auto started = StartRun(std::move(run));
+  if (!started.ok()) return ErrorResponse(started.error());
+  return JsonResponse({{"run", V1Run(*started)}, {"pipeline_runtime", V1Runtime(*started)}});
+}
+
+http::Response Handlers::V1GetRun(const http::Request&, const Params& p) {
+  auto run = store_.GetRun(p.at("run_id"));
+  if (!run.ok()) return ErrorResponse(run.error());
+  return JsonResponse({{"run", V1Run(*run)}, {"pipeline_runtime", V1Runtime(*run)}});
+}
+
+http::Response Handlers::V1ListRuns(const http::Request& r, const Params&) {
+  std::string experiment_id;
+  std::string type = r.Query("resource_reference_key.type");
+  if (type == "EXPERIMENT") {
+    experiment_id = r.Query("resource_reference_key.id");
+  } else if (!type.empty() && type != "NAMESPACE") {
+    return ErrorResponse(400, "runs can be listed by EXPERIMENT or NAMESPACE, not " + type);
+  }
+  std::string namespace_ = type == "NAMESPACE" ? r.Query("resource_reference_key.id") : "";
+  auto list = store_.ListRuns(ListRequestFrom(r), experiment_id, namespace_);
+  if (!list.ok()) return ErrorResponse(list.error());
+  return JsonResponse(ListBody("runs", *list, V1Run));
+}
+
+http::Response Handlers::V1DeleteRun(const http::Request& r, const Params& p) {
+  return DeleteRun(r, {{"run_id", p.at("id")}});
+}
+
+}  // namespace kfpbench::server

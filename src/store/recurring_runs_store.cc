@@ -1,0 +1,130 @@
+// Recurring runs: the API resource, kept as its JSON form beside the columns
+// lists filter on, and the scheduler's state (the last fire time).
+#include <fmt/format.h>
+
+#include "store/store.h"
+#include "store/store_internal.h"
+
+namespace kfpbench::store {
+namespace {
+
+using namespace internal;  // NOLINT: this file is the store
+using nlohmann::json;
+
+const std::vector<Field>& RecurringRunFields() {
+  static const std::vector<Field> fields = {
+      {{"created_at"}, "created_at_ns", FieldType::kTime},
+      {{"updated_at"}, "updated_at_ns", FieldType::kTime},
+      {{"display_name", "name"}, "display_name", FieldType::kString},
+      {{"recurring_run_id", "id"}, "id", FieldType::kString},
+      {{"status"}, "status", FieldType::kString},
+      {{"experiment_id"}, "experiment_id", FieldType::kString},
+  };
+  return fields;
+}
+
+constexpr const char* kColumns = "id, status, updated_at_ns, body, last_fire_ns";
+
+kfp::RecurringRun ReadRecurringRun(const Statement& s) {
+  auto parsed = kfp::RecurringRunFromJson(json::parse(s.Text(3), nullptr, false), false);
+  kfp::RecurringRun r = parsed.ok() ? std::move(*parsed) : kfp::RecurringRun{};
+  // The columns change after creation; the body keeps what was created.
+  r.recurring_run_id = s.Text(0);
+  r.status = s.Text(1);
+  r.updated_at = FromNs(s.Int(2));
+  return r;
+}
+
+}  // namespace
+
+Status Store::InsertRecurringRun(const kfp::RecurringRun& r) {
+  std::lock_guard lock(mu_);
+  return Insert(*db_,
+                "INSERT INTO recurring_runs (id, display_name, namespace, experiment_id, status, "
+                "created_at_ns, updated_at_ns, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                {r.recurring_run_id, r.display_name, r.namespace_, r.experiment_id, r.status,
+                 ToNs(r.created_at), ToNs(r.updated_at), kfp::ToJson(r).dump()},
+                fmt::format("recurring run {} already exists", r.recurring_run_id));
+}
+
+Result<kfp::RecurringRun> Store::GetRecurringRun(const std::string& id) {
+  std::lock_guard lock(mu_);
+  return GetOne<kfp::RecurringRun>(
+      *db_, fmt::format("SELECT {} FROM recurring_runs WHERE id = ?", kColumns), {id},
+      ReadRecurringRun, NotFound("recurring run", id));
+}
+
+Result<ListResult<kfp::RecurringRun>> Store::ListRecurringRuns(const ListRequest& req,
+                                                               const std::string& experiment_id,
+                                                               const std::string& namespace_) {
+  auto plan = PlanList(req, RecurringRunFields(), "created_at", "id");
+  if (!plan.ok()) return plan.error();
+  std::string scope;
+  std::vector<SqlValue> binds;
+  if (!experiment_id.empty()) {
+    scope = "experiment_id = ?";
+    binds.push_back(experiment_id);
+  }
+  if (!namespace_.empty()) {
+    scope += scope.empty() ? "namespace = ?" : " AND namespace = ?";
+    binds.push_back(namespace_);
+  }
+  std::lock_guard lock(mu_);
+  return RunList<kfp::RecurringRun>(
+      *db_, "recurring_runs", kColumns, *plan, scope, binds, [&](const Statement& s) {
+        auto r = ReadRecurringRun(s);
+        std::string id = r.recurring_run_id;
+        return std::make_tuple(std::move(r), std::move(id), SortValue(s, 5, *plan));
+      });
+}
+
+Status Store::DeleteRecurringRun(const std::string& id) {
+  std::lock_guard lock(mu_);
+  return DeleteOne(*db_, "DELETE FROM recurring_runs WHERE id = ?", id,
+                   NotFound("recurring run", id));
+}
+
+Status Store::SetRecurringRunEnabled(const std::string& id, bool enabled, WallTime now) {
+  std::lock_guard lock(mu_);
+  auto stmt =
+      db_->PrepareCached("UPDATE recurring_runs SET status = ?, updated_at_ns = ? WHERE id = ?");
+  if (!stmt.ok()) return stmt.error();
+  Status s = (*stmt)->BindAll({enabled ? "ENABLED" : "DISABLED", ToNs(now), id}).Run();
+  if (!s.ok()) return s;
+  if (db_->Changes() == 0) return NotFound("recurring run", id);
+  return Ok();
+}
+
+Result<std::vector<ScheduleState>> Store::EnabledSchedules() {
+  std::lock_guard lock(mu_);
+  auto stmt = db_->PrepareCached(
+      fmt::format("SELECT {} FROM recurring_runs WHERE status = 'ENABLED'", kColumns));
+  if (!stmt.ok()) return stmt.error();
+  ResetOnExit reset(*stmt);
+  std::vector<ScheduleState> out;
+  for (;;) {
+    auto row = (*stmt)->Step();
+    if (!row.ok()) return row.error();
+    if (!*row) break;
+    ScheduleState state;
+    state.recurring_run = ReadRecurringRun(**stmt);
+    if (int64_t last = (*stmt)->Int(4)) state.last_fire = FromNs(last);
+    out.push_back(std::move(state));
+  }
+  return out;
+}
+
+Result<int64_t> Store::CountActiveRuns(const std::string& recurring_run_id) {
+  std::lock_guard lock(mu_);
+  auto stmt = db_->PrepareCached(
+      "SELECT COUNT(*) FROM runs WHERE recurring_run_id = ? "
+      "AND state IN ('PENDING', 'RUNNING', 'CANCELING')");
+  if (!stmt.ok()) return stmt.error();
+  ResetOnExit reset(*stmt);
+  (*stmt)->Bind(1, recurring_run_id);
+  auto row = (*stmt)->Step();
+  if (!row.ok()) return row.error();
+  return (*stmt)->Int(0);
+}
+
+}  // namespace kfpbench::store

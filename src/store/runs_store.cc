@@ -1,0 +1,245 @@
+// Runs: insert, status updates from the engine, reads, lists, archiving and
+// the recovery of runs in flight when the previous server died.
+#include <fmt/format.h>
+
+#include "store/store.h"
+#include "store/store_internal.h"
+
+namespace kfpbench::store {
+namespace internal {
+
+using nlohmann::json;
+
+const std::vector<Field>& RunFields() {
+  static const std::vector<Field> fields = {
+      {{"created_at"}, "created_at_ns", FieldType::kTime},
+      {{"finished_at"}, "finished_at_ns", FieldType::kTime},
+      {{"scheduled_at"}, "scheduled_at_ns", FieldType::kTime},
+      {{"display_name", "name"}, "display_name", FieldType::kString},
+      {{"run_id", "id"}, "id", FieldType::kString},
+      {{"state"}, "state", FieldType::kString},
+      {{"storage_state"}, "storage_state", FieldType::kString},
+      {{"experiment_id"}, "experiment_id", FieldType::kString},
+      {{"recurring_run_id"}, "recurring_run_id", FieldType::kString},
+      {{"pipeline_version_id"}, "pipeline_version_id", FieldType::kString},
+  };
+  return fields;
+}
+
+// Runs one list query: total under the filter, then one page of rows after
+// the cursor. `read` turns a row into an item and returns its sort value.
+const char* const kRunColumns =
+    "id, experiment_id, display_name, description, pipeline_id, pipeline_version_id, "
+    "pipeline_spec, runtime_config, service_account, storage_state, state, created_at_ns, "
+    "scheduled_at_ns, finished_at_ns, recurring_run_id, status";
+kfp::Run ReadRun(const Statement& s) {
+  kfp::Run r;
+  r.run_id = s.Text(0);
+  r.experiment_id = s.Text(1);
+  r.display_name = s.Text(2);
+  r.description = s.Text(3);
+  r.pipeline_id = s.Text(4);
+  r.pipeline_version_reference_id = s.Text(5);
+  if (!s.IsNull(6)) r.pipeline_spec = json::parse(s.Text(6), nullptr, false);
+  if (r.pipeline_spec.is_discarded()) r.pipeline_spec = nullptr;
+  json rc = json::parse(s.Text(7), nullptr, false);
+  if (rc.is_object()) {
+    if (rc.contains("parameters")) r.runtime_config.parameters = rc["parameters"];
+    r.runtime_config.pipeline_root = rc.value("pipeline_root", "");
+  }
+  r.service_account = s.Text(8);
+  r.storage_state = s.Text(9);
+  r.state = ParseRuntimeState(s.Text(10)).value_or(RuntimeState::kUnspecified);
+  r.created_at = FromNs(s.Int(11));
+  if (int64_t t = s.Int(12)) r.scheduled_at = FromNs(t);
+  if (int64_t t = s.Int(13)) r.finished_at = FromNs(t);
+  r.recurring_run_id = s.Text(14);
+  // The changing part is stored in the API's own JSON form.
+  auto status = kfp::RunFromJson(json::parse(s.Text(15), nullptr, false), false);
+  if (status.ok()) {
+    r.error = std::move(status->error);
+    r.state_history = std::move(status->state_history);
+    r.task_details = std::move(status->task_details);
+  }
+  return r;
+}
+
+std::string StatusJson(const RunStatus& status) {
+  kfp::Run partial;
+  partial.error = status.error;
+  partial.state_history = status.state_history;
+  partial.task_details = status.task_details;
+  return kfp::ToJson(partial).dump();
+}
+
+}  // namespace internal
+
+using namespace internal;  // NOLINT: this file is the store
+using nlohmann::json;
+
+Status Store::InsertRun(const kfp::Run& r, std::optional<WallTime> recurring_fire) {
+  json rc = json::object();
+  if (!r.runtime_config.parameters.is_null()) rc["parameters"] = r.runtime_config.parameters;
+  if (!r.runtime_config.pipeline_root.empty()) rc["pipeline_root"] = r.runtime_config.pipeline_root;
+  RunStatus status{r.state, r.finished_at, r.error, r.state_history, r.task_details};
+  std::string status_json = StatusJson(status);
+  std::lock_guard lock(mu_);
+  // One transaction: one WAL commit instead of two, and never a run without
+  // its experiment's last_run_created_at (or a fire time without its run).
+  return InTransaction([&]() -> Status {
+    Status s = Insert(
+        *db_,
+        "INSERT INTO runs (id, experiment_id, display_name, description, pipeline_id, "
+        "pipeline_version_id, pipeline_spec, runtime_config, service_account, storage_state, "
+        "state, created_at_ns, scheduled_at_ns, finished_at_ns, recurring_run_id, status) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        {r.run_id, r.experiment_id, r.display_name, r.description, r.pipeline_id,
+         r.pipeline_version_reference_id,
+         r.pipeline_spec.is_null() ? SqlValue(nullptr) : SqlValue(r.pipeline_spec.dump()),
+         rc.dump(), r.service_account, r.storage_state.empty() ? "AVAILABLE" : r.storage_state,
+         std::string(RuntimeStateName(r.state)), ToNs(r.created_at), OptNs(r.scheduled_at),
+         OptNs(r.finished_at), r.recurring_run_id, status_json},
+        fmt::format("run {} already exists", r.run_id));
+    if (!s.ok()) return s;
+    if (!r.experiment_id.empty()) {
+      auto touch = db_->PrepareCached(
+          "UPDATE experiments SET last_run_created_at_ns = MAX(last_run_created_at_ns, ?) "
+          "WHERE id = ?");
+      if (!touch.ok()) return touch.error();
+      if (s = (*touch)->BindAll({ToNs(r.created_at), r.experiment_id}).Run(); !s.ok()) return s;
+    }
+    if (recurring_fire) {
+      auto fire = db_->PrepareCached("UPDATE recurring_runs SET last_fire_ns = ? WHERE id = ?");
+      if (!fire.ok()) return fire.error();
+      if (s = (*fire)->BindAll({ToNs(*recurring_fire), r.recurring_run_id}).Run(); !s.ok()) {
+        return s;
+      }
+    }
+    return Ok();
+  });
+}
+
+Status Store::UpdateRunStatus(const std::string& run_id, const RunStatus& status) {
+  std::string text = StatusJson(status);
+  std::lock_guard lock(mu_);
+  auto stmt =
+      db_->PrepareCached("UPDATE runs SET state = ?, finished_at_ns = ?, status = ? WHERE id = ?");
+  if (!stmt.ok()) return stmt.error();
+  (*stmt)->BindAll(
+      {std::string(RuntimeStateName(status.state)), OptNs(status.finished_at), text, run_id});
+  if (Status s = (*stmt)->Run(); !s.ok()) return s;
+  if (db_->Changes() == 0) return NotFound("run", run_id);
+  return Ok();
+}
+
+Result<kfp::Run> Store::GetRun(const std::string& id) {
+  std::lock_guard lock(mu_);
+  return GetOne<kfp::Run>(*db_, fmt::format("SELECT {} FROM runs WHERE id = ?", kRunColumns), {id},
+                          ReadRun, NotFound("run", id));
+}
+
+Result<ListResult<kfp::Run>> Store::ListRuns(const ListRequest& req,
+                                             const std::string& experiment_id,
+                                             const std::string& namespace_) {
+  auto plan = PlanList(req, RunFields(), "created_at", "id");
+  if (!plan.ok()) return plan.error();
+  // Runs belong to the namespace of their experiment. Without a namespace
+  // (single-user mode) there is no scope at all, which also keeps the count
+  // for total_size on an index.
+  std::string scope;
+  std::vector<SqlValue> binds;
+  if (!experiment_id.empty()) {
+    scope = "experiment_id = ?";
+    binds.push_back(experiment_id);
+  }
+  if (!namespace_.empty()) {
+    scope += scope.empty() ? "" : " AND ";
+    scope += "experiment_id IN (SELECT id FROM experiments WHERE namespace = ?)";
+    binds.push_back(namespace_);
+  }
+  std::lock_guard lock(mu_);
+  return RunList<kfp::Run>(*db_, "runs", kRunColumns, *plan, scope, binds, [&](const Statement& s) {
+    auto r = ReadRun(s);
+    std::string id = r.run_id;
+    return std::make_tuple(std::move(r), std::move(id), SortValue(s, 16, *plan));
+  });
+}
+
+Status Store::DeleteRun(const std::string& id) {
+  std::lock_guard lock(mu_);
+  return DeleteOne(*db_, "DELETE FROM runs WHERE id = ?", id, NotFound("run", id));
+}
+
+Status Store::SetRunStorageState(const std::string& id, const std::string& state) {
+  std::lock_guard lock(mu_);
+  auto stmt = db_->PrepareCached("UPDATE runs SET storage_state = ? WHERE id = ?");
+  if (!stmt.ok()) return stmt.error();
+  if (Status s = (*stmt)->BindAll({state, id}).Run(); !s.ok()) return s;
+  if (db_->Changes() == 0) return NotFound("run", id);
+  return Ok();
+}
+
+Result<std::vector<std::pair<std::string, int64_t>>> Store::CountRunsByState() {
+  std::lock_guard lock(mu_);
+  auto stmt = db_->PrepareCached("SELECT state, COUNT(*) FROM runs GROUP BY state");
+  if (!stmt.ok()) return stmt.error();
+  ResetOnExit reset(*stmt);
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (;;) {
+    auto row = (*stmt)->Step();
+    if (!row.ok()) return row.error();
+    if (!*row) break;
+    out.emplace_back((*stmt)->Text(0), (*stmt)->Int(1));
+  }
+  return out;
+}
+
+Result<int> Store::FailInFlightRuns(const std::string& message, WallTime now) {
+  std::lock_guard lock(mu_);
+  int failed = 0;
+  Status s = InTransaction([&]() -> Status {
+    auto select = db_->Prepare(fmt::format(
+        "SELECT {} FROM runs WHERE state IN ('PENDING', 'RUNNING', 'CANCELING')", kRunColumns));
+    if (!select.ok()) return select.error();
+    std::vector<kfp::Run> runs;
+    for (;;) {
+      auto row = select->Step();
+      if (!row.ok()) return row.error();
+      if (!*row) break;
+      runs.push_back(ReadRun(*select));
+    }
+    select->Reset();
+    auto update = db_->PrepareCached(
+        "UPDATE runs SET state = ?, finished_at_ns = ?, status = ? WHERE id = ?");
+    if (!update.ok()) return update.error();
+    kfp::RpcStatus error{static_cast<int>(kfp::GrpcCode::kAborted), message, json::array()};
+    for (auto& run : runs) {
+      RunStatus status;
+      status.state = RuntimeState::kFailed;
+      status.finished_at = now;
+      status.error = error;
+      status.state_history = std::move(run.state_history);
+      status.state_history.push_back({now, RuntimeState::kFailed, error});
+      // Tasks that were still going end with the run; finished ones keep their state.
+      status.task_details = std::move(run.task_details);
+      for (auto& t : status.task_details) {
+        if (IsTerminal(t.state)) continue;
+        t.state = RuntimeState::kFailed;
+        t.end_time = now;
+        t.error = error;
+        t.state_history.push_back({now, RuntimeState::kFailed, error});
+      }
+      Status u = (*update)
+                     ->BindAll({std::string(RuntimeStateName(RuntimeState::kFailed)), ToNs(now),
+                                StatusJson(status), run.run_id})
+                     .Run();
+      if (!u.ok()) return u;
+      ++failed;
+    }
+    return Ok();
+  });
+  if (!s.ok()) return s.error();
+  return failed;
+}
+
+}  // namespace kfpbench::store

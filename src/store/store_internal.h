@@ -1,0 +1,144 @@
+// Helpers shared by the store's source files: time columns, KFP-shaped
+// errors, one-row reads and writes, and the keyset list query.
+#pragma once
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "store/list_query.h"
+#include "store/sqlite.h"
+#include "store/store.h"
+
+namespace kfpbench::store::internal {
+
+inline int64_t ToNs(WallTime t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+inline WallTime FromNs(int64_t ns) {
+  return WallTime(std::chrono::duration_cast<WallClock::duration>(std::chrono::nanoseconds(ns)));
+}
+
+// 0 for an unset (epoch) time, as the schema stores "none".
+inline int64_t OptNs(WallTime t) { return t.time_since_epoch().count() ? ToNs(t) : 0; }
+
+inline Error NotFound(const char* what, const std::string& id) {
+  return Error{fmt::format("{} {} not found", what, id), 404};
+}
+
+template <typename T, typename Read>
+Result<ListResult<T>> RunList(Database& db, const std::string& table, const std::string& columns,
+                              const ListPlan& plan, const std::string& scope_where,
+                              const std::vector<SqlValue>& scope_binds, Read read) {
+  std::string where = scope_where;
+  std::vector<SqlValue> binds = scope_binds;
+  if (!plan.where.empty()) {
+    where += (where.empty() ? "" : " AND ") + plan.where;
+    binds.insert(binds.end(), plan.where_binds.begin(), plan.where_binds.end());
+  }
+  ListResult<T> out;
+  {
+    auto count = db.Prepare(
+        fmt::format("SELECT COUNT(*) FROM {}{}", table, where.empty() ? "" : " WHERE " + where));
+    if (!count.ok()) return count.error();
+    count->BindAll(binds);
+    auto row = count->Step();
+    if (!row.ok()) return row.error();
+    out.total_size = static_cast<int>(count->Int(0));
+  }
+  std::string page_where = where;
+  std::vector<SqlValue> page_binds = binds;
+  if (!plan.cursor_where.empty()) {
+    page_where += (page_where.empty() ? "" : " AND ") + plan.cursor_where;
+    page_binds.insert(page_binds.end(), plan.cursor_binds.begin(), plan.cursor_binds.end());
+  }
+  // One row more than the page tells whether there is a next page.
+  auto stmt = db.Prepare(fmt::format(
+      "SELECT {}, {} FROM {}{} ORDER BY {} LIMIT {}", columns, plan.sort_field->column, table,
+      page_where.empty() ? "" : " WHERE " + page_where, plan.order_by, plan.page_size + 1));
+  if (!stmt.ok()) return stmt.error();
+  stmt->BindAll(page_binds);
+  SqlValue last_sort;
+  std::string last_id;
+  for (int n = 0;; ++n) {
+    auto row = stmt->Step();
+    if (!row.ok()) return row.error();
+    if (!*row) break;
+    if (n == plan.page_size) {
+      out.next_page_token = NextPageToken(plan, last_sort, last_id);
+      break;
+    }
+    auto [item, id, sort_value] = read(*stmt);
+    out.items.push_back(std::move(item));
+    last_id = std::move(id);
+    last_sort = std::move(sort_value);
+  }
+  return out;
+}
+
+// The sort column is selected last; read it back in its storage type.
+inline SqlValue SortValue(const Statement& s, int column, const ListPlan& plan) {
+  if (plan.sort_field->type == FieldType::kString) return s.Text(column);
+  return s.Int(column);
+}
+
+inline Status Insert(Database& db, const std::string& sql, const std::vector<SqlValue>& binds,
+                     const std::string& conflict_message) {
+  auto stmt = db.PrepareCached(sql);
+  if (!stmt.ok()) return stmt.error();
+  (*stmt)->BindAll(binds);
+  Status s = (*stmt)->Run();
+  if (!s.ok() && s.error().message.find("UNIQUE") != std::string::npos) {
+    return Error{conflict_message, 409};
+  }
+  return s;
+}
+
+template <typename T, typename Read>
+Result<T> GetOne(Database& db, const std::string& sql, const std::vector<SqlValue>& binds,
+                 Read read, Error not_found) {
+  auto stmt = db.PrepareCached(sql);
+  if (!stmt.ok()) return stmt.error();
+  ResetOnExit reset(*stmt);
+  (*stmt)->BindAll(binds);
+  auto row = (*stmt)->Step();
+  if (!row.ok()) return row.error();
+  if (!*row) return not_found;
+  return read(**stmt);
+}
+
+inline Status DeleteOne(Database& db, const std::string& sql, const std::string& id,
+                        Error not_found) {
+  auto stmt = db.PrepareCached(sql);
+  if (!stmt.ok()) return stmt.error();
+  (*stmt)->Bind(1, id);
+  if (Status s = (*stmt)->Run(); !s.ok()) return s;
+  if (db.Changes() == 0) return not_found;
+  return Ok();
+}
+
+// Reads of runs, shared by the run queries and the restart recovery.
+extern const char* const kRunColumns;
+kfp::Run ReadRun(const Statement& s);
+std::string StatusJson(const RunStatus& status);
+const std::vector<Field>& RunFields();
+
+}  // namespace kfpbench::store::internal
+
+namespace kfpbench::store {
+
+template <typename Fn>
+Status Store::InTransaction(Fn&& fn) {
+  if (Status s = db_->Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
+  Status s = fn();
+  Status end = db_->Exec(s.ok() ? "COMMIT" : "ROLLBACK");
+  if (s.ok() && !end.ok()) {
+    (void)db_->Exec("ROLLBACK");
+    return end;
+  }
+  return s;
+}
+
+}  // namespace kfpbench::store
