@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "exec/artifact_io.h"
 #include "exec/quantity.h"
 
 namespace kfpbench::exec {
@@ -90,15 +91,16 @@ bool WriteOutput(const std::string& file, const std::string& value) {
 }  // namespace
 
 Result<StepOptions> ParseStepArgs(const std::vector<std::string>& args) {
-  static constexpr std::string_view kFlags[] = {"--duration", "--cpu", "--memory", "--output-param",
-                                                "--fail-with"};
+  static constexpr std::string_view kFlags[] = {
+      "--duration",       "--cpu",  "--memory",       "--output-param", "--fail-with",
+      "--write-artifact", "--size", "--read-artifact"};
   StepOptions options;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string_view arg = args[i];
     if (!arg.starts_with("--")) {
       return Error{fmt::format(
           "unexpected argument '{}' (flags: --duration, --cpu, --memory, --output-param, "
-          "--fail-with)",
+          "--fail-with, --write-artifact, --size, --read-artifact)",
           arg)};
     }
     std::string_view flag = arg;
@@ -148,7 +150,23 @@ Result<StepOptions> ParseStepArgs(const std::vector<std::string>& args) {
         return FlagError(flag, fmt::format("expected an exit code 0..255, got '{}'", *value));
       }
       options.exit_code = code;
+    } else if (flag == "--write-artifact") {
+      if (value->empty()) return FlagError(flag, "needs a path");
+      options.write_artifact = *value;
+    } else if (flag == "--size") {
+      auto bytes = ParseBytes(*value);
+      if (!bytes.ok()) return FlagError(flag, bytes.error().message);
+      options.artifact_size = *bytes;
+    } else if (flag == "--read-artifact") {
+      if (value->empty()) return FlagError(flag, "needs a path");
+      options.read_artifacts.push_back(*value);
     }
+  }
+  if (!options.write_artifact.empty() && options.artifact_size < 0) {
+    return FlagError("--write-artifact", "needs --size");
+  }
+  if (options.write_artifact.empty() && options.artifact_size >= 0) {
+    return FlagError("--size", "only goes with --write-artifact");
   }
   return options;
 }
@@ -159,6 +177,27 @@ int RunStep(const StepOptions& options) {
   fmt::print("kfpbench step: duration={} cpu={} memory={} outputs={}\n",
              FormatDuration(options.duration), options.cpu, FormatBytes(options.memory_bytes),
              options.output_params.size());
+  std::fflush(stdout);
+
+  // Artifact I/O first: its time is part of the step, as in a real one.
+  if (!options.write_artifact.empty()) {
+    auto w = WriteArtifact(options.write_artifact, options.artifact_size);
+    if (!w.ok()) {
+      fmt::print(stderr, "kfpbench step: {}\n", w.error().message);
+      return 1;
+    }
+    fmt::print("kfpbench step: wrote {} in {:.3f}s ({:.1f} MiB/s)\n", FormatBytes(w->bytes),
+               ToSeconds(w->elapsed), w->BytesPerSecond() / (1 << 20));
+  }
+  for (const auto& path : options.read_artifacts) {
+    auto r = ReadArtifact(path);
+    if (!r.ok()) {
+      fmt::print(stderr, "kfpbench step: {}\n", r.error().message);
+      return 1;
+    }
+    fmt::print("kfpbench step: read {} in {:.3f}s ({:.1f} MiB/s)\n", FormatBytes(r->bytes),
+               ToSeconds(r->elapsed), r->BytesPerSecond() / (1 << 20));
+  }
   std::fflush(stdout);
 
   void* memory = nullptr;

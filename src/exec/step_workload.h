@@ -23,6 +23,11 @@ struct StepOptions {
   // written as is (no trailing newline), like a KFP component's output file.
   std::vector<std::pair<std::string, std::string>> output_params;
   int exit_code = 0;  // what the step exits with once done (--fail-with)
+  // LARGE_DATASET: a file of artifact_size bytes written to write_artifact,
+  // and files read back in full, before the duration's wait.
+  std::string write_artifact;
+  int64_t artifact_size = -1;
+  std::vector<std::string> read_artifacts;
 };
 
 // Parses the arguments after `kfpbench step`:
@@ -31,6 +36,8 @@ struct StepOptions {
 //   --memory 256Mi       (Ki/Mi/Gi/K/M/G suffixes or plain bytes)
 //   --output-param FILE=VALUE   (repeatable)
 //   --fail-with N        (0..255)
+//   --write-artifact PATH --size 512Mi   (writes and flushes PATH)
+//   --read-artifact PATH (repeatable; reads PATH in full)
 // Also accepts --flag=value. Errors name the offending flag.
 Result<StepOptions> ParseStepArgs(const std::vector<std::string>& args);
 
