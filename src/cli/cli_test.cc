@@ -197,6 +197,27 @@ TEST_F(CliTest, RandomGetsAndUploadModesRecordTheirOperations) {
   EXPECT_TRUE(j["cleanup_failures"].empty()) << j["cleanup_failures"];
 }
 
+TEST_F(CliTest, LargeDatasetReportsArtifactThroughputPerStep) {
+  std::string file = Write("s.json", R"([
+    {"mode": "LARGE_DATASET", "runTime": "1s", "numTimes": 1,
+     "pipelineFileName": "large_dataset.yaml", "params": {"size": "4Mi"}}
+  ])");
+  fs::path out = dir_ / "out";
+  auto r = Kfpbench("run " + file + " --pipelines " + Pipelines() +
+                    " --poll-interval 100ms --artifact-root " + (dir_ / "artifacts").string() +
+                    " --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Artifact throughput per step"), std::string::npos) << r.output;
+  std::ifstream in(out / "results.json");
+  auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["runs"]["by_state"].value("SUCCEEDED", 0), j["runs"]["count"]) << j["runs"];
+  for (const char* step : {"write-dataset", "read-dataset", "read-dataset-2"}) {
+    ASSERT_TRUE(j["artifacts"].contains(step)) << j["artifacts"];
+    EXPECT_EQ(j["artifacts"][step]["artifact_bytes"], 4 << 20);
+    EXPECT_GT(j["artifacts"][step]["mib_per_s"]["p50"].get<double>(), 0);
+  }
+}
+
 TEST_F(CliTest, StepCommandWritesOutputParameters) {
   fs::path param = dir_ / "outputs" / "Output";
   auto r = Kfpbench("step --duration 10ms --memory 1Mi --output-param " + param.string() + "=42");

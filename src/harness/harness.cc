@@ -38,6 +38,9 @@ BenchmarkResults RunScenarios(const ScenarioFile& file, kfp::Client& client,
   results.started = recorder.start();
   results.scenario_path = file.path.string();
   results.scenario_source = file.source;
+  for (const auto& s : file.scenarios) {
+    results.scenarios.push_back({s.index, std::string(ModeName(s.mode)), s.artifact_bytes});
+  }
 
   RunLog runs;
   Context context(client, runs, options);

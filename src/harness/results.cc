@@ -76,6 +76,23 @@ int BenchmarkResults::LateStarts() const {
   return late;
 }
 
+std::map<std::string, StepThroughput> BenchmarkResults::ArtifactThroughput() const {
+  std::map<std::string, StepThroughput> out;
+  for (const auto& r : runs) {
+    if (r.scenario >= scenarios.size() || scenarios[r.scenario].artifact_bytes <= 0) continue;
+    int64_t bytes = scenarios[r.scenario].artifact_bytes;
+    for (const auto& t : r.tasks) {
+      if (t.dag || t.state != RuntimeState::kSucceeded) continue;
+      double seconds = ToSeconds(t.finished - t.started);
+      if (seconds <= 0) continue;
+      auto& step = out[t.name];
+      step.artifact_bytes = bytes;
+      step.kib_per_s.Record(static_cast<int64_t>(bytes / 1024.0 / seconds));
+    }
+  }
+  return out;
+}
+
 std::map<std::string, int> BenchmarkResults::RunsByState() const {
   std::map<std::string, int> out;
   for (const auto& r : runs) out[std::string(RuntimeStateName(r.state))]++;

@@ -67,6 +67,19 @@ struct TargetInfo {
   nlohmann::json healthz;
 };
 
+// What the report needs to know of each scenario beyond its source.
+struct ScenarioInfo {
+  size_t index = 0;
+  std::string mode;
+  int64_t artifact_bytes = 0;  // LARGE_DATASET
+};
+
+// Per step of LARGE_DATASET runs: artifact bytes over step duration.
+struct StepThroughput {
+  int64_t artifact_bytes = 0;
+  metrics::Histogram kib_per_s;  // one sample per finished step
+};
+
 struct BenchmarkResults {
   static constexpr int kSchemaVersion = 1;
   std::string kfpbench_version;
@@ -76,6 +89,7 @@ struct BenchmarkResults {
   TargetInfo target;
   std::string scenario_path;
   nlohmann::json scenario_source;
+  std::vector<ScenarioInfo> scenarios;
   std::map<std::string, metrics::OperationStats> operations;
   std::vector<RunRecord> runs;
   std::vector<std::string> errors;            // scenario-level failures
@@ -89,6 +103,8 @@ struct BenchmarkResults {
   static constexpr std::chrono::milliseconds kLateStart{100};
   int LateStarts() const;
   std::map<std::string, int> RunsByState() const;
+  // Step name -> throughput, over the runs of LARGE_DATASET scenarios.
+  std::map<std::string, StepThroughput> ArtifactThroughput() const;
 };
 
 }  // namespace kfpbench::harness

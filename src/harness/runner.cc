@@ -122,8 +122,10 @@ Result<std::unique_ptr<ModeRunner>> MakeRunner(Mode mode) {
       return std::unique_ptr<ModeRunner>(std::make_unique<RandomGetsRunner>());
     case Mode::kPipelineUpload:
       return std::unique_ptr<ModeRunner>(std::make_unique<PipelineUploadRunner>());
-    case Mode::kScheduledRuns:
     case Mode::kLargeDataset:
+      // Runs like PIPELINE_RUN; the report adds per-step artifact throughput.
+      return std::unique_ptr<ModeRunner>(std::make_unique<PipelineRunRunner>(false));
+    case Mode::kScheduledRuns:
       break;
   }
   return Error{

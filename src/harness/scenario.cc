@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "ir/pipeline_spec.h"
+
 namespace kfpbench::harness {
 namespace {
 
@@ -170,6 +172,25 @@ Result<Scenario> ReadScenario(const json& entry, size_t index, const std::filesy
   if (auto v = entry.find("seed"); v != entry.end()) {
     if (!v->is_number_unsigned()) return Error{at + ".seed: must be a non-negative integer"};
     s.seed = v->get<uint64_t>();
+  }
+  if (s.mode == Mode::kLargeDataset) {
+    // The artifact size each step moves; per-step throughput is size / time.
+    auto size = s.params.find("size");
+    if (size == s.params.end()) {
+      return Error{at +
+                   ".params.size: required for LARGE_DATASET (bytes per artifact, e.g. \"512Mi\")"};
+    }
+    if (size->is_number_integer() && size->get<int64_t>() > 0) {
+      s.artifact_bytes = size->get<int64_t>();
+    } else if (size->is_string()) {
+      auto bytes = ir::ParseQuantityMemory(size->get<std::string>());
+      if (!bytes.ok() || *bytes <= 0) {
+        return Error{fmt::format("{}.params.size: not a size (got {})", at, size->dump())};
+      }
+      s.artifact_bytes = *bytes;
+    } else {
+      return Error{fmt::format("{}.params.size: not a size (got {})", at, size->dump())};
+    }
   }
   if (s.mode == Mode::kScheduledRuns && s.cron.empty()) {
     return Error{at + ".cron: required for " + std::string(info->name)};

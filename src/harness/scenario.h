@@ -42,6 +42,7 @@ struct Scenario {
   std::optional<double> rate_per_minute;
   enum class Arrival { kConstant, kPoisson } arrival = Arrival::kConstant;
   uint64_t seed = 1;               // for Poisson arrivals
+  int64_t artifact_bytes = 0;      // LARGE_DATASET: params.size, in bytes
   nlohmann::json resource_limits;  // kept for the report
   nlohmann::json source;           // the entry as written
 

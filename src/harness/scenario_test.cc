@@ -166,6 +166,20 @@ TEST_F(ScenarioTest, OpenLoopFields) {
   }
 }
 
+TEST_F(ScenarioTest, LargeDatasetNeedsAnArtifactSize) {
+  auto f = Parse(R"([{"mode":"LARGE_DATASET","runTime":1,"pipelineFileName":"here.yaml",
+                     "params":{"size":"512Mi"}}])");
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_EQ(f->scenarios[0].artifact_bytes, 512 << 20);
+  auto missing = Parse(R"([{"mode":"LARGE_DATASET","runTime":1,"pipelineFileName":"here.yaml"}])");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("[0].params.size: required"), std::string::npos);
+  auto bad = Parse(R"([{"mode":"LARGE_DATASET","runTime":1,"pipelineFileName":"here.yaml",
+                       "params":{"size":"huge"}}])");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("[0].params.size: not a size"), std::string::npos);
+}
+
 TEST_F(ScenarioTest, MissingFileIsAClearError) {
   auto f = LoadScenarioFile(dir_ / "absent.json", {});
   ASSERT_FALSE(f.ok());

@@ -49,6 +49,17 @@ Status ConsoleReporter::Report(const harness::BenchmarkResults& r) {
         delays.ValueAtPercentile(50), delays.ValueAtPercentile(99), delays.max(), r.LateStarts(),
         delays.count(), harness::BenchmarkResults::kLateStart.count());
   }
+  if (auto artifacts = r.ArtifactThroughput(); !artifacts.empty()) {
+    out_ << "\nArtifact throughput per step (artifact size / step duration, MiB/s)\n";
+    out_ << fmt::format("{:<22} {:>7} {:>10} {:>8} {:>8} {:>8}\n", "step", "count", "size", "min",
+                        "p50", "max");
+    for (const auto& [step, t] : artifacts) {
+      const auto& h = t.kib_per_s;
+      out_ << fmt::format("{:<22} {:>7} {:>9.0f}M {:>8.1f} {:>8.1f} {:>8.1f}\n", step, h.count(),
+                          t.artifact_bytes / 1048576.0, h.min() / 1024.0,
+                          h.ValueAtPercentile(50) / 1024.0, h.max() / 1024.0);
+    }
+  }
   for (const auto& e : r.errors) out_ << "error: " << e << "\n";
   for (const auto& c : r.cleanup_failures) out_ << "not cleaned up: " << c << "\n";
   out_.flush();

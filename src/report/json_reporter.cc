@@ -92,6 +92,23 @@ json RunJson(const harness::RunRecord& r) {
   return j;
 }
 
+// LARGE_DATASET: per step, artifact bytes over the step's duration.
+json ArtifactsJson(const BenchmarkResults& results) {
+  json out = json::object();
+  for (const auto& [step, t] : results.ArtifactThroughput()) {
+    const auto& h = t.kib_per_s;
+    auto mib = [](int64_t kib) { return kib / 1024.0; };
+    out[step] = {{"artifact_bytes", t.artifact_bytes},
+                 {"steps", h.count()},
+                 {"mib_per_s",
+                  {{"min", mib(h.min())},
+                   {"p50", mib(h.ValueAtPercentile(50))},
+                   {"mean", h.mean() / 1024.0},
+                   {"max", mib(h.max())}}}};
+  }
+  return out;
+}
+
 }  // namespace
 
 json ResultsToJson(const BenchmarkResults& results) {
@@ -134,6 +151,7 @@ json ResultsToJson(const BenchmarkResults& results) {
         {"late_starts", results.LateStarts()},
         {"late_start_threshold_ms", harness::BenchmarkResults::kLateStart.count()},
         {"records", std::move(records)}}},
+      {"artifacts", ArtifactsJson(results)},
       {"errors", results.errors},
       {"cleanup_failures", results.cleanup_failures},
   };
