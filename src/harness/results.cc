@@ -76,6 +76,20 @@ int BenchmarkResults::LateStarts() const {
   return late;
 }
 
+std::map<std::string, StepStats> BenchmarkResults::Steps() const {
+  std::map<std::string, StepStats> out;
+  for (const auto& r : runs) {
+    for (const auto& t : r.tasks) {
+      if (t.dag || t.started.time_since_epoch().count() == 0) continue;
+      auto& s = out[t.name];
+      s.scheduling_delay_ms.Record(Ms(t.started - t.created));
+      if (t.finished.time_since_epoch().count() != 0)
+        s.duration_ms.Record(Ms(t.finished - t.started));
+    }
+  }
+  return out;
+}
+
 std::map<std::string, StepThroughput> BenchmarkResults::ArtifactThroughput() const {
   std::map<std::string, StepThroughput> out;
   for (const auto& r : runs) {

@@ -80,6 +80,13 @@ struct StepThroughput {
   metrics::Histogram kib_per_s;  // one sample per finished step
 };
 
+// Per step name, over every run: how long the step ran, and how long it
+// waited between becoming ready (created) and starting (placed, launched).
+struct StepStats {
+  metrics::Histogram duration_ms;
+  metrics::Histogram scheduling_delay_ms;
+};
+
 struct BenchmarkResults {
   static constexpr int kSchemaVersion = 1;
   std::string kfpbench_version;
@@ -103,6 +110,7 @@ struct BenchmarkResults {
   static constexpr std::chrono::milliseconds kLateStart{100};
   int LateStarts() const;
   std::map<std::string, int> RunsByState() const;
+  std::map<std::string, StepStats> Steps() const;
   // Step name -> throughput, over the runs of LARGE_DATASET scenarios.
   std::map<std::string, StepThroughput> ArtifactThroughput() const;
 };

@@ -92,6 +92,17 @@ json RunJson(const harness::RunRecord& r) {
   return j;
 }
 
+json StepsJson(const BenchmarkResults& results) {
+  json out = json::object();
+  for (const auto& [name, s] : results.Steps()) {
+    out[name] = {{"duration_ms", Summary(s.duration_ms)},
+                 {"duration_histogram", s.duration_ms.ToJson()},
+                 {"scheduling_delay_ms", Summary(s.scheduling_delay_ms)},
+                 {"scheduling_delay_histogram", s.scheduling_delay_ms.ToJson()}};
+  }
+  return out;
+}
+
 // LARGE_DATASET: per step, artifact bytes over the step's duration.
 json ArtifactsJson(const BenchmarkResults& results) {
   json out = json::object();
@@ -151,6 +162,7 @@ json ResultsToJson(const BenchmarkResults& results) {
         {"late_starts", results.LateStarts()},
         {"late_start_threshold_ms", harness::BenchmarkResults::kLateStart.count()},
         {"records", std::move(records)}}},
+      {"steps", StepsJson(results)},
       {"artifacts", ArtifactsJson(results)},
       {"errors", results.errors},
       {"cleanup_failures", results.cleanup_failures},

@@ -55,6 +55,8 @@ TEST(JsonReport, HasVersionedSchemaUnitsAndMergeableHistograms) {
   EXPECT_NEAR(j["runs"]["records"][0]["duration_ms"].get<double>(), 3000, 1e-6);
   EXPECT_NEAR(j["runs"]["records"][0]["queue_wait_ms"].get<double>(), 250, 1e-6);
   EXPECT_EQ(j["runs"]["records"][1]["error"], "CreateRun: HTTP 500");
+  EXPECT_EQ(j["steps"]["step"]["scheduling_delay_ms"]["p50"], 250);
+  EXPECT_EQ(j["steps"]["step"]["duration_ms"]["p50"], 2750);
 }
 
 TEST(JsonReport, WritesAtomicallyAndReportsUnwritablePaths) {
