@@ -218,6 +218,52 @@ TEST_F(CliTest, LargeDatasetReportsArtifactThroughputPerStep) {
   }
 }
 
+TEST_F(CliTest, StressShapeFindsTheHighestRateThatHeldTheSlo) {
+  // On a one-node cluster of 1 CPU, steps asking 1 CPU for 1 s each run one
+  // at a time: 30 runs a minute is at capacity, 120 is far past it, so the
+  // queue grows and latency from the intended start breaks a 3 s SLO.
+  std::string file = Write("s.json", R"([
+    {"mode": "PIPELINE_RUN", "runTime": "40s", "rate": 15, "pipelineFileName": "one_cpu_step.yaml",
+     "shape": "stress",
+     "stress": {"stepTime": "8s", "rateFactor": 4, "slo": {"p95": "3s", "errorRate": "0%"}}}
+  ])");
+  Write("one_cpu_step.yaml", R"(components:
+  comp-work:
+    executorLabel: exec-work
+deploymentSpec:
+  executors:
+    exec-work:
+      container:
+        image: kfpbench
+        command: [kfpbench, step, --duration, 1s]
+        resources:
+          resourceCpuRequest: '1'
+pipelineInfo:
+  name: one-cpu-step
+root:
+  dag:
+    tasks:
+      work:
+        componentRef:
+          name: comp-work
+        taskInfo:
+          name: work
+schemaVersion: 2.1.0
+)");
+  fs::path out = dir_ / "out";
+  auto r = Kfpbench("run " + file + " --executor stub --stub-duration constant:1s --nodes 1 " +
+                    "--node-cpu 1 --node-memory 1Gi --poll-interval 50ms --drain-timeout 60s " +
+                    "--out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(out / "results.json");
+  auto j = nlohmann::json::parse(in);
+  const auto& stress = j["stress"]["0"];
+  ASSERT_GE(stress["steps"].size(), 2u) << stress;
+  EXPECT_TRUE(stress["steps"][0]["held"].get<bool>()) << stress;
+  EXPECT_FALSE(stress["steps"].back()["held"].get<bool>()) << stress;
+  EXPECT_DOUBLE_EQ(stress["peak_rate_per_minute"].get<double>(), 15) << stress;
+}
+
 TEST_F(CliTest, StepCommandWritesOutputParameters) {
   fs::path param = dir_ / "outputs" / "Output";
   auto r = Kfpbench("step --duration 10ms --memory 1Mi --output-param " + param.string() + "=42");

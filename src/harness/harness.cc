@@ -87,6 +87,7 @@ BenchmarkResults RunScenarios(const ScenarioFile& file, kfp::Client& client,
   ticker.join();
 
   results.runs = runs.Records();
+  results.stress_steps = context.stress_steps();
   if (std::string reason = context.abort_reason(); !reason.empty()) {
     results.partial = true;
     results.partial_reason = "aborted: " + reason;

@@ -71,8 +71,11 @@ Status PipelineRunRunner::Run(const Scenario& scenario, Context& context) {
     base.experiment_id = e->experiment_id;
     context.TrackExperiment(base.experiment_id);
   }
-  return scenario.rate_per_minute ? RunOpenLoop(scenario, context, base)
-                                  : RunClosedLoop(scenario, context, base);
+  if (scenario.stress) return RunStress(scenario, context, base);
+  if (scenario.rate_per_minute) {
+    return RunOpenLoop(scenario, context, base, WallClock::now() + scenario.run_time);
+  }
+  return RunClosedLoop(scenario, context, base);
 }
 
 Status PipelineRunRunner::RunClosedLoop(const Scenario& scenario, Context& context,
@@ -92,8 +95,7 @@ Status PipelineRunRunner::RunClosedLoop(const Scenario& scenario, Context& conte
 }
 
 Status PipelineRunRunner::RunOpenLoop(const Scenario& scenario, Context& context,
-                                      const kfp::RunCreate& base) {
-  const WallTime end = WallClock::now() + scenario.run_time;
+                                      const kfp::RunCreate& base, WallTime end) {
   RunFollower follower(context, kOpenLoopPollers);
   DriveOpenLoop(context, scenario, kOpenLoopSenders, end, [&](int n, WallTime intended) {
     RunRecord record;
@@ -106,6 +108,45 @@ Status PipelineRunRunner::RunOpenLoop(const Scenario& scenario, Context& context
     }
   });
   follower.Finish(end + context.options().drain_timeout);
+  return Ok();
+}
+
+Status PipelineRunRunner::RunStress(const Scenario& scenario, Context& context,
+                                    const kfp::RunCreate& base) {
+  const Scenario::Stress& stress = *scenario.stress;
+  const WallTime deadline = WallClock::now() + scenario.run_time;
+  Scenario step = scenario;
+  for (double rate = *scenario.rate_per_minute; !context.Interrupted();
+       rate *= stress.rate_factor) {
+    if (stress.max_rate > 0 && rate > stress.max_rate) break;
+    const WallTime start = WallClock::now();
+    if (start + stress.step_time > deadline) break;  // runTime caps the search
+    step.rate_per_minute = rate;
+    // Runs of this step are those meant to start within it.
+    if (Status s = RunOpenLoop(step, context, base, start + stress.step_time); !s.ok()) return s;
+    StressStep result;
+    result.scenario = scenario.index;
+    result.rate_per_minute = rate;
+    metrics::Histogram latency;
+    for (const auto& r : context.runs().Records()) {
+      if (r.scenario != scenario.index || r.intended < start ||
+          r.intended >= start + stress.step_time) {
+        continue;
+      }
+      ++result.runs;
+      if (r.state != RuntimeState::kSucceeded) ++result.failed;
+      if (auto l = r.LatencyFromIntended(); l && r.Finished()) {
+        latency.Record(std::chrono::duration_cast<std::chrono::milliseconds>(*l).count());
+      }
+    }
+    result.p95_ms = latency.ValueAtPercentile(95);
+    result.error_rate = result.runs ? static_cast<double>(result.failed) / result.runs : 0;
+    result.held = result.runs > 0 && latency.count() > 0 &&
+                  std::chrono::milliseconds(result.p95_ms) <= stress.slo_p95 &&
+                  result.error_rate <= stress.slo_error_rate;
+    context.AddStressStep(result);
+    if (!result.held) break;
+  }
   return Ok();
 }
 

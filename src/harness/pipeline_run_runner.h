@@ -16,7 +16,10 @@ class PipelineRunRunner : public ModeRunner {
 
  private:
   Status RunClosedLoop(const Scenario& scenario, Context& context, const kfp::RunCreate& base);
-  Status RunOpenLoop(const Scenario& scenario, Context& context, const kfp::RunCreate& base);
+  // Open loop at the scenario's rate until `end`, then waits for the runs.
+  Status RunOpenLoop(const Scenario& scenario, Context& context, const kfp::RunCreate& base,
+                     WallTime end);
+  Status RunStress(const Scenario& scenario, Context& context, const kfp::RunCreate& base);
 
   bool own_experiment_;
 };

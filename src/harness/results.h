@@ -87,6 +87,17 @@ struct StepStats {
   metrics::Histogram scheduling_delay_ms;
 };
 
+// One step of a stress scenario: the rate tried and whether the SLO held.
+struct StressStep {
+  size_t scenario = 0;
+  double rate_per_minute = 0;
+  int runs = 0;
+  int failed = 0;      // CreateRun failed, or the run did not succeed
+  int64_t p95_ms = 0;  // latency from intended start, finished runs
+  double error_rate = 0;
+  bool held = false;
+};
+
 struct BenchmarkResults {
   static constexpr int kSchemaVersion = 1;
   std::string kfpbench_version;
@@ -99,6 +110,7 @@ struct BenchmarkResults {
   std::vector<ScenarioInfo> scenarios;
   std::map<std::string, metrics::OperationStats> operations;
   std::vector<RunRecord> runs;
+  std::vector<StressStep> stress_steps;
   std::vector<std::string> errors;            // scenario-level failures
   std::vector<std::string> cleanup_failures;  // things left behind on the target
 

@@ -93,6 +93,16 @@ void Context::TrackExperiment(const std::string& experiment_id) {
   experiment_ids_.push_back(experiment_id);
 }
 
+void Context::AddStressStep(const StressStep& step) {
+  std::lock_guard lock(mu_);
+  stress_steps_.push_back(step);
+}
+
+std::vector<StressStep> Context::stress_steps() const {
+  std::lock_guard lock(mu_);
+  return stress_steps_;
+}
+
 std::vector<std::string> Context::CleanUp() {
   std::vector<std::string> failures;
   if (options_.keep) return failures;

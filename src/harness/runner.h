@@ -71,6 +71,8 @@ class Context {
   void TrackPipeline(const UploadedPipeline& pipeline);
   void TrackRun(const std::string& run_id);
   void TrackExperiment(const std::string& experiment_id);
+  void AddStressStep(const StressStep& step);
+  std::vector<StressStep> stress_steps() const;
 
   // Deletes what was created (runs, experiments, pipelines), unless --keep.
   // Returns what could not be deleted.
@@ -87,6 +89,7 @@ class Context {
   std::map<std::string, std::string> file_cache_;      // path -> content
   std::vector<std::string> run_ids_;
   std::vector<std::string> experiment_ids_;
+  std::vector<StressStep> stress_steps_;
 };
 
 class ModeRunner {

@@ -33,8 +33,9 @@ constexpr ModeInfo kModes[] = {
 
 const std::set<std::string>& KnownFields() {
   static const std::set<std::string> fields = {
-      "mode", "startTime",   "runTime",        "numTimes", "pipelineFileName", "params",
-      "cron", "concurrency", "resourceLimits", "rate",     "arrival",          "seed"};
+      "mode",    "startTime", "runTime",     "numTimes",       "pipelineFileName",
+      "params",  "cron",      "concurrency", "resourceLimits", "rate",
+      "arrival", "seed",      "shape",       "stress"};
   return fields;
 }
 
@@ -85,16 +86,75 @@ Result<std::filesystem::path> FindPipeline(const std::string& name,
                   options.pipeline_dirs.empty() ? "; add folders with --pipelines DIR" : "")};
 }
 
+// {"stepTime": "1m", "rateFactor": 2, "maxRate": 600,
+//  "slo": {"p95": "30s", "errorRate": "1%"}}
+Result<Scenario::Stress> ReadStress(const json& entry, const Scenario& s, const std::string& at,
+                                    double scale) {
+  if (!s.rate_per_minute) return Error{at + ".rate: the stress shape starts from a rate"};
+  if (s.mode != Mode::kPipelineRun && s.mode != Mode::kExperiment) {
+    return Error{at + ".shape: stress works with PIPELINE_RUN and EXPERIMENT"};
+  }
+  auto v = entry.find("stress");
+  if (v == entry.end() || !v->is_object()) {
+    return Error{at + ".stress: required with \"shape\": \"stress\" (stepTime, slo)"};
+  }
+  Scenario::Stress st;
+  for (const auto& [key, value] : v->items()) {
+    std::string where = at + ".stress." + key;
+    if (key == "stepTime") {
+      auto t = ReadTime(value, where, scale);
+      if (!t.ok()) return t.error();
+      st.step_time = *t;
+    } else if (key == "rateFactor") {
+      if (!value.is_number() || !(value.get<double>() > 1)) {
+        return Error{where + ": must be a number greater than 1"};
+      }
+      st.rate_factor = value.get<double>();
+    } else if (key == "maxRate") {
+      if (!value.is_number() || !(value.get<double>() > 0)) return Error{where + ": must be > 0"};
+      st.max_rate = value.get<double>();
+    } else if (key == "slo") {
+      if (!value.is_object()) return Error{where + ": must be an object (p95, errorRate)"};
+      for (const auto& [k, x] : value.items()) {
+        if (k == "p95") {
+          auto t = x.is_string() ? ParseDuration(x.get<std::string>())
+                                 : Result<Duration>(Error{"must be a duration string"});
+          if (!t.ok()) return Error{where + ".p95: " + t.error().message};
+          st.slo_p95 = *t;
+        } else if (k == "errorRate") {
+          std::string text = x.is_string() ? x.get<std::string>() : x.dump();
+          bool percent = !text.empty() && text.back() == '%';
+          if (percent) text.pop_back();
+          char* end = nullptr;
+          double rate = std::strtod(text.c_str(), &end);
+          if (text.empty() || end != text.c_str() + text.size() || rate < 0) {
+            return Error{where + ".errorRate: must be a rate like \"1%\""};
+          }
+          st.slo_error_rate = percent ? rate / 100 : rate;
+        } else {
+          return Error{where + "." + k + ": unknown field (known: p95, errorRate)"};
+        }
+      }
+    } else {
+      return Error{where + ": unknown field (known: stepTime, rateFactor, maxRate, slo)"};
+    }
+  }
+  if (st.step_time <= Duration::zero()) return Error{at + ".stress.stepTime: required, > 0"};
+  if (st.slo_p95 <= Duration::zero()) return Error{at + ".stress.slo.p95: required"};
+  return st;
+}
+
 Result<Scenario> ReadScenario(const json& entry, size_t index, const std::filesystem::path& path,
                               const LoadOptions& options) {
   std::string at = fmt::format("[{}]", index);
   if (!entry.is_object()) return Error{at + ": each scenario must be a JSON object"};
   for (const auto& [key, value] : entry.items()) {
     if (!KnownFields().count(key)) {
-      return Error{fmt::format(
-          "{}.{}: unknown field (known: mode, startTime, runTime, numTimes, "
-          "pipelineFileName, params, cron, concurrency, resourceLimits, rate, arrival, seed)",
-          at, key)};
+      return Error{
+          fmt::format("{}.{}: unknown field (known: mode, startTime, runTime, numTimes, "
+                      "pipelineFileName, params, cron, concurrency, resourceLimits, rate, arrival, "
+                      "seed, shape, stress)",
+                      at, key)};
     }
   }
   Scenario s;
@@ -172,6 +232,19 @@ Result<Scenario> ReadScenario(const json& entry, size_t index, const std::filesy
   if (auto v = entry.find("seed"); v != entry.end()) {
     if (!v->is_number_unsigned()) return Error{at + ".seed: must be a non-negative integer"};
     s.seed = v->get<uint64_t>();
+  }
+  if (auto v = entry.find("shape"); v != entry.end()) {
+    if (!v->is_string() || (*v != "smoke" && *v != "load" && *v != "stress" && *v != "soak")) {
+      return Error{
+          fmt::format("{}.shape: must be smoke, load, stress or soak (got {})", at, v->dump())};
+    }
+    if (*v == "stress") {
+      auto st = ReadStress(entry, s, at, options.time_scale);
+      if (!st.ok()) return st.error();
+      s.stress = *st;
+    }
+  } else if (entry.contains("stress")) {
+    return Error{at + ".stress: goes with \"shape\": \"stress\""};
   }
   if (s.mode == Mode::kLargeDataset) {
     // The artifact size each step moves; per-step throughput is size / time.

@@ -41,8 +41,18 @@ struct Scenario {
   // closed loop (InFlight() runs kept in flight).
   std::optional<double> rate_per_minute;
   enum class Arrival { kConstant, kPoisson } arrival = Arrival::kConstant;
-  uint64_t seed = 1;               // for Poisson arrivals
-  int64_t artifact_bytes = 0;      // LARGE_DATASET: params.size, in bytes
+  uint64_t seed = 1;           // for Poisson arrivals
+  int64_t artifact_bytes = 0;  // LARGE_DATASET: params.size, in bytes
+  // Stress shape: open-loop steps from `rate`, multiplied by rate_factor each
+  // step of step_time, until the SLO breaks or max_rate is passed.
+  struct Stress {
+    double rate_factor = 2.0;
+    Duration step_time{};
+    double max_rate = 0;  // runs per minute; 0: no limit but runTime
+    Duration slo_p95{};   // latency from intended start, p95
+    double slo_error_rate = 0.01;
+  };
+  std::optional<Stress> stress;
   nlohmann::json resource_limits;  // kept for the report
   nlohmann::json source;           // the entry as written
 

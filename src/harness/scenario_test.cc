@@ -180,6 +180,38 @@ TEST_F(ScenarioTest, LargeDatasetNeedsAnArtifactSize) {
   EXPECT_NE(bad.error().message.find("[0].params.size: not a size"), std::string::npos);
 }
 
+TEST_F(ScenarioTest, StressShape) {
+  auto f = Parse(R"([{"mode":"PIPELINE_RUN","runTime":"10m","pipelineFileName":"here.yaml",
+                     "rate":10,"shape":"stress","stress":{"stepTime":"1m","rateFactor":1.5,
+                     "maxRate":100,"slo":{"p95":"30s","errorRate":"2%"}}}])");
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  const auto& st = *f->scenarios[0].stress;
+  EXPECT_EQ(st.step_time, std::chrono::minutes(1));
+  EXPECT_DOUBLE_EQ(st.rate_factor, 1.5);
+  EXPECT_DOUBLE_EQ(st.max_rate, 100);
+  EXPECT_EQ(st.slo_p95, std::chrono::seconds(30));
+  EXPECT_DOUBLE_EQ(st.slo_error_rate, 0.02);
+  std::string base = R"({"mode":"PIPELINE_RUN","runTime":"10m","pipelineFileName":"here.yaml",)";
+  for (
+      auto [tail, fragment] : std::vector<std::pair<std::string, const char*>>{
+          {R"("shape":"stress","stress":{"stepTime":"1m","slo":{"p95":"1s"}}})",
+           "starts from a rate"},
+          {R"("rate":1,"shape":"stress"})", "[0].stress: required"},
+          {R"("rate":1,"shape":"stress","stress":{"slo":{"p95":"1s"}}})", "stepTime: required"},
+          {R"("rate":1,"shape":"stress","stress":{"stepTime":"1m"}})", "slo.p95: required"},
+          {R"("rate":1,"shape":"stress","stress":{"stepTime":"1m","rateFactor":1,"slo":{"p95":"1s"}}})",
+           "rateFactor: must be a number greater than 1"},
+          {R"("rate":1,"shape":"stress","stress":{"stepTime":"1m","slo":{"p99":"1s"}}})",
+           "slo.p99: unknown field"},
+          {R"("rate":1,"shape":"spiky"})", "[0].shape: must be"},
+          {R"("rate":1,"stress":{}})", "goes with"},
+      }) {
+    auto bad = Parse("[" + base + tail + "]");
+    ASSERT_FALSE(bad.ok()) << tail;
+    EXPECT_NE(bad.error().message.find(fragment), std::string::npos) << bad.error().message;
+  }
+}
+
 TEST_F(ScenarioTest, MissingFileIsAClearError) {
   auto f = LoadScenarioFile(dir_ / "absent.json", {});
   ASSERT_FALSE(f.ok());

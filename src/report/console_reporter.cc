@@ -49,6 +49,16 @@ Status ConsoleReporter::Report(const harness::BenchmarkResults& r) {
         delays.ValueAtPercentile(50), delays.ValueAtPercentile(99), delays.max(), r.LateStarts(),
         delays.count(), harness::BenchmarkResults::kLateStart.count());
   }
+  if (!r.stress_steps.empty()) {
+    out_ << "\nStress steps (latency from intended start)\n";
+    out_ << fmt::format("{:<9} {:>12} {:>7} {:>7} {:>10} {:>8}  {}\n", "scenario", "runs/min",
+                        "runs", "failed", "p95 (s)", "errors", "SLO");
+    for (const auto& s : r.stress_steps) {
+      out_ << fmt::format("{:<9} {:>12.1f} {:>7} {:>7} {:>10.2f} {:>7.1f}%  {}\n", s.scenario,
+                          s.rate_per_minute, s.runs, s.failed, s.p95_ms / 1000.0,
+                          s.error_rate * 100, s.held ? "held" : "BROKEN");
+    }
+  }
   if (auto artifacts = r.ArtifactThroughput(); !artifacts.empty()) {
     out_ << "\nArtifact throughput per step (artifact size / step duration, MiB/s)\n";
     out_ << fmt::format("{:<22} {:>7} {:>10} {:>8} {:>8} {:>8}\n", "step", "count", "size", "min",

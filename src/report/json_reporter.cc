@@ -92,6 +92,23 @@ json RunJson(const harness::RunRecord& r) {
   return j;
 }
 
+// Per stress scenario: every step tried and the highest rate that held.
+json StressJson(const BenchmarkResults& results) {
+  json out = json::object();
+  for (const auto& s : results.stress_steps) {
+    json& entry = out[std::to_string(s.scenario)];
+    if (entry.is_null()) entry = {{"steps", json::array()}, {"peak_rate_per_minute", 0.0}};
+    entry["steps"].push_back({{"rate_per_minute", s.rate_per_minute},
+                              {"runs", s.runs},
+                              {"failed", s.failed},
+                              {"p95_latency_from_intended_ms", s.p95_ms},
+                              {"error_rate", s.error_rate},
+                              {"held", s.held}});
+    if (s.held) entry["peak_rate_per_minute"] = s.rate_per_minute;
+  }
+  return out;
+}
+
 json StepsJson(const BenchmarkResults& results) {
   json out = json::object();
   for (const auto& [name, s] : results.Steps()) {
@@ -163,6 +180,7 @@ json ResultsToJson(const BenchmarkResults& results) {
         {"late_start_threshold_ms", harness::BenchmarkResults::kLateStart.count()},
         {"records", std::move(records)}}},
       {"steps", StepsJson(results)},
+      {"stress", StressJson(results)},
       {"artifacts", ArtifactsJson(results)},
       {"errors", results.errors},
       {"cleanup_failures", results.cleanup_failures},
