@@ -220,12 +220,13 @@ TEST_F(CliTest, LargeDatasetReportsArtifactThroughputPerStep) {
 
 TEST_F(CliTest, StressShapeFindsTheHighestRateThatHeldTheSlo) {
   // On a one-node cluster of 1 CPU, steps asking 1 CPU for 1 s each run one
-  // at a time: 30 runs a minute is at capacity, 120 is far past it, so the
-  // queue grows and latency from the intended start breaks a 3 s SLO.
+  // at a time: 60 runs a minute is capacity. 15 a minute holds a 3 s SLO;
+  // 120 a minute is twice capacity, so the queue grows and latency from the
+  // intended start breaks it.
   std::string file = Write("s.json", R"([
-    {"mode": "PIPELINE_RUN", "runTime": "40s", "rate": 15, "pipelineFileName": "one_cpu_step.yaml",
+    {"mode": "PIPELINE_RUN", "runTime": "30s", "rate": 15, "pipelineFileName": "one_cpu_step.yaml",
      "shape": "stress",
-     "stress": {"stepTime": "8s", "rateFactor": 4, "slo": {"p95": "3s", "errorRate": "0%"}}}
+     "stress": {"stepTime": "4s", "rateFactor": 8, "slo": {"p95": "3s", "errorRate": "0%"}}}
   ])");
   Write("one_cpu_step.yaml", R"(components:
   comp-work:
