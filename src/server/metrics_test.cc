@@ -1,0 +1,85 @@
+// /metrics: Prometheus text format, checked by promtool when it is installed.
+#include "server/metrics.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "server/test_support.h"
+
+namespace kfpbench::server {
+namespace {
+
+using http::Method;
+using nlohmann::json;
+using testing::BackendApiTest;
+using testing::kPipeline;
+
+TEST(ApiMetricsTest, CountsAndCumulativeBuckets) {
+  ApiMetrics m;
+  m.Record("GetRun", 200, 0.0007);
+  m.Record("GetRun", 200, 0.003);
+  m.Record("GetRun", 404, 20);
+  std::string text = m.Render();
+  EXPECT_NE(text.find("kfpbench_http_requests_total{route=\"GetRun\",code=\"200\"} 2\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("kfpbench_http_requests_total{route=\"GetRun\",code=\"404\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("_bucket{route=\"GetRun\",le=\"0.0005\"} 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("_bucket{route=\"GetRun\",le=\"0.001\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("_bucket{route=\"GetRun\",le=\"0.005\"} 2\n"), std::string::npos);
+  EXPECT_NE(text.find("_bucket{route=\"GetRun\",le=\"10\"} 2\n"), std::string::npos);
+  EXPECT_NE(text.find("_bucket{route=\"GetRun\",le=\"+Inf\"} 3\n"), std::string::npos);
+  EXPECT_NE(text.find("kfpbench_http_request_duration_seconds_count{route=\"GetRun\"} 3\n"),
+            std::string::npos);
+  EXPECT_EQ(EscapeLabel("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+}
+
+TEST_F(BackendApiTest, MetricsEndpointPassesPromtool) {
+  json p = Upload("two-steps", kPipeline);
+  json body = {{"display_name", "r"},
+               {"pipeline_version_reference", {{"pipeline_id", p["pipeline_id"]}}}};
+  auto [cs, run] = Call(Method::kPost, "/apis/v2beta1/runs", body.dump());
+  ASSERT_EQ(cs, 200);
+  WaitForRun(run["run_id"]);
+  Call(Method::kGet, "/apis/v2beta1/runs/nope");
+  Call(Method::kGet, "/apis/v2beta1/nothing");
+
+  auto r = client_->Send(Method::kGet, "/metrics", "", "");
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->status, 200);
+  EXPECT_NE(r->headers.Get("Content-Type").find("text/plain"), std::string::npos);
+  const std::string& text = r->body;
+  EXPECT_NE(text.find("kfpbench_http_requests_total{route=\"CreateRun\",code=\"200\"} 1"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("kfpbench_http_requests_total{route=\"GetRun\",code=\"404\"} 1"),
+            std::string::npos);
+  EXPECT_NE(text.find("kfpbench_http_requests_total{route=\"NotFound\",code=\"404\"} 1"),
+            std::string::npos);
+  EXPECT_NE(text.find("kfpbench_runs{state=\"SUCCEEDED\"} 1"), std::string::npos);
+  EXPECT_NE(text.find("kfpbench_runs{state=\"RUNNING\"} 0"), std::string::npos);
+  EXPECT_NE(text.find("kfpbench_pending_tasks 0"), std::string::npos);
+
+  if (std::system("command -v promtool > /dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "promtool is not installed (Debian package prometheus)";
+  }
+  auto path = std::filesystem::temp_directory_path() /
+              ("kfpbench-metrics-" + std::to_string(getpid()) + ".txt");
+  std::ofstream(path) << text;
+  std::string command = "promtool check metrics < " + path.string() + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output;
+  char buffer[512];
+  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+  int rc = pclose(pipe);
+  std::filesystem::remove(path);
+  EXPECT_EQ(rc, 0) << output << "\n" << text;
+}
+
+}  // namespace
+}  // namespace kfpbench::server
