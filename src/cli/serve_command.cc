@@ -55,7 +55,10 @@ Command AddServeCommand(CLI::App& app) {
   cmd->add_option("--port", options->port, "port to listen on (0: any free port)")
       ->capture_default_str();
   cmd->add_option("--db", options->backend.db_path,
-                  "SQLite database file (default: in memory, lost at exit)");
+                  "SQLite database file, WAL mode (default: in memory, lost at exit)");
+  cmd->add_option("--threads", options->threads, "HTTP I/O threads")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   flags->Add(*cmd);
   return {cmd, [options, flags] {
             if (Status s = flags->Apply(options->backend); !s.ok()) return Fail(s.error().message);
