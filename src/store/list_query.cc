@@ -168,10 +168,16 @@ Status AddFilter(const std::string& filter_text, const std::vector<Field>& field
       auto value = PredicateValue(p, *field, key);
       if (!value.ok()) return value.error();
       clauses.push_back(fmt::format("{} {} ?", field->column, sql));
+      if (std::string_view(name) == "EQUALS") {
+        plan.equals.emplace_back(field->column, *value);
+      } else {
+        plan.equals_only = false;
+      }
       plan.where_binds.push_back(std::move(*value));
       done = true;
     }
     if (done) continue;
+    plan.equals_only = false;
     if (op == "IN") {
       auto values = PredicateValues(p, *field, key);
       if (!values.ok()) return values.error();

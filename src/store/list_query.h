@@ -38,6 +38,10 @@ struct ListPlan {
   const Field* sort_field = nullptr;
   bool descending = false;
   std::string filter;  // carried into the next page token
+  // The filter as column = value pairs, when it has EQUALS predicates only:
+  // lets a store answer total_size from maintained counts instead of COUNT(*).
+  bool equals_only = true;
+  std::vector<std::pair<std::string, SqlValue>> equals;
 };
 
 // `id_column` breaks ties so pages never skip or repeat rows.

@@ -77,6 +77,37 @@ std::string StatusJson(const RunStatus& status) {
 using namespace internal;  // NOLINT: this file is the store
 using nlohmann::json;
 
+namespace {
+
+// total_size from run_counts, or nothing when the filter names a column the
+// counts do not have.
+Result<std::optional<int64_t>> CountFromRunCounts(
+    Database& db, const std::string& experiment_id,
+    const std::vector<std::pair<std::string, SqlValue>>& equals) {
+  std::string where;
+  std::vector<SqlValue> binds;
+  auto add = [&](const std::string& column, const SqlValue& value) {
+    where += where.empty() ? " WHERE " : " AND ";
+    where += column + " = ?";
+    binds.push_back(value);
+  };
+  if (!experiment_id.empty()) add("experiment_id", experiment_id);
+  for (const auto& [column, value] : equals) {
+    if (column != "state" && column != "storage_state" && column != "experiment_id") {
+      return std::optional<int64_t>();
+    }
+    add(column, value);
+  }
+  auto stmt = db.Prepare("SELECT COALESCE(SUM(n), 0) FROM run_counts" + where);
+  if (!stmt.ok()) return stmt.error();
+  stmt->BindAll(binds);
+  auto row = stmt->Step();
+  if (!row.ok()) return row.error();
+  return std::optional<int64_t>(stmt->Int(0));
+}
+
+}  // namespace
+
 Status Store::InsertRun(const kfp::Run& r, std::optional<WallTime> recurring_fire) {
   json rc = json::object();
   if (!r.runtime_config.parameters.is_null()) rc["parameters"] = r.runtime_config.parameters;
@@ -158,11 +189,20 @@ Result<ListResult<kfp::Run>> Store::ListRuns(const ListRequest& req,
     binds.push_back(namespace_);
   }
   std::lock_guard lock(mu_);
-  return RunList<kfp::Run>(*db_, "runs", kRunColumns, *plan, scope, binds, [&](const Statement& s) {
-    auto r = ReadRun(s);
-    std::string id = r.run_id;
-    return std::make_tuple(std::move(r), std::move(id), SortValue(s, 16, *plan));
-  });
+  std::optional<int64_t> total;
+  if (namespace_.empty() && plan->equals_only) {
+    auto counted = CountFromRunCounts(*db_, experiment_id, plan->equals);
+    if (!counted.ok()) return counted.error();
+    total = *counted;
+  }
+  return RunList<kfp::Run>(
+      *db_, "runs", kRunColumns, *plan, scope, binds,
+      [&](const Statement& s) {
+        auto r = ReadRun(s);
+        std::string id = r.run_id;
+        return std::make_tuple(std::move(r), std::move(id), SortValue(s, 16, *plan));
+      },
+      total);
 }
 
 Status Store::DeleteRun(const std::string& id) {

@@ -77,6 +77,24 @@ CREATE TABLE IF NOT EXISTS recurring_runs (
   last_fire_ns INTEGER NOT NULL DEFAULT 0,
   body TEXT NOT NULL
 );
+CREATE TRIGGER IF NOT EXISTS run_counts_insert AFTER INSERT ON runs BEGIN
+  INSERT INTO run_counts VALUES (NEW.experiment_id, NEW.state, NEW.storage_state, 1)
+    ON CONFLICT DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS run_counts_delete AFTER DELETE ON runs BEGIN
+  UPDATE run_counts SET n = n - 1 WHERE experiment_id = OLD.experiment_id
+    AND state = OLD.state AND storage_state = OLD.storage_state;
+END;
+CREATE TRIGGER IF NOT EXISTS run_counts_update
+  AFTER UPDATE OF experiment_id, state, storage_state ON runs
+  WHEN OLD.experiment_id IS NOT NEW.experiment_id OR OLD.state IS NOT NEW.state
+    OR OLD.storage_state IS NOT NEW.storage_state
+BEGIN
+  UPDATE run_counts SET n = n - 1 WHERE experiment_id = OLD.experiment_id
+    AND state = OLD.state AND storage_state = OLD.storage_state;
+  INSERT INTO run_counts VALUES (NEW.experiment_id, NEW.state, NEW.storage_state, 1)
+    ON CONFLICT DO UPDATE SET n = n + 1;
+END;
 CREATE INDEX IF NOT EXISTS recurring_by_created ON recurring_runs (created_at_ns, id);
 )sql";
 const std::vector<Field>& PipelineFields() {
@@ -169,6 +187,21 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
   return store;
 }
 
+// Runs per (experiment, state, storage state), kept by triggers in the
+// same transaction as every change to runs. ListRuns answers total_size from
+// it when the filter is EQUALS on those columns only (the common "runs of
+// this experiment in this state" query): a COUNT(*) over 140,000 matching
+// rows costs ~8 ms, the sum over a few count rows microseconds.
+constexpr const char* kRunCountsTable = R"sql(
+CREATE TABLE run_counts (
+  experiment_id TEXT NOT NULL,
+  state TEXT NOT NULL,
+  storage_state TEXT NOT NULL,
+  n INTEGER NOT NULL,
+  PRIMARY KEY (experiment_id, state, storage_state)
+) WITHOUT ROWID;
+)sql";
+
 Status Store::CreateSchema(bool on_disk) {
   if (on_disk) {
     // WAL: readers never block the writer; NORMAL sync is durable across
@@ -177,7 +210,23 @@ Status Store::CreateSchema(bool on_disk) {
       return s;
     }
   }
-  return db_->Exec(kSchema);
+  // A database from before run_counts existed gets it filled once.
+  auto exists = db_->Prepare(
+      "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'run_counts'");
+  if (!exists.ok()) return exists.error();
+  if (auto row = exists->Step(); !row.ok()) return row.error();
+  bool have_counts = exists->Int(0) > 0;
+  exists->Reset();
+  if (!have_counts) {
+    if (Status s = db_->Exec(kRunCountsTable); !s.ok()) return s;
+  }
+  if (Status s = db_->Exec(kSchema); !s.ok()) return s;
+  if (!have_counts) {
+    return db_->Exec(
+        "INSERT INTO run_counts SELECT experiment_id, state, storage_state, COUNT(*) FROM runs "
+        "GROUP BY experiment_id, state, storage_state");
+  }
+  return Ok();
 }
 
 Status Store::InsertPipeline(const kfp::Pipeline& p) {

@@ -2,6 +2,7 @@
 // errors, one-row reads and writes, and the keyset list query.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -31,7 +32,8 @@ inline Error NotFound(const char* what, const std::string& id) {
 template <typename T, typename Read>
 Result<ListResult<T>> RunList(Database& db, const std::string& table, const std::string& columns,
                               const ListPlan& plan, const std::string& scope_where,
-                              const std::vector<SqlValue>& scope_binds, Read read) {
+                              const std::vector<SqlValue>& scope_binds, Read read,
+                              std::optional<int64_t> known_total = std::nullopt) {
   std::string where = scope_where;
   std::vector<SqlValue> binds = scope_binds;
   if (!plan.where.empty()) {
@@ -39,7 +41,9 @@ Result<ListResult<T>> RunList(Database& db, const std::string& table, const std:
     binds.insert(binds.end(), plan.where_binds.begin(), plan.where_binds.end());
   }
   ListResult<T> out;
-  {
+  if (known_total) {
+    out.total_size = static_cast<int>(*known_total);
+  } else {
     auto count = db.Prepare(
         fmt::format("SELECT COUNT(*) FROM {}{}", table, where.empty() ? "" : " WHERE " + where));
     if (!count.ok()) return count.error();
