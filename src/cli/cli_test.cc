@@ -265,6 +265,34 @@ schemaVersion: 2.1.0
   EXPECT_DOUBLE_EQ(stress["peak_rate_per_minute"].get<double>(), 15) << stress;
 }
 
+TEST_F(CliTest, ScheduledRunsCountFiresAndTriggerLag) {
+  std::string file = Write("s.json", R"([
+    {"mode": "SCHEDULED_RUNS", "runTime": "4s", "numTimes": 2, "cron": "*/1 * * * * *",
+     "pipelineFileName": "sleep_chain.yaml", "params": {"duration": "50ms"}}
+  ])");
+  fs::path out = dir_ / "out";
+  auto r = Kfpbench("run " + file + " --pipelines " + Pipelines() +
+                    " --executor stub --stub-duration constant:50ms --poll-interval 50ms" +
+                    " --collector 'echo {\"site\": \"lab\"}' --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(out / "results.json");
+  auto j = nlohmann::json::parse(in);
+  const auto& s = j["schedules"]["0"];
+  EXPECT_EQ(s["recurring_runs"], 2);
+  EXPECT_EQ(s["expected_fires"], 8);                  // two schedules, a fire a second for 4 s
+  EXPECT_GE(s["observed_fires"].get<int>(), 6) << s;  // the scheduler may miss one at the edges
+  EXPECT_EQ(s["missed_fires"].get<int>(), 8 - s["observed_fires"].get<int>());
+  EXPECT_EQ(j["schedules"]["trigger_lag_ms"]["count"], s["observed_fires"]);
+  for (const auto& run : j["runs"]["records"]) {
+    EXPECT_FALSE(run["recurring_run_id"].get<std::string>().empty());
+    EXPECT_GE(run["trigger_lag_ms"].get<double>(), 0);
+  }
+  ASSERT_EQ(j["collectors"].size(), 2u);
+  EXPECT_EQ(j["collectors"][0]["phase"], "start");
+  EXPECT_EQ(j["collectors"][1]["output"]["site"], "lab");
+  EXPECT_TRUE(j["cleanup_failures"].empty()) << j["cleanup_failures"];
+}
+
 TEST_F(CliTest, StepCommandWritesOutputParameters) {
   fs::path param = dir_ / "outputs" / "Output";
   auto r = Kfpbench("step --duration 10ms --memory 1Mi --output-param " + param.string() + "=42");

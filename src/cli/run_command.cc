@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/target_config.h"
+#include "harness/collector.h"
 #include "harness/harness.h"
 #include "harness/scenario.h"
 #include "http/client.h"
@@ -127,6 +128,7 @@ Command AddRunCommand(CLI::App& app) {
     bool quiet = false;
     std::string config;
     std::string target;
+    std::vector<std::string> collectors;
     BackendFlags backend;
   };
   auto f = std::make_shared<Flags>();
@@ -160,6 +162,9 @@ Command AddRunCommand(CLI::App& app) {
   cmd->add_flag("--quiet", f->quiet, "no live status line");
   cmd->add_option("--config", f->config, "targets file (default: ./kfpbench.yaml if present)");
   cmd->add_option("--target", f->target, "a target named in the config file");
+  cmd->add_option("--collector", f->collectors,
+                  "shell command run at start and end (KFPBENCH_PHASE=start|end) whose JSON "
+                  "output is kept in the results (repeatable)");
   f->backend.Add(*cmd);
 
   return {
@@ -276,11 +281,20 @@ Command AddRunCommand(CLI::App& app) {
         }
 
         InstallSignalHandlers();
+        constexpr auto kCollectorTimeout = std::chrono::seconds(60);
+        nlohmann::json collected = nlohmann::json::array();
+        for (const auto& c : f->collectors) {
+          collected.push_back(harness::RunCollector(c, "start", url, kCollectorTimeout));
+        }
         StatusLine status(f->quiet);
         auto results =
             harness::RunScenarios(*scenarios, client, recorder, options,
                                   [&status](const harness::Progress& p) { status.Show(p); });
         status.Done();
+        for (const auto& c : f->collectors) {
+          collected.push_back(harness::RunCollector(c, "end", url, kCollectorTimeout));
+        }
+        results.collectors = std::move(collected);
         results.target.url = url;
         results.target.embedded = embedded != nullptr;
         if (health.ok()) results.target.healthz = kfp::ToJson(*health);

@@ -88,6 +88,7 @@ BenchmarkResults RunScenarios(const ScenarioFile& file, kfp::Client& client,
 
   results.runs = runs.Records();
   results.stress_steps = context.stress_steps();
+  results.schedules = context.schedules();
   if (std::string reason = context.abort_reason(); !reason.empty()) {
     results.partial = true;
     results.partial_reason = "aborted: " + reason;

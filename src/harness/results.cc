@@ -29,6 +29,13 @@ std::optional<Duration> RunRecord::LatencyFromIntended() const {
   return observed - intended;
 }
 
+std::optional<Duration> RunRecord::TriggerLag() const {
+  if (scheduled.time_since_epoch().count() == 0 || created.time_since_epoch().count() == 0) {
+    return std::nullopt;
+  }
+  return created - scheduled;
+}
+
 void RunLog::Add(RunRecord record) {
   std::lock_guard lock(mu_);
   records_.push_back(std::move(record));
@@ -64,6 +71,14 @@ metrics::Histogram BenchmarkResults::StartDelaysMs() const {
   metrics::Histogram h;
   for (const auto& r : runs) {
     if (auto d = r.StartDelay()) h.Record(Ms(*d));
+  }
+  return h;
+}
+
+metrics::Histogram BenchmarkResults::TriggerLagsMs() const {
+  metrics::Histogram h;
+  for (const auto& r : runs) {
+    if (auto d = r.TriggerLag(); d && !r.recurring_run_id.empty()) h.Record(Ms(*d));
   }
   return h;
 }

@@ -2,6 +2,7 @@
 // every run (durations, queue wait, per-task timing), plus what it ran against.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <string>
@@ -28,11 +29,13 @@ struct RunRecord {
   std::string run_id;
   RuntimeState state = RuntimeState::kUnspecified;  // last state seen
   std::string error;
-  WallTime intended{};   // open loop: when the run was meant to start (zero in closed loop)
-  WallTime submitted{};  // client: CreateRun sent
-  WallTime created{};    // server: created_at
-  WallTime finished{};   // server: finished_at (zero until terminal)
-  WallTime observed{};   // client: terminal state first seen
+  WallTime intended{};           // open loop: when the run was meant to start (zero in closed loop)
+  std::string recurring_run_id;  // scheduled runs: the schedule that made it
+  WallTime scheduled{};          // scheduled runs: the fire time the server meant
+  WallTime submitted{};          // client: CreateRun sent
+  WallTime created{};            // server: created_at
+  WallTime finished{};           // server: finished_at (zero until terminal)
+  WallTime observed{};           // client: terminal state first seen
   std::vector<TaskTiming> tasks;
 
   bool Finished() const { return IsTerminal(state) && finished.time_since_epoch().count() != 0; }
@@ -43,6 +46,8 @@ struct RunRecord {
   // Open loop: intended start -> the client saw the run finish. Timed from the
   // intended start, so a server that falls behind shows up here.
   std::optional<Duration> LatencyFromIntended() const;
+  // Scheduled runs: created_at - scheduled_at, how late the trigger fired.
+  std::optional<Duration> TriggerLag() const;
   // created_at -> the first step (non-DAG task) started: time spent waiting
   // for the control plane and for capacity.
   std::optional<Duration> QueueWait() const;
@@ -98,6 +103,16 @@ struct StressStep {
   bool held = false;
 };
 
+// A SCHEDULED_RUNS scenario: how many fires the schedules owed, how many runs
+// the server made.
+struct ScheduleSummary {
+  size_t scenario = 0;
+  int recurring_runs = 0;
+  int expected_fires = 0;
+  int observed_fires = 0;
+  int Missed() const { return std::max(0, expected_fires - observed_fires); }
+};
+
 struct BenchmarkResults {
   static constexpr int kSchemaVersion = 1;
   std::string kfpbench_version;
@@ -111,13 +126,16 @@ struct BenchmarkResults {
   std::map<std::string, metrics::OperationStats> operations;
   std::vector<RunRecord> runs;
   std::vector<StressStep> stress_steps;
-  std::vector<std::string> errors;            // scenario-level failures
-  std::vector<std::string> cleanup_failures;  // things left behind on the target
+  std::vector<ScheduleSummary> schedules;
+  std::vector<std::string> errors;                      // scenario-level failures
+  std::vector<std::string> cleanup_failures;            // things left behind on the target
+  nlohmann::json collectors = nlohmann::json::array();  // --collector outputs
 
   // Histograms of run duration and queue wait over finished runs, in ms.
   metrics::Histogram RunDurationsMs() const;
   metrics::Histogram QueueWaitsMs() const;
   metrics::Histogram StartDelaysMs() const;  // open-loop runs only
+  metrics::Histogram TriggerLagsMs() const;  // scheduled runs only
   // Open-loop runs sent later than this after their intended start count as late.
   static constexpr std::chrono::milliseconds kLateStart{100};
   int LateStarts() const;

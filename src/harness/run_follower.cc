@@ -8,6 +8,8 @@ void AbsorbRun(const kfp::Run& run, RunRecord& record) {
   record.state = run.state;
   record.created = run.created_at;
   record.finished = run.finished_at;
+  record.recurring_run_id = run.recurring_run_id;
+  record.scheduled = run.scheduled_at;
   if (run.error) record.error = run.error->message;
   record.tasks.clear();
   for (const auto& t : run.task_details) {

@@ -9,6 +9,7 @@
 #include "harness/pipeline_run_runner.h"
 #include "harness/pipeline_upload_runner.h"
 #include "harness/random_gets_runner.h"
+#include "harness/scheduled_runs_runner.h"
 #include "util/ids.h"
 
 namespace kfpbench::harness {
@@ -93,6 +94,21 @@ void Context::TrackExperiment(const std::string& experiment_id) {
   experiment_ids_.push_back(experiment_id);
 }
 
+void Context::TrackRecurringRun(const std::string& recurring_run_id) {
+  std::lock_guard lock(mu_);
+  recurring_run_ids_.push_back(recurring_run_id);
+}
+
+void Context::AddSchedule(const ScheduleSummary& summary) {
+  std::lock_guard lock(mu_);
+  schedules_.push_back(summary);
+}
+
+std::vector<ScheduleSummary> Context::schedules() const {
+  std::lock_guard lock(mu_);
+  return schedules_;
+}
+
 void Context::AddStressStep(const StressStep& step) {
   std::lock_guard lock(mu_);
   stress_steps_.push_back(step);
@@ -111,11 +127,16 @@ std::vector<std::string> Context::CleanUp() {
     // Already gone is as good as deleted.
     if (!s.ok() && s.error().code != 404) failures.push_back(what + ": " + s.error().message);
   };
+  // Schedules first, so they stop making runs that would then be left behind.
+  for (const auto& id : recurring_run_ids_) {
+    note("recurring run " + id, client_.DeleteRecurringRun(id));
+  }
   for (const auto& id : run_ids_) note("run " + id, client_.DeleteRun(id));
   for (const auto& id : experiment_ids_) note("experiment " + id, client_.DeleteExperiment(id));
   for (const auto& [path, p] : pipelines_) {
     note("pipeline " + p.name, client_.DeletePipeline(p.pipeline_id, /*cascade=*/true));
   }
+  recurring_run_ids_.clear();
   run_ids_.clear();
   experiment_ids_.clear();
   pipelines_.clear();
@@ -136,7 +157,7 @@ Result<std::unique_ptr<ModeRunner>> MakeRunner(Mode mode) {
       // Runs like PIPELINE_RUN; the report adds per-step artifact throughput.
       return std::unique_ptr<ModeRunner>(std::make_unique<PipelineRunRunner>(false));
     case Mode::kScheduledRuns:
-      break;
+      return std::unique_ptr<ModeRunner>(std::make_unique<ScheduledRunsRunner>());
   }
   return Error{
       fmt::format("mode {} is not implemented in this version of kfpbench", ModeName(mode))};

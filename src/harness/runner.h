@@ -71,7 +71,10 @@ class Context {
   void TrackPipeline(const UploadedPipeline& pipeline);
   void TrackRun(const std::string& run_id);
   void TrackExperiment(const std::string& experiment_id);
+  void TrackRecurringRun(const std::string& recurring_run_id);
   void AddStressStep(const StressStep& step);
+  void AddSchedule(const ScheduleSummary& summary);
+  std::vector<ScheduleSummary> schedules() const;
   std::vector<StressStep> stress_steps() const;
 
   // Deletes what was created (runs, experiments, pipelines), unless --keep.
@@ -90,6 +93,8 @@ class Context {
   std::vector<std::string> run_ids_;
   std::vector<std::string> experiment_ids_;
   std::vector<StressStep> stress_steps_;
+  std::vector<std::string> recurring_run_ids_;
+  std::vector<ScheduleSummary> schedules_;
 };
 
 class ModeRunner {

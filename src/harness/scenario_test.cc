@@ -1,4 +1,5 @@
 #include "harness/scenario.h"
+#include "harness/scheduled_runs_runner.h"
 
 #include <filesystem>
 #include <fstream>
@@ -210,6 +211,12 @@ TEST_F(ScenarioTest, StressShape) {
     ASSERT_FALSE(bad.ok()) << tail;
     EXPECT_NE(bad.error().message.find(fragment), std::string::npos) << bad.error().message;
   }
+}
+
+TEST(KfpCron, FiveFieldCronGetsSeconds) {
+  EXPECT_EQ(KfpCron("0 */2 * * *"), "0 0 */2 * * *");
+  EXPECT_EQ(KfpCron("*/10 * * * * *"), "*/10 * * * * *");
+  EXPECT_EQ(KfpCron("@every 5m"), "@every 5m");
 }
 
 TEST_F(ScenarioTest, MissingFileIsAClearError) {

@@ -208,4 +208,20 @@ Status Client::DeleteRun(const std::string& run_id) {
   return Ok();
 }
 
+Result<RecurringRun> Client::CreateRecurringRun(const RecurringRun& request) {
+  RecurringRun body = request;
+  if (body.namespace_.empty()) body.namespace_ = config_.namespace_;
+  auto j = Call("CreateRecurringRun", http::Method::kPost, Path("/recurringruns"),
+                ToJson(body).dump(), "application/json");
+  if (!j.ok()) return j.error();
+  return RecurringRunFromJson(*j, false);
+}
+
+Status Client::DeleteRecurringRun(const std::string& recurring_run_id) {
+  auto j = Call("DeleteRecurringRun", http::Method::kDelete,
+                Path("/recurringruns/") + http::PercentEncode(recurring_run_id));
+  if (!j.ok()) return j.error();
+  return Ok();
+}
+
 }  // namespace kfpbench::kfp

@@ -78,6 +78,9 @@ class Client {
   Result<Page<Run>> ListRuns(const ListOptions& options);
   Status DeleteRun(const std::string& run_id);
 
+  Result<RecurringRun> CreateRecurringRun(const RecurringRun& request);
+  Status DeleteRecurringRun(const std::string& recurring_run_id);
+
   std::string base_url() const;
 
  private:

@@ -49,6 +49,14 @@ Status ConsoleReporter::Report(const harness::BenchmarkResults& r) {
         delays.ValueAtPercentile(50), delays.ValueAtPercentile(99), delays.max(), r.LateStarts(),
         delays.count(), harness::BenchmarkResults::kLateStart.count());
   }
+  for (const auto& s : r.schedules) {
+    auto lags = r.TriggerLagsMs();
+    out_ << fmt::format(
+        "scheduled runs [{}]: {} schedules, {} fires expected, {} made, {} missed; trigger lag "
+        "p50 {} ms, max {} ms\n",
+        s.scenario, s.recurring_runs, s.expected_fires, s.observed_fires, s.Missed(),
+        lags.ValueAtPercentile(50), lags.max());
+  }
   if (!r.stress_steps.empty()) {
     out_ << "\nStress steps (latency from intended start)\n";
     out_ << fmt::format("{:<9} {:>12} {:>7} {:>7} {:>10} {:>8}  {}\n", "scenario", "runs/min",

@@ -71,6 +71,8 @@ json RunJson(const harness::RunRecord& r) {
             {"run_id", r.run_id},
             {"state", RuntimeStateName(r.state)},
             {"intended_at", Time(r.intended)},
+            {"recurring_run_id", r.recurring_run_id},
+            {"scheduled_at", Time(r.scheduled)},
             {"submitted_at", Time(r.submitted)},
             {"created_at", Time(r.created)},
             {"finished_at", Time(r.finished)},
@@ -85,6 +87,9 @@ json RunJson(const harness::RunRecord& r) {
   }
   if (auto l = r.LatencyFromIntended()) {
     j["latency_from_intended_ms"] = std::chrono::duration<double, std::milli>(*l).count();
+  }
+  if (auto l = r.TriggerLag(); l && !r.recurring_run_id.empty()) {
+    j["trigger_lag_ms"] = std::chrono::duration<double, std::milli>(*l).count();
   }
   if (auto w = r.QueueWait()) {
     j["queue_wait_ms"] = std::chrono::duration<double, std::milli>(*w).count();
@@ -105,6 +110,23 @@ json StressJson(const BenchmarkResults& results) {
                               {"error_rate", s.error_rate},
                               {"held", s.held}});
     if (s.held) entry["peak_rate_per_minute"] = s.rate_per_minute;
+  }
+  return out;
+}
+
+// Per SCHEDULED_RUNS scenario: fires owed and made, and trigger lag.
+json SchedulesJson(const BenchmarkResults& results) {
+  json out = json::object();
+  auto lags = results.TriggerLagsMs();
+  for (const auto& s : results.schedules) {
+    out[std::to_string(s.scenario)] = {{"recurring_runs", s.recurring_runs},
+                                       {"expected_fires", s.expected_fires},
+                                       {"observed_fires", s.observed_fires},
+                                       {"missed_fires", s.Missed()}};
+  }
+  if (lags.count() > 0) {
+    out["trigger_lag_ms"] = Summary(lags);
+    out["trigger_lag_histogram"] = lags.ToJson();
   }
   return out;
 }
@@ -181,9 +203,11 @@ json ResultsToJson(const BenchmarkResults& results) {
         {"records", std::move(records)}}},
       {"steps", StepsJson(results)},
       {"stress", StressJson(results)},
+      {"schedules", SchedulesJson(results)},
       {"artifacts", ArtifactsJson(results)},
       {"errors", results.errors},
       {"cleanup_failures", results.cleanup_failures},
+      {"collectors", results.collectors},
   };
 }
 

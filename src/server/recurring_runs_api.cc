@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "server/api_util.h"
-#include "server/cron.h"
+#include "util/cron.h"
 #include "server/handlers.h"
 #include "server/scheduler.h"
 #include "util/ids.h"

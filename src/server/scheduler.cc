@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "server/cron.h"
+#include "util/cron.h"
 
 namespace kfpbench::server {
 namespace {

@@ -11,7 +11,7 @@
 #include "util/result.h"
 #include "util/time.h"
 
-namespace kfpbench::server {
+namespace kfpbench {
 
 class CronSchedule {
  public:
@@ -31,4 +31,4 @@ class CronSchedule {
   int64_t every_seconds_ = 0;  // @every: a fixed interval instead of the fields
 };
 
-}  // namespace kfpbench::server
+}  // namespace kfpbench

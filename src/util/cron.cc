@@ -1,4 +1,4 @@
-#include "server/cron.h"
+#include "util/cron.h"
 
 #include <charconv>
 #include <ctime>
@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-namespace kfpbench::server {
+namespace kfpbench {
 namespace {
 
 struct FieldSpec {
@@ -192,4 +192,4 @@ std::optional<WallTime> CronSchedule::Next(WallTime after) const {
   return std::nullopt;
 }
 
-}  // namespace kfpbench::server
+}  // namespace kfpbench

@@ -1,8 +1,8 @@
-#include "server/cron.h"
+#include "util/cron.h"
 
 #include <gtest/gtest.h>
 
-namespace kfpbench::server {
+namespace kfpbench {
 namespace {
 
 WallTime At(const char* rfc3339) { return *ParseRfc3339(rfc3339); }
@@ -49,4 +49,4 @@ TEST(CronTest, BadSchedulesSayWhy) {
 }
 
 }  // namespace
-}  // namespace kfpbench::server
+}  // namespace kfpbench
