@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/report_commands.h"
 
 namespace kfpbench::cli {
 
@@ -17,6 +18,7 @@ int Main(int argc, char** argv) {
 
   std::vector<Command> commands = {AddServeCommand(app), AddRunCommand(app), AddStepCommand(app),
                                    AddValidateCommand(app)};
+  AddReportCommands(app, commands);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

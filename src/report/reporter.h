@@ -41,6 +41,63 @@ class ConsoleReporter : public Reporter {
   std::ostream& out_;
 };
 
+// operations.csv, runs.csv and tasks.csv in `dir` (created if missing), for
+// spreadsheets and pandas. RFC 4180: comma-separated, quoted where needed,
+// times in RFC 3339, durations in ms, latencies in us.
+class CsvReporter : public Reporter {
+ public:
+  explicit CsvReporter(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  Status Report(const harness::BenchmarkResults& results) override;
+
+ private:
+  std::filesystem::path dir_;
+};
+
+// JUnit XML for CI servers: one testcase per threshold verdict (a failing
+// threshold is a <failure>), plus one that fails when a scenario reported
+// errors. `thresholds` null means the scenario file's own.
+class JunitReporter : public Reporter {
+ public:
+  JunitReporter(std::filesystem::path path, nlohmann::json thresholds = nullptr)
+      : path_(std::move(path)), thresholds_(std::move(thresholds)) {}
+  Status Report(const harness::BenchmarkResults& results) override;
+
+ private:
+  std::filesystem::path path_;
+  nlohmann::json thresholds_;
+};
+
+// A GitHub-flavoured Markdown summary for a pull-request comment: operations,
+// runs and threshold verdicts.
+class MarkdownReporter : public Reporter {
+ public:
+  MarkdownReporter(std::filesystem::path path, nlohmann::json thresholds = nullptr)
+      : path_(std::move(path)), thresholds_(std::move(thresholds)) {}
+  Status Report(const harness::BenchmarkResults& results) override;
+  static Result<std::string> Render(const harness::BenchmarkResults& results,
+                                    const nlohmann::json& thresholds);
+
+ private:
+  std::filesystem::path path_;
+  nlohmann::json thresholds_;
+};
+
+// One self-contained HTML page (charts inlined, no external URLs), readable
+// offline: latency over time and distribution, throughput and errors, run
+// duration CDF, a run/task timeline, the scenario, the target and verdicts.
+class HtmlReporter : public Reporter {
+ public:
+  HtmlReporter(std::filesystem::path path, nlohmann::json thresholds = nullptr)
+      : path_(std::move(path)), thresholds_(std::move(thresholds)) {}
+  Status Report(const harness::BenchmarkResults& results) override;
+  static Result<std::string> Render(const harness::BenchmarkResults& results,
+                                    const nlohmann::json& thresholds);
+
+ private:
+  std::filesystem::path path_;
+  nlohmann::json thresholds_;
+};
+
 nlohmann::json ResultsToJson(const harness::BenchmarkResults& results);
 
 // Writes `text` to `path` through a temporary file in the same folder.

@@ -12,17 +12,7 @@
 namespace kfpbench::report {
 namespace {
 
-class TempDir {
- public:
-  TempDir() : path_(std::filesystem::temp_directory_path() / ("kfpbench-rr-" + NewUuid())) {
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using testing::TempDir;
 
 TEST(ResultsReader, RoundTripsEverythingResultsToJsonWrites) {
   auto original = testing::SyntheticResults(1);

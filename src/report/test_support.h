@@ -3,10 +3,14 @@
 // without running anything.
 #pragma once
 
+#include <filesystem>
+#include <fstream>
 #include <random>
+#include <sstream>
 
 #include "harness/results.h"
 #include "metrics/recorder.h"
+#include "util/ids.h"
 
 namespace kfpbench::report::testing {
 
@@ -47,6 +51,7 @@ inline harness::BenchmarkResults SyntheticResults(uint32_t seed, int seconds = 2
     run.scenario = 0;
     run.run_id = "run-" + std::to_string(i);
     run.submitted = r.started + milliseconds(i * seconds * 800 / runs);
+    if (i % 2 == 0) run.intended = run.submitted - milliseconds(3 * i);  // open loop, some late
     run.created = run.submitted + milliseconds(5 + i);
     WallTime t = run.created;
     run.tasks.push_back({"root", RuntimeState::kSucceeded, t, t, {}, true});
@@ -74,6 +79,26 @@ inline harness::BenchmarkResults SyntheticResults(uint32_t seed, int seconds = 2
   r.runs.push_back(rejected);
   r.errors.push_back("scenario 0: one run was rejected");
   return r;
+}
+
+// A fresh folder under the system temporary folder, removed at scope exit.
+class TempDir {
+ public:
+  TempDir() : path_(std::filesystem::temp_directory_path() / ("kfpbench-report-" + NewUuid())) {
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 }  // namespace kfpbench::report::testing

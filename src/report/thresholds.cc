@@ -308,6 +308,11 @@ json ThresholdsOf(const harness::BenchmarkResults& results) {
   return json::object();
 }
 
+Result<std::vector<Verdict>> VerdictsFor(const harness::BenchmarkResults& results,
+                                         const json& thresholds) {
+  return EvaluateThresholds(results, thresholds.is_null() ? ThresholdsOf(results) : thresholds);
+}
+
 bool AllPassed(const std::vector<Verdict>& verdicts) {
   for (const auto& v : verdicts) {
     if (!v.passed) return false;

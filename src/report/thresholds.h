@@ -57,6 +57,10 @@ Result<std::vector<Verdict>> EvaluateThresholds(const harness::BenchmarkResults&
 // empty object.
 nlohmann::json ThresholdsOf(const harness::BenchmarkResults& results);
 
+// `thresholds` if it is not null, else the scenario file's (ThresholdsOf).
+Result<std::vector<Verdict>> VerdictsFor(const harness::BenchmarkResults& results,
+                                         const nlohmann::json& thresholds);
+
 bool AllPassed(const std::vector<Verdict>& verdicts);
 nlohmann::json VerdictsToJson(const std::vector<Verdict>& verdicts);
 

@@ -1,0 +1,16 @@
+// The HTML report's browser assets, embedded at build time from web/ by
+// embed_assets.cmake (uPlot comes from npm: scripts/setup runs `npm ci`).
+#pragma once
+
+#include <string_view>
+
+namespace kfpbench::report::assets {
+
+std::string_view UplotVersion();
+std::string_view UplotJs();       // web/node_modules/uplot/dist/uPlot.iife.min.js
+std::string_view UplotCss();      // web/node_modules/uplot/dist/uPlot.min.css
+std::string_view UplotLicense();  // MIT: its notice travels with every copy
+std::string_view ReportJs();      // web/report.js
+std::string_view ReportCss();     // web/report.css
+
+}  // namespace kfpbench::report::assets

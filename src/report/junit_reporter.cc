@@ -1,0 +1,99 @@
+#include <fmt/format.h>
+
+#include "report/reporter.h"
+#include "report/thresholds.h"
+
+namespace kfpbench::report {
+namespace {
+
+// XML 1.0 allows no control characters but tab and line breaks, even escaped,
+// so they are dropped rather than escaped.
+std::string Xml(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n' || c == '\r') {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+std::string Testcase(const std::string& classname, const std::string& name,
+                     const std::string& failure, const std::string& detail) {
+  std::string out = fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"0\"",
+                                Xml(classname), Xml(name));
+  if (failure.empty()) return out + "/>\n";
+  return out + fmt::format(
+                   ">\n      <failure message=\"{}\" type=\"threshold\">{}</failure>\n    "
+                   "</testcase>\n",
+                   Xml(failure), Xml(detail));
+}
+
+}  // namespace
+
+Status JunitReporter::Report(const harness::BenchmarkResults& r) {
+  auto verdicts = VerdictsFor(r, thresholds_);
+  if (!verdicts.ok()) return verdicts.error();
+  int tests = 0, failures = 0;
+  std::string cases;
+  for (const auto& v : *verdicts) {
+    ++tests;
+    std::string failure;
+    if (!v.passed) {
+      ++failures;
+      failure =
+          fmt::format("{} {}: observed {}, {}", v.metric, v.expression, v.observed_text, v.margin);
+    }
+    cases += Testcase("kfpbench.thresholds." + v.metric, v.expression, failure,
+                      fmt::format("limit {}, observed {}", v.limit_text, v.observed_text));
+  }
+  // Scenario errors (an upload that failed, runs that could not be created)
+  // fail the build as well: a benchmark that did not run cannot pass.
+  ++tests;
+  std::string errors;
+  for (const auto& e : r.errors) errors += e + "\n";
+  if (!r.errors.empty()) ++failures;
+  cases += Testcase("kfpbench.benchmark", "scenarios ran without errors",
+                    r.errors.empty() ? "" : fmt::format("{} scenario error(s)", r.errors.size()),
+                    errors);
+  double elapsed = ToSeconds(r.finished - r.started);
+  std::string timestamp =
+      r.started.time_since_epoch().count() ? FormatRfc3339(r.started) : std::string();
+  std::string xml = fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<testsuites name=\"kfpbench\" tests=\"{0}\" failures=\"{1}\" errors=\"0\" "
+      "time=\"{2:.3f}\">\n"
+      "  <testsuite name=\"kfpbench thresholds\" tests=\"{0}\" failures=\"{1}\" errors=\"0\" "
+      "skipped=\"0\" time=\"{2:.3f}\" timestamp=\"{3}\" hostname=\"{4}\">\n"
+      "    <properties>\n"
+      "      <property name=\"kfpbench_version\" value=\"{5}\"/>\n"
+      "      <property name=\"target\" value=\"{4}\"/>\n"
+      "      <property name=\"scenario\" value=\"{6}\"/>\n"
+      "    </properties>\n"
+      "{7}"
+      "  </testsuite>\n"
+      "</testsuites>\n",
+      tests, failures, elapsed, Xml(timestamp), Xml(r.target.url), Xml(r.kfpbench_version),
+      Xml(r.scenario_path), cases);
+  return WriteFileAtomically(path_, xml);
+}
+
+}  // namespace kfpbench::report

@@ -1,0 +1,56 @@
+#include <cstdlib>
+
+#include <gtest/gtest.h>
+
+#include "report/reporter.h"
+#include "report/test_support.h"
+
+namespace kfpbench::report {
+namespace {
+
+using testing::ReadFile;
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+TEST(JunitReport, OneTestcasePerThresholdPlusScenarioErrors) {
+  testing::TempDir dir;
+  auto r = testing::SyntheticResults(1);
+  // GetRun's p95 is far above 1ms, the error rate (2.5%) under 5%.
+  nlohmann::json thresholds = {{"GetRun", {"p95 < 1ms", "error_rate < 5%"}},
+                               {"run_duration", "p99 < 10m"}};
+  ASSERT_TRUE(JunitReporter(dir.path() / "junit.xml", thresholds).Report(r).ok());
+  std::string xml = ReadFile(dir.path() / "junit.xml");
+  EXPECT_TRUE(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites"));
+  EXPECT_NE(xml.find("<testsuites name=\"kfpbench\" tests=\"4\" failures=\"2\""), std::string::npos)
+      << xml;
+  EXPECT_EQ(Count(xml, "<testcase "), 4u);
+  EXPECT_EQ(Count(xml, "<failure "), 2u);
+  EXPECT_NE(xml.find("classname=\"kfpbench.thresholds.GetRun\" name=\"p95 &lt; 1ms\""),
+            std::string::npos);
+  EXPECT_NE(xml.find("<failure message=\"GetRun p95 &lt; 1ms: observed "), std::string::npos);
+  EXPECT_NE(xml.find("name=\"scenarios ran without errors\""), std::string::npos);
+  // Well-formed, as CI servers' parsers require.
+  if (std::system("command -v xmllint >/dev/null 2>&1") == 0) {
+    std::string cmd = "xmllint --noout " + (dir.path() / "junit.xml").string();
+    EXPECT_EQ(std::system(cmd.c_str()), 0);
+  }
+}
+
+TEST(JunitReport, UsesTheScenarioThresholdsAndRejectsBadOnes) {
+  testing::TempDir dir;
+  auto r = testing::SyntheticResults(2);
+  r.errors.clear();
+  ASSERT_TRUE(JunitReporter(dir.path() / "a.xml").Report(r).ok());
+  std::string xml = ReadFile(dir.path() / "a.xml");
+  EXPECT_EQ(Count(xml, "<testcase "), 4u);  // 3 in the scenario + scenario errors
+  Status s = JunitReporter(dir.path() / "b.xml", {{"GetRun", "p95 <"}}).Report(r);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("GetRun"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kfpbench::report
