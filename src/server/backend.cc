@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
 
@@ -50,6 +51,24 @@ class StoreObserver : public engine::RunObserver {
     return kfp::RpcStatus{static_cast<int>(kfp::GrpcCode::kUnknown), message, {}};
   }
 
+  // KFP's task inputs and outputs are maps of artifact name to ArtifactList
+  // (MLMD artifact ids); parameter values are not part of them. Without MLMD,
+  // an artifact's id is a stable number derived from its URI.
+  static nlohmann::json ArtifactLists(const nlohmann::json& engine_io) {
+    nlohmann::json out = nlohmann::json::object();
+    auto artifacts = engine_io.find("artifacts");
+    if (artifacts == engine_io.end() || !artifacts->is_object()) return out;
+    for (const auto& [name, list] : artifacts->items()) {
+      nlohmann::json ids = nlohmann::json::array();
+      for (const auto& a : list) {
+        uint64_t id = std::hash<std::string>{}(a.value("uri", name)) & 0x7fffffffffffffffULL;
+        ids.push_back(std::to_string(id));
+      }
+      out[name] = {{"artifact_ids", std::move(ids)}};
+    }
+    return out;
+  }
+
   static std::vector<kfp::RuntimeStatus> ToHistory(const std::vector<engine::StateChange>& h) {
     std::vector<kfp::RuntimeStatus> out;
     out.reserve(h.size());
@@ -77,8 +96,8 @@ class StoreObserver : public engine::RunObserver {
       d.state = t.state;
       d.execution_id = ++execution_id;
       d.error = ToError(t.error);
-      if (!t.inputs.empty()) d.inputs = t.inputs;
-      if (!t.outputs.empty()) d.outputs = t.outputs;
+      if (auto in = ArtifactLists(t.inputs); !in.empty()) d.inputs = std::move(in);
+      if (auto out = ArtifactLists(t.outputs); !out.empty()) d.outputs = std::move(out);
       d.parent_task_id = t.parent_task_id;
       d.state_history = ToHistory(t.history);
       d.pod_name = t.pod_name;

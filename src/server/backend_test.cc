@@ -82,6 +82,13 @@ TEST_F(BackendApiTest, RunFromVersionReferenceSucceedsWithTaskDetails) {
   for (const auto& t : run["run_details"]["task_details"]) {
     EXPECT_TRUE(t.contains("create_time"));
     EXPECT_TRUE(t.contains("state_history"));
+    // Task inputs and outputs are KFP ArtifactList maps, never parameter values.
+    for (const char* io : {"inputs", "outputs"}) {
+      if (!t.contains(io)) continue;
+      for (const auto& [name, list] : t[io].items()) {
+        EXPECT_TRUE(list.contains("artifact_ids")) << name << ": " << list;
+      }
+    }
     if (t["display_name"] == "consume") {
       saw_consume = true;
       EXPECT_EQ(t["state"], "SUCCEEDED");
