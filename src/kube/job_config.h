@@ -1,0 +1,73 @@
+// Benchmark job configs: system settings, workload parameters and a sweep,
+// turned into one concrete run per sweep point (the Kubebench design).
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "util/result.h"
+
+namespace kfpbench::kube {
+
+enum class JobKind { kJob, kTFJob, kPyTorchJob, kMPIJob };
+
+std::string KindName(JobKind kind);
+// Roles (replica types) the kind accepts, in the order replicas are ranked.
+const std::vector<std::string>& KindRoles(JobKind kind);
+
+// How one metric is read from replica logs.
+struct MetricSpec {
+  std::string name;
+  std::string regex;  // ECMAScript, with one named group (?<value>...) or (?P<name>...)
+  std::string jsonl;  // or: a key of JSON objects, one per log line
+  std::string per_replica = "mean";  // last, mean, min, max, sum over a replica's values
+  std::string across = "sum";        // sum, mean, min, max over replicas
+  std::vector<std::string> roles;    // empty: every role
+};
+
+struct ReplicaSpec {
+  std::string role;
+  int count = 0;
+};
+
+// Parameters keep their YAML text: they are substituted into strings.
+using Params = std::map<std::string, std::string>;
+
+struct JobConfig {
+  std::string name;
+  JobKind kind = JobKind::kJob;
+  std::string namespace_ = "default";
+  std::string image;
+  std::vector<std::string> command;                      // templates
+  std::vector<std::pair<std::string, std::string>> env;  // values are templates
+  std::vector<ReplicaSpec> replicas;                     // in KindRoles order
+  // Container resources, passed through as JSON text ({"requests":{...},"limits":{...}}).
+  std::string resources_json;
+  int timeout_seconds = 600;
+  Params parameters;          // defaults
+  std::vector<Params> sweep;  // overrides per point; empty means one point
+  std::vector<MetricSpec> metrics;
+  std::filesystem::path dir;  // the config file's folder, {{config_dir}}
+};
+
+// One run: the config with every parameter fixed.
+struct SweepPoint {
+  int index = 0;
+  std::string job_name;  // DNS-1123: <name>-<index>
+  Params params;         // defaults, overrides and built-ins (job_name, config_dir, namespace)
+};
+
+// Strict: unknown keys, wrong types and bad values are errors naming the key.
+Result<JobConfig> ParseJobConfig(const std::string& yaml_text,
+                                 const std::filesystem::path& dir = ".");
+Result<JobConfig> LoadJobConfig(const std::filesystem::path& file);
+
+std::vector<SweepPoint> ExpandSweep(const JobConfig& config);
+
+// Replaces every {{name}} (spaces allowed inside the braces); an unknown name
+// is an error, so a typo never reaches a cluster.
+Result<std::string> Substitute(const std::string& text, const Params& params);
+
+}  // namespace kfpbench::kube

@@ -1,0 +1,116 @@
+#include "kube/job_config.h"
+
+#include <gtest/gtest.h>
+
+namespace kfpbench::kube {
+namespace {
+
+const char* kConfig = R"(
+name: ddp
+kind: PyTorchJob
+image: example:1
+command: [python3, "{{config_dir}}/train.py", "--batch-size={{ batch_size }}", "--model={{model}}"]
+env:
+  STEPS: "{{steps}}"
+replicas: {Master: 1, Worker: 2}
+resources: {requests: {cpu: "1"}, limits: {memory: 1Gi}}
+parameters: {batch_size: 8, steps: 10, model: mlp}
+sweep:
+  grid:
+    batch_size: [16, 32]
+    model: [mlp, cnn]
+metrics:
+  samples_per_sec: {regex: 'samples/sec: (?<value>[0-9.]+)'}
+  step_time: {jsonl: step_time, per_replica: mean, across: mean, roles: [Master]}
+)";
+
+TEST(JobConfig, ParsesEveryField) {
+  auto c = ParseJobConfig(kConfig, "/cfg");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->name, "ddp");
+  EXPECT_EQ(c->kind, JobKind::kPyTorchJob);
+  EXPECT_EQ(c->namespace_, "default");
+  ASSERT_EQ(c->replicas.size(), 2u);
+  EXPECT_EQ(c->replicas[0].role, "Master");
+  EXPECT_EQ(c->replicas[1].count, 2);
+  EXPECT_EQ(c->resources_json, R"({"limits":{"memory":"1Gi"},"requests":{"cpu":"1"}})");
+  ASSERT_EQ(c->metrics.size(), 2u);
+  EXPECT_EQ(c->metrics[1].roles, std::vector<std::string>{"Master"});
+}
+
+TEST(JobConfig, GridIsCartesianProductFirstKeySlowest) {
+  auto c = ParseJobConfig(kConfig, "/cfg");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  auto points = ExpandSweep(*c);
+  ASSERT_EQ(points.size(), 4u);
+  EXPECT_EQ(points[0].params.at("batch_size"), "16");
+  EXPECT_EQ(points[0].params.at("model"), "mlp");
+  EXPECT_EQ(points[1].params.at("model"), "cnn");
+  EXPECT_EQ(points[2].params.at("batch_size"), "32");
+  EXPECT_EQ(points[3].job_name, "ddp-3");
+  EXPECT_EQ(points[3].params.at("steps"), "10");  // defaults stay
+  EXPECT_EQ(*Substitute(c->command[1], points[0].params), "/cfg/train.py");
+  EXPECT_EQ(*Substitute(c->command[2], points[2].params), "--batch-size=32");
+}
+
+TEST(JobConfig, ListSweepAndNoSweep) {
+  std::string base =
+      "name: a\nkind: Job\nimage: i\ncommand: [echo, '{{x}}']\nreplicas: {Worker: 1}\n";
+  auto one = ParseJobConfig(base + "parameters: {x: 1}\n");
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  EXPECT_EQ(ExpandSweep(*one).size(), 1u);
+  auto list = ParseJobConfig(base + "sweep: {list: [{x: 1}, {x: 5}, {x: 9}]}\n");
+  ASSERT_TRUE(list.ok()) << list.error().message;
+  auto points = ExpandSweep(*list);
+  ASSERT_EQ(points.size(), 3u);
+  EXPECT_EQ(points[2].params.at("x"), "9");
+}
+
+TEST(JobConfig, SubstituteRejectsUnknownAndUnclosed) {
+  EXPECT_EQ(Substitute("{{nope}}", {}).error().message, "unknown parameter '{{nope}}'");
+  EXPECT_FALSE(Substitute("{{a", {{"a", "1"}}).ok());
+  EXPECT_EQ(*Substitute("x{{a}}y{{a}}", {{"a", "1"}}), "x1y1");
+}
+
+void ExpectError(const std::string& yaml, const std::string& needle) {
+  auto c = ParseJobConfig(yaml);
+  ASSERT_FALSE(c.ok()) << yaml;
+  EXPECT_NE(c.error().message.find(needle), std::string::npos) << c.error().message;
+}
+
+TEST(JobConfig, BadInputNamesTheKey) {
+  std::string ok = "name: a\nkind: Job\nimage: i\ncommand: [echo]\nreplicas: {Worker: 1}\n";
+  ASSERT_TRUE(ParseJobConfig(ok).ok());
+  ExpectError(ok + "colour: red\n", "colour: unknown key");
+  ExpectError("name: a\nkind: Pod\nimage: i\ncommand: [echo]\nreplicas: {Worker: 1}\n",
+              "kind: must be");
+  ExpectError("name: A_b\nkind: Job\nimage: i\ncommand: [echo]\nreplicas: {Worker: 1}\n", "name:");
+  ExpectError("name: a\nkind: Job\ncommand: [echo]\nreplicas: {Worker: 1}\n", "image: is required");
+  ExpectError("name: a\nkind: Job\nimage: i\ncommand: [echo]\nreplicas: {Master: 1}\n",
+              "replicas.Master: unknown key");
+  ExpectError("name: a\nkind: Job\nimage: i\ncommand: [echo]\nreplicas: {Worker: two}\n",
+              "replicas.Worker: must be an integer");
+  ExpectError("name: a\nkind: PyTorchJob\nimage: i\ncommand: [echo]\nreplicas: {Worker: 2}\n",
+              "replicas.Master");
+  ExpectError("name: a\nkind: MPIJob\nimage: i\ncommand: [echo]\nreplicas: {Worker: 2}\n",
+              "replicas.Launcher");
+  ExpectError(ok + "env: {A: '{{typo}}'}\n", "env.A: unknown parameter '{{typo}}'");
+  ExpectError(ok + "sweep: {grid: {x: []}}\n", "sweep.grid.x: must be a non-empty list");
+  ExpectError(ok + "sweep: {grid: {x: [1]}, lists: []}\n", "sweep.lists: unknown key");
+  ExpectError(ok + "metrics: {m: {regex: a, jsonl: b}}\n", "metrics.m: needs exactly one");
+  ExpectError(ok + "metrics: {m: {jsonl: b, across: last}}\n", "metrics.m.across");
+  ExpectError(ok + "metrics: {m: {jsonl: b, roles: [PS]}}\n", "'PS' is not a role of Job");
+  ExpectError(ok + "resources: {requests: {cpu: [1]}}\n", "resources.requests.cpu");
+  ExpectError(ok + "timeoutSeconds: 0\n", "timeoutSeconds: must be at least 1");
+  ExpectError("[1, 2", "bad YAML");
+}
+
+TEST(JobConfig, SweepTemplatesCheckedForEveryPoint) {
+  std::string yaml =
+      "name: a\nkind: Job\nimage: i\ncommand: [echo, '{{x}}']\nreplicas: {Worker: 1}\n"
+      "sweep: {list: [{x: 1}, {y: 2}]}\n";
+  ExpectError(yaml, "command[1]: unknown parameter '{{x}}'");
+}
+
+}  // namespace
+}  // namespace kfpbench::kube
