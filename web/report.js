@@ -183,7 +183,8 @@
         ts.map((w) => w.p99_us / 1000)];
       plot(box, {
         height: 220,
-        scales: { x: { time: false } },
+        // Every operation on the benchmark's own time axis, so charts line up.
+        scales: { x: { time: false, range: [0, Math.max(1, Math.ceil(R.elapsed_s || 0))] } },
         axes: [{ label: "seconds" }, { label: "ms", size: 60 }],
         series: [{ label: "t (s)" },
           { label: "p50", stroke: "#2ca02c", width: 1.5, value: (u, v) => fmtMs(v) },

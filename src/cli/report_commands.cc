@@ -1,5 +1,7 @@
 #include "cli/report_commands.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 
@@ -7,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/common.h"
+#include "report/compare.h"
 #include "report/merge.h"
 #include "report/reporter.h"
 #include "report/results_reader.h"
@@ -130,11 +133,82 @@ Command AddReport(CLI::App& app) {
           }};
 }
 
+// A side of a comparison: a results folder (one repetition), or a folder
+// whose subfolders each hold one repetition's results.json.
+Result<std::vector<harness::BenchmarkResults>> LoadSide(const std::string& path) {
+  std::filesystem::path p(path);
+  std::error_code ec;
+  if (!std::filesystem::is_directory(p, ec) || std::filesystem::exists(p / "results.json", ec)) {
+    return LoadAll({path});
+  }
+  std::vector<std::string> reps;
+  for (const auto& e : std::filesystem::directory_iterator(p, ec)) {
+    if (std::filesystem::exists(e.path() / "results.json")) reps.push_back(e.path().string());
+  }
+  if (reps.empty()) {
+    return Error{fmt::format("{}: no results.json, here or in its subfolders", path)};
+  }
+  std::sort(reps.begin(), reps.end());
+  return LoadAll(reps);
+}
+
+Command AddCompare(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "compare",
+      "compare a candidate with a baseline: change in p50/p95/p99/mean with bootstrap intervals "
+      "and a Mann-Whitney U test; exit 1 on a significant regression above --min-effect");
+  struct Flags {
+    std::string baseline, candidate, min_effect = "5%", format = "text";
+    report::CompareOptions options;
+  };
+  auto f = std::make_shared<Flags>();
+  cmd->add_option("baseline", f->baseline,
+                  "results folder, or a folder of repetitions (one results folder each)")
+      ->required();
+  cmd->add_option("candidate", f->candidate, "the same for the candidate")->required();
+  cmd->add_option("--alpha", f->options.alpha, "significance level")->capture_default_str();
+  cmd->add_option("--min-effect", f->min_effect, "smallest regression that fails, e.g. 5% or 0.05")
+      ->capture_default_str();
+  cmd->add_option("--seed", f->options.seed, "bootstrap seed")->capture_default_str();
+  cmd->add_option("--format", f->format, "text, markdown or json")
+      ->check(CLI::IsMember({"text", "markdown", "json"}))
+      ->capture_default_str();
+  return {cmd, [f] {
+            std::string effect = f->min_effect;
+            bool percent = !effect.empty() && effect.back() == '%';
+            if (percent) effect.pop_back();
+            char* end = nullptr;
+            double value = std::strtod(effect.c_str(), &end);
+            if (effect.empty() || *end != '\0' || value < 0) {
+              return Fail("--min-effect: expected a percentage such as 5% or a fraction",
+                          kExitBadInput);
+            }
+            f->options.min_effect = percent ? value / 100 : value;
+            auto base = LoadSide(f->baseline);
+            if (!base.ok()) return Fail(base.error().message, kExitBadInput);
+            auto cand = LoadSide(f->candidate);
+            if (!cand.ok()) return Fail(cand.error().message, kExitBadInput);
+            auto c = report::Compare(*base, *cand, f->options);
+            if (!c.ok()) return Fail(c.error().message, kExitBadInput);
+            if (f->format == "json") {
+              std::cout << report::ComparisonJson(*c, f->options).dump(2) << "\n";
+            } else if (f->format == "markdown") {
+              std::cout << report::ComparisonMarkdown(*c, f->options);
+            } else {
+              std::cout << fmt::format("baseline: {} repetition(s); candidate: {}\n\n",
+                                       base->size(), cand->size())
+                        << report::ComparisonText(*c, f->options);
+            }
+            return c->regressed ? kExitFailed : kExitOk;
+          }};
+}
+
 }  // namespace
 
 void AddReportCommands(CLI::App& app, std::vector<Command>& commands) {
   commands.push_back(AddMerge(app));
   commands.push_back(AddReport(app));
+  commands.push_back(AddCompare(app));
 }
 
 }  // namespace kfpbench::cli

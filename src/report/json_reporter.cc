@@ -180,6 +180,7 @@ json ResultsToJson(const BenchmarkResults& results) {
       {"finished_at", Time(results.finished)},
       {"elapsed_s", elapsed_s},
       {"partial", results.partial},
+      {"shard", {{"index", results.shard_index}, {"count", results.shard_count}}},
       {"partial_reason", results.partial_reason},
       {"target",
        {{"url", results.target.url},

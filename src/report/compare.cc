@@ -1,0 +1,216 @@
+#include "report/compare.h"
+
+#include <set>
+
+#include <fmt/format.h>
+
+#include "report/stats.h"
+
+namespace kfpbench::report {
+namespace {
+
+using harness::BenchmarkResults;
+
+struct StatDef {
+  const char* name;
+  double percentile;  // < 0: mean
+};
+constexpr StatDef kStats[] = {{"p50", 50}, {"p95", 95}, {"p99", 99}, {"mean", -1}};
+
+double OfHistogram(const metrics::Histogram& h, const StatDef& s) {
+  return s.percentile < 0 ? h.mean() : static_cast<double>(h.ValueAtPercentile(s.percentile));
+}
+
+double OfValues(const std::vector<double>& v, const StatDef& s) {
+  return s.percentile < 0 ? stats::Mean(v) : stats::Percentile(v, s.percentile);
+}
+
+// The samples one side contributes for one statistic, in ms.
+struct Samples {
+  std::string kind;
+  std::vector<double> values;
+  std::function<double(const std::vector<double>&)> statistic;
+};
+
+Samples OperationSamples(const std::vector<BenchmarkResults>& side, const std::string& op,
+                         const StatDef& s, bool repetitions) {
+  Samples out;
+  if (repetitions) {
+    out.kind = "repetitions";
+    for (const auto& r : side) {
+      auto it = r.operations.find(op);
+      if (it != r.operations.end() && it->second.latency_us.count()) {
+        out.values.push_back(OfHistogram(it->second.latency_us, s) / 1000);
+      }
+    }
+    out.statistic = [](const std::vector<double>& v) { return stats::Mean(v); };
+    return out;
+  }
+  out.kind = "windows";
+  out.statistic = [](const std::vector<double>& v) { return stats::Percentile(v, 50); };
+  if (s.percentile < 0) return out;  // windows keep no mean
+  for (const auto& r : side) {
+    auto it = r.operations.find(op);
+    if (it == r.operations.end()) continue;
+    for (const auto& w : it->second.windows) {
+      if (w.count == 0) continue;
+      int64_t v = s.percentile == 50 ? w.p50_us : s.percentile == 95 ? w.p95_us : w.p99_us;
+      out.values.push_back(static_cast<double>(v) / 1000);
+    }
+  }
+  return out;
+}
+
+Samples RunSamples(const std::vector<BenchmarkResults>& side, const StatDef& s, bool repetitions) {
+  Samples out;
+  if (repetitions) {
+    out.kind = "repetitions";
+    for (const auto& r : side) {
+      auto h = r.RunDurationsMs();
+      if (h.count()) out.values.push_back(OfHistogram(h, s));
+    }
+    out.statistic = [](const std::vector<double>& v) { return stats::Mean(v); };
+    return out;
+  }
+  out.kind = "runs";
+  for (const auto& r : side) {
+    for (const auto& run : r.runs) {
+      if (run.Finished()) {
+        out.values.push_back(std::chrono::duration<double, std::milli>(run.RunDuration()).count());
+      }
+    }
+  }
+  out.statistic = [s](const std::vector<double>& v) { return OfValues(v, s); };
+  return out;
+}
+
+MetricChange Judge(const std::string& metric, const StatDef& s, const Samples& base,
+                   const Samples& cand, const CompareOptions& o, uint64_t seed) {
+  MetricChange c;
+  c.metric = metric;
+  c.stat = s.name;
+  c.sample = base.kind;
+  c.n_baseline = base.values.size();
+  c.n_candidate = cand.values.size();
+  // Fewer than 2 values a side can't show variation, so nothing is claimed.
+  if (c.n_baseline < 2 || c.n_candidate < 2) return c;
+  c.baseline = base.statistic(base.values);
+  c.candidate = cand.statistic(cand.values);
+  c.change = c.baseline != 0 ? c.candidate / c.baseline - 1 : 0;
+  auto ci = stats::BootstrapRelativeChange(base.values, cand.values, base.statistic, o.confidence,
+                                           o.bootstrap_iterations, seed);
+  c.ci_low = ci.low;
+  c.ci_high = ci.high;
+  c.p_value = stats::MannWhitneyU(cand.values, base.values).p;
+  if (c.p_value >= o.alpha) {
+    c.verdict = ChangeVerdict::kNoChange;
+  } else {
+    c.verdict = c.change > 0 ? ChangeVerdict::kRegressed : ChangeVerdict::kImproved;
+  }
+  c.fails = c.verdict == ChangeVerdict::kRegressed && c.change > o.min_effect;
+  return c;
+}
+
+std::string Pct(double f) { return fmt::format("{:+.1f}%", f * 100); }
+
+std::string Ms(double ms) { return FormatDuration(FromSeconds(ms / 1000)); }
+
+}  // namespace
+
+std::string_view VerdictName(ChangeVerdict v) {
+  switch (v) {
+    case ChangeVerdict::kImproved:
+      return "improved";
+    case ChangeVerdict::kRegressed:
+      return "regressed";
+    case ChangeVerdict::kNoChange:
+      return "no significant change";
+    case ChangeVerdict::kNotTested:
+      return "not tested";
+  }
+  return "";
+}
+
+Result<Comparison> Compare(const std::vector<BenchmarkResults>& baseline,
+                           const std::vector<BenchmarkResults>& candidate,
+                           const CompareOptions& o) {
+  if (baseline.empty() || candidate.empty()) return Error{"compare needs results on both sides"};
+  if (!(o.alpha > 0 && o.alpha < 1)) return Error{"--alpha must be between 0 and 1"};
+  if (o.min_effect < 0) return Error{"--min-effect must not be negative"};
+  bool repetitions = baseline.size() >= 2 && candidate.size() >= 2;
+  std::set<std::string> ops;
+  for (const auto* side : {&baseline, &candidate}) {
+    for (const auto& r : *side) {
+      for (const auto& [name, op] : r.operations) ops.insert(name);
+    }
+  }
+  Comparison out;
+  uint64_t seed = o.seed;
+  for (const auto& op : ops) {
+    for (const auto& s : kStats) {
+      out.changes.push_back(Judge(op, s, OperationSamples(baseline, op, s, repetitions),
+                                  OperationSamples(candidate, op, s, repetitions), o, seed++));
+    }
+  }
+  for (const auto& s : kStats) {
+    out.changes.push_back(Judge("run_duration", s, RunSamples(baseline, s, repetitions),
+                                RunSamples(candidate, s, repetitions), o, seed++));
+  }
+  for (const auto& c : out.changes) out.regressed |= c.fails;
+  return out;
+}
+
+std::string ComparisonText(const Comparison& c, const CompareOptions& o) {
+  std::string out = fmt::format("{:<20} {:<5} {:>10} {:>10} {:>8} {:>19} {:>8}  {}\n", "metric",
+                                "stat", "baseline", "candidate", "change",
+                                fmt::format("{:.0f}% CI", o.confidence * 100), "p", "verdict");
+  for (const auto& m : c.changes) {
+    if (m.verdict == ChangeVerdict::kNotTested) continue;
+    out += fmt::format("{:<20} {:<5} {:>10} {:>10} {:>8} {:>19} {:>8.3g}  {}{}\n", m.metric, m.stat,
+                       Ms(m.baseline), Ms(m.candidate), Pct(m.change),
+                       fmt::format("[{}, {}]", Pct(m.ci_low), Pct(m.ci_high)), m.p_value,
+                       VerdictName(m.verdict), m.fails ? " (FAIL)" : "");
+  }
+  out += fmt::format("\nU test at alpha {} over {}; a regression fails above {:.1f}%: {}\n",
+                     o.alpha, c.changes.empty() ? "-" : c.changes.front().sample,
+                     o.min_effect * 100, c.regressed ? "REGRESSION" : "no failing regression");
+  return out;
+}
+
+std::string ComparisonMarkdown(const Comparison& c, const CompareOptions& o) {
+  std::string out = fmt::format("### kfpbench compare — {}\n\n",
+                                c.regressed ? "❌ regression" : "✅ no failing regression");
+  out +=
+      fmt::format("| metric | stat | baseline | candidate | change | {:.0f}% CI | p | verdict |\n",
+                  o.confidence * 100);
+  out += "|---|---|---:|---:|---:|---:|---:|---|\n";
+  for (const auto& m : c.changes) {
+    if (m.verdict == ChangeVerdict::kNotTested) continue;
+    out += fmt::format("| {} | {} | {} | {} | {} | [{}, {}] | {:.3g} | {}{} |\n", m.metric, m.stat,
+                       Ms(m.baseline), Ms(m.candidate), Pct(m.change), Pct(m.ci_low),
+                       Pct(m.ci_high), m.p_value, m.fails ? "❌ " : "", VerdictName(m.verdict));
+  }
+  return out;
+}
+
+nlohmann::json ComparisonJson(const Comparison& c, const CompareOptions& o) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& m : c.changes) {
+    rows.push_back({{"metric", m.metric},
+                    {"stat", m.stat},
+                    {"sample", m.sample},
+                    {"n_baseline", m.n_baseline},
+                    {"n_candidate", m.n_candidate},
+                    {"baseline_ms", m.baseline},
+                    {"candidate_ms", m.candidate},
+                    {"change", m.change},
+                    {"ci", {m.ci_low, m.ci_high}},
+                    {"p_value", m.p_value},
+                    {"verdict", VerdictName(m.verdict)},
+                    {"fails", m.fails}});
+  }
+  return {{"alpha", o.alpha}, {"min_effect", o.min_effect}, {"confidence", o.confidence},
+          {"seed", o.seed},   {"regressed", c.regressed},   {"changes", std::move(rows)}};
+}
+
+}  // namespace kfpbench::report

@@ -1,0 +1,62 @@
+// `kfpbench compare`: did a change make KFP faster or slower? Per operation
+// and for run_duration, the change in p50, p95, p99 and mean, with a seeded
+// bootstrap confidence interval and a Mann-Whitney U test.
+//
+// The sample each test sees depends on what was measured:
+//  - with at least 2 repetitions on each side: one value per repetition (its
+//    p95, ...), and the change is that of the mean over repetitions;
+//  - with one repetition: for operations the 1 s windows of the time series
+//    (window p50/p95/p99; the mean is not tested, windows keep no mean), for
+//    run_duration the individual runs. The change is that of the median window
+//    value, or of the statistic over runs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/results.h"
+#include "util/result.h"
+
+namespace kfpbench::report {
+
+struct CompareOptions {
+  double alpha = 0.05;       // significance level of the U test
+  double min_effect = 0.05;  // a regression smaller than this never fails the comparison
+  double confidence = 0.95;  // of the bootstrap interval
+  int bootstrap_iterations = 2000;
+  uint64_t seed = 1;
+};
+
+enum class ChangeVerdict { kImproved, kRegressed, kNoChange, kNotTested };
+
+struct MetricChange {
+  std::string metric;  // "CreateRun", "run_duration"
+  std::string stat;    // "p50", "p95", "p99", "mean"
+  std::string sample;  // "repetitions", "windows", "runs"
+  size_t n_baseline = 0, n_candidate = 0;
+  double baseline = 0, candidate = 0;  // ms
+  double change = 0;                   // candidate / baseline - 1
+  double ci_low = 0, ci_high = 0;      // of `change`
+  double p_value = 1;
+  ChangeVerdict verdict = ChangeVerdict::kNotTested;
+  bool fails = false;  // a significant regression larger than min_effect
+};
+
+struct Comparison {
+  std::vector<MetricChange> changes;
+  bool regressed = false;  // any change fails: `compare` exits 1
+};
+
+// Each side is one or more repetitions of the same benchmark.
+Result<Comparison> Compare(const std::vector<harness::BenchmarkResults>& baseline,
+                           const std::vector<harness::BenchmarkResults>& candidate,
+                           const CompareOptions& options);
+
+std::string_view VerdictName(ChangeVerdict v);
+std::string ComparisonText(const Comparison& c, const CompareOptions& options);
+std::string ComparisonMarkdown(const Comparison& c, const CompareOptions& options);
+nlohmann::json ComparisonJson(const Comparison& c, const CompareOptions& options);
+
+}  // namespace kfpbench::report

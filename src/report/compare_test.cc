@@ -1,0 +1,115 @@
+#include "report/compare.h"
+
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "report/test_support.h"
+
+namespace kfpbench::report {
+namespace {
+
+// One repetition: GetRun latencies drawn from a lognormal around 5 ms, times `scale`.
+harness::BenchmarkResults Repetition(std::mt19937_64& rng, double scale) {
+  std::lognormal_distribution<double> us(std::log(5000.0), 0.5);
+  harness::BenchmarkResults r;
+  auto& h = r.operations["GetRun"].latency_us;
+  for (int i = 0; i < 1000; ++i) h.Record(static_cast<int64_t>(us(rng) * scale));
+  return r;
+}
+
+std::vector<harness::BenchmarkResults> Repetitions(uint64_t seed, int n, double scale) {
+  std::mt19937_64 rng(seed);
+  std::vector<harness::BenchmarkResults> out;
+  for (int i = 0; i < n; ++i) out.push_back(Repetition(rng, scale));
+  return out;
+}
+
+const MetricChange& Find(const Comparison& c, const std::string& metric, const std::string& stat) {
+  for (const auto& m : c.changes) {
+    if (m.metric == metric && m.stat == stat) return m;
+  }
+  static MetricChange none;
+  ADD_FAILURE() << "no " << metric << " " << stat;
+  return none;
+}
+
+TEST(Compare, DetectsATenPercentShiftOfP95WithTwentyRepetitions) {
+  CompareOptions o;
+  auto c = Compare(Repetitions(1, 20, 1.0), Repetitions(2, 20, 1.1), o);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  const auto& p95 = Find(*c, "GetRun", "p95");
+  EXPECT_EQ(p95.sample, "repetitions");
+  EXPECT_EQ(p95.n_baseline, 20u);
+  EXPECT_EQ(p95.verdict, ChangeVerdict::kRegressed) << p95.p_value;
+  EXPECT_LT(p95.p_value, 0.01);
+  EXPECT_NEAR(p95.change, 0.10, 0.04);
+  EXPECT_LT(p95.ci_low, p95.change);
+  EXPECT_GT(p95.ci_high, p95.change);
+  EXPECT_GT(p95.ci_low, 0);
+  EXPECT_TRUE(p95.fails);  // 10% > the default 5% minimum effect
+  EXPECT_TRUE(c->regressed);
+  // The same shift the other way is an improvement, which never fails.
+  auto better = Compare(Repetitions(2, 20, 1.1), Repetitions(1, 20, 1.0), o);
+  EXPECT_EQ(Find(*better, "GetRun", "p95").verdict, ChangeVerdict::kImproved);
+  EXPECT_FALSE(better->regressed);
+  // A larger minimum effect lets the 10% regression pass.
+  o.min_effect = 0.2;
+  EXPECT_FALSE(Compare(Repetitions(1, 20, 1.0), Repetitions(2, 20, 1.1), o)->regressed);
+}
+
+TEST(Compare, SameDistributionIsFlaggedInAtMostFivePercentOfTrials) {
+  CompareOptions o;
+  o.bootstrap_iterations = 50;  // the interval plays no part in the verdict
+  int flagged = 0, significant = 0;
+  for (uint64_t trial = 0; trial < 100; ++trial) {
+    auto c =
+        Compare(Repetitions(1000 + 2 * trial, 20, 1.0), Repetitions(1001 + 2 * trial, 20, 1.0), o);
+    ASSERT_TRUE(c.ok());
+    if (c->regressed) ++flagged;
+    if (Find(*c, "GetRun", "p95").verdict != ChangeVerdict::kNoChange) ++significant;
+  }
+  // Flagged: a regression that makes `compare` exit 1.
+  EXPECT_LE(flagged, 5);
+  // The U test alone is calibrated: about alpha x 100 = 5 trials are
+  // significant by chance; 10 is above the binomial's 97th percentile.
+  EXPECT_LE(significant, 10);
+}
+
+TEST(Compare, OneRepetitionUsesWindowsAndRuns) {
+  auto base = testing::SyntheticResults(1, 30, 20, 1.0);
+  auto slower = testing::SyntheticResults(2, 30, 20, 1.5);
+  CompareOptions o;
+  auto c = Compare({base}, {slower}, o);
+  ASSERT_TRUE(c.ok());
+  const auto& p50 = Find(*c, "GetRun", "p50");
+  EXPECT_EQ(p50.sample, "windows");
+  EXPECT_EQ(p50.n_baseline, 30u);
+  EXPECT_EQ(p50.verdict, ChangeVerdict::kRegressed);
+  EXPECT_EQ(Find(*c, "GetRun", "mean").verdict, ChangeVerdict::kNotTested);
+  const auto& runs = Find(*c, "run_duration", "p50");
+  EXPECT_EQ(runs.sample, "runs");
+  EXPECT_EQ(runs.verdict, ChangeVerdict::kRegressed);
+  EXPECT_TRUE(c->regressed);
+  auto same = Compare({base}, {base}, o);
+  EXPECT_FALSE(same->regressed);
+  EXPECT_EQ(Find(*same, "GetRun", "p95").verdict, ChangeVerdict::kNoChange);
+}
+
+TEST(Compare, FormatsAndRejectsBadOptions) {
+  CompareOptions o;
+  auto c = Compare(Repetitions(1, 5, 1.0), Repetitions(2, 5, 2.0), o);
+  ASSERT_TRUE(c.ok());
+  EXPECT_NE(ComparisonText(*c, o).find("GetRun"), std::string::npos);
+  EXPECT_NE(ComparisonText(*c, o).find("REGRESSION"), std::string::npos);
+  EXPECT_TRUE(ComparisonMarkdown(*c, o).starts_with("### kfpbench compare — ❌ regression"));
+  auto j = ComparisonJson(*c, o);
+  EXPECT_EQ(j["regressed"], true);
+  EXPECT_EQ(j["changes"][0]["metric"], "GetRun");
+  o.alpha = 0;
+  EXPECT_FALSE(Compare(Repetitions(1, 5, 1.0), Repetitions(2, 5, 1.0), o).ok());
+  EXPECT_FALSE(Compare({}, Repetitions(2, 5, 1.0), CompareOptions{}).ok());
+}
+
+}  // namespace
+}  // namespace kfpbench::report
