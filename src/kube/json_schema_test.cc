@@ -1,0 +1,71 @@
+#include "kube/json_schema.h"
+
+#include <gtest/gtest.h>
+
+namespace kfpbench::kube {
+namespace {
+
+using nlohmann::json;
+
+const json kSchema = json::parse(R"({
+  "type": "object",
+  "required": ["name"],
+  "additionalProperties": false,
+  "properties": {
+    "name": {"type": "string", "pattern": "^[a-z]+$"},
+    "count": {"type": "integer"},
+    "mode": {"type": "string", "enum": ["A", "B"]},
+    "tags": {"type": "array", "items": {"type": "string"}},
+    "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+    "port": {"oneOf": [{"type": "integer"}, {"type": "string"}]},
+    "either": {"anyOf": [{"type": "integer"}, {"type": "number"}]},
+    "both": {"allOf": [{"type": "number"}, {"type": "integer"}]},
+    "maybe": {"type": ["string", "null"]}
+  }
+})");
+
+TEST(JsonSchema, AcceptsValid) {
+  json ok = {{"name", "abc"},          {"count", 3},     {"mode", "B"},   {"tags", {"x", "y"}},
+             {"labels", {{"k", "v"}}}, {"port", "http"}, {"either", 1.5}, {"both", 2.0},
+             {"maybe", nullptr}};
+  EXPECT_TRUE(ValidateJson(kSchema, ok).empty());
+}
+
+TEST(JsonSchema, ReportsEachViolationWithPath) {
+  json bad = {{"count", "3"},  {"mode", "C"}, {"tags", {"x", 1}}, {"labels", {{"k", 1}}},
+              {"extra", true}, {"both", 2.5}, {"maybe", 1},       {"port", true}};
+  auto errors = ValidateJson(kSchema, bad);
+  auto has = [&](const std::string& s) {
+    for (const auto& e : errors) {
+      if (e == s) return true;
+    }
+    ADD_FAILURE() << "missing: " << s << "\nin: " << json(errors).dump(1);
+    return false;
+  };
+  has("$: missing required 'name'");
+  has("$.count: expected integer, got string");
+  has(R"($.mode: "C" is not one of ["A","B"])");
+  has("$.tags[1]: expected string, got number");
+  has("$.labels.k: expected string, got number");
+  has("$.extra: unknown field");
+  has("$.both: expected integer, got number");
+  has("$.maybe: expected string or null, got number");
+  has("$.port: matches 0 of oneOf, expected 1");
+  EXPECT_EQ(errors.size(), 9u);
+}
+
+TEST(JsonSchema, PatternOneOfAmbiguityAndRef) {
+  EXPECT_EQ(ValidateJson(kSchema, {{"name", "ABC"}}),
+            std::vector<std::string>{"$.name: 'ABC' does not match ^[a-z]+$"});
+  json two = {{"oneOf", {{{"type", "integer"}}, {{"type", "number"}}}}};
+  EXPECT_EQ(ValidateJson(two, 1), std::vector<std::string>{"$: matches 2 of oneOf, expected 1"});
+  EXPECT_EQ(ValidateJson({{"$ref", "#/x"}}, 1),
+            std::vector<std::string>{"$: $ref is not supported"});
+  EXPECT_EQ(ValidateJson(false, 1), std::vector<std::string>{"$: not allowed"});
+  EXPECT_TRUE(ValidateJson(true, 1).empty());
+  json bad_pattern = {{"pattern", "("}};
+  EXPECT_EQ(ValidateJson(bad_pattern, "x").size(), 1u);
+}
+
+}  // namespace
+}  // namespace kfpbench::kube

@@ -1,0 +1,209 @@
+#include "kube/manifest.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <regex>
+
+namespace kfpbench::kube {
+namespace {
+
+using nlohmann::json;
+
+// Pods must never restart inside a benchmark: a retried replica would report
+// the wrong time, so the job fails instead and the driver reports it.
+constexpr const char* kRestartPolicy = "Never";
+
+json Labels(const JobConfig& config, const SweepPoint& point) {
+  return {{"app.kubernetes.io/managed-by", "kfpbench"},
+          {"kfpbench.io/config", config.name},
+          {"kfpbench.io/sweep-index", std::to_string(point.index)}};
+}
+
+std::string ContainerName(JobKind kind) {
+  // The training operator finds its container by these names.
+  switch (kind) {
+    case JobKind::kTFJob:
+      return "tensorflow";
+    case JobKind::kPyTorchJob:
+      return "pytorch";
+    case JobKind::kMPIJob:
+      return "mpi";
+    case JobKind::kJob:
+      break;
+  }
+  return "main";
+}
+
+json Container(const JobConfig& config, const ResolvedContainer& c, const std::string& role) {
+  json out = {{"name", ContainerName(config.kind)}, {"image", config.image}};
+  // MPI workers only host ranks: the operator runs `sleep`/sshd there and the
+  // launcher's mpirun starts the command on them.
+  if (!(config.kind == JobKind::kMPIJob && role == "Worker")) out["command"] = c.command;
+  if (!c.env.empty()) {
+    json env = json::array();
+    for (const auto& [k, v] : c.env) env.push_back({{"name", k}, {"value", v}});
+    out["env"] = env;
+  }
+  if (!config.resources_json.empty()) out["resources"] = json::parse(config.resources_json);
+  if (config.kind == JobKind::kPyTorchJob) {
+    out["ports"] = json::array({{{"name", "pytorchjob-port"}, {"containerPort", 23456}}});
+  } else if (config.kind == JobKind::kTFJob) {
+    out["ports"] = json::array({{{"name", "tfjob-port"}, {"containerPort", 2222}}});
+  }
+  return out;
+}
+
+void EmitScalar(YAML::Emitter& out, const std::string& s) {
+  // YAML 1.1 and 1.2 readers both must see a string here.
+  static const std::regex kAmbiguous(
+      R"(^([-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9]*)?)([eE][-+]?[0-9]+)?|0x[0-9a-fA-F]+|0o[0-7]+|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)|~|null|Null|NULL|true|True|TRUE|false|False|FALSE|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF|y|Y|n|N)$)");
+  if (s.empty() || std::regex_match(s, kAmbiguous)) {
+    out << YAML::DoubleQuoted << s;
+  } else {
+    out << s;
+  }
+}
+
+void Emit(YAML::Emitter& out, const json& v) {
+  if (v.is_object()) {
+    out << YAML::BeginMap;
+    for (const auto& [k, child] : v.items()) {
+      out << YAML::Key;
+      EmitScalar(out, k);
+      out << YAML::Value;
+      Emit(out, child);
+    }
+    out << YAML::EndMap;
+  } else if (v.is_array()) {
+    out << YAML::BeginSeq;
+    for (const auto& child : v) Emit(out, child);
+    out << YAML::EndSeq;
+  } else if (v.is_string()) {
+    EmitScalar(out, v.get<std::string>());
+  } else if (v.is_null()) {
+    out << YAML::Null;
+  } else {
+    out << v.dump();
+  }
+}
+
+json FromYaml(const YAML::Node& node) {
+  if (node.IsMap()) {
+    json out = json::object();
+    for (const auto& kv : node) out[kv.first.as<std::string>()] = FromYaml(kv.second);
+    return out;
+  }
+  if (node.IsSequence()) {
+    json out = json::array();
+    for (const auto& v : node) out.push_back(FromYaml(v));
+    return out;
+  }
+  if (node.IsNull()) return nullptr;
+  std::string s = node.as<std::string>();
+  if (node.Tag() == "!") return s;  // quoted
+  static const std::regex kInt(R"(^[-+]?[0-9]+$)");
+  static const std::regex kFloat(R"(^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$)");
+  if (std::regex_match(s, kInt)) return std::stoll(s);
+  if (std::regex_match(s, kFloat)) return std::stod(s);
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  if (s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
+  return s;
+}
+
+}  // namespace
+
+Result<ResolvedContainer> Resolve(const JobConfig& config, const SweepPoint& point) {
+  ResolvedContainer out;
+  for (const auto& arg : config.command) {
+    auto s = Substitute(arg, point.params);
+    if (!s.ok()) return s.error();
+    out.command.push_back(*s);
+  }
+  for (const auto& [k, v] : config.env) {
+    auto s = Substitute(v, point.params);
+    if (!s.ok()) return Error{"env." + k + ": " + s.error().message};
+    out.env.emplace_back(k, *s);
+  }
+  return out;
+}
+
+std::string ResourceName(JobKind kind) {
+  switch (kind) {
+    case JobKind::kJob:
+      return "jobs.batch";
+    case JobKind::kTFJob:
+      return "tfjobs.kubeflow.org";
+    case JobKind::kPyTorchJob:
+      return "pytorchjobs.kubeflow.org";
+    case JobKind::kMPIJob:
+      return "mpijobs.kubeflow.org";
+  }
+  return "";
+}
+
+Result<json> RenderManifest(const JobConfig& config, const SweepPoint& point) {
+  auto resolved = Resolve(config, point);
+  if (!resolved.ok()) return resolved.error();
+  json labels = Labels(config, point);
+  json doc = {{"apiVersion", config.kind == JobKind::kJob ? "batch/v1" : "kubeflow.org/v1"},
+              {"kind", KindName(config.kind)},
+              {"metadata",
+               {{"name", point.job_name}, {"namespace", config.namespace_}, {"labels", labels}}}};
+  auto pod_template = [&](const std::string& role) {
+    return json{{"metadata", {{"labels", labels}}},
+                {"spec",
+                 {{"restartPolicy", kRestartPolicy},
+                  {"containers", json::array({Container(config, *resolved, role)})}}}};
+  };
+  if (config.kind == JobKind::kJob) {
+    int n = config.replicas.front().count;
+    doc["spec"] = {{"completions", n},
+                   {"parallelism", n},
+                   {"backoffLimit", 0},
+                   {"activeDeadlineSeconds", config.timeout_seconds},
+                   {"template", pod_template("Worker")}};
+    return doc;
+  }
+  json specs = json::object();
+  for (const auto& r : config.replicas) {
+    specs[r.role] = {{"replicas", r.count},
+                     {"restartPolicy", kRestartPolicy},
+                     {"template", pod_template(r.role)}};
+  }
+  // cleanPodPolicy None keeps finished pods so their logs can be read; the
+  // driver deletes the job (and with it the pods) afterwards.
+  json run_policy = {{"cleanPodPolicy", "None"},
+                     {"backoffLimit", 0},
+                     {"activeDeadlineSeconds", config.timeout_seconds}};
+  switch (config.kind) {
+    case JobKind::kTFJob:
+      doc["spec"] = {{"tfReplicaSpecs", specs}, {"runPolicy", run_policy}};
+      break;
+    case JobKind::kPyTorchJob:
+      doc["spec"] = {{"pytorchReplicaSpecs", specs}, {"runPolicy", run_policy}};
+      break;
+    case JobKind::kMPIJob:
+      doc["spec"] = {{"slotsPerWorker", 1}, {"mpiReplicaSpecs", specs}, {"runPolicy", run_policy}};
+      break;
+    case JobKind::kJob:
+      break;
+  }
+  return doc;
+}
+
+std::string ToYaml(const json& doc) {
+  YAML::Emitter out;
+  Emit(out, doc);
+  return std::string(out.c_str()) + "\n";
+}
+
+Result<json> YamlToJson(const std::string& text) {
+  try {
+    return FromYaml(YAML::Load(text));
+  } catch (const YAML::Exception& e) {
+    return Error{std::string("bad YAML: ") + e.what()};
+  }
+}
+
+}  // namespace kfpbench::kube

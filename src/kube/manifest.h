@@ -1,0 +1,32 @@
+// Kubernetes manifests for one sweep point of a job config: batch/v1 Job or
+// the Kubeflow training operator's TFJob, PyTorchJob and MPIJob (kubeflow.org/v1).
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "kube/job_config.h"
+#include "util/result.h"
+
+namespace kfpbench::kube {
+
+// The container every replica runs, templates resolved.
+struct ResolvedContainer {
+  std::vector<std::string> command;
+  std::vector<std::pair<std::string, std::string>> env;
+};
+Result<ResolvedContainer> Resolve(const JobConfig& config, const SweepPoint& point);
+
+Result<nlohmann::json> RenderManifest(const JobConfig& config, const SweepPoint& point);
+
+// Block-style YAML; strings that YAML would read back as numbers, booleans or
+// null are quoted (an env value of 32 must stay the string "32").
+std::string ToYaml(const nlohmann::json& doc);
+// YAML text to JSON with YAML 1.2 core-schema scalars (quoted ones stay strings).
+Result<nlohmann::json> YamlToJson(const std::string& text);
+
+// The API "plural.group" name kubectl takes, e.g. pytorchjobs.kubeflow.org.
+std::string ResourceName(JobKind kind);
+
+}  // namespace kfpbench::kube

@@ -1,0 +1,115 @@
+#include "kube/manifest.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "kube/json_schema.h"
+
+namespace kfpbench::kube {
+namespace {
+
+using nlohmann::json;
+
+const std::filesystem::path kShared = KFPBENCH_SOURCE_DIR "/../shared";
+
+JobConfig Config(const std::string& kind, const std::string& replicas) {
+  auto c = ParseJobConfig("name: bench\nkind: " + kind +
+                          "\nimage: example:1\ncommand: [run, '--batch={{batch_size}}']\n"
+                          "env: {BATCH: '{{batch_size}}', FLAG: 'true'}\n"
+                          "replicas: " +
+                          replicas +
+                          "\nresources: {requests: {cpu: '1', memory: 512Mi}, limits: {cpu: 2}}\n"
+                          "parameters: {batch_size: 32}\nsweep: {grid: {batch_size: [16, 32]}}\n");
+  EXPECT_TRUE(c.ok()) << c.error().message;
+  return *c;
+}
+
+TEST(Manifest, PyTorchJobShape) {
+  auto c = Config("PyTorchJob", "{Master: 1, Worker: 2}");
+  auto points = ExpandSweep(c);
+  auto doc = RenderManifest(c, points[1]);
+  ASSERT_TRUE(doc.ok()) << doc.error().message;
+  EXPECT_EQ((*doc)["metadata"]["name"], "bench-1");
+  const auto& specs = (*doc)["spec"]["pytorchReplicaSpecs"];
+  EXPECT_EQ(specs["Worker"]["replicas"], 2);
+  const auto& container = specs["Master"]["template"]["spec"]["containers"][0];
+  EXPECT_EQ(container["name"], "pytorch");
+  EXPECT_EQ(container["command"][1], "--batch=32");
+  EXPECT_EQ(container["env"][0]["value"], "32");
+  EXPECT_EQ(container["resources"]["limits"]["cpu"], "2");
+}
+
+TEST(Manifest, YamlKeepsAmbiguousStringsStrings) {
+  auto c = Config("Job", "{Worker: 2}");
+  auto doc = RenderManifest(c, ExpandSweep(c)[0]);
+  ASSERT_TRUE(doc.ok());
+  std::string yaml = ToYaml(*doc);
+  EXPECT_NE(yaml.find("value: \"16\""), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("value: \"true\""), std::string::npos) << yaml;
+  auto back = YamlToJson(yaml);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, *doc);
+}
+
+TEST(Manifest, MpiWorkersGetNoCommand) {
+  auto c = Config("MPIJob", "{Launcher: 1, Worker: 2}");
+  auto doc = RenderManifest(c, ExpandSweep(c)[0]);
+  ASSERT_TRUE(doc.ok());
+  const auto& specs = (*doc)["spec"]["mpiReplicaSpecs"];
+  EXPECT_TRUE(specs["Launcher"]["template"]["spec"]["containers"][0].contains("command"));
+  EXPECT_FALSE(specs["Worker"]["template"]["spec"]["containers"][0].contains("command"));
+}
+
+json LoadSchema(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  return json::parse(in);
+}
+
+// Every kind, rendered and read back from its YAML, against the official
+// strict schemas (Kubernetes 1.33, training-operator v1.9.0 CRDs).
+TEST(Manifest, EveryKindValidatesAgainstOfficialSchemas) {
+  if (!std::filesystem::exists(kShared / "kube/jsonschema")) GTEST_SKIP() << kShared << " absent";
+  struct Case {
+    std::string kind, replicas, schema;
+  };
+  std::vector<Case> cases = {
+      {"Job", "{Worker: 3}", "v1.33-standalone-strict/job-batch-v1.json"},
+      {"TFJob", "{Chief: 1, PS: 1, Worker: 2}", "training-operator-v1.9.0/tfjob_v1.json"},
+      {"PyTorchJob", "{Master: 1, Worker: 2}", "training-operator-v1.9.0/pytorchjob_v1.json"},
+      {"MPIJob", "{Launcher: 1, Worker: 2}", "training-operator-v1.9.0/mpijob_v1.json"},
+  };
+  for (const auto& tc : cases) {
+    SCOPED_TRACE(tc.kind);
+    auto schema = LoadSchema(kShared / "kube/jsonschema" / tc.schema);
+    auto c = Config(tc.kind, tc.replicas);
+    for (const auto& point : ExpandSweep(c)) {
+      auto doc = RenderManifest(c, point);
+      ASSERT_TRUE(doc.ok()) << doc.error().message;
+      auto back = YamlToJson(ToYaml(*doc));
+      ASSERT_TRUE(back.ok());
+      auto errors = ValidateJson(schema, *back);
+      EXPECT_TRUE(errors.empty()) << json(errors).dump(1);
+    }
+    // And the validator really is strict on these schemas.
+    auto doc = *RenderManifest(c, ExpandSweep(c)[0]);
+    doc["spec"]["bogus"] = 1;
+    EXPECT_FALSE(ValidateJson(schema, doc).empty());
+  }
+}
+
+TEST(Manifest, StrictSchemaCatchesWrongTypes) {
+  if (!std::filesystem::exists(kShared / "kube/jsonschema")) GTEST_SKIP() << kShared << " absent";
+  auto schema = LoadSchema(kShared / "kube/jsonschema/v1.33-standalone-strict/job-batch-v1.json");
+  auto c = Config("Job", "{Worker: 1}");
+  auto doc = *RenderManifest(c, ExpandSweep(c)[0]);
+  doc["spec"]["template"]["spec"]["containers"][0]["env"][0]["value"] = 16;  // unquoted
+  auto errors = ValidateJson(schema, doc);
+  ASSERT_EQ(errors.size(), 1u) << json(errors).dump(1);
+  EXPECT_EQ(errors[0],
+            "$.spec.template.spec.containers[0].env[0].value: expected string, got number");
+}
+
+}  // namespace
+}  // namespace kfpbench::kube
