@@ -63,8 +63,11 @@ struct Engine::Impl {
         executor(e),
         observer(o),
         options(std::move(opts)),
-        placement(options.nodes.empty() ? DefaultNodes() : options.nodes),
-        rng(options.random_seed != 0 ? options.random_seed : std::random_device{}()) {}
+        placement(options.nodes.empty() && options.node_shapes.empty() ? DefaultNodes()
+                                                                       : options.nodes),
+        rng(options.random_seed != 0 ? options.random_seed : std::random_device{}()) {
+    for (const auto& shape : options.node_shapes) placement.AllowShape(shape);
+  }
 
   EventLoop& loop;
   Executor& executor;
@@ -158,10 +161,16 @@ struct Engine::Impl {
       RunSnapshot snap;
       snap.run_id = run->id;
       snap.state = run->state;
-      snap.history = run->history;
       snap.finished_at = run->finished_at;
       snap.error = run->error;
-      snap.tasks = run->records;
+      if (run->finished) {
+        // The run is erased just below, so its records can move, not copy.
+        snap.history = std::move(run->history);
+        snap.tasks = std::move(run->records);
+      } else if (!options.light_snapshots) {
+        snap.history = run->history;
+        snap.tasks = run->records;
+      }
       observer.OnRunChanged(snap);
     }
     for (Run* run : pending) {
@@ -763,5 +772,16 @@ void Engine::Terminate(const std::string& run_id) {
   Impl* impl = impl_.get();
   impl->loop.Post([impl, run_id] { impl->Terminate(run_id); });
 }
+
+size_t Engine::AddNode(const NodeSpec& node) {
+  Impl::Scope scope(*impl_);
+  size_t index = impl_->placement.AddNode(node);
+  impl_->SchedulePending();
+  return index;
+}
+
+bool Engine::RemoveNode(size_t index) { return impl_->placement.RemoveNode(index); }
+
+const Placement& Engine::placement() const { return impl_->placement; }
 
 }  // namespace kfpbench::engine

@@ -11,6 +11,7 @@
 
 #include "engine/event_loop.h"
 #include "engine/executor.h"
+#include "engine/placement.h"
 #include "engine/resources.h"
 #include "ir/pipeline_spec.h"
 #include "kfp/runtime_state.h"
@@ -76,6 +77,14 @@ struct EngineOptions {
   // Seeds task ids and pod names; 0 draws a seed from std::random_device. A
   // fixed seed makes simulated runs reproducible.
   uint64_t random_seed = 0;
+  // Shapes of nodes that AddNode may bring later (an autoscaled pool). A task
+  // that fits one waits for it instead of failing at once; with any shape
+  // set, an empty `nodes` means "no nodes yet", not this machine.
+  std::vector<NodeSpec> node_shapes;
+  // Snapshots carry tasks and histories only when the run ends; earlier ones
+  // carry the run's id and state. Copying every record on every change is
+  // what a simulation of many runs would otherwise spend its time on.
+  bool light_snapshots = false;
 };
 
 // Destroy the Engine only after its EventLoop has stopped running callbacks:
@@ -91,6 +100,15 @@ class Engine {
   Status Submit(RunRequest request);
   // Cancels a run's pending and running tasks; the run ends CANCELED. Thread-safe.
   void Terminate(const std::string& run_id);
+
+  // Runtime nodes, for the simulator's autoscaler. Call these on the loop
+  // only (they are not thread-safe, unlike Submit).
+  // Adds a node and places queued tasks that now fit; returns its index.
+  size_t AddNode(const NodeSpec& node);
+  // Removes an idle node; false if a task is placed on it or it is gone.
+  bool RemoveNode(size_t index);
+  // Nodes, what is placed on them, and the queue of tasks waiting for room.
+  const Placement& placement() const;
 
  private:
   struct Impl;

@@ -62,10 +62,15 @@ Placement::Placement(std::vector<NodeSpec> nodes) : nodes_(std::move(nodes)) {
     capacity_.push_back({Millis(n.cpu), n.memory});
   }
   free_ = capacity_;
+  removed_.assign(nodes_.size(), false);
+  for (size_t i = 0; i < nodes_.size(); ++i) nodes_with_room_ += HasRoom(i) ? 1 : 0;
 }
 
 bool Placement::FitsSomeNode(const Demand& d) const {
   for (const auto& c : capacity_) {
+    if (d.cpu_millis <= c.cpu_millis && d.memory <= c.memory) return true;
+  }
+  for (const auto& c : shapes_) {
     if (d.cpu_millis <= c.cpu_millis && d.memory <= c.memory) return true;
   }
   return false;
@@ -73,7 +78,9 @@ bool Placement::FitsSomeNode(const Demand& d) const {
 
 Demand Placement::LargestNode() const {
   Demand best;
-  for (const auto& c : capacity_) {
+  std::vector<Demand> all = capacity_;
+  all.insert(all.end(), shapes_.begin(), shapes_.end());
+  for (const auto& c : all) {
     if (c.cpu_millis > best.cpu_millis ||
         (c.cpu_millis == best.cpu_millis && c.memory > best.memory)) {
       best = c;
@@ -97,25 +104,35 @@ bool Placement::Remove(Ticket ticket) {
 
 std::vector<Placement::Placed> Placement::Schedule() {
   std::vector<Placed> placed;
+  // Demands that found no node in this pass: free room only shrinks during a
+  // pass, so a later ticket asking for at least as much cannot fit either.
+  // With few distinct demands this skips most of a long queue cheaply.
+  std::vector<Demand> failed;
   for (auto it = queue_.begin(); it != queue_.end();) {
     // Nothing more can fit once every node is full; saves scanning a long queue.
-    bool room = false;
-    for (const auto& f : free_) room = room || (f.cpu_millis > 0 && f.memory > 0);
-    if (!room) break;
+    if (nodes_with_room_ == 0) break;
     const Demand& d = it->demand;
+    bool hopeless = false;
+    for (const auto& f : failed) {
+      hopeless = hopeless || (d.cpu_millis >= f.cpu_millis && d.memory >= f.memory);
+    }
     size_t chosen = nodes_.size();
-    for (size_t n = 0; n < free_.size(); ++n) {
-      if (d.cpu_millis <= free_[n].cpu_millis && d.memory <= free_[n].memory) {
-        chosen = n;
-        break;
+    if (!hopeless) {
+      for (size_t n = 0; n < free_.size(); ++n) {
+        if (d.cpu_millis <= free_[n].cpu_millis && d.memory <= free_[n].memory) {
+          chosen = n;
+          break;
+        }
       }
     }
     if (chosen == nodes_.size()) {
+      if (!hopeless) failed.push_back(d);
       ++it;
       continue;
     }
     free_[chosen].cpu_millis -= d.cpu_millis;
     free_[chosen].memory -= d.memory;
+    if (!HasRoom(chosen)) --nodes_with_room_;
     placed.push_back({it->ticket, chosen});
     index_.erase(it->ticket);
     it = queue_.erase(it);
@@ -124,8 +141,50 @@ std::vector<Placement::Placed> Placement::Schedule() {
 }
 
 void Placement::Release(size_t node, const Demand& d) {
+  bool had_room = HasRoom(node);
   free_[node].cpu_millis += d.cpu_millis;
   free_[node].memory += d.memory;
+  if (!had_room && HasRoom(node)) ++nodes_with_room_;
+}
+
+size_t Placement::AddNode(const NodeSpec& node) {
+  Demand cap{Millis(node.cpu), node.memory};
+  size_t i = 0;
+  while (i < nodes_.size() && !removed_[i]) ++i;
+  if (i == nodes_.size()) {
+    nodes_.push_back(node);
+    capacity_.push_back(cap);
+    free_.push_back(cap);
+    removed_.push_back(false);
+  } else {
+    nodes_[i] = node;
+    capacity_[i] = cap;
+    free_[i] = cap;
+    removed_[i] = false;
+  }
+  if (HasRoom(i)) ++nodes_with_room_;
+  return i;
+}
+
+bool Placement::RemoveNode(size_t i) {
+  if (i >= nodes_.size() || removed_[i]) return false;
+  if (free_[i].cpu_millis != capacity_[i].cpu_millis || free_[i].memory != capacity_[i].memory) {
+    return false;
+  }
+  if (HasRoom(i)) --nodes_with_room_;
+  // Zero capacity: first fit never picks it and FitsSomeNode ignores it.
+  capacity_[i] = Demand{};
+  free_[i] = Demand{};
+  removed_[i] = true;
+  return true;
+}
+
+Demand Placement::used(size_t i) const {
+  return {capacity_[i].cpu_millis - free_[i].cpu_millis, capacity_[i].memory - free_[i].memory};
+}
+
+void Placement::AllowShape(const NodeSpec& shape) {
+  shapes_.push_back({Millis(shape.cpu), shape.memory});
 }
 
 }  // namespace kfpbench::engine

@@ -53,6 +53,25 @@ class Placement {
   std::vector<Placed> Schedule();
   void Release(size_t node, const Demand& d);
 
+  // Runtime node changes, for the simulator's autoscaler. A node index stays
+  // valid for as long as the node exists; a removed node's slot is reused by
+  // a later AddNode.
+  size_t AddNode(const NodeSpec& node);
+  // Removes an idle node (nothing placed on it); false if it holds work or is
+  // already gone.
+  bool RemoveNode(size_t i);
+  bool removed(size_t i) const { return removed_[i]; }
+  // What is placed on node i right now.
+  Demand used(size_t i) const;
+  // A shape that a node may have later (an autoscaled pool): a task that fits
+  // one waits in the queue instead of failing at once.
+  void AllowShape(const NodeSpec& shape);
+  // Calls fn(demand) for every queued ticket, in queue order.
+  template <typename Fn>
+  void ForEachQueued(Fn&& fn) const {
+    for (const auto& e : queue_) fn(e.demand);
+  }
+
   size_t queued() const { return queue_.size(); }
   const NodeSpec& node(size_t i) const { return nodes_[i]; }
   size_t node_count() const { return nodes_.size(); }
@@ -66,6 +85,12 @@ class Placement {
   std::vector<NodeSpec> nodes_;
   std::vector<Demand> capacity_;
   std::vector<Demand> free_;
+  std::vector<bool> removed_;
+  std::vector<Demand> shapes_;  // AllowShape
+  // Nodes with some CPU and memory free, so Schedule can stop early without
+  // scanning every node for every queued ticket.
+  size_t nodes_with_room_ = 0;
+  bool HasRoom(size_t i) const { return free_[i].cpu_millis > 0 && free_[i].memory > 0; }
   std::list<Entry> queue_;
   std::unordered_map<Ticket, std::list<Entry>::iterator> index_;
 };

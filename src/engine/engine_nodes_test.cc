@@ -1,0 +1,155 @@
+// Runtime node changes (the simulator's autoscaler) and light snapshots.
+#include <gtest/gtest.h>
+
+#include "engine/engine.h"
+#include "engine/engine_test_util.h"
+
+namespace kfpbench::engine {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+using testing::FakeExecutor;
+using testing::MustParse;
+using testing::RecordingObserver;
+using testing::Takes;
+using testing::VirtualLoop;
+
+constexpr int64_t kGi = int64_t{1} << 30;
+
+// Two independent tasks of 1 CPU, 1Gi each.
+constexpr const char* kTwoTasks = R"(
+pipelineInfo: {name: two}
+components:
+  comp-t: {executorLabel: exec-t}
+deploymentSpec:
+  executors:
+    exec-t:
+      container:
+        image: alpine
+        command: [t]
+        resources: {resourceCpuRequest: '1', resourceMemoryRequest: 1Gi}
+root:
+  dag:
+    tasks:
+      a: {componentRef: {name: comp-t}, taskInfo: {name: a}}
+      b: {componentRef: {name: comp-t}, taskInfo: {name: b}}
+)";
+
+TEST(PlacementNodes, AddRemoveAndReuseSlots) {
+  Placement p({{"a", 1, kGi}});
+  EXPECT_FALSE(p.FitsSomeNode({2000, kGi}));
+  p.AllowShape({"shape", 2, 2 * kGi});
+  EXPECT_TRUE(p.FitsSomeNode({2000, kGi}));
+  EXPECT_EQ(p.LargestNode().cpu_millis, 2000);
+
+  p.Enqueue(1, {2000, kGi});
+  EXPECT_TRUE(p.Schedule().empty());
+  size_t b = p.AddNode({"b", 2, 2 * kGi});
+  EXPECT_EQ(b, 1u);
+  auto placed = p.Schedule();
+  ASSERT_EQ(placed.size(), 1u);
+  EXPECT_EQ(placed[0].node, 1u);
+  EXPECT_EQ(p.used(1).cpu_millis, 2000);
+  EXPECT_FALSE(p.RemoveNode(1));  // busy
+  p.Release(1, {2000, kGi});
+  EXPECT_TRUE(p.RemoveNode(1));
+  EXPECT_TRUE(p.removed(1));
+  EXPECT_FALSE(p.RemoveNode(1));  // already gone
+  EXPECT_FALSE(p.RemoveNode(7));  // never existed
+  // A removed node takes nothing; its slot comes back with the next node.
+  p.Enqueue(2, {500, kGi / 2});
+  placed = p.Schedule();
+  ASSERT_EQ(placed.size(), 1u);
+  EXPECT_EQ(placed[0].node, 0u);
+  EXPECT_EQ(p.AddNode({"c", 4, 4 * kGi}), 1u);
+  EXPECT_EQ(p.node(1).name, "c");
+  EXPECT_EQ(p.node_count(), 2u);
+}
+
+TEST(PlacementNodes, SkipsTicketsThatCannotFitAfterALargerOneFailed) {
+  Placement p({{"a", 2, 4 * kGi}});
+  p.Enqueue(1, {3000, kGi});  // never fits now
+  p.Enqueue(2, {3000, 2 * kGi});
+  p.Enqueue(3, {1000, kGi});  // smaller: still placed (FIFO scan, not head-of-line)
+  auto placed = p.Schedule();
+  ASSERT_EQ(placed.size(), 1u);
+  EXPECT_EQ(placed[0].ticket, 3u);
+  EXPECT_EQ(p.queued(), 2u);
+}
+
+class EngineNodesTest : public ::testing::Test {
+ protected:
+  Engine& Make(EngineOptions options) {
+    options.random_seed = 7;
+    engine_ = std::make_unique<Engine>(loop_, executor_, observer_, std::move(options));
+    return *engine_;
+  }
+  void Submit(const std::string& id) {
+    RunRequest req;
+    req.run_id = id;
+    req.spec = MustParse(kTwoTasks);
+    ASSERT_TRUE(engine_->Submit(std::move(req)).ok());
+  }
+
+  VirtualLoop loop_;
+  FakeExecutor executor_{loop_};
+  RecordingObserver observer_;
+  std::unique_ptr<Engine> engine_;
+};
+
+TEST_F(EngineNodesTest, ShapesLetTasksWaitForNodesAddedLater) {
+  EngineOptions options;
+  options.node_shapes = {{"pool", 1, 2 * kGi}};
+  Engine& engine = Make(options);
+  EXPECT_EQ(engine.placement().node_count(), 0u);  // not this machine
+  executor_.behave = [](const TaskLaunch&) { return Takes(10s); };
+  Submit("run-1");
+  loop_.RunUntil(VirtualLoop::Epoch() + 5s);
+  EXPECT_EQ(engine.placement().queued(), 2u);
+  EXPECT_TRUE(executor_.launched.empty());
+  EXPECT_EQ(engine.AddNode({"n1", 1, 2 * kGi}), 0u);  // places one task now
+  EXPECT_EQ(executor_.launched.size(), 1u);
+  EXPECT_EQ(engine.placement().queued(), 1u);
+  EXPECT_FALSE(engine.RemoveNode(0));  // busy
+  loop_.Run();
+  const RunSnapshot& snap = observer_.Of("run-1");
+  EXPECT_EQ(snap.state, RuntimeState::kSucceeded);
+  EXPECT_EQ(snap.finished_at, VirtualLoop::Epoch() + 25s);
+  EXPECT_TRUE(engine.RemoveNode(0));
+}
+
+TEST_F(EngineNodesTest, TaskLargerThanEveryShapeStillFails) {
+  EngineOptions options;
+  options.node_shapes = {{"pool", 0.5, 2 * kGi}};
+  Make(options);
+  Submit("run-1");
+  loop_.Run();
+  EXPECT_EQ(observer_.Of("run-1").state, RuntimeState::kFailed);
+}
+
+TEST_F(EngineNodesTest, LightSnapshotsCarryTasksOnlyAtTheEnd) {
+  EngineOptions options;
+  options.nodes = {{"n", 4, 8 * kGi}};
+  options.light_snapshots = true;
+  Make(options);
+  struct Counting : RunObserver {
+    int with_tasks = 0, without = 0;
+    RunSnapshot last;
+    void OnRunChanged(const RunSnapshot& s) override {
+      (s.tasks.empty() ? without : with_tasks)++;
+      last = s;
+    }
+  } counting;
+  engine_ = std::make_unique<Engine>(loop_, executor_, counting, options);
+  Submit("run-1");
+  loop_.Run();
+  EXPECT_EQ(counting.with_tasks, 1);
+  EXPECT_GE(counting.without, 1);
+  EXPECT_EQ(counting.last.state, RuntimeState::kSucceeded);
+  EXPECT_EQ(counting.last.tasks.size(), 3u);  // root + a + b
+  EXPECT_FALSE(counting.last.history.empty());
+}
+
+}  // namespace
+}  // namespace kfpbench::engine

@@ -1,0 +1,149 @@
+#include "sim/autoscaler.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace kfpbench::sim {
+
+Nodes::Nodes(engine::EventLoop& loop, engine::Engine& engine, const ClusterSpec& cluster)
+    : loop_(loop),
+      engine_(engine),
+      cluster_(cluster),
+      live_(cluster.pools.size(), 0),
+      serial_(cluster.pools.size(), 0),
+      last_change_(loop.Now()) {}
+
+void Nodes::Account() {
+  WallTime now = loop_.Now();
+  node_seconds_ += ToSeconds(now - last_change_) * live_total_;
+  last_change_ = now;
+}
+
+void Nodes::Add(size_t pool) {
+  Account();
+  const NodePool& p = cluster_.pools[pool];
+  size_t index = engine_.AddNode({fmt::format("{}-{}", p.name, serial_[pool]++), p.cpu, p.memory});
+  if (pool_of_.size() <= index) pool_of_.resize(index + 1, -1);
+  pool_of_[index] = static_cast<int>(pool);
+  ++live_[pool];
+  ++live_total_;
+  peak_ = std::max(peak_, live_total_);
+}
+
+bool Nodes::Remove(size_t index) {
+  int pool = pool_of(index);
+  if (pool < 0 || !engine_.RemoveNode(index)) return false;
+  Account();
+  pool_of_[index] = -1;
+  --live_[pool];
+  --live_total_;
+  return true;
+}
+
+int Nodes::pool_of(size_t index) const { return index < pool_of_.size() ? pool_of_[index] : -1; }
+
+double Nodes::NodeSeconds(WallTime t) const {
+  return node_seconds_ + ToSeconds(t - last_change_) * live_total_;
+}
+
+double Nodes::CpuCapacity() const {
+  double cpu = 0;
+  for (size_t i = 0; i < live_.size(); ++i) cpu += live_[i] * cluster_.pools[i].cpu;
+  return cpu;
+}
+
+Autoscaler::Autoscaler(engine::EventLoop& loop, engine::Engine& engine, const ClusterSpec& cluster,
+                       Nodes& nodes)
+    : loop_(loop),
+      engine_(engine),
+      cluster_(cluster),
+      nodes_(nodes),
+      provisioning_(cluster.pools.size(), 0) {}
+
+void Autoscaler::Scan() {
+  if (!cluster_.autoscaler.enabled) return;
+  ScaleUp();
+  ScaleDown();
+}
+
+void Autoscaler::ScaleUp() {
+  const engine::Placement& placement = engine_.placement();
+  if (placement.queued() == 0) return;
+  // Pack the waiting tasks onto imaginary new nodes, next fit, the nodes
+  // already on their way first: how many more would let all of them run.
+  // Next fit (a bin once passed over is closed) keeps a scan linear in the
+  // queue; it over-counts a little against first fit with mixed demands.
+  struct Bin {
+    size_t pool;
+    engine::Demand free;
+  };
+  std::vector<Bin> bins;
+  std::vector<int> headroom(cluster_.pools.size());
+  for (size_t p = 0; p < cluster_.pools.size(); ++p) {
+    const NodePool& pool = cluster_.pools[p];
+    engine::Demand cap{static_cast<int64_t>(pool.cpu * 1000 + 0.5), pool.memory};
+    for (int i = 0; i < provisioning_[p]; ++i) bins.push_back({p, cap});
+    headroom[p] = pool.max - nodes_.live(p) - provisioning_[p];
+  }
+  std::vector<int> wanted(cluster_.pools.size(), 0);
+  size_t open = 0;  // bins before it are closed
+  placement.ForEachQueued([&](const engine::Demand& d) {
+    for (size_t b = open; b < bins.size(); ++b) {
+      if (d.cpu_millis <= bins[b].free.cpu_millis && d.memory <= bins[b].free.memory) {
+        bins[b].free.cpu_millis -= d.cpu_millis;
+        bins[b].free.memory -= d.memory;
+        return;
+      }
+      open = b + 1;
+    }
+    for (size_t p = 0; p < cluster_.pools.size(); ++p) {
+      const NodePool& pool = cluster_.pools[p];
+      engine::Demand cap{static_cast<int64_t>(pool.cpu * 1000 + 0.5), pool.memory};
+      if (headroom[p] <= 0 || d.cpu_millis > cap.cpu_millis || d.memory > cap.memory) continue;
+      --headroom[p];
+      ++wanted[p];
+      bins.push_back({p, {cap.cpu_millis - d.cpu_millis, cap.memory - d.memory}});
+      open = bins.size() - 1;
+      return;
+    }
+    // Fits no pool with headroom: it waits for room on the nodes there are.
+  });
+  for (size_t p = 0; p < wanted.size(); ++p) {
+    for (int i = 0; i < wanted[p]; ++i) {
+      ++provisioning_[p];
+      ++provisioning_total_;
+      loop_.After(cluster_.autoscaler.provisioning_delay, [this, p] {
+        --provisioning_[p];
+        --provisioning_total_;
+        nodes_.Add(p);
+      });
+    }
+  }
+}
+
+void Autoscaler::ScaleDown() {
+  const engine::Placement& placement = engine_.placement();
+  WallTime now = loop_.Now();
+  if (idle_since_.size() < placement.node_count()) {
+    idle_since_.resize(placement.node_count(), WallTime::max());
+  }
+  // Not while tasks wait: an empty node then is about to be used.
+  bool waiting = placement.queued() > 0;
+  for (size_t i = 0; i < placement.node_count(); ++i) {
+    int pool = nodes_.pool_of(i);
+    if (pool < 0) continue;
+    engine::Demand used = placement.used(i);
+    if (used.cpu_millis > 0 || used.memory > 0 || waiting) {
+      idle_since_[i] = WallTime::max();
+      continue;
+    }
+    if (idle_since_[i] == WallTime::max()) idle_since_[i] = now;
+    if (now - idle_since_[i] >= cluster_.autoscaler.scale_down_idle &&
+        nodes_.live(static_cast<size_t>(pool)) > cluster_.pools[pool].min) {
+      if (nodes_.Remove(i)) idle_since_[i] = WallTime::max();
+    }
+  }
+}
+
+}  // namespace kfpbench::sim

@@ -1,0 +1,67 @@
+// The cluster's nodes over time and a cluster autoscaler in the manner of
+// Kubernetes' cluster-autoscaler: every scan it adds nodes for tasks that fit
+// no node now (they arrive after a provisioning delay) and removes nodes that
+// have been empty for an idle time, within each pool's min and max.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/engine.h"
+#include "sim/model.h"
+
+namespace kfpbench::sim {
+
+// Live nodes per pool, and node-hours integrated exactly at every change.
+class Nodes {
+ public:
+  Nodes(engine::EventLoop& loop, engine::Engine& engine, const ClusterSpec& cluster);
+
+  void Add(size_t pool);
+  // Removes an idle node; false if busy.
+  bool Remove(size_t index);
+
+  int live(size_t pool) const { return live_[pool]; }
+  int live_total() const { return live_total_; }
+  int peak() const { return peak_; }
+  // Pool of engine node `index`; -1 for none/removed.
+  int pool_of(size_t index) const;
+  // Node-seconds up to `t`.
+  double NodeSeconds(WallTime t) const;
+  double CpuCapacity() const;
+
+ private:
+  void Account();
+  engine::EventLoop& loop_;
+  engine::Engine& engine_;
+  const ClusterSpec& cluster_;
+  std::vector<int> live_;
+  std::vector<int> pool_of_;  // by engine node index
+  std::vector<int> serial_;   // per pool, for node names
+  int live_total_ = 0;
+  int peak_ = 0;
+  double node_seconds_ = 0;
+  WallTime last_change_;
+};
+
+class Autoscaler {
+ public:
+  Autoscaler(engine::EventLoop& loop, engine::Engine& engine, const ClusterSpec& cluster,
+             Nodes& nodes);
+  // One scan: scale up for unschedulable tasks, scale down idle nodes.
+  void Scan();
+  int provisioning() const { return provisioning_total_; }
+
+ private:
+  void ScaleUp();
+  void ScaleDown();
+  engine::EventLoop& loop_;
+  engine::Engine& engine_;
+  const ClusterSpec& cluster_;
+  Nodes& nodes_;
+  std::vector<int> provisioning_;  // per pool
+  int provisioning_total_ = 0;
+  std::vector<WallTime> idle_since_;  // by engine node index; max() = busy
+};
+
+}  // namespace kfpbench::sim

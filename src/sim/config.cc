@@ -1,0 +1,339 @@
+#include "sim/config.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "exec/duration_dist.h"
+#include "exec/quantity.h"
+
+namespace kfpbench::sim {
+namespace {
+
+Result<std::string> ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{"cannot read " + path.string()};
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// yaml-cpp throws; everything below runs inside one try at the boundary.
+struct ParseError {
+  std::string message;
+};
+
+[[noreturn]] void Fail(const std::string& message) { throw ParseError{message}; }
+
+void CheckKeys(const YAML::Node& node, const std::string& where,
+               std::initializer_list<const char*> allowed) {
+  if (!node.IsMap()) Fail(fmt::format("{}: expected a mapping", where));
+  std::set<std::string> ok(allowed.begin(), allowed.end());
+  for (const auto& kv : node) {
+    auto key = kv.first.as<std::string>();
+    if (!ok.contains(key)) Fail(fmt::format("{}: unknown field '{}'", where, key));
+  }
+}
+
+std::string Text(const YAML::Node& n, const std::string& where) {
+  if (!n.IsScalar()) Fail(where + ": expected a scalar");
+  return n.as<std::string>();
+}
+
+double Cpu(const YAML::Node& n, const std::string& where) {
+  auto v = exec::ParseCpu(Text(n, where));
+  if (!v.ok()) Fail(fmt::format("{}: {}", where, v.error().message));
+  return *v;
+}
+
+int64_t Bytes(const YAML::Node& n, const std::string& where) {
+  auto v = exec::ParseBytes(Text(n, where));
+  if (!v.ok()) Fail(fmt::format("{}: {}", where, v.error().message));
+  return *v;
+}
+
+Duration Dur(const YAML::Node& n, const std::string& where) {
+  auto v = ParseDuration(Text(n, where));
+  if (!v.ok()) Fail(fmt::format("{}: {}", where, v.error().message));
+  if (*v < Duration::zero()) Fail(where + ": must not be negative");
+  return *v;
+}
+
+int64_t Int(const YAML::Node& n, const std::string& where) {
+  try {
+    return n.as<int64_t>();
+  } catch (const YAML::Exception&) {
+    Fail(where + ": expected an integer");
+  }
+}
+
+double Number(const YAML::Node& n, const std::string& where) {
+  try {
+    return n.as<double>();
+  } catch (const YAML::Exception&) {
+    Fail(where + ": expected a number");
+  }
+}
+
+nlohmann::json ToJson(const YAML::Node& n) {
+  if (n.IsMap()) {
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& kv : n) j[kv.first.as<std::string>()] = ToJson(kv.second);
+    return j;
+  }
+  if (n.IsSequence()) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& v : n) j.push_back(ToJson(v));
+    return j;
+  }
+  if (n.IsNull()) return nullptr;
+  // A plain scalar that reads as JSON (number, bool) keeps that type.
+  auto s = n.as<std::string>();
+  if (n.Tag() != "!") {
+    auto j = nlohmann::json::parse(s, nullptr, false);
+    if (!j.is_discarded() && !j.is_string() && !j.is_object() && !j.is_array()) return j;
+  }
+  return s;
+}
+
+StepModel ParseStep(const YAML::Node& n, const std::string& where, StepModel base) {
+  if (n.IsScalar()) {  // shorthand: just the distribution
+    auto d = exec::ParseDurationDist(n.as<std::string>());
+    if (!d.ok()) Fail(fmt::format("{}: {}", where, d.error().message));
+    base.duration = *d;
+    return base;
+  }
+  CheckKeys(n, where, {"duration", "overhead"});
+  if (n["duration"]) {
+    auto d = exec::ParseDurationDist(Text(n["duration"], where + ".duration"));
+    if (!d.ok()) Fail(fmt::format("{}.duration: {}", where, d.error().message));
+    base.duration = *d;
+  }
+  if (n["overhead"]) base.overhead = Dur(n["overhead"], where + ".overhead");
+  return base;
+}
+
+// "steps" in a workload or a calibration file: "default" and executor labels.
+void ParseSteps(const YAML::Node& n, const std::string& where, StepModels& out) {
+  if (!n.IsMap()) Fail(where + ": expected a mapping of executor label to step model");
+  if (n["default"]) out.fallback = ParseStep(n["default"], where + ".default", out.fallback);
+  for (const auto& kv : n) {
+    auto label = kv.first.as<std::string>();
+    if (label == "default") continue;
+    StepModel base = out.by_label.contains(label) ? out.by_label[label] : out.fallback;
+    out.by_label[label] = ParseStep(kv.second, where + "." + label, base);
+  }
+}
+
+ClusterSpec ParseClusterNode(const YAML::Node& root) {
+  CheckKeys(root, "cluster", {"pools", "autoscaler", "defaultTask"});
+  ClusterSpec c;
+  if (!root["pools"] || !root["pools"].IsSequence() || root["pools"].size() == 0) {
+    Fail("cluster.pools: expected a non-empty list");
+  }
+  for (size_t i = 0; i < root["pools"].size(); ++i) {
+    const YAML::Node& p = root["pools"][i];
+    std::string where = fmt::format("cluster.pools[{}]", i);
+    CheckKeys(p, where, {"name", "cpu", "memory", "min", "max", "initial"});
+    NodePool pool;
+    if (p["name"]) pool.name = Text(p["name"], where + ".name");
+    if (!p["cpu"] || !p["memory"] || !p["max"]) Fail(where + ": cpu, memory and max are required");
+    pool.cpu = Cpu(p["cpu"], where + ".cpu");
+    pool.memory = Bytes(p["memory"], where + ".memory");
+    pool.max = static_cast<int>(Int(p["max"], where + ".max"));
+    if (p["min"]) pool.min = static_cast<int>(Int(p["min"], where + ".min"));
+    if (p["initial"]) pool.initial = static_cast<int>(Int(p["initial"], where + ".initial"));
+    c.pools.push_back(pool);
+  }
+  if (const auto& a = root["autoscaler"]) {
+    CheckKeys(a, "cluster.autoscaler",
+              {"enabled", "scanInterval", "provisioningDelay", "scaleDownIdle"});
+    if (a["enabled"]) {
+      try {
+        c.autoscaler.enabled = a["enabled"].as<bool>();
+      } catch (const YAML::Exception&) {
+        Fail("cluster.autoscaler.enabled: expected true or false");
+      }
+    }
+    if (a["scanInterval"])
+      c.autoscaler.scan_interval = Dur(a["scanInterval"], "cluster.autoscaler.scanInterval");
+    if (a["provisioningDelay"]) {
+      c.autoscaler.provisioning_delay =
+          Dur(a["provisioningDelay"], "cluster.autoscaler.provisioningDelay");
+    }
+    if (a["scaleDownIdle"]) {
+      c.autoscaler.scale_down_idle = Dur(a["scaleDownIdle"], "cluster.autoscaler.scaleDownIdle");
+    }
+  }
+  if (const auto& d = root["defaultTask"]) {
+    CheckKeys(d, "cluster.defaultTask", {"cpu", "memory"});
+    if (d["cpu"]) c.default_task_cpu = Cpu(d["cpu"], "cluster.defaultTask.cpu");
+    if (d["memory"]) c.default_task_memory = Bytes(d["memory"], "cluster.defaultTask.memory");
+  }
+  return c;
+}
+
+}  // namespace
+
+Result<ClusterSpec> ParseCluster(std::string_view yaml) {
+  try {
+    return ParseClusterNode(YAML::Load(std::string(yaml)));
+  } catch (const ParseError& e) {
+    return Error{e.message};
+  } catch (const YAML::Exception& e) {
+    return Error{std::string("cluster: invalid YAML: ") + e.what()};
+  }
+}
+
+Result<ClusterSpec> LoadCluster(const std::filesystem::path& path) {
+  auto text = ReadFile(path);
+  if (!text.ok()) return text.error();
+  auto c = ParseCluster(*text);
+  if (!c.ok()) return Error{path.string() + ": " + c.error().message};
+  return c;
+}
+
+Result<StepModels> ParseCalibration(std::string_view text) {
+  try {
+    YAML::Node root = YAML::Load(std::string(text));  // JSON is YAML
+    CheckKeys(root, "calibration", {"steps", "default", "source", "scheduling_delay", "note"});
+    StepModels out;
+    if (root["default"]) out.fallback = ParseStep(root["default"], "calibration.default", {});
+    if (root["steps"]) ParseSteps(root["steps"], "calibration.steps", out);
+    return out;
+  } catch (const ParseError& e) {
+    return Error{e.message};
+  } catch (const YAML::Exception& e) {
+    return Error{std::string("calibration: invalid YAML/JSON: ") + e.what()};
+  }
+}
+
+Result<std::vector<Arrival>> ParseArrivalsCsv(std::string_view csv) {
+  std::vector<Arrival> out;
+  std::vector<std::string> header;
+  std::istringstream in{std::string(csv)};
+  std::string line;
+  size_t line_no = 0;
+  auto split = [](const std::string& l) {
+    std::vector<std::string> cells;
+    std::string cell;
+    std::istringstream s(l);
+    while (std::getline(s, cell, ',')) {
+      while (!cell.empty() && (cell.back() == ' ' || cell.back() == '\r')) cell.pop_back();
+      while (!cell.empty() && cell.front() == ' ') cell.erase(cell.begin());
+      cells.push_back(cell);
+    }
+    if (!l.empty() && l.back() == ',') cells.emplace_back();
+    return cells;
+  };
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.empty() || line == "\r") continue;
+    auto cells = split(line);
+    if (header.empty()) {
+      header = cells;
+      continue;
+    }
+    if (cells.size() != header.size()) {
+      return Error{fmt::format("arrivals CSV line {}: {} cells, header has {}", line_no,
+                               cells.size(), header.size())};
+    }
+    Arrival a;
+    for (size_t i = 0; i < cells.size(); ++i) {
+      if (header[i] == "offset") {
+        auto d = ParseDuration(cells[i]);
+        if (!d.ok()) {
+          char* end = nullptr;
+          double secs = std::strtod(cells[i].c_str(), &end);
+          if (cells[i].empty() || end == nullptr || *end != '\0' || secs < 0) {
+            return Error{fmt::format("arrivals CSV line {}: bad offset '{}'", line_no, cells[i])};
+          }
+          d = FromSeconds(secs);
+        }
+        a.offset = *d;
+        continue;
+      }
+      auto j = nlohmann::json::parse(cells[i], nullptr, false);
+      a.parameters[header[i]] = (!j.is_discarded() && j.is_number()) ? j : nlohmann::json(cells[i]);
+    }
+    out.push_back(std::move(a));
+  }
+  if (header.empty()) return Error{"arrivals CSV is empty"};
+  return out;
+}
+
+Result<WorkloadSpec> ParseWorkload(std::string_view yaml, const std::filesystem::path& base_dir) {
+  try {
+    YAML::Node root = YAML::Load(std::string(yaml));
+    CheckKeys(root, "workload",
+              {"pipeline", "parameters", "runs", "arrivals", "steps", "calibration", "seed"});
+    WorkloadSpec w;
+    if (!root["pipeline"]) Fail("workload.pipeline: required (a compiled KFP pipeline file)");
+    std::filesystem::path pipe = base_dir / Text(root["pipeline"], "workload.pipeline");
+    auto text = ReadFile(pipe);
+    if (!text.ok()) Fail("workload.pipeline: " + text.error().message);
+    auto spec = ir::ParsePipelineSpec(*text);
+    if (!spec.ok())
+      Fail(fmt::format("workload.pipeline: {}: {}", pipe.string(), spec.error().message));
+    w.pipeline = std::make_shared<const ir::PipelineSpec>(std::move(*spec));
+    if (root["parameters"]) {
+      if (!root["parameters"].IsMap()) Fail("workload.parameters: expected a mapping");
+      w.parameters = ToJson(root["parameters"]);
+    }
+    if (root["runs"]) {
+      w.runs = Int(root["runs"], "workload.runs");
+      if (w.runs <= 0) Fail("workload.runs: must be positive");
+    }
+    if (root["seed"]) w.seed = static_cast<uint64_t>(Int(root["seed"], "workload.seed"));
+    if (const auto& a = root["arrivals"]) {
+      CheckKeys(a, "workload.arrivals", {"kind", "ratePerSecond", "file"});
+      std::string kind = a["kind"] ? Text(a["kind"], "workload.arrivals.kind") : "all-at-once";
+      if (kind == "all-at-once") {
+        w.arrival_kind = WorkloadSpec::ArrivalKind::kAllAtOnce;
+      } else if (kind == "rate") {
+        w.arrival_kind = WorkloadSpec::ArrivalKind::kRate;
+        if (!a["ratePerSecond"]) Fail("workload.arrivals.ratePerSecond: required for kind rate");
+        w.rate_per_second = Number(a["ratePerSecond"], "workload.arrivals.ratePerSecond");
+        if (w.rate_per_second <= 0) Fail("workload.arrivals.ratePerSecond: must be positive");
+      } else if (kind == "csv") {
+        w.arrival_kind = WorkloadSpec::ArrivalKind::kCsv;
+        if (!a["file"]) Fail("workload.arrivals.file: required for kind csv");
+        auto csv = ReadFile(base_dir / Text(a["file"], "workload.arrivals.file"));
+        if (!csv.ok()) Fail("workload.arrivals.file: " + csv.error().message);
+        auto rows = ParseArrivalsCsv(*csv);
+        if (!rows.ok()) Fail("workload.arrivals.file: " + rows.error().message);
+        if (rows->empty()) Fail("workload.arrivals.file: no rows");
+        w.csv = std::move(*rows);
+      } else {
+        Fail("workload.arrivals.kind: expected all-at-once, rate or csv, got '" + kind + "'");
+      }
+    }
+    if (root["calibration"]) {
+      auto path = base_dir / Text(root["calibration"], "workload.calibration");
+      auto cal_text = ReadFile(path);
+      if (!cal_text.ok()) Fail("workload.calibration: " + cal_text.error().message);
+      auto cal = ParseCalibration(*cal_text);
+      if (!cal.ok()) Fail("workload.calibration: " + cal.error().message);
+      w.steps = std::move(*cal);
+    }
+    if (root["steps"]) ParseSteps(root["steps"], "workload.steps", w.steps);
+    return w;
+  } catch (const ParseError& e) {
+    return Error{e.message};
+  } catch (const YAML::Exception& e) {
+    return Error{std::string("workload: invalid YAML: ") + e.what()};
+  }
+}
+
+Result<WorkloadSpec> LoadWorkload(const std::filesystem::path& path) {
+  auto text = ReadFile(path);
+  if (!text.ok()) return text.error();
+  auto w = ParseWorkload(*text, path.parent_path());
+  if (!w.ok()) return Error{path.string() + ": " + w.error().message};
+  return w;
+}
+
+}  // namespace kfpbench::sim

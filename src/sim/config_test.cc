@@ -1,0 +1,108 @@
+#include "sim/config.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/test_support.h"
+
+namespace kfpbench::sim {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::CapacityExamples;
+
+TEST(Config, ExamplesLoad) {
+  auto c = LoadCluster(CapacityExamples() / "cluster.yaml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_EQ(c->pools.size(), 1u);
+  EXPECT_EQ(c->pools[0].memory, int64_t{16} << 30);
+  EXPECT_EQ(c->pools[0].max, 50);
+  EXPECT_EQ(c->autoscaler.provisioning_delay, 90s);
+  auto w = LoadWorkload(CapacityExamples() / "workload.yaml");
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  EXPECT_EQ(w->runs, 500);
+  EXPECT_EQ(w->arrival_kind, WorkloadSpec::ArrivalKind::kRate);
+  EXPECT_EQ(w->steps.For("exec-train").overhead, 3s);
+  EXPECT_EQ(w->steps.For("exec-train").duration.ToString(),
+            exec::ParseDurationDist("lognormal:10m:0.4")->ToString());
+  auto csv = LoadWorkload(CapacityExamples() / "workload_csv.yaml");
+  ASSERT_TRUE(csv.ok()) << csv.error().message;
+  ASSERT_EQ(csv->csv.size(), 3u);
+  EXPECT_EQ(csv->csv[1].offset, 30s);
+  EXPECT_EQ(csv->csv[1].parameters["epochs"], 2);
+}
+
+TEST(Config, ClusterErrorsNameTheField) {
+  auto err = [](const char* yaml) {
+    auto c = ParseCluster(yaml);
+    return c.ok() ? std::string("ok") : c.error().message;
+  };
+  EXPECT_EQ(err("pools: [{cpu: 4, memory: 16Gi, max: 2, colour: red}]"),
+            "cluster.pools[0]: unknown field 'colour'");
+  EXPECT_EQ(err("pools: [{cpu: 4, memory: 16Gi, max: 2}]\nspeed: 3"),
+            "cluster: unknown field 'speed'");
+  EXPECT_NE(err("pools: [{cpu: four, memory: 16Gi, max: 2}]").find("cluster.pools[0].cpu"),
+            std::string::npos);
+  EXPECT_NE(err("pools: [{cpu: 4, memory: 16Zi, max: 2}]").find("cluster.pools[0].memory"),
+            std::string::npos);
+  EXPECT_EQ(err("pools: [{cpu: 4, memory: 16Gi}]"),
+            "cluster.pools[0]: cpu, memory and max are required");
+  EXPECT_EQ(err("pools: []"), "cluster.pools: expected a non-empty list");
+  EXPECT_NE(err("pools: [{cpu: 4, memory: 16Gi, max: 2}]\nautoscaler: {scanInterval: soon}")
+                .find("cluster.autoscaler.scanInterval"),
+            std::string::npos);
+  EXPECT_NE(err("pools: [{cpu: 4").find("invalid YAML"), std::string::npos);
+  EXPECT_EQ(err("pools: [{cpu: 500m, memory: 1Gi, max: 2}]\ndefaultTask: {cpu: 250m}"), "ok");
+  EXPECT_FALSE(LoadCluster("/nonexistent/cluster.yaml").ok());
+}
+
+TEST(Config, WorkloadErrorsNameTheField) {
+  const auto base = CapacityExamples();
+  auto err = [&](const std::string& yaml) {
+    auto w = ParseWorkload(yaml, base);
+    return w.ok() ? std::string("ok") : w.error().message;
+  };
+  EXPECT_EQ(err("pipeline: six_steps.yaml"), "ok");
+  EXPECT_EQ(err("runs: 3"), "workload.pipeline: required (a compiled KFP pipeline file)");
+  EXPECT_NE(err("pipeline: missing.yaml").find("cannot read"), std::string::npos);
+  EXPECT_EQ(err("pipeline: six_steps.yaml\nrunz: 3"), "workload: unknown field 'runz'");
+  EXPECT_EQ(err("pipeline: six_steps.yaml\nruns: 0"), "workload.runs: must be positive");
+  EXPECT_EQ(err("pipeline: six_steps.yaml\nruns: many"), "workload.runs: expected an integer");
+  EXPECT_EQ(err("pipeline: six_steps.yaml\narrivals: {kind: burst}"),
+            "workload.arrivals.kind: expected all-at-once, rate or csv, got 'burst'");
+  EXPECT_EQ(err("pipeline: six_steps.yaml\narrivals: {kind: rate}"),
+            "workload.arrivals.ratePerSecond: required for kind rate");
+  EXPECT_NE(err("pipeline: six_steps.yaml\nsteps: {default: 'weibull:1s'}")
+                .find("workload.steps.default"),
+            std::string::npos);
+  EXPECT_EQ(err("pipeline: six_steps.yaml\nsteps: {exec-x: {duration: 1s, jitter: 2}}"),
+            "workload.steps.exec-x: unknown field 'jitter'");
+  EXPECT_NE(err("pipeline: cluster.yaml").find("workload.pipeline"), std::string::npos);
+}
+
+TEST(Config, ArrivalsCsv) {
+  auto rows = ParseArrivalsCsv("offset,name,n\n0,a,1\n90s,b,2.5\n\n1.5,c,x\n");
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  ASSERT_EQ(rows->size(), 3u);
+  EXPECT_EQ((*rows)[1].offset, 90s);
+  EXPECT_EQ((*rows)[2].offset, 1500ms);
+  EXPECT_EQ((*rows)[1].parameters["n"], 2.5);
+  EXPECT_EQ((*rows)[2].parameters["n"], "x");
+  EXPECT_EQ((*rows)[0].parameters["name"], "a");
+  EXPECT_FALSE(ParseArrivalsCsv("offset,a\n0\n").ok());
+  EXPECT_FALSE(ParseArrivalsCsv("offset\nsoon\n").ok());
+  EXPECT_FALSE(ParseArrivalsCsv("offset\n-5\n").ok());
+  EXPECT_FALSE(ParseArrivalsCsv("").ok());
+}
+
+TEST(Config, Calibration) {
+  auto cal = ParseCalibration(R"({"default": {"duration": "constant:1s", "overhead": "200ms"},
+      "steps": {"exec-a": {"duration": "lognormal:2s:0.1"}}})");
+  ASSERT_TRUE(cal.ok()) << cal.error().message;
+  EXPECT_EQ(cal->For("exec-a").overhead, 200ms);  // inherits the default's
+  EXPECT_EQ(cal->For("other").duration.a, 1s);
+  EXPECT_FALSE(ParseCalibration("{\"stepz\": {}}").ok());
+  EXPECT_FALSE(ParseCalibration("{").ok());
+}
+
+}  // namespace
+}  // namespace kfpbench::sim

@@ -1,0 +1,59 @@
+// What a simulation is given: the cluster (node pools, autoscaler) and the
+// workload (pipeline, arrivals, step durations).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ir/pipeline_spec.h"
+#include "sim/sim_executor.h"
+#include "util/time.h"
+
+namespace kfpbench::sim {
+
+struct NodePool {
+  std::string name = "default";
+  double cpu = 0;      // allocatable cores per node
+  int64_t memory = 0;  // allocatable bytes per node
+  int min = 0;
+  int max = 0;
+  int initial = -1;  // nodes at start; -1: min
+};
+
+struct AutoscalerSpec {
+  bool enabled = true;
+  Duration scan_interval = std::chrono::seconds(10);
+  Duration provisioning_delay = std::chrono::seconds(60);
+  Duration scale_down_idle = std::chrono::minutes(10);
+};
+
+struct ClusterSpec {
+  std::vector<NodePool> pools;
+  AutoscalerSpec autoscaler;
+  double default_task_cpu = 0.1;  // when the IR asks for none
+  int64_t default_task_memory = int64_t{64} << 20;
+};
+
+struct Arrival {
+  Duration offset{0};                                    // from the start of the simulation
+  nlohmann::json parameters = nlohmann::json::object();  // over the workload's
+};
+
+struct WorkloadSpec {
+  std::shared_ptr<const ir::PipelineSpec> pipeline;
+  nlohmann::json parameters = nlohmann::json::object();
+  enum class ArrivalKind { kAllAtOnce, kRate, kCsv };
+  ArrivalKind arrival_kind = ArrivalKind::kAllAtOnce;
+  int64_t runs = 1;
+  double rate_per_second = 0;  // kRate: evenly spaced
+  std::vector<Arrival> csv;    // kCsv: one run per row
+  StepModels steps;
+  uint64_t seed = 1;
+};
+
+}  // namespace kfpbench::sim

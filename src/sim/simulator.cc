@@ -1,0 +1,261 @@
+#include "sim/simulator.h"
+
+#include <algorithm>
+#include <functional>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "engine/engine.h"
+#include "sim/autoscaler.h"
+#include "sim/sim_executor.h"
+#include "sim/virtual_loop.h"
+
+namespace kfpbench::sim {
+namespace {
+
+int64_t Ms(Duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); }
+
+// Records each run's end; the only per-run state kept is its arrival time,
+// and only while the run is alive.
+class Collector : public engine::RunObserver {
+ public:
+  Collector(engine::EventLoop& loop, SimResult& result) : loop_(loop), result_(result) {}
+
+  void Arrived(const std::string& run_id) {
+    arrivals_.emplace(run_id, loop_.Now());
+    result_.peak_runs_alive =
+        std::max<int64_t>(result_.peak_runs_alive, static_cast<int64_t>(arrivals_.size()));
+  }
+
+  void OnRunChanged(const engine::RunSnapshot& s) override {
+    if (!IsTerminal(s.state)) return;
+    auto it = arrivals_.find(s.run_id);
+    if (it == arrivals_.end()) return;
+    result_.run_ms.Record(Ms(s.finished_at - it->second));
+    arrivals_.erase(it);
+    last_end_ = std::max(last_end_, s.finished_at);
+    if (arrivals_.empty() && on_idle) on_idle();
+    if (s.state == RuntimeState::kSucceeded) {
+      ++result_.succeeded;
+    } else {
+      ++result_.failed;
+      if (result_.first_error.empty()) result_.first_error = s.error;
+    }
+    for (const auto& t : s.tasks) {
+      if (!t.executor_label.empty() && t.start_time != WallTime{}) {
+        result_.pending_ms.Record(Ms(t.scheduling_delay));
+      }
+    }
+  }
+
+  size_t alive() const { return arrivals_.size(); }
+  std::function<void()> on_idle;  // called when the last run alive ends
+  WallTime last_end() const { return last_end_; }
+
+ private:
+  engine::EventLoop& loop_;
+  SimResult& result_;
+  std::unordered_map<std::string, WallTime> arrivals_;
+  WallTime last_end_{};
+};
+
+}  // namespace
+
+Status ValidateCluster(const ClusterSpec& cluster) {
+  if (cluster.pools.empty()) return Error{"cluster has no node pools"};
+  int max_total = 0;
+  for (const auto& p : cluster.pools) {
+    if (p.cpu <= 0 || p.memory <= 0) {
+      return Error{fmt::format("pool '{}': cpu and memory must be positive", p.name)};
+    }
+    if (p.min < 0 || p.max < p.min) {
+      return Error{
+          fmt::format("pool '{}': need 0 <= min <= max (min {}, max {})", p.name, p.min, p.max)};
+    }
+    if (p.initial > p.max) {
+      return Error{fmt::format("pool '{}': initial {} is above max {}", p.name, p.initial, p.max)};
+    }
+    max_total += p.max;
+  }
+  if (max_total == 0) return Error{"cluster can never have a node (every pool has max 0)"};
+  bool starts_empty = true;
+  for (const auto& p : cluster.pools)
+    starts_empty = starts_empty && std::max(p.initial, p.min) <= 0;
+  if (starts_empty && !cluster.autoscaler.enabled) {
+    return Error{"cluster starts with no nodes and the autoscaler is off"};
+  }
+  if (cluster.autoscaler.scan_interval <= Duration::zero()) {
+    return Error{"autoscaler scanInterval must be positive"};
+  }
+  return Ok();
+}
+
+Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workload,
+                           const SimOptions& options) {
+  if (auto st = ValidateCluster(cluster); !st.ok()) return st.error();
+  if (workload.pipeline == nullptr) return Error{"workload has no pipeline"};
+  int64_t total = workload.arrival_kind == WorkloadSpec::ArrivalKind::kCsv
+                      ? static_cast<int64_t>(workload.csv.size())
+                      : workload.runs;
+  if (total <= 0) return Error{"workload has no runs"};
+  if (workload.arrival_kind == WorkloadSpec::ArrivalKind::kRate && workload.rate_per_second <= 0) {
+    return Error{"arrival rate must be positive"};
+  }
+
+  SimResult result;
+  result.series = Series(ToSeconds(options.sample_interval), options.max_series_points);
+  VirtualLoop loop;
+  const WallTime start = loop.Now();
+  SimExecutor executor(loop, workload.steps, workload.seed);
+  Collector collector(loop, result);
+  engine::EngineOptions eo;
+  eo.random_seed = workload.seed;
+  eo.light_snapshots = true;
+  eo.default_task_resources = {cluster.default_task_cpu, 0, cluster.default_task_memory, 0};
+  for (const auto& p : cluster.pools) eo.node_shapes.push_back({p.name, p.cpu, p.memory});
+  engine::Engine engine(loop, executor, collector, eo);
+  Nodes nodes(loop, engine, cluster);
+  for (size_t p = 0; p < cluster.pools.size(); ++p) {
+    int n = std::max(cluster.pools[p].initial, cluster.pools[p].min);
+    for (int i = 0; i < n; ++i) nodes.Add(p);
+  }
+  Autoscaler autoscaler(loop, engine, cluster, nodes);
+
+  // Arrivals: one timer at a time, so pending arrivals cost nothing.
+  int64_t submitted = 0;
+  Status submit_error = Ok();
+  std::function<void()> arrive;
+  auto submit_one = [&](const nlohmann::json& extra) {
+    engine::RunRequest req;
+    req.run_id = fmt::format("run-{}", submitted++);
+    req.spec = workload.pipeline;
+    req.parameters = workload.parameters;
+    for (const auto& [k, v] : extra.items()) req.parameters[k] = v;
+    collector.Arrived(req.run_id);
+    if (auto st = engine.Submit(std::move(req)); !st.ok() && submit_error.ok()) {
+      submit_error = st.error();
+    }
+  };
+  auto offset_of = [&](int64_t i) -> Duration {
+    switch (workload.arrival_kind) {
+      case WorkloadSpec::ArrivalKind::kAllAtOnce:
+        return Duration::zero();
+      case WorkloadSpec::ArrivalKind::kRate:
+        return FromSeconds(static_cast<double>(i) / workload.rate_per_second);
+      case WorkloadSpec::ArrivalKind::kCsv:
+        return workload.csv[static_cast<size_t>(i)].offset;
+    }
+    return Duration::zero();
+  };
+  std::vector<size_t> csv_order(workload.csv.size());
+  for (size_t i = 0; i < csv_order.size(); ++i) csv_order[i] = i;
+  std::stable_sort(csv_order.begin(), csv_order.end(), [&](size_t a, size_t b) {
+    return workload.csv[a].offset < workload.csv[b].offset;
+  });
+  arrive = [&] {
+    while (submitted < total && submit_error.ok()) {
+      int64_t i = submitted;
+      bool csv = workload.arrival_kind == WorkloadSpec::ArrivalKind::kCsv;
+      int64_t row = csv ? static_cast<int64_t>(csv_order[static_cast<size_t>(i)]) : i;
+      Duration due = offset_of(row);
+      if (start + due > loop.Now()) {
+        loop.After(start + due - loop.Now(), arrive);
+        return;
+      }
+      submit_one(csv ? workload.csv[static_cast<size_t>(row)].parameters
+                     : nlohmann::json::object());
+    }
+  };
+  loop.Post(arrive);
+
+  // Node-hours stop at the last run's end, not when the loop drains.
+  double node_seconds = 0;
+  collector.on_idle = [&] {
+    if (submitted >= total) node_seconds = nodes.NodeSeconds(loop.Now());
+  };
+
+  // Sampling and autoscaler scans share one tick, which stops once every run
+  // has ended so the loop goes idle.
+  std::function<void()> tick;
+  tick = [&] {
+    const engine::Placement& pl = engine.placement();
+    SeriesPoint s;
+    s.t = ToSeconds(loop.Now() - start);
+    s.nodes = nodes.live_total();
+    for (size_t i = 0; i < pl.node_count(); ++i) {
+      if (!pl.removed(i)) s.cpu_used += pl.used(i).cpu_millis / 1000.0;
+    }
+    s.cpu_capacity = nodes.CpuCapacity();
+    s.pending = static_cast<double>(pl.queued());
+    s.running_runs = static_cast<double>(collector.alive());
+    result.series.Add(s);
+    if (submitted >= total && collector.alive() == 0) return;
+    if (!submit_error.ok()) return;
+    autoscaler.Scan();
+    loop.After(
+        cluster.autoscaler.enabled ? cluster.autoscaler.scan_interval : options.sample_interval,
+        tick);
+  };
+  loop.Post(tick);
+  loop.RunUntilIdle();
+  if (!submit_error.ok()) return submit_error.error();
+
+  result.runs = submitted;
+  WallTime end = collector.last_end() == WallTime{} ? loop.Now() : collector.last_end();
+  result.makespan = end - start;
+  result.node_hours = node_seconds / 3600.0;
+  result.peak_nodes = nodes.peak();
+  result.events = loop.events_run();
+  double used = 0, cap = 0;
+  for (const auto& p : result.series.points()) {
+    used += p.cpu_used;
+    cap += p.cpu_capacity;
+  }
+  result.cpu_utilisation = cap > 0 ? used / cap : 0;
+  return result;
+}
+
+nlohmann::json ToJson(const SimResult& r) {
+  auto hist = [](const metrics::Histogram& h) {
+    return nlohmann::json{{"count", h.count()},
+                          {"mean", h.mean() / 1000.0},
+                          {"min", h.min() / 1000.0},
+                          {"p50", h.ValueAtPercentile(50) / 1000.0},
+                          {"p95", h.ValueAtPercentile(95) / 1000.0},
+                          {"p99", h.ValueAtPercentile(99) / 1000.0},
+                          {"max", h.max() / 1000.0},
+                          {"histogram_ms", h.ToJson()}};
+  };
+  nlohmann::json j;
+  j["runs"] = {{"total", r.runs}, {"succeeded", r.succeeded}, {"failed", r.failed}};
+  if (!r.first_error.empty()) j["runs"]["first_error"] = r.first_error;
+  j["makespan_seconds"] = ToSeconds(r.makespan);
+  j["run_duration_seconds"] = hist(r.run_ms);
+  j["task_pending_seconds"] = hist(r.pending_ms);
+  j["node_hours"] = r.node_hours;
+  j["peak_nodes"] = r.peak_nodes;
+  j["cpu_utilisation"] = r.cpu_utilisation;
+  j["peak_runs_alive"] = r.peak_runs_alive;
+  j["events"] = r.events;
+  j["series"] = r.series.ToJson();
+  return j;
+}
+
+std::string Summary(const SimResult& r) {
+  std::string s;
+  s += fmt::format("runs        {} ({} succeeded, {} failed)\n", r.runs, r.succeeded, r.failed);
+  if (!r.first_error.empty()) s += fmt::format("first error {}\n", r.first_error);
+  s += fmt::format("makespan    {}\n", FormatDuration(r.makespan));
+  s += fmt::format("run time    p50 {:.1f}s  p95 {:.1f}s  max {:.1f}s\n",
+                   r.run_ms.ValueAtPercentile(50) / 1000.0, r.run_ms.ValueAtPercentile(95) / 1000.0,
+                   r.run_ms.max() / 1000.0);
+  s += fmt::format("pending     p50 {:.1f}s  p95 {:.1f}s per task\n",
+                   r.pending_ms.ValueAtPercentile(50) / 1000.0,
+                   r.pending_ms.ValueAtPercentile(95) / 1000.0);
+  s += fmt::format("nodes       peak {}, {:.2f} node-hours, CPU allocated {:.0f}%\n", r.peak_nodes,
+                   r.node_hours, r.cpu_utilisation * 100);
+  return s;
+}
+
+}  // namespace kfpbench::sim

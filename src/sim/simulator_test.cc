@@ -1,0 +1,155 @@
+#include "sim/simulator.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/test_support.h"
+
+namespace kfpbench::sim {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FixedCluster;
+using testing::SixStepWorkload;
+
+double Secs(int64_t ms) { return ms / 1000.0; }
+
+TEST(Simulator, OneRunTakesTheCriticalPath) {
+  auto r = Simulate(FixedCluster(1, 4), SixStepWorkload(1, 10s, 60s));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->runs, 1);
+  EXPECT_EQ(r->succeeded, 1);
+  EXPECT_EQ(r->makespan, 90s);  // 10 + 60 + 10 + 10
+  EXPECT_NEAR(Secs(r->run_ms.max()), 90, 0.01);
+  EXPECT_EQ(r->pending_ms.count(), 6u);
+  EXPECT_EQ(r->pending_ms.max(), 0);
+  EXPECT_NEAR(r->node_hours, 90.0 / 3600, 1e-9);
+  EXPECT_EQ(r->peak_nodes, 1);
+}
+
+TEST(Simulator, RunsQueueForCpuFirstFitFifo) {
+  // Two runs on 4 CPUs: run-1's second and third trainers wait for run-0's.
+  auto r = Simulate(FixedCluster(1, 4), SixStepWorkload(2, 10s, 60s));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->succeeded, 2);
+  EXPECT_EQ(r->makespan, 150s);
+  EXPECT_NEAR(Secs(r->run_ms.min()), 90, 0.01);
+  EXPECT_NEAR(Secs(r->run_ms.max()), 150, 1.2);  // histogram bucket precision
+  EXPECT_NEAR(Secs(r->pending_ms.max()), 60, 0.5);
+  EXPECT_EQ(r->peak_runs_alive, 2);
+}
+
+TEST(Simulator, RateArrivalsSpreadRuns) {
+  WorkloadSpec w = SixStepWorkload(10, 10s, 60s);
+  w.arrival_kind = WorkloadSpec::ArrivalKind::kRate;
+  w.rate_per_second = 0.01;  // one run every 100 s: never overlapping
+  auto r = Simulate(FixedCluster(1, 4), w);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->makespan, 900s + 90s);
+  EXPECT_EQ(r->peak_runs_alive, 1);
+  EXPECT_NEAR(Secs(r->run_ms.ValueAtPercentile(95)), 90, 0.8);
+}
+
+TEST(Simulator, AutoscalerAddsNodesAfterProvisioningDelayUpToMax) {
+  ClusterSpec c;
+  c.pools.push_back({"pool", 2, 16LL << 30, 0, 3, -1});
+  c.autoscaler.provisioning_delay = 60s;
+  auto r = Simulate(c, SixStepWorkload(20, 10s, 60s));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->succeeded, 20);
+  EXPECT_EQ(r->peak_nodes, 3);        // capped by max
+  EXPECT_GE(r->makespan, 60s + 90s);  // nothing runs before the first node
+  EXPECT_GE(Secs(r->pending_ms.min()), 0);
+  EXPECT_GE(Secs(r->pending_ms.max()), 60);
+  EXPECT_GT(r->cpu_utilisation, 0.5);
+  EXPECT_LE(r->cpu_utilisation, 1.0);
+}
+
+TEST(Simulator, AutoscalerScalesDownIdleNodesBetweenRuns) {
+  ClusterSpec c;
+  c.pools.push_back({"pool", 4, 16LL << 30, 0, 5, -1});
+  c.autoscaler.provisioning_delay = 30s;
+  c.autoscaler.scale_down_idle = 5min;
+  WorkloadSpec w = SixStepWorkload(0, 10s, 60s);
+  w.arrival_kind = WorkloadSpec::ArrivalKind::kCsv;
+  w.csv = {{0s, {}}, {3h, {}}};
+  auto r = Simulate(c, w);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->succeeded, 2);
+  bool reached_zero = false;
+  for (const auto& p : r->series.points()) {
+    if (p.t > 3600 && p.t < 7200) reached_zero = reached_zero || p.nodes == 0;
+  }
+  EXPECT_TRUE(reached_zero);
+  // Far less than a node kept for three hours.
+  EXPECT_LT(r->node_hours, 0.5);
+  EXPECT_GT(r->node_hours, 0.05);
+}
+
+TEST(Simulator, SameSeedSameResult) {
+  WorkloadSpec w = SixStepWorkload(50, 10s, 60s);
+  w.steps.by_label["exec-train"].duration = *exec::ParseDurationDist("lognormal:60s:0.5");
+  ClusterSpec c;
+  c.pools.push_back({"pool", 4, 16LL << 30, 1, 4, -1});
+  auto a = Simulate(c, w);
+  auto b = Simulate(c, w);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->makespan, b->makespan);
+  EXPECT_EQ(a->run_ms.ValueAtPercentile(50), b->run_ms.ValueAtPercentile(50));
+  EXPECT_EQ(ToJson(*a).dump(), ToJson(*b).dump());
+}
+
+TEST(Simulator, TaskLargerThanEveryPoolFailsItsRun) {
+  auto r = Simulate(FixedCluster(2, 0.5), SixStepWorkload(3, 10s, 60s));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->failed, 3);
+  EXPECT_NE(r->first_error.find("more than any node offers"), std::string::npos) << r->first_error;
+}
+
+TEST(Simulator, RejectsImpossibleClustersAndWorkloads) {
+  WorkloadSpec w = SixStepWorkload(1, 1s, 1s);
+  EXPECT_FALSE(Simulate(ClusterSpec{}, w).ok());
+  ClusterSpec c = FixedCluster(1, 4);
+  c.pools[0].max = 0;
+  c.pools[0].min = 0;
+  c.pools[0].initial = 0;
+  EXPECT_NE(Simulate(c, w).error().message.find("never have a node"), std::string::npos);
+  c = FixedCluster(1, 4);
+  c.pools[0].min = 3;
+  c.pools[0].max = 2;
+  EXPECT_FALSE(Simulate(c, w).ok());
+  c = FixedCluster(1, 0);
+  EXPECT_FALSE(Simulate(c, w).ok());
+  c = FixedCluster(0, 4);
+  c.pools[0].max = 2;
+  EXPECT_NE(Simulate(c, w).error().message.find("autoscaler is off"), std::string::npos);
+  w.runs = 0;
+  EXPECT_FALSE(Simulate(FixedCluster(1, 4), w).ok());
+  w = SixStepWorkload(1, 1s, 1s);
+  w.pipeline = nullptr;
+  EXPECT_FALSE(Simulate(FixedCluster(1, 4), w).ok());
+  w = SixStepWorkload(1, 1s, 1s);
+  w.parameters = {{"nope", 1}};
+  EXPECT_NE(Simulate(FixedCluster(1, 4), w).error().message.find("unknown parameter"),
+            std::string::npos);
+}
+
+TEST(Simulator, JsonAndSummaryCarryTheResults) {
+  auto r = Simulate(FixedCluster(1, 4), SixStepWorkload(2, 10s, 60s));
+  ASSERT_TRUE(r.ok());
+  nlohmann::json j = ToJson(*r);
+  EXPECT_EQ(j["runs"]["succeeded"], 2);
+  EXPECT_DOUBLE_EQ(j["makespan_seconds"].get<double>(), 150.0);
+  EXPECT_TRUE(j["series"]["nodes"].is_array());
+  EXPECT_NE(Summary(*r).find("makespan    2m30s"), std::string::npos) << Summary(*r);
+}
+
+TEST(Series, CoarsensToStayBounded) {
+  Series s(1, 8);
+  for (int i = 0; i < 100; ++i) s.Add({static_cast<double>(i), 1.0 * i, 0, 0, 0, 0});
+  EXPECT_LE(s.points().size(), 8u);
+  EXPECT_GE(s.interval(), 16);
+  EXPECT_NEAR(s.points().front().nodes, (s.interval() - 1) / 2, 1e-9);
+}
+
+}  // namespace
+}  // namespace kfpbench::sim
