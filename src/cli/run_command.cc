@@ -129,6 +129,7 @@ Command AddRunCommand(CLI::App& app) {
     std::string config;
     std::string target;
     std::vector<std::string> collectors;
+    std::string shard;
     BackendFlags backend;
   };
   auto f = std::make_shared<Flags>();
@@ -162,6 +163,9 @@ Command AddRunCommand(CLI::App& app) {
   cmd->add_flag("--quiet", f->quiet, "no live status line");
   cmd->add_option("--config", f->config, "targets file (default: ./kfpbench.yaml if present)");
   cmd->add_option("--target", f->target, "a target named in the config file");
+  cmd->add_option("--shard", f->shard,
+                  "i/N: send shard i (from 0) of N of the load; N processes together send what "
+                  "one would (see kfpbench merge)");
   cmd->add_option("--collector", f->collectors,
                   "shell command run at start and end (KFPBENCH_PHASE=start|end) whose JSON "
                   "output is kept in the results (repeatable)");
@@ -181,6 +185,17 @@ Command AddRunCommand(CLI::App& app) {
           }
           if (Status p = CheckPipelineFile(s.pipeline_path); !p.ok())
             return Fail(p.error().message);
+        }
+        if (!f->shard.empty()) {
+          int index = -1, count = 0;
+          char slash = 0;
+          std::istringstream in(f->shard);
+          if (!(in >> index >> slash >> count) || slash != '/' || !in.eof()) {
+            return Fail("--shard: expected i/N, e.g. 0/4 (got '" + f->shard + "')");
+          }
+          if (Status s = harness::ApplyShard(*scenarios, index, count); !s.ok()) {
+            return Fail(s.error().message);
+          }
         }
         harness::HarnessOptions options;
         for (auto [text, out, name] :

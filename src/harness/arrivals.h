@@ -12,7 +12,9 @@ namespace kfpbench::harness {
 class ArrivalSchedule {
  public:
   // `poisson`: exponential gaps with mean 60/rate seconds; else constant gaps.
-  ArrivalSchedule(WallTime start, double rate_per_minute, bool poisson, uint64_t seed);
+  // `offset` (0..1) shifts a constant schedule by that fraction of a gap.
+  ArrivalSchedule(WallTime start, double rate_per_minute, bool poisson, uint64_t seed,
+                  double offset = 0);
   // The intended start of the next arrival.
   WallTime Next();
 

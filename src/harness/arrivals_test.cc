@@ -13,6 +13,16 @@ TEST(ArrivalSchedule, ConstantGapsDoNotDrift) {
   EXPECT_NEAR(ToSeconds(last - t0), 60000.0, 1e-3);
 }
 
+TEST(ArrivalSchedule, OffsetShardsInterleaveIntoOneSchedule) {
+  WallTime t0 = WallTime(std::chrono::seconds(1000));
+  ArrivalSchedule one(t0, 120, false, 1);
+  ArrivalSchedule a(t0, 60, false, 1, 0.0), b(t0, 60, false, 1, 0.5);
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(one.Next(), a.Next());
+    EXPECT_EQ(one.Next(), b.Next());
+  }
+}
+
 TEST(ArrivalSchedule, PoissonHasTheRequestedMeanAndIsSeeded) {
   WallTime t0 = WallTime(std::chrono::seconds(1000));
   ArrivalSchedule a(t0, 600, true, 42), b(t0, 600, true, 42), c(t0, 600, true, 43);

@@ -38,6 +38,8 @@ BenchmarkResults RunScenarios(const ScenarioFile& file, kfp::Client& client,
   results.started = recorder.start();
   results.scenario_path = file.path.string();
   results.scenario_source = file.source;
+  results.shard_index = file.shard_index;
+  results.shard_count = file.shard_count;
   for (const auto& s : file.scenarios) {
     results.scenarios.push_back({s.index, std::string(ModeName(s.mode)), s.artifact_bytes});
   }

@@ -48,7 +48,8 @@ void DriveOpenLoop(Context& context, const Scenario& scenario, int senders, Wall
     });
   }
   ArrivalSchedule schedule(WallClock::now(), scenario.rate_per_minute.value_or(60),
-                           scenario.arrival == Scenario::Arrival::kPoisson, scenario.seed);
+                           scenario.arrival == Scenario::Arrival::kPoisson, scenario.seed,
+                           scenario.arrival_offset);
   for (int n = 0;; ++n) {
     WallTime t = schedule.Next();
     if (t >= end || !context.SleepUntil(t)) break;

@@ -123,6 +123,8 @@ struct BenchmarkResults {
   std::string scenario_path;
   nlohmann::json scenario_source;
   std::vector<ScenarioInfo> scenarios;
+  int shard_index = 0;  // --shard i/N
+  int shard_count = 1;
   std::map<std::string, metrics::OperationStats> operations;
   std::vector<RunRecord> runs;
   std::vector<StressStep> stress_steps;

@@ -353,6 +353,30 @@ Result<ScenarioFile> ParseScenarios(const std::string& text, const std::filesyst
   return file;
 }
 
+Status ApplyShard(ScenarioFile& file, int index, int count) {
+  if (count < 1 || index < 0 || index >= count) {
+    return Error{fmt::format("--shard {}/{}: expected i/N with 0 <= i < N", index, count)};
+  }
+  file.shard_index = index;
+  file.shard_count = count;
+  if (count == 1) return Ok();
+  for (auto& s : file.scenarios) {
+    // Workers dealt round-robin: shard i gets one more while i < total % N.
+    int total = s.InFlight();
+    int mine = total / count + (index < total % count ? 1 : 0);
+    s.num_times = mine;
+    if (s.concurrency) s.concurrency = mine;
+    if (s.rate_per_minute) {
+      *s.rate_per_minute /= count;
+      s.arrival_offset = static_cast<double>(index) / count;
+      // Poisson streams must differ per shard; their sum is again Poisson.
+      s.seed = s.seed * 1000003 + static_cast<uint64_t>(index);
+    }
+    if (s.stress) s.stress->max_rate /= count;
+  }
+  return Ok();
+}
+
 Result<ScenarioFile> LoadScenarioFile(const std::filesystem::path& path,
                                       const LoadOptions& options) {
   std::ifstream in(path, std::ios::binary);

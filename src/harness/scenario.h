@@ -41,7 +41,10 @@ struct Scenario {
   // closed loop (InFlight() runs kept in flight).
   std::optional<double> rate_per_minute;
   enum class Arrival { kConstant, kPoisson } arrival = Arrival::kConstant;
-  uint64_t seed = 1;           // for Poisson arrivals
+  uint64_t seed = 1;  // for Poisson arrivals
+  // Sharding: this process sends arrivals offset by this fraction of a gap,
+  // so N shards with offsets 0, 1/N, ... together make the unsharded schedule.
+  double arrival_offset = 0;
   int64_t artifact_bytes = 0;  // LARGE_DATASET: params.size, in bytes
   // Stress shape: open-loop steps from `rate`, multiplied by rate_factor each
   // step of step_time, until the SLO breaks or max_rate is passed.
@@ -74,7 +77,15 @@ struct ScenarioFile {
   nlohmann::json source;
   nlohmann::json target = nlohmann::json::object();      // object form only
   nlohmann::json thresholds = nlohmann::json::object();  // {"CreateRun": ["p95 < 500ms"], ...}
+  int shard_index = 0;
+  int shard_count = 1;
 };
+
+// Splits the load of every scenario for shard `index` of `count` (from
+// `--shard i/N`): closed-loop workers are dealt out (some shards may get none
+// of a small scenario), open-loop rates divided. N shards together send what
+// one process would.
+Status ApplyShard(ScenarioFile& file, int index, int count);
 
 // Reads and checks a scenario file. The error names the file and the JSON path
 // of the first problem: "smoke.json: [1].mode: unknown mode 'RUN' (expected ...)".

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -217,6 +218,33 @@ TEST(KfpCron, FiveFieldCronGetsSeconds) {
   EXPECT_EQ(KfpCron("0 */2 * * *"), "0 0 */2 * * *");
   EXPECT_EQ(KfpCron("*/10 * * * * *"), "*/10 * * * * *");
   EXPECT_EQ(KfpCron("@every 5m"), "@every 5m");
+}
+
+TEST_F(ScenarioTest, ShardsTogetherSendWhatOneWould) {
+  std::string text = R"([
+    {"mode": "PIPELINE_RUN", "runTime": 1, "numTimes": 10, "pipelineFileName": "here.yaml"},
+    {"mode": "RANDOM_GETS", "runTime": 1, "concurrency": 3},
+    {"mode": "PIPELINE_RUN", "runTime": 1, "rate": 120, "pipelineFileName": "here.yaml"}
+  ])";
+  int workers = 0, getters = 0;
+  double rate = 0;
+  std::set<double> offsets;
+  for (int i = 0; i < 4; ++i) {
+    auto f = Parse(text);
+    ASSERT_TRUE(f.ok());
+    ASSERT_TRUE(ApplyShard(*f, i, 4).ok());
+    workers += f->scenarios[0].InFlight();
+    getters += f->scenarios[1].InFlight();
+    rate += *f->scenarios[2].rate_per_minute;
+    offsets.insert(f->scenarios[2].arrival_offset);
+  }
+  EXPECT_EQ(workers, 10);
+  EXPECT_EQ(getters, 3);
+  EXPECT_DOUBLE_EQ(rate, 120);
+  EXPECT_EQ(offsets, (std::set<double>{0, 0.25, 0.5, 0.75}));
+  auto f = Parse(text);
+  EXPECT_FALSE(ApplyShard(*f, 4, 4).ok());
+  EXPECT_FALSE(ApplyShard(*f, 0, 0).ok());
 }
 
 TEST_F(ScenarioTest, MissingFileIsAClearError) {
