@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/kube_commands.h"
 #include "cli/report_commands.h"
 
 namespace kfpbench::cli {
@@ -17,7 +18,7 @@ int Main(int argc, char** argv) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
 
   std::vector<Command> commands = {AddServeCommand(app), AddRunCommand(app), AddStepCommand(app),
-                                   AddValidateCommand(app)};
+                                   AddValidateCommand(app), AddJobCommand(app)};
   AddReportCommands(app, commands);
   try {
     app.parse(argc, argv);
