@@ -131,6 +131,8 @@ Result<harness::RunRecord> Run(const json& j, const std::string& path) {
   KFPBENCH_ASSIGN(r.state, State(j, "state", path));
   KFPBENCH_ASSIGN(r.error, String(j, "error", path));
   KFPBENCH_ASSIGN(r.intended, Time(j, "intended_at", path));
+  KFPBENCH_ASSIGN(r.recurring_run_id, String(j, "recurring_run_id", path));
+  KFPBENCH_ASSIGN(r.scheduled, Time(j, "scheduled_at", path));
   KFPBENCH_ASSIGN(r.submitted, Time(j, "submitted_at", path));
   KFPBENCH_ASSIGN(r.created, Time(j, "created_at", path));
   KFPBENCH_ASSIGN(r.finished, Time(j, "finished_at", path));

@@ -51,6 +51,10 @@ inline harness::BenchmarkResults SyntheticResults(uint32_t seed, int seconds = 2
     run.scenario = 0;
     run.run_id = "run-" + std::to_string(i);
     run.submitted = r.started + milliseconds(i * seconds * 800 / runs);
+    if (i % 5 == 1) {
+      run.recurring_run_id = "schedule-1";
+      run.scheduled = run.submitted - milliseconds(40);
+    }
     if (i % 2 == 0) run.intended = run.submitted - milliseconds(3 * i);  // open loop, some late
     run.created = run.submitted + milliseconds(5 + i);
     WallTime t = run.created;
