@@ -1,0 +1,30 @@
+#include "kube/job_runner.h"
+
+namespace kfpbench::kube {
+
+Result<JobSweepResult> RunSweep(const JobConfig& config, Driver& driver,
+                                const std::function<void(const JobRunResult&)>& on_run) {
+  std::vector<LogMetric> metrics;
+  for (const auto& spec : config.metrics) {
+    auto m = LogMetric::Compile(spec);
+    if (!m.ok()) return m.error();
+    metrics.push_back(std::move(*m));
+  }
+  JobSweepResult result{config.name, KindName(config.kind), driver.name(), {}};
+  for (const auto& point : ExpandSweep(config)) {
+    auto outcome = driver.Run(config, point);
+    JobRunResult run;
+    run.job_name = point.job_name;
+    run.index = point.index;
+    run.params = UserParams(point.params);
+    run.succeeded = outcome.succeeded;
+    run.error = outcome.error;
+    run.duration_seconds = outcome.duration_seconds;
+    for (const auto& m : metrics) run.metrics[m.spec().name] = Evaluate(m, outcome.logs);
+    if (on_run) on_run(run);
+    result.runs.push_back(std::move(run));
+  }
+  return result;
+}
+
+}  // namespace kfpbench::kube

@@ -1,0 +1,148 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "kube/driver.h"
+#include "kube/job_runner.h"
+#include "kube/process.h"
+
+namespace kfpbench::kube {
+namespace {
+
+std::string Env(const LocalReplica& r, const std::string& key) {
+  std::string v;
+  for (const auto& [k, val] : r.env) {
+    if (k == key) v = val;  // the last one wins, as in a pod
+  }
+  return v;
+}
+
+JobConfig Config(const std::string& body) {
+  auto c = ParseJobConfig(body);
+  EXPECT_TRUE(c.ok()) << c.error().message;
+  return *c;
+}
+
+TEST(LocalDriver, PyTorchEnvironmentLikeTheOperator) {
+  auto c = Config(
+      "name: t\nkind: PyTorchJob\nimage: i\ncommand: [x]\nreplicas: {Master: 1, Worker: 2}\n");
+  auto plan = PlanLocalReplicas(c, ExpandSweep(c)[0], {29500}, "/tmp");
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  ASSERT_EQ(plan->size(), 3u);
+  EXPECT_EQ((*plan)[0].name, "t-0-master-0");
+  EXPECT_TRUE((*plan)[0].decides);
+  EXPECT_FALSE((*plan)[1].decides);
+  EXPECT_EQ(Env((*plan)[0], "RANK"), "0");
+  EXPECT_EQ(Env((*plan)[2], "RANK"), "2");  // worker 1 is rank 2
+  EXPECT_EQ(Env((*plan)[2], "WORLD_SIZE"), "3");
+  EXPECT_EQ(Env((*plan)[1], "MASTER_ADDR"), "127.0.0.1");
+  EXPECT_EQ(Env((*plan)[1], "MASTER_PORT"), "29500");
+  EXPECT_EQ(Env((*plan)[1], "PYTHONUNBUFFERED"), "1");
+}
+
+TEST(LocalDriver, TfConfigLikeTheOperator) {
+  auto c = Config("name: t\nkind: TFJob\nimage: i\ncommand: [x]\nreplicas: {PS: 1, Worker: 2}\n");
+  auto plan = PlanLocalReplicas(c, ExpandSweep(c)[0], {1001, 1002, 1003}, "/tmp");
+  ASSERT_TRUE(plan.ok());
+  auto tf = nlohmann::json::parse(Env((*plan)[2], "TF_CONFIG"));
+  EXPECT_EQ(tf["cluster"]["ps"], nlohmann::json({"localhost:1001"}));
+  EXPECT_EQ(tf["cluster"]["worker"], nlohmann::json({"localhost:1002", "localhost:1003"}));
+  EXPECT_EQ(tf["task"], nlohmann::json({{"type", "worker"}, {"index", 1}}));
+  EXPECT_FALSE((*plan)[0].decides);  // no chief: workers decide, PS never exits
+  EXPECT_TRUE((*plan)[1].decides);
+  auto single = Config("name: t\nkind: TFJob\nimage: i\ncommand: [x]\nreplicas: {Worker: 1}\n");
+  auto one = PlanLocalReplicas(single, ExpandSweep(single)[0], {1}, "/tmp");
+  EXPECT_EQ(Env((*one)[0], "TF_CONFIG"), "");  // not distributed: no TF_CONFIG
+}
+
+TEST(LocalDriver, MpiHostfileAndLauncherOnly) {
+  auto dir = std::filesystem::temp_directory_path() / "kfpbench-mpi-plan";
+  std::filesystem::create_directories(dir);
+  auto c = Config(
+      "name: t\nkind: MPIJob\nimage: i\ncommand: [mpirun, x]\nreplicas: {Launcher: 1, Worker: "
+      "3}\n");
+  auto plan = PlanLocalReplicas(c, ExpandSweep(c)[0], {}, dir);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_TRUE((*plan)[0].started);
+  EXPECT_FALSE((*plan)[1].started);
+  EXPECT_EQ(Env((*plan)[0], "OMPI_MCA_orte_default_hostfile"), (dir / "hostfile").string());
+  EXPECT_EQ(ReadFile(dir / "hostfile"), "localhost slots=3\n");
+  std::filesystem::remove_all(dir);
+}
+
+// A shell "training script": each replica prints its rank and a rate that
+// depends on the swept batch size.
+const char* kShellJob = R"(
+name: sh
+kind: PyTorchJob
+image: none
+command: [sh, -c, 'echo "rank $RANK of $WORLD_SIZE"; echo "{\"samples_per_sec\": $(( {{batch_size}} * (RANK + 1) ))}"; {{extra}}']
+replicas: {Master: 1, Worker: 1}
+parameters: {extra: 'true'}
+timeoutSeconds: 20
+sweep: {grid: {batch_size: [10, 20]}}
+metrics:
+  samples_per_sec: {jsonl: samples_per_sec, across: sum}
+  rank: {regex: 'rank (?<value>\d+) of', across: max}
+)";
+
+TEST(LocalDriver, RunsSweepAndReadsMetrics) {
+  auto c = Config(kShellJob);
+  LocalDriver driver({});
+  auto result = RunSweep(c, driver);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  ASSERT_EQ(result->runs.size(), 2u);
+  for (const auto& run : result->runs) EXPECT_TRUE(run.succeeded) << run.error;
+  EXPECT_EQ(result->runs[0].metrics.at("samples_per_sec"), 30.0);  // 10*1 + 10*2
+  EXPECT_EQ(result->runs[1].metrics.at("samples_per_sec"), 60.0);
+  EXPECT_EQ(result->runs[1].metrics.at("rank"), 1.0);
+  EXPECT_EQ(result->runs[1].params.at("batch_size"), "20");
+}
+
+TEST(LocalDriver, FailedReplicaFailsTheJobWithItsLogTail) {
+  std::string body = kShellJob;
+  body.replace(body.find("extra: 'true'"), 13,
+               "extra: 'if [ $RANK = 1 ]; then echo boom-on-worker; exit 3; fi; sleep 30'");
+  auto c = Config(body);
+  LocalDriver driver({});
+  auto point = ExpandSweep(c)[0];
+  auto outcome = driver.Run(c, point);
+  EXPECT_FALSE(outcome.succeeded);
+  EXPECT_NE(outcome.error.find("replica sh-0-worker-0 exited with code 3"), std::string::npos)
+      << outcome.error;
+  EXPECT_NE(outcome.error.find("boom-on-worker"), std::string::npos) << outcome.error;
+  EXPECT_LT(outcome.duration_seconds, 20);  // the sleeping master was killed, not waited for
+}
+
+TEST(LocalDriver, TimeoutAndMissingProgram) {
+  std::string body = kShellJob;
+  body.replace(body.find("extra: 'true'"), 13, "extra: 'sleep 30'");
+  body.replace(body.find("timeoutSeconds: 20"), 18, "timeoutSeconds: 1");
+  auto c = Config(body);
+  LocalDriver driver({});
+  auto outcome = driver.Run(c, ExpandSweep(c)[0]);
+  EXPECT_FALSE(outcome.succeeded);
+  EXPECT_NE(outcome.error.find("timed out after 1 s"), std::string::npos) << outcome.error;
+
+  auto missing =
+      Config("name: m\nkind: Job\nimage: i\ncommand: [/nonexistent/prog]\nreplicas: {Worker: 1}\n");
+  auto o2 = driver.Run(missing, ExpandSweep(missing)[0]);
+  EXPECT_FALSE(o2.succeeded);
+  EXPECT_NE(o2.error.find("code 127"), std::string::npos) << o2.error;
+  EXPECT_NE(o2.error.find("exec failed: /nonexistent/prog"), std::string::npos) << o2.error;
+}
+
+TEST(Process, TailAndCapture) {
+  EXPECT_EQ(Tail("a\nb\nc\n", 2), "b\nc");
+  EXPECT_EQ(Tail("a\nb", 5), "a\nb");
+  auto r = RunCapture({"sh", "-c", "echo out; echo err >&2; exit 4"}, std::chrono::seconds(5));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->exit_code, 4);
+  EXPECT_EQ(r->out, "out\n");
+  EXPECT_EQ(r->err, "err\n");
+  auto slow = RunCapture({"sleep", "5"}, std::chrono::milliseconds(100));
+  EXPECT_FALSE(slow.ok());
+}
+
+}  // namespace
+}  // namespace kfpbench::kube
