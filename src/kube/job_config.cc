@@ -316,10 +316,25 @@ std::vector<SweepPoint> ExpandSweep(const JobConfig& config) {
     for (const auto& [k, v] : overrides[i]) p.params[k] = v;
     p.params["job_name"] = p.job_name;
     p.params["namespace"] = config.namespace_;
-    p.params["config_dir"] = config.dir.string();
+    // A parameter may override the folder: in a container image the scripts
+    // live elsewhere than next to the config on the user's machine.
+    p.params.emplace("config_dir", config.dir.string());
     out.push_back(std::move(p));
   }
   return out;
+}
+
+Status SetParameter(JobConfig& config, const std::string& assignment) {
+  auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    return Error{"--set wants key=value, got '" + assignment + "'"};
+  std::string key = assignment.substr(0, eq);
+  if (key == "job_name" || key == "namespace") return Error{"--set: '" + key + "' is built in"};
+  for (const auto& point : config.sweep) {
+    if (point.count(key)) return Error{"--set: '" + key + "' is swept; edit the sweep instead"};
+  }
+  config.parameters[key] = assignment.substr(eq + 1);
+  return Ok();
 }
 
 Result<std::string> Substitute(const std::string& text, const Params& params) {

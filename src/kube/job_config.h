@@ -56,7 +56,9 @@ struct JobConfig {
 struct SweepPoint {
   int index = 0;
   std::string job_name;  // DNS-1123: <name>-<index>
-  Params params;         // defaults, overrides and built-ins (job_name, config_dir, namespace)
+  // Defaults, overrides and built-ins: job_name, namespace, and config_dir
+  // (the config's folder unless a parameter of that name overrides it).
+  Params params;
 };
 
 // Strict: unknown keys, wrong types and bad values are errors naming the key.
@@ -65,6 +67,10 @@ Result<JobConfig> ParseJobConfig(const std::string& yaml_text,
 Result<JobConfig> LoadJobConfig(const std::filesystem::path& file);
 
 std::vector<SweepPoint> ExpandSweep(const JobConfig& config);
+
+// Sets a parameter's default from the command line (--set key=value); a
+// swept parameter cannot be set (it would silently undo the sweep).
+Status SetParameter(JobConfig& config, const std::string& assignment);
 
 // Replaces every {{name}} (spaces allowed inside the braces); an unknown name
 // is an error, so a typo never reaches a cluster.

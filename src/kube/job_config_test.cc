@@ -105,6 +105,20 @@ TEST(JobConfig, BadInputNamesTheKey) {
   ExpectError("[1, 2", "bad YAML");
 }
 
+TEST(JobConfig, SetParameterOverridesDefaultsAndConfigDir) {
+  auto c = ParseJobConfig(kConfig, "/cfg");
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(SetParameter(*c, "steps=3").ok());
+  ASSERT_TRUE(SetParameter(*c, "config_dir=/opt/x").ok());
+  auto points = ExpandSweep(*c);
+  EXPECT_EQ(points[0].params.at("steps"), "3");
+  EXPECT_EQ(points[0].params.at("config_dir"), "/opt/x");
+  EXPECT_EQ(SetParameter(*c, "batch_size=1").error().message,
+            "--set: 'batch_size' is swept; edit the sweep instead");
+  EXPECT_FALSE(SetParameter(*c, "novalue").ok());
+  EXPECT_FALSE(SetParameter(*c, "job_name=x").ok());
+}
+
 TEST(JobConfig, SweepTemplatesCheckedForEveryPoint) {
   std::string yaml =
       "name: a\nkind: Job\nimage: i\ncommand: [echo, '{{x}}']\nreplicas: {Worker: 1}\n"
