@@ -1,0 +1,184 @@
+#include "kube/kubectl_driver.h"
+
+#include <unistd.h>
+
+#include <cctype>
+#include <fstream>
+#include <thread>
+
+#include "kube/manifest.h"
+#include "kube/process.h"
+
+namespace kfpbench::kube {
+namespace {
+
+bool IsTrue(const nlohmann::json& c, const std::string& type) {
+  return c.value("type", "") == type && c.value("status", "") == "True";
+}
+
+std::string Lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string Container(JobKind kind) {
+  switch (kind) {
+    case JobKind::kTFJob:
+      return "tensorflow";
+    case JobKind::kPyTorchJob:
+      return "pytorch";
+    case JobKind::kMPIJob:
+      return "mpi";
+    case JobKind::kJob:
+      break;
+  }
+  return "main";
+}
+
+}  // namespace
+
+JobState ReadJobState(JobKind kind, const nlohmann::json& job) {
+  JobState s;
+  if (!job.contains("status") || !job["status"].contains("conditions")) return s;
+  const std::string done = kind == JobKind::kJob ? "Complete" : "Succeeded";
+  for (const auto& c : job["status"]["conditions"]) {
+    // Failed wins: the operators freeze conditions once Failed is set.
+    if (IsTrue(c, "Failed")) {
+      return {true, false, c.value("reason", ""), c.value("message", "")};
+    }
+    if (IsTrue(c, done)) s = {true, true, c.value("reason", ""), c.value("message", "")};
+  }
+  return s;
+}
+
+std::string PodSelector(JobKind kind, const std::string& job_name) {
+  // batch/v1 has set job-name on its pods in every version; the training
+  // operator sets its own label.
+  if (kind == JobKind::kJob) return "job-name=" + job_name;
+  return "training.kubeflow.org/job-name=" + job_name;
+}
+
+Result<std::string> KubectlDriver::Kubectl(std::vector<std::string> args) const {
+  std::vector<std::string> argv = {options_.kubectl};
+  if (!options_.context.empty()) argv.push_back("--context=" + options_.context);
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto r = RunCapture(argv, options_.command_timeout);
+  if (!r.ok()) return r.error();
+  if (r->exit_code != 0) {
+    return Error{"kubectl " + args[0] + " failed (exit " + std::to_string(r->exit_code) +
+                 "): " + Tail(r->err, 5)};
+  }
+  return r->out;
+}
+
+JobOutcome KubectlDriver::Run(const JobConfig& config, const SweepPoint& point) {
+  JobOutcome outcome;
+  auto start = std::chrono::steady_clock::now();
+  auto finish = [&](JobOutcome o) {
+    o.duration_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return o;
+  };
+  auto manifest = RenderManifest(config, point);
+  if (!manifest.ok()) {
+    outcome.error = manifest.error().message;
+    return finish(outcome);
+  }
+  char tmpl[] = "/tmp/kfpbench-manifest-XXXXXX";
+  int fd = ::mkstemp(tmpl);
+  if (fd < 0) {
+    outcome.error = "cannot write the manifest under /tmp";
+    return finish(outcome);
+  }
+  ::close(fd);
+  std::string file = tmpl;
+  std::ofstream(file) << ToYaml(*manifest);
+  auto applied = Kubectl({"apply", "-f", file});
+  std::filesystem::remove(file);
+  if (!applied.ok()) {
+    outcome.error = applied.error().message;
+    return finish(outcome);
+  }
+  const std::string resource = ResourceName(config.kind);
+  const std::string& ns = config.namespace_;
+  auto cleanup = [&] {
+    if (!options_.keep) {
+      (void)Kubectl(
+          {"delete", resource, point.job_name, "-n", ns, "--ignore-not-found", "--wait=false"});
+    }
+  };
+
+  // Wait on the conditions; a kubectl hiccup is retried until the deadline.
+  auto deadline = start + std::chrono::seconds(config.timeout_seconds);
+  JobState state;
+  std::string last_error;
+  while (true) {
+    auto got = Kubectl({"get", resource, point.job_name, "-n", ns, "-o", "json"});
+    if (got.ok()) {
+      auto job = nlohmann::json::parse(*got, nullptr, false);
+      if (job.is_discarded()) {
+        last_error = "kubectl get returned no JSON";
+      } else {
+        state = ReadJobState(config.kind, job);
+        if (state.finished) break;
+      }
+    } else {
+      last_error = got.error().message;
+    }
+    if (std::chrono::steady_clock::now() >= deadline ||
+        (options_.interrupted && options_.interrupted->load())) {
+      outcome.error = std::chrono::steady_clock::now() >= deadline
+                          ? "timed out after " + std::to_string(config.timeout_seconds) +
+                                " s waiting for " + point.job_name + " to finish"
+                          : "interrupted";
+      if (!last_error.empty()) outcome.error += " (last error: " + last_error + ")";
+      break;
+    }
+    std::this_thread::sleep_for(options_.poll);
+  }
+
+  // Logs of every replica, also of a failed job: they say why.
+  std::vector<std::string> failed_pods;
+  auto pods_text = Kubectl(
+      {"get", "pods", "-n", ns, "-l", PodSelector(config.kind, point.job_name), "-o", "json"});
+  if (pods_text.ok()) {
+    auto pods = nlohmann::json::parse(*pods_text, nullptr, false);
+    if (!pods.is_discarded() && pods.contains("items")) {
+      int position = 0;
+      for (const auto& pod : pods["items"]) {
+        std::string pod_name = pod["metadata"].value("name", "");
+        auto labels = pod["metadata"].value("labels", nlohmann::json::object());
+        std::string role = "Worker";
+        int index = position++;
+        if (config.kind != JobKind::kJob) {
+          std::string type = labels.value("training.kubeflow.org/replica-type", "");
+          for (const auto& r : KindRoles(config.kind)) {
+            if (Lower(r) == Lower(type)) role = r;
+          }
+          index = std::atoi(labels.value("training.kubeflow.org/replica-index", "0").c_str());
+        }
+        auto log = Kubectl({"logs", "-n", ns, pod_name, "-c", Container(config.kind)});
+        std::string text = log.ok() ? *log : "";
+        if (pod.contains("status") && pod["status"].value("phase", "") == "Failed") {
+          failed_pods.push_back(pod_name + ":\n" + Tail(text, 20));
+        }
+        outcome.logs.push_back({role, index, text});
+      }
+    }
+  }
+  cleanup();
+  if (outcome.error.empty()) {
+    if (state.succeeded) {
+      outcome.succeeded = true;
+    } else {
+      outcome.error = KindName(config.kind) + " " + point.job_name + " failed: " + state.reason +
+                      (state.message.empty() ? "" : " (" + state.message + ")");
+    }
+  }
+  if (!outcome.succeeded) {
+    for (const auto& f : failed_pods) outcome.error += "\nlast lines of pod " + f;
+  }
+  return finish(outcome);
+}
+
+}  // namespace kfpbench::kube
