@@ -1,23 +1,51 @@
 #include "cli/kube_commands.h"
 
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 
 #include "cli/cli.h"
 #include "cli/common.h"
+#include "kube/driver.h"
 #include "kube/job_config.h"
+#include "kube/job_runner.h"
+#include "kube/kubectl_driver.h"
 #include "kube/manifest.h"
 
 namespace kfpbench::cli {
 namespace {
 
-int Render(const std::string& file) {
-  auto config = kube::LoadJobConfig(file);
+struct JobFlags {
+  std::string config;
+  std::vector<std::string> set;
+  std::string driver = "local";
+  std::string out = "job-results";
+  bool keep = false;
+  std::string context;
+  std::string kubectl = "kubectl";
+  double poll_seconds = 2;
+};
+
+Result<kube::JobConfig> Load(const JobFlags& flags) {
+  auto config = kube::LoadJobConfig(flags.config);
+  if (!config.ok()) return config.error();
+  for (const auto& s : flags.set) {
+    auto st = kube::SetParameter(*config, s);
+    if (!st.ok()) return st.error();
+  }
+  return config;
+}
+
+int Render(const JobFlags& flags) {
+  auto config = Load(flags);
   if (!config.ok()) return Fail(config.error().message);
   bool first = true;
   for (const auto& point : kube::ExpandSweep(*config)) {
     auto doc = kube::RenderManifest(*config, point);
-    if (!doc.ok()) return Fail(file + ": " + point.job_name + ": " + doc.error().message);
+    if (!doc.ok()) return Fail(flags.config + ": " + point.job_name + ": " + doc.error().message);
     if (!first) std::cout << "---\n";
     first = false;
     std::cout << kube::ToYaml(*doc);
@@ -25,17 +53,102 @@ int Render(const std::string& file) {
   return kExitOk;
 }
 
+Status WriteFile(const std::filesystem::path& file, const std::string& text) {
+  // Temporary file then rename: a reader never sees half a report.
+  auto tmp = file;
+  tmp += ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << text;
+    if (!out) return Error{"cannot write " + tmp.string()};
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, file, ec);
+  if (ec) return Error{"cannot write " + file.string() + ": " + ec.message()};
+  return Ok();
+}
+
+int RunJobs(const JobFlags& flags) {
+  auto config = Load(flags);
+  if (!config.ok()) return Fail(config.error().message);
+  InstallSignalHandlers();
+  std::unique_ptr<kube::Driver> driver;
+  if (flags.driver == "local") {
+    kube::LocalDriverOptions o;
+    o.keep = flags.keep;
+    o.interrupted = &g_interrupted;
+    driver = std::make_unique<kube::LocalDriver>(o);
+  } else {
+    kube::KubectlDriverOptions o;
+    o.kubectl = flags.kubectl;
+    o.context = flags.context;
+    o.poll = std::chrono::milliseconds(static_cast<int64_t>(flags.poll_seconds * 1000));
+    o.keep = flags.keep;
+    o.interrupted = &g_interrupted;
+    driver = std::make_unique<kube::KubectlDriver>(o);
+  }
+  auto result = kube::RunSweep(*config, *driver, [](const kube::JobRunResult& run) {
+    std::string params;
+    for (const auto& [k, v] : run.params) params += fmt::format(" {}={}", k, v);
+    std::string metrics;
+    for (const auto& [k, v] : run.metrics)
+      metrics += v ? fmt::format(" {}={:.4g}", k, *v) : fmt::format(" {}=-", k);
+    std::cout << fmt::format("{} [{}]{}: {} in {:.1f} s{}\n", run.job_name, run.index, params,
+                             run.succeeded ? "Succeeded" : "Failed", run.duration_seconds, metrics);
+    if (!run.succeeded) std::cout << "  " << run.error << "\n";
+    std::cout.flush();
+  });
+  if (!result.ok()) return Fail(result.error().message);
+  std::error_code ec;
+  std::filesystem::create_directories(flags.out, ec);
+  auto dir = std::filesystem::path(flags.out);
+  auto csv = WriteFile(dir / "results.csv", kube::ToCsv(*result));
+  if (!csv.ok()) return Fail(csv.error().message);
+  nlohmann::json doc = {{"jobs", kube::ToJson(*result)}};
+  auto json = WriteFile(dir / "results.json", doc.dump(2) + "\n");
+  if (!json.ok()) return Fail(json.error().message);
+  std::cout << "wrote " << (dir / "results.csv").string() << " and "
+            << (dir / "results.json").string() << "\n";
+  if (g_interrupted) return kExitInterrupted;
+  for (const auto& run : result->runs) {
+    if (!run.succeeded) return kExitFailed;
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 Command AddJobCommand(CLI::App& app) {
-  auto* cmd = app.add_subcommand("job", "benchmark ML training jobs from a config (docs/JOBS.md)");
-  cmd->require_subcommand(1);
-  auto render_file = std::make_shared<std::string>();
-  auto* render = cmd->add_subcommand("render", "print the manifest of every sweep point");
-  render->add_option("config", *render_file, "job config (YAML)")->required();
-  return {cmd, [render, render_file]() -> int {
-            if (render->parsed()) return Render(*render_file);
-            return kExitBadInput;
+  auto flags = std::make_shared<JobFlags>();
+  auto* cmd = app.add_subcommand("job",
+                                 "benchmark ML training jobs (Job, TFJob, PyTorchJob, MPIJob) over "
+                                 "a parameter sweep (docs/JOBS.md)");
+  cmd->add_option("config", flags->config, "job config (YAML)");
+  cmd->add_option("--set", flags->set, "override a parameter's default: key=value (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--driver", flags->driver, "local (processes here) or kubernetes (kubectl)")
+      ->check(CLI::IsMember({"local", "kubernetes"}));
+  cmd->add_option("--out", flags->out, "folder for results.csv and results.json");
+  cmd->add_flag("--keep", flags->keep, "keep logs (local) or the jobs in the cluster (kubernetes)");
+  cmd->add_option("--context", flags->context, "kubeconfig context (kubernetes driver)");
+  cmd->add_option("--kubectl", flags->kubectl, "kubectl binary (kubernetes driver)");
+  cmd->add_option("--poll-seconds", flags->poll_seconds, "how often to read the job's conditions")
+      ->check(CLI::PositiveNumber);
+  auto render_flags = std::make_shared<JobFlags>();
+  auto* render = cmd->add_subcommand(
+      "render", "print the manifest of every sweep point, one YAML document each");
+  render->add_option("config", render_flags->config, "job config (YAML)")->required();
+  render
+      ->add_option("--set", render_flags->set,
+                   "override a parameter's default: key=value (repeatable)")
+      ->allow_extra_args(false);
+  return {cmd, [cmd, render, flags, render_flags]() -> int {
+            if (render->parsed()) return Render(*render_flags);
+            if (flags->config.empty()) {
+              std::cerr << cmd->help();
+              return kExitBadInput;
+            }
+            return RunJobs(*flags);
           }};
 }
 
