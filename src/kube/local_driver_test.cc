@@ -132,6 +132,30 @@ TEST(LocalDriver, TimeoutAndMissingProgram) {
   EXPECT_NE(o2.error.find("exec failed: /nonexistent/prog"), std::string::npos) << o2.error;
 }
 
+// Debian's Open MPI: mpirun reads the hostfile the driver wrote and starts
+// the ranks here. Skipped without openmpi-bin.
+TEST(LocalDriver, MpiJobRunsMpirun) {
+  auto probe = RunCapture({"sh", "-c", "command -v mpirun"}, std::chrono::seconds(5));
+  if (!probe.ok() || probe->exit_code != 0) GTEST_SKIP() << "mpirun (openmpi-bin) not installed";
+  auto c = Config(R"(
+name: mpi
+kind: MPIJob
+image: i
+command: [mpirun, -np, "3", sh, -c, 'echo "rank $OMPI_COMM_WORLD_RANK size $OMPI_COMM_WORLD_SIZE"']
+replicas: {Launcher: 1, Worker: 3}
+timeoutSeconds: 30
+metrics:
+  size: {regex: 'size (?<value>\d+)', across: max}
+  ranks: {regex: 'rank (?<value>\d+)', per_replica: sum}
+)");
+  LocalDriver driver({});
+  auto result = RunSweep(c, driver);
+  ASSERT_TRUE(result.ok());
+  ASSERT_TRUE(result->runs[0].succeeded) << result->runs[0].error;
+  EXPECT_EQ(result->runs[0].metrics.at("size"), 3.0);
+  EXPECT_EQ(result->runs[0].metrics.at("ranks"), 3.0);  // 0 + 1 + 2: every rank ran
+}
+
 TEST(Process, TailAndCapture) {
   EXPECT_EQ(Tail("a\nb\nc\n", 2), "b\nc");
   EXPECT_EQ(Tail("a\nb", 5), "a\nb");
