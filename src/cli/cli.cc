@@ -3,6 +3,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "cli/capacity_commands.h"
 #include "cli/commands.h"
 #include "cli/kube_commands.h"
 #include "cli/report_commands.h"
@@ -17,8 +18,9 @@ int Main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
 
-  std::vector<Command> commands = {AddServeCommand(app), AddRunCommand(app), AddStepCommand(app),
-                                   AddValidateCommand(app), AddJobCommand(app)};
+  std::vector<Command> commands = {AddServeCommand(app), AddRunCommand(app),
+                                   AddStepCommand(app),  AddValidateCommand(app),
+                                   AddJobCommand(app),   AddSimulateCommand(app)};
   AddReportCommands(app, commands);
   try {
     app.parse(argc, argv);

@@ -1,6 +1,7 @@
 // The command line: flags in, parts wired together, exit codes out.
-// Exit codes: 0 done; 1 the benchmark ran but a scenario failed; 2 bad input
-// or unreachable target; 130 interrupted (partial results were written).
+// Exit codes: 0 done; 1 the benchmark ran but a scenario failed (or compare
+// found a regression); 2 bad input or unreachable target; 99 a threshold
+// failed; 130 interrupted (partial results were written).
 #pragma once
 
 namespace kfpbench::cli {
@@ -8,6 +9,7 @@ namespace kfpbench::cli {
 constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1;
 constexpr int kExitBadInput = 2;
+constexpr int kExitThresholdsFailed = 99;
 constexpr int kExitInterrupted = 130;
 
 int Main(int argc, char** argv);

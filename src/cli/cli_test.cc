@@ -293,6 +293,38 @@ TEST_F(CliTest, ScheduledRunsCountFiresAndTriggerLag) {
   EXPECT_TRUE(j["cleanup_failures"].empty()) << j["cleanup_failures"];
 }
 
+TEST_F(CliTest, ThresholdsGateTheExitCodeAndReportsAreWritten) {
+  std::string file = Write("s.json", R"({
+    "thresholds": {"GetRun": ["p99 < 1ms", "error_rate < 1%"], "run_duration": ["p95 < 10m"]},
+    "scenarios": [{"mode": "PIPELINE_RUN", "runTime": "1s", "numTimes": 1,
+                   "pipelineFileName": "sleep_chain.yaml", "params": {"duration": "10ms"}}]
+  })");
+  fs::path out = dir_ / "out";
+  auto r = Kfpbench("run " + file + " --pipelines " + Pipelines() +
+                    " --executor stub --poll-interval 20ms --out " + out.string());
+  // A 1 ms p99 for GetRun through HTTP with a run in flight is not guaranteed
+  // to fail, so either outcome is accepted as long as the code matches it.
+  bool failed = r.output.find("FAIL ") != std::string::npos;
+  EXPECT_EQ(r.exit_code, failed ? 99 : 0) << r.output;
+  EXPECT_NE(r.output.find("run_duration"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(out / "report.html"));
+
+  std::string impossible = Write("t.json", R"({
+    "thresholds": {"CreateRun": ["count > 1000000"]},
+    "scenarios": [{"mode": "RANDOM_GETS", "runTime": "1s"}]})");
+  auto t = Kfpbench("run " + impossible + " --executor stub --out " + (dir_ / "o2").string());
+  EXPECT_EQ(t.exit_code, 99) << t.output;
+  EXPECT_NE(t.output.find("FAIL"), std::string::npos) << t.output;
+
+  std::string typo = Write("u.json", R"({
+    "thresholds": {"CreateRun": ["p95 < fast"]},
+    "scenarios": [{"mode": "RANDOM_GETS", "runTime": "1s"}]})");
+  auto u = Kfpbench("run " + typo + " --out " + (dir_ / "o3").string());
+  EXPECT_EQ(u.exit_code, 2) << u.output;
+  EXPECT_NE(u.output.find("thresholds.CreateRun"), std::string::npos) << u.output;
+  EXPECT_FALSE(fs::exists(dir_ / "o3" / "results.json"));
+}
+
 TEST_F(CliTest, StepCommandWritesOutputParameters) {
   fs::path param = dir_ / "outputs" / "Output";
   auto r = Kfpbench("step --duration 10ms --memory 1Mi --output-param " + param.string() + "=42");

@@ -22,6 +22,8 @@
 #include "kfp/client.h"
 #include "metrics/recorder.h"
 #include "report/reporter.h"
+#include "report/thresholds.h"
+#include "report/write_reports.h"
 #include "util/secrets.h"
 
 namespace kfpbench::cli {
@@ -195,6 +197,18 @@ Command AddRunCommand(CLI::App& app) {
           }
           if (Status s = harness::ApplyShard(*scenarios, index, count); !s.ok()) {
             return Fail(s.error().message);
+          }
+        }
+        // Thresholds are checked before any load: a typo must not cost a run.
+        for (const auto& [metric, spec] : scenarios->thresholds.items()) {
+          nlohmann::json list = spec.is_array() ? spec : nlohmann::json::array({spec});
+          for (const auto& item : list) {
+            std::string expr = item.is_object() ? item.value("threshold", "")
+                                                : (item.is_string() ? item.get<std::string>() : "");
+            if (auto t = report::ParseThreshold(metric, expr); !t.ok()) {
+              return Fail(
+                  fmt::format("{}: thresholds.{}: {}", f->scenario, metric, t.error().message));
+            }
           }
         }
         harness::HarnessOptions options;

@@ -2,9 +2,9 @@
 #include <fmt/format.h>
 
 #include "server/api_util.h"
-#include "util/cron.h"
 #include "server/handlers.h"
 #include "server/scheduler.h"
+#include "util/cron.h"
 #include "util/ids.h"
 
 namespace kfpbench::server {
