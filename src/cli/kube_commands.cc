@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "cli/cli.h"
 #include "cli/common.h"
@@ -13,6 +14,7 @@
 #include "kube/job_config.h"
 #include "kube/job_runner.h"
 #include "kube/kubectl_driver.h"
+#include "kube/loadgen.h"
 #include "kube/manifest.h"
 
 namespace kfpbench::cli {
@@ -149,6 +151,41 @@ Command AddJobCommand(CLI::App& app) {
               return kExitBadInput;
             }
             return RunJobs(*flags);
+          }};
+}
+
+Command AddKubeCommand(CLI::App& app) {
+  auto* cmd = app.add_subcommand("kube", "Kubernetes helpers (docs/KUBERNETES.md)");
+  cmd->require_subcommand(1);
+  auto o = std::make_shared<kube::LoadgenOptions>();
+  auto* loadgen = cmd->add_subcommand(
+      "loadgen", "print an Indexed Job that runs SCENARIO in N shards (kubectl apply -f -)");
+  loadgen->add_option("scenario", o->scenario_file, "scenario file")
+      ->required()
+      ->check(CLI::ExistingFile);
+  loadgen->add_option("--shards", o->shards, "pods, each running shard i/N")->required();
+  loadgen
+      ->add_option("--host", o->host,
+                   "KFP API the shards load, e.g. http://ml-pipeline.kubeflow:8888")
+      ->required();
+  loadgen->add_option("--image", o->image, "image with kfpbench (see Dockerfile)")
+      ->capture_default_str();
+  loadgen->add_option("--name", o->name, "name of the Job")->capture_default_str();
+  loadgen->add_option("--namespace", o->namespace_, "namespace")->capture_default_str();
+  loadgen->add_option("--results-claim", o->results_claim,
+                      "PVC for results (default: NAME-results)");
+  return {cmd, [o]() -> int {
+            std::ifstream in(o->scenario_file);
+            std::stringstream ss;
+            ss << in.rdbuf();
+            o->scenario_text = ss.str();
+            auto docs = kube::RenderLoadgen(*o);
+            if (!docs.ok()) return Fail(docs.error().message);
+            for (size_t i = 0; i < docs->size(); ++i) {
+              if (i > 0) std::cout << "---\n";
+              std::cout << kube::ToYaml((*docs)[i]);
+            }
+            return kExitOk;
           }};
 }
 

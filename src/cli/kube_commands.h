@@ -8,5 +8,7 @@
 namespace kfpbench::cli {
 
 Command AddJobCommand(CLI::App& app);
+// `kube loadgen SCENARIO --shards N`: prints the manifests of a sharded load test.
+Command AddKubeCommand(CLI::App& app);
 
 }  // namespace kfpbench::cli
