@@ -66,10 +66,12 @@ class Placement {
   // A shape that a node may have later (an autoscaled pool): a task that fits
   // one waits in the queue instead of failing at once.
   void AllowShape(const NodeSpec& shape);
-  // Calls fn(demand) for every queued ticket, in queue order.
+  // Calls fn(demand) for queued tickets in queue order until it returns false.
   template <typename Fn>
   void ForEachQueued(Fn&& fn) const {
-    for (const auto& e : queue_) fn(e.demand);
+    for (const auto& e : queue_) {
+      if (!fn(e.demand)) return;
+    }
   }
 
   size_t queued() const { return queue_.size(); }

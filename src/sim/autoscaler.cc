@@ -87,27 +87,34 @@ void Autoscaler::ScaleUp() {
     headroom[p] = pool.max - nodes_.live(p) - provisioning_[p];
   }
   std::vector<int> wanted(cluster_.pools.size(), 0);
+  int total_headroom = 0;
+  for (int h : headroom) total_headroom += std::max(h, 0);
   size_t open = 0;  // bins before it are closed
   placement.ForEachQueued([&](const engine::Demand& d) {
     for (size_t b = open; b < bins.size(); ++b) {
       if (d.cpu_millis <= bins[b].free.cpu_millis && d.memory <= bins[b].free.memory) {
         bins[b].free.cpu_millis -= d.cpu_millis;
         bins[b].free.memory -= d.memory;
-        return;
+        return true;
       }
       open = b + 1;
     }
+    // Every bin closed and no pool may grow: the rest of a long queue can
+    // change nothing, so stop here.
+    if (total_headroom == 0) return false;
     for (size_t p = 0; p < cluster_.pools.size(); ++p) {
       const NodePool& pool = cluster_.pools[p];
       engine::Demand cap{static_cast<int64_t>(pool.cpu * 1000 + 0.5), pool.memory};
       if (headroom[p] <= 0 || d.cpu_millis > cap.cpu_millis || d.memory > cap.memory) continue;
       --headroom[p];
+      --total_headroom;
       ++wanted[p];
       bins.push_back({p, {cap.cpu_millis - d.cpu_millis, cap.memory - d.memory}});
       open = bins.size() - 1;
-      return;
+      return true;
     }
     // Fits no pool with headroom: it waits for room on the nodes there are.
+    return true;
   });
   for (size_t p = 0; p < wanted.size(); ++p) {
     for (int i = 0; i < wanted[p]; ++i) {

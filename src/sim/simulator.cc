@@ -1,6 +1,7 @@
 #include "sim/simulator.h"
 
 #include <algorithm>
+#include <fstream>
 #include <functional>
 #include <unordered_map>
 
@@ -256,6 +257,24 @@ std::string Summary(const SimResult& r) {
   s += fmt::format("nodes       peak {}, {:.2f} node-hours, CPU allocated {:.0f}%\n", r.peak_nodes,
                    r.node_hours, r.cpu_utilisation * 100);
   return s;
+}
+
+Status WriteResultJson(const SimResult& r, const std::filesystem::path& path) {
+  std::error_code ec;
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+  std::filesystem::path tmp = path;
+  tmp += ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return Error{"cannot write " + tmp.string()};
+    out << ToJson(r).dump(2) << "\n";
+    if (!out) return Error{"cannot write " + tmp.string()};
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec)
+    return Error{
+        fmt::format("cannot rename {} to {}: {}", tmp.string(), path.string(), ec.message())};
+  return Ok();
 }
 
 }  // namespace kfpbench::sim

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -48,5 +49,8 @@ Status ValidateCluster(const ClusterSpec& cluster);
 nlohmann::json ToJson(const SimResult& r);
 // A few lines for the console.
 std::string Summary(const SimResult& r);
+
+// Writes ToJson(r) to `path` atomically (a temporary file, then rename).
+Status WriteResultJson(const SimResult& r, const std::filesystem::path& path);
 
 }  // namespace kfpbench::sim

@@ -1,7 +1,10 @@
 #include "sim/simulator.h"
 
+#include <fstream>
+
 #include <gtest/gtest.h>
 
+#include "sim/config.h"
 #include "sim/test_support.h"
 
 namespace kfpbench::sim {
@@ -141,6 +144,24 @@ TEST(Simulator, JsonAndSummaryCarryTheResults) {
   EXPECT_DOUBLE_EQ(j["makespan_seconds"].get<double>(), 150.0);
   EXPECT_TRUE(j["series"]["nodes"].is_array());
   EXPECT_NE(Summary(*r).find("makespan    2m30s"), std::string::npos) << Summary(*r);
+}
+
+TEST(Simulator, ExampleWorkloadEndToEnd) {
+  auto c = LoadCluster(testing::CapacityExamples() / "cluster.yaml");
+  auto w = LoadWorkload(testing::CapacityExamples() / "workload.yaml");
+  ASSERT_TRUE(c.ok() && w.ok());
+  auto r = Simulate(*c, *w);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->succeeded, 500);
+  EXPECT_GT(r->peak_nodes, 2);
+  EXPECT_LE(r->peak_nodes, 50);
+  auto path = std::filesystem::temp_directory_path() / "kfpbench_sim_test" / "out.json";
+  ASSERT_TRUE(WriteResultJson(*r, path).ok());
+  std::ifstream in(path);
+  auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["runs"]["succeeded"], 500);
+  std::filesystem::remove_all(path.parent_path());
+  EXPECT_FALSE(WriteResultJson(*r, "/proc/nope/out.json").ok());
 }
 
 TEST(Series, CoarsensToStayBounded) {
