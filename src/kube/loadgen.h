@@ -15,7 +15,7 @@ namespace kfpbench::kube {
 struct LoadgenOptions {
   std::string name = "kfpbench-loadgen";
   std::string namespace_ = "default";
-  std::string image = "kfpbench:latest";
+  std::string image = "ghcr.io/kfpbench/kfpbench:latest";
   std::string scenario_file;  // its name inside the pod
   std::string scenario_text;  // shipped in a ConfigMap
   std::string host;           // the KFP API the shards load

@@ -1,0 +1,31 @@
+# kfpbench in a container: `kfpbench serve`, `kfpbench run`, the benchmark
+# pipelines' steps (`kfpbench step`) and the job examples (PyTorch DDP, MPI).
+# Debian 12 with the packages of scripts/setup; see docs/KUBERNETES.md.
+# Not built in this repository's CI (no Docker engine there).
+#
+#   docker build -t ghcr.io/kfpbench/kfpbench:latest .
+
+FROM debian:12 AS build
+WORKDIR /src
+COPY . .
+# scripts/setup installs the build packages (and npm for the HTML report's
+# uPlot) and builds build/kfpbench in Release; tests are not run here.
+RUN apt-get update -qq \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ca-certificates sudo \
+ && rm -rf build && scripts/setup \
+ && strip build/kfpbench
+
+FROM debian:12
+# Runtime libraries of the binary, plus what the examples run: python3-torch
+# (examples/jobs DDP benchmark), openmpi-bin (MPIJob launchers).
+RUN apt-get update -qq \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      ca-certificates libfmt9 libspdlog1.10 libsqlite3-0 libyaml-cpp0.7 \
+      python3-torch openmpi-bin \
+ && rm -rf /var/lib/apt/lists/*
+COPY --from=build /src/build/kfpbench /usr/local/bin/kfpbench
+COPY examples /opt/kfpbench/examples
+# The job examples find their scripts here: --set config_dir=/opt/kfpbench/examples/jobs
+WORKDIR /work
+ENTRYPOINT ["kfpbench"]
+CMD ["--help"]
