@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "kube/json_schema.h"
 
@@ -97,6 +98,32 @@ TEST(Manifest, EveryKindValidatesAgainstOfficialSchemas) {
     doc["spec"]["bogus"] = 1;
     EXPECT_FALSE(ValidateJson(schema, doc).empty());
   }
+}
+
+// The example configs in examples/jobs render schema-valid manifests.
+TEST(Manifest, ExampleConfigsValidate) {
+  if (!std::filesystem::exists(kShared / "kube/jsonschema")) GTEST_SKIP() << kShared << " absent";
+  const std::map<JobKind, std::string> schema_of = {
+      {JobKind::kJob, "v1.33-standalone-strict/job-batch-v1.json"},
+      {JobKind::kTFJob, "training-operator-v1.9.0/tfjob_v1.json"},
+      {JobKind::kPyTorchJob, "training-operator-v1.9.0/pytorchjob_v1.json"},
+      {JobKind::kMPIJob, "training-operator-v1.9.0/mpijob_v1.json"}};
+  int rendered = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(KFPBENCH_SOURCE_DIR "/examples/jobs")) {
+    if (entry.path().extension() != ".yaml") continue;
+    auto c = LoadJobConfig(entry.path());
+    ASSERT_TRUE(c.ok()) << c.error().message;
+    auto schema = LoadSchema(kShared / "kube/jsonschema" / schema_of.at(c->kind));
+    for (const auto& point : ExpandSweep(*c)) {
+      auto doc = RenderManifest(*c, point);
+      ASSERT_TRUE(doc.ok()) << doc.error().message;
+      auto errors = ValidateJson(schema, *YamlToJson(ToYaml(*doc)));
+      EXPECT_TRUE(errors.empty()) << entry.path() << ": " << json(errors).dump(1);
+      ++rendered;
+    }
+  }
+  EXPECT_GE(rendered, 4);
 }
 
 TEST(Manifest, StrictSchemaCatchesWrongTypes) {
