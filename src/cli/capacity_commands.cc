@@ -1,11 +1,15 @@
 #include "cli/capacity_commands.h"
 
+#include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include <fmt/format.h>
 
 #include "cli/cli.h"
+#include "ir/pipeline_spec.h"
+#include "sim/calibrate.h"
 #include "sim/config.h"
 #include "sim/simulator.h"
 
@@ -52,6 +56,57 @@ Command AddSimulateCommand(CLI::App& app) {
     }
     if (!f->quiet) std::cout << sim::Summary(*result) << "results     " << f->out << "\n";
     return result->failed > 0 ? kExitFailed : kExitOk;
+  };
+  return {cmd, run};
+}
+
+Command AddCalibrateCommand(CLI::App& app) {
+  struct Flags {
+    std::string results;
+    std::string pipeline;
+    std::string out = "calibration.json";
+  };
+  auto f = std::make_shared<Flags>();
+  auto* cmd = app.add_subcommand(
+      "calibrate", "fit the simulator's step durations and overhead from measured runs");
+  cmd->add_option("results", f->results, "RESULTS_DIR (or its results.json)")->required();
+  cmd->add_option("--pipeline", f->pipeline,
+                  "the pipeline the runs ran, to fit each executor label on its own");
+  cmd->add_option("--out", f->out, "calibration file for simulate (workload `calibration:`)")
+      ->capture_default_str();
+  auto run = [f]() -> int {
+    std::shared_ptr<const ir::PipelineSpec> spec;
+    if (!f->pipeline.empty()) {
+      std::ifstream in(f->pipeline, std::ios::binary);
+      std::stringstream text;
+      text << in.rdbuf();
+      auto parsed = ir::ParsePipelineSpec(text.str());
+      if (!in || !parsed.ok()) {
+        std::cerr << "kfpbench calibrate: " << f->pipeline << ": "
+                  << (in ? parsed.error().message : "cannot read") << "\n";
+        return kExitBadInput;
+      }
+      spec = std::make_shared<const ir::PipelineSpec>(std::move(*parsed));
+    }
+    auto c = sim::CalibrateFile(f->results, spec.get());
+    if (!c.ok()) {
+      std::cerr << "kfpbench calibrate: " << c.error().message << "\n";
+      return kExitBadInput;
+    }
+    std::ofstream out(f->out, std::ios::binary | std::ios::trunc);
+    out << sim::ToJson(*c).dump(2) << "\n";
+    if (!out) {
+      std::cerr << "kfpbench calibrate: cannot write " << f->out << "\n";
+      return kExitFailed;
+    }
+    std::cout << fmt::format("calibrated from {} runs; overhead {} per task\n", c->runs,
+                             FormatDuration(c->overhead_p50));
+    std::cout << fmt::format("  {:<24} {}\n", "default", c->models.fallback.duration.ToString());
+    for (const auto& [label, m] : c->models.by_label) {
+      std::cout << fmt::format("  {:<24} {}\n", label, m.duration.ToString());
+    }
+    std::cout << "written     " << f->out << "\n";
+    return kExitOk;
   };
   return {cmd, run};
 }

@@ -1,4 +1,4 @@
-// Capacity planning commands: simulate (and, later, calibrate and plan). They
+// Capacity planning commands: simulate and calibrate (plan comes later). They
 // run the cluster simulator (src/sim) and never contact a KFP server.
 #pragma once
 
@@ -9,5 +9,6 @@
 namespace kfpbench::cli {
 
 Command AddSimulateCommand(CLI::App& app);
+Command AddCalibrateCommand(CLI::App& app);
 
 }  // namespace kfpbench::cli
