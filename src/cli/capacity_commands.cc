@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "ir/pipeline_spec.h"
+#include "plan/plan.h"
 #include "sim/calibrate.h"
 #include "sim/config.h"
 #include "sim/simulator.h"
@@ -106,6 +107,67 @@ Command AddCalibrateCommand(CLI::App& app) {
       std::cout << fmt::format("  {:<24} {}\n", label, m.duration.ToString());
     }
     std::cout << "written     " << f->out << "\n";
+    return kExitOk;
+  };
+  return {cmd, run};
+}
+
+Command AddPlanCommand(CLI::App& app) {
+  struct Flags {
+    std::string cluster;
+    std::string workload;
+    int64_t runs = 0;
+    int nodes = 0;
+    std::string within;
+    std::string out;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* cmd = app.add_subcommand(
+      "plan",
+      "answer a capacity question by search over the simulator: give two of --runs, --nodes, "
+      "--within and get the third");
+  cmd->add_option("cluster", f->cluster, "CLUSTER.yaml (its first pool is the node size)")
+      ->required();
+  cmd->add_option("workload", f->workload, "WORKLOAD.yaml (arrivals ignored: all at once)")
+      ->required();
+  cmd->add_option("--runs", f->runs, "how many runs")->check(CLI::PositiveNumber);
+  cmd->add_option("--nodes", f->nodes, "how many nodes")->check(CLI::PositiveNumber);
+  cmd->add_option("--within", f->within, "time allowed, e.g. 2h");
+  cmd->add_option("--out", f->out, "also write the answer as JSON here");
+  auto run = [f]() -> int {
+    auto fail = [](const std::string& m, int code) {
+      std::cerr << "kfpbench plan: " << m << "\n";
+      return code;
+    };
+    int given = (f->runs > 0) + (f->nodes > 0) + !f->within.empty();
+    if (given != 2) return fail("give exactly two of --runs, --nodes and --within", kExitBadInput);
+    Duration within{0};
+    if (!f->within.empty()) {
+      auto d = ParseDuration(f->within);
+      if (!d.ok() || *d <= Duration::zero()) {
+        return fail("--within: expected a positive duration such as 90m", kExitBadInput);
+      }
+      within = *d;
+    }
+    auto cluster = sim::LoadCluster(f->cluster);
+    if (!cluster.ok()) return fail(cluster.error().message, kExitBadInput);
+    auto workload = sim::LoadWorkload(f->workload);
+    if (!workload.ok()) return fail(workload.error().message, kExitBadInput);
+    Result<plan::Answer> a = Error{""};
+    if (f->within.empty()) {
+      a = plan::TimeFor(*cluster, *workload, f->runs, f->nodes);
+    } else if (f->nodes == 0) {
+      a = plan::NodesFor(*cluster, *workload, f->runs, within);
+    } else {
+      a = plan::RunsIn(*cluster, *workload, within, f->nodes);
+    }
+    if (!a.ok()) return fail(a.error().message, kExitFailed);
+    std::cout << plan::Describe(*a);
+    if (!f->out.empty()) {
+      std::ofstream out(f->out, std::ios::binary | std::ios::trunc);
+      out << plan::ToJson(*a).dump(2) << "\n";
+      if (!out) return fail("cannot write " + f->out, kExitFailed);
+    }
     return kExitOk;
   };
   return {cmd, run};

@@ -1,4 +1,4 @@
-// Capacity planning commands: simulate and calibrate (plan comes later). They
+// Capacity planning commands: simulate, calibrate and plan. They
 // run the cluster simulator (src/sim) and never contact a KFP server.
 #pragma once
 
@@ -10,5 +10,6 @@ namespace kfpbench::cli {
 
 Command AddSimulateCommand(CLI::App& app);
 Command AddCalibrateCommand(CLI::App& app);
+Command AddPlanCommand(CLI::App& app);
 
 }  // namespace kfpbench::cli

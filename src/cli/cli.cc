@@ -20,7 +20,8 @@ int Main(int argc, char** argv) {
 
   std::vector<Command> commands = {AddServeCommand(app),    AddRunCommand(app), AddStepCommand(app),
                                    AddValidateCommand(app), AddJobCommand(app), AddKubeCommand(app),
-                                   AddSimulateCommand(app), AddCalibrateCommand(app)};
+                                   AddSimulateCommand(app), AddCalibrateCommand(app),
+                                   AddPlanCommand(app)};
   AddReportCommands(app, commands);
   try {
     app.parse(argc, argv);
