@@ -31,7 +31,9 @@ Result<std::vector<nlohmann::json>> RenderLoadgen(const LoadgenOptions& o) {
   std::string n = std::to_string(o.shards);
   std::string script = "exec kfpbench run /etc/kfpbench/scenario/" + file + " --host " + o.host +
                        " --shard \"${JOB_COMPLETION_INDEX}/" + n +
-                       "\" --out \"/results/shard-${JOB_COMPLETION_INDEX}\" --quiet";
+                       "\" --out \"/results/shard-${JOB_COMPLETION_INDEX}\" --quiet" +
+                       // The image's example pipelines, for scenarios that name them.
+                       " --pipelines /opt/kfpbench/examples";
   meta["name"] = o.name;
   json job = {
       {"apiVersion", "batch/v1"},
