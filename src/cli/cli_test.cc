@@ -1,10 +1,12 @@
 // End-to-end tests of the real kfpbench binary: bad input and a small run.
+#include <signal.h>
 #include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -271,9 +273,10 @@ TEST_F(CliTest, ScheduledRunsCountFiresAndTriggerLag) {
      "pipelineFileName": "sleep_chain.yaml", "params": {"duration": "50ms"}}
   ])");
   fs::path out = dir_ / "out";
+  std::string collector = Write("collector.json", R"({"site": "lab"})");
   auto r = Kfpbench("run " + file + " --pipelines " + Pipelines() +
                     " --executor stub --stub-duration constant:50ms --poll-interval 50ms" +
-                    " --collector 'echo {\"site\": \"lab\"}' --out " + out.string());
+                    " --collector 'cat " + collector + "' --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::ifstream in(out / "results.json");
   auto j = nlohmann::json::parse(in);
@@ -289,7 +292,7 @@ TEST_F(CliTest, ScheduledRunsCountFiresAndTriggerLag) {
   }
   ASSERT_EQ(j["collectors"].size(), 2u);
   EXPECT_EQ(j["collectors"][0]["phase"], "start");
-  EXPECT_EQ(j["collectors"][1]["output"]["site"], "lab");
+  EXPECT_EQ(j["collectors"][1]["output"]["site"], "lab") << j["collectors"];
   EXPECT_TRUE(j["cleanup_failures"].empty()) << j["cleanup_failures"];
 }
 
@@ -323,6 +326,69 @@ TEST_F(CliTest, ThresholdsGateTheExitCodeAndReportsAreWritten) {
   EXPECT_EQ(u.exit_code, 2) << u.output;
   EXPECT_NE(u.output.find("thresholds.CreateRun"), std::string::npos) << u.output;
   EXPECT_FALSE(fs::exists(dir_ / "o3" / "results.json"));
+}
+
+TEST_F(CliTest, FourShardsMergeIntoTheSumOfTheirParts) {
+  // One embedded backend, four load-generator processes, one merged result.
+  std::string log = (dir_ / "serve.log").string();
+  std::string pid_file = (dir_ / "serve.pid").string();
+  ASSERT_EQ(std::system((std::string(KFPBENCH_BINARY_DIR) +
+                         "/kfpbench serve --port 0 --executor "
+                         "stub --stub-duration constant:50ms > " +
+                         log + " 2>&1 & echo $! > " + pid_file)
+                            .c_str()),
+            0);
+  std::string url;
+  for (int i = 0; i < 100 && url.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::ifstream in(log);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto at = text.find("http://");
+    if (at != std::string::npos) url = text.substr(at, text.find("/apis", at) - at);
+  }
+  ASSERT_FALSE(url.empty());
+  std::string file = Write("s.json", R"({
+    "thresholds": {"GetRun": ["count > 0"]},
+    "scenarios": [{"mode": "PIPELINE_RUN", "runTime": "2s", "numTimes": 4,
+                   "pipelineFileName": "sleep_chain.yaml", "params": {"duration": "10ms"}}]})");
+  std::string shard_dirs;
+  uint64_t created = 0, gets = 0;
+  size_t runs = 0;
+  for (int i = 0; i < 4; ++i) {
+    fs::path out = dir_ / ("shard" + std::to_string(i));
+    auto r =
+        Kfpbench("run " + file + " --pipelines " + Pipelines() + " --host " + url + " --shard " +
+                 std::to_string(i) + "/4 --quiet --poll-interval 50ms --out " + out.string());
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    std::ifstream in(out / "results.json");
+    auto j = nlohmann::json::parse(in);
+    EXPECT_EQ(j["shard"]["count"], 4);
+    created += j["operations"]["CreateRun"]["count"].get<uint64_t>();
+    gets += j["operations"]["GetRun"]["count"].get<uint64_t>();
+    runs += j["runs"]["records"].size();
+    shard_dirs += " " + out.string();
+  }
+  std::ifstream pid_in(pid_file);
+  int pid = 0;
+  pid_in >> pid;
+  if (pid > 0) kill(pid, SIGTERM);
+
+  fs::path merged = dir_ / "merged";
+  auto m = Kfpbench("merge" + shard_dirs + " --out " + merged.string());
+  ASSERT_EQ(m.exit_code, 0) << m.output;
+  std::ifstream in(merged / "results.json");
+  auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["operations"]["CreateRun"]["count"].get<uint64_t>(), created);
+  EXPECT_EQ(j["operations"]["GetRun"]["count"].get<uint64_t>(), gets);
+  EXPECT_EQ(j["runs"]["records"].size(), runs);
+  EXPECT_EQ(j["operations"]["GetRun"]["histogram"]["count"].get<uint64_t>(), gets);
+  // Thresholds judge the merged histograms.
+  auto t = Kfpbench("report " + merged.string() + " --junit " + (dir_ / "junit.xml").string());
+  EXPECT_EQ(t.exit_code, 0) << t.output;
+  std::ifstream junit(dir_ / "junit.xml");
+  std::string xml((std::istreambuf_iterator<char>(junit)), std::istreambuf_iterator<char>());
+  EXPECT_NE(xml.find("GetRun"), std::string::npos) << xml;
+  EXPECT_EQ(xml.find("<failure"), std::string::npos) << xml;
 }
 
 TEST_F(CliTest, StepCommandWritesOutputParameters) {

@@ -335,7 +335,27 @@ Command AddRunCommand(CLI::App& app) {
         }
         std::cout << "\nresults: " << json_path.string() << (results.partial ? " (partial)" : "")
                   << std::endl;
+        auto reports = report::DefaultReportOptions(out_dir);
+        reports.thresholds = scenarios->thresholds;
+        if (Status s = report::WriteReports(results, reports); !s.ok()) {
+          std::cerr << "kfpbench: " << s.error().message << "\n";
+        } else {
+          std::cout << "report:  " << reports.html.string() << std::endl;
+        }
+        bool thresholds_failed = false;
+        if (!scenarios->thresholds.empty()) {
+          auto verdicts = report::EvaluateThresholds(results, scenarios->thresholds);
+          if (!verdicts.ok()) return Fail(verdicts.error().message);
+          std::cout << "\nThresholds\n";
+          for (const auto& v : *verdicts) {
+            std::cout << fmt::format("  {:<4} {:<16} {:<22} observed {} ({})\n",
+                                     v.passed ? "ok" : "FAIL", v.metric, v.expression,
+                                     v.observed_text, v.margin);
+          }
+          thresholds_failed = !report::AllPassed(*verdicts);
+        }
         if (g_interrupted.load()) return kExitInterrupted;
+        if (thresholds_failed) return kExitThresholdsFailed;
         return results.errors.empty() ? kExitOk : kExitFailed;
       }};
 }

@@ -14,8 +14,9 @@ namespace {
 
 int CountFires(const CronSchedule& cron, WallTime start, WallTime end) {
   int n = 0;
-  // Fires are strictly after `start`, as a schedule starting at `start` sees them.
-  for (auto t = cron.Next(start); t && *t < end; t = cron.Next(*t)) ++n;
+  // As KFP's ScheduledWorkflow (robfig/cron) counts them: strictly after the
+  // start time, up to and including the end time.
+  for (auto t = cron.Next(start); t && *t <= end; t = cron.Next(*t)) ++n;
   return n;
 }
 
@@ -93,8 +94,9 @@ Status ScheduledRunsRunner::Run(const Scenario& scenario, Context& context) {
     context.SleepUntil(std::min(end, WallClock::now() + std::chrono::seconds(1)));
     collect();
   }
-  // A fire due just before the end may take a moment to become a run.
-  context.SleepUntil(WallClock::now() + context.options().poll_interval);
+  // A fire due at the very end takes a moment to become a run.
+  context.SleepUntil(WallClock::now() +
+                     std::max<Duration>(context.options().poll_interval, std::chrono::seconds(1)));
   collect();
   summary.observed_fires = static_cast<int>(seen.size());
   context.AddSchedule(summary);

@@ -97,6 +97,14 @@ json RunJson(const harness::RunRecord& r) {
   return j;
 }
 
+json ScenariosJson(const BenchmarkResults& results) {
+  json out = json::array();
+  for (const auto& s : results.scenarios) {
+    out.push_back({{"index", s.index}, {"mode", s.mode}, {"artifact_bytes", s.artifact_bytes}});
+  }
+  return out;
+}
+
 // Per stress scenario: every step tried and the highest rate that held.
 json StressJson(const BenchmarkResults& results) {
   json out = json::object();
@@ -188,6 +196,7 @@ json ResultsToJson(const BenchmarkResults& results) {
         {"api_version", results.target.api_version},
         {"healthz", results.target.healthz}}},
       {"scenario", {{"path", results.scenario_path}, {"source", results.scenario_source}}},
+      {"scenarios", ScenariosJson(results)},
       {"units", {{"latency", "us"}, {"run_duration", "ms"}, {"timeseries_window", "1s"}}},
       {"percentile_method", kPercentileMethod},
       {"operations", std::move(ops)},

@@ -72,7 +72,25 @@ Result<BenchmarkResults> MergeResults(const std::vector<BenchmarkResults>& parts
     out.errors.insert(out.errors.end(), p.errors.begin(), p.errors.end());
     out.cleanup_failures.insert(out.cleanup_failures.end(), p.cleanup_failures.begin(),
                                 p.cleanup_failures.end());
+    out.stress_steps.insert(out.stress_steps.end(), p.stress_steps.begin(), p.stress_steps.end());
+    // Shards of one schedule scenario add up: fires owed and made.
+    for (const auto& s : p.schedules) {
+      auto same = std::find_if(out.schedules.begin(), out.schedules.end(),
+                               [&](const auto& o) { return o.scenario == s.scenario; });
+      if (same == out.schedules.end()) {
+        out.schedules.push_back(s);
+      } else {
+        same->recurring_runs += s.recurring_runs;
+        same->expected_fires += s.expected_fires;
+        same->observed_fires += s.observed_fires;
+      }
+    }
+    for (const auto& c : p.collectors) out.collectors.push_back(c);
+    if (out.scenarios.empty()) out.scenarios = p.scenarios;
   }
+  // The merged result stands for the whole load, not one shard of it.
+  out.shard_index = 0;
+  out.shard_count = 1;
   return out;
 }
 

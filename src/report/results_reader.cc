@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -159,6 +160,71 @@ Result<harness::RunRecord> Run(const json& j, const std::string& path) {
   return r;
 }
 
+// The sections added as modes grew: shard, scenarios, stress, schedules and
+// collectors. Each is optional; present, it must have its written shape.
+Status ReadExtensions(const json& j, BenchmarkResults& r) {
+  if (auto s = j.find("shard"); s != j.end()) {
+    if (!s->is_object()) return At("shard", "must be an object");
+    KFPBENCH_ASSIGN(r.shard_index, Number<int>(*s, "index", "shard", false));
+    KFPBENCH_ASSIGN(r.shard_count, Number<int>(*s, "count", "shard", false));
+    if (r.shard_count < 1) r.shard_count = 1;
+  }
+  if (auto list = j.find("scenarios"); list != j.end()) {
+    if (!list->is_array()) return At("scenarios", "must be an array");
+    for (size_t i = 0; i < list->size(); ++i) {
+      std::string p = fmt::format("scenarios[{}]", i);
+      harness::ScenarioInfo info;
+      KFPBENCH_ASSIGN(info.index, Number<size_t>((*list)[i], "index", p, false));
+      KFPBENCH_ASSIGN(info.mode, String((*list)[i], "mode", p));
+      KFPBENCH_ASSIGN(info.artifact_bytes, Number<int64_t>((*list)[i], "artifact_bytes", p, false));
+      r.scenarios.push_back(std::move(info));
+    }
+  }
+  // Keyed by scenario index; other keys (trigger_lag_*) are summaries.
+  auto scenario_key = [](const std::string& key) -> std::optional<size_t> {
+    size_t v = 0;
+    auto [p, ec] = std::from_chars(key.data(), key.data() + key.size(), v);
+    if (ec != std::errc() || p != key.data() + key.size()) return std::nullopt;
+    return v;
+  };
+  if (auto stress = j.find("stress"); stress != j.end() && stress->is_object()) {
+    for (const auto& [key, entry] : stress->items()) {
+      auto index = scenario_key(key);
+      if (!index || !entry.is_object() || !entry.contains("steps")) continue;
+      for (const auto& step : entry["steps"]) {
+        std::string p = "stress." + key;
+        harness::StressStep s;
+        s.scenario = *index;
+        KFPBENCH_ASSIGN(s.rate_per_minute, Number<double>(step, "rate_per_minute", p, true));
+        KFPBENCH_ASSIGN(s.runs, Number<int>(step, "runs", p, false));
+        KFPBENCH_ASSIGN(s.failed, Number<int>(step, "failed", p, false));
+        KFPBENCH_ASSIGN(s.p95_ms, Number<int64_t>(step, "p95_latency_from_intended_ms", p, false));
+        KFPBENCH_ASSIGN(s.error_rate, Number<double>(step, "error_rate", p, false));
+        s.held = step.value("held", false);
+        r.stress_steps.push_back(s);
+      }
+    }
+  }
+  if (auto schedules = j.find("schedules"); schedules != j.end() && schedules->is_object()) {
+    for (const auto& [key, entry] : schedules->items()) {
+      auto index = scenario_key(key);
+      if (!index || !entry.is_object()) continue;
+      std::string p = "schedules." + key;
+      harness::ScheduleSummary s;
+      s.scenario = *index;
+      KFPBENCH_ASSIGN(s.recurring_runs, Number<int>(entry, "recurring_runs", p, false));
+      KFPBENCH_ASSIGN(s.expected_fires, Number<int>(entry, "expected_fires", p, false));
+      KFPBENCH_ASSIGN(s.observed_fires, Number<int>(entry, "observed_fires", p, false));
+      r.schedules.push_back(s);
+    }
+  }
+  if (auto c = j.find("collectors"); c != j.end()) {
+    if (!c->is_array()) return At("collectors", "must be an array");
+    r.collectors = *c;
+  }
+  return Ok();
+}
+
 }  // namespace
 
 Result<BenchmarkResults> ResultsFromJson(const json& j) {
@@ -215,6 +281,7 @@ Result<BenchmarkResults> ResultsFromJson(const json& j) {
   }
   KFPBENCH_ASSIGN(r.errors, Strings(j, "errors", ""));
   KFPBENCH_ASSIGN(r.cleanup_failures, Strings(j, "cleanup_failures", ""));
+  if (Status s = ReadExtensions(j, r); !s.ok()) return s.error();
   return r;
 }
 

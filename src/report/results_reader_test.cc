@@ -26,6 +26,26 @@ TEST(ResultsReader, RoundTripsEverythingResultsToJsonWrites) {
   EXPECT_EQ(back->operations.at("GetRun").by_status, original.operations.at("GetRun").by_status);
 }
 
+TEST(ResultsReader, RoundTripsShardStressSchedulesAndCollectors) {
+  auto original = testing::SyntheticResults(2);
+  original.shard_index = 2;
+  original.shard_count = 4;
+  original.scenarios = {{0, "LARGE_DATASET", 64 << 20}, {1, "SCHEDULED_RUNS", 0}};
+  original.stress_steps = {{0, 15, 3, 0, 1200, 0, true}, {0, 120, 16, 1, 7000, 0.0625, false}};
+  original.schedules = {{1, 2, 8, 7}};
+  original.collectors = nlohmann::json::array({{{"phase", "start"}, {"ok", true}}});
+  auto j = ResultsToJson(original);
+  auto back = ResultsFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(ResultsToJson(*back), j);
+  EXPECT_EQ(back->shard_count, 4);
+  ASSERT_EQ(back->stress_steps.size(), 2u);
+  EXPECT_FALSE(back->stress_steps[1].held);
+  ASSERT_EQ(back->schedules.size(), 1u);
+  EXPECT_EQ(back->schedules[0].Missed(), 1);
+  EXPECT_EQ(back->scenarios[0].artifact_bytes, 64 << 20);
+}
+
 TEST(ResultsReader, LoadsAFolderOrAFile) {
   TempDir dir;
   ASSERT_TRUE(JsonReporter(dir.path() / "results.json").Report(testing::SyntheticResults(2)).ok());
