@@ -3,6 +3,8 @@
 // predict makespan and p50/p95 run duration at 4x and 16x the arrival rate on
 // the same node, run those loads for real, and require each prediction to be
 // within 15%. About 50 s of wall time.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -64,7 +66,8 @@ Measured Measure(const std::filesystem::path& out) {
 
 TEST(Validation, PredictsFourAndSixteenTimesTheLoadWithin15Percent) {
   if (!std::filesystem::exists(Binary())) GTEST_SKIP() << "no " << Binary();
-  auto dir = std::filesystem::temp_directory_path() / "kfpbench_validation";
+  auto dir =
+      std::filesystem::temp_directory_path() / fmt::format("kfpbench_validation_{}", ::getpid());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
 
