@@ -1,5 +1,7 @@
 #include "report/compare.h"
 
+#include <cmath>
+
 #include <set>
 
 #include <fmt/format.h>
@@ -102,12 +104,15 @@ MetricChange Judge(const std::string& metric, const StatDef& s, const Samples& b
   c.ci_low = ci.low;
   c.ci_high = ci.high;
   c.p_value = stats::MannWhitneyU(cand.values, base.values).p;
-  if (c.p_value >= o.alpha) {
+  // A change must be both statistically significant and at least the minimum
+  // effect to be called one: a 0.5% shift that is real is still no change
+  // anyone should act on.
+  if (c.p_value >= o.alpha || std::abs(c.change) <= o.min_effect) {
     c.verdict = ChangeVerdict::kNoChange;
   } else {
     c.verdict = c.change > 0 ? ChangeVerdict::kRegressed : ChangeVerdict::kImproved;
   }
-  c.fails = c.verdict == ChangeVerdict::kRegressed && c.change > o.min_effect;
+  c.fails = c.verdict == ChangeVerdict::kRegressed;
   return c;
 }
 
