@@ -394,6 +394,30 @@ TEST_F(CliTest, FourShardsMergeIntoTheSumOfTheirParts) {
   EXPECT_EQ(xml.find("<failure"), std::string::npos) << xml;
 }
 
+TEST_F(CliTest, PerfTestsSmokeFileRunsAsWritten) {
+  // KFP's own perf-tests scenario, unchanged: 10 minutes of scenarios scaled
+  // to 30 s, against real compiled KFP pipelines (stub steps: no images here).
+  fs::path shared = fs::path(KFPBENCH_SOURCE_DIR) / ".." / "shared" / "kfp";
+  if (!fs::exists(shared / "scenarios" / "perf-tests-smoke.json")) {
+    GTEST_SKIP() << "../shared is not available";
+  }
+  fs::path out = dir_ / "out";
+  auto r = Kfpbench("run " + (shared / "scenarios" / "perf-tests-smoke.json").string() +
+                    " --pipelines " + (shared / "pipelines").string() +
+                    " --time-scale 0.05 --executor stub --stub-duration constant:200ms --quiet" +
+                    " --poll-interval 200ms --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(out / "results.json");
+  auto j = nlohmann::json::parse(in);
+  for (const char* op : {"CreateRun", "GetRun", "CreateExperiment", "ListRuns", "ListPipelines"}) {
+    EXPECT_GT(j["operations"][op]["count"].get<int>(), 0) << op;
+  }
+  int runs = j["runs"]["count"];
+  EXPECT_GT(runs, 0);
+  EXPECT_EQ(j["runs"]["by_state"].value("SUCCEEDED", 0), runs) << j["runs"]["by_state"];
+  EXPECT_LT(j["elapsed_s"].get<double>(), 60);
+}
+
 TEST_F(CliTest, StepCommandWritesOutputParameters) {
   fs::path param = dir_ / "outputs" / "Output";
   auto r = Kfpbench("step --duration 10ms --memory 1Mi --output-param " + param.string() + "=42");
