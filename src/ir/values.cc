@@ -8,19 +8,15 @@
 
 #include <fmt/format.h>
 
+#include "util/strings.h"
+
 namespace kfpbench::ir {
 namespace {
 
 using nlohmann::json;
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
 std::optional<int64_t> ParseInt(std::string_view s) {
-  s = Trim(s);
+  s = TrimSpace(s);
   if (!s.empty() && s.front() == '+') s.remove_prefix(1);
   int64_t v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -29,7 +25,7 @@ std::optional<int64_t> ParseInt(std::string_view s) {
 }
 
 std::optional<double> ParseDouble(std::string_view s) {
-  s = Trim(s);
+  s = TrimSpace(s);
   if (s.empty()) return std::nullopt;
   std::string copy(s);
   char* end = nullptr;
@@ -148,7 +144,7 @@ Result<json> ParseOutputParameter(std::string_view text, ParameterType type) {
       if (auto d = ParseDouble(text)) return json(*d);
       break;
     case ParameterType::kBoolean: {
-      std::string_view t = Trim(text);
+      std::string_view t = TrimSpace(text);
       if (t == "true" || t == "True" || t == "TRUE" || t == "1") return json(true);
       if (t == "false" || t == "False" || t == "FALSE" || t == "0") return json(false);
       break;
@@ -164,8 +160,8 @@ Result<json> ParseOutputParameter(std::string_view text, ParameterType type) {
       return CheckParameterValue(parsed, type);
     }
   }
-  return Error{
-      fmt::format("expected {}, got text '{}'", ParameterTypeName(type), Trim(text).substr(0, 60))};
+  return Error{fmt::format("expected {}, got text '{}'", ParameterTypeName(type),
+                           TrimSpace(text).substr(0, 60))};
 }
 
 }  // namespace kfpbench::ir

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "report/html_assets.h"
+#include "report/markup.h"
 #include "report/reporter.h"
 #include "report/thresholds.h"
 
@@ -11,29 +12,6 @@ namespace kfpbench::report {
 namespace {
 
 using nlohmann::json;
-
-std::string Html(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 // JSON inside <script type="application/json">: a '<' may only occur inside a
 // JSON string, where \u003c means the same, so no "</script>" or "<!--" in the
@@ -106,7 +84,7 @@ Result<std::string> HtmlReporter::Render(const harness::BenchmarkResults& result
       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src "
       "'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n";
   page += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-  page += "<title>" + Html(title) + "</title>\n<style>\n";
+  page += "<title>" + EscapeMarkup(title) + "</title>\n<style>\n";
   page += Inline(assets::UplotCss(), "style");
   page += "\n";
   page += Inline(assets::ReportCss(), "style");

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "report/markup.h"
 #include "report/reporter.h"
 #include "report/thresholds.h"
 
@@ -8,43 +9,15 @@ namespace {
 
 // XML 1.0 allows no control characters but tab and line breaks, even escaped,
 // so they are dropped rather than escaped.
-std::string Xml(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n' || c == '\r') {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
-
 std::string Testcase(const std::string& classname, const std::string& name,
                      const std::string& failure, const std::string& detail) {
   std::string out = fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"0\"",
-                                Xml(classname), Xml(name));
+                                EscapeMarkup(classname), EscapeMarkup(name));
   if (failure.empty()) return out + "/>\n";
   return out + fmt::format(
                    ">\n      <failure message=\"{}\" type=\"threshold\">{}</failure>\n    "
                    "</testcase>\n",
-                   Xml(failure), Xml(detail));
+                   EscapeMarkup(failure), EscapeMarkup(detail));
 }
 
 }  // namespace
@@ -91,8 +64,8 @@ Status JunitReporter::Report(const harness::BenchmarkResults& r) {
       "{7}"
       "  </testsuite>\n"
       "</testsuites>\n",
-      tests, failures, elapsed, Xml(timestamp), Xml(r.target.url), Xml(r.kfpbench_version),
-      Xml(r.scenario_path), cases);
+      tests, failures, elapsed, EscapeMarkup(timestamp), EscapeMarkup(r.target.url),
+      EscapeMarkup(r.kfpbench_version), EscapeMarkup(r.scenario_path), cases);
   return WriteFileAtomically(path_, xml);
 }
 

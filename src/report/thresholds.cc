@@ -6,16 +6,12 @@
 
 #include <fmt/format.h>
 
+#include "util/strings.h"
+
 namespace kfpbench::report {
 namespace {
 
 using nlohmann::json;
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 std::optional<double> Number(std::string_view s) {
   double v = 0;
@@ -75,7 +71,7 @@ Result<double> ParseLimit(ThresholdKind kind, std::string_view value) {
     }
     case ThresholdKind::kErrorRate: {
       if (!value.empty() && value.back() == '%') {
-        auto pct = Number(Trim(value.substr(0, value.size() - 1)));
+        auto pct = Number(TrimSpace(value.substr(0, value.size() - 1)));
         if (!pct || *pct < 0 || *pct > 100) return Error{"expected a percentage from 0% to 100%"};
         return *pct / 100;
       }
@@ -99,7 +95,7 @@ Result<double> ParseLimit(ThresholdKind kind, std::string_view value) {
         value.remove_suffix(2);
         per = 3600;
       }
-      auto n = Number(Trim(value));
+      auto n = Number(TrimSpace(value));
       if (!n || *n < 0) return Error{"expected a rate such as 10/s or 600/m"};
       return *n / per;
     }
@@ -215,7 +211,7 @@ Result<Threshold> ParseThreshold(const std::string& metric, const std::string& e
     return Error{fmt::format("threshold {}: \"{}\": {}", metric, expression, why)};
   };
   if (metric.empty()) return bad("empty metric name");
-  std::string_view text = Trim(expression);
+  std::string_view text = TrimSpace(expression);
   size_t op_pos = text.find_first_of("<>=!");
   if (op_pos == std::string_view::npos) {
     return bad("expected STAT OP VALUE, e.g. \"p95 < 500ms\" (OP is <, <=, > or >=)");
@@ -223,13 +219,13 @@ Result<Threshold> ParseThreshold(const std::string& metric, const std::string& e
   Threshold t;
   t.metric = metric;
   t.expression = expression;
-  t.stat = std::string(Trim(text.substr(0, op_pos)));
+  t.stat = std::string(TrimSpace(text.substr(0, op_pos)));
   size_t op_len = op_pos + 1 < text.size() && text[op_pos + 1] == '=' ? 2 : 1;
   t.op = std::string(text.substr(op_pos, op_len));
   if (t.op != "<" && t.op != "<=" && t.op != ">" && t.op != ">=") {
     return bad(fmt::format("unsupported operator '{}' (use <, <=, > or >=)", t.op));
   }
-  std::string_view value = Trim(text.substr(op_pos + op_len));
+  std::string_view value = TrimSpace(text.substr(op_pos + op_len));
   if (value.empty()) return bad("missing value after the operator");
   if (auto p = Percentile(t.stat)) {
     t.percentile = *p;
