@@ -18,10 +18,10 @@ int Main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
 
-  std::vector<Command> commands = {AddServeCommand(app),    AddRunCommand(app), AddStepCommand(app),
-                                   AddValidateCommand(app), AddJobCommand(app), AddKubeCommand(app),
-                                   AddSimulateCommand(app), AddCalibrateCommand(app),
-                                   AddPlanCommand(app)};
+  std::vector<Command> commands = {
+      AddServeCommand(app),    AddRunCommand(app),       AddStepCommand(app),
+      AddValidateCommand(app), AddJobCommand(app),       AddKubeCommand(app),
+      AddSimulateCommand(app), AddCalibrateCommand(app), AddPlanCommand(app)};
   AddReportCommands(app, commands);
   try {
     app.parse(argc, argv);
