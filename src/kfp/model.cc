@@ -68,6 +68,38 @@ void ReadHistory(JsonReader& r, std::vector<RuntimeStatus>& out, std::string& er
   });
 }
 
+// What a run and a recurring run share: the pipeline (by reference or inline)
+// and its runtime inputs.
+template <typename T>
+void PutPipelineSource(json& j, const T& r) {
+  Put(j, "pipeline_version_id", r.pipeline_version_id);
+  PutJson(j, "pipeline_spec", r.pipeline_spec);
+  if (!r.pipeline_id.empty() || !r.pipeline_version_reference_id.empty()) {
+    json ref = json::object();
+    Put(ref, "pipeline_id", r.pipeline_id);
+    Put(ref, "pipeline_version_id", r.pipeline_version_reference_id);
+    j["pipeline_version_reference"] = std::move(ref);
+  }
+  json rc = json::object();
+  PutJson(rc, "parameters", r.runtime_config.parameters);
+  Put(rc, "pipeline_root", r.runtime_config.pipeline_root);
+  if (!rc.empty()) j["runtime_config"] = std::move(rc);
+}
+
+template <typename T>
+void ReadPipelineSource(JsonReader& r, T& out) {
+  r.String("pipeline_version_id", out.pipeline_version_id);
+  r.Object("pipeline_spec", out.pipeline_spec);
+  r.Message("pipeline_version_reference", [&](JsonReader& ref) {
+    ref.String("pipeline_id", out.pipeline_id);
+    ref.String("pipeline_version_id", out.pipeline_version_reference_id);
+  });
+  r.Message("runtime_config", [&](JsonReader& rc) {
+    rc.Object("parameters", out.runtime_config.parameters);
+    rc.String("pipeline_root", out.runtime_config.pipeline_root);
+  });
+}
+
 template <typename T>
 Result<T> Finish(JsonReader& r, T value, const std::string& extra_error = "") {
   Status s = r.Finish();
@@ -155,18 +187,7 @@ json ToJson(const Run& r) {
   Put(j, "display_name", r.display_name);
   Put(j, "storage_state", r.storage_state);
   Put(j, "description", r.description);
-  Put(j, "pipeline_version_id", r.pipeline_version_id);
-  PutJson(j, "pipeline_spec", r.pipeline_spec);
-  if (!r.pipeline_id.empty() || !r.pipeline_version_reference_id.empty()) {
-    json ref = json::object();
-    Put(ref, "pipeline_id", r.pipeline_id);
-    Put(ref, "pipeline_version_id", r.pipeline_version_reference_id);
-    j["pipeline_version_reference"] = std::move(ref);
-  }
-  json rc = json::object();
-  PutJson(rc, "parameters", r.runtime_config.parameters);
-  Put(rc, "pipeline_root", r.runtime_config.pipeline_root);
-  if (!rc.empty()) j["runtime_config"] = std::move(rc);
+  PutPipelineSource(j, r);
   Put(j, "service_account", r.service_account);
   Put(j, "created_at", r.created_at);
   Put(j, "scheduled_at", r.scheduled_at);
@@ -188,18 +209,7 @@ json ToJson(const RecurringRun& r) {
   Put(j, "recurring_run_id", r.recurring_run_id);
   Put(j, "display_name", r.display_name);
   Put(j, "description", r.description);
-  Put(j, "pipeline_version_id", r.pipeline_version_id);
-  PutJson(j, "pipeline_spec", r.pipeline_spec);
-  if (!r.pipeline_id.empty() || !r.pipeline_version_reference_id.empty()) {
-    json ref = json::object();
-    Put(ref, "pipeline_id", r.pipeline_id);
-    Put(ref, "pipeline_version_id", r.pipeline_version_reference_id);
-    j["pipeline_version_reference"] = std::move(ref);
-  }
-  json rc = json::object();
-  PutJson(rc, "parameters", r.runtime_config.parameters);
-  Put(rc, "pipeline_root", r.runtime_config.pipeline_root);
-  if (!rc.empty()) j["runtime_config"] = std::move(rc);
+  PutPipelineSource(j, r);
   Put(j, "service_account", r.service_account);
   if (r.max_concurrency != 0) j["max_concurrency"] = std::to_string(r.max_concurrency);
   json trigger = json::object();
@@ -305,16 +315,7 @@ Result<Run> RunFromJson(const json& j, bool strict) {
   r.String("display_name", run.display_name);
   r.String("storage_state", run.storage_state);
   r.String("description", run.description);
-  r.String("pipeline_version_id", run.pipeline_version_id);
-  r.Object("pipeline_spec", run.pipeline_spec);
-  r.Message("pipeline_version_reference", [&](JsonReader& ref) {
-    ref.String("pipeline_id", run.pipeline_id);
-    ref.String("pipeline_version_id", run.pipeline_version_reference_id);
-  });
-  r.Message("runtime_config", [&](JsonReader& rc) {
-    rc.Object("parameters", run.runtime_config.parameters);
-    rc.String("pipeline_root", run.runtime_config.pipeline_root);
-  });
+  ReadPipelineSource(r, run);
   r.String("service_account", run.service_account);
   r.Time("created_at", run.created_at);
   r.Time("scheduled_at", run.scheduled_at);
@@ -366,16 +367,7 @@ Result<RecurringRun> RecurringRunFromJson(const json& j, bool strict) {
   r.String("recurring_run_id", rr.recurring_run_id);
   r.String("display_name", rr.display_name);
   r.String("description", rr.description);
-  r.String("pipeline_version_id", rr.pipeline_version_id);
-  r.Object("pipeline_spec", rr.pipeline_spec);
-  r.Message("pipeline_version_reference", [&](JsonReader& ref) {
-    ref.String("pipeline_id", rr.pipeline_id);
-    ref.String("pipeline_version_id", rr.pipeline_version_reference_id);
-  });
-  r.Message("runtime_config", [&](JsonReader& rc) {
-    rc.Object("parameters", rr.runtime_config.parameters);
-    rc.String("pipeline_root", rr.runtime_config.pipeline_root);
-  });
+  ReadPipelineSource(r, rr);
   r.String("service_account", rr.service_account);
   r.Int64("max_concurrency", rr.max_concurrency);
   r.Message("trigger", [&](JsonReader& t) {
