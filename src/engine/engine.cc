@@ -79,6 +79,11 @@ struct Engine::Impl {
   std::unordered_map<uint64_t, Container> containers;
   uint64_t next_container = 1;
   int depth = 0;  // nesting of engine handlers; notifications go out at 0
+  // The last spec started and its DAG plans, for the next run of the same
+  // spec object (a simulation submits one spec many times). Holding the spec
+  // keeps the plans' pointers into it valid.
+  std::shared_ptr<const ir::PipelineSpec> last_spec;
+  decltype(Run::plans) last_plans;
   std::vector<Run*> dirty_runs;
 
   // Every entry point from the loop holds one; the outermost flushes.
@@ -96,8 +101,20 @@ struct Engine::Impl {
     uint64_t a = rng(), b = rng();
     a = (a & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
     b = (b & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // RFC 4122 variant
-    return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", a >> 32, (a >> 16) & 0xffff,
-                       a & 0xffff, b >> 48, b & 0xffffffffffffULL);
+    // 8-4-4-4-12 lower-case hex digits of a then b (fmt would cost more than
+    // the rest of a simulated task).
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string id(36, '-');
+    size_t pos = 0;
+    for (int shift = 60; shift >= 0; shift -= 4) {
+      if (pos == 8 || pos == 13) ++pos;
+      id[pos++] = kHex[(a >> shift) & 0xf];
+    }
+    for (int shift = 60; shift >= 0; shift -= 4) {
+      if (pos == 18 || pos == 23) ++pos;
+      id[pos++] = kHex[(b >> shift) & 0xf];
+    }
+    return id;
   }
 
   std::string PodName(const Run& run) {
@@ -120,7 +137,7 @@ struct Engine::Impl {
     rec.executor_label = executor_label;
     rec.create_time = loop.Now();
     rec.state = RuntimeState::kPending;
-    rec.history.push_back({rec.create_time, RuntimeState::kPending, ""});
+    if (options.task_details) rec.history.push_back({rec.create_time, RuntimeState::kPending, ""});
     if (parent >= 0) {
       rec.parent_task_id = run.records[parent].task_id;
       run.records[parent].child_task_ids.push_back(rec.task_id);
@@ -134,7 +151,7 @@ struct Engine::Impl {
     TaskRecord& rec = run.records[record];
     WallTime now = loop.Now();
     rec.state = state;
-    rec.history.push_back({now, state, error});
+    if (options.task_details) rec.history.push_back({now, state, error});
     if (state == RuntimeState::kRunning && rec.start_time == WallTime{}) rec.start_time = now;
     if (IsTerminal(state)) {
       rec.end_time = now;
@@ -190,16 +207,24 @@ struct Engine::Impl {
     runs.emplace(req.run_id, std::move(run_ptr));
     run.id = std::move(req.run_id);
     run.spec = std::move(req.spec);
+    if (run.spec != last_spec || !last_plans) {
+      last_spec = run.spec;
+      last_plans = std::make_shared<decltype(last_plans)::element_type>();
+    }
+    run.plans = last_plans;
     run.pipeline_root = std::move(req.pipeline_root);
     static constexpr char kAlnum[] = "abcdefghijklmnopqrstuvwxyz0123456789";
     run.pod_prefix = SanitizeName(run.spec->name, 40) + "-";
     for (int i = 0; i < 5; ++i) run.pod_prefix += kAlnum[rng() % 36];
     run.history.push_back({loop.Now(), RuntimeState::kPending, ""});
+    // One record per root task and the root: growing the vector would move
+    // every record several times per run.
+    if (run.spec->root.dag) run.records.reserve(1 + run.spec->root.dag->tasks.size());
     MarkDirty(run);
     const std::string& display =
         run.spec->display_name.empty() ? run.spec->name : run.spec->display_name;
     int root_record = NewRecord(run, run.spec->name, display, -1, "");
-    run.records[root_record].inputs = {{"parameters", params}};
+    if (options.task_details) run.records[root_record].inputs = {{"parameters", params}};
     DagExec& root =
         NewDag(run, nullptr, -1, -1, run.spec->root, std::move(params), {}, root_record, {});
     StartDag(root);
@@ -218,7 +243,7 @@ struct Engine::Impl {
     if (state != RuntimeState::kFailed && state != RuntimeState::kCanceled) run.error.clear();
     if (state == RuntimeState::kCanceled && run.error.empty()) run.error = "run canceled";
     DagExec& root = *run.dags.front();
-    run.records[0].outputs = {{"parameters", root.outputs}};
+    if (options.task_details) run.records[0].outputs = {{"parameters", root.outputs}};
     SetState(run, 0, state, run.error);
     SetRunState(run, state, run.error);
   }
@@ -246,7 +271,7 @@ struct Engine::Impl {
       DagExec& dag = *c->second.dag;
       int task = c->second.task;
       containers.erase(c);
-      run.live.erase(id);
+      std::erase(run.live, id);
       FinishTask(dag, task, RuntimeState::kCanceled, "canceled");
     }
   }
@@ -333,7 +358,7 @@ struct Engine::Impl {
     if (dag.parent == nullptr) {
       FinishRun(run, dag.state, dag.error);
     } else if (dag.iteration >= 0) {
-      run.records[dag.record].outputs = {{"parameters", dag.outputs}};
+      if (options.task_details) run.records[dag.record].outputs = {{"parameters", dag.outputs}};
       SetState(run, dag.record, dag.state, dag.error);
       OnIterationDone(*dag.parent, dag.parent_task);
     } else {
@@ -367,15 +392,20 @@ struct Engine::Impl {
     if (auto s = detail::ResolveTaskInputs(dag, i, skipped); !s) {
       return FinishTask(dag, i, RuntimeState::kFailed, s.error().message);
     }
-    run.records[task.record].inputs = {{"parameters", task.params}};
+    if (options.task_details) run.records[task.record].inputs = {{"parameters", task.params}};
     if (skipped) {
       return FinishTask(dag, i, RuntimeState::kSkipped, "an input's producer did not run");
     }
     if (!spec.condition.empty()) {
-      auto go = ir::EvalCondition(dag.plan->conditions[i], task.params);
-      if (!go.ok()) {
-        return FinishTask(dag, i, RuntimeState::kFailed,
-                          "triggerPolicy.condition: " + go.error().message);
+      std::optional<bool> go;
+      if (options.decide_condition) go = options.decide_condition(spec.name);
+      if (!go) {
+        auto eval = ir::EvalCondition(dag.plan->conditions[i], task.params);
+        if (!eval.ok()) {
+          return FinishTask(dag, i, RuntimeState::kFailed,
+                            "triggerPolicy.condition: " + eval.error().message);
+        }
+        go = *eval;
       }
       if (!*go) return FinishTask(dag, i, RuntimeState::kSkipped);
     }
@@ -400,7 +430,7 @@ struct Engine::Impl {
     task.state = state;
     task.error = error;
     task.retry_launch.reset();
-    if (task.record >= 0) {
+    if (task.record >= 0 && options.task_details) {
       TaskRecord& rec = run.records[task.record];
       json outputs = {{"parameters", task.outputs}};
       if (!task.out_artifacts.empty()) {
@@ -411,8 +441,8 @@ struct Engine::Impl {
         outputs["artifacts"] = std::move(arts);
       }
       rec.outputs = std::move(outputs);
-      SetState(run, task.record, state, error);
     }
+    if (task.record >= 0) SetState(run, task.record, state, error);
     if (state == RuntimeState::kFailed && !run.stopping) {
       run.stopping = true;
       if (run.error.empty()) {
@@ -473,7 +503,7 @@ struct Engine::Impl {
       inputs[it.item_input] = std::move(item);
       std::string name = fmt::format("{}-iteration-{}", spec.name, index);
       int record = NewRecord(run, name, name, task.record, "");
-      run.records[record].inputs = {{"parameters", inputs}};
+      if (options.task_details) run.records[record].inputs = {{"parameters", inputs}};
       SetState(run, record, RuntimeState::kRunning);
       DagExec& child =
           NewDag(run, &dag, i, static_cast<int>(index), comp, std::move(inputs), task.in_artifacts,
@@ -548,6 +578,25 @@ struct Engine::Impl {
     launch.run_id = run.id;
     launch.task_id = rec.task_id;
     launch.executor_label = exec->label;
+    if (!options.resolve_command_lines) {
+      // Only what a time-keeping executor reads; artifact URIs still flow
+      // downstream as they would.
+      for (const auto& [name, def] : comp.outputs.parameters) {
+        launch.output_parameter_types[name] = std::string(ir::ParameterTypeName(def.type));
+      }
+      task.out_artifacts.clear();
+      if (!comp.outputs.artifacts.empty()) {
+        std::filesystem::path dir = (options.work_root.empty() ? std::filesystem::path(run.id)
+                                                               : options.work_root / run.id) /
+                                    dag.dir / spec.name;
+        for (const auto& [name, def] : comp.outputs.artifacts) {
+          std::string path = (dir / "artifacts" / name).string();
+          task.out_artifacts[name] = {
+              {name, path, path, def.schema_title, def.schema_version, json::object()}};
+        }
+      }
+      return Place(dag, i, *exec, std::move(launch));
+    }
     launch.image = exec->container.image;
     launch.env = exec->container.env;
     std::filesystem::path base =
@@ -597,7 +646,14 @@ struct Engine::Impl {
     launch.argv = std::move(*command);
     launch.argv.insert(launch.argv.end(), std::make_move_iterator(args->begin()),
                        std::make_move_iterator(args->end()));
+    return Place(dag, i, *exec, std::move(launch));
+  }
 
+  // Queues a launch for a node with room, unless no node could ever hold it.
+  Status Place(DagExec& dag, int i, const ir::ExecutorSpec& executor_spec, TaskLaunch launch) {
+    TaskExec& task = dag.tasks[i];
+    const ir::TaskSpec& spec = *dag.plan->tasks[i];
+    const ir::ExecutorSpec* exec = &executor_spec;
     Resources ir_res = ToResources(exec->container.resources);
     bool any = ir_res.cpu_request > 0 || ir_res.cpu_limit > 0 || ir_res.memory_request > 0 ||
                ir_res.memory_limit > 0;
@@ -625,8 +681,8 @@ struct Engine::Impl {
     c.demand = demand;
     c.ready_at = loop.Now();
     c.launch = std::move(launch);
-    c.launch.pod_name = PodName(*dag.run);
-    dag.run->live.insert(id);
+    if (options.resolve_command_lines) c.launch.pod_name = PodName(*dag.run);
+    dag.run->live.push_back(id);
     placement.Enqueue(id, demand);
   }
 
@@ -645,8 +701,10 @@ struct Engine::Impl {
     c.where = Container::Where::kRunning;
     c.node = node;
     ++task.attempt;
-    rec.node = placement.node(node).name;
-    rec.pod_name = c.launch.pod_name;
+    if (options.task_details) {
+      rec.node = placement.node(node).name;
+      rec.pod_name = c.launch.pod_name;
+    }
     rec.scheduling_delay = loop.Now() - c.ready_at;
     MarkRunning(run);
     SetState(run, task.record, RuntimeState::kRunning);
@@ -668,7 +726,7 @@ struct Engine::Impl {
     Container c = std::move(it->second);
     containers.erase(it);
     Run& run = *c.run;
-    run.live.erase(id);
+    std::erase(run.live, id);
     placement.Release(c.node, c.demand);
     DagExec& dag = *c.dag;
     TaskExec& task = dag.tasks[c.task];
@@ -732,7 +790,7 @@ struct Engine::Impl {
     c.task = i;
     c.where = Container::Where::kBackoff;
     c.demand = demand;
-    run.live.insert(id);
+    run.live.push_back(id);
     c.timer = loop.After(delay, [this, id] { OnRetryTimer(id); });
   }
 
@@ -745,7 +803,7 @@ struct Engine::Impl {
     c.where = Container::Where::kQueued;
     c.ready_at = loop.Now();
     c.launch = *task.retry_launch;
-    c.launch.pod_name = PodName(*c.run);
+    if (options.resolve_command_lines) c.launch.pod_name = PodName(*c.run);
     placement.Enqueue(id, c.demand);
     SchedulePending();
   }

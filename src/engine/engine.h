@@ -3,7 +3,9 @@
 // Executor, and reports every change to a RunObserver.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -85,6 +87,18 @@ struct EngineOptions {
   // carry the run's id and state. Copying every record on every change is
   // what a simulation of many runs would otherwise spend its time on.
   bool light_snapshots = false;
+  // Decides a task's triggerPolicy.condition instead of evaluating it, by the
+  // task's name in its DAG (e.g. "condition-2"): the simulator takes branches
+  // with given probabilities. nullopt (or no function) evaluates it as usual.
+  std::function<std::optional<bool>(const std::string& task_name)> decide_condition;
+  // Tasks' inputs, outputs, state histories, pods and nodes in their records
+  // (what GetRun shows). The simulator reads only states, times and nodes; building that
+  // JSON for every task is most of what it would spend.
+  bool task_details = true;
+  // Resolve each container's command line, environment, image, work
+  // directory and pod name for the executor. An executor that only keeps time (the
+  // simulator's) needs none of it; output parameter types are always given.
+  bool resolve_command_lines = true;
 };
 
 // Destroy the Engine only after its EventLoop has stopped running callbacks:

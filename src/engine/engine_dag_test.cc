@@ -1,6 +1,7 @@
 // Nested DAGs: sub-pipelines, conditions, ParallelFor, exit handlers, retries.
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -198,6 +199,40 @@ TEST_F(DagTest, ConditionFalseSkipsTheBranchButNotDownstream) {
   EXPECT_EQ(FindTask(snap, "print"), nullptr);
   // A skipped upstream does not block a task that only waits for it.
   EXPECT_EQ(FindTask(snap, "downstream")->state, RuntimeState::kSucceeded);
+}
+
+TEST(DagDecideCondition, OverridesTheConditionByTaskNameAndDefersOtherwise) {
+  // The flip says heads, so the condition alone would take the branch.
+  for (std::optional<bool> decided : {std::optional<bool>(false), std::optional<bool>()}) {
+    VirtualLoop loop;
+    FakeExecutor executor(loop);
+    executor.behave = [](const TaskLaunch& l) {
+      Behavior b;
+      if (l.executor_label == "exec-flip") b.outputs = {{"Output", "heads"}};
+      return b;
+    };
+    RecordingObserver observer;
+    EngineOptions options;
+    options.nodes = {{"node", 16, int64_t{64} << 30}};
+    options.random_seed = 7;
+    std::vector<std::string> asked;
+    options.decide_condition = [&](const std::string& name) {
+      asked.push_back(name);
+      return decided;
+    };
+    Engine engine(loop, executor, observer, options);
+    RunRequest req;
+    req.run_id = "run";
+    req.spec = MustParse(Spec(kCondition));
+    ASSERT_TRUE(engine.Submit(std::move(req)).ok());
+    loop.Run();
+    const RunSnapshot& snap = observer.Of("run");
+    EXPECT_EQ(snap.state, RuntimeState::kSucceeded) << snap.error;
+    EXPECT_EQ(asked, std::vector<std::string>{"condition-1"});
+    EXPECT_EQ(FindTask(snap, "condition-1")->state,
+              decided ? RuntimeState::kSkipped : RuntimeState::kSucceeded);
+    EXPECT_EQ(FindTask(snap, "print") != nullptr, !decided.has_value());
+  }
 }
 
 TEST_F(DagTest, ConsumerOfSkippedOutputIsSkipped) {

@@ -163,6 +163,11 @@ TEST_F(EngineTest, RunsTasksInDependencyOrderAndPassesParameters) {
   EXPECT_TRUE(std::regex_match(
       producer->pod_name, std::regex("my-pipeline-[a-z0-9]{5}-system-container-impl-[0-9]{10}")))
       << producer->pod_name;
+  // Task ids are version-4 UUIDs (RFC 4122 variant), as KFP's are.
+  EXPECT_TRUE(std::regex_match(
+      producer->task_id,
+      std::regex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")))
+      << producer->task_id;
 
   const TaskLaunch* consumer = Launched("exec-consumer");
   ASSERT_NE(consumer, nullptr);

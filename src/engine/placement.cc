@@ -64,6 +64,61 @@ Placement::Placement(std::vector<NodeSpec> nodes) : nodes_(std::move(nodes)) {
   free_ = capacity_;
   removed_.assign(nodes_.size(), false);
   for (size_t i = 0; i < nodes_.size(); ++i) nodes_with_room_ += HasRoom(i) ? 1 : 0;
+  RebuildRoom();
+}
+
+void Placement::RebuildRoom() {
+  leaves_ = 1;
+  while (leaves_ < nodes_.size()) leaves_ *= 2;
+  room_.assign(2 * leaves_, Demand{-1, -1});  // padding fits nothing, not even zero
+  for (size_t i = 0; i < free_.size(); ++i) room_[leaves_ + i] = free_[i];
+  for (size_t k = leaves_ - 1; k >= 1; --k) {
+    room_[k] = {std::max(room_[2 * k].cpu_millis, room_[2 * k + 1].cpu_millis),
+                std::max(room_[2 * k].memory, room_[2 * k + 1].memory)};
+  }
+}
+
+void Placement::SetFree(size_t i, const Demand& d) {
+  free_[i] = d;
+  size_t k = leaves_ + i;
+  room_[k] = d;
+  for (k /= 2; k >= 1; k /= 2) {
+    room_[k] = {std::max(room_[2 * k].cpu_millis, room_[2 * k + 1].cpu_millis),
+                std::max(room_[2 * k].memory, room_[2 * k + 1].memory)};
+  }
+}
+
+size_t Placement::FirstFit(const Demand& d) const {
+  auto fits = [&](size_t k) {
+    return d.cpu_millis <= room_[k].cpu_millis && d.memory <= room_[k].memory;
+  };
+  if (nodes_.empty() || !fits(1)) return nodes_.size();
+  // Depth first, left before right: the leftmost leaf that fits. A range
+  // whose largest CPU and largest memory both fit may still hold no single
+  // node that fits (they can be on different nodes), hence the backtracking.
+  size_t k = 1;
+  while (true) {
+    if (k >= leaves_) return k - leaves_;  // a leaf that fits
+    if (fits(2 * k)) {
+      k = 2 * k;
+      continue;
+    }
+    if (fits(2 * k + 1)) {
+      k = 2 * k + 1;
+      continue;
+    }
+    // Dead end: climb to the nearest ancestor entered from the left whose
+    // right sibling fits.
+    while (true) {
+      if (k == 1) return nodes_.size();
+      bool left_child = k % 2 == 0;
+      k /= 2;
+      if (left_child && fits(2 * k + 1)) {
+        k = 2 * k + 1;
+        break;
+      }
+    }
+  }
 }
 
 bool Placement::FitsSomeNode(const Demand& d) const {
@@ -116,22 +171,13 @@ std::vector<Placement::Placed> Placement::Schedule() {
     for (const auto& f : failed) {
       hopeless = hopeless || (d.cpu_millis >= f.cpu_millis && d.memory >= f.memory);
     }
-    size_t chosen = nodes_.size();
-    if (!hopeless) {
-      for (size_t n = 0; n < free_.size(); ++n) {
-        if (d.cpu_millis <= free_[n].cpu_millis && d.memory <= free_[n].memory) {
-          chosen = n;
-          break;
-        }
-      }
-    }
+    size_t chosen = hopeless ? nodes_.size() : FirstFit(d);
     if (chosen == nodes_.size()) {
       if (!hopeless) failed.push_back(d);
       ++it;
       continue;
     }
-    free_[chosen].cpu_millis -= d.cpu_millis;
-    free_[chosen].memory -= d.memory;
+    SetFree(chosen, {free_[chosen].cpu_millis - d.cpu_millis, free_[chosen].memory - d.memory});
     if (!HasRoom(chosen)) --nodes_with_room_;
     placed.push_back({it->ticket, chosen});
     index_.erase(it->ticket);
@@ -142,8 +188,7 @@ std::vector<Placement::Placed> Placement::Schedule() {
 
 void Placement::Release(size_t node, const Demand& d) {
   bool had_room = HasRoom(node);
-  free_[node].cpu_millis += d.cpu_millis;
-  free_[node].memory += d.memory;
+  SetFree(node, {free_[node].cpu_millis + d.cpu_millis, free_[node].memory + d.memory});
   if (!had_room && HasRoom(node)) ++nodes_with_room_;
 }
 
@@ -156,10 +201,15 @@ size_t Placement::AddNode(const NodeSpec& node) {
     capacity_.push_back(cap);
     free_.push_back(cap);
     removed_.push_back(false);
+    if (nodes_.size() > leaves_) {
+      RebuildRoom();
+    } else {
+      SetFree(i, cap);
+    }
   } else {
     nodes_[i] = node;
     capacity_[i] = cap;
-    free_[i] = cap;
+    SetFree(i, cap);
     removed_[i] = false;
   }
   if (HasRoom(i)) ++nodes_with_room_;
@@ -174,7 +224,7 @@ bool Placement::RemoveNode(size_t i) {
   if (HasRoom(i)) --nodes_with_room_;
   // Zero capacity: first fit never picks it and FitsSomeNode ignores it.
   capacity_[i] = Demand{};
-  free_[i] = Demand{};
+  SetFree(i, Demand{});
   removed_[i] = true;
   return true;
 }

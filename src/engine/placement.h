@@ -93,6 +93,14 @@ class Placement {
   // scanning every node for every queued ticket.
   size_t nodes_with_room_ = 0;
   bool HasRoom(size_t i) const { return free_[i].cpu_millis > 0 && free_[i].memory > 0; }
+  // First fit over many nodes: a tree over the nodes whose every inner entry
+  // holds the largest free CPU and the largest free memory below it, so the
+  // search skips whole ranges of full nodes instead of testing each one.
+  std::vector<Demand> room_;  // 1-based heap layout; leaves at [leaves_, 2 * leaves_)
+  size_t leaves_ = 0;
+  void SetFree(size_t i, const Demand& d);  // free_[i] = d, and the tree above it
+  void RebuildRoom();
+  size_t FirstFit(const Demand& d) const;  // nodes_.size() when none fits
   std::list<Entry> queue_;
   std::unordered_map<Ticket, std::list<Entry>::iterator> index_;
 };

@@ -1,5 +1,10 @@
 #include "engine/placement.h"
 
+#include <algorithm>
+#include <map>
+#include <random>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 namespace kfpbench::engine {
@@ -65,6 +70,77 @@ TEST(Placement, RemoveAndNeverFits) {
   auto placed = p.Schedule();
   ASSERT_EQ(placed.size(), 1u);
   EXPECT_EQ(placed[0].ticket, 2u);
+}
+
+// The tree-backed first fit must pick exactly the node a linear scan would,
+// through mixed demands (largest CPU and largest memory on different nodes),
+// releases, and nodes added and removed.
+TEST(Placement, FirstFitMatchesALinearScan) {
+  std::mt19937_64 rng(5);
+  Placement p({});
+  std::vector<Demand> free;  // the model: the linear scan over this
+  std::vector<bool> gone;
+  std::vector<std::pair<size_t, Demand>> running;
+  Placement::Ticket next = 1;
+  std::map<Placement::Ticket, Demand> queued;
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  for (int step = 0; step < 4000; ++step) {
+    int op = static_cast<int>(pick(0, 9));
+    if (op == 0 || free.empty()) {
+      NodeSpec n{"n", static_cast<double>(pick(1, 8)), pick(1, 16) * kGi};
+      size_t i = p.AddNode(n);
+      if (i == free.size()) {
+        free.push_back({});
+        gone.push_back(false);
+      }
+      free[i] = {static_cast<int64_t>(n.cpu * 1000), n.memory};
+      gone[i] = false;
+    } else if (op == 1) {
+      size_t i = static_cast<size_t>(pick(0, static_cast<int64_t>(free.size()) - 1));
+      bool idle = !gone[i] && std::none_of(running.begin(), running.end(),
+                                           [&](const auto& r) { return r.first == i; });
+      EXPECT_EQ(p.RemoveNode(i), idle);
+      if (idle) {
+        gone[i] = true;
+        free[i] = {};
+      }
+    } else if (op <= 4 && !running.empty()) {
+      size_t k = static_cast<size_t>(pick(0, static_cast<int64_t>(running.size()) - 1));
+      auto [node, d] = running[k];
+      running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
+      p.Release(node, d);
+      free[node].cpu_millis += d.cpu_millis;
+      free[node].memory += d.memory;
+    } else {
+      Demand d{pick(1, 6) * 500, pick(1, 12) * kGi};
+      p.Enqueue(next, d);
+      queued[next++] = d;
+    }
+    // What a linear first fit over the queue in order would place.
+    std::vector<Placement::Placed> want;
+    std::vector<Demand> model = free;
+    for (const auto& [ticket, d] : queued) {
+      for (size_t n = 0; n < model.size(); ++n) {
+        if (!gone[n] && d.cpu_millis <= model[n].cpu_millis && d.memory <= model[n].memory) {
+          model[n].cpu_millis -= d.cpu_millis;
+          model[n].memory -= d.memory;
+          want.push_back({ticket, n});
+          break;
+        }
+      }
+    }
+    auto got = p.Schedule();
+    ASSERT_EQ(got.size(), want.size()) << "step " << step;
+    for (size_t k = 0; k < got.size(); ++k) {
+      ASSERT_EQ(got[k].ticket, want[k].ticket) << "step " << step;
+      ASSERT_EQ(got[k].node, want[k].node) << "step " << step;
+      running.push_back({got[k].node, queued[got[k].ticket]});
+      queued.erase(got[k].ticket);
+    }
+    free = model;
+  }
 }
 
 TEST(Placement, DefaultNodeIsThisMachine) {

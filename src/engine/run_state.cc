@@ -3,7 +3,8 @@
 namespace kfpbench::engine::detail {
 
 const DagPlan& PlanFor(Run& run, const ir::ComponentSpec& comp) {
-  auto [it, inserted] = run.plans.try_emplace(comp.dag.get());
+  if (!run.plans) run.plans = std::make_shared<std::unordered_map<const ir::DagSpec*, DagPlan>>();
+  auto [it, inserted] = run.plans->try_emplace(comp.dag.get());
   DagPlan& plan = it->second;
   if (!inserted) return plan;
   const ir::DagSpec& dag = *comp.dag;

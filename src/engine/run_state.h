@@ -45,9 +45,10 @@ struct TaskExec {
   RuntimeState state = RuntimeState::kPending;  // final once kDone
   int record = -1;                              // index in Run::records once created
   int unfinished_upstream = 0;
-  nlohmann::json params = nlohmann::json::object();  // resolved input parameters
+  nlohmann::json params =
+      nlohmann::json(nlohmann::json::value_t::object);  // resolved input parameters
   ArtifactMap in_artifacts;
-  nlohmann::json outputs = nlohmann::json::object();  // output parameters
+  nlohmann::json outputs = nlohmann::json(nlohmann::json::value_t::object);  // output parameters
   ArtifactMap out_artifacts;
   std::string error;
   // Container tasks.
@@ -68,7 +69,7 @@ struct DagExec {
   int iteration = -1;    // >= 0 for a ParallelFor iteration
   const ir::ComponentSpec* component = nullptr;
   const DagPlan* plan = nullptr;
-  nlohmann::json inputs = nlohmann::json::object();
+  nlohmann::json inputs = nlohmann::json(nlohmann::json::value_t::object);
   ArtifactMap in_artifacts;
   int record = -1;
   std::filesystem::path dir;  // relative work dir of its tasks
@@ -78,7 +79,7 @@ struct DagExec {
   bool finished = false;
   RuntimeState state = RuntimeState::kPending;
   std::string error;
-  nlohmann::json outputs = nlohmann::json::object();
+  nlohmann::json outputs = nlohmann::json(nlohmann::json::value_t::object);
   ArtifactMap out_artifacts;
 };
 
@@ -93,9 +94,13 @@ struct Run {
   std::string error;
   std::vector<TaskRecord> records;
   std::vector<std::unique_ptr<DagExec>> dags;
-  std::unordered_map<const ir::DagSpec*, DagPlan> plans;
-  std::unordered_set<uint64_t> live;  // container attempts queued, running or backing off
-  bool stopping = false;              // a task failed: start nothing new but exit handlers
+  // Plans depend only on the spec, so runs of one spec share them (the
+  // engine hands the same set to consecutive runs of the same spec object).
+  std::shared_ptr<std::unordered_map<const ir::DagSpec*, DagPlan>> plans;
+  // Container attempts queued, running or backing off: a handful per run, so
+  // a vector (ids are unique) is cheaper than a hash set.
+  std::vector<uint64_t> live;
+  bool stopping = false;  // a task failed: start nothing new but exit handlers
   bool canceled = false;
   bool finished = false;
   bool dirty = false;
