@@ -69,6 +69,7 @@ void BM_Simulate(benchmark::State& state) {
         benchmark::Counter(static_cast<double>(r->events), benchmark::Counter::kIsRate);
     state.counters["runs"] = static_cast<double>(r->succeeded);
     state.counters["peak_nodes"] = r->peak_nodes;
+    state.counters["peak_runs_alive"] = static_cast<double>(r->peak_runs_alive);
     state.counters["makespan_h"] = ToSeconds(r->makespan) / 3600;
   }
 }

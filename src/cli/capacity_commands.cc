@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "ir/pipeline_spec.h"
+#include "plan/capacity_page.h"
 #include "plan/plan.h"
 #include "sim/calibrate.h"
 #include "sim/config.h"
@@ -23,6 +24,7 @@ Command AddSimulateCommand(CLI::App& app) {
     std::string out = "simulation.json";
     int64_t runs = 0;
     bool quiet = false;
+    std::string html;
   };
   auto f = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand(
@@ -34,6 +36,8 @@ Command AddSimulateCommand(CLI::App& app) {
   cmd->add_option("--runs", f->runs, "override the workload's run count")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--quiet", f->quiet, "no console summary");
+  cmd->add_option("--html", f->html,
+                  "also write a self-contained HTML page: nodes, CPU and waiting work over time");
   auto run = [f]() -> int {
     auto cluster = sim::LoadCluster(f->cluster);
     if (!cluster.ok()) {
@@ -55,7 +59,16 @@ Command AddSimulateCommand(CLI::App& app) {
       std::cerr << "kfpbench simulate: " << st.error().message << "\n";
       return kExitFailed;
     }
+    if (!f->html.empty()) {
+      plan::CapacityPage page{"kfpbench simulate " + f->workload, sim::Summary(*result), nullptr,
+                              &*result};
+      if (auto st = plan::WriteCapacityPage(page, f->html); !st.ok()) {
+        std::cerr << "kfpbench simulate: " << st.error().message << "\n";
+        return kExitFailed;
+      }
+    }
     if (!f->quiet) std::cout << sim::Summary(*result) << "results     " << f->out << "\n";
+    if (!f->quiet && !f->html.empty()) std::cout << "page        " << f->html << "\n";
     return result->failed > 0 ? kExitFailed : kExitOk;
   };
   return {cmd, run};
@@ -120,6 +133,7 @@ Command AddPlanCommand(CLI::App& app) {
     int nodes = 0;
     std::string within;
     std::string out;
+    std::string html;
   };
   auto f = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand(
@@ -134,6 +148,9 @@ Command AddPlanCommand(CLI::App& app) {
   cmd->add_option("--nodes", f->nodes, "how many nodes")->check(CLI::PositiveNumber);
   cmd->add_option("--within", f->within, "time allowed, e.g. 2h");
   cmd->add_option("--out", f->out, "also write the answer as JSON here");
+  cmd->add_option("--html", f->html,
+                  "also write a self-contained HTML page: makespan and run time versus runs and "
+                  "versus nodes around the answer, and the cluster over time");
   auto run = [f]() -> int {
     auto fail = [](const std::string& m, int code) {
       std::cerr << "kfpbench plan: " << m << "\n";
@@ -167,6 +184,21 @@ Command AddPlanCommand(CLI::App& app) {
       std::ofstream out(f->out, std::ios::binary | std::ios::trunc);
       out << plan::ToJson(*a).dump(2) << "\n";
       if (!out) return fail("cannot write " + f->out, kExitFailed);
+    }
+    if (!f->html.empty()) {
+      auto sweeps = plan::SweepAround(*cluster, *workload, a->runs, a->nodes);
+      if (!sweeps.ok()) return fail(sweeps.error().message, kExitFailed);
+      sim::WorkloadSpec w = *workload;
+      w.arrival_kind = sim::WorkloadSpec::ArrivalKind::kAllAtOnce;
+      w.runs = a->runs;
+      auto at_answer = sim::Simulate(plan::FixedNodes(*cluster, a->nodes), w);
+      if (!at_answer.ok()) return fail(at_answer.error().message, kExitFailed);
+      plan::CapacityPage page{"kfpbench plan " + f->workload, plan::Describe(*a), &*sweeps,
+                              &*at_answer};
+      if (auto st = plan::WriteCapacityPage(page, f->html); !st.ok()) {
+        return fail(st.error().message, kExitFailed);
+      }
+      std::cout << "page        " << f->html << "\n";
     }
     return kExitOk;
   };

@@ -12,20 +12,12 @@
 namespace kfpbench::plan {
 namespace {
 
-sim::ClusterSpec Fixed(const sim::ClusterSpec& cluster, int nodes) {
-  sim::ClusterSpec c = cluster;
-  c.pools.resize(1);
-  c.pools[0].min = c.pools[0].max = c.pools[0].initial = nodes;
-  c.autoscaler.enabled = false;
-  return c;
-}
-
 Result<Probe> Run(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload, int64_t runs,
                   int nodes) {
   sim::WorkloadSpec w = workload;
   w.arrival_kind = sim::WorkloadSpec::ArrivalKind::kAllAtOnce;
   w.runs = runs;
-  auto r = sim::Simulate(Fixed(cluster, nodes), w);
+  auto r = sim::Simulate(FixedNodes(cluster, nodes), w);
   if (!r.ok()) return r.error();
   if (r->failed > 0) return Error{"runs fail in the simulation: " + r->first_error};
   return Probe{nodes, runs, r->makespan};
@@ -50,6 +42,14 @@ void Explain(Answer& a, Duration simulated, Duration analytic) {
 }
 
 }  // namespace
+
+sim::ClusterSpec FixedNodes(const sim::ClusterSpec& cluster, int nodes) {
+  sim::ClusterSpec c = cluster;
+  c.pools.resize(1);
+  c.pools[0].min = c.pools[0].max = c.pools[0].initial = nodes;
+  c.autoscaler.enabled = false;
+  return c;
+}
 
 Result<Analytic> Waves(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload,
                        int64_t runs, int nodes) {

@@ -55,6 +55,10 @@ Result<Answer> RunsIn(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& 
 Result<Analytic> Waves(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload,
                        int64_t runs, int nodes);
 
+// `cluster` with its first pool fixed at `nodes` and no autoscaler: what
+// every probe of the search simulates.
+sim::ClusterSpec FixedNodes(const sim::ClusterSpec& cluster, int nodes);
+
 nlohmann::json ToJson(const Answer& a);
 std::string Describe(const Answer& a);
 

@@ -1,10 +1,12 @@
 #include "sim/config.h"
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include "exec/duration_dist.h"
@@ -106,13 +108,14 @@ StepModel ParseStep(const YAML::Node& n, const std::string& where, StepModel bas
     base.duration = *d;
     return base;
   }
-  CheckKeys(n, where, {"duration", "overhead"});
+  CheckKeys(n, where, {"duration", "overhead", "artifactBytes"});
   if (n["duration"]) {
     auto d = exec::ParseDurationDist(Text(n["duration"], where + ".duration"));
     if (!d.ok()) Fail(fmt::format("{}.duration: {}", where, d.error().message));
     base.duration = *d;
   }
   if (n["overhead"]) base.overhead = Dur(n["overhead"], where + ".overhead");
+  if (n["artifactBytes"]) base.artifact_bytes = Bytes(n["artifactBytes"], where + ".artifactBytes");
   return base;
 }
 
@@ -129,7 +132,7 @@ void ParseSteps(const YAML::Node& n, const std::string& where, StepModels& out) 
 }
 
 ClusterSpec ParseClusterNode(const YAML::Node& root) {
-  CheckKeys(root, "cluster", {"pools", "autoscaler", "defaultTask"});
+  CheckKeys(root, "cluster", {"pools", "autoscaler", "defaultTask", "api", "artifactStore"});
   ClusterSpec c;
   if (!root["pools"] || !root["pools"].IsSequence() || root["pools"].size() == 0) {
     Fail("cluster.pools: expected a non-empty list");
@@ -166,6 +169,30 @@ ClusterSpec ParseClusterNode(const YAML::Node& root) {
     }
     if (a["scaleDownIdle"]) {
       c.autoscaler.scale_down_idle = Dur(a["scaleDownIdle"], "cluster.autoscaler.scaleDownIdle");
+    }
+  }
+  if (const auto& a = root["api"]) {
+    CheckKeys(a, "cluster.api", {"runCreate", "taskUpdate", "workers"});
+    if (a["runCreate"]) c.api.run_create = Dur(a["runCreate"], "cluster.api.runCreate");
+    if (a["taskUpdate"]) c.api.task_update = Dur(a["taskUpdate"], "cluster.api.taskUpdate");
+    if (a["workers"]) {
+      c.api.workers = static_cast<int>(Int(a["workers"], "cluster.api.workers"));
+      if (c.api.workers < 1) Fail("cluster.api.workers: must be at least 1");
+    }
+  }
+  if (const auto& s = root["artifactStore"]) {
+    CheckKeys(s, "cluster.artifactStore", {"bandwidth", "sharing"});
+    if (!s["bandwidth"])
+      Fail("cluster.artifactStore.bandwidth: required (bytes per second, e.g. 500Mi)");
+    c.artifact_store.bandwidth =
+        static_cast<double>(Bytes(s["bandwidth"], "cluster.artifactStore.bandwidth"));
+    if (c.artifact_store.bandwidth <= 0) Fail("cluster.artifactStore.bandwidth: must be positive");
+    if (s["sharing"]) {
+      std::string sharing = Text(s["sharing"], "cluster.artifactStore.sharing");
+      if (sharing != "fair" && sharing != "fifo") {
+        Fail("cluster.artifactStore.sharing: expected fair or fifo, got '" + sharing + "'");
+      }
+      c.artifact_store.fifo = sharing == "fifo";
     }
   }
   if (const auto& d = root["defaultTask"]) {
@@ -268,8 +295,9 @@ Result<std::vector<Arrival>> ParseArrivalsCsv(std::string_view csv) {
 Result<WorkloadSpec> ParseWorkload(std::string_view yaml, const std::filesystem::path& base_dir) {
   try {
     YAML::Node root = YAML::Load(std::string(yaml));
-    CheckKeys(root, "workload",
-              {"pipeline", "parameters", "runs", "arrivals", "steps", "calibration", "seed"});
+    CheckKeys(
+        root, "workload",
+        {"pipeline", "parameters", "runs", "arrivals", "steps", "calibration", "seed", "branches"});
     WorkloadSpec w;
     if (!root["pipeline"]) Fail("workload.pipeline: required (a compiled KFP pipeline file)");
     std::filesystem::path pipe = base_dir / Text(root["pipeline"], "workload.pipeline");
@@ -320,6 +348,23 @@ Result<WorkloadSpec> ParseWorkload(std::string_view yaml, const std::filesystem:
       w.steps = std::move(*cal);
     }
     if (root["steps"]) ParseSteps(root["steps"], "workload.steps", w.steps);
+    if (const auto& b = root["branches"]) {
+      if (!b.IsMap())
+        Fail("workload.branches: expected a mapping of condition task to probability");
+      std::vector<std::string> known = ConditionalTasks(*w.pipeline);
+      for (const auto& kv : b) {
+        auto name = kv.first.as<std::string>();
+        std::string where = "workload.branches." + name;
+        if (std::find(known.begin(), known.end(), name) == known.end()) {
+          Fail(fmt::format("{}: the pipeline has no task '{}' with a condition (it has: {})", where,
+                           name,
+                           known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", "))));
+        }
+        double p = Number(kv.second, where);
+        if (!(p >= 0 && p <= 1)) Fail(where + ": a probability must be between 0 and 1");
+        w.branches[name] = p;
+      }
+    }
     return w;
   } catch (const ParseError& e) {
     return Error{e.message};

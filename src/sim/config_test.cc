@@ -55,6 +55,39 @@ TEST(Config, ClusterErrorsNameTheField) {
   EXPECT_FALSE(LoadCluster("/nonexistent/cluster.yaml").ok());
 }
 
+TEST(Config, SharedServices) {
+  auto c = LoadCluster(CapacityExamples() / "cluster_shared.yaml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->api.run_create, 200ms);
+  EXPECT_EQ(c->api.task_update, 150ms);
+  EXPECT_EQ(c->api.workers, 2);
+  EXPECT_EQ(c->artifact_store.bandwidth, 200.0 * (1 << 20));
+  EXPECT_FALSE(c->artifact_store.fifo);
+  auto w = LoadWorkload(CapacityExamples() / "workload_shared.yaml");
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  EXPECT_EQ(w->steps.For("exec-train").artifact_bytes, int64_t{2} << 30);
+  EXPECT_EQ(w->steps.For("exec-step").artifact_bytes, 0);
+  auto err = [](const std::string& extra) {
+    auto r = ParseCluster("pools: [{cpu: 4, memory: 16Gi, max: 2}]\n" + extra);
+    return r.ok() ? std::string("ok") : r.error().message;
+  };
+  EXPECT_EQ(err("api: {taskUpdate: 20ms}"), "ok");
+  EXPECT_EQ(err("api: {taskUpdate: 20ms, db: 1}"), "cluster.api: unknown field 'db'");
+  EXPECT_NE(err("api: {runCreate: fast}").find("cluster.api.runCreate"), std::string::npos);
+  EXPECT_EQ(err("api: {workers: 0}"), "cluster.api.workers: must be at least 1");
+  EXPECT_EQ(err("artifactStore: {sharing: fair}"),
+            "cluster.artifactStore.bandwidth: required (bytes per second, e.g. 500Mi)");
+  EXPECT_EQ(err("artifactStore: {bandwidth: 0}"),
+            "cluster.artifactStore.bandwidth: must be positive");
+  EXPECT_EQ(err("artifactStore: {bandwidth: 1Gi, sharing: random}"),
+            "cluster.artifactStore.sharing: expected fair or fifo, got 'random'");
+  EXPECT_NE(ParseWorkload("pipeline: six_steps.yaml\nsteps: {default: {artifactBytes: lots}}",
+                          CapacityExamples())
+                .error()
+                .message.find("workload.steps.default.artifactBytes"),
+            std::string::npos);
+}
+
 TEST(Config, WorkloadErrorsNameTheField) {
   const auto base = CapacityExamples();
   auto err = [&](const std::string& yaml) {
@@ -77,6 +110,30 @@ TEST(Config, WorkloadErrorsNameTheField) {
   EXPECT_EQ(err("pipeline: six_steps.yaml\nsteps: {exec-x: {duration: 1s, jitter: 2}}"),
             "workload.steps.exec-x: unknown field 'jitter'");
   EXPECT_NE(err("pipeline: cluster.yaml").find("workload.pipeline"), std::string::npos);
+}
+
+TEST(Config, WorkloadBranches) {
+  const auto base = testing::CapacityExamples();
+  auto w = LoadWorkload(base / "workload_branching.yaml");
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  EXPECT_EQ(w->branches.at("condition-2"), 0.3);
+  auto err = [&](const std::string& yaml) {
+    auto r = ParseWorkload(yaml, base);
+    return r.ok() ? std::string("ok") : r.error().message;
+  };
+  EXPECT_EQ(err("pipeline: branching.yaml\nbranches: {condition-2: 1}"), "ok");
+  EXPECT_EQ(err("pipeline: branching.yaml\nbranches: {condition-9: 0.5}"),
+            "workload.branches.condition-9: the pipeline has no task 'condition-9' with a "
+            "condition (it has: condition-2)");
+  EXPECT_EQ(err("pipeline: six_steps.yaml\nbranches: {train-a: 0.5}"),
+            "workload.branches.train-a: the pipeline has no task 'train-a' with a condition "
+            "(it has: none)");
+  EXPECT_EQ(err("pipeline: branching.yaml\nbranches: {condition-2: 1.5}"),
+            "workload.branches.condition-2: a probability must be between 0 and 1");
+  EXPECT_EQ(err("pipeline: branching.yaml\nbranches: {condition-2: often}"),
+            "workload.branches.condition-2: expected a number");
+  EXPECT_EQ(err("pipeline: branching.yaml\nbranches: [condition-2]"),
+            "workload.branches: expected a mapping of condition task to probability");
 }
 
 TEST(Config, ArrivalsCsv) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,9 +33,26 @@ struct AutoscalerSpec {
   Duration scale_down_idle = std::chrono::minutes(10);
 };
 
+// Services every run and task goes through, each a queue of its own
+// (SharedServer). Zero means "not modelled": infinitely fast.
+struct ApiSpec {
+  Duration run_create{0};   // per run: CreateRun, before the run starts
+  Duration task_update{0};  // per task status update: one when it starts, one when it ends
+  int workers = 1;          // calls served at once (API replicas x DB connections)
+};
+
+struct ArtifactStoreSpec {
+  double bandwidth = 0;  // bytes per second, shared by every upload; 0: unlimited
+  // Processor sharing (uploads in progress share the bandwidth equally), or
+  // one upload at a time in arrival order.
+  bool fifo = false;
+};
+
 struct ClusterSpec {
   std::vector<NodePool> pools;
   AutoscalerSpec autoscaler;
+  ApiSpec api;
+  ArtifactStoreSpec artifact_store;
   double default_task_cpu = 0.1;  // when the IR asks for none
   int64_t default_task_memory = int64_t{64} << 20;
 };
@@ -54,6 +72,13 @@ struct WorkloadSpec {
   std::vector<Arrival> csv;    // kCsv: one run per row
   StepModels steps;
   uint64_t seed = 1;
+  // Probability that a conditional task (by its name in its DAG, e.g.
+  // "condition-2") is taken, instead of evaluating its condition on the
+  // simulated step outputs. Drawn per run from a stream seeded by `seed`.
+  std::map<std::string, double> branches;
 };
+
+// Names of tasks with a triggerPolicy.condition anywhere in `spec`.
+std::vector<std::string> ConditionalTasks(const ir::PipelineSpec& spec);
 
 }  // namespace kfpbench::sim

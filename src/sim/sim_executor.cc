@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "exec/stub_executor.h"
+#include "sim/shared_server.h"
 
 namespace kfpbench::sim {
 
@@ -11,38 +12,107 @@ const StepModel& StepModels::For(const std::string& label) const {
   return it != by_label.end() ? it->second : fallback;
 }
 
-SimExecutor::SimExecutor(engine::EventLoop& loop, StepModels models, uint64_t seed)
-    : loop_(loop), models_(std::move(models)), rng_(seed) {}
+SimExecutor::SimExecutor(engine::EventLoop& loop, StepModels models, uint64_t seed,
+                         SharedServices services)
+    : loop_(loop), models_(std::move(models)), rng_(seed), services_(services) {
+  if (services_.task_update <= Duration::zero()) services_.api = nullptr;
+  if (services_.bandwidth <= 0) services_.store = nullptr;
+}
 
 void SimExecutor::Launch(engine::TaskLaunch launch, std::function<void(engine::TaskResult)> done) {
   const StepModel& model = models_.For(launch.executor_label);
-  Duration d = model.overhead + model.duration.Sample(rng_);
-  engine::TaskResult result;
-  result.succeeded = true;
-  for (const auto& [name, type] : launch.output_parameter_types) {
-    result.output_parameters[name] = exec::StubValueForType(type);
+  Duration run = model.duration.Sample(rng_);
+  uint32_t slot;
+  if (!free_.empty()) {
+    slot = free_.back();
+    free_.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(slots_.size());
+    slots_.emplace_back();
   }
-  InFlight& slot = timers_[launch.task_id];
-  slot.done = std::move(done);
-  slot.timer =
-      loop_.After(d, [this, id = std::move(launch.task_id), result = std::move(result)]() mutable {
-        auto it = timers_.find(id);
-        if (it == timers_.end()) return;
-        auto fn = std::move(it->second.done);
-        timers_.erase(it);
-        fn(std::move(result));
-      });
+  InFlight& f = slots_[slot];
+  ++f.generation;
+  f.live = true;
+  f.task_id = std::move(launch.task_id);
+  f.done = std::move(done);
+  f.result = {};
+  f.result.succeeded = true;
+  for (const auto& [name, type] : launch.output_parameter_types) {
+    f.result.output_parameters[name] = exec::StubValueForType(type);
+  }
+  ++running_;
+  const uint32_t generation = f.generation;
+  if (services_.api == nullptr && (services_.store == nullptr || model.artifact_bytes <= 0)) {
+    // Nothing shared on the way: one timer.
+    f.timer =
+        loop_.After(model.overhead + run, [this, slot, generation] { Finish(slot, generation); });
+    return;
+  }
+  f.stage = 0;
+  f.run = run;
+  f.bytes = model.artifact_bytes;
+  f.timer = loop_.After(model.overhead, [this, slot, generation] { Advance(slot, generation); });
+}
+
+void SimExecutor::Advance(uint32_t slot, uint32_t generation) {
+  InFlight& f = slots_[slot];
+  if (!f.live || f.generation != generation) return;  // canceled meanwhile
+  auto next = [this, slot, generation] { Advance(slot, generation); };
+  while (true) {
+    switch (f.stage) {
+      case 0:  // the pod is up: the launcher reports the task running
+        f.stage = 1;
+        if (services_.api != nullptr) return services_.api->Submit(services_.task_update, next);
+        break;
+      case 1:  // the step itself
+        f.stage = 2;
+        f.timer = loop_.After(f.run, next);
+        return;
+      case 2:  // its outputs go to the artifact store
+        f.stage = 3;
+        if (services_.store != nullptr && f.bytes > 0) {
+          return services_.store->Submit(
+              FromSeconds(static_cast<double>(f.bytes) / services_.bandwidth), next);
+        }
+        break;
+      case 3:  // the launcher reports the task done
+        f.stage = 4;
+        if (services_.api != nullptr) return services_.api->Submit(services_.task_update, next);
+        break;
+      default:
+        return Finish(slot, generation);
+    }
+  }
+}
+
+void SimExecutor::Finish(uint32_t slot, uint32_t generation) {
+  InFlight& f = slots_[slot];
+  if (!f.live || f.generation != generation) return;
+  f.live = false;
+  --running_;
+  auto fn = std::move(f.done);
+  engine::TaskResult result = std::move(f.result);
+  f.done = nullptr;
+  free_.push_back(slot);
+  fn(std::move(result));
 }
 
 void SimExecutor::Cancel(const std::string& task_id) {
-  auto it = timers_.find(task_id);
-  if (it == timers_.end()) return;
-  loop_.Cancel(it->second.timer);
-  auto fn = std::move(it->second.done);
-  timers_.erase(it);
-  engine::TaskResult result;
-  result.error = "canceled";
-  loop_.Post([fn = std::move(fn), result = std::move(result)]() mutable { fn(std::move(result)); });
+  for (uint32_t slot = 0; slot < slots_.size(); ++slot) {
+    InFlight& f = slots_[slot];
+    if (!f.live || f.task_id != task_id) continue;
+    loop_.Cancel(f.timer);
+    f.live = false;
+    --running_;
+    auto fn = std::move(f.done);
+    f.done = nullptr;
+    free_.push_back(slot);
+    engine::TaskResult result;
+    result.error = "canceled";
+    loop_.Post(
+        [fn = std::move(fn), result = std::move(result)]() mutable { fn(std::move(result)); });
+    return;
+  }
 }
 
 }  // namespace kfpbench::sim

@@ -10,7 +10,7 @@
 #include <map>
 #include <random>
 #include <string>
-#include <unordered_map>
+#include <vector>
 
 #include "engine/event_loop.h"
 #include "engine/executor.h"
@@ -20,7 +20,20 @@ namespace kfpbench::sim {
 
 struct StepModel {
   exec::DurationDist duration = exec::DurationDist::Constant(std::chrono::seconds(1));
-  Duration overhead{0};  // added to every launch
+  Duration overhead{0};        // added to every launch
+  int64_t artifact_bytes = 0;  // uploaded to the artifact store when the step ends
+};
+
+class SharedServer;
+
+// The shared services a task goes through, when modelled: a status update
+// through the API when it starts and when it ends, and its artifacts'
+// upload in between.
+struct SharedServices {
+  SharedServer* api = nullptr;
+  Duration task_update{0};
+  SharedServer* store = nullptr;
+  double bandwidth = 0;  // bytes per second
 };
 
 struct StepModels {
@@ -32,23 +45,42 @@ struct StepModels {
 
 class SimExecutor : public engine::Executor {
  public:
-  SimExecutor(engine::EventLoop& loop, StepModels models, uint64_t seed);
+  SimExecutor(engine::EventLoop& loop, StepModels models, uint64_t seed,
+              SharedServices services = {});
 
   void Launch(engine::TaskLaunch launch, std::function<void(engine::TaskResult)> done) override;
   // Fires `done` (posted), failed with "canceled".
   void Cancel(const std::string& task_id) override;
 
-  size_t running() const { return timers_.size(); }
+  size_t running() const { return running_; }
 
  private:
+  // Tasks in flight live in slots reused through a free list; the timer
+  // carries the slot and its generation, so a completion finds its task
+  // without hashing a task id (Cancel, which is rare, scans).
+  struct InFlight {
+    uint32_t generation = 0;
+    bool live = false;
+    std::string task_id;
+    engine::TimerId timer = 0;
+    std::function<void(engine::TaskResult)> done;
+    engine::TaskResult result;
+    // With shared services: the stage reached, the step's own time, its bytes.
+    int stage = 0;
+    Duration run{0};
+    int64_t bytes = 0;
+  };
+  void Finish(uint32_t slot, uint32_t generation);
+  // Moves a task through overhead, update, run, upload, update.
+  void Advance(uint32_t slot, uint32_t generation);
+
   engine::EventLoop& loop_;
   StepModels models_;
   std::mt19937_64 rng_;
-  struct InFlight {
-    engine::TimerId timer;
-    std::function<void(engine::TaskResult)> done;
-  };
-  std::unordered_map<std::string, InFlight> timers_;  // by task id
+  SharedServices services_;
+  std::vector<InFlight> slots_;
+  std::vector<uint32_t> free_;
+  size_t running_ = 0;
 };
 
 }  // namespace kfpbench::sim

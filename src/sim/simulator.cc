@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <fstream>
 #include <functional>
+#include <optional>
+#include <random>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "engine/engine.h"
 #include "sim/autoscaler.h"
+#include "sim/shared_server.h"
 #include "sim/sim_executor.h"
 #include "sim/virtual_loop.h"
 
@@ -46,6 +49,7 @@ class Collector : public engine::RunObserver {
     for (const auto& t : s.tasks) {
       if (!t.executor_label.empty() && t.start_time != WallTime{}) {
         result_.pending_ms.Record(Ms(t.scheduling_delay));
+        ++result_.tasks_by_label[t.executor_label];
       }
     }
   }
@@ -108,11 +112,28 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
   result.series = Series(ToSeconds(options.sample_interval), options.max_series_points);
   VirtualLoop loop;
   const WallTime start = loop.Now();
-  SimExecutor executor(loop, workload.steps, workload.seed);
+  SharedServer api(loop, SharedServer::Discipline::kFifo, cluster.api.workers);
+  SharedServer store(loop, cluster.artifact_store.fifo
+                               ? SharedServer::Discipline::kFifo
+                               : SharedServer::Discipline::kProcessorSharing);
+  SharedServices services{&api, cluster.api.task_update, &store, cluster.artifact_store.bandwidth};
+  SimExecutor executor(loop, workload.steps, workload.seed, services);
   Collector collector(loop, result);
   engine::EngineOptions eo;
   eo.random_seed = workload.seed;
   eo.light_snapshots = true;
+  eo.task_details = false;
+  eo.resolve_command_lines = false;
+  // Branches draw from their own stream so that listing one does not shift
+  // the step durations the other tasks draw.
+  std::mt19937_64 branch_rng(workload.seed ^ 0x9e3779b97f4a7c15ULL);
+  if (!workload.branches.empty()) {
+    eo.decide_condition = [&](const std::string& task) -> std::optional<bool> {
+      auto it = workload.branches.find(task);
+      if (it == workload.branches.end()) return std::nullopt;
+      return std::uniform_real_distribution<double>(0, 1)(branch_rng) < it->second;
+    };
+  }
   eo.default_task_resources = {cluster.default_task_cpu, 0, cluster.default_task_memory, 0};
   for (const auto& p : cluster.pools) eo.node_shapes.push_back({p.name, p.cpu, p.memory});
   engine::Engine engine(loop, executor, collector, eo);
@@ -129,13 +150,23 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
   std::function<void()> arrive;
   auto submit_one = [&](const nlohmann::json& extra) {
     engine::RunRequest req;
-    req.run_id = fmt::format("run-{}", submitted++);
+    req.run_id = "run-";
+    req.run_id += std::to_string(submitted++);
     req.spec = workload.pipeline;
     req.parameters = workload.parameters;
     for (const auto& [k, v] : extra.items()) req.parameters[k] = v;
     collector.Arrived(req.run_id);
-    if (auto st = engine.Submit(std::move(req)); !st.ok() && submit_error.ok()) {
-      submit_error = st.error();
+    auto submit = [&engine, &submit_error](engine::RunRequest r) {
+      if (auto st = engine.Submit(std::move(r)); !st.ok() && submit_error.ok()) {
+        submit_error = st.error();
+      }
+    };
+    if (cluster.api.run_create > Duration::zero()) {
+      // CreateRun queues at the API server; the run starts once it is served.
+      api.Submit(cluster.api.run_create,
+                 [submit, r = std::move(req)]() mutable { submit(std::move(r)); });
+    } else {
+      submit(std::move(req));
     }
   };
   auto offset_of = [&](int64_t i) -> Duration {
@@ -214,6 +245,20 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
     cap += p.cpu_capacity;
   }
   result.cpu_utilisation = cap > 0 ? used / cap : 0;
+  auto stats = [&](const SharedServer& server, bool modelled) {
+    ServiceStats st;
+    st.modelled = modelled;
+    st.served = server.served();
+    double span = ToSeconds(result.makespan);
+    st.utilisation = span > 0 ? ToSeconds(server.busy()) / span : 0;
+    if (st.served > 0) {
+      st.mean_seconds = ToSeconds(server.total_sojourn()) / static_cast<double>(st.served);
+    }
+    return st;
+  };
+  result.api = stats(
+      api, cluster.api.run_create > Duration::zero() || cluster.api.task_update > Duration::zero());
+  result.artifact_store = stats(store, cluster.artifact_store.bandwidth > 0);
   return result;
 }
 
@@ -239,6 +284,14 @@ nlohmann::json ToJson(const SimResult& r) {
   j["cpu_utilisation"] = r.cpu_utilisation;
   j["peak_runs_alive"] = r.peak_runs_alive;
   j["events"] = r.events;
+  j["tasks_by_label"] = r.tasks_by_label;
+  auto service = [](const ServiceStats& st) {
+    return nlohmann::json{{"requests", st.served},
+                          {"utilisation", st.utilisation},
+                          {"mean_seconds", st.mean_seconds}};
+  };
+  if (r.api.modelled) j["api"] = service(r.api);
+  if (r.artifact_store.modelled) j["artifact_store"] = service(r.artifact_store);
   j["series"] = r.series.ToJson();
   return j;
 }
@@ -256,6 +309,13 @@ std::string Summary(const SimResult& r) {
                    r.pending_ms.ValueAtPercentile(95) / 1000.0);
   s += fmt::format("nodes       peak {}, {:.2f} node-hours, CPU allocated {:.0f}%\n", r.peak_nodes,
                    r.node_hours, r.cpu_utilisation * 100);
+  auto service = [&](const char* name, const ServiceStats& st) {
+    if (!st.modelled) return;
+    s += fmt::format("{:<11} {} requests, {:.0f}% busy, {:.2f}s each incl. queueing\n", name,
+                     st.served, st.utilisation * 100, st.mean_seconds);
+  };
+  service("api", r.api);
+  service("artifacts", r.artifact_store);
   return s;
 }
 

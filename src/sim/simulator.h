@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -16,6 +17,14 @@
 #include "util/result.h"
 
 namespace kfpbench::sim {
+
+// A shared service's load over the simulation (SharedServer).
+struct ServiceStats {
+  bool modelled = false;
+  uint64_t served = 0;
+  double utilisation = 0;   // busy time / makespan
+  double mean_seconds = 0;  // per request, waiting plus service
+};
 
 struct SimResult {
   int64_t runs = 0;
@@ -29,7 +38,10 @@ struct SimResult {
   int peak_nodes = 0;
   double cpu_utilisation = 0;  // allocated / capacity, time-weighted over the series
   int64_t peak_runs_alive = 0;
-  uint64_t events = 0;  // loop events run
+  uint64_t events = 0;                            // loop events run
+  std::map<std::string, int64_t> tasks_by_label;  // container tasks launched, by executor label
+  ServiceStats api;                               // run creations and task status updates
+  ServiceStats artifact_store;                    // uploads
   Series series{10};
 };
 

@@ -174,3 +174,137 @@ TEST(Series, CoarsensToStayBounded) {
 
 }  // namespace
 }  // namespace kfpbench::sim
+
+namespace kfpbench::sim {
+namespace {
+
+using namespace std::chrono_literals;
+
+WorkloadSpec Branching(int64_t runs, double p, uint64_t seed) {
+  auto w = LoadWorkload(testing::CapacityExamples() / "workload_branching.yaml");
+  EXPECT_TRUE(w.ok()) << w.error().message;
+  w->runs = runs;
+  w->seed = seed;
+  w->branches["condition-2"] = p;
+  w->steps.fallback.duration = exec::DurationDist::Constant(10s);
+  w->steps.by_label.clear();
+  return *w;
+}
+
+TEST(SimulatorBranches, TakenFractionMatchesTheProbability) {
+  const int64_t runs = 4000;
+  auto r = Simulate(testing::FixedCluster(20, 8), Branching(runs, 0.3, 11));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->succeeded, runs);
+  EXPECT_EQ(r->tasks_by_label["exec-check"], runs);
+  EXPECT_EQ(r->tasks_by_label["exec-publish"], runs);  // after the branch, taken or not
+  double taken = static_cast<double>(r->tasks_by_label["exec-retrain"]) / runs;
+  // 3.5 standard deviations of a binomial fraction: sqrt(0.3 * 0.7 / 4000) = 0.0072.
+  EXPECT_NEAR(taken, 0.3, 0.026);
+}
+
+TEST(SimulatorBranches, SeededAndReproducible) {
+  auto a = Simulate(testing::FixedCluster(4, 8), Branching(500, 0.5, 3));
+  auto b = Simulate(testing::FixedCluster(4, 8), Branching(500, 0.5, 3));
+  auto c = Simulate(testing::FixedCluster(4, 8), Branching(500, 0.5, 4));
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  EXPECT_EQ(a->tasks_by_label, b->tasks_by_label);
+  EXPECT_EQ(a->makespan, b->makespan);
+  // Another seed draws other branches (equal counts by chance: ~3.6% at n=500).
+  EXPECT_NE(a->tasks_by_label["exec-retrain"], c->tasks_by_label["exec-retrain"]);
+}
+
+TEST(SimulatorBranches, ZeroAndOneAreExactAndUnlistedConditionsAreEvaluated) {
+  auto never = Simulate(testing::FixedCluster(4, 8), Branching(200, 0, 1));
+  auto always = Simulate(testing::FixedCluster(4, 8), Branching(200, 1, 1));
+  ASSERT_TRUE(never.ok() && always.ok());
+  EXPECT_EQ(never->tasks_by_label.count("exec-retrain"), 0u);
+  EXPECT_EQ(always->tasks_by_label["exec-retrain"], 200);
+  // Not listed: the condition sees the simulated output ("stub"), not "retrain".
+  WorkloadSpec w = Branching(50, 1, 1);
+  w.branches.clear();
+  auto evaluated = Simulate(testing::FixedCluster(4, 8), w);
+  ASSERT_TRUE(evaluated.ok());
+  EXPECT_EQ(evaluated->tasks_by_label.count("exec-retrain"), 0u);
+  EXPECT_EQ(evaluated->succeeded, 50);
+}
+
+}  // namespace
+}  // namespace kfpbench::sim
+
+namespace kfpbench::sim {
+namespace {
+
+using namespace std::chrono_literals;
+
+// 200 six-step runs at once; every step 10 s. A run's tasks need 12 API
+// calls (two status updates each); at 1 s per call the API server completes
+// at most one run per 12 s however many nodes there are.
+TEST(SimulatorBottlenecks, ApiServiceTimeCapsThroughput) {
+  const int64_t runs = 200;
+  auto makespan = [&](int nodes, Duration task_update) {
+    ClusterSpec c = testing::FixedCluster(nodes, 4);
+    c.api.task_update = task_update;
+    auto r = Simulate(c, testing::SixStepWorkload(runs, 10s, 10s));
+    EXPECT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r->succeeded, runs);
+    return r.ok() ? ToSeconds(r->makespan) : 0.0;
+  };
+  // Without the bottleneck, twice the nodes nearly halve the makespan.
+  double free25 = makespan(25, 0s), free50 = makespan(50, 0s);
+  EXPECT_LT(free50 / free25, 0.6);
+  // With it, makespan is pinned at the saturated throughput 1 / (12 x 1 s).
+  double api25 = makespan(25, 1s), api50 = makespan(50, 1s);
+  EXPECT_GE(api25, runs * 12.0);
+  EXPECT_NEAR(api50, runs * 12.0, 0.03 * runs * 12.0);
+  EXPECT_GT(api50 / api25, 0.97);
+  auto r = Simulate(
+      [] {
+        ClusterSpec c = testing::FixedCluster(50, 4);
+        c.api.task_update = 1s;
+        return c;
+      }(),
+      testing::SixStepWorkload(runs, 10s, 10s));
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->api.modelled);
+  EXPECT_EQ(r->api.served, static_cast<uint64_t>(runs * 12));
+  EXPECT_GT(r->api.utilisation, 0.97);
+}
+
+TEST(SimulatorBottlenecks, RunCreationQueuesBeforeTheRunStarts) {
+  ClusterSpec c = testing::FixedCluster(10, 4);
+  c.api.run_create = 2s;
+  auto r = Simulate(c, testing::SixStepWorkload(5, 10s, 10s));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  // The fifth CreateRun is served at 10 s; its run then takes 40 s.
+  EXPECT_NEAR(ToSeconds(r->makespan), 50, 1e-6);
+  EXPECT_NEAR(r->run_ms.min() / 1000.0, 42, 0.5);
+  EXPECT_EQ(r->api.served, 5u);
+}
+
+// 20 runs at once; each trainer uploads 1 GiB at the end to a store with
+// 1 GiB/s. The 60 uploads start together at 20 s and need 60 s of the link.
+TEST(SimulatorBottlenecks, ArtifactStoreBandwidthIsShared) {
+  auto run = [](bool fifo) {
+    ClusterSpec c = testing::FixedCluster(20, 4);
+    c.artifact_store.bandwidth = static_cast<double>(int64_t{1} << 30);
+    c.artifact_store.fifo = fifo;
+    WorkloadSpec w = testing::SixStepWorkload(20, 10s, 10s);
+    w.steps.by_label["exec-train"].artifact_bytes = int64_t{1} << 30;
+    auto r = Simulate(c, w);
+    EXPECT_TRUE(r.ok()) << r.error().message;
+    return *r;
+  };
+  SimResult fair = run(false), fifo = run(true);
+  // Fair sharing: every upload ends at 80 s, every run at 100 s (40 s alone).
+  EXPECT_NEAR(ToSeconds(fair.makespan), 100, 1e-3);
+  EXPECT_NEAR(fair.run_ms.min() / 1000.0, 100, 1);
+  EXPECT_EQ(fair.artifact_store.served, 60u);
+  EXPECT_NEAR(fair.artifact_store.utilisation, 0.6, 0.01);  // 60 s busy of 100
+  // One at a time: the last upload still ends at 80 s, but earlier runs go on sooner.
+  EXPECT_NEAR(ToSeconds(fifo.makespan), 100, 1e-3);
+  EXPECT_LT(fifo.run_ms.ValueAtPercentile(50) / 1000.0, 80);
+}
+
+}  // namespace
+}  // namespace kfpbench::sim

@@ -1,0 +1,50 @@
+// The capacity page: one self-contained HTML file (uPlot inlined, nothing
+// fetched) with makespan and run duration versus the number of runs and
+// versus the number of nodes, the waves estimate beside them, and the
+// cluster over time (nodes, CPU allocated, pending tasks, runs alive).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/model.h"
+#include "sim/simulator.h"
+#include "util/result.h"
+
+namespace kfpbench::plan {
+
+struct SweepPoint {
+  int nodes = 0;
+  int64_t runs = 0;
+  double makespan_s = 0;
+  double p50_s = 0;  // run duration
+  double p95_s = 0;
+  double waves_s = 0;  // the analytic estimate, waves x single-run time
+};
+
+struct Sweeps {
+  std::vector<SweepPoint> by_runs;   // at `nodes`, runs from an eighth to twice `runs`
+  std::vector<SweepPoint> by_nodes;  // `runs`, nodes from a quarter to four times `nodes`
+};
+
+// Simulates the workload (all at once, first pool fixed) around (runs, nodes).
+Result<Sweeps> SweepAround(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload,
+                           int64_t runs, int nodes);
+
+struct CapacityPage {
+  std::string title;
+  std::string summary;             // plain text shown as is (escaped), e.g. plan::Describe
+  const Sweeps* sweeps = nullptr;  // omitted when null
+  const sim::SimResult* over_time = nullptr;  // its series; omitted when null
+};
+
+nlohmann::json PageData(const CapacityPage& page);
+std::string RenderCapacityPage(const CapacityPage& page);
+// Written atomically (a temporary file, then rename).
+Status WriteCapacityPage(const CapacityPage& page, const std::filesystem::path& path);
+
+}  // namespace kfpbench::plan

@@ -1,0 +1,121 @@
+#include "plan/capacity_page.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "plan/plan.h"
+#include "sim/test_support.h"
+#include "util/ids.h"
+
+namespace kfpbench::plan {
+namespace {
+
+using namespace std::chrono_literals;
+
+size_t Count(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+std::string Output(const std::string& command) {
+  std::string out;
+  FILE* p = popen(command.c_str(), "r");
+  if (!p) return out;
+  char buf[65536];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+class CapacityPageTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cluster_ = sim::testing::FixedCluster(4, 4);
+    workload_ = sim::testing::SixStepWorkload(1, 60s, 5min);
+    auto sweeps = SweepAround(cluster_, workload_, 40, 4);
+    ASSERT_TRUE(sweeps.ok()) << sweeps.error().message;
+    sweeps_ = *sweeps;
+    sim::WorkloadSpec w = workload_;
+    w.runs = 40;
+    auto r = sim::Simulate(FixedNodes(cluster_, 4), w);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    over_time_ = *r;
+  }
+  sim::ClusterSpec cluster_;
+  sim::WorkloadSpec workload_;
+  Sweeps sweeps_;
+  sim::SimResult over_time_;
+};
+
+TEST_F(CapacityPageTest, SweepsScaleTheWayTheyShould) {
+  ASSERT_GE(sweeps_.by_runs.size(), 5u);
+  ASSERT_GE(sweeps_.by_nodes.size(), 5u);
+  for (size_t i = 1; i < sweeps_.by_runs.size(); ++i) {
+    EXPECT_GT(sweeps_.by_runs[i].runs, sweeps_.by_runs[i - 1].runs);
+    EXPECT_GE(sweeps_.by_runs[i].makespan_s, sweeps_.by_runs[i - 1].makespan_s);
+    EXPECT_EQ(sweeps_.by_runs[i].nodes, 4);
+  }
+  for (size_t i = 1; i < sweeps_.by_nodes.size(); ++i) {
+    EXPECT_GT(sweeps_.by_nodes[i].nodes, sweeps_.by_nodes[i - 1].nodes);
+    EXPECT_LE(sweeps_.by_nodes[i].makespan_s, sweeps_.by_nodes[i - 1].makespan_s);
+    EXPECT_EQ(sweeps_.by_nodes[i].runs, 40);
+  }
+  // Never faster than one run's critical path.
+  EXPECT_GE(sweeps_.by_nodes.back().makespan_s, 60 + 300 + 60 + 60 - 0.001);
+  EXPECT_GT(sweeps_.by_nodes.back().waves_s, 0);
+  EXPECT_FALSE(SweepAround(cluster_, workload_, 0, 4).ok());
+}
+
+TEST_F(CapacityPageTest, PageIsSelfContainedAndEscapesItsText) {
+  CapacityPage page{"plan <40 runs>", "answer: \"4 nodes\" </script><b>", &sweeps_, &over_time_};
+  std::string html = RenderCapacityPage(page);
+  EXPECT_NE(html.find("<title>plan &lt;40 runs&gt;</title>"), std::string::npos);
+  EXPECT_NE(html.find("&lt;/script&gt;&lt;b&gt;"), std::string::npos);
+  EXPECT_EQ(html.find("</script><b>"), std::string::npos);
+  EXPECT_EQ(html.find("http://"), std::string::npos);
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  nlohmann::json data = PageData(page);
+  EXPECT_EQ(data["by_runs"]["runs"].size(), sweeps_.by_runs.size());
+  EXPECT_EQ(data["by_nodes"]["makespan"].size(), sweeps_.by_nodes.size());
+  EXPECT_FALSE(data["series"]["nodes"].empty());
+  EXPECT_FALSE(PageData({"t", "s", nullptr, nullptr}).contains("series"));
+}
+
+// Opens the page in headless Chromium: every chart draws, no script error.
+TEST_F(CapacityPageTest, EveryChartDrawsInABrowser) {
+  const char* chromium = "/usr/bin/chromium";
+  if (!std::filesystem::exists(chromium)) GTEST_SKIP() << "no " << chromium;
+  auto dir = std::filesystem::temp_directory_path() / ("kfpbench-capacity-" + NewUuid());
+  std::filesystem::create_directories(dir / "profile");
+  auto path = dir / "capacity.html";
+  ASSERT_TRUE(WriteCapacityPage({"capacity", "summary", &sweeps_, &over_time_}, path).ok());
+  std::string dom = Output(
+      fmt::format("timeout 60 {} --headless --no-sandbox --disable-gpu --no-first-run "
+                  "--disable-background-networking --disable-component-update --disable-sync "
+                  "--disable-dev-shm-usage --user-data-dir={} --window-size=1200,2400 "
+                  "--virtual-time-budget=5000 --dump-dom file://{} 2>/dev/null",
+                  chromium, (dir / "profile").string(), path.string()));
+  std::filesystem::remove_all(dir);
+  ASSERT_NE(dom.find("id=\"status\" data-ready=\"true\""), std::string::npos)
+      << dom.substr(0, 3000);
+  size_t errors = dom.find("<ul id=\"errors\"");
+  ASSERT_NE(errors, std::string::npos);
+  EXPECT_EQ(dom.substr(errors, dom.find("</ul>", errors) - errors).find("<li"), std::string::npos)
+      << dom.substr(errors, 2000);
+  size_t charts = dom.find("<div id=\"charts\">");
+  ASSERT_NE(charts, std::string::npos);
+  std::string body = dom.substr(charts);
+  // Two sweeps and three over-time charts.
+  EXPECT_EQ(Count(body, "data-drawn=\"true\""), 5u);
+  EXPECT_EQ(Count(body, "data-drawn=\"false\""), 0u);
+  EXPECT_NE(body.find("class=\"uplot"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kfpbench::plan
