@@ -75,6 +75,41 @@ void BM_Simulate(benchmark::State& state) {
 }
 BENCHMARK(BM_Simulate)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMillisecond)->Iterations(1);
 
+// The same with the shared services modelled: every task makes two API calls
+// (10 ms each, 4 workers) and each trainer uploads 1Gi to a 10Gi/s store
+// shared by processor sharing: three more queue events per task.
+void BM_SimulateShared(benchmark::State& state) {
+  const int64_t runs = state.range(0);
+  ClusterSpec cluster;
+  cluster.pools.push_back({"workers", 4, int64_t{16} << 30, 0, 1000, -1});
+  cluster.autoscaler.provisioning_delay = 90s;
+  cluster.api.task_update = 10ms;
+  cluster.api.workers = 4;
+  cluster.artifact_store.bandwidth = 10.0 * (int64_t{1} << 30);
+  WorkloadSpec w;
+  w.pipeline = SixSteps();
+  w.runs = runs;
+  w.arrival_kind = WorkloadSpec::ArrivalKind::kRate;
+  w.rate_per_second = 3.5;
+  w.steps.fallback.duration = *exec::ParseDurationDist("lognormal:60s:0.3");
+  w.steps.fallback.overhead = 2s;
+  w.steps.by_label["exec-train"] = {*exec::ParseDurationDist("lognormal:5m:0.4"), 2s,
+                                    int64_t{1} << 30};
+  for (auto _ : state) {
+    auto r = Simulate(cluster, w);
+    if (!r.ok()) {
+      state.SkipWithError(r.error().message.c_str());
+      return;
+    }
+    state.counters["events/s"] =
+        benchmark::Counter(static_cast<double>(r->events), benchmark::Counter::kIsRate);
+    state.counters["runs"] = static_cast<double>(r->succeeded);
+    state.counters["makespan_h"] = ToSeconds(r->makespan) / 3600;
+    state.counters["store_busy"] = r->artifact_store.utilisation;
+  }
+}
+BENCHMARK(BM_SimulateShared)->Arg(100'000)->Unit(benchmark::kMillisecond)->Iterations(1);
+
 }  // namespace
 }  // namespace kfpbench::sim
 

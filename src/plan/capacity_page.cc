@@ -128,7 +128,7 @@ constexpr const char* kPageJs = R"JS(
 
 constexpr const char* kPageCss = R"CSS(
 body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
-pre.summary { background: #f6f6f6; padding: 0.8em; border-radius: 4px; }
+pre.summary { background: #f6f6f6; padding: 0.8em; border-radius: 4px; white-space: pre-wrap; }
 section.chart { margin: 1.5em 0; }
 section.chart h2 { font-size: 1.05em; }
 #errors { color: #b00; }
