@@ -6,6 +6,7 @@
 #include "cli/capacity_commands.h"
 #include "cli/commands.h"
 #include "cli/kube_commands.h"
+#include "cli/profile_commands.h"
 #include "cli/report_commands.h"
 
 namespace kfpbench::cli {
@@ -22,6 +23,8 @@ int Main(int argc, char** argv) {
       AddServeCommand(app),    AddRunCommand(app),       AddStepCommand(app),
       AddValidateCommand(app), AddJobCommand(app),       AddKubeCommand(app),
       AddSimulateCommand(app), AddCalibrateCommand(app), AddPlanCommand(app)};
+  commands.push_back(AddProfileCommand(app));
+  commands.push_back(AddOrchestrateCommand(app));
   AddReportCommands(app, commands);
   try {
     app.parse(argc, argv);

@@ -1,0 +1,205 @@
+// End to end: `kfpbench orchestrate` against a KFP server (the embedded
+// backend, on loopback, as a real cluster would be reached through --host):
+// one run per CSV row, each with its row's typed parameters, read back
+// through the API.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "http/client.h"
+#include "http/url.h"
+#include "kfp/client.h"
+#include "server/backend.h"
+#include "util/ids.h"
+
+namespace kfpbench::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string output;
+};
+
+Outcome Kfpbench(const std::string& args) {
+  std::string command = std::string(KFPBENCH_BINARY_DIR) + "/kfpbench " + args + " 2>&1";
+  Outcome out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return out;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    out.output.append(buffer.data(), n);
+  int status = pclose(pipe);
+  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+class OrchestrateCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("kfpbench-orchestrate-" + NewUuid());
+    fs::create_directories(dir_);
+    server::ServeOptions so;
+    so.port = 0;
+    so.backend.executor = "process";
+    so.backend.self_binary = std::string(KFPBENCH_BINARY_DIR) + "/kfpbench";
+    auto started = server::ApiServer::Start(so);
+    ASSERT_TRUE(started.ok()) << started.error().message;
+    server_ = std::move(*started);
+    http::ClientOptions co;
+    co.base = *http::ParseUrl(server_->url());
+    http_ = std::make_unique<http::Client>(co);
+    client_ = std::make_unique<kfp::Client>(*http_, kfp::ClientConfig{}, nullptr);
+  }
+  void TearDown() override {
+    client_.reset();
+    http_.reset();
+    server_.reset();
+    fs::remove_all(dir_);
+  }
+  std::string Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+    return (dir_ / name).string();
+  }
+  std::string Sweep() const {
+    return std::string(KFPBENCH_SOURCE_DIR) + "/examples/capacity/train_sweep.yaml";
+  }
+  std::vector<kfp::Run> AllRuns() {
+    kfp::ListOptions options;
+    options.page_size = 100;
+    auto page = client_->ListRuns(options);
+    EXPECT_TRUE(page.ok()) << page.error().message;
+    return page.ok() ? page->items : std::vector<kfp::Run>{};
+  }
+
+  fs::path dir_;
+  std::unique_ptr<server::ApiServer> server_;
+  std::unique_ptr<http::Client> http_;
+  std::unique_ptr<kfp::Client> client_;
+};
+
+TEST_F(OrchestrateCommandTest, StartsOneRunPerRowWithThatRowsTypedParameters) {
+  std::string csv = Write("sweep.csv",
+                          "model,lr,epochs,augment\r\n"
+                          "resnet18,0.1,1,false\r\n"
+                          "resnet18,0.01,2,true\r\n"
+                          "\r\n"
+                          "\"resnet50, wide\",0.001,3,false\r\n"
+                          "vit-small,1e-4,,true\r\n"
+                          "vit-small,0.05,5,\r\n");
+  Outcome r = Kfpbench("orchestrate " + csv + " --pipeline " + Sweep() + " --host " +
+                       server_->url() + " --experiment sweep --concurrency 2 --keep --out " +
+                       (dir_ / "out").string() + " --poll-interval 100ms");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+
+  // Line of the CSV -> what the run must have been given.
+  std::map<int, nlohmann::json> expected = {
+      {2, {{"model", "resnet18"}, {"lr", 0.1}, {"epochs", 1}, {"augment", false}}},
+      {3, {{"model", "resnet18"}, {"lr", 0.01}, {"epochs", 2}, {"augment", true}}},
+      {5, {{"model", "resnet50, wide"}, {"lr", 0.001}, {"epochs", 3}, {"augment", false}}},
+      {6, {{"model", "vit-small"}, {"lr", 1e-4}, {"augment", true}}},
+      {7, {{"model", "vit-small"}, {"lr", 0.05}, {"epochs", 5}}},
+  };
+  std::vector<kfp::Run> runs = AllRuns();
+  ASSERT_EQ(runs.size(), 5u) << r.output;
+  std::set<int> seen;
+  for (const auto& listed : runs) {
+    auto run = client_->GetRun(listed.run_id);
+    ASSERT_TRUE(run.ok());
+    size_t at = run->display_name.find("-line");
+    ASSERT_NE(at, std::string::npos) << run->display_name;
+    int line = std::stoi(run->display_name.substr(at + 5));
+    ASSERT_TRUE(expected.count(line)) << run->display_name;
+    seen.insert(line);
+    const nlohmann::json& params = run->runtime_config.parameters;
+    for (const auto& [name, value] : expected[line].items()) {
+      ASSERT_TRUE(params.contains(name)) << line << ": " << params.dump();
+      if (value.is_number_float()) {
+        EXPECT_DOUBLE_EQ(params[name].get<double>(), value.get<double>()) << line << " " << name;
+      } else {
+        EXPECT_EQ(params[name], value) << line << " " << name;
+      }
+    }
+    EXPECT_EQ(params.size(), expected[line].size()) << params.dump();
+    EXPECT_EQ(run->state, RuntimeState::kSucceeded) << line;
+    EXPECT_FALSE(run->experiment_id.empty());
+  }
+  EXPECT_EQ(seen.size(), 5u);
+
+  // Recorded like any benchmark.
+  std::ifstream in(dir_ / "out" / "results.json");
+  auto results = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_TRUE(results.is_object());
+  EXPECT_EQ(results["runs"]["records"].size(), 5u);
+  EXPECT_EQ(results["scenarios"][0]["mode"], "ORCHESTRATE");
+  EXPECT_TRUE(fs::exists(dir_ / "out" / "report.html"));
+}
+
+TEST_F(OrchestrateCommandTest, FindsAnUploadedPipelineByName) {
+  std::ifstream in(Sweep());
+  std::stringstream text;
+  text << in.rdbuf();
+  auto uploaded = client_->UploadPipeline("sweep-by-name", "train_sweep.yaml", text.str());
+  ASSERT_TRUE(uploaded.ok()) << uploaded.error().message;
+  std::string csv = Write("one.csv", "model,epochs\nbert,7\n");
+  Outcome r = Kfpbench("orchestrate " + csv + " --pipeline sweep-by-name --host " + server_->url() +
+                       " --keep --out " + (dir_ / "out").string() + " --poll-interval 100ms");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<kfp::Run> runs = AllRuns();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].pipeline_id, uploaded->pipeline_id);
+  EXPECT_EQ(runs[0].runtime_config.parameters, (nlohmann::json{{"model", "bert"}, {"epochs", 7}}));
+
+  Outcome missing =
+      Kfpbench("orchestrate " + csv + " --pipeline no-such-pipeline --host " + server_->url());
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.output.find("--pipeline 'no-such-pipeline': neither a file nor a pipeline"),
+            std::string::npos)
+      << missing.output;
+}
+
+TEST_F(OrchestrateCommandTest, BadCsvExitsTwoNamingLineAndColumnBeforeAnyRun) {
+  struct Case {
+    std::string csv;
+    std::string message;
+  };
+  for (const auto& c : std::vector<Case>{
+           {"model,lr\nx,0.1\ny\n", "bad.csv: line 3: 1 field, the header has 2"},
+           {"model,lr\nx,\"0.1\n", "bad.csv: line 2: unterminated quoted field"},
+           {"model,batch\nx,1\n", "bad.csv: line 1, column 'batch': the pipeline has no input"},
+           {"model,epochs\nx,1\ny,two\n",
+            "bad.csv: line 3, column 'epochs': expected an integer (NUMBER_INTEGER), got 'two'"},
+           {"model,augment\nx,maybe\n", "line 2, column 'augment': expected true or false"},
+           {"lr\n0.1\n", "bad.csv: line 2: no value for required parameter 'model'"},
+           {"model\n", "bad.csv: no rows after the header"},
+       }) {
+    std::string csv = Write("bad.csv", c.csv);
+    Outcome r = Kfpbench("orchestrate " + csv + " --pipeline " + Sweep() + " --host " +
+                         server_->url() + " --out " + (dir_ / "never").string());
+    EXPECT_EQ(r.exit_code, 2) << c.csv << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.csv << "\n" << r.output;
+  }
+  EXPECT_TRUE(AllRuns().empty());
+  EXPECT_FALSE(fs::exists(dir_ / "never"));
+  Outcome both = Kfpbench("orchestrate x.csv --pipeline p --concurrency 2 --rate 1/s");
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.output.find("give --concurrency or --rate, not both"), std::string::npos);
+  Outcome rate = Kfpbench("orchestrate x.csv --pipeline p --rate fast");
+  EXPECT_EQ(rate.exit_code, 2);
+  EXPECT_NE(rate.output.find("--rate: expected a positive rate"), std::string::npos);
+  Outcome missing = Kfpbench("orchestrate /nonexistent/runs.csv --pipeline p");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.output.find("cannot read /nonexistent/runs.csv"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kfpbench::cli

@@ -1,0 +1,307 @@
+#include "harness/orchestrate.h"
+
+#include <atomic>
+#include <cmath>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "harness/orchestrate_params.h"
+#include "harness/pipeline_run_runner.h"
+#include "harness/run_follower.h"
+#include "util/ids.h"
+
+namespace kfpbench::harness {
+namespace {
+
+constexpr int kOpenLoopPollers = 4;
+
+std::string NameFilter(const std::string& key, const std::string& value) {
+  nlohmann::json filter = {
+      {"predicates",
+       nlohmann::json::array({{{"key", key}, {"operation", "EQUALS"}, {"string_value", value}}})}};
+  return filter.dump();
+}
+
+std::string RunName(const OrchestrateRow& row) {
+  return fmt::format("kfpbench-orchestrate-line{}-{}", row.line, NewUuid().substr(0, 8));
+}
+
+}  // namespace
+
+Result<std::vector<OrchestrateRow>> TypeRows(const CsvTable& table, const ir::PipelineSpec& spec,
+                                             const std::string& csv_name) {
+  for (const auto& column : table.header) {
+    if (!spec.root.inputs.parameters.count(column)) {
+      std::string declared;
+      for (const auto& [name, p] : spec.root.inputs.parameters) {
+        declared += declared.empty() ? name : ", " + name;
+      }
+      return Error{fmt::format(
+          "{}: line {}, column '{}': the pipeline has no input parameter '{}' (it declares: {})",
+          csv_name, table.header_line, column, column, declared.empty() ? "none" : declared)};
+    }
+  }
+  std::vector<OrchestrateRow> rows;
+  for (const auto& r : table.rows) {
+    OrchestrateRow row;
+    row.line = r.line;
+    for (size_t i = 0; i < table.header.size(); ++i) {
+      const auto& param = spec.root.inputs.parameters.at(table.header[i]);
+      const std::string& cell = r.cells[i];
+      // An empty cell leaves the parameter to its default (an empty STRING
+      // without a default is a value).
+      if (cell.empty() && (param.default_value || param.is_optional)) continue;
+      auto v = TypedValue(param, cell);
+      if (!v.ok()) {
+        return Error{fmt::format("{}: line {}, column '{}': {}", csv_name, r.line, table.header[i],
+                                 v.error().message)};
+      }
+      row.parameters[table.header[i]] = std::move(*v);
+    }
+    for (const auto& [name, p] : spec.root.inputs.parameters) {
+      if (!row.parameters.contains(name) && !p.default_value && !p.is_optional) {
+        return Error{fmt::format("{}: line {}: no value for required parameter '{}'", csv_name,
+                                 r.line, name)};
+      }
+    }
+    rows.push_back(std::move(row));
+  }
+  if (rows.empty()) return Error{fmt::format("{}: no rows after the header", csv_name)};
+  return rows;
+}
+
+Result<double> ParseRate(const std::string& text) {
+  std::string number = text;
+  double per_minute = 1;
+  for (auto [suffix, factor] : {std::pair{"/s", 60.0}, std::pair{"/m", 1.0}, std::pair{"/min", 1.0},
+                                std::pair{"/h", 1.0 / 60}}) {
+    std::string s = suffix;
+    if (number.size() > s.size() && number.ends_with(s)) {
+      number.resize(number.size() - s.size());
+      per_minute = factor;
+      break;
+    }
+  }
+  char* end = nullptr;
+  double v = std::strtod(number.c_str(), &end);
+  if (number.empty() || end != number.c_str() + number.size() || !(v > 0) || !std::isfinite(v)) {
+    return Error{fmt::format(
+        "--rate: expected a positive rate such as 30 (per minute), 30/m, 0.5/s or 120/h, got '{}'",
+        text)};
+  }
+  return v * per_minute;
+}
+
+Result<ir::PipelineSpec> ResolvePipeline(kfp::Client& client, const std::string& name,
+                                         OrchestratePlan& plan) {
+  plan.pipeline_label = name;
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(name, ec)) {
+    std::ifstream in(name, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in) return Error{fmt::format("--pipeline: cannot read {}", name)};
+    auto spec = ir::ParsePipelineSpec(text.str());
+    if (!spec.ok()) return Error{fmt::format("{}: {}", name, spec.error().message)};
+    plan.pipeline_file = name;
+    return spec;
+  }
+  // A pipeline on the server, by its name (KFP's display name, or name).
+  std::optional<kfp::Pipeline> found;
+  for (const char* key : {"display_name", "name"}) {
+    kfp::ListOptions options;
+    options.filter = NameFilter(key, name);
+    options.page_size = 2;
+    auto page = client.ListPipelines(options);
+    if (!page.ok()) {
+      return Error{
+          fmt::format("--pipeline '{}': no such file, and listing pipelines on {} failed: {}", name,
+                      client.base_url(), page.error().message)};
+    }
+    if (!page->items.empty()) {
+      found = page->items.front();
+      break;
+    }
+  }
+  if (!found) {
+    return Error{fmt::format("--pipeline '{}': neither a file nor a pipeline on {}", name,
+                             client.base_url())};
+  }
+  kfp::ListOptions newest;
+  newest.sort_by = "created_at desc";
+  newest.page_size = 1;
+  auto versions = client.ListPipelineVersions(found->pipeline_id, newest);
+  if (!versions.ok() || versions->items.empty()) {
+    return Error{fmt::format("--pipeline '{}': cannot read its versions: {}", name,
+                             versions.ok() ? "none" : versions.error().message)};
+  }
+  const kfp::PipelineVersion& version = versions->items.front();
+  if (version.pipeline_spec.is_null()) {
+    return Error{fmt::format("--pipeline '{}': version {} carries no pipeline spec", name,
+                             version.pipeline_version_id)};
+  }
+  nlohmann::json doc = version.pipeline_spec;
+  // A version may hold {pipeline_spec, platform_spec}; the IR is the first.
+  if (doc.contains("pipeline_spec") && !doc.contains("root")) doc = doc["pipeline_spec"];
+  auto spec = ir::ParsePipelineSpecJson(doc);
+  if (!spec.ok()) {
+    return Error{
+        fmt::format("--pipeline '{}': its spec does not compile: {}", name, spec.error().message)};
+  }
+  plan.pipeline_id = found->pipeline_id;
+  plan.pipeline_version_id = version.pipeline_version_id;
+  return spec;
+}
+
+Result<kfp::RunCreate> OrchestrateRunner::BaseRequest(Context& context) {
+  kfp::RunCreate base;
+  if (!plan_.pipeline_file.empty()) {
+    auto uploaded = context.EnsurePipeline(plan_.pipeline_file);
+    if (!uploaded.ok()) return uploaded.error();
+    base.pipeline_id = uploaded->pipeline_id;
+  } else {
+    base.pipeline_id = plan_.pipeline_id;
+    base.pipeline_version_id = plan_.pipeline_version_id;
+  }
+  if (!plan_.experiment_name.empty()) {
+    kfp::ListOptions options;
+    options.filter = NameFilter("display_name", plan_.experiment_name);
+    auto page = context.client().ListExperiments(options);
+    if (!page.ok()) return Error{"cannot list experiments: " + page.error().message};
+    if (!page->items.empty()) {
+      base.experiment_id = page->items.front().experiment_id;
+    } else {
+      auto e = context.client().CreateExperiment(plan_.experiment_name,
+                                                 "created by kfpbench orchestrate");
+      if (!e.ok()) {
+        return Error{fmt::format("cannot create experiment '{}': {}", plan_.experiment_name,
+                                 e.error().message)};
+      }
+      base.experiment_id = e->experiment_id;
+      context.TrackExperiment(base.experiment_id);
+    }
+  }
+  return base;
+}
+
+Status OrchestrateRunner::Run(const Scenario& scenario, Context& context) {
+  auto base = BaseRequest(context);
+  if (!base.ok()) return base.error();
+  auto create = [&](const OrchestrateRow& row, RunRecord& record) {
+    kfp::RunCreate request = *base;
+    request.display_name = RunName(row);
+    request.parameters = row.parameters;
+    record.scenario = scenario.index;
+    record.submitted = WallClock::now();
+    auto run = context.client().CreateRun(request);
+    if (!run.ok()) {
+      record.error = fmt::format("line {}: {}", row.line, run.error().message);
+      return false;
+    }
+    record.run_id = run->run_id;
+    context.TrackRun(record.run_id);
+    AbsorbRun(*run, record);
+    return true;
+  };
+  const WallTime give_up_after_last = WallClock::now() + scenario.run_time;
+
+  if (plan_.rate_per_minute) {
+    // Open loop: row i is due at start + i / rate, whatever came before.
+    RunFollower follower(context, kOpenLoopPollers);
+    const WallTime start = WallClock::now();
+    const Duration gap = std::chrono::duration_cast<Duration>(
+        std::chrono::duration<double>(60.0 / *plan_.rate_per_minute));
+    for (size_t i = 0; i < plan_.rows.size(); ++i) {
+      WallTime intended = start + gap * static_cast<int64_t>(i);
+      if (!context.SleepUntil(intended)) break;
+      RunRecord record;
+      record.intended = intended;
+      if (create(plan_.rows[i], record)) {
+        follower.Add(std::move(record));
+      } else {
+        context.runs().Add(std::move(record));
+      }
+    }
+    follower.Finish(WallClock::now() + context.options().drain_timeout);
+    return Ok();
+  }
+
+  // Closed loop: `concurrency` workers take the next row until none is left.
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> workers;
+  const int n = std::max(1, std::min<int>(plan_.concurrency, static_cast<int>(plan_.rows.size())));
+  for (int w = 0; w < n; ++w) {
+    workers.emplace_back([&] {
+      for (size_t i = next++; i < plan_.rows.size() && !context.Interrupted(); i = next++) {
+        RunRecord record;
+        if (create(plan_.rows[i], record)) {
+          FollowRun(
+              context, record,
+              std::max(give_up_after_last, WallClock::now()) + context.options().drain_timeout);
+        }
+        context.runs().Add(std::move(record));
+      }
+    });
+  }
+  for (auto& t : workers) t.join();
+  return Ok();
+}
+
+BenchmarkResults RunOrchestration(const OrchestratePlan& plan, kfp::Client& client,
+                                  metrics::Recorder& recorder, const HarnessOptions& options) {
+  BenchmarkResults results;
+  results.kfpbench_version = KFPBENCH_VERSION;
+  results.started = recorder.start();
+  results.scenario_path = plan.csv_path.string();
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& r : plan.rows) rows.push_back({{"line", r.line}, {"parameters", r.parameters}});
+  nlohmann::json source = {{"mode", "ORCHESTRATE"},
+                           {"csv", plan.csv_path.string()},
+                           {"pipeline", plan.pipeline_label},
+                           {"rows", rows}};
+  if (!plan.experiment_name.empty()) source["experiment"] = plan.experiment_name;
+  if (plan.rate_per_minute) {
+    source["rate"] = *plan.rate_per_minute;
+  } else {
+    source["concurrency"] = plan.concurrency;
+  }
+  results.scenario_source = nlohmann::json::array({source});
+  results.scenarios.push_back({0, "ORCHESTRATE", 0});
+
+  RunLog runs;
+  Context context(client, runs, options);
+  Scenario scenario;
+  scenario.index = 0;
+  scenario.run_time = Duration::zero();  // runs are awaited for the drain timeout
+  OrchestrateRunner runner(plan);
+  spdlog::info("orchestrate: {} run(s) of {} from {}", plan.rows.size(), plan.pipeline_label,
+               plan.csv_path.string());
+  if (Status s = runner.Run(scenario, context); !s.ok()) {
+    results.errors.push_back("scenario [0] ORCHESTRATE: " + s.error().message);
+  }
+  results.runs = runs.Records();
+  if (context.Interrupted()) {
+    results.partial = true;
+    results.partial_reason = "interrupted";
+  }
+  int unfinished = 0;
+  for (const auto& r : results.runs) {
+    if (!r.run_id.empty() && !IsTerminal(r.state)) ++unfinished;
+  }
+  if (unfinished > 0) {
+    results.partial = true;
+    if (!results.partial_reason.empty()) results.partial_reason += "; ";
+    results.partial_reason += fmt::format("{} run(s) had not finished", unfinished);
+  }
+  results.operations = recorder.Snapshot();
+  results.cleanup_failures = context.CleanUp();
+  results.finished = WallClock::now();
+  return results;
+}
+
+}  // namespace kfpbench::harness

@@ -1,0 +1,76 @@
+// The orchestrator pattern of the KFP scalability guide: one run per row of a
+// scenario table, the row's columns as the run's parameters, runs started at
+// a fixed concurrency or at a rate, followed to the end and recorded like any
+// other benchmark (results.json, report). Works against the embedded backend
+// and a real cluster alike, through kfp::Client.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/orchestrate_csv.h"
+#include "harness/results.h"
+#include "harness/runner.h"
+#include "ir/pipeline_spec.h"
+#include "kfp/client.h"
+#include "metrics/recorder.h"
+#include "util/result.h"
+
+namespace kfpbench::harness {
+
+struct OrchestrateRow {
+  size_t line = 0;                                       // in the CSV, for messages
+  nlohmann::json parameters = nlohmann::json::object();  // typed
+};
+
+// Types every cell by the pipeline's root inputs. Errors name the file, the
+// row's line and the column: "runs.csv: line 4, column 'epochs': expected an
+// integer (NUMBER_INTEGER), got 'three'".
+Result<std::vector<OrchestrateRow>> TypeRows(const CsvTable& table, const ir::PipelineSpec& spec,
+                                             const std::string& csv_name);
+
+// "30" (runs per minute), "30/m", "0.5/s", "120/h" -> runs per minute.
+Result<double> ParseRate(const std::string& text);
+
+struct OrchestratePlan {
+  std::filesystem::path csv_path;
+  std::vector<OrchestrateRow> rows;
+  // Either a file to upload (removed afterwards unless --keep) or the id of
+  // a pipeline already on the server.
+  std::filesystem::path pipeline_file;
+  std::string pipeline_id;
+  std::string pipeline_version_id;
+  std::string pipeline_label;             // as the user named it, for the report
+  std::string experiment_name;            // found by name, or created (and then removed)
+  int concurrency = 1;                    // closed loop: runs in flight
+  std::optional<double> rate_per_minute;  // open loop instead
+};
+
+// The pipeline named by `--pipeline`: a file when one exists at `name` (parsed
+// here, uploaded by RunOrchestration), else a pipeline on the server found by
+// name (its latest version's spec). Fills the plan's pipeline fields.
+Result<ir::PipelineSpec> ResolvePipeline(kfp::Client& client, const std::string& name,
+                                         OrchestratePlan& plan);
+
+// The runner: in the harness's ModeRunner shape, so it shares the run
+// follower, the clean-up and the interruption handling with every mode.
+class OrchestrateRunner : public ModeRunner {
+ public:
+  explicit OrchestrateRunner(const OrchestratePlan& plan) : plan_(plan) {}
+  Status Run(const Scenario& scenario, Context& context) override;
+
+ private:
+  Result<kfp::RunCreate> BaseRequest(Context& context);
+  const OrchestratePlan& plan_;
+};
+
+// Runs the whole table and returns what was measured; scenario-level failures
+// are in results.errors. `client` must report its calls to `recorder`.
+BenchmarkResults RunOrchestration(const OrchestratePlan& plan, kfp::Client& client,
+                                  metrics::Recorder& recorder, const HarnessOptions& options);
+
+}  // namespace kfpbench::harness

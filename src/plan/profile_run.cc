@@ -1,0 +1,189 @@
+#include "plan/profile_run.h"
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "exec/resource_sampler.h"
+#include "harness/harness.h"
+#include "harness/orchestrate_params.h"
+#include "harness/run_follower.h"
+#include "http/client.h"
+#include "http/url.h"
+#include "kfp/client.h"
+#include "metrics/recorder.h"
+#include "server/backend.h"
+
+namespace kfpbench::plan {
+namespace {
+
+constexpr int kBadInput = 2;
+constexpr auto kPollInterval = std::chrono::milliseconds(200);
+
+Error Failed(std::string message) { return Error{std::move(message), 1}; }
+
+}  // namespace
+
+nlohmann::json WithoutResources(const nlohmann::json& pipeline_spec) {
+  nlohmann::json spec = pipeline_spec;
+  auto deployment = spec.find("deploymentSpec");
+  if (deployment == spec.end() || !deployment->contains("executors")) return spec;
+  for (auto& [label, executor] : (*deployment)["executors"].items()) {
+    if (executor.contains("container")) executor["container"].erase("resources");
+  }
+  return spec;
+}
+
+std::map<std::string, std::string> ExecutorLabels(const ir::PipelineSpec& spec) {
+  std::map<std::string, std::string> labels;
+  auto add_dag = [&](const ir::ComponentSpec& component) {
+    if (!component.is_dag()) return;
+    for (const auto& [name, task] : component.dag->tasks) {
+      const ir::ComponentSpec* ref = spec.FindComponent(task.component_ref);
+      if (ref == nullptr || ref->executor_label.empty()) continue;
+      labels.emplace(name, ref->executor_label);
+      if (!task.display_name.empty()) labels.emplace(task.display_name, ref->executor_label);
+    }
+  };
+  add_dag(spec.root);
+  for (const auto& [name, component] : spec.components) add_dag(component);
+  return labels;
+}
+
+Result<ProfileRun> ProfileOnEmbeddedBackend(const ProfileRunOptions& options) {
+  const std::string path = options.pipeline_path.string();
+  std::ifstream in(options.pipeline_path, std::ios::binary);
+  if (!in) return Error{fmt::format("cannot read pipeline file {}", path), kBadInput};
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto spec = ir::ParsePipelineSpec(text.str());
+  if (!spec.ok()) return Error{fmt::format("{}: {}", path, spec.error().message), kBadInput};
+  auto parameters = harness::TypedParameters(*spec, options.params);
+  if (!parameters.ok()) return Error{"--params: " + parameters.error().message, kBadInput};
+  if (options.repeats < 1) return Error{"--repeat: must be at least 1", kBadInput};
+
+  server::ServeOptions so;
+  so.port = 0;
+  so.backend.executor = "process";
+  so.backend.self_binary = options.self_binary;
+  auto server = server::ApiServer::Start(so);
+  if (!server.ok()) {
+    return Failed("cannot start the embedded backend: " + server.error().message);
+  }
+  auto base = http::ParseUrl((*server)->url());
+  if (!base.ok()) return Failed(base.error().message);
+  http::ClientOptions co;
+  co.base = *base;
+  http::Client http(co);
+  metrics::Recorder recorder(WallClock::now());
+  harness::RecordingObserver observer(recorder);
+  kfp::Client client(http, {}, &observer);
+
+  exec::ResourceSamplerOptions sampler_options;
+  sampler_options.interval = options.sample_interval;
+  exec::ResourceSampler sampler(sampler_options);
+
+  ProfileRun out;
+  out.results.kfpbench_version = KFPBENCH_VERSION;
+  out.results.started = recorder.start();
+  out.results.target.url = (*server)->url();
+  out.results.target.embedded = true;
+  out.results.scenario_path = path;
+  out.results.scenario_source = nlohmann::json::array({{{"mode", "PROFILE"},
+                                                        {"pipeline", path},
+                                                        {"params", *parameters},
+                                                        {"repeat", options.repeats}}});
+  out.results.scenarios.push_back({0, "PROFILE", 0});
+
+  auto uploaded = client.UploadPipeline(
+      fmt::format("kfpbench-profile-{}", options.pipeline_path.stem().string()),
+      options.pipeline_path.stem().string() + ".json", WithoutResources(spec->json).dump());
+  if (!uploaded.ok()) return Failed("cannot upload " + path + ": " + uploaded.error().message);
+
+  std::vector<kfp::Run> finished;
+  for (int i = 0; i < options.repeats; ++i) {
+    kfp::RunCreate create;
+    create.display_name = fmt::format("kfpbench-profile-{}", i + 1);
+    create.pipeline_id = uploaded->pipeline_id;
+    create.parameters = *parameters;
+    harness::RunRecord record;
+    record.submitted = WallClock::now();
+    auto run = client.CreateRun(create);
+    if (!run.ok()) return Failed("cannot create a run: " + run.error().message);
+    spdlog::info("profile: run {} of {} ({})", i + 1, options.repeats, run->run_id);
+    const WallTime give_up = WallClock::now() + options.run_timeout;
+    kfp::Run last = *run;
+    while (!IsTerminal(last.state)) {
+      if (options.interrupted && options.interrupted->load()) return Failed("interrupted");
+      if (WallClock::now() >= give_up) {
+        return Failed(fmt::format("run {} still {} after {}", last.run_id,
+                                  RuntimeStateName(last.state),
+                                  FormatDuration(options.run_timeout)));
+      }
+      std::this_thread::sleep_for(kPollInterval);
+      auto polled = client.GetRun(run->run_id);
+      if (!polled.ok()) return Failed("cannot follow run: " + polled.error().message);
+      last = std::move(*polled);
+    }
+    record.run_id = last.run_id;
+    record.observed = WallClock::now();
+    harness::AbsorbRun(last, record);
+    out.results.runs.push_back(record);
+    if (last.state != RuntimeState::kSucceeded) {
+      return Failed(fmt::format("run {} of {} ended {}{}{}", i + 1, path,
+                                RuntimeStateName(last.state), last.error ? ": " : "",
+                                last.error ? last.error->message : ""));
+    }
+    finished.push_back(std::move(last));
+  }
+  sampler.Stop();
+  out.results.operations = recorder.Snapshot();
+  out.results.finished = WallClock::now();
+
+  // A retried task runs again under the same id: all its attempts count.
+  std::map<std::string, std::vector<exec::GroupProfile>> by_task;
+  for (auto& g : sampler.Profiles()) {
+    if (!g.task_id.empty()) by_task[g.task_id].push_back(std::move(g));
+  }
+  const auto labels = ExecutorLabels(*spec);
+  std::vector<StepExecution> executions;
+  for (const auto& run : finished) {
+    for (const auto& t : run.task_details) {
+      // Steps only: not DAGs, not skipped branches.
+      if (!t.child_tasks.empty() || t.state != RuntimeState::kSucceeded) continue;
+      StepExecution e;
+      e.step = t.display_name;
+      if (auto l = labels.find(t.display_name); l != labels.end()) e.executor_label = l->second;
+      if (t.end_time > t.start_time) e.duration = t.end_time - t.start_time;
+      // A step over before the first sample stays in the table with zero
+      // samples (and minimum recommendations), rather than vanishing.
+      if (auto sampled = by_task.find(t.task_id); sampled != by_task.end()) {
+        for (const auto& attempt : sampled->second) {
+          e.cpu_seconds += attempt.cpu_seconds;
+          for (const auto& s : attempt.samples) {
+            e.cpu_cores.push_back(s.cpu_cores);
+            e.memory_bytes.push_back(static_cast<double>(s.memory_bytes));
+          }
+        }
+      }
+      executions.push_back(std::move(e));
+    }
+  }
+  if (executions.empty()) {
+    return Failed(fmt::format("no step of {} ran", path));
+  }
+  out.report = BuildProfile(executions, options.profile);
+  out.report.pipeline = path;
+  out.report.source = "embedded backend, process executor, no limits";
+  out.report.repeats = options.repeats;
+  out.report.sample_interval_ms =
+      std::chrono::duration<double, std::milli>(options.sample_interval).count();
+  out.sized_pipeline = ApplyRecommendations(spec->json, out.report);
+  return out;
+}
+
+}  // namespace kfpbench::plan
