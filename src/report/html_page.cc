@@ -1,0 +1,82 @@
+#include "report/html_page.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "report/html_assets.h"
+#include "report/markup.h"
+
+namespace kfpbench::report {
+
+std::string ScriptJson(const nlohmann::json& j) {
+  std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '<') {
+      out += "\\u003c";
+    } else if (c == '>') {
+      out += "\\u003e";
+    } else if (c == '&') {
+      out += "\\u0026";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string Inline(std::string_view code, std::string_view tag) {
+  std::string out;
+  std::string closing = "</" + std::string(tag);
+  size_t i = 0;
+  while (i < code.size()) {
+    bool match = i + closing.size() <= code.size() &&
+                 std::equal(closing.begin(), closing.end(), code.begin() + i, [](char a, char b) {
+                   return std::tolower(static_cast<unsigned char>(a)) ==
+                          std::tolower(static_cast<unsigned char>(b));
+                 });
+    if (match) {
+      out += "<\\/";
+      i += 2;
+    } else {
+      out += code[i++];
+    }
+  }
+  return out;
+}
+
+std::string_view WithoutBanner(std::string_view js) {
+  if (js.starts_with("/*!")) {
+    size_t end = js.find("*/");
+    if (end != std::string_view::npos) js.remove_prefix(end + 2);
+  }
+  return js;
+}
+
+std::string PageHead(const std::string& title) {
+  std::string page = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  page +=
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src "
+      "'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n";
+  page += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  page += "<title>" + EscapeMarkup(title) + "</title>\n<style>\n";
+  page += Inline(assets::UplotCss(), "style");
+  page += "\n";
+  page += Inline(assets::ReportCss(), "style");
+  page += "</style>\n</head>\n";
+  return page;
+}
+
+std::string UplotScript() {
+  std::string s = "<script>\n/* uPlot ";
+  s += assets::UplotVersion();
+  s += "\n";
+  s += Inline(assets::UplotLicense(), "script");
+  s += "\n*/\n";
+  s += Inline(WithoutBanner(assets::UplotJs()), "script");
+  s += "\n</script>\n";
+  return s;
+}
+
+}  // namespace kfpbench::report
