@@ -113,6 +113,10 @@ TEST(PodLifecycleReport, SectionDrawsInChromium) {
   EXPECT_NE(main.find("hello-pipeline-q9d4m-system-container-impl-118270443"), std::string::npos);
   EXPECT_NE(main.find("5 pods named by finished runs: 4 read, 1 gone"), std::string::npos)
       << Between(main, "<h2>Pod lifecycle", "</table>");
+  // For a person to look at.
+  std::filesystem::copy_file(
+      page, std::filesystem::path(KFPBENCH_BINARY_DIR) / "pod-lifecycle-sample.html",
+      std::filesystem::copy_options::overwrite_existing);
 }
 
 }  // namespace
