@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch DDP training benchmark on CPU (gloo), synthetic data.
 
-Run by `kfpbench job run pytorch-ddp-cpu.yaml`: each replica gets MASTER_ADDR,
+Run by `kfpbench job pytorch-ddp-cpu.yaml`: each replica gets MASTER_ADDR,
 MASTER_PORT, WORLD_SIZE and RANK the way the Kubeflow training operator sets
 them for a PyTorchJob, so the same script runs in a cluster unchanged.
 Prints one JSON line per replica: samples/sec (this replica's share), mean step

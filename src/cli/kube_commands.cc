@@ -16,6 +16,7 @@
 #include "kube/kubectl_driver.h"
 #include "kube/loadgen.h"
 #include "kube/manifest.h"
+#include "report/job_report.h"
 
 namespace kfpbench::cli {
 namespace {
@@ -109,8 +110,10 @@ int RunJobs(const JobFlags& flags) {
   nlohmann::json doc = {{"jobs", kube::ToJson(*result)}};
   auto json = WriteFile(dir / "results.json", doc.dump(2) + "\n");
   if (!json.ok()) return Fail(json.error().message);
-  std::cout << "wrote " << (dir / "results.csv").string() << " and "
-            << (dir / "results.json").string() << "\n";
+  auto html = report::WriteJobReport(dir / "report.html", doc["jobs"]);
+  if (!html.ok()) return Fail(html.error().message);
+  std::cout << "wrote " << (dir / "results.csv").string() << ", " << (dir / "results.json").string()
+            << " and " << (dir / "report.html").string() << "\n";
   if (g_interrupted) return kExitInterrupted;
   for (const auto& run : result->runs) {
     if (!run.succeeded) return kExitFailed;
@@ -130,7 +133,7 @@ Command AddJobCommand(CLI::App& app) {
       ->allow_extra_args(false);
   cmd->add_option("--driver", flags->driver, "local (processes here) or kubernetes (kubectl)")
       ->check(CLI::IsMember({"local", "kubernetes"}));
-  cmd->add_option("--out", flags->out, "folder for results.csv and results.json");
+  cmd->add_option("--out", flags->out, "folder for results.csv, results.json and report.html");
   cmd->add_flag("--keep", flags->keep, "keep logs (local) or the jobs in the cluster (kubernetes)");
   cmd->add_option("--context", flags->context, "kubeconfig context (kubernetes driver)");
   cmd->add_option("--kubectl", flags->kubectl, "kubectl binary (kubernetes driver)");

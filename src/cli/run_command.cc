@@ -16,6 +16,7 @@
 #include "cli/target_config.h"
 #include "harness/collector.h"
 #include "harness/harness.h"
+#include "harness/pod_collector.h"
 #include "harness/scenario.h"
 #include "http/client.h"
 #include "ir/pipeline_spec.h"
@@ -132,6 +133,7 @@ Command AddRunCommand(CLI::App& app) {
     std::string target;
     std::vector<std::string> collectors;
     std::string shard;
+    kube::PodReaderOptions pods;  // --kube-context: pod lifecycle of the runs
     BackendFlags backend;
   };
   auto f = std::make_shared<Flags>();
@@ -171,6 +173,11 @@ Command AddRunCommand(CLI::App& app) {
   cmd->add_option("--collector", f->collectors,
                   "shell command run at start and end (KFPBENCH_PHASE=start|end) whose JSON "
                   "output is kept in the results (repeatable)");
+  cmd->add_option("--kube-context", f->pods.context,
+                  "kubeconfig context of the cluster KFP runs on: read the runs' pods (scheduling, "
+                  "image pull, start, readiness) through kubectl, see docs/KUBERNETES.md");
+  cmd->add_option("--kube-namespace", f->pods.namespace_,
+                  "namespace of the runs' pods (default: --namespace, else kubeflow)");
   f->backend.Add(*cmd);
 
   return {
@@ -247,6 +254,12 @@ Command AddRunCommand(CLI::App& app) {
         if (target->api_version != "v2beta1") {
           return Fail("api_version " + target->api_version +
                       ": only v2beta1 is supported by this version of the harness");
+        }
+
+        if (!f->pods.context.empty()) {
+          if (f->pods.namespace_.empty()) f->pods.namespace_ = f->namespace_;
+          if (f->pods.namespace_.empty()) f->pods.namespace_ = "kubeflow";
+          options.before_cleanup = harness::PodLifecycleStep(f->pods);
         }
 
         std::string token = f->token;

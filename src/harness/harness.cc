@@ -110,6 +110,7 @@ BenchmarkResults RunScenarios(const ScenarioFile& file, kfp::Client& client,
   }
   // Clean-up calls are not part of the measured load.
   results.operations = recorder.Snapshot();
+  if (options.before_cleanup) options.before_cleanup(results);
   results.cleanup_failures = context.CleanUp();
   results.finished = WallClock::now();
   return results;

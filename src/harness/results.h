@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/pod_lifecycle.h"
 #include "kfp/runtime_state.h"
 #include "metrics/histogram.h"
 #include "metrics/recorder.h"
@@ -22,6 +23,8 @@ struct TaskTiming {
   RuntimeState state = RuntimeState::kUnspecified;
   WallTime created{}, started{}, finished{};
   bool dag = false;  // a DAG task (it has children); it starts with its run, so it is no step
+  // Its pod_name, then its child_tasks' pod names (run --kube-context reads them).
+  std::vector<std::string> pods = {};
 };
 
 struct RunRecord {
@@ -132,6 +135,7 @@ struct BenchmarkResults {
   std::vector<std::string> errors;                      // scenario-level failures
   std::vector<std::string> cleanup_failures;            // things left behind on the target
   nlohmann::json collectors = nlohmann::json::array();  // --collector outputs
+  PodLifecycle pod_lifecycle;                           // --kube-context
 
   // Histograms of run duration and queue wait over finished runs, in ms.
   metrics::Histogram RunDurationsMs() const;

@@ -15,6 +15,9 @@ void AbsorbRun(const kfp::Run& run, RunRecord& record) {
   for (const auto& t : run.task_details) {
     record.tasks.push_back(
         {t.display_name, t.state, t.create_time, t.start_time, t.end_time, !t.child_tasks.empty()});
+    auto& pods = record.tasks.back().pods;
+    pods.push_back(t.pod_name);
+    for (const auto& c : t.child_tasks) pods.push_back(c.pod_name);
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -30,6 +31,9 @@ struct HarnessOptions {
   // least kMinCallsForErrorRate calls). 1.0: never.
   double max_error_rate = 1.0;
   static constexpr uint64_t kMinCallsForErrorRate = 20;
+  // Called once the runs are done and before clean-up deletes them (and their
+  // pods): e.g. run --kube-context reading pod lifecycles.
+  std::function<void(BenchmarkResults&)> before_cleanup;
 };
 
 // A moment of a benchmark in progress, for a live status line.

@@ -77,6 +77,7 @@ nlohmann::json ToJson(const JobSweepResult& result) {
   return {{"config", result.config_name},
           {"kind", result.kind},
           {"driver", result.driver},
+          {"swept", result.swept},
           {"runs", runs}};
 }
 

@@ -28,6 +28,9 @@ struct JobSweepResult {
   std::string kind;
   std::string driver;
   std::vector<JobRunResult> runs;
+  // The parameters the sweep sets (sorted): the report charts each metric
+  // against each of them.
+  std::vector<std::string> swept = {};
 };
 
 // Parameters as they appear in a result: defaults and sweep values, without

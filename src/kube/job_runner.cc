@@ -1,5 +1,7 @@
 #include "kube/job_runner.h"
 
+#include <set>
+
 namespace kfpbench::kube {
 
 Result<JobSweepResult> RunSweep(const JobConfig& config, Driver& driver,
@@ -11,6 +13,11 @@ Result<JobSweepResult> RunSweep(const JobConfig& config, Driver& driver,
     metrics.push_back(std::move(*m));
   }
   JobSweepResult result{config.name, KindName(config.kind), driver.name(), {}};
+  std::set<std::string> swept;
+  for (const auto& overrides : config.sweep) {
+    for (const auto& [name, value] : overrides) swept.insert(name);
+  }
+  result.swept.assign(swept.begin(), swept.end());
   for (const auto& point : ExpandSweep(config)) {
     auto outcome = driver.Run(config, point);
     JobRunResult run;

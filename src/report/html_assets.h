@@ -13,4 +13,9 @@ std::string_view UplotLicense();  // MIT: its notice travels with every copy
 std::string_view ReportJs();      // web/report.js
 std::string_view ReportCss();     // web/report.css
 
+// Beside report.js: the pod lifecycle section (run after report.js, in the
+// same <script>) and the `kfpbench job` report.
+std::string_view PodLifecycleJs();  // web/pod_lifecycle.js
+std::string_view JobReportJs();     // web/job_report.js
+
 }  // namespace kfpbench::report::assets

@@ -52,6 +52,8 @@ Result<std::string> HtmlReporter::Render(const harness::BenchmarkResults& result
   page += Inline(WithoutBanner(assets::UplotJs()), "script");
   page += "\n</script>\n<script>\n";
   page += Inline(assets::ReportJs(), "script");
+  page += "\n";
+  page += Inline(assets::PodLifecycleJs(), "script");
   page += "</script>\n</body>\n</html>\n";
   return page;
 }

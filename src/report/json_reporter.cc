@@ -218,6 +218,9 @@ json ResultsToJson(const BenchmarkResults& results) {
       {"errors", results.errors},
       {"cleanup_failures", results.cleanup_failures},
       {"collectors", results.collectors},
+      {"pod_lifecycle", results.pod_lifecycle.collected
+                            ? harness::PodLifecycleToJson(results.pod_lifecycle)
+                            : json(nullptr)},
   };
 }
 

@@ -86,6 +86,7 @@ Result<BenchmarkResults> MergeResults(const std::vector<BenchmarkResults>& parts
       }
     }
     for (const auto& c : p.collectors) out.collectors.push_back(c);
+    out.pod_lifecycle.Merge(p.pod_lifecycle);
     if (out.scenarios.empty()) out.scenarios = p.scenarios;
   }
   // The merged result stands for the whole load, not one shard of it.

@@ -222,6 +222,11 @@ Status ReadExtensions(const json& j, BenchmarkResults& r) {
     if (!c->is_array()) return At("collectors", "must be an array");
     r.collectors = *c;
   }
+  if (auto p = j.find("pod_lifecycle"); p != j.end() && !p->is_null()) {
+    auto section = harness::PodLifecycleFromJson(*p);
+    if (!section.ok()) return Error{section.error().message};
+    r.pod_lifecycle = std::move(*section);
+  }
   return Ok();
 }
 

@@ -1,0 +1,150 @@
+// The `kfpbench job` report: a grid sweep's metrics against each swept
+// parameter, drawn in headless Chromium.
+#include "report/job_report.h"
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <regex>
+
+#include "kube/job_results.h"
+#include "report/test_support.h"
+
+namespace kfpbench::report {
+namespace {
+
+using nlohmann::json;
+
+// A grid: batch_size (numeric, 16..256) x model (categorical); one run failed.
+json GridSweep() {
+  kube::JobSweepResult sweep{"tf-cnn", "TFJob", "kubernetes", {}};
+  sweep.swept = {"batch_size", "model"};
+  int index = 0;
+  for (std::string model : {"resnet50", "vgg16"}) {
+    for (int batch : {16, 64, 256}) {
+      kube::JobRunResult run;
+      run.index = index++;
+      run.job_name = fmt::format("tf-cnn-{}", run.index);
+      run.params = {{"batch_size", std::to_string(batch)}, {"model", model}, {"steps", "100"}};
+      run.succeeded = !(model == "vgg16" && batch == 256);
+      run.duration_seconds = 60 + run.index;
+      double speed = (model == "resnet50" ? 100.0 : 60.0) * std::log2(batch);
+      run.metrics["images_per_sec"] = run.succeeded ? std::optional<double>(speed) : std::nullopt;
+      run.metrics["step_time_s"] =
+          run.succeeded ? std::optional<double>(batch / speed) : std::nullopt;
+      if (!run.succeeded) run.error = "TFJob tf-cnn-5 failed: </pre><script>alert(1)</script>";
+      sweep.runs.push_back(run);
+    }
+  }
+  return kube::ToJson(sweep);
+}
+
+std::string Output(const std::string& command) {
+  std::string out;
+  FILE* p = popen(command.c_str(), "r");
+  if (!p) return out;
+  char buf[65536];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+std::string Dom(const std::filesystem::path& page, const std::filesystem::path& profile) {
+  std::filesystem::create_directories(profile);
+  return Output(fmt::format(
+      "timeout 90 /usr/bin/chromium --headless --no-sandbox --disable-gpu --no-first-run "
+      "--disable-background-networking --disable-component-update --disable-sync "
+      "--disable-dev-shm-usage --user-data-dir={} --window-size=1400,2400 "
+      "--virtual-time-budget=5000 --dump-dom file://{} 2>/dev/null",
+      profile.string(), page.string()));
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+std::string Between(const std::string& text, const std::string& from, const std::string& to) {
+  size_t start = text.find(from);
+  return start == std::string::npos ? "" : text.substr(start, text.find(to, start) - start);
+}
+
+TEST(JobReport, IsOneSelfContainedPage) {
+  auto page = RenderJobReport(GridSweep());
+  ASSERT_TRUE(page.ok()) << page.error().message;
+  EXPECT_TRUE(page->starts_with("<!DOCTYPE html>"));
+  EXPECT_NE(page->find("default-src 'none'"), std::string::npos);
+  EXPECT_NE(page->find("var uPlot="), std::string::npos);
+  std::regex external(R"((src|href)\s*=|url\(|@import)", std::regex::icase);
+  EXPECT_FALSE(std::regex_search(*page, external));
+  // The failure text cannot end the data's <script> element.
+  EXPECT_EQ(Count(*page, "</script>"), 3u);
+  EXPECT_NE(page->find("\\u003c/pre\\u003e\\u003cscript\\u003e"), std::string::npos);
+}
+
+TEST(JobReport, BadResultsAreAnError) {
+  EXPECT_FALSE(RenderJobReport(json::array()).ok());
+  EXPECT_FALSE(RenderJobReport(json{{"runs", 3}}).ok());
+  auto r = RenderJobReport(json{{"runs", {{{"parameters", json::object()}, {"metrics", 1}}}}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "job results: runs[0].metrics: expected an object");
+}
+
+TEST(JobReportBrowser, EveryMetricAgainstEverySweptParameterDraws) {
+  if (!std::filesystem::exists("/usr/bin/chromium")) GTEST_SKIP() << "no chromium";
+  testing::TempDir dir;
+  auto page = dir.path() / "report.html";
+  ASSERT_TRUE(WriteJobReport(page, GridSweep()).ok());
+  std::string dom = Dom(page, dir.path() / "profile");
+  ASSERT_NE(dom.find("data-ready=\"true\""), std::string::npos) << dom.substr(0, 2000);
+  std::string errors = Between(dom, "<ul id=\"kfpbench-errors\"", "</ul>");
+  EXPECT_EQ(errors.find("<li"), std::string::npos) << errors;
+  std::string main = Between(dom, "<main id=\"app\">", "</main>");
+  // 2 metrics x 2 swept parameters; steps (not swept) gets no chart.
+  EXPECT_EQ(Count(main, "data-chart=\"metric-vs-param\""), 4u);
+  EXPECT_EQ(Count(main, "data-drawn=\"true\""), 4u) << main.substr(0, 4000);
+  EXPECT_EQ(main.find("data-param=\"steps\""), std::string::npos);
+  EXPECT_EQ(Count(main, "class=\"uplot"), 4u);
+  // Against batch_size: one line per model; against model: one per batch size.
+  std::string by_batch =
+      Between(main, "data-metric=\"images_per_sec\" data-param=\"batch_size\"", "data-chart=");
+  EXPECT_NE(by_batch.find(">model=resnet50<"), std::string::npos) << by_batch.substr(0, 3000);
+  EXPECT_NE(by_batch.find(">model=vgg16<"), std::string::npos);
+  std::string by_model =
+      Between(main, "data-metric=\"images_per_sec\" data-param=\"model\"", "data-chart=");
+  EXPECT_NE(by_model.find(">batch_size=16<"), std::string::npos) << by_model.substr(0, 3000);
+  EXPECT_NE(by_model.find(">batch_size=256<"), std::string::npos);
+  // The axis kind is drawn on the canvas; the chart box says it too.
+  EXPECT_NE(by_model.find("data-axis=\"categorical\""), std::string::npos);
+  EXPECT_NE(by_batch.find("data-axis=\"log2\""), std::string::npos);
+  EXPECT_NE(main.find("<td>Failed</td>"), std::string::npos);
+
+  std::filesystem::path build(KFPBENCH_BINARY_DIR);
+  std::filesystem::copy_file(page, build / "job-report-sample.html",
+                             std::filesystem::copy_options::overwrite_existing);
+}
+
+TEST(JobReportBrowser, NoSweepStillRenders) {
+  if (!std::filesystem::exists("/usr/bin/chromium")) GTEST_SKIP() << "no chromium";
+  kube::JobSweepResult one{"ddp", "PyTorchJob", "local", {}};
+  kube::JobRunResult run;
+  run.job_name = "ddp-0";
+  run.params = {{"batch_size", "16"}};
+  run.succeeded = true;
+  run.metrics["samples_per_sec"] = 120.5;
+  one.runs.push_back(run);
+  testing::TempDir dir;
+  auto page = dir.path() / "report.html";
+  ASSERT_TRUE(WriteJobReport(page, kube::ToJson(one)).ok());
+  std::string dom = Dom(page, dir.path() / "profile");
+  ASSERT_NE(dom.find("data-ready=\"true\""), std::string::npos) << dom.substr(0, 2000);
+  EXPECT_EQ(Between(dom, "<ul id=\"kfpbench-errors\"", "</ul>").find("<li"), std::string::npos);
+  EXPECT_NE(dom.find("The config sweeps no parameter."), std::string::npos);
+  EXPECT_NE(dom.find("120.5"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kfpbench::report
