@@ -39,8 +39,9 @@ struct TaskRecord {
   RuntimeState state = RuntimeState::kPending;
   WallTime create_time{}, start_time{}, end_time{};  // epoch (zero) until they happen
   std::vector<StateChange> history;
-  nlohmann::json inputs = nlohmann::json::object();   // {"parameters": {...}}
-  nlohmann::json outputs = nlohmann::json::object();  // {"parameters": {...}}
+  nlohmann::json inputs = nlohmann::json(nlohmann::json::value_t::object);  // {"parameters": {...}}
+  nlohmann::json outputs =
+      nlohmann::json(nlohmann::json::value_t::object);  // {"parameters": {...}}
   std::string error;
   std::string node;             // the node it was placed on
   Duration scheduling_delay{};  // ready -> placed

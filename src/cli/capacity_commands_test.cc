@@ -1,0 +1,111 @@
+// The real kfpbench binary on the capacity examples: simulate and plan with
+// --html, and bad input naming the file and field with exit code 2.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "util/ids.h"
+
+namespace kfpbench::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+Outcome Kfpbench(const std::string& args) {
+  std::string command = std::string(KFPBENCH_BINARY_DIR) + "/kfpbench " + args + " 2>&1";
+  Outcome out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return out;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
+    out.output.append(buffer.data(), n);
+  }
+  int status = pclose(pipe);
+  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+std::string Read(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class CapacityCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("kfpbench-capacity-cli-" + NewUuid());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string Example(const std::string& name) const {
+    return std::string(KFPBENCH_SOURCE_DIR) + "/examples/capacity/" + name;
+  }
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+TEST_F(CapacityCliTest, SimulateWithSharedServicesWritesResultsAndPage) {
+  auto r = Kfpbench("simulate " + Example("cluster_shared.yaml") + " " +
+                    Example("workload_shared.yaml") + " --runs 50 --out " + Path("sim.json") +
+                    " --html " + Path("sim.html"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("artifacts"), std::string::npos) << r.output;
+  auto j = nlohmann::json::parse(Read(Path("sim.json")));
+  EXPECT_EQ(j["runs"]["succeeded"], 50);
+  EXPECT_EQ(j["artifact_store"]["requests"], 150);   // three trainers per run
+  EXPECT_EQ(j["api"]["requests"], 50 + 50 * 6 * 2);  // creations and two updates per task
+  std::string page = Read(Path("sim.html"));
+  EXPECT_NE(page.find("id=\"capacity-data\""), std::string::npos);
+  EXPECT_NE(page.find("\"series\""), std::string::npos);
+}
+
+TEST_F(CapacityCliTest, PlanWritesThePageWithBothSweeps) {
+  auto r = Kfpbench("plan " + Example("cluster.yaml") + " " + Example("workload.yaml") +
+                    " --runs 20 --nodes 4 --html " + Path("plan.html"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("page"), std::string::npos);
+  std::string page = Read(Path("plan.html"));
+  EXPECT_NE(page.find("\"by_runs\""), std::string::npos);
+  EXPECT_NE(page.find("\"by_nodes\""), std::string::npos);
+  // Cannot write the page: a clear error and exit code 1 (the answer itself was fine).
+  r = Kfpbench("plan " + Example("cluster.yaml") + " " + Example("workload.yaml") +
+               " --runs 20 --nodes 4 --html /proc/kfpbench/plan.html");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("cannot write /proc/kfpbench/plan.html"), std::string::npos) << r.output;
+}
+
+TEST_F(CapacityCliTest, BadBranchesAndServicesExitTwoNamingTheField) {
+  std::ofstream(dir_ / "branching.yaml") << Read(Example("branching.yaml"));
+  std::ofstream(dir_ / "wl.yaml") << "pipeline: branching.yaml\nbranches: {condition-2: 2}\n";
+  auto r = Kfpbench("simulate " + Example("cluster.yaml") + " " + Path("wl.yaml"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("wl.yaml: workload.branches.condition-2: a probability must be "
+                          "between 0 and 1"),
+            std::string::npos)
+      << r.output;
+  std::ofstream(dir_ / "cluster.yaml") << "pools: [{cpu: 4, memory: 16Gi, max: 2}]\n"
+                                          "api: {taskUpdate: 10ms, replicas: 3}\n";
+  r = Kfpbench("plan " + Path("cluster.yaml") + " " + Example("workload.yaml") +
+               " --runs 5 --nodes 1");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("cluster.yaml: cluster.api: unknown field 'replicas'"), std::string::npos)
+      << r.output;
+}
+
+}  // namespace
+}  // namespace kfpbench::cli
