@@ -4,6 +4,7 @@
 // through the API.
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -142,6 +143,30 @@ TEST_F(OrchestrateCommandTest, StartsOneRunPerRowWithThatRowsTypedParameters) {
   EXPECT_EQ(results["runs"]["records"].size(), 5u);
   EXPECT_EQ(results["scenarios"][0]["mode"], "ORCHESTRATE");
   EXPECT_TRUE(fs::exists(dir_ / "out" / "report.html"));
+}
+
+TEST_F(OrchestrateCommandTest, RateStartsRowsAtTheirIntendedTimes) {
+  std::string csv = Write("three.csv", "model\na\nb\nc\n");
+  Outcome r =
+      Kfpbench("orchestrate " + csv + " --pipeline " + Sweep() + " --host " + server_->url() +
+               " --rate 5/s --keep --out " + (dir_ / "out").string() + " --poll-interval 100ms");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(AllRuns().size(), 3u);
+  std::ifstream in(dir_ / "out" / "results.json");
+  auto results = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_TRUE(results.is_object());
+  std::vector<std::string> intended;
+  for (const auto& run : results["runs"]["records"]) {
+    EXPECT_EQ(run["state"], "SUCCEEDED");
+    ASSERT_TRUE(run["intended_at"].is_string()) << run.dump();
+    intended.push_back(run["intended_at"]);
+  }
+  ASSERT_EQ(intended.size(), 3u);
+  std::sort(intended.begin(), intended.end());
+  // 5 per second: due 200 ms apart, by the schedule, not by the server.
+  EXPECT_NE(intended[0], intended[1]);
+  EXPECT_NE(intended[1], intended[2]);
+  EXPECT_EQ(results["scenario"]["source"][0]["rate"], 300.0);
 }
 
 TEST_F(OrchestrateCommandTest, FindsAnUploadedPipelineByName) {

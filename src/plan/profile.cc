@@ -193,10 +193,9 @@ std::string Describe(const ProfileReport& r) {
   out << DescribeRule(r.options.headroom) << "\n";
   if (r.options.node && !r.bottleneck_step.empty()) {
     out << fmt::format(
-        "Node {}: the bottleneck step is {}, {} per node by its requests; a node runs every "
-        "step of at most {} pipeline{} at once.\n",
-        r.options.node_text, r.bottleneck_step, r.bottleneck_jobs, r.bottleneck_jobs,
-        r.bottleneck_jobs == 1 ? "" : "s");
+        "Node {}: the bottleneck step is {}: {} fit on one node by their requests, the fewest of "
+        "any step.\n",
+        r.options.node_text, r.bottleneck_step, r.bottleneck_jobs);
   }
   return out.str();
 }

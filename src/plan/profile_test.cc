@@ -130,7 +130,9 @@ TEST(ProfileTest, BuildProfileGroupsExecutionsAndFindsTheBottleneck) {
   EXPECT_NE(text.find("Rule: request = p95 x 1.25, limit = peak x 1.25 (25% headroom)"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("bottleneck step is train, 6 per node"), std::string::npos) << text;
+  EXPECT_NE(text.find("the bottleneck step is train: 6 fit on one node by their requests"),
+            std::string::npos)
+      << text;
   nlohmann::json j = ToJson(r);
   EXPECT_EQ(j["steps"][1]["recommended"]["cpu_request"], "2500m");
   EXPECT_EQ(j["steps"][1]["recommended"]["memory_request"], "5Gi");
