@@ -169,6 +169,30 @@ TEST_F(OrchestrateCommandTest, RateStartsRowsAtTheirIntendedTimes) {
   EXPECT_EQ(results["scenario"]["source"][0]["rate"], 300.0);
 }
 
+// The simulator's arrivals CSV (an offset column) drives real runs too.
+TEST_F(OrchestrateCommandTest, AnOffsetColumnStartsEachRowAtItsOffset) {
+  std::string csv = Write("offsets.csv", "offset,model\n0.6,c\n0s,a\n300ms,b\n");
+  Outcome both = Kfpbench("orchestrate " + csv + " --pipeline " + Sweep() + " --host " +
+                          server_->url() + " --rate 1/s");
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.output.find("offset column schedules the runs"), std::string::npos) << both.output;
+  Outcome r =
+      Kfpbench("orchestrate " + csv + " --pipeline " + Sweep() + " --host " + server_->url() +
+               " --keep --out " + (dir_ / "out").string() + " --poll-interval 100ms");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<kfp::Run> runs = AllRuns();
+  ASSERT_EQ(runs.size(), 3u);
+  std::map<std::string, WallTime> created;  // model -> created_at
+  for (const auto& run : runs) {
+    created[run.runtime_config.parameters["model"].get<std::string>()] = run.created_at;
+  }
+  ASSERT_EQ(created.size(), 3u);
+  // In offset order, whatever the file order; due 300 ms apart.
+  EXPECT_LT(created["a"], created["b"]);
+  EXPECT_LT(created["b"], created["c"]);
+  EXPECT_GE(created["c"] - created["a"], std::chrono::milliseconds(500));
+}
+
 TEST_F(OrchestrateCommandTest, FindsAnUploadedPipelineByName) {
   std::ifstream in(Sweep());
   std::stringstream text;
