@@ -144,6 +144,9 @@ Command AddOrchestrateCommand(CLI::App& app) {
         auto rows = harness::TypeRows(*table, *spec, f->csv);
         if (!rows.ok()) return Fail(rows.error().message);
         plan.rows = std::move(*rows);
+        if (plan.Scheduled() && (f->concurrency > 0 || !f->rate.empty())) {
+          return Fail(f->csv + ": its offset column schedules the runs; drop --concurrency/--rate");
+        }
 
         std::error_code ec;
         std::filesystem::create_directories(out_dir, ec);

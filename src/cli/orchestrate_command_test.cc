@@ -4,6 +4,7 @@
 // through the API.
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -142,6 +143,54 @@ TEST_F(OrchestrateCommandTest, StartsOneRunPerRowWithThatRowsTypedParameters) {
   EXPECT_EQ(results["runs"]["records"].size(), 5u);
   EXPECT_EQ(results["scenarios"][0]["mode"], "ORCHESTRATE");
   EXPECT_TRUE(fs::exists(dir_ / "out" / "report.html"));
+}
+
+TEST_F(OrchestrateCommandTest, RateStartsRowsAtTheirIntendedTimes) {
+  std::string csv = Write("three.csv", "model\na\nb\nc\n");
+  Outcome r =
+      Kfpbench("orchestrate " + csv + " --pipeline " + Sweep() + " --host " + server_->url() +
+               " --rate 5/s --keep --out " + (dir_ / "out").string() + " --poll-interval 100ms");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(AllRuns().size(), 3u);
+  std::ifstream in(dir_ / "out" / "results.json");
+  auto results = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_TRUE(results.is_object());
+  std::vector<std::string> intended;
+  for (const auto& run : results["runs"]["records"]) {
+    EXPECT_EQ(run["state"], "SUCCEEDED");
+    ASSERT_TRUE(run["intended_at"].is_string()) << run.dump();
+    intended.push_back(run["intended_at"]);
+  }
+  ASSERT_EQ(intended.size(), 3u);
+  std::sort(intended.begin(), intended.end());
+  // 5 per second: due 200 ms apart, by the schedule, not by the server.
+  EXPECT_NE(intended[0], intended[1]);
+  EXPECT_NE(intended[1], intended[2]);
+  EXPECT_EQ(results["scenario"]["source"][0]["rate"], 300.0);
+}
+
+// The simulator's arrivals CSV (an offset column) drives real runs too.
+TEST_F(OrchestrateCommandTest, AnOffsetColumnStartsEachRowAtItsOffset) {
+  std::string csv = Write("offsets.csv", "offset,model\n0.6,c\n0s,a\n300ms,b\n");
+  Outcome both = Kfpbench("orchestrate " + csv + " --pipeline " + Sweep() + " --host " +
+                          server_->url() + " --rate 1/s");
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.output.find("offset column schedules the runs"), std::string::npos) << both.output;
+  Outcome r =
+      Kfpbench("orchestrate " + csv + " --pipeline " + Sweep() + " --host " + server_->url() +
+               " --keep --out " + (dir_ / "out").string() + " --poll-interval 100ms");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<kfp::Run> runs = AllRuns();
+  ASSERT_EQ(runs.size(), 3u);
+  std::map<std::string, WallTime> created;  // model -> created_at
+  for (const auto& run : runs) {
+    created[run.runtime_config.parameters["model"].get<std::string>()] = run.created_at;
+  }
+  ASSERT_EQ(created.size(), 3u);
+  // In offset order, whatever the file order; due 300 ms apart.
+  EXPECT_LT(created["a"], created["b"]);
+  EXPECT_LT(created["b"], created["c"]);
+  EXPECT_GE(created["c"] - created["a"], std::chrono::milliseconds(500));
 }
 
 TEST_F(OrchestrateCommandTest, FindsAnUploadedPipelineByName) {

@@ -158,6 +158,18 @@ Command AddProfileCommand(CLI::App& app) {
           if (Status s = report::JsonReporter(results_path).Report(run->results); !s.ok()) {
             return Fail(s.error().message, kExitFailed);
           }
+          // Each task's figures go beside its timing, so `--from-results` and
+          // other tools read them like a cluster's.
+          std::ifstream written(results_path);
+          auto results_json = nlohmann::json::parse(written, nullptr, false);
+          written.close();
+          if (results_json.is_discarded()) {
+            return Fail("cannot read back " + results_path.string(), kExitFailed);
+          }
+          plan::AnnotateResults(results_json, run->executions);
+          if (Status s = WriteJson(results_path, results_json); !s.ok()) {
+            return Fail(s.error().message, kExitFailed);
+          }
           auto sized_path = out_dir / "pipeline-sized.json";
           if (Status s = WriteJson(sized_path, run->sized_pipeline); !s.ok()) {
             return Fail(s.error().message, kExitFailed);

@@ -118,6 +118,24 @@ TEST_F(ProfileCommandTest, ProfilesEachStepAndRecommendsRequestsLimitsAndJobsPer
   Outcome calibrate =
       Kfpbench("calibrate " + out.string() + " --out " + (dir_ / "calibration.json").string());
   EXPECT_EQ(calibrate.exit_code, 0) << calibrate.output;
+
+  // results.json carries each task's figures: profiling from it recommends
+  // what the run itself did.
+  bool annotated = false;
+  for (const auto& t : results["runs"]["records"][0]["tasks"]) annotated |= t.contains("resources");
+  EXPECT_TRUE(annotated);
+  Outcome again =
+      Kfpbench("profile --from-results " + out.string() + " " + Example() +
+               " --node-size 4cpu,8Gi --headroom 25% --out " + (dir_ / "again").string());
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  nlohmann::json reread = ReadJson(dir_ / "again" / "profile.json");
+  for (const char* name : {"load", "train", "report"}) {
+    const nlohmann::json* a = Step(profile, name);
+    const nlohmann::json* b = Step(reread, name);
+    ASSERT_TRUE(a && b) << name;
+    EXPECT_EQ((*a)["recommended"], (*b)["recommended"]) << name;
+    EXPECT_EQ((*b)["executor_label"], (*a)["executor_label"]) << name;
+  }
 }
 
 TEST_F(ProfileCommandTest, ProfilesFromAResultsFileWithPerTaskResources) {

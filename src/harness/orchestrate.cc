@@ -1,5 +1,6 @@
 #include "harness/orchestrate.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "harness/pipeline_run_runner.h"
 #include "harness/run_follower.h"
 #include "util/ids.h"
+#include "util/strings.h"
 
 namespace kfpbench::harness {
 namespace {
@@ -27,6 +29,19 @@ std::string NameFilter(const std::string& key, const std::string& value) {
   return filter.dump();
 }
 
+// "30s", "1m30s" or bare seconds ("2.5"), not negative.
+Result<Duration> ParseOffset(const std::string& cell) {
+  std::string text(TrimSpace(cell));
+  if (auto d = ParseDuration(text); d.ok() && *d >= Duration::zero()) return *d;
+  char* end = nullptr;
+  double seconds = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !(seconds >= 0) ||
+      !std::isfinite(seconds)) {
+    return Error{fmt::format("expected a start offset such as 30s, 1m or 2.5, got '{}'", cell)};
+  }
+  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds));
+}
+
 std::string RunName(const OrchestrateRow& row) {
   return fmt::format("kfpbench-orchestrate-line{}-{}", row.line, NewUuid().substr(0, 8));
 }
@@ -35,7 +50,10 @@ std::string RunName(const OrchestrateRow& row) {
 
 Result<std::vector<OrchestrateRow>> TypeRows(const CsvTable& table, const ir::PipelineSpec& spec,
                                              const std::string& csv_name) {
+  const bool offsets = std::count(table.header.begin(), table.header.end(), "offset") > 0 &&
+                       !spec.root.inputs.parameters.count("offset");
   for (const auto& column : table.header) {
+    if (offsets && column == "offset") continue;
     if (!spec.root.inputs.parameters.count(column)) {
       std::string declared;
       for (const auto& [name, p] : spec.root.inputs.parameters) {
@@ -51,8 +69,17 @@ Result<std::vector<OrchestrateRow>> TypeRows(const CsvTable& table, const ir::Pi
     OrchestrateRow row;
     row.line = r.line;
     for (size_t i = 0; i < table.header.size(); ++i) {
-      const auto& param = spec.root.inputs.parameters.at(table.header[i]);
       const std::string& cell = r.cells[i];
+      if (offsets && table.header[i] == "offset") {
+        auto offset = ParseOffset(cell);
+        if (!offset.ok()) {
+          return Error{fmt::format("{}: line {}, column 'offset': {}", csv_name, r.line,
+                                   offset.error().message)};
+        }
+        row.offset = *offset;
+        continue;
+      }
+      const auto& param = spec.root.inputs.parameters.at(table.header[i]);
       // An empty cell leaves the parameter to its default (an empty STRING
       // without a default is a value).
       if (cell.empty() && (param.default_value || param.is_optional)) continue;
@@ -210,14 +237,24 @@ Status OrchestrateRunner::Run(const Scenario& scenario, Context& context) {
   };
   const WallTime give_up_after_last = WallClock::now() + scenario.run_time;
 
-  if (plan_.rate_per_minute) {
-    // Open loop: row i is due at start + i / rate, whatever came before.
+  if (plan_.rate_per_minute || plan_.Scheduled()) {
+    // Open loop: row i is due at start + i / rate (or at its offset),
+    // whatever came before.
     RunFollower follower(context, kOpenLoopPollers);
     const WallTime start = WallClock::now();
-    const Duration gap = std::chrono::duration_cast<Duration>(
-        std::chrono::duration<double>(60.0 / *plan_.rate_per_minute));
+    std::vector<std::pair<Duration, size_t>> due;
     for (size_t i = 0; i < plan_.rows.size(); ++i) {
-      WallTime intended = start + gap * static_cast<int64_t>(i);
+      Duration at = plan_.rows[i].offset.value_or(Duration::zero());
+      if (plan_.rate_per_minute) {
+        at = std::chrono::duration_cast<Duration>(
+            std::chrono::duration<double>(60.0 * static_cast<double>(i) / *plan_.rate_per_minute));
+      }
+      due.emplace_back(at, i);
+    }
+    std::stable_sort(due.begin(), due.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [at, i] : due) {
+      WallTime intended = start + at;
       if (!context.SleepUntil(intended)) break;
       RunRecord record;
       record.intended = intended;
@@ -259,13 +296,18 @@ BenchmarkResults RunOrchestration(const OrchestratePlan& plan, kfp::Client& clie
   results.started = recorder.start();
   results.scenario_path = plan.csv_path.string();
   nlohmann::json rows = nlohmann::json::array();
-  for (const auto& r : plan.rows) rows.push_back({{"line", r.line}, {"parameters", r.parameters}});
+  for (const auto& r : plan.rows) {
+    rows.push_back({{"line", r.line}, {"parameters", r.parameters}});
+    if (r.offset) rows.back()["offset_s"] = std::chrono::duration<double>(*r.offset).count();
+  }
   nlohmann::json source = {{"mode", "ORCHESTRATE"},
                            {"csv", plan.csv_path.string()},
                            {"pipeline", plan.pipeline_label},
                            {"rows", rows}};
   if (!plan.experiment_name.empty()) source["experiment"] = plan.experiment_name;
-  if (plan.rate_per_minute) {
+  if (plan.Scheduled()) {
+    source["schedule"] = "offset column";
+  } else if (plan.rate_per_minute) {
     source["rate"] = *plan.rate_per_minute;
   } else {
     source["concurrency"] = plan.concurrency;

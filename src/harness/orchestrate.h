@@ -23,11 +23,16 @@
 namespace kfpbench::harness {
 
 struct OrchestrateRow {
-  size_t line = 0;                                       // in the CSV, for messages
+  size_t line = 0;  // in the CSV, for messages
+  // From an `offset` column the pipeline does not declare as an input: when
+  // the run starts, after the first ("30s", "1m", or bare seconds). The same
+  // CSV drives the simulator's `arrivals: csv`.
+  std::optional<Duration> offset;
   nlohmann::json parameters = nlohmann::json::object();  // typed
 };
 
-// Types every cell by the pipeline's root inputs. Errors name the file, the
+// Types every cell by the pipeline's root inputs (an `offset` column, unless
+// the pipeline declares one, schedules the row instead). Errors name the file, the
 // row's line and the column: "runs.csv: line 4, column 'epochs': expected an
 // integer (NUMBER_INTEGER), got 'three'".
 Result<std::vector<OrchestrateRow>> TypeRows(const CsvTable& table, const ir::PipelineSpec& spec,
@@ -48,6 +53,8 @@ struct OrchestratePlan {
   std::string experiment_name;            // found by name, or created (and then removed)
   int concurrency = 1;                    // closed loop: runs in flight
   std::optional<double> rate_per_minute;  // open loop instead
+  // Rows carry offsets: each starts at its own (open loop).
+  bool Scheduled() const { return !rows.empty() && rows.front().offset.has_value(); }
 };
 
 // The pipeline named by `--pipeline`: a file when one exists at `name` (parsed

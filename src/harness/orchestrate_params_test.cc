@@ -111,6 +111,26 @@ TEST(OrchestrateParamsTest, RowsAreTypedWithLineAndColumnInErrors) {
   EXPECT_EQ((*typed)[1].line, 3u);
 }
 
+TEST(OrchestrateParamsTest, AnOffsetColumnSchedulesRowsUnlessThePipelineDeclaresIt) {
+  auto table = ParseCsv("offset,name\n0s,a\n1m30s,b\n2.5,c\n");
+  ASSERT_TRUE(table.ok());
+  auto rows = TypeRows(*table, Spec(), "runs.csv");
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  ASSERT_EQ(rows->size(), 3u);
+  EXPECT_EQ((*rows)[1].offset, std::chrono::seconds(90));
+  EXPECT_EQ((*rows)[2].offset, std::chrono::milliseconds(2500));
+  EXPECT_EQ((*rows)[2].parameters, (nlohmann::json{{"name", "c"}}));
+  auto bad = ParseCsv("offset,name\nsoon,a\n");
+  auto typed = TypeRows(*bad, Spec(), "runs.csv");
+  ASSERT_FALSE(typed.ok());
+  EXPECT_NE(
+      typed.error().message.find("runs.csv: line 2, column 'offset': expected a start offset"),
+      std::string::npos)
+      << typed.error().message;
+  auto negative = ParseCsv("offset,name\n-1,a\n");
+  EXPECT_FALSE(TypeRows(*negative, Spec(), "runs.csv").ok());
+}
+
 TEST(OrchestrateParamsTest, RatesAreRunsPerMinute) {
   EXPECT_DOUBLE_EQ(*ParseRate("30"), 30);
   EXPECT_DOUBLE_EQ(*ParseRate("30/m"), 30);

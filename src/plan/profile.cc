@@ -99,6 +99,7 @@ ProfileReport BuildProfile(const std::vector<StepExecution>& executions,
     std::vector<double> cpu, memory, durations;
     double cpu_peak = 0, memory_peak = 0, cpu_p95 = 0, memory_p95 = 0;
     double cpu_seconds = 0;
+    bool summarised = false;
   };
   std::vector<Acc> steps;
   std::map<std::string, size_t> index;
@@ -116,6 +117,7 @@ ProfileReport BuildProfile(const std::vector<StepExecution>& executions,
     a.cpu.insert(a.cpu.end(), e.cpu_cores.begin(), e.cpu_cores.end());
     a.memory.insert(a.memory.end(), e.memory_bytes.begin(), e.memory_bytes.end());
     a.profile.samples += std::max(e.cpu_cores.size(), e.memory_bytes.size());
+    a.summarised |= e.cpu_summary.has_value() || e.memory_summary.has_value();
     // Summaries without samples (Prometheus peaks): the largest wins.
     if (e.cpu_cores.empty() && e.cpu_summary) {
       a.cpu_peak = std::max(a.cpu_peak, e.cpu_summary->peak);
@@ -139,6 +141,7 @@ ProfileReport BuildProfile(const std::vector<StepExecution>& executions,
     p.duration_max = std::chrono::duration_cast<Duration>(
         std::chrono::duration<double>(Percentile(a.durations, 100)));
     p.cpu_seconds_mean = p.executions ? a.cpu_seconds / p.executions : 0;
+    p.no_data = p.samples == 0 && !a.summarised;
     p.recommended = Recommend(p.cpu_cores, p.memory_bytes, options.headroom);
     if (options.node) {
       p.fit = JobsPerNode(p.recommended, *options.node);
@@ -183,7 +186,7 @@ std::string Describe(const ProfileReport& r) {
   }
   out << "\n(duration: median over runs; cpu in cores; samples: readings taken while it ran)\n";
   for (const auto& s : r.steps) {
-    if (s.samples == 0) {
+    if (s.no_data) {
       out << fmt::format(
           "Step {} ended before its first sample: its figures are unknown, its recommendation "
           "the minimum.\n",
@@ -193,10 +196,9 @@ std::string Describe(const ProfileReport& r) {
   out << DescribeRule(r.options.headroom) << "\n";
   if (r.options.node && !r.bottleneck_step.empty()) {
     out << fmt::format(
-        "Node {}: the bottleneck step is {}, {} per node by its requests; a node runs every "
-        "step of at most {} pipeline{} at once.\n",
-        r.options.node_text, r.bottleneck_step, r.bottleneck_jobs, r.bottleneck_jobs,
-        r.bottleneck_jobs == 1 ? "" : "s");
+        "Node {}: the bottleneck step is {}: {} fit on one node by their requests, the fewest of "
+        "any step.\n",
+        r.options.node_text, r.bottleneck_step, r.bottleneck_jobs);
   }
   return out.str();
 }

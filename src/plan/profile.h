@@ -66,6 +66,7 @@ Fit JobsPerNode(const Recommendation& r, const NodeSize& node);
 
 // One execution of a step: its duration and the samples taken while it ran.
 struct StepExecution {
+  std::string run_id;          // may be empty
   std::string step;            // task name in the pipeline ("train-a")
   std::string executor_label;  // "exec-train"; may be empty
   Duration duration{};
@@ -85,6 +86,7 @@ struct StepProfile {
   Usage cpu_cores;
   Usage memory_bytes;
   size_t samples = 0;
+  bool no_data = false;  // neither samples nor summaries: ended before any sample
   double cpu_seconds_mean = 0;
   Recommendation recommended;
   std::optional<Fit> fit;  // with a node size

@@ -108,6 +108,31 @@ Result<std::vector<StepExecution>> ExecutionsFromResults(
   return out;
 }
 
+void AnnotateResults(nlohmann::json& results, const std::vector<StepExecution>& executions) {
+  auto it = results.find("runs");
+  if (it == results.end()) return;
+  nlohmann::json* runs = it->is_array() ? &*it : nullptr;
+  if (it->is_object() && it->contains("records")) runs = &(*it)["records"];
+  if (runs == nullptr || !runs->is_array()) return;
+  for (auto& run : *runs) {
+    if (!run.contains("tasks")) continue;
+    const std::string run_id = run.value("run_id", "");
+    for (auto& task : run["tasks"]) {
+      if (task.value("dag", false)) continue;
+      for (const auto& e : executions) {
+        if (e.run_id != run_id || e.step != task.value("name", "")) continue;
+        ProfileReport one = BuildProfile({e}, {});
+        const StepProfile& s = one.steps.front();
+        task["resources"] = {
+            {"cpu_cores", {{"peak", s.cpu_cores.peak}, {"p95", s.cpu_cores.p95}}},
+            {"memory_bytes", {{"peak", s.memory_bytes.peak}, {"p95", s.memory_bytes.p95}}},
+            {"samples", s.samples}};
+        task["cpu_seconds"] = e.cpu_seconds;
+      }
+    }
+  }
+}
+
 Result<ProfileReport> ProfileFromResultsFile(const std::filesystem::path& path,
                                              const ir::PipelineSpec* pipeline,
                                              const ProfileOptions& options) {

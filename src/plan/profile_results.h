@@ -30,6 +30,11 @@ const nlohmann::json* RunRecords(const nlohmann::json& results);
 Result<std::vector<StepExecution>> ExecutionsFromResults(
     const nlohmann::json& results, const std::map<std::string, std::string>& labels);
 
+// Adds each execution's figures to its task in results.json (matched by run
+// id and task name), in the first shape above plus "cpu_seconds", so that
+// `--from-results` reads back what the embedded profile measured.
+void AnnotateResults(nlohmann::json& results, const std::vector<StepExecution>& executions);
+
 // RESULTS_DIR/results.json or a results.json path; errors name the file.
 Result<ProfileReport> ProfileFromResultsFile(const std::filesystem::path& path,
                                              const ir::PipelineSpec* pipeline,

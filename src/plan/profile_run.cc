@@ -156,6 +156,7 @@ Result<ProfileRun> ProfileOnEmbeddedBackend(const ProfileRunOptions& options) {
       // Steps only: not DAGs, not skipped branches.
       if (!t.child_tasks.empty() || t.state != RuntimeState::kSucceeded) continue;
       StepExecution e;
+      e.run_id = run.run_id;
       e.step = t.display_name;
       if (auto l = labels.find(t.display_name); l != labels.end()) e.executor_label = l->second;
       if (t.end_time > t.start_time) e.duration = t.end_time - t.start_time;
@@ -177,6 +178,7 @@ Result<ProfileRun> ProfileOnEmbeddedBackend(const ProfileRunOptions& options) {
     return Failed(fmt::format("no step of {} ran", path));
   }
   out.report = BuildProfile(executions, options.profile);
+  out.executions = executions;
   out.report.pipeline = path;
   out.report.source = "embedded backend, process executor, no limits";
   out.report.repeats = options.repeats;

@@ -36,6 +36,9 @@ struct ProfileRun {
   harness::BenchmarkResults results;
   // The pipeline's IR with the recommended requests and limits.
   nlohmann::json sized_pipeline;
+  // Every step execution with its samples (AnnotateResults puts them into
+  // results.json).
+  std::vector<StepExecution> executions;
 };
 
 // Errors: code 2 for bad input (unreadable or invalid pipeline, bad params),

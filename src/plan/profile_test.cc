@@ -130,12 +130,24 @@ TEST(ProfileTest, BuildProfileGroupsExecutionsAndFindsTheBottleneck) {
   EXPECT_NE(text.find("Rule: request = p95 x 1.25, limit = peak x 1.25 (25% headroom)"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("bottleneck step is train, 6 per node"), std::string::npos) << text;
+  EXPECT_NE(text.find("the bottleneck step is train: 6 fit on one node by their requests"),
+            std::string::npos)
+      << text;
   nlohmann::json j = ToJson(r);
   EXPECT_EQ(j["steps"][1]["recommended"]["cpu_request"], "2500m");
   EXPECT_EQ(j["steps"][1]["recommended"]["memory_request"], "5Gi");
   EXPECT_EQ(j["bottleneck"]["step"], "train");
   EXPECT_EQ(j["steps"][1]["jobs_per_node"]["jobs"], 6);
+  EXPECT_EQ(text.find("before its first sample"), std::string::npos);
+
+  // A step that ended before the first sample is kept, and said to be unknown.
+  StepExecution quick;
+  quick.step = "quick";
+  ProfileReport q = BuildProfile({quick}, {});
+  ASSERT_EQ(q.steps.size(), 1u);
+  EXPECT_TRUE(q.steps[0].no_data);
+  EXPECT_DOUBLE_EQ(q.steps[0].recommended.cpu_request, 0.1);
+  EXPECT_NE(Describe(q).find("Step quick ended before its first sample"), std::string::npos);
 }
 
 TEST(ProfileTest, SizedPipelineCarriesTheRecommendationsAndStillCompiles) {
