@@ -151,7 +151,8 @@
     shown.forEach((p, i) => {
       const y = top + i * lane, e = spans[i];
       g.fillStyle = "#333";
-      g.fillText((p.step + " · " + p.pod.slice(-12)).slice(0, 40), 4, y + 10);
+      // The step and the pod's distinguishing tail ("impl-2917736631").
+      g.fillText((p.step + " · " + p.pod.split("-").slice(-2).join("-")).slice(0, 42), 4, y + 10);
       const bar = (from, to, color) => {
         if (from === null || to === null) return;
         g.fillStyle = color;

@@ -81,9 +81,13 @@ TEST_F(KubeCliTest, RunReadsPodsThroughKubectlAndGonePodsAreNotFatal) {
   EXPECT_EQ(pods["pods_read"], 0);
   EXPECT_EQ(pods["missing_pods"].size(), static_cast<size_t>(requested));
   auto calls = env.Calls();
-  ASSERT_EQ(calls.size(), 1u);  // no pod found: no events call
+  // By name, then by workflow (in case they are Argo node IDs); no pod
+  // found, so no events call.
+  ASSERT_EQ(calls.size(), 2u);
   EXPECT_EQ(calls[0].rfind("--context=test-ctx get pods ", 0), 0u) << calls[0];
   EXPECT_NE(calls[0].find(" -n kubeflow --ignore-not-found -o json"), std::string::npos);
+  EXPECT_NE(calls[1].find(" -l workflows.argoproj.io/workflow in ("), std::string::npos)
+      << calls[1];
   EXPECT_NE(r.output.find("pod lifecycle: "), std::string::npos) << r.output;
 }
 

@@ -1,6 +1,7 @@
 #include "kube/pod_reader.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "kube/pod_timeline.h"
 #include "kube/process.h"
@@ -41,6 +42,46 @@ Call Kubectl(const PodReaderOptions& options, const std::vector<std::string>& ar
   return call;
 }
 
+// `kubectl get pods ... -o json`: the pods printed, or nullopt after a
+// failed call (its error recorded).
+std::optional<json> GetPods(const PodReaderOptions& options, const std::vector<std::string>& args,
+                            PodReadout& readout) {
+  ++readout.kubectl_calls;
+  Call call = Kubectl(options, args);
+  if (!call.ok) {
+    readout.errors.push_back(call.error);
+    return std::nullopt;
+  }
+  // Several names or a selector print a List; one name prints the Pod
+  // itself; none found (with --ignore-not-found) prints nothing.
+  if (call.out.find_first_not_of(" \t\r\n") == std::string::npos) return json::array();
+  json doc = json::parse(call.out, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    readout.errors.push_back("kubectl get pods printed no JSON object");
+    return std::nullopt;
+  }
+  json items =
+      doc.value("kind", "") == "Pod" ? json::array({doc}) : doc.value("items", json::array());
+  json out = json::array();
+  for (auto& pod : items) {
+    if (pod.is_object() && pod.contains("metadata") && pod["metadata"].is_object()) {
+      out.push_back(std::move(pod));
+    }
+  }
+  return out;
+}
+
+// "<workflow>-<digits>": the form of an Argo node ID, which some KFP versions
+// report as a task's pod_name; the pod itself is "<workflow>-<template>-<digits>".
+std::optional<std::string> WorkflowOfNodeId(const std::string& id) {
+  auto dash = id.rfind('-');
+  if (dash == std::string::npos || dash == 0 || dash + 1 == id.size()) return std::nullopt;
+  for (size_t i = dash + 1; i < id.size(); ++i) {
+    if (id[i] < '0' || id[i] > '9') return std::nullopt;
+  }
+  return id.substr(0, dash);
+}
+
 }  // namespace
 
 PodReadout ReadPods(const std::vector<std::string>& names, const PodReaderOptions& options) {
@@ -60,29 +101,12 @@ PodReadout ReadPods(const std::vector<std::string>& names, const PodReaderOption
     for (const char* a : {"-n", options.namespace_.c_str(), "--ignore-not-found", "-o", "json"}) {
       args.emplace_back(a);
     }
-    ++readout.kubectl_calls;
-    Call call = Kubectl(options, args);
-    json doc;
-    if (call.ok) {
-      // Several names print a List; one name prints the Pod itself; none found
-      // (with --ignore-not-found) prints nothing.
-      doc = call.out.find_first_not_of(" \t\r\n") == std::string::npos
-                ? json{{"items", json::array()}}
-                : json::parse(call.out, nullptr, false);
-      if (doc.is_discarded() || !doc.is_object()) {
-        call.ok = false;
-        call.error = "kubectl get pods printed no JSON object";
-      }
-    }
-    if (!call.ok) {
-      readout.errors.push_back(call.error);
+    auto items = GetPods(options, args, readout);
+    if (!items) {
       readout.unread.insert(part.begin(), part.end());
       continue;
     }
-    json items =
-        doc.value("kind", "") == "Pod" ? json::array({doc}) : doc.value("items", json::array());
-    for (auto& pod : items) {
-      if (!pod.is_object() || !pod.contains("metadata")) continue;
+    for (auto& pod : *items) {
       std::string name = pod["metadata"].value("name", "");
       if (seen.count(name)) readout.pods[name] = std::move(pod);
     }
@@ -90,6 +114,36 @@ PodReadout ReadPods(const std::vector<std::string>& names, const PodReaderOption
       if (!readout.pods.count(n)) readout.missing.insert(n);
     }
   }
+
+  // Names not found that look like Argo node IDs: the pods of their
+  // workflows, matched by their node-id annotation.
+  std::map<std::string, std::string> actual;  // pod name -> the name asked for
+  std::set<std::string> workflows;
+  for (const auto& m : readout.missing) {
+    if (auto wf = WorkflowOfNodeId(m)) workflows.insert(*wf);
+  }
+  std::vector<std::string> wf_list(workflows.begin(), workflows.end());
+  for (size_t from = 0; from < wf_list.size(); from += batch) {
+    std::string selector = "workflows.argoproj.io/workflow in (";
+    for (size_t i = from; i < std::min(wf_list.size(), from + batch); ++i) {
+      if (i > from) selector += ",";
+      selector += wf_list[i];
+    }
+    selector += ")";
+    auto items = GetPods(
+        options, {"get", "pods", "-n", options.namespace_, "-l", selector, "-o", "json"}, readout);
+    if (!items) continue;  // those pods stay missing; the error is recorded
+    for (auto& pod : *items) {
+      const json& annotations = pod["metadata"].value("annotations", json::object());
+      std::string id =
+          annotations.is_object() ? annotations.value("workflows.argoproj.io/node-id", "") : "";
+      if (id.empty() || !readout.missing.count(id)) continue;
+      actual[pod["metadata"].value("name", "")] = id;
+      readout.missing.erase(id);
+      readout.pods[id] = std::move(pod);
+    }
+  }
+
   if (readout.pods.empty()) return readout;  // no pod, no events worth a call
   ++readout.kubectl_calls;
   Call events = Kubectl(options, {"get", "events", "-n", options.namespace_, "--field-selector",
@@ -101,7 +155,9 @@ PodReadout ReadPods(const std::vector<std::string>& names, const PodReaderOption
     } else {
       readout.events_read = true;
       for (auto& [pod, list] : EventsByPod(doc)) {
-        if (readout.pods.count(pod)) readout.events[pod] = std::move(list);
+        auto asked = actual.find(pod);
+        std::string key = asked == actual.end() ? pod : asked->second;
+        if (readout.pods.count(key)) readout.events[key] = std::move(list);
       }
     }
   } else {

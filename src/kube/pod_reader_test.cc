@@ -38,14 +38,19 @@ TEST(PodReader, ReadsPodsInBatchesAndEventsOnce) {
   EXPECT_EQ(r.events.size(), 4u);
   EXPECT_EQ(r.events.at(kPods[1]).size(), 18u);
   auto calls = env.Calls();
-  ASSERT_EQ(calls.size(), 4u);
-  EXPECT_EQ(r.kubectl_calls, 4);
+  ASSERT_EQ(calls.size(), 5u);
+  EXPECT_EQ(r.kubectl_calls, 5);
   EXPECT_EQ(calls[0], "--context=gke_kfp-bench_europe-west4-a_kfp get pods " + kPods[0] + " " +
                           kPods[1] + " -n kubeflow --ignore-not-found -o json");
   // The last batch holds one name: kubectl prints the Pod itself, or nothing.
   EXPECT_EQ(calls[2], "--context=gke_kfp-bench_europe-west4-a_kfp get pods " + kPods[4] +
                           " -n kubeflow --ignore-not-found -o json");
+  // The name not found might be an Argo node ID: its workflow's pods are asked for.
   EXPECT_EQ(calls[3],
+            "--context=gke_kfp-bench_europe-west4-a_kfp get pods -n kubeflow -l "
+            "workflows.argoproj.io/workflow in (hello-pipeline-q9d4m-system-container-impl) -o "
+            "json");
+  EXPECT_EQ(calls[4],
             "--context=gke_kfp-bench_europe-west4-a_kfp get events -n kubeflow --field-selector "
             "involvedObject.kind=Pod -o json");
 }
@@ -99,7 +104,27 @@ TEST(PodReader, NothingToReadCallsNothing) {
   o.namespace_ = "team-a";
   r = ReadPods(kPods, o);
   EXPECT_EQ(r.missing.size(), 5u);
-  EXPECT_EQ(r.kubectl_calls, 1);
+  EXPECT_EQ(r.kubectl_calls, 2);  // the names, then their would-be workflows in one call
+}
+
+TEST(PodReader, ArgoNodeIdsResolveThroughTheirWorkflowsPods) {
+  // Some KFP versions report the Argo node ID as a task's pod_name; Argo
+  // names the pod <workflow>-<template>-<id digits> and annotates the node ID.
+  testdata::FakeKubectlEnv env;
+  auto r = ReadPods({"hello-pipeline-x7k2p-1183203540", "hello-pipeline-x7k2p-2917736631",
+                     "hello-pipeline-zzzzz-1", "not-a-node-id"},
+                    Options());
+  EXPECT_TRUE(r.errors.empty());
+  ASSERT_EQ(r.pods.size(), 2u);
+  EXPECT_EQ(r.pods.at("hello-pipeline-x7k2p-2917736631")["metadata"]["name"], kPods[1]);
+  EXPECT_EQ(r.events.at("hello-pipeline-x7k2p-2917736631").size(), 18u);
+  EXPECT_EQ(r.missing, (std::set<std::string>{"hello-pipeline-zzzzz-1", "not-a-node-id"}));
+  auto calls = env.Calls();
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_NE(calls[1].find("-l workflows.argoproj.io/workflow in "
+                          "(hello-pipeline-x7k2p,hello-pipeline-zzzzz) -o json"),
+            std::string::npos)
+      << calls[1];
 }
 
 }  // namespace

@@ -127,6 +127,30 @@ TEST(JobReportBrowser, EveryMetricAgainstEverySweptParameterDraws) {
                              std::filesystem::copy_options::overwrite_existing);
 }
 
+TEST(JobReportBrowser, ANarrowNumericRangeGetsALinearAxis) {
+  if (!std::filesystem::exists("/usr/bin/chromium")) GTEST_SKIP() << "no chromium";
+  kube::JobSweepResult sweep{"lr", "PyTorchJob", "local", {}};
+  sweep.swept = {"lr"};
+  for (std::string lr : {"0.05", "0.01", "0.02"}) {
+    kube::JobRunResult run;
+    run.job_name = "lr-" + std::to_string(sweep.runs.size());
+    run.index = static_cast<int>(sweep.runs.size());
+    run.params = {{"lr", lr}};
+    run.succeeded = true;
+    run.metrics["last_loss"] = 1.0 / std::stod(lr);
+    sweep.runs.push_back(run);
+  }
+  testing::TempDir dir;
+  auto page = dir.path() / "report.html";
+  ASSERT_TRUE(WriteJobReport(page, kube::ToJson(sweep)).ok());
+  std::string dom = Dom(page, dir.path() / "profile");
+  ASSERT_NE(dom.find("data-ready=\"true\""), std::string::npos) << dom.substr(0, 2000);
+  EXPECT_EQ(Between(dom, "<ul id=\"kfpbench-errors\"", "</ul>").find("<li"), std::string::npos);
+  std::string main = Between(dom, "<main id=\"app\">", "</main>");
+  EXPECT_EQ(Count(main, "data-drawn=\"true\""), 1u);
+  EXPECT_NE(main.find("data-axis=\"numeric\""), std::string::npos);
+}
+
 TEST(JobReportBrowser, NoSweepStillRenders) {
   if (!std::filesystem::exists("/usr/bin/chromium")) GTEST_SKIP() << "no chromium";
   kube::JobSweepResult one{"ddp", "PyTorchJob", "local", {}};
