@@ -12,5 +12,6 @@ std::string_view UplotCss();      // web/node_modules/uplot/dist/uPlot.min.css
 std::string_view UplotLicense();  // MIT: its notice travels with every copy
 std::string_view ReportJs();      // web/report.js
 std::string_view ReportCss();     // web/report.css
+std::string_view HistoryJs();     // web/history.js
 
 }  // namespace kfpbench::report::assets

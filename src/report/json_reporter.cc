@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "report/repetitions.h"
 #include "report/reporter.h"
 
 namespace kfpbench::report {
@@ -218,6 +219,7 @@ json ResultsToJson(const BenchmarkResults& results) {
       {"errors", results.errors},
       {"cleanup_failures", results.cleanup_failures},
       {"collectors", results.collectors},
+      {"repetitions", RepetitionsToJson(results.repetitions)},
   };
 }
 

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "report/repetitions.h"
+
 namespace kfpbench::report {
 namespace {
 
@@ -221,6 +223,9 @@ Status ReadExtensions(const json& j, BenchmarkResults& r) {
   if (auto c = j.find("collectors"); c != j.end()) {
     if (!c->is_array()) return At("collectors", "must be an array");
     r.collectors = *c;
+  }
+  if (auto reps = j.find("repetitions"); reps != j.end()) {
+    KFPBENCH_ASSIGN(r.repetitions, RepetitionsFromJson(*reps));
   }
   return Ok();
 }
