@@ -10,11 +10,14 @@
 #include "cli/cli.h"
 #include "cli/common.h"
 #include "report/compare.h"
+#include "report/history.h"
 #include "report/merge.h"
+#include "report/notify.h"
 #include "report/reporter.h"
 #include "report/results_reader.h"
 #include "report/thresholds.h"
 #include "report/write_reports.h"
+#include "util/secrets.h"
 
 namespace kfpbench::cli {
 namespace {
@@ -158,7 +161,7 @@ Command AddCompare(CLI::App& app) {
       "compare a candidate with a baseline: change in p50/p95/p99/mean with bootstrap intervals "
       "and a Mann-Whitney U test; exit 1 on a significant regression above --min-effect");
   struct Flags {
-    std::string baseline, candidate, min_effect = "5%", format = "text";
+    std::string baseline, candidate, min_effect = "5%", format = "text", notify;
     report::CompareOptions options;
   };
   auto f = std::make_shared<Flags>();
@@ -173,7 +176,16 @@ Command AddCompare(CLI::App& app) {
   cmd->add_option("--format", f->format, "text, markdown or json")
       ->check(CLI::IsMember({"text", "markdown", "json"}))
       ->capture_default_str();
+  cmd->add_option("--notify", f->notify,
+                  "POST a JSON summary (Slack-compatible `text`) to this URL on a failing "
+                  "regression");
   return {cmd, [f] {
+            if (!f->notify.empty()) {
+              RegisterSecret(f->notify);  // webhook URLs carry their secret
+              if (Status s = report::CheckNotifyUrl(f->notify); !s.ok()) {
+                return Fail(s.error().message, kExitBadInput);
+              }
+            }
             std::string effect = f->min_effect;
             bool percent = !effect.empty() && effect.back() == '%';
             if (percent) effect.pop_back();
@@ -199,7 +211,69 @@ Command AddCompare(CLI::App& app) {
                                        base->size(), cand->size())
                         << report::ComparisonText(*c, f->options);
             }
+            if (!f->notify.empty()) {
+              auto body = report::RegressionNotification(*c, f->options, cand->front(), f->baseline,
+                                                         f->candidate);
+              if (body) {
+                if (Status s = report::PostNotification(f->notify, *body); !s.ok()) {
+                  std::cerr << "kfpbench: " << Redact(s.error().message) << "\n";
+                }
+              }
+            }
             return c->regressed ? kExitFailed : kExitOk;
+          }};
+}
+
+Command AddHistory(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "history",
+      "tabulate a metric across many results folders (by date or target version) and flag "
+      "slow drift with a trend test");
+  struct Flags {
+    std::vector<std::string> dirs;
+    std::string metric = "run_duration", by = "date", html, csv, format = "text";
+  };
+  auto f = std::make_shared<Flags>();
+  cmd->add_option("dirs", f->dirs, "results folders (or results.json files)")->required();
+  cmd->add_option("--metric", f->metric,
+                  "an operation (GetRun, CreateRun, ...), run_duration or "
+                  "queue_wait")
+      ->capture_default_str();
+  cmd->add_option("--by", f->by, "order: date (started_at) or version (the target's healthz)")
+      ->check(CLI::IsMember({"date", "version"}))
+      ->capture_default_str();
+  cmd->add_option("--html", f->html, "write a self-contained page with a chart");
+  cmd->add_option("--csv", f->csv, "write one row per results folder");
+  cmd->add_option("--format", f->format, "text or json on stdout")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  return {cmd, [f] {
+            std::vector<report::NamedResults> runs;
+            for (const auto& d : f->dirs) {
+              auto r = report::LoadResults(d);
+              if (!r.ok()) return Fail(r.error().message, kExitBadInput);
+              runs.push_back({d, std::move(*r)});
+            }
+            report::HistoryOptions o;
+            o.metric = f->metric;
+            o.order =
+                f->by == "version" ? report::HistoryOrder::kVersion : report::HistoryOrder::kDate;
+            auto h = report::BuildHistory(std::move(runs), o);
+            if (!h.ok()) return Fail(h.error().message, kExitBadInput);
+            if (f->format == "json") {
+              std::cout << report::HistoryJson(*h).dump(2) << "\n";
+            } else {
+              std::cout << report::HistoryText(*h);
+            }
+            for (auto [path, text] : {std::pair{f->html, &report::HistoryHtml},
+                                      std::pair{f->csv, &report::HistoryCsv}}) {
+              if (path.empty()) continue;
+              if (Status s = report::WriteFileAtomically(path, text(*h)); !s.ok()) {
+                return Fail(s.error().message, kExitFailed);
+              }
+              if (f->format != "json") std::cout << "wrote " << path << "\n";
+            }
+            return kExitOk;
           }};
 }
 
@@ -209,6 +283,7 @@ void AddReportCommands(CLI::App& app, std::vector<Command>& commands) {
   commands.push_back(AddMerge(app));
   commands.push_back(AddReport(app));
   commands.push_back(AddCompare(app));
+  commands.push_back(AddHistory(app));
 }
 
 }  // namespace kfpbench::cli

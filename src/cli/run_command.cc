@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/run_repetitions.h"
 #include "cli/target_config.h"
 #include "harness/collector.h"
 #include "harness/harness.h"
@@ -135,6 +136,7 @@ Command AddRunCommand(CLI::App& app) {
     std::string shard;
     kube::PodReaderOptions pods;  // --kube-context: pod lifecycle of the runs
     BackendFlags backend;
+    RunRepetitionFlags repetitions;
   };
   auto f = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand("run", "run a scenario file against KFP (default: embedded)");
@@ -179,6 +181,7 @@ Command AddRunCommand(CLI::App& app) {
   cmd->add_option("--kube-namespace", f->pods.namespace_,
                   "namespace of the runs' pods (default: --namespace, else kubeflow)");
   f->backend.Add(*cmd);
+  f->repetitions.Add(*cmd);
 
   return {
       cmd, [f] {
@@ -312,6 +315,8 @@ Command AddRunCommand(CLI::App& app) {
         metrics::Recorder recorder(WallClock::now());
         harness::RecordingObserver observer(recorder);
         kfp::Client client(http, {f->namespace_}, &observer);
+        RepeatedRun repeated(f->repetitions, recorder, &g_interrupted);
+        if (Status s = repeated.Start(); !s.ok()) return Fail(s.error().message);
 
         auto health = client.GetHealthz();
         if (!health.ok()) {
@@ -324,22 +329,27 @@ Command AddRunCommand(CLI::App& app) {
 
         InstallSignalHandlers();
         constexpr auto kCollectorTimeout = std::chrono::seconds(60);
-        nlohmann::json collected = nlohmann::json::array();
-        for (const auto& c : f->collectors) {
-          collected.push_back(harness::RunCollector(c, "start", url, kCollectorTimeout));
-        }
-        StatusLine status(f->quiet);
-        auto results =
-            harness::RunScenarios(*scenarios, client, recorder, options,
-                                  [&status](const harness::Progress& p) { status.Show(p); });
-        status.Done();
-        for (const auto& c : f->collectors) {
-          collected.push_back(harness::RunCollector(c, "end", url, kCollectorTimeout));
-        }
-        results.collectors = std::move(collected);
-        results.target.url = url;
-        results.target.embedded = embedded != nullptr;
-        if (health.ok()) results.target.healthz = kfp::ToJson(*health);
+        auto results = repeated.Run(out_dir, [&](const auto& on_progress) {
+          nlohmann::json collected = nlohmann::json::array();
+          for (const auto& c : f->collectors) {
+            collected.push_back(harness::RunCollector(c, "start", url, kCollectorTimeout));
+          }
+          StatusLine status(f->quiet);
+          auto results = harness::RunScenarios(*scenarios, client, recorder, options,
+                                               [&](const harness::Progress& p) {
+                                                 status.Show(p);
+                                                 on_progress(p);
+                                               });
+          status.Done();
+          for (const auto& c : f->collectors) {
+            collected.push_back(harness::RunCollector(c, "end", url, kCollectorTimeout));
+          }
+          results.collectors = std::move(collected);
+          results.target.url = url;
+          results.target.embedded = embedded != nullptr;
+          if (health.ok()) results.target.healthz = kfp::ToJson(*health);
+          return results;
+        });
 
         report::ConsoleReporter(std::cout).Report(results).ok();
         auto json_path = out_dir / "results.json";
@@ -366,6 +376,7 @@ Command AddRunCommand(CLI::App& app) {
                                      v.observed_text, v.margin);
           }
           thresholds_failed = !report::AllPassed(*verdicts);
+          repeated.NotifyThresholds(results, *verdicts, json_path.string());
         }
         if (g_interrupted.load()) return kExitInterrupted;
         if (thresholds_failed) return kExitThresholdsFailed;

@@ -18,6 +18,8 @@ Progress TakeProgress(const metrics::Recorder& recorder, const Context& context,
   p.planned = planned;
   p.runs_created = context.runs_created();
   p.runs_finished = runs.size();
+  p.runs_by_state = runs.CountByState();
+  p.late_starts = runs.LateStarts();
   metrics::Histogram all;
   for (const auto& [name, op] : recorder.Snapshot()) {
     all.Merge(op.latency_us);

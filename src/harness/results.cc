@@ -37,13 +37,28 @@ std::optional<Duration> RunRecord::TriggerLag() const {
 }
 
 void RunLog::Add(RunRecord record) {
+  bool late = false;
+  if (auto d = record.StartDelay(); d && *d > BenchmarkResults::kLateStart) late = true;
+  std::string state(RuntimeStateName(record.state));
   std::lock_guard lock(mu_);
+  by_state_[state]++;
+  if (late) ++late_starts_;
   records_.push_back(std::move(record));
 }
 
 size_t RunLog::size() const {
   std::lock_guard lock(mu_);
   return records_.size();
+}
+
+std::map<std::string, int> RunLog::CountByState() const {
+  std::lock_guard lock(mu_);
+  return by_state_;
+}
+
+int RunLog::LateStarts() const {
+  std::lock_guard lock(mu_);
+  return late_starts_;
 }
 
 std::vector<RunRecord> RunLog::Records() const {

@@ -62,10 +62,15 @@ class RunLog {
   void Add(RunRecord record);
   std::vector<RunRecord> Records() const;
   size_t size() const;
+  // Counts for live metrics, without copying the records.
+  std::map<std::string, int> CountByState() const;
+  int LateStarts() const;
 
  private:
   mutable std::mutex mu_;
   std::vector<RunRecord> records_;
+  std::map<std::string, int> by_state_;  // kept as records arrive, for CountByState()
+  int late_starts_ = 0;
 };
 
 struct TargetInfo {
@@ -116,6 +121,14 @@ struct ScheduleSummary {
   int Missed() const { return std::max(0, expected_fires - observed_fires); }
 };
 
+// `run --repeat N`: what one repetition measured, kept in the combined results
+// so `compare` can test over repetitions.
+struct RepetitionSummary {
+  WallTime started{}, finished{};
+  std::map<std::string, metrics::Histogram> latency_us;  // per operation
+  metrics::Histogram run_duration_ms;                    // finished runs
+};
+
 struct BenchmarkResults {
   static constexpr int kSchemaVersion = 1;
   std::string kfpbench_version;
@@ -136,6 +149,7 @@ struct BenchmarkResults {
   std::vector<std::string> cleanup_failures;            // things left behind on the target
   nlohmann::json collectors = nlohmann::json::array();  // --collector outputs
   PodLifecycle pod_lifecycle;                           // --kube-context
+  std::vector<RepetitionSummary> repetitions;           // run --repeat: one per repetition
 
   // Histograms of run duration and queue wait over finished runs, in ms.
   metrics::Histogram RunDurationsMs() const;

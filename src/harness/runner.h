@@ -44,7 +44,9 @@ struct Progress {
   size_t runs_finished = 0;
   uint64_t api_calls = 0;
   uint64_t api_errors = 0;
-  int64_t p99_us = 0;  // over every API call so far
+  int64_t p99_us = 0;                        // over every API call so far
+  std::map<std::string, int> runs_by_state;  // runs followed to the end, by last state
+  int late_starts = 0;                       // open loop: sent later than kLateStart
 };
 
 struct UploadedPipeline {

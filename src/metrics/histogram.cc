@@ -80,6 +80,13 @@ int64_t Histogram::ValueAtPercentile(double p) const {
   return max_;
 }
 
+uint64_t Histogram::CountAtOrBelow(int64_t value) const {
+  if (value < 0) return 0;
+  uint64_t n = 0;
+  for (size_t i = 0; i < counts_.size() && BucketHighest(i) <= value; ++i) n += counts_[i];
+  return n;
+}
+
 nlohmann::json Histogram::ToJson() const {
   nlohmann::json buckets = nlohmann::json::array();
   for (size_t i = 0; i < counts_.size(); ++i) {

@@ -29,11 +29,16 @@ class Histogram {
   int64_t min() const { return count_ ? min_ : 0; }
   int64_t max() const { return count_ ? max_ : 0; }
   double mean() const { return count_ ? static_cast<double>(sum_) / count_ : 0.0; }
+  double sum() const { return static_cast<double>(sum_); }
   // Percentile by the nearest-rank method: the smallest recorded value v such
   // that at least p% of samples are <= v, reported as the upper edge of v's
   // bucket (so never below the true value, and at most 0.78% above it),
   // clamped to the exact maximum. p in [0, 100]; 0 for an empty histogram.
   int64_t ValueAtPercentile(double p) const;
+  // Values in buckets wholly at or below `value` (a Prometheus `le` bucket).
+  // A bucket straddling `value` is left out, so the count is that of values
+  // <= value to within the bucket resolution (0.78% of `value`), never more.
+  uint64_t CountAtOrBelow(int64_t value) const;
 
   // Sparse form: {"count":N,"min":..,"max":..,"sum":..,"sub_bucket_bits":7,
   // "buckets":[[index,count],...]}.

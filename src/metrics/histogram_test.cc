@@ -89,3 +89,23 @@ TEST(Histogram, EmptyAndNegative) {
 
 }  // namespace
 }  // namespace kfpbench::metrics
+
+namespace kfpbench::metrics {
+namespace {
+
+TEST(Histogram, CountAtOrBelowIsCumulativeAndNeverOvercounts) {
+  Histogram h;
+  for (int64_t v : {10, 100, 255, 1000, 5000, 250000, 1000000}) h.Record(v);
+  EXPECT_EQ(h.CountAtOrBelow(-1), 0u);
+  EXPECT_EQ(h.CountAtOrBelow(9), 0u);
+  EXPECT_EQ(h.CountAtOrBelow(10), 1u);  // exact below 256
+  EXPECT_EQ(h.CountAtOrBelow(255), 3u);
+  EXPECT_EQ(h.CountAtOrBelow(1000000000), 7u);
+  // 1000 shares a bucket with values above it: left out at le=1000, in at the bucket's top.
+  EXPECT_EQ(h.CountAtOrBelow(1000), 3u);
+  EXPECT_EQ(h.CountAtOrBelow(Histogram::BucketHighest(Histogram::BucketIndex(1000))), 4u);
+  EXPECT_DOUBLE_EQ(h.sum(), 10 + 100 + 255 + 1000 + 5000 + 250000 + 1000000);
+}
+
+}  // namespace
+}  // namespace kfpbench::metrics

@@ -17,10 +17,11 @@ void Recorder::CloseWindow(Live& live) {
 void Recorder::RecordCall(std::string_view operation, Duration latency, int http_status,
                           WallTime completed_at) {
   int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(latency).count();
-  int64_t second =
-      std::max<int64_t>(0, std::chrono::floor<std::chrono::seconds>(completed_at - start_).count());
   bool error = IsErrorStatus(http_status);
   std::lock_guard lock(mu_);
+  // Under the lock: Restart() moves the start.
+  int64_t second =
+      std::max<int64_t>(0, std::chrono::floor<std::chrono::seconds>(completed_at - start_).count());
   auto it = ops_.find(operation);
   if (it == ops_.end()) it = ops_.emplace(std::string(operation), Live{}).first;
   Live& live = it->second;
@@ -46,6 +47,37 @@ std::map<std::string, OperationStats> Recorder::Snapshot() const {
     out.emplace(name, std::move(copy.stats));
   }
   return out;
+}
+
+std::map<std::string, OperationStats> Recorder::Totals() const {
+  std::lock_guard lock(mu_);
+  std::map<std::string, OperationStats> out;
+  for (const auto& [name, live] : ops_) {
+    OperationStats& s = out[name];
+    s.latency_us = live.stats.latency_us;
+    s.errors = live.stats.errors;
+    s.by_status = live.stats.by_status;
+  }
+  return out;
+}
+
+std::map<std::string, OperationStats> Recorder::Restart(WallTime start) {
+  std::map<std::string, OperationStats> out;
+  std::lock_guard lock(mu_);
+  for (auto& [name, live] : ops_) {
+    OperationStats& s = out[name];
+    s.latency_us = std::move(live.stats.latency_us);
+    s.errors = live.stats.errors;
+    s.by_status = std::move(live.stats.by_status);
+  }
+  ops_.clear();
+  start_ = start;
+  return out;
+}
+
+WallTime Recorder::start() const {
+  std::lock_guard lock(mu_);
+  return start_;
 }
 
 }  // namespace kfpbench::metrics

@@ -42,7 +42,13 @@ class Recorder {
 
   // A copy of everything so far; the current second is included as a window.
   std::map<std::string, OperationStats> Snapshot() const;
-  WallTime start() const { return start_; }
+  // Histograms and counts so far without the time series: cheap enough to
+  // take on every Prometheus scrape of a long run.
+  std::map<std::string, OperationStats> Totals() const;
+  // Starts over from `start` (the next repetition of a benchmark) and returns
+  // the totals recorded until now, in one step so no call falls between.
+  std::map<std::string, OperationStats> Restart(WallTime start);
+  WallTime start() const;
 
  private:
   struct Live {
@@ -53,7 +59,7 @@ class Recorder {
   };
   static void CloseWindow(Live& live);
 
-  const WallTime start_;
+  WallTime start_;
   mutable std::mutex mu_;
   std::map<std::string, Live, std::less<>> ops_;
 };

@@ -31,6 +31,29 @@ TEST(Recorder, CountsByOperationStatusAndSecond) {
   EXPECT_EQ(snap.at("CreateRun").errors, 1u);
 }
 
+TEST(Recorder, TotalsLeaveOutTheTimeSeriesAndRestartHandsThemOver) {
+  WallTime t0 = WallClock::now();
+  Recorder r(t0);
+  r.RecordCall("GetRun", milliseconds(2), 200, t0 + milliseconds(100));
+  r.RecordCall("GetRun", milliseconds(3), 404, t0 + milliseconds(1100));
+  auto totals = r.Totals();
+  ASSERT_EQ(totals.size(), 1u);
+  EXPECT_EQ(totals.at("GetRun").latency_us.count(), 2u);
+  EXPECT_EQ(totals.at("GetRun").errors, 1u);
+  EXPECT_TRUE(totals.at("GetRun").windows.empty());
+
+  WallTime t1 = t0 + std::chrono::seconds(10);
+  auto before = r.Restart(t1);
+  EXPECT_EQ(before.at("GetRun").latency_us.count(), 2u);
+  EXPECT_EQ(before.at("GetRun").by_status.at(404), 1u);
+  EXPECT_TRUE(r.Totals().empty());
+  EXPECT_EQ(r.start(), t1);
+  r.RecordCall("GetRun", milliseconds(2), 200, t1 + milliseconds(1500));
+  auto snap = r.Snapshot();
+  ASSERT_EQ(snap.at("GetRun").windows.size(), 1u);
+  EXPECT_EQ(snap.at("GetRun").windows[0].second, 1);  // from the new start
+}
+
 TEST(Recorder, IsThreadSafe) {
   WallTime t0 = WallClock::now();
   Recorder r(t0);

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "report/repetitions.h"
 #include "report/stats.h"
 
 namespace kfpbench::report {
@@ -34,15 +35,16 @@ struct Samples {
   std::function<double(const std::vector<double>&)> statistic;
 };
 
-Samples OperationSamples(const std::vector<BenchmarkResults>& side, const std::string& op,
+Samples OperationSamples(const std::vector<BenchmarkResults>& side,
+                         const std::vector<harness::RepetitionSummary>& reps, const std::string& op,
                          const StatDef& s, bool repetitions) {
   Samples out;
   if (repetitions) {
     out.kind = "repetitions";
-    for (const auto& r : side) {
-      auto it = r.operations.find(op);
-      if (it != r.operations.end() && it->second.latency_us.count()) {
-        out.values.push_back(OfHistogram(it->second.latency_us, s) / 1000);
+    for (const auto& r : reps) {
+      auto it = r.latency_us.find(op);
+      if (it != r.latency_us.end() && it->second.count()) {
+        out.values.push_back(OfHistogram(it->second, s) / 1000);
       }
     }
     out.statistic = [](const std::vector<double>& v) { return stats::Mean(v); };
@@ -63,13 +65,14 @@ Samples OperationSamples(const std::vector<BenchmarkResults>& side, const std::s
   return out;
 }
 
-Samples RunSamples(const std::vector<BenchmarkResults>& side, const StatDef& s, bool repetitions) {
+Samples RunSamples(const std::vector<BenchmarkResults>& side,
+                   const std::vector<harness::RepetitionSummary>& reps, const StatDef& s,
+                   bool repetitions) {
   Samples out;
   if (repetitions) {
     out.kind = "repetitions";
-    for (const auto& r : side) {
-      auto h = r.RunDurationsMs();
-      if (h.count()) out.values.push_back(OfHistogram(h, s));
+    for (const auto& r : reps) {
+      if (r.run_duration_ms.count()) out.values.push_back(OfHistogram(r.run_duration_ms, s));
     }
     out.statistic = [](const std::vector<double>& v) { return stats::Mean(v); };
     return out;
@@ -142,7 +145,11 @@ Result<Comparison> Compare(const std::vector<BenchmarkResults>& baseline,
   if (baseline.empty() || candidate.empty()) return Error{"compare needs results on both sides"};
   if (!(o.alpha > 0 && o.alpha < 1)) return Error{"--alpha must be between 0 and 1"};
   if (o.min_effect < 0) return Error{"--min-effect must not be negative"};
-  bool repetitions = baseline.size() >= 2 && candidate.size() >= 2;
+  // Repetitions are folders of a side, or the summaries `run --repeat` keeps
+  // in its combined results.
+  auto base_reps = RepetitionsOf(baseline);
+  auto cand_reps = RepetitionsOf(candidate);
+  bool repetitions = base_reps.size() >= 2 && cand_reps.size() >= 2;
   std::set<std::string> ops;
   for (const auto* side : {&baseline, &candidate}) {
     for (const auto& r : *side) {
@@ -153,13 +160,14 @@ Result<Comparison> Compare(const std::vector<BenchmarkResults>& baseline,
   uint64_t seed = o.seed;
   for (const auto& op : ops) {
     for (const auto& s : kStats) {
-      out.changes.push_back(Judge(op, s, OperationSamples(baseline, op, s, repetitions),
-                                  OperationSamples(candidate, op, s, repetitions), o, seed++));
+      out.changes.push_back(Judge(op, s, OperationSamples(baseline, base_reps, op, s, repetitions),
+                                  OperationSamples(candidate, cand_reps, op, s, repetitions), o,
+                                  seed++));
     }
   }
   for (const auto& s : kStats) {
-    out.changes.push_back(Judge("run_duration", s, RunSamples(baseline, s, repetitions),
-                                RunSamples(candidate, s, repetitions), o, seed++));
+    out.changes.push_back(Judge("run_duration", s, RunSamples(baseline, base_reps, s, repetitions),
+                                RunSamples(candidate, cand_reps, s, repetitions), o, seed++));
   }
   for (const auto& c : out.changes) out.regressed |= c.fails;
   return out;

@@ -3,8 +3,10 @@
 // bootstrap confidence interval and a Mann-Whitney U test.
 //
 // The sample each test sees depends on what was measured:
-//  - with at least 2 repetitions on each side: one value per repetition (its
-//    p95, ...), and the change is that of the mean over repetitions;
+//  - with at least 2 repetitions on each side (several results folders, or
+//    the per-repetition summaries of one `run --repeat N` result): one value
+//    per repetition (its p95, ...), and the change is that of the mean over
+//    repetitions;
 //  - with one repetition: for operations the 1 s windows of the time series
 //    (window p50/p95/p99; the mean is not tested, windows keep no mean), for
 //    run_duration the individual runs. The change is that of the median window

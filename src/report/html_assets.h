@@ -12,6 +12,7 @@ std::string_view UplotCss();      // web/node_modules/uplot/dist/uPlot.min.css
 std::string_view UplotLicense();  // MIT: its notice travels with every copy
 std::string_view ReportJs();      // web/report.js
 std::string_view ReportCss();     // web/report.css
+std::string_view HistoryJs();     // web/history.js
 
 // Beside report.js: the pod lifecycle section (run after report.js, in the
 // same <script>) and the `kfpbench job` report.

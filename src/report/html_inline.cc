@@ -81,4 +81,14 @@ std::string UplotScript() {
   return s;
 }
 
+std::string ReportPageOpen(std::string_view title) {
+  std::string page = PageHead(title);
+  page += Inline(assets::ReportCss(), "style");
+  page += "</style>\n</head>\n<body>\n";
+  page += "<ul id=\"kfpbench-errors\" hidden></ul>\n";
+  page += "<div id=\"kfpbench-status\" data-ready=\"false\" hidden></div>\n";
+  page += "<main id=\"app\"></main>\n";
+  return page;
+}
+
 }  // namespace kfpbench::report

@@ -28,4 +28,9 @@ std::string PageHead(std::string_view title);
 // uPlot itself with its licence, as one <script> element.
 std::string UplotScript();
 
+// PageHead plus the report's styles, then the body's fixed parts that
+// web/*.js and the browser tests rely on: the error list, the ready flag and
+// the <main id="app"> the page's script fills.
+std::string ReportPageOpen(std::string_view title);
+
 }  // namespace kfpbench::report

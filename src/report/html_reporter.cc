@@ -1,6 +1,3 @@
-#include <algorithm>
-#include <cctype>
-
 #include <fmt/format.h>
 
 #include "report/html_assets.h"
@@ -22,21 +19,7 @@ Result<std::string> HtmlReporter::Render(const harness::BenchmarkResults& result
   if (results.started.time_since_epoch().count()) title += " — " + FormatRfc3339(results.started);
   std::string page;
   page.reserve(assets::UplotJs().size() + 200000);
-  page += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  // Nothing may be fetched: the page must render the same offline, and an
-  // embedded string can never turn into a request.
-  page +=
-      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src "
-      "'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n";
-  page += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-  page += "<title>" + EscapeMarkup(title) + "</title>\n<style>\n";
-  page += Inline(assets::UplotCss(), "style");
-  page += "\n";
-  page += Inline(assets::ReportCss(), "style");
-  page += "</style>\n</head>\n<body>\n";
-  page += "<ul id=\"kfpbench-errors\" hidden></ul>\n";
-  page += "<div id=\"kfpbench-status\" data-ready=\"false\" hidden></div>\n";
-  page += "<main id=\"app\"></main>\n";
+  page += ReportPageOpen(title);
   page +=
       "<noscript><p>This report draws its charts with JavaScript; the data are in "
       "results.json beside it.</p></noscript>\n";
@@ -44,13 +27,9 @@ Result<std::string> HtmlReporter::Render(const harness::BenchmarkResults& result
   page += ScriptJson(ResultsToJson(results));
   page += "</script>\n<script type=\"application/json\" id=\"kfpbench-verdicts\">";
   page += ScriptJson(VerdictsToJson(*verdicts));
-  page += "</script>\n<script>\n/* uPlot ";
-  page += assets::UplotVersion();
-  page += "\n";
-  page += Inline(assets::UplotLicense(), "script");
-  page += "\n*/\n";
-  page += Inline(WithoutBanner(assets::UplotJs()), "script");
-  page += "\n</script>\n<script>\n";
+  page += "</script>\n";
+  page += UplotScript();
+  page += "<script>\n";
   page += Inline(assets::ReportJs(), "script");
   page += "\n";
   page += Inline(assets::PodLifecycleJs(), "script");

@@ -22,11 +22,8 @@ Result<std::string> RenderJobReport(const nlohmann::json& jobs) {
   if (jobs.contains("swept") && !jobs["swept"].is_array()) {
     return Error{"job results: swept: expected an array"};
   }
-  std::string page = PageHead("kfpbench job report — " + jobs.value("config", std::string("?")));
-  page += Inline(assets::ReportCss(), "style");
-  page += "</style>\n</head>\n<body>\n<ul id=\"kfpbench-errors\" hidden></ul>\n";
-  page += "<div id=\"kfpbench-status\" data-ready=\"false\" hidden></div>\n";
-  page += "<main id=\"app\"></main>\n";
+  std::string page =
+      ReportPageOpen("kfpbench job report — " + jobs.value("config", std::string("?")));
   page +=
       "<noscript><p>This report draws its charts with JavaScript; the data are in results.json "
       "and results.csv beside it.</p></noscript>\n";

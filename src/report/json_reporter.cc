@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "report/repetitions.h"
 #include "report/reporter.h"
 
 namespace kfpbench::report {
@@ -221,6 +222,7 @@ json ResultsToJson(const BenchmarkResults& results) {
       {"pod_lifecycle", results.pod_lifecycle.collected
                             ? harness::PodLifecycleToJson(results.pod_lifecycle)
                             : json(nullptr)},
+      {"repetitions", RepetitionsToJson(results.repetitions)},
   };
 }
 

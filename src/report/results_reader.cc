@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "report/repetitions.h"
+
 namespace kfpbench::report {
 namespace {
 
@@ -226,6 +228,9 @@ Status ReadExtensions(const json& j, BenchmarkResults& r) {
     auto section = harness::PodLifecycleFromJson(*p);
     if (!section.ok()) return Error{section.error().message};
     r.pod_lifecycle = std::move(*section);
+  }
+  if (auto reps = j.find("repetitions"); reps != j.end()) {
+    KFPBENCH_ASSIGN(r.repetitions, RepetitionsFromJson(*reps));
   }
   return Ok();
 }

@@ -1,0 +1,418 @@
+// End-to-end tests of the results features through the real binary: live
+// metrics scraped by a real Prometheus, --notify, --repeat, compare --notify.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "http/client.h"
+#include "http/server.h"
+#include "http/url.h"
+#include "report/reporter.h"
+#include "report/test_support.h"
+#include "util/ids.h"
+
+namespace kfpbench::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+Outcome Kfpbench(const std::string& args) {
+  std::string command = std::string(KFPBENCH_BINARY_DIR) + "/kfpbench " + args + " 2>&1";
+  Outcome out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return out;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    out.output.append(buffer.data(), n);
+  int status = pclose(pipe);
+  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+// A port nothing listens on right now (bound, then released).
+uint16_t FreePort() {
+  http::ServerOptions o;
+  o.handler = [](const http::Request&) { return http::Response::Text(200, ""); };
+  http::Server s(o);
+  if (!s.Start().ok()) return 0;
+  uint16_t port = s.port();
+  s.Stop();
+  return port;
+}
+
+Result<http::Response> Get(uint16_t port, const std::string& target) {
+  http::ClientOptions o;
+  o.base = *http::ParseUrl("http://127.0.0.1:" + std::to_string(port));
+  o.request_timeout = std::chrono::seconds(20);
+  http::Client client(o);
+  return client.Send(http::Method::kGet, target);
+}
+
+// A local webhook keeping what it receives.
+class Receiver {
+ public:
+  Receiver() {
+    http::ServerOptions o;
+    o.handler = [this](const http::Request& r) {
+      std::lock_guard lock(mu_);
+      bodies_.push_back(r.body);
+      return http::Response::Text(200, "ok");
+    };
+    server_ = std::make_unique<http::Server>(std::move(o));
+    EXPECT_TRUE(server_->Start().ok());
+  }
+  std::string url() const {
+    return "http://127.0.0.1:" + std::to_string(server_->port()) + "/hooks/team/secret-path";
+  }
+  std::vector<std::string> bodies() {
+    std::lock_guard lock(mu_);
+    return bodies_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> bodies_;
+  std::unique_ptr<http::Server> server_;
+};
+
+class ResultsCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("kfpbench-results-cli-" + NewUuid());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+    return (dir_ / name).string();
+  }
+  std::string Pipelines() const { return std::string(KFPBENCH_SOURCE_DIR) + "/examples/pipelines"; }
+  nlohmann::json Results(const fs::path& dir) {
+    std::ifstream in(dir / "results.json");
+    return nlohmann::json::parse(in, nullptr, false);
+  }
+
+  fs::path dir_;
+};
+
+// A real Prometheus, started for one test and stopped at its end.
+class Prometheus {
+ public:
+  Prometheus(const fs::path& dir, uint16_t scrape_port) : dir_(dir) {
+    port_ = FreePort();
+    std::ofstream(dir / "prometheus.yml")
+        << "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+        << "scrape_configs:\n  - job_name: kfpbench\n    static_configs:\n"
+        << "      - targets: ['127.0.0.1:" << scrape_port << "']\n";
+    std::string config = "--config.file=" + (dir / "prometheus.yml").string();
+    std::string storage = "--storage.tsdb.path=" + (dir / "tsdb").string();
+    std::string listen = "--web.listen-address=127.0.0.1:" + std::to_string(port_);
+    std::string log = (dir / "prometheus.log").string();
+    pid_ = fork();
+    if (pid_ == 0) {
+      int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(fd, 1);
+      dup2(fd, 2);
+      execl("/usr/bin/prometheus", "prometheus", config.c_str(), storage.c_str(), listen.c_str(),
+            static_cast<char*>(nullptr));
+      _exit(127);
+    }
+  }
+  ~Prometheus() {
+    if (pid_ > 0) {
+      kill(pid_, SIGTERM);
+      int status = 0;
+      for (int i = 0; i < 100 && waitpid(pid_, &status, WNOHANG) == 0; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      if (waitpid(pid_, &status, WNOHANG) == 0) {
+        kill(pid_, SIGKILL);
+        waitpid(pid_, &status, 0);
+      }
+    }
+  }
+  bool WaitReady(std::chrono::seconds timeout) {
+    auto until = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < until) {
+      auto r = Get(port_, "/-/ready");
+      if (r.ok() && r->status == 200) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return false;
+  }
+  // The instant vector of `promql`, as a JSON array of {metric, value}.
+  nlohmann::json Query(const std::string& promql) {
+    auto r = Get(port_, "/api/v1/query?query=" + http::PercentEncode(promql));
+    if (!r.ok() || r->status != 200) return nlohmann::json();
+    auto j = nlohmann::json::parse(r->body, nullptr, false);
+    if (j.is_discarded() || j["status"] != "success") return nlohmann::json();
+    return j["data"]["result"];
+  }
+  std::string Log() const {
+    std::ifstream in(dir_ / "prometheus.log");
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+ private:
+  fs::path dir_;
+  uint16_t port_ = 0;
+  pid_t pid_ = -1;
+};
+
+TEST_F(ResultsCliTest, PrometheusScrapesALiveRunAndCountsMatchResultsJson) {
+  if (!fs::exists("/usr/bin/prometheus")) GTEST_SKIP() << "/usr/bin/prometheus not installed";
+  uint16_t metrics_port = FreePort();
+  ASSERT_NE(metrics_port, 0);
+  Prometheus prometheus(dir_, metrics_port);
+  ASSERT_TRUE(prometheus.WaitReady(std::chrono::seconds(60))) << prometheus.Log();
+  std::string file = Write("s.json", R"([
+    {"mode": "PIPELINE_RUN", "runTime": "6s", "numTimes": 2,
+     "pipelineFileName": "sleep_chain.yaml", "params": {"duration": "100ms"}}
+  ])");
+  fs::path out = dir_ / "out";
+  // --keep: clean-up calls would count live but not in results.json.
+  auto r = Kfpbench("run " + file + " --pipelines " + Pipelines() +
+                    " --executor stub --stub-duration constant:300ms --poll-interval 100ms"
+                    " --keep --quiet --metrics-listen 127.0.0.1:" +
+                    std::to_string(metrics_port) + " --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("no scrape of the final numbers"), std::string::npos) << r.output;
+  auto j = Results(out);
+  ASSERT_FALSE(j.is_discarded());
+
+  // The exporter waited for a scrape of its final numbers: Prometheus has
+  // exactly what results.json counted. last_over_time: once kfpbench exits,
+  // the next failed scrape marks its series stale for instant queries.
+  std::map<std::string, double> scraped;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  do {
+    scraped.clear();
+    auto counts =
+        prometheus.Query("sum by (operation) (last_over_time(kfpbench_api_requests_total[10m]))");
+    for (const auto& s : counts) {
+      scraped[s["metric"]["operation"]] = std::stod(s["value"][1].get<std::string>());
+    }
+    if (scraped["GetRun"] == j["operations"]["GetRun"]["count"].get<double>()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  } while (std::chrono::steady_clock::now() < deadline);
+  for (const char* op : {"CreateRun", "GetRun"}) {
+    ASSERT_TRUE(j["operations"].contains(op)) << op;
+    EXPECT_EQ(scraped[op], j["operations"][op]["count"].get<double>()) << op << prometheus.Log();
+  }
+  auto finished = prometheus.Query(
+      "sum(last_over_time(kfpbench_runs_finished_total{state=\"SUCCEEDED\"}[10m]))");
+  ASSERT_TRUE(finished.is_array() && finished.size() == 1) << finished;
+  EXPECT_EQ(std::stod(finished[0]["value"][1].get<std::string>()),
+            j["runs"]["by_state"]["SUCCEEDED"].get<double>());
+  auto p95 = prometheus.Query(
+      "histogram_quantile(0.95, sum by (le) "
+      "(last_over_time(kfpbench_api_request_duration_seconds_bucket{operation=\"GetRun\"}[10m])))");
+  ASSERT_TRUE(p95.is_array() && p95.size() == 1) << p95;
+  double p95_s = std::stod(p95[0]["value"][1].get<std::string>());
+  EXPECT_GT(p95_s, 0);
+  EXPECT_LT(p95_s, 60);
+}
+
+TEST_F(ResultsCliTest, FailedThresholdsArePostedAndTheExitCodeStays99) {
+  std::string file = Write("s.json", R"({
+    "thresholds": {"GetRun": ["p50 < 1us"], "CreateRun": ["error_rate < 1%"]},
+    "scenarios": [{"mode": "PIPELINE_RUN", "runTime": "1s", "numTimes": 1,
+                   "pipelineFileName": "sleep_chain.yaml", "params": {"duration": "50ms"}}]
+  })");
+  Receiver receiver;
+  auto r = Kfpbench("run " + file + " --pipelines " + Pipelines() +
+                    " --executor stub --stub-duration constant:50ms --poll-interval 50ms --quiet" +
+                    " --notify " + receiver.url() + " --out " + (dir_ / "out").string());
+  EXPECT_EQ(r.exit_code, 99) << r.output;
+  auto bodies = receiver.bodies();
+  ASSERT_EQ(bodies.size(), 1u) << r.output;
+  auto body = nlohmann::json::parse(bodies[0]);
+  EXPECT_EQ(body["event"], "thresholds_failed");
+  ASSERT_EQ(body["failures"].size(), 1u) << body;
+  EXPECT_EQ(body["failures"][0]["metric"], "GetRun");
+  EXPECT_EQ(body["failures"][0]["threshold"], "p50 < 1us");
+  EXPECT_NE(body["text"].get<std::string>().find("1 of 2 threshold(s) failed"), std::string::npos);
+  EXPECT_EQ(body["results"], ((dir_ / "out") / "results.json").string());
+  EXPECT_EQ(body["scenario"], file);
+  EXPECT_EQ(r.output.find("secret-path"), std::string::npos) << r.output;
+
+  // A webhook that cannot be reached is reported, and the exit code is the thresholds'.
+  auto unreachable =
+      Kfpbench("run " + file + " --pipelines " + Pipelines() +
+               " --executor stub --stub-duration constant:50ms --quiet" +
+               " --notify http://127.0.0.1:1/hooks/secret-path --out " + (dir_ / "out2").string());
+  EXPECT_EQ(unreachable.exit_code, 99) << unreachable.output;
+  EXPECT_NE(unreachable.output.find("--notify: cannot post to http://127.0.0.1:1"),
+            std::string::npos)
+      << unreachable.output;
+  EXPECT_EQ(unreachable.output.find("secret-path"), std::string::npos) << unreachable.output;
+}
+
+TEST_F(ResultsCliTest, NothingIsPostedWhenThresholdsPass) {
+  std::string file = Write("s.json", R"({
+    "thresholds": {"GetRun": ["p50 < 1h"]},
+    "scenarios": [{"mode": "PIPELINE_RUN", "runTime": "1s", "numTimes": 1,
+                   "pipelineFileName": "sleep_chain.yaml", "params": {"duration": "50ms"}}]
+  })");
+  Receiver receiver;
+  auto r = Kfpbench("run " + file + " --pipelines " + Pipelines() +
+                    " --executor stub --stub-duration constant:50ms --poll-interval 50ms --quiet" +
+                    " --notify " + receiver.url() + " --out " + (dir_ / "out").string());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(receiver.bodies().empty());
+  auto bad = Kfpbench("run " + file + " --pipelines " + Pipelines() +
+                      " --notify ftp://x/secret-path --out " + (dir_ / "o2").string());
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--notify"), std::string::npos) << bad.output;
+  EXPECT_EQ(bad.output.find("secret-path"), std::string::npos) << bad.output;
+  auto listen = Kfpbench("run " + file + " --pipelines " + Pipelines() +
+                         " --metrics-listen nonsense --out " + (dir_ / "o3").string());
+  EXPECT_EQ(listen.exit_code, 2) << listen.output;
+  EXPECT_NE(listen.output.find("--metrics-listen"), std::string::npos) << listen.output;
+}
+
+TEST_F(ResultsCliTest, RepeatInterleavesRepetitionsAndCompareTestsOverThem) {
+  // Two scenarios: every repetition runs both (A1 B1 A2 B2 A3 B3).
+  std::string file = Write("s.json", R"([
+    {"mode": "PIPELINE_RUN", "runTime": "1s", "numTimes": 1,
+     "pipelineFileName": "sleep_chain.yaml", "params": {"duration": "50ms"}},
+    {"mode": "RANDOM_GETS", "runTime": "1s", "concurrency": 1}
+  ])");
+  fs::path out = dir_ / "out";
+  auto r = Kfpbench("run " + file + " --pipelines " + Pipelines() +
+                    " --executor stub --stub-duration constant:50ms --poll-interval 50ms --quiet" +
+                    " --repeat 3 --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto combined = Results(out);
+  ASSERT_FALSE(combined.is_discarded());
+  ASSERT_EQ(combined["repetitions"].size(), 3u);
+  double creates = 0, lists = 0;
+  int runs = 0;
+  std::string previous_finish;
+  for (int k = 1; k <= 3; ++k) {
+    fs::path rep = out / fmt::format("rep-{}", k);
+    auto j = Results(rep);
+    ASSERT_FALSE(j.is_discarded()) << rep;
+    EXPECT_TRUE(fs::exists(rep / "report.html"));
+    // Both scenarios ran in every repetition.
+    ASSERT_TRUE(j["operations"].contains("CreateRun")) << k;
+    ASSERT_TRUE(j["operations"].contains("ListRuns")) << k;
+    creates += j["operations"]["CreateRun"]["count"].get<double>();
+    lists += j["operations"]["ListRuns"]["count"].get<double>();
+    runs += j["runs"]["count"].get<int>();
+    // One after the other.
+    if (!previous_finish.empty()) {
+      EXPECT_GE(j["started_at"].get<std::string>(), previous_finish);
+    }
+    previous_finish = j["finished_at"];
+    EXPECT_EQ(combined["repetitions"][k - 1]["started_at"], j["started_at"]);
+  }
+  // The combined histograms are the exact merge.
+  EXPECT_EQ(combined["operations"]["CreateRun"]["count"].get<double>(), creates);
+  EXPECT_EQ(combined["operations"]["ListRuns"]["count"].get<double>(), lists);
+  EXPECT_EQ(combined["runs"]["count"].get<int>(), runs);
+
+  // compare reads the combined folder and tests over its 3 repetitions.
+  auto c = Kfpbench("compare " + out.string() + " " + out.string() + " --format json");
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  auto cj = nlohmann::json::parse(c.output, nullptr, false);
+  ASSERT_FALSE(cj.is_discarded()) << c.output;
+  bool tested = false;
+  for (const auto& m : cj["changes"]) {
+    if (m["metric"] == "ListRuns" && m["stat"] == "p95") {
+      EXPECT_EQ(m["sample"], "repetitions");
+      EXPECT_EQ(m["n_baseline"], 3);
+      tested = true;
+    }
+  }
+  EXPECT_TRUE(tested) << c.output;
+}
+
+TEST_F(ResultsCliTest, CompareNotifiesOnASignificantRegressionOnly) {
+  for (int i = 0; i < 6; ++i) {
+    for (auto [side, scale] : {std::pair{"base", 1.0}, std::pair{"cand", 1.5}}) {
+      fs::path d = dir_ / side / fmt::format("r{}", i);
+      fs::create_directories(d);
+      auto results = report::testing::SyntheticResults(
+          static_cast<uint32_t>(i + (scale > 1 ? 100 : 0)), 10, 6, scale);
+      ASSERT_TRUE(report::JsonReporter(d / "results.json").Report(results).ok());
+    }
+  }
+  Receiver receiver;
+  auto regressed = Kfpbench("compare " + (dir_ / "base").string() + " " + (dir_ / "cand").string() +
+                            " --notify " + receiver.url());
+  EXPECT_EQ(regressed.exit_code, 1) << regressed.output;
+  auto bodies = receiver.bodies();
+  ASSERT_EQ(bodies.size(), 1u) << regressed.output;
+  auto body = nlohmann::json::parse(bodies[0]);
+  EXPECT_EQ(body["event"], "regression");
+  EXPECT_FALSE(body["failures"].empty());
+  EXPECT_EQ(body["baseline"], (dir_ / "base").string());
+
+  auto same = Kfpbench("compare " + (dir_ / "base").string() + " " + (dir_ / "base").string() +
+                       " --notify " + receiver.url());
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_EQ(receiver.bodies().size(), 1u);
+}
+
+TEST_F(ResultsCliTest, HistoryTabulatesAndFlagsDriftAcrossResultsFolders) {
+  std::string dirs;
+  for (int i = 0; i < 8; ++i) {
+    fs::path d = dir_ / fmt::format("night-{}", i);
+    fs::create_directories(d);
+    auto results = report::testing::SyntheticResults(static_cast<uint32_t>(i), 10, 6, 1 + 0.05 * i);
+    results.started += std::chrono::hours(24 * i);
+    results.finished += std::chrono::hours(24 * i);
+    ASSERT_TRUE(report::JsonReporter(d / "results.json").Report(results).ok());
+    dirs = d.string() + " " + dirs;  // given newest first
+  }
+  fs::path html = dir_ / "history.html", csv = dir_ / "history.csv";
+  auto r = Kfpbench("history " + dirs + "--metric GetRun --html " + html.string() + " --csv " +
+                    csv.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("GetRun across 8 result(s)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("drifting up"), std::string::npos) << r.output;
+  EXPECT_LT(r.output.find("night-0"), r.output.find("night-7")) << "sorted by date";
+  EXPECT_TRUE(fs::exists(html));
+  std::ifstream in(csv);
+  std::string header;
+  std::getline(in, header);
+  EXPECT_EQ(header.rfind("index,source,started_at", 0), 0u) << header;
+
+  auto json = Kfpbench("history " + dirs + "--metric GetRun --format json");
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  auto j = nlohmann::json::parse(json.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << json.output;
+  EXPECT_EQ(j["points"].size(), 8u);
+
+  auto bad = Kfpbench("history " + dirs + "--metric Nope");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--metric Nope"), std::string::npos) << bad.output;
+  auto missing = Kfpbench("history " + (dir_ / "absent").string());
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("absent"), std::string::npos) << missing.output;
+}
+
+}  // namespace
+}  // namespace kfpbench::cli

@@ -1,0 +1,141 @@
+#include "report/notify.h"
+
+#include <mutex>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "http/server.h"
+#include "report/repetitions.h"
+#include "report/test_support.h"
+#include "util/secrets.h"
+
+namespace kfpbench::report {
+namespace {
+
+// A local webhook that keeps what it receives.
+class Receiver {
+ public:
+  explicit Receiver(int status = 200) {
+    http::ServerOptions o;
+    o.handler = [this, status](const http::Request& r) {
+      std::lock_guard lock(mu_);
+      requests_.push_back(r);
+      return http::Response::Text(status, "ok");
+    };
+    server_ = std::make_unique<http::Server>(std::move(o));
+    EXPECT_TRUE(server_->Start().ok());
+  }
+  std::string url(const std::string& path) const {
+    return "http://127.0.0.1:" + std::to_string(server_->port()) + path;
+  }
+  std::vector<http::Request> requests() {
+    std::lock_guard lock(mu_);
+    return requests_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<http::Request> requests_;
+  std::unique_ptr<http::Server> server_;
+};
+
+TEST(Notify, FailedThresholdsArePostedWithWhatFailedByHowMuch) {
+  auto results = testing::SyntheticResults(3);
+  RegisterSecret("s3cr3t-token");
+  results.target.url = "http://admin:s3cr3t-token@kfp.example.com:8888";
+  auto verdicts = EvaluateThresholds(
+      results, {{"GetRun", {"p95 < 1ms", "error_rate < 50%"}}, {"run_duration", "p99 < 1h"}});
+  ASSERT_TRUE(verdicts.ok());
+  auto body = ThresholdNotification(results, *verdicts, "results/x/results.json");
+  ASSERT_TRUE(body.has_value());
+  EXPECT_EQ((*body)["event"], "thresholds_failed");
+  ASSERT_EQ((*body)["failures"].size(), 1u);
+  EXPECT_EQ((*body)["failures"][0]["metric"], "GetRun");
+  EXPECT_EQ((*body)["failures"][0]["threshold"], "p95 < 1ms");
+  EXPECT_NE((*body)["failures"][0]["margin"].get<std::string>().find("over the limit"),
+            std::string::npos);
+  EXPECT_EQ((*body)["target"], "http://kfp.example.com:8888");
+  std::string text = (*body)["text"];
+  EXPECT_NE(text.find("1 of 3 threshold(s) failed"), std::string::npos) << text;
+  EXPECT_NE(text.find("GetRun `p95 < 1ms`"), std::string::npos) << text;
+  EXPECT_NE(text.find("results/x/results.json"), std::string::npos) << text;
+  EXPECT_EQ(body->dump().find("s3cr3t"), std::string::npos) << body->dump();
+
+  Receiver receiver;
+  ASSERT_TRUE(PostNotification(receiver.url("/hooks/T1/B2/abc"), *body).ok());
+  auto got = receiver.requests();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].method, http::Method::kPost);
+  EXPECT_EQ(got[0].path, "/hooks/T1/B2/abc");
+  EXPECT_EQ(got[0].headers.Get("Content-Type"), "application/json");
+  EXPECT_EQ(nlohmann::json::parse(got[0].body), *body);
+}
+
+TEST(Notify, NothingToSayWhenEverythingPassed) {
+  auto results = testing::SyntheticResults(3);
+  auto verdicts = EvaluateThresholds(results, {{"GetRun", "p95 < 1h"}});
+  ASSERT_TRUE(verdicts.ok());
+  EXPECT_FALSE(ThresholdNotification(results, *verdicts, "r.json").has_value());
+  // Compare without a regression.
+  std::vector<harness::BenchmarkResults> a, b;
+  for (uint32_t i = 0; i < 4; ++i) {
+    a.push_back(testing::SyntheticResults(10 + i, 10, 6));
+    b.push_back(testing::SyntheticResults(20 + i, 10, 6));
+  }
+  auto c = Compare(a, b, {});
+  ASSERT_TRUE(c.ok());
+  ASSERT_FALSE(c->regressed);
+  EXPECT_FALSE(RegressionNotification(*c, {}, b[0], "base", "cand").has_value());
+}
+
+TEST(Notify, RegressionsNameMetricChangeAndP) {
+  std::vector<harness::BenchmarkResults> a, b;
+  for (uint32_t i = 0; i < 6; ++i) {
+    a.push_back(testing::SyntheticResults(10 + i, 10, 6));
+    b.push_back(testing::SyntheticResults(20 + i, 10, 6, 1.5));
+  }
+  CompareOptions o;
+  auto c = Compare(a, b, o);
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(c->regressed);
+  auto body = RegressionNotification(*c, o, b[0], "base/", "cand/");
+  ASSERT_TRUE(body.has_value());
+  EXPECT_EQ((*body)["event"], "regression");
+  EXPECT_EQ((*body)["baseline"], "base/");
+  bool get_p95 = false;
+  for (const auto& f : (*body)["failures"]) {
+    EXPECT_GT(f["change"].get<double>(), o.min_effect);
+    EXPECT_LT(f["p_value"].get<double>(), o.alpha);
+    get_p95 |= f["metric"] == "GetRun" && f["stat"] == "p95";
+  }
+  EXPECT_TRUE(get_p95);
+  std::string text = (*body)["text"];
+  EXPECT_NE(text.find("GetRun p95"), std::string::npos) << text;
+}
+
+TEST(Notify, DeliveryFailuresAreErrorsThatHideTheWebhookPath) {
+  Receiver refusing(500);
+  Status s = PostNotification(refusing.url("/hooks/secret-path"), {{"text", "x"}});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("HTTP 500"), std::string::npos) << s.error().message;
+  EXPECT_EQ(s.error().message.find("secret-path"), std::string::npos) << s.error().message;
+
+  // Nothing listens on port 1.
+  Status refused = PostNotification("http://127.0.0.1:1/hooks/secret-path", {{"text", "x"}},
+                                    std::chrono::seconds(5));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("--notify: cannot post to http://127.0.0.1:1"),
+            std::string::npos)
+      << refused.error().message;
+  EXPECT_EQ(refused.error().message.find("secret-path"), std::string::npos)
+      << refused.error().message;
+
+  Status bad = CheckNotifyUrl("ftp://example.com/hooks/secret-path");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message.find("secret-path"), std::string::npos) << bad.error().message;
+  EXPECT_TRUE(CheckNotifyUrl("https://hooks.slack.com/services/T/B/X").ok());
+}
+
+}  // namespace
+}  // namespace kfpbench::report
