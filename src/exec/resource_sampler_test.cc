@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -68,12 +70,18 @@ TEST(ResourceSamplerTest, SumsCpuAndMemoryOverTheWholeProcessGroup) {
     cpu_peak = std::max(cpu_peak, s.cpu_cores);
     memory_peak = std::max(memory_peak, s.memory_bytes);
   }
-  // One busy thread: at most about a core, however busy the machine. How much
-  // it got depends on the machine's load, so the check is against what the
-  // kernel says the group used: the sampler misses at most the last interval.
+  // One busy thread, so about a core most of the time; but while the other
+  // process touches its 200 MiB both use CPU, so the peak is bounded only by
+  // the machine's cores. How much CPU the group got depends on the machine's
+  // load, so the total is checked against what the kernel says it used: the
+  // sampler misses at most the last interval.
+  std::vector<double> cores;
+  for (const auto& s : profile->samples) cores.push_back(s.cpu_cores);
+  std::nth_element(cores.begin(), cores.begin() + cores.size() / 2, cores.end());
   EXPECT_GT(kernel_cpu_seconds, 0.1);
   EXPECT_GT(cpu_peak, 0.02);
-  EXPECT_LT(cpu_peak, 1.6);
+  EXPECT_LT(cores[cores.size() / 2], 1.3);
+  EXPECT_LT(cpu_peak, std::thread::hardware_concurrency() + 0.3);
   EXPECT_GE(profile->cpu_seconds, 0.6 * kernel_cpu_seconds);
   EXPECT_LE(profile->cpu_seconds, kernel_cpu_seconds + 0.05);
   // 200 MiB touched, plus two small processes and a shell.
