@@ -19,6 +19,7 @@
 #include "kfp/client.h"
 #include "server/backend.h"
 #include "util/ids.h"
+#include "util/time.h"
 
 namespace kfpbench::cli {
 namespace {
@@ -182,15 +183,31 @@ TEST_F(OrchestrateCommandTest, AnOffsetColumnStartsEachRowAtItsOffset) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::vector<kfp::Run> runs = AllRuns();
   ASSERT_EQ(runs.size(), 3u);
-  std::map<std::string, WallTime> created;  // model -> created_at
+  std::map<std::string, WallTime> created;      // model -> created_at
+  std::map<std::string, std::string> model_of;  // run id -> model
   for (const auto& run : runs) {
-    created[run.runtime_config.parameters["model"].get<std::string>()] = run.created_at;
+    std::string model = run.runtime_config.parameters["model"].get<std::string>();
+    created[model] = run.created_at;
+    model_of[run.run_id] = model;
   }
   ASSERT_EQ(created.size(), 3u);
-  // In offset order, whatever the file order; due 300 ms apart.
+  // Sent in offset order, whatever the file order...
   EXPECT_LT(created["a"], created["b"]);
   EXPECT_LT(created["b"], created["c"]);
-  EXPECT_GE(created["c"] - created["a"], std::chrono::milliseconds(500));
+  // ...each due at its offset (the schedule, not the server, sets intended_at).
+  std::ifstream in(dir_ / "out" / "results.json");
+  auto results = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_TRUE(results.is_object());
+  std::map<std::string, WallTime> intended;
+  for (const auto& record : results["runs"]["records"]) {
+    auto t = ParseRfc3339(record["intended_at"].get<std::string>());
+    ASSERT_TRUE(t.ok());
+    intended[model_of[record["run_id"].get<std::string>()]] = *t;
+  }
+  ASSERT_EQ(intended.size(), 3u);
+  auto ms = [](Duration d) { return std::chrono::round<std::chrono::milliseconds>(d); };
+  EXPECT_EQ(ms(intended["b"] - intended["a"]).count(), 300);
+  EXPECT_EQ(ms(intended["c"] - intended["a"]).count(), 600);
 }
 
 TEST_F(OrchestrateCommandTest, FindsAnUploadedPipelineByName) {
