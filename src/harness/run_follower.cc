@@ -13,8 +13,15 @@ void AbsorbRun(const kfp::Run& run, RunRecord& record) {
   if (run.error) record.error = run.error->message;
   record.tasks.clear();
   for (const auto& t : run.task_details) {
-    record.tasks.push_back(
-        {t.display_name, t.state, t.create_time, t.start_time, t.end_time, !t.child_tasks.empty()});
+    TaskTiming task;
+    task.name = t.display_name;
+    task.state = t.state;
+    task.created = t.create_time;
+    task.started = t.start_time;
+    task.finished = t.end_time;
+    task.dag = !t.child_tasks.empty();
+    task.pod_name = t.pod_name;
+    record.tasks.push_back(std::move(task));
   }
 }
 
