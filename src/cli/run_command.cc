@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <fmt/chrono.h>
@@ -18,6 +19,7 @@
 #include "harness/collector.h"
 #include "harness/harness.h"
 #include "harness/pod_collector.h"
+#include "harness/prometheus.h"
 #include "harness/scenario.h"
 #include "http/client.h"
 #include "ir/pipeline_spec.h"
@@ -135,6 +137,11 @@ Command AddRunCommand(CLI::App& app) {
     std::vector<std::string> collectors;
     std::string shard;
     kube::PodReaderOptions pods;  // --kube-context: pod lifecycle of the runs
+    std::string ca_file;
+    bool insecure = false;
+    std::string api;
+    std::string prometheus;
+    std::string prometheus_wait = "30s";
     BackendFlags backend;
     RunRepetitionFlags repetitions;
   };
@@ -163,6 +170,15 @@ Command AddRunCommand(CLI::App& app) {
                   "extra request header K:V (repeatable; values are "
                   "treated as secrets)");
   cmd->add_option("--cookie", f->cookie, "Cookie header value, e.g. authservice_session=...");
+  cmd->add_option("--ca-file", f->ca_file,
+                  "https: trust the CA certificates in this PEM file instead of the system's");
+  cmd->add_flag("--insecure", f->insecure, "https: do not verify the server's certificate");
+  cmd->add_option("--api", f->api, "KFP API version: v2beta1 (default) or v1beta1 (older servers)");
+  cmd->add_option("--prometheus", f->prometheus,
+                  "Prometheus URL: after the load, read each step's container CPU and memory");
+  cmd->add_option("--prometheus-wait", f->prometheus_wait,
+                  "how long to wait for Prometheus to scrape the last steps")
+      ->capture_default_str();
   cmd->add_option("--max-error-rate", f->max_error_rate,
                   "stop the load when more API calls than this fail, e.g. 5%")
       ->capture_default_str();
@@ -254,9 +270,23 @@ Command AddRunCommand(CLI::App& app) {
         if (f->host.empty()) f->host = target->host;
         if (f->namespace_.empty()) f->namespace_ = target->namespace_;
         if (f->token_file.empty() && f->token.empty()) f->token_file = target->token_file;
-        if (target->api_version != "v2beta1") {
-          return Fail("api_version " + target->api_version +
-                      ": only v2beta1 is supported by this version of the harness");
+        if (f->ca_file.empty()) f->ca_file = target->ca_file;
+        f->insecure = f->insecure || target->insecure;
+        if (f->api.empty()) f->api = target->api_version;
+        auto api = kfp::ParseApiVersion(f->api);
+        if (!api.ok()) return Fail("--api: " + api.error().message);
+        if (!f->ca_file.empty() && !std::filesystem::is_regular_file(f->ca_file)) {
+          return Fail("--ca-file: cannot read " + f->ca_file);
+        }
+        std::optional<http::Url> prometheus_url;
+        harness::PrometheusOptions prometheus_options;
+        if (!f->prometheus.empty()) {
+          auto u = http::ParseUrl(f->prometheus);
+          if (!u.ok()) return Fail("--prometheus: " + u.error().message);
+          prometheus_url = *u;
+          auto wait = ParseDuration(f->prometheus_wait);
+          if (!wait.ok()) return Fail("--prometheus-wait: " + wait.error().message);
+          prometheus_options.wait = *wait;
         }
 
         if (!f->pods.context.empty()) {
@@ -296,6 +326,8 @@ Command AddRunCommand(CLI::App& app) {
         if (!base.ok()) return Fail("--host: " + base.error().message);
         http::ClientOptions co;
         co.base = *base;
+        co.ca_file = f->ca_file;
+        co.insecure = f->insecure;
         if (!token.empty()) co.default_headers.Set("Authorization", "Bearer " + token);
         if (!f->cookie.empty()) {
           RegisterSecret(f->cookie);
@@ -314,14 +346,15 @@ Command AddRunCommand(CLI::App& app) {
         http::Client http(co);
         metrics::Recorder recorder(WallClock::now());
         harness::RecordingObserver observer(recorder);
-        kfp::Client client(http, {f->namespace_}, &observer);
+        kfp::Client client(http, {f->namespace_, *api}, &observer);
         RepeatedRun repeated(f->repetitions, recorder, &g_interrupted);
         if (Status s = repeated.Start(); !s.ok()) return Fail(s.error().message);
 
         auto health = client.GetHealthz();
         if (!health.ok()) {
-          if (health.error().code == 0 || health.error().code == 401 ||
-              health.error().code == 403) {
+          // 400 at healthz: usually plain http to an https port (ours and nginx say so).
+          if (health.error().code == 0 || health.error().code == 400 ||
+              health.error().code == 401 || health.error().code == 403) {
             return Fail(fmt::format("cannot use {}: {}", url, health.error().message));
           }
           spdlog::warn("healthz failed ({}); going on", health.error().message);
@@ -341,12 +374,27 @@ Command AddRunCommand(CLI::App& app) {
                                                  on_progress(p);
                                                });
           status.Done();
+          if (prometheus_url) {
+            http::ClientOptions po;
+            po.base = *prometheus_url;
+            po.ca_file = f->ca_file;
+            po.insecure = f->insecure;
+            http::Client prometheus(po);
+            prometheus_options.namespace_ = f->namespace_;
+            auto filled = harness::AddPrometheusUsage(results.runs, prometheus, prometheus_options);
+            if (filled.ok()) {
+              spdlog::info("prometheus: CPU and memory for {} step(s)", *filled);
+            } else {
+              results.errors.push_back(filled.error().message);
+            }
+          }
           for (const auto& c : f->collectors) {
             collected.push_back(harness::RunCollector(c, "end", url, kCollectorTimeout));
           }
           results.collectors = std::move(collected);
           results.target.url = url;
           results.target.embedded = embedded != nullptr;
+          results.target.api_version = std::string(kfp::ApiVersionName(*api));
           if (health.ok()) results.target.healthz = kfp::ToJson(*health);
           return results;
         });

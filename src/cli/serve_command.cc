@@ -59,9 +59,15 @@ Command AddServeCommand(CLI::App& app) {
   cmd->add_option("--threads", options->threads, "HTTP I/O threads")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
+  cmd->add_option("--tls-cert", options->tls_cert_file,
+                  "serve https with this PEM certificate (chain); needs --tls-key");
+  cmd->add_option("--tls-key", options->tls_key_file, "PEM private key of --tls-cert");
   flags->Add(*cmd);
   return {cmd, [options, flags] {
             if (Status s = flags->Apply(options->backend); !s.ok()) return Fail(s.error().message);
+            if (options->tls_cert_file.empty() != options->tls_key_file.empty()) {
+              return Fail("--tls-cert and --tls-key go together");
+            }
             InstallSignalHandlers();
             auto server = server::ApiServer::Start(*options);
             if (!server.ok()) return Fail(server.error().message);

@@ -1,10 +1,14 @@
 #include "harness/random_gets_runner.h"
 
+#include <spdlog/spdlog.h>
+
+#include <atomic>
 #include <mutex>
 #include <random>
 #include <vector>
 
 #include "harness/load_loops.h"
+#include "harness/results.h"
 
 namespace kfpbench::harness {
 
@@ -43,7 +47,18 @@ Status RandomGetsRunner::Run(const Scenario& scenario, Context& context) {
     // Open loop: each arrival is one pass of the chain.
     std::mutex mu;
     std::mt19937 rng(static_cast<unsigned>(scenario.seed));
-    DriveOpenLoop(context, scenario, 8, end, [&](int n, WallTime) {
+    std::atomic<int64_t> sent{0}, late{0}, dropped{0};
+    DriveOpenLoop(context, scenario, 8, end, [&](int n, WallTime intended) {
+      const WallTime now = WallClock::now();
+      // Arrivals still queued at the end are not sent: a sender that fell
+      // behind must not stretch the scenario by its backlog.
+      if (now >= end) {
+        dropped.fetch_add(1, std::memory_order_relaxed);
+        return;
+      }
+      if (now - intended > BenchmarkResults::kLateStart)
+        late.fetch_add(1, std::memory_order_relaxed);
+      sent.fetch_add(1, std::memory_order_relaxed);
       std::mt19937 local;
       {
         std::lock_guard lock(mu);
@@ -51,6 +66,11 @@ Status RandomGetsRunner::Run(const Scenario& scenario, Context& context) {
       }
       ReadChain(context.client(), local);
     });
+    spdlog::info(
+        "RANDOM_GETS [{}] open loop: {} chains sent, {} of them started > {} ms late, {} "
+        "not sent before the end",
+        scenario.index, sent.load(), late.load(), BenchmarkResults::kLateStart.count(),
+        dropped.load());
     return Ok();
   }
   std::vector<std::mt19937> rngs;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,14 @@ struct TaskTiming {
   RuntimeState state = RuntimeState::kUnspecified;
   WallTime created{}, started{}, finished{};
   bool dag = false;  // a DAG task (it has children); it starts with its run, so it is no step
+  // Braced defaults keep brace-initialised TaskTimings free of
+  // -Wmissing-field-initializers.
+  std::string pod_name{};  // as the server reports it; how resource series name the task
+  // The step's container CPU seconds and peak working-set memory, when a
+  // source gave them (resource_source: "prometheus" for --prometheus).
+  std::optional<double> cpu_seconds{};
+  std::optional<int64_t> peak_memory_bytes{};
+  std::string resource_source{};
   // Its pod_name, then its child_tasks' pod names (run --kube-context reads them).
   std::vector<std::string> pods = {};
 };

@@ -13,11 +13,17 @@ void AbsorbRun(const kfp::Run& run, RunRecord& record) {
   if (run.error) record.error = run.error->message;
   record.tasks.clear();
   for (const auto& t : run.task_details) {
-    record.tasks.push_back(
-        {t.display_name, t.state, t.create_time, t.start_time, t.end_time, !t.child_tasks.empty()});
-    auto& pods = record.tasks.back().pods;
-    pods.push_back(t.pod_name);
-    for (const auto& c : t.child_tasks) pods.push_back(c.pod_name);
+    TaskTiming task;
+    task.name = t.display_name;
+    task.state = t.state;
+    task.created = t.create_time;
+    task.started = t.start_time;
+    task.finished = t.end_time;
+    task.dag = !t.child_tasks.empty();
+    task.pod_name = t.pod_name;
+    task.pods.push_back(t.pod_name);
+    for (const auto& c : t.child_tasks) task.pods.push_back(c.pod_name);
+    record.tasks.push_back(std::move(task));
   }
 }
 

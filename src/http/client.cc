@@ -9,9 +9,18 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <openssl/ssl.h>
+#include <openssl/x509_vfy.h>
+#include <spdlog/spdlog.h>
+
 #include <array>
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/error.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
@@ -20,6 +29,7 @@
 #include <boost/beast/http/write.hpp>
 #include <boost/throw_exception.hpp>
 #include <cerrno>
+#include <filesystem>
 #include <mutex>
 #include <system_error>
 #include <vector>
@@ -61,12 +71,6 @@ class Fd {
   int fd_;
 };
 
-struct Connection {
-  explicit Connection(Fd f) : fd(std::move(f)) {}
-  Fd fd;
-  beast::flat_buffer buffer;  // kept so a reused connection reuses its memory
-};
-
 // Waits until `fd` is ready for `events` or the deadline passes.
 bool WaitReady(int fd, short events, Clock::time_point deadline, beast::error_code& ec) {
   while (true) {
@@ -88,11 +92,26 @@ bool WaitReady(int fd, short events, Clock::time_point deadline, beast::error_co
 // A Beast SyncReadStream/SyncWriteStream on a non-blocking socket in which
 // every operation fails with timed_out once the request's deadline has passed.
 // Blocking calls with poll() keep Send() on the caller's thread (no hand-off to
-// an I/O thread, so no extra latency in what kfpbench measures). A TLS stream
-// can later wrap this one as its next layer.
+// an I/O thread, so no extra latency in what kfpbench measures). For https an
+// asio TLS stream wraps this one as its next layer; asio wants an executor
+// from it (for asynchronous operations kfpbench never starts), hence `io`.
 class DeadlineStream {
  public:
-  DeadlineStream(int fd, Clock::time_point deadline) : fd_(fd), deadline_(deadline) {}
+  using executor_type = asio::io_context::executor_type;
+  using lowest_layer_type = DeadlineStream;
+
+  DeadlineStream(int fd, asio::io_context& io) : fd_(fd), io_(io) {}
+
+  // Starts a new exchange: every operation until the next call fails once
+  // `deadline` has passed.
+  void Begin(Clock::time_point deadline) {
+    deadline_ = deadline;
+    bytes_read_ = 0;
+    timed_out_ = false;
+  }
+
+  executor_type get_executor() { return io_.get_executor(); }
+  lowest_layer_type& lowest_layer() { return *this; }
 
   template <typename MutableBufferSequence>
   size_t read_some(const MutableBufferSequence& buffers, beast::error_code& ec) {
@@ -177,10 +196,60 @@ class DeadlineStream {
 
  private:
   int fd_;
+  asio::io_context& io_;
   Clock::time_point deadline_;
   size_t bytes_read_ = 0;
   bool timed_out_ = false;
 };
+
+using TlsStream = asio::ssl::stream<DeadlineStream&>;
+
+struct Connection {
+  Connection(Fd f, asio::io_context& io) : fd(std::move(f)), raw(fd.get(), io) {}
+  Fd fd;
+  DeadlineStream raw;
+  std::unique_ptr<TlsStream> tls;  // https only, wrapping `raw`
+  beast::flat_buffer buffer;       // kept so a reused connection reuses its memory
+};
+
+bool IsIpLiteral(const std::string& host) {
+  beast::error_code ec;
+  asio::ip::make_address(host, ec);
+  return !ec;
+}
+
+// The TLS settings every https connection of a client shares, or why they
+// cannot be made (an unreadable CA file).
+Result<std::unique_ptr<asio::ssl::context>> MakeTlsContext(const ClientOptions& o) {
+  auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+  SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
+  beast::error_code ec;
+  if (o.insecure) {
+    static std::once_flag warned;
+    std::call_once(warned, [&] {
+      spdlog::warn(
+          "TLS certificates are not verified (--insecure): anyone on the path to {} can "
+          "read and change the traffic",
+          o.base.host);
+    });
+    ctx->set_verify_mode(asio::ssl::verify_none);
+    return ctx;
+  }
+  ctx->set_verify_mode(asio::ssl::verify_peer);
+  if (!o.ca_file.empty()) {
+    std::error_code fs_ec;
+    if (!std::filesystem::is_regular_file(o.ca_file, fs_ec)) {
+      return Error{fmt::format("CA file {}: not a readable file", o.ca_file)};
+    }
+    if (ctx->load_verify_file(o.ca_file, ec)) {
+      return Error{fmt::format("CA file {}: no PEM certificate could be loaded ({})", o.ca_file,
+                               ec.message())};
+    }
+  } else if (ctx->set_default_verify_paths(ec)) {
+    return Error{"cannot load the system's trusted certificates: " + ec.message()};
+  }
+  return ctx;
+}
 
 std::optional<bhttp::verb> ToVerb(Method m) {
   switch (m) {
@@ -222,6 +291,14 @@ struct Client::Impl {
     // fmt rather than operator+: g++ 12 -O3 reports a false -Wrestrict on the latter.
     host_header = fmt::format("{}{}{}", ipv6 ? "[" : "", base.host, ipv6 ? "]" : "");
     if (!default_port) host_header += fmt::format(":{}", base.port);
+    if (base.scheme == "https") {
+      auto ctx = MakeTlsContext(options);
+      if (ctx.ok()) {
+        tls = std::move(*ctx);
+      } else {
+        setup_error = fmt::format("cannot connect to {}: {}", url_text, ctx.error().message);
+      }
+    }
   }
 
   std::unique_ptr<Connection> TakeIdle() {
@@ -286,14 +363,60 @@ struct Client::Impl {
           continue;
         }
       }
-      return std::make_unique<Connection>(std::move(fd));
+      auto conn = std::make_unique<Connection>(std::move(fd), tls_io);
+      if (tls) {
+        if (Status s = Handshake(*conn, deadline); !s.ok()) return fail(s.error().message);
+      }
+      return conn;
     }
     return fail(last_error);
+  }
+
+  // TLS on a connected socket: SNI and the name to verify are the URL's host.
+  Status Handshake(Connection& conn, Clock::time_point deadline) const {
+    conn.tls = std::make_unique<TlsStream>(conn.raw, *tls);
+    SSL* ssl = conn.tls->native_handle();
+    const std::string& host = options.base.host;
+    const bool ip = IsIpLiteral(host);
+    if (!ip) SSL_set_tlsext_host_name(ssl, host.c_str());
+    if (!options.insecure) {
+      X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+      if (ip) {
+        X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str());
+      } else {
+        X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+        X509_VERIFY_PARAM_set1_host(param, host.c_str(), host.size());
+      }
+    }
+    conn.raw.Begin(deadline);
+    beast::error_code ec;
+    conn.tls->handshake(asio::ssl::stream_base::client, ec);
+    if (!ec) return Ok();
+    if (conn.raw.timed_out()) {
+      return Error{
+          fmt::format("TLS handshake timed out after {} ms", options.connect_timeout.count())};
+    }
+    long verify = SSL_get_verify_result(ssl);
+    if (verify != X509_V_OK) {
+      return Error{fmt::format(
+          "TLS certificate rejected: {} (pass --ca-file with the CA that signed the server's "
+          "certificate, or --insecure to skip verification)",
+          X509_verify_cert_error_string(verify))};
+    }
+    if (ec.category() == asio::error::get_ssl_category() &&
+        ERR_GET_REASON(ec.value()) == SSL_R_WRONG_VERSION_NUMBER) {
+      return Error{"TLS handshake failed: the server does not speak TLS (try http://)"};
+    }
+    return Error{"TLS handshake failed: " + ec.message()};
   }
 
   ClientOptions options;
   std::string url_text;     // base URL for messages
   std::string host_header;  // "host[:port]"
+  // https: never run; asio's TLS stream only needs it to construct its timers.
+  mutable asio::io_context tls_io{1};
+  std::unique_ptr<asio::ssl::context> tls;
+  std::string setup_error;  // why https cannot work (fails every Send)
   std::mutex mu;            // guards idle
   std::vector<std::unique_ptr<Connection>> idle;
 };
@@ -311,11 +434,8 @@ Result<Response> Client::Send(Method method, std::string_view target, std::strin
   auto fail = [&](std::string_view why) {
     return Error{Redact(fmt::format("{} {}{}: {}", MethodName(method), c.url_text, target, why))};
   };
-  if (c.options.base.scheme == "https") {
-    // TLS would wrap DeadlineStream in an ssl::stream; until then say so plainly.
-    return Error{fmt::format("cannot connect to {}: https is not supported yet", c.url_text)};
-  }
-  if (c.options.base.scheme != "http") {
+  if (!c.setup_error.empty()) return Error{c.setup_error};
+  if (c.options.base.scheme != "http" && c.options.base.scheme != "https") {
     return Error{fmt::format("cannot connect to {}: unsupported scheme", c.url_text)};
   }
   auto verb = ToVerb(method);
@@ -345,14 +465,18 @@ Result<Response> Client::Send(Method method, std::string_view target, std::strin
       if (!fresh.ok()) return fresh.error();
       conn = std::move(*fresh);
     }
-    DeadlineStream stream(conn->fd.get(), Clock::now() + c.options.request_timeout);
+    DeadlineStream& stream = conn->raw;
+    stream.Begin(Clock::now() + c.options.request_timeout);
     beast::error_code ec;
-    bhttp::write(stream, req, ec);
-    // Even when the write fails, a server that rejected the request early (413)
-    // may have answered already, so read what is there.
-    beast::error_code write_ec = ec;
+    beast::error_code write_ec;
     std::optional<bhttp::response_parser<bhttp::string_body>> parser;
-    if (!stream.timed_out()) {
+    bool got_response_bytes = false;
+    auto exchange = [&](auto& io) {
+      bhttp::write(io, req, ec);
+      // Even when the write fails, a server that rejected the request early (413)
+      // may have answered already, so read what is there.
+      write_ec = ec;
+      if (stream.timed_out()) return;
       do {
         // 1xx answers (an unasked-for 100 Continue) precede the real one.
         parser.emplace();
@@ -360,8 +484,14 @@ Result<Response> Client::Send(Method method, std::string_view target, std::strin
         parser->body_limit(boost::none);
         if (method == Method::kHead) parser->skip(true);
         ec = {};
-        bhttp::read(stream, conn->buffer, *parser, ec);
+        bhttp::read(io, conn->buffer, *parser, ec);
+        got_response_bytes = got_response_bytes || parser->got_some();
       } while (!ec && parser->get().result_int() / 100 == 1 && parser->get().result_int() != 101);
+    };
+    if (conn->tls) {
+      exchange(*conn->tls);
+    } else {
+      exchange(stream);
     }
     if (!ec && !stream.timed_out()) {
       const bool reusable = !write_ec && parser->get().keep_alive() && !parser->need_eof() &&
@@ -376,11 +506,15 @@ Result<Response> Client::Send(Method method, std::string_view target, std::strin
       if (reusable) c.ReturnIdle(std::move(conn));
       return resp;
     }
+    const bool timed_out = stream.timed_out();
+    // Over TLS a closing server may still send an alert, so what counts is
+    // whether any of the HTTP answer arrived.
+    const bool nothing_back = conn->tls ? !got_response_bytes : stream.bytes_read() == 0;
     conn.reset();
-    if (stream.timed_out()) {
+    if (timed_out) {
       return fail(fmt::format("no response within {} ms", c.options.request_timeout.count()));
     }
-    if (reused && stream.bytes_read() == 0 && attempt == 0) {
+    if (reused && nothing_back && attempt == 0) {
       continue;  // a keep-alive connection the server had closed: try a fresh one
     }
     if (ec == bhttp::error::end_of_stream) return fail("connection closed before a response");

@@ -19,6 +19,11 @@ struct ClientOptions {
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds request_timeout{60000};
   size_t max_idle_connections = 64;
+  // https only. Certificates are verified against the system trust store by
+  // default; `ca_file` (PEM) trusts a private CA instead; `insecure` skips
+  // verification altogether (warned about once).
+  std::string ca_file;
+  bool insecure = false;
 };
 
 class Client {
@@ -32,7 +37,9 @@ class Client {
   // (refused, reset, timeout, DNS) is an Error whose message names the URL and
   // the cause and whose code is 0; any HTTP status, 4xx and 5xx included, is a
   // Response. A connection taken from the pool that turns out to be closed is
-  // retried once on a fresh connection before giving up.
+  // retried once on a fresh connection before giving up. Over https a
+  // certificate that does not verify, or names another host, is an Error that
+  // says so (and a CA file that cannot be loaded fails every call).
   Result<Response> Send(Method method, std::string_view target, std::string body = "",
                         std::string_view content_type = "", const Headers& extra = {});
 

@@ -8,9 +8,13 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/detect_ssl.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/stream_traits.hpp>
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
@@ -20,6 +24,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <type_traits>
 #include <unordered_set>
 #include <vector>
 
@@ -33,6 +38,7 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 using tcp = asio::ip::tcp;
+using TlsSocket = asio::ssl::stream<tcp::socket>;
 
 constexpr uint32_t kHeaderLimit = 64 * 1024;
 // After an error answer the rest of the request is read and dropped for a
@@ -110,14 +116,32 @@ std::string HostPort(std::string_view host, uint16_t port) {
   return fmt::format("{}{}{}:{}", ipv6 ? "[" : "", host, ipv6 ? "]" : "", port);
 }
 
-class Session;
+// What a worker needs of a session of either kind (plain or TLS).
+class SessionBase {
+ public:
+  virtual ~SessionBase() = default;
+  virtual void Close() = 0;
+};
+
+// The whole answer to a plain-HTTP request on a TLS port, as nginx does it:
+// one clear line instead of a TLS alert the client cannot read.
+const std::string& PlainRequestOnTlsPortAnswer() {
+  static const std::string answer = [] {
+    std::string body = R"({"code":3,"message":"this port speaks TLS: use https://","details":[]})";
+    return fmt::format(
+        "HTTP/1.1 400 Bad Request\r\nServer: kfpbench\r\nContent-Type: application/json\r\n"
+        "Connection: close\r\nContent-Length: {}\r\n\r\n{}",
+        body.size(), body);
+  }();
+  return answer;
+}
 
 // One I/O thread with its own io_context. Sessions stay on the worker that
 // accepted them, so nothing a session touches needs a lock or a strand.
 struct Worker {
   // Declared before `io`: sessions still queued in `io` when it is destroyed
   // unregister themselves from this set.
-  std::unordered_set<Session*> sessions;
+  std::unordered_set<SessionBase*> sessions;
   bool stopping = false;  // set on the worker's thread by Stop()
   asio::io_context io{1};
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
@@ -129,25 +153,67 @@ struct Shared {
   const std::function<Response(const Request&)>* handler;
 };
 
-class Session : public std::enable_shared_from_this<Session> {
+// One connection; `Stream` is tcp::socket, or TlsSocket on a TLS server.
+template <typename Stream>
+class Session : public SessionBase, public std::enable_shared_from_this<Session<Stream>> {
+  static constexpr bool kTls = std::is_same_v<Stream, TlsSocket>;
+
  public:
-  Session(tcp::socket socket, Worker& worker, const Shared& shared)
-      : socket_(std::move(socket)), worker_(worker), shared_(shared) {}
-  ~Session() { worker_.sessions.erase(this); }
+  Session(Stream stream, Worker& worker, const Shared& shared)
+      : socket_(std::move(stream)), worker_(worker), shared_(shared) {}
+  ~Session() override { worker_.sessions.erase(this); }
 
   void Start() {
     worker_.sessions.insert(this);
-    ReadHeader();
+    if constexpr (kTls) {
+      StartTls();
+    } else {
+      ReadHeader();
+    }
   }
 
   // Called on the worker's thread; pending operations complete with an error
   // and release the session.
-  void Close() {
+  void Close() override {
     closed_ = true;
     CloseSocket();
   }
 
  private:
+  using std::enable_shared_from_this<Session<Stream>>::shared_from_this;
+
+  tcp::socket& Lowest() { return beast::get_lowest_layer(socket_); }
+
+  // Looks at the first bytes: a TLS ClientHello gets the handshake, anything
+  // else (a plain-HTTP client) a plain 400 that says to use https.
+  void StartTls() {
+    beast::async_detect_ssl(Lowest(), buffer_,
+                            [self = shared_from_this()](beast::error_code ec, bool is_tls) {
+                              if (ec) return self->CloseSocket();
+                              if (!is_tls) return self->RefusePlainRequest();
+                              self->socket_.async_handshake(
+                                  asio::ssl::stream_base::server, self->buffer_.data(),
+                                  [self](beast::error_code ec, size_t used) {
+                                    if (ec) {
+                                      // Usually a client that does not trust our certificate; it
+                                      // says why.
+                                      spdlog::debug("http: TLS handshake failed: {}", ec.message());
+                                      return self->CloseSocket();
+                                    }
+                                    self->buffer_.consume(used);
+                                    self->ReadHeader();
+                                  });
+                            });
+  }
+
+  void RefusePlainRequest() {
+    const std::string& answer = PlainRequestOnTlsPortAnswer();
+    asio::async_write(Lowest(), asio::buffer(answer.data(), answer.size()),
+                      [self = shared_from_this()](beast::error_code ec, size_t) {
+                        self->OnWrite(ec, /*keep_alive=*/false, /*linger=*/true);
+                      });
+  }
+
   void ReadHeader() {
     parser_.emplace();
     parser_->body_limit(shared_.max_body_bytes);
@@ -188,7 +254,7 @@ class Session : public std::enable_shared_from_this<Session> {
     if (ec == bhttp::error::end_of_stream) {
       // The client closed an idle keep-alive connection.
       beast::error_code ignored;
-      socket_.shutdown(tcp::socket::shutdown_send, ignored);
+      Lowest().shutdown(tcp::socket::shutdown_send, ignored);
       return CloseSocket();
     }
     if (ec == bhttp::error::body_limit) {
@@ -292,7 +358,7 @@ class Session : public std::enable_shared_from_this<Session> {
     if (ec || closed_) return CloseSocket();
     if (keep_alive) return ReadHeader();
     beast::error_code ignored;
-    socket_.shutdown(tcp::socket::shutdown_send, ignored);
+    Lowest().shutdown(tcp::socket::shutdown_send, ignored);
     if (!linger) return CloseSocket();
     linger_timer_.emplace(socket_.get_executor());
     linger_timer_->expires_after(kLingerTime);
@@ -302,23 +368,24 @@ class Session : public std::enable_shared_from_this<Session> {
     Drain();
   }
 
+  // Reads the raw socket: over TLS the bytes dropped are still encrypted.
   void Drain() {
     buffer_.consume(buffer_.size());
-    socket_.async_read_some(buffer_.prepare(kDrainChunk),
-                            [self = shared_from_this()](beast::error_code ec, size_t n) {
-                              self->drained_ += n;
-                              if (ec || self->drained_ > kLingerBytes) return self->CloseSocket();
-                              self->Drain();
-                            });
+    Lowest().async_read_some(buffer_.prepare(kDrainChunk),
+                             [self = shared_from_this()](beast::error_code ec, size_t n) {
+                               self->drained_ += n;
+                               if (ec || self->drained_ > kLingerBytes) return self->CloseSocket();
+                               self->Drain();
+                             });
   }
 
   void CloseSocket() {
     beast::error_code ignored;
     if (linger_timer_) linger_timer_->cancel();
-    socket_.close(ignored);
+    Lowest().close(ignored);
   }
 
-  tcp::socket socket_;
+  Stream socket_;
   Worker& worker_;
   const Shared& shared_;
   beast::flat_buffer buffer_;  // reused for every request on the connection
@@ -347,7 +414,12 @@ struct Server::Impl {
         connections.fetch_add(1, std::memory_order_relaxed);
         asio::post(worker.io, [this, &worker, s = std::move(socket)]() mutable {
           if (worker.stopping) return;  // `s` closes as the handler is destroyed
-          std::make_shared<Session>(std::move(s), worker, shared)->Start();
+          if (tls) {
+            std::make_shared<Session<TlsSocket>>(TlsSocket(std::move(s), *tls), worker, shared)
+                ->Start();
+          } else {
+            std::make_shared<Session<tcp::socket>>(std::move(s), worker, shared)->Start();
+          }
         });
       }
       Accept();
@@ -361,6 +433,8 @@ struct Server::Impl {
   uint16_t port = 0;
   std::atomic<uint64_t> connections{0};
   size_t next_worker = 0;  // used on the accepting thread only
+  // Set when the options name a certificate; outlives the workers' sessions.
+  std::unique_ptr<asio::ssl::context> tls;
   std::vector<std::unique_ptr<Worker>> workers;
   // Declared after `workers` so that it is destroyed before their io_contexts.
   std::optional<tcp::acceptor> acceptor;
@@ -381,6 +455,24 @@ Status Server::Start() {
     s.workers.clear();
     return Error{fmt::format("cannot listen on {}: {}", where, why)};
   };
+
+  if (s.options.tls_cert_file.empty() != s.options.tls_key_file.empty()) {
+    return Error{"TLS needs both a certificate file and a key file"};
+  }
+  if (!s.options.tls_cert_file.empty()) {
+    auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_server);
+    SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
+    beast::error_code ec;
+    if (ctx->use_certificate_chain_file(s.options.tls_cert_file, ec)) {
+      return Error{fmt::format("TLS certificate {}: cannot load a PEM certificate ({})",
+                               s.options.tls_cert_file, ec.message())};
+    }
+    if (ctx->use_private_key_file(s.options.tls_key_file, asio::ssl::context::pem, ec)) {
+      return Error{fmt::format("TLS key {}: cannot load a PEM private key matching {} ({})",
+                               s.options.tls_key_file, s.options.tls_cert_file, ec.message())};
+    }
+    s.tls = std::move(ctx);
+  }
 
   int threads = std::max(1, s.options.threads);
   for (int i = 0; i < threads; ++i) s.workers.push_back(std::make_unique<Worker>());
@@ -443,8 +535,8 @@ void Server::Stop() {
       worker->stopping = true;
       // Close() does not destroy a session (its pending operation holds it),
       // but copy anyway so the loop never depends on that.
-      std::vector<Session*> sessions(worker->sessions.begin(), worker->sessions.end());
-      for (Session* session : sessions) session->Close();
+      std::vector<SessionBase*> sessions(worker->sessions.begin(), worker->sessions.end());
+      for (SessionBase* session : sessions) session->Close();
     });
     // Without the guard, run() returns once the closed sessions have finished.
     worker->work.reset();

@@ -16,6 +16,10 @@ struct ServerOptions {
   std::string address = "127.0.0.1";
   uint16_t port = 0;  // 0: an ephemeral port, see Server::port()
   int threads = 2;
+  // Both set: serve HTTPS only (PEM files; the certificate file may hold the
+  // chain). A plain-HTTP request on that port gets a 400 saying to use https.
+  std::string tls_cert_file{};
+  std::string tls_key_file{};
   size_t max_body_bytes = 33 * 1024 * 1024;  // KFP accepts 32 MiB uploads; a little headroom
   // Called on an I/O thread for every request; it must not throw (a throw is
   // answered with a 500 and logged).

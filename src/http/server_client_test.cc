@@ -598,16 +598,6 @@ TEST(Client, ReadsChunkedAndUntilCloseResponses) {
   EXPECT_EQ(server.connections(), 2);
 }
 
-TEST(Client, HttpsIsNotSupportedYet) {
-  ClientOptions o;
-  o.base = LocalUrl(443);
-  o.base.scheme = "https";
-  Client client(std::move(o));
-  auto r = client.Send(Method::kGet, "/");
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("https is not supported yet"), std::string::npos);
-}
-
 TEST(Client, UnknownHostIsAnError) {
   ClientOptions o;
   o.base = LocalUrl(80);

@@ -7,16 +7,13 @@
 
 #include "http/multipart.h"
 #include "http/url.h"
+#include "kfp/v1_model.h"
 #include "util/secrets.h"
 
 namespace kfpbench::kfp {
 namespace {
 
 using nlohmann::json;
-constexpr std::string_view kApi = "/apis/v2beta1";
-
-std::string Path(std::string_view suffix) { return std::string(kApi) + std::string(suffix); }
-
 template <typename T, typename Parse>
 Result<Page<T>> ReadPage(const json& j, const char* key, Parse parse) {
   Page<T> page;
@@ -33,6 +30,37 @@ Result<Page<T>> ReadPage(const json& j, const char* key, Parse parse) {
 }
 
 }  // namespace
+
+Result<ApiVersion> ParseApiVersion(std::string_view text) {
+  if (text == "v2beta1") return ApiVersion::kV2beta1;
+  if (text == "v1beta1") return ApiVersion::kV1beta1;
+  return Error{fmt::format("unknown KFP API version '{}' (v2beta1 or v1beta1)", text)};
+}
+
+std::string_view ApiVersionName(ApiVersion v) {
+  return v == ApiVersion::kV1beta1 ? "v1beta1" : "v2beta1";
+}
+
+std::string Client::Path(std::string_view suffix) const {
+  return fmt::format("/apis/{}{}", ApiVersionName(config_.api), suffix);
+}
+
+std::string Client::V1ListQuery(const ListOptions& o,
+                                std::multimap<std::string, std::string> q) const {
+  const bool owner_given = !q.empty();
+  if (o.page_size > 0) q.emplace("page_size", std::to_string(o.page_size));
+  if (!o.page_token.empty()) q.emplace("page_token", o.page_token);
+  if (!o.sort_by.empty()) q.emplace("sort_by", o.sort_by);
+  if (!o.filter.empty()) q.emplace("filter", o.filter);
+  if (!o.experiment_id.empty()) {
+    q.emplace("resource_reference_key.type", "EXPERIMENT");
+    q.emplace("resource_reference_key.id", o.experiment_id);
+  } else if (!config_.namespace_.empty() && !owner_given) {
+    q.emplace("resource_reference_key.type", "NAMESPACE");
+    q.emplace("resource_reference_key.id", config_.namespace_);
+  }
+  return q.empty() ? "" : "?" + http::BuildQuery(q);
+}
 
 Client::Client(http::Client& http, ClientConfig config, CallObserver* observer)
     : http_(http), config_(std::move(config)), observer_(observer) {}
@@ -91,14 +119,14 @@ Result<Pipeline> Client::UploadPipeline(std::string_view name, std::string_view 
                                         std::string content) {
   auto form = http::BuildMultipart(
       {{"uploadfile", std::string(file_name), "application/octet-stream", std::move(content)}});
-  std::multimap<std::string, std::string> q{{"name", std::string(name)},
-                                            {"display_name", std::string(name)}};
-  if (!config_.namespace_.empty()) q.emplace("namespace", config_.namespace_);
+  std::multimap<std::string, std::string> q{{"name", std::string(name)}};
+  if (!v1()) q.emplace("display_name", std::string(name));
+  if (!v1() && !config_.namespace_.empty()) q.emplace("namespace", config_.namespace_);
   auto j =
       Call("UploadPipeline", http::Method::kPost, Path("/pipelines/upload?") + http::BuildQuery(q),
            std::move(form.body), form.content_type);
   if (!j.ok()) return j.error();
-  return PipelineFromJson(*j, false);
+  return v1() ? v1::PipelineFromJson(*j) : PipelineFromJson(*j, false);
 }
 
 Result<PipelineVersion> Client::UploadPipelineVersion(const std::string& pipeline_id,
@@ -108,16 +136,21 @@ Result<PipelineVersion> Client::UploadPipelineVersion(const std::string& pipelin
   auto form = http::BuildMultipart(
       {{"uploadfile", std::string(file_name), "application/octet-stream", std::move(content)}});
   std::multimap<std::string, std::string> q{{"name", std::string(name)},
-                                            {"display_name", std::string(name)},
                                             {"pipelineid", pipeline_id}};
+  if (!v1()) q.emplace("display_name", std::string(name));
   auto j = Call("UploadPipelineVersion", http::Method::kPost,
                 Path("/pipelines/upload_version?") + http::BuildQuery(q), std::move(form.body),
                 form.content_type);
   if (!j.ok()) return j.error();
-  return PipelineVersionFromJson(*j, false);
+  return v1() ? v1::PipelineVersionFromJson(*j) : PipelineVersionFromJson(*j, false);
 }
 
 Result<Page<Pipeline>> Client::ListPipelines(const ListOptions& options) {
+  if (v1()) {
+    auto j = Call("ListPipelines", http::Method::kGet, Path("/pipelines") + V1ListQuery(options));
+    if (!j.ok()) return j.error();
+    return ReadPage<Pipeline>(*j, "pipelines", v1::PipelineFromJson);
+  }
   auto j = Call("ListPipelines", http::Method::kGet, Path("/pipelines") + ListQuery(options));
   if (!j.ok()) return j.error();
   return ReadPage<Pipeline>(*j, "pipelines",
@@ -128,19 +161,30 @@ Result<Pipeline> Client::GetPipeline(const std::string& pipeline_id) {
   auto j = Call("GetPipeline", http::Method::kGet,
                 Path("/pipelines/") + http::PercentEncode(pipeline_id));
   if (!j.ok()) return j.error();
-  return PipelineFromJson(*j, false);
+  return v1() ? v1::PipelineFromJson(*j) : PipelineFromJson(*j, false);
 }
 
 Status Client::DeletePipeline(const std::string& pipeline_id, bool cascade) {
-  auto j = Call(
-      "DeletePipeline", http::Method::kDelete,
-      Path("/pipelines/") + http::PercentEncode(pipeline_id) + (cascade ? "?cascade=true" : ""));
+  // v1beta1 always deletes a pipeline's versions with it.
+  auto j = Call("DeletePipeline", http::Method::kDelete,
+                Path("/pipelines/") + http::PercentEncode(pipeline_id) +
+                    (cascade && !v1() ? "?cascade=true" : ""));
   if (!j.ok()) return j.error();
   return Ok();
 }
 
 Result<Page<PipelineVersion>> Client::ListPipelineVersions(const std::string& pipeline_id,
                                                            const ListOptions& options) {
+  if (v1()) {
+    // v1 names the pipeline as resource_key, not in the path.
+    ListOptions o = options;
+    o.experiment_id.clear();
+    std::string query =
+        V1ListQuery(o, {{"resource_key.type", "PIPELINE"}, {"resource_key.id", pipeline_id}});
+    auto j = Call("ListPipelineVersions", http::Method::kGet, Path("/pipeline_versions") + query);
+    if (!j.ok()) return j.error();
+    return ReadPage<PipelineVersion>(*j, "versions", v1::PipelineVersionFromJson);
+  }
   auto j = Call(
       "ListPipelineVersions", http::Method::kGet,
       Path("/pipelines/") + http::PercentEncode(pipeline_id) + "/versions" + ListQuery(options));
@@ -151,6 +195,13 @@ Result<Page<PipelineVersion>> Client::ListPipelineVersions(const std::string& pi
 
 Result<Experiment> Client::CreateExperiment(std::string_view display_name,
                                             std::string_view description) {
+  if (v1()) {
+    auto j = Call("CreateExperiment", http::Method::kPost, Path("/experiments"),
+                  v1::ExperimentBody(display_name, description, config_.namespace_).dump(),
+                  "application/json");
+    if (!j.ok()) return j.error();
+    return v1::ExperimentFromJson(*j);
+  }
   Experiment e;
   e.display_name = display_name;
   e.description = description;
@@ -162,6 +213,13 @@ Result<Experiment> Client::CreateExperiment(std::string_view display_name,
 }
 
 Result<Page<Experiment>> Client::ListExperiments(const ListOptions& options) {
+  if (v1()) {
+    ListOptions o = options;
+    o.experiment_id.clear();
+    auto j = Call("ListExperiments", http::Method::kGet, Path("/experiments") + V1ListQuery(o));
+    if (!j.ok()) return j.error();
+    return ReadPage<Experiment>(*j, "experiments", v1::ExperimentFromJson);
+  }
   auto j = Call("ListExperiments", http::Method::kGet, Path("/experiments") + ListQuery(options));
   if (!j.ok()) return j.error();
   return ReadPage<Experiment>(*j, "experiments",
@@ -176,6 +234,12 @@ Status Client::DeleteExperiment(const std::string& experiment_id) {
 }
 
 Result<Run> Client::CreateRun(const RunCreate& request) {
+  if (v1()) {
+    auto j = Call("CreateRun", http::Method::kPost, Path("/runs"), v1::RunBody(request).dump(),
+                  "application/json");
+    if (!j.ok()) return j.error();
+    return v1::RunDetailFromJson(*j);
+  }
   Run run;
   run.display_name = request.display_name;
   run.description = request.description;
@@ -193,10 +257,15 @@ Result<Run> Client::CreateRun(const RunCreate& request) {
 Result<Run> Client::GetRun(const std::string& run_id) {
   auto j = Call("GetRun", http::Method::kGet, Path("/runs/") + http::PercentEncode(run_id));
   if (!j.ok()) return j.error();
-  return RunFromJson(*j, false);
+  return v1() ? v1::RunDetailFromJson(*j) : RunFromJson(*j, false);
 }
 
 Result<Page<Run>> Client::ListRuns(const ListOptions& options) {
+  if (v1()) {
+    auto j = Call("ListRuns", http::Method::kGet, Path("/runs") + V1ListQuery(options));
+    if (!j.ok()) return j.error();
+    return ReadPage<Run>(*j, "runs", [](const json& i) { return v1::RunFromJson(i, nullptr); });
+  }
   auto j = Call("ListRuns", http::Method::kGet, Path("/runs") + ListQuery(options));
   if (!j.ok()) return j.error();
   return ReadPage<Run>(*j, "runs", [](const json& i) { return RunFromJson(i, false); });
@@ -209,6 +278,11 @@ Status Client::DeleteRun(const std::string& run_id) {
 }
 
 Result<RecurringRun> Client::CreateRecurringRun(const RecurringRun& request) {
+  if (v1()) {
+    return Error{
+        "recurring runs (SCHEDULED_RUNS) need the v2beta1 API; v1beta1 jobs are not "
+        "supported (drop --api v1beta1)"};
+  }
   RecurringRun body = request;
   if (body.namespace_.empty()) body.namespace_ = config_.namespace_;
   auto j = Call("CreateRecurringRun", http::Method::kPost, Path("/recurringruns"),
@@ -218,6 +292,7 @@ Result<RecurringRun> Client::CreateRecurringRun(const RecurringRun& request) {
 }
 
 Status Client::DeleteRecurringRun(const std::string& recurring_run_id) {
+  if (v1()) return Error{"recurring runs need the v2beta1 API"};
   auto j = Call("DeleteRecurringRun", http::Method::kDelete,
                 Path("/recurringruns/") + http::PercentEncode(recurring_run_id));
   if (!j.ok()) return j.error();

@@ -1,8 +1,11 @@
-// A client for the KFP REST API (v2beta1). The benchmark harness talks to the
-// embedded backend and to real deployments only through this class, and every
-// call it makes is reported to a CallObserver under its KFP operation name.
+// A client for the KFP REST API, v2beta1 or (for older servers) v1beta1. The
+// benchmark harness talks to the embedded backend and to real deployments only
+// through this class, which hides the API version: every method takes and
+// returns the v2beta1 model, and every call is reported to a CallObserver under
+// its operation name (the same names for both versions, so results compare).
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,8 +50,14 @@ struct RunCreate {
   nlohmann::json parameters = nlohmann::json::object();
 };
 
+enum class ApiVersion { kV2beta1, kV1beta1 };
+// "v2beta1" or "v1beta1".
+Result<ApiVersion> ParseApiVersion(std::string_view text);
+std::string_view ApiVersionName(ApiVersion v);
+
 struct ClientConfig {
   std::string namespace_;  // multi-user deployments; empty for single-user
+  ApiVersion api = ApiVersion::kV2beta1;
 };
 
 class Client {
@@ -78,6 +87,7 @@ class Client {
   Result<Page<Run>> ListRuns(const ListOptions& options);
   Status DeleteRun(const std::string& run_id);
 
+  // v2beta1 only (v1beta1's jobs are not mapped): an Error under v1beta1.
   Result<RecurringRun> CreateRecurringRun(const RecurringRun& request);
   Status DeleteRecurringRun(const std::string& recurring_run_id);
 
@@ -90,6 +100,12 @@ class Client {
                               const std::string& target, std::string body = "",
                               std::string_view content_type = "");
   std::string ListQuery(const ListOptions& options) const;
+  // v1beta1: the list query with the experiment, or else the namespace, as
+  // the resource_reference_key; `owner` (e.g. resource_key) replaces the namespace.
+  std::string V1ListQuery(const ListOptions& options,
+                          std::multimap<std::string, std::string> owner = {}) const;
+  std::string Path(std::string_view suffix) const;
+  bool v1() const { return config_.api == ApiVersion::kV1beta1; }
 
   http::Client& http_;
   ClientConfig config_;

@@ -89,9 +89,8 @@ Result<std::vector<StepExecution>> ExecutionsFromResults(
       }
       e.memory_summary = UsageObject(resources.value("memory_bytes", nlohmann::json()));
       if (!e.memory_summary) e.memory_summary = Flat(task, "memory_bytes_peak", "memory_bytes_p95");
-      for (const char* key : {"memory_peak_bytes", "peak_rss_bytes"}) {
-        if (!e.memory_summary) e.memory_summary = Flat(task, key, key);
-      }
+      // What `run --prometheus` records per step (see docs/RESULTS.md).
+      if (!e.memory_summary) e.memory_summary = Flat(task, "peak_memory_bytes", "peak_memory_bytes");
       bool has_cpu = !e.cpu_cores.empty() || e.cpu_summary;
       bool has_memory = !e.memory_bytes.empty() || e.memory_summary;
       if (!has_cpu && !has_memory) continue;
@@ -101,7 +100,7 @@ Result<std::vector<StepExecution>> ExecutionsFromResults(
   if (out.empty()) {
     return Error{fmt::format(
         "none of its {} succeeded step(s) carries resource figures (looked for tasks[].resources, "
-        "cpu_cores_samples, cpu_cores_peak, cpu_seconds, memory_bytes_peak, peak_rss_bytes; see "
+        "cpu_cores_samples, cpu_cores_peak, cpu_seconds, memory_bytes_peak, peak_memory_bytes; see "
         "docs/CAPACITY.md)",
         tasks_seen)};
   }

@@ -34,7 +34,7 @@ TEST(ProfileResultsTest, ReadsEveryAcceptedShapeOfPerTaskResources) {
            Task("samples", {{"cpu_cores_samples", {0.5, 1.0, 0.75}},
                             {"memory_bytes_samples", {100 * kMi, 200 * kMi}}}),
            Task("flat", {{"cpu_cores_peak", 2.0}, {"memory_bytes_peak", 1024 * kMi}}),
-           Task("average", {{"cpu_seconds", 5.0}, {"peak_rss_bytes", 300 * kMi}}),
+           Task("average", {{"cpu_seconds", 5.0}, {"peak_memory_bytes", 300 * kMi}}),
            Task("bare", nlohmann::json::object())}}},
         {{"state", "FAILED"}, {"tasks", {Task("nested", {{"cpu_cores_peak", 99.0}})}}}}}};
   auto e = ExecutionsFromResults(results, {{"nested", "exec-n"}});

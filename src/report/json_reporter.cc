@@ -61,12 +61,18 @@ json OperationJson(const metrics::OperationStats& op, double elapsed_s) {
 json RunJson(const harness::RunRecord& r) {
   json tasks = json::array();
   for (const auto& t : r.tasks) {
-    tasks.push_back({{"name", t.name},
-                     {"state", RuntimeStateName(t.state)},
-                     {"created_at", Time(t.created)},
-                     {"started_at", Time(t.started)},
-                     {"finished_at", Time(t.finished)},
-                     {"dag", t.dag}});
+    json task = {{"name", t.name},
+                 {"state", RuntimeStateName(t.state)},
+                 {"created_at", Time(t.created)},
+                 {"started_at", Time(t.started)},
+                 {"finished_at", Time(t.finished)},
+                 {"dag", t.dag}};
+    // Resource use per step (harness/prometheus.h), only when measured.
+    if (!t.pod_name.empty()) task["pod_name"] = t.pod_name;
+    if (t.cpu_seconds) task["cpu_seconds"] = *t.cpu_seconds;
+    if (t.peak_memory_bytes) task["peak_memory_bytes"] = *t.peak_memory_bytes;
+    if (!t.resource_source.empty()) task["resource_source"] = t.resource_source;
+    tasks.push_back(std::move(task));
   }
   json j = {{"scenario", r.scenario},
             {"run_id", r.run_id},

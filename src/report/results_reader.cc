@@ -156,6 +156,16 @@ Result<harness::RunRecord> Run(const json& j, const std::string& path) {
         if (!d->is_boolean()) return At(tp + ".dag", "must be true or false");
         task.dag = d->get<bool>();
       }
+      if (auto p = t.find("pod_name"); p != t.end() && p->is_string()) task.pod_name = *p;
+      if (auto c = t.find("cpu_seconds"); c != t.end() && c->is_number()) {
+        task.cpu_seconds = c->get<double>();
+      }
+      if (auto m = t.find("peak_memory_bytes"); m != t.end() && m->is_number()) {
+        task.peak_memory_bytes = m->get<int64_t>();
+      }
+      if (auto s = t.find("resource_source"); s != t.end() && s->is_string()) {
+        task.resource_source = *s;
+      }
       r.tasks.push_back(std::move(task));
     }
   }

@@ -19,6 +19,7 @@
 #include "server/api_util.h"
 #include "server/handlers.h"
 #include "server/metrics.h"
+#include "server/pod_metrics.h"
 #include "server/run_tracker.h"
 #include "server/scheduler.h"
 #include "store/store.h"
@@ -125,6 +126,7 @@ struct Backend::Impl {
   std::filesystem::path temp_root;  // removed at exit when we made it
   std::unique_ptr<store::Store> store;
   engine::RealTimeLoop loop;
+  PodMetrics pod_metrics;  // outlives the executor that reports to it
   std::unique_ptr<engine::Executor> executor;
   RunTracker tracker;
   ApiMetrics metrics;
@@ -178,7 +180,8 @@ Result<std::unique_ptr<Backend>> Backend::Create(BackendOptions options) {
   if (options.executor == "process") {
     exec::ProcessExecutorOptions po;
     po.self_binary = options.self_binary;
-    impl->executor = std::make_unique<exec::ProcessExecutor>(impl->loop, po);
+    impl->executor = std::make_unique<PodMetricsExecutor>(
+        std::make_unique<exec::ProcessExecutor>(impl->loop, po), impl->pod_metrics);
   } else if (options.executor == "stub") {
     auto so = exec::ParseStubExecutorOptions(options.stub_durations);
     if (!so.ok()) return Error{"--stub-duration: " + so.error().message};
@@ -202,6 +205,9 @@ Result<std::unique_ptr<Backend>> Backend::Create(BackendOptions options) {
         return handlers->StartScheduledRun(r, fire);
       });
   impl->handlers->set_scheduler(impl->scheduler.get());
+  if (options.executor == "process") {
+    impl->handlers->set_pod_metrics(&impl->pod_metrics);
+  }
   impl->options = std::move(options);
   impl->loop.Start();
   impl->scheduler->Start();
@@ -240,6 +246,7 @@ struct ApiServer::Impl {
   std::unique_ptr<Backend> backend;
   std::unique_ptr<http::Server> server;
   std::string address;
+  bool tls = false;
 };
 
 ApiServer::ApiServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -256,6 +263,9 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(ServeOptions options) {
   so.port = options.port;
   so.threads = options.threads;
   so.max_body_bytes = options.max_body_bytes;
+  so.tls_cert_file = options.tls_cert_file;
+  so.tls_key_file = options.tls_key_file;
+  impl->tls = !options.tls_cert_file.empty();
   Backend* b = impl->backend.get();
   so.handler = [b](const http::Request& r) { return b->Handle(r); };
   impl->server = std::make_unique<http::Server>(std::move(so));
@@ -267,7 +277,8 @@ uint16_t ApiServer::port() const { return impl_->server->port(); }
 
 std::string ApiServer::url() const {
   bool v6 = impl_->address.find(':') != std::string::npos;
-  return fmt::format("http://{}{}{}:{}", v6 ? "[" : "", impl_->address, v6 ? "]" : "", port());
+  return fmt::format("{}://{}{}{}:{}", impl_->tls ? "https" : "http", v6 ? "[" : "", impl_->address,
+                     v6 ? "]" : "", port());
 }
 
 void ApiServer::Stop() {

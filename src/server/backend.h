@@ -43,6 +43,8 @@ struct ServeOptions {
   uint16_t port = 8888;
   int threads = 2;
   size_t max_body_bytes = 33 * 1024 * 1024;  // larger requests get 413
+  std::string tls_cert_file;                 // both set: serve https only
+  std::string tls_key_file;
   BackendOptions backend;
 };
 
@@ -52,7 +54,7 @@ class ApiServer {
   static Result<std::unique_ptr<ApiServer>> Start(ServeOptions options);
   ~ApiServer();
   uint16_t port() const;
-  std::string url() const;  // http://address:port
+  std::string url() const;  // http://address:port, or https:// with a certificate
   void Stop();
 
  private:

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "server/api_util.h"
+#include "server/pod_metrics.h"
 #include "server/scheduler.h"
 #include "util/ids.h"
 
@@ -114,6 +115,10 @@ void Handlers::Register(http::Router& router) {
   add(Method::kGet, v1 + "/runs", &H::V1ListRuns, "V1ListRuns");
   add(Method::kGet, v1 + "/runs/{run_id}", &H::V1GetRun, "V1GetRun");
   add(Method::kDelete, v1 + "/runs/{id}", &H::V1DeleteRun, "V1DeleteRun");
+  add(Method::kDelete, v1 + "/pipelines/{id}", &H::V1DeletePipeline, "V1DeletePipeline");
+  add(Method::kGet, v1 + "/pipeline_versions", &H::V1ListPipelineVersions,
+      "V1ListPipelineVersions");
+  add(Method::kDelete, v1 + "/experiments/{id}", &H::V1DeleteExperiment, "V1DeleteExperiment");
 }
 
 void Handlers::WakeScheduler() {
@@ -152,6 +157,7 @@ http::Response Handlers::Metrics(const http::Request&, const Params&) {
   }
   out += RenderGauge("kfpbench_node_running_tasks", "Container tasks running, by node.", "node",
                      nodes);
+  if (pod_metrics_) out += pod_metrics_->Render();
   return http::Response::Text(200, std::move(out), "text/plain; version=0.0.4; charset=utf-8");
 }
 

@@ -20,6 +20,7 @@
 namespace kfpbench::server {
 
 class Scheduler;
+class PodMetrics;
 
 class Handlers {
  public:
@@ -31,6 +32,8 @@ class Handlers {
   void Register(http::Router& router);
   // Woken when recurring runs change; may be null.
   void set_scheduler(Scheduler* scheduler) { scheduler_ = scheduler; }
+  // Task resource series appended to /metrics; may be null (stub executor).
+  void set_pod_metrics(PodMetrics* pod_metrics) { pod_metrics_ = pod_metrics; }
 
   // Stores a run PENDING and submits it to the engine, after checking its
   // pipeline (inline spec, or a stored version: the latest when none is
@@ -102,6 +105,10 @@ class Handlers {
   Response V1GetRun(const Request& r, const Params& p);
   Response V1ListRuns(const Request& r, const Params& p);
   Response V1DeleteRun(const Request& r, const Params& p);
+  // What the harness's cleanup and RANDOM_GETS chain need under --api v1beta1.
+  Response V1DeletePipeline(const Request& r, const Params& p);
+  Response V1ListPipelineVersions(const Request& r, const Params& p);
+  Response V1DeleteExperiment(const Request& r, const Params& p);
 
   // Uploads (v1 and v2): a pipeline and its first version from a multipart
   // "uploadfile".
@@ -117,6 +124,7 @@ class Handlers {
   engine::Engine& engine_;
   RunTracker& tracker_;
   const ApiMetrics& metrics_;
+  PodMetrics* pod_metrics_ = nullptr;
   Scheduler* scheduler_ = nullptr;
   std::string default_experiment_id_;
   std::mutex cache_mu_;

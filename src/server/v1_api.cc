@@ -184,12 +184,25 @@ json V1Run(const kfp::Run& r) {
 }
 
 // What v1 GetRun returns beside the run: a workflow-shaped summary, since
-// there is no Argo workflow behind the embedded engine.
+// there is no Argo workflow behind the embedded engine. Its nodes are the
+// tasks (Pod for a container, DAG for a group), which v1 clients read.
 json V1Runtime(const kfp::Run& r) {
   json status = {{"phase", V1Status(r.state)}};
   Put(status, "startedAt", r.created_at);
   Put(status, "finishedAt", r.finished_at);
   if (r.error) status["message"] = r.error->message;
+  json nodes = json::object();
+  for (const auto& t : r.task_details) {
+    std::string id = t.pod_name.empty() ? t.task_id : t.pod_name;
+    json node = {{"id", id},
+                 {"displayName", t.display_name},
+                 {"type", t.child_tasks.empty() ? "Pod" : "DAG"},
+                 {"phase", V1Status(t.state)}};
+    Put(node, "startedAt", t.start_time);
+    Put(node, "finishedAt", t.end_time);
+    nodes[id] = std::move(node);
+  }
+  if (!nodes.empty()) status["nodes"] = std::move(nodes);
   return {{"workflow_manifest", json{{"status", status}}.dump()}};
 }
 
@@ -391,6 +404,34 @@ http::Response Handlers::V1ListRuns(const http::Request& r, const Params&) {
 
 http::Response Handlers::V1DeleteRun(const http::Request& r, const Params& p) {
   return DeleteRun(r, {{"run_id", p.at("id")}});
+}
+
+// v1 deletes a pipeline together with its versions.
+http::Response Handlers::V1DeletePipeline(const http::Request&, const Params& p) {
+  if (Status s = store_.DeletePipeline(p.at("id"), /*cascade=*/true); !s.ok()) {
+    return ErrorResponse(s.error());
+  }
+  return JsonResponse(json::object());
+}
+
+// GET /apis/v1beta1/pipeline_versions?resource_key.type=PIPELINE&resource_key.id=ID
+http::Response Handlers::V1ListPipelineVersions(const http::Request& r, const Params&) {
+  if (r.Query("resource_key.type") != "PIPELINE" || r.Query("resource_key.id").empty()) {
+    return ErrorResponse(400,
+                         "pipeline versions are listed by resource_key.type=PIPELINE and "
+                         "resource_key.id");
+  }
+  const std::string id = r.Query("resource_key.id");
+  if (auto pipeline = store_.GetPipeline(id); !pipeline.ok()) {
+    return ErrorResponse(pipeline.error());
+  }
+  auto list = store_.ListPipelineVersions(id, ListRequestFrom(r));
+  if (!list.ok()) return ErrorResponse(list.error());
+  return JsonResponse(ListBody("versions", *list, V1Version));
+}
+
+http::Response Handlers::V1DeleteExperiment(const http::Request& r, const Params& p) {
+  return DeleteExperiment(r, {{"experiment_id", p.at("id")}});
 }
 
 }  // namespace kfpbench::server
