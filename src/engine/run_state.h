@@ -52,6 +52,8 @@ struct TaskExec {
   std::string error;
   // Container tasks.
   int attempt = 0;
+  std::string fingerprint;  // set when caching is enabled for the task
+  bool cached = false;      // SKIPPED because its outputs were reused: they count as produced
   std::unique_ptr<TaskLaunch> retry_launch;  // kept only when a retry may need it
   // ParallelFor tasks.
   nlohmann::json items;
@@ -94,8 +96,9 @@ struct Run {
   std::vector<TaskRecord> records;
   std::vector<std::unique_ptr<DagExec>> dags;
   std::unordered_map<const ir::DagSpec*, DagPlan> plans;
-  std::unordered_set<uint64_t> live;  // container attempts queued, running or backing off
-  bool stopping = false;              // a task failed: start nothing new but exit handlers
+  std::map<std::string, TaskRecord> keep;  // RunRequest::keep
+  std::unordered_set<uint64_t> live;       // container attempts queued, running or backing off
+  bool stopping = false;                   // a task failed: start nothing new but exit handlers
   bool canceled = false;
   bool finished = false;
   bool dirty = false;
