@@ -7,7 +7,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "exec/quantity.h"
+#include "ir/quantity.h"
 
 namespace kfpbench::cli {
 
@@ -32,12 +32,12 @@ Status BackendFlags::Apply(server::BackendOptions& out) const {
   double cpu = std::thread::hardware_concurrency();
   int64_t memory = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
   if (!node_cpu.empty()) {
-    auto c = exec::ParseCpu(node_cpu);
+    auto c = ir::ParseQuantityCpu(node_cpu);
     if (!c.ok()) return Error{"--node-cpu: " + c.error().message};
     cpu = *c;
   }
   if (!node_memory.empty()) {
-    auto m = exec::ParseBytes(node_memory);
+    auto m = ir::ParseQuantityMemory(node_memory);
     if (!m.ok()) return Error{"--node-memory: " + m.error().message};
     memory = *m;
   }

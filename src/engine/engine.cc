@@ -51,6 +51,31 @@ bool IsFailure(RuntimeState s) {
   return s == RuntimeState::kFailed || s == RuntimeState::kCanceled;
 }
 
+json ArtifactJson(const ir::ArtifactValue& a) {
+  return {{"name", a.name},
+          {"uri", a.uri},
+          {"path", a.path},
+          {"schema_title", a.schema_title},
+          {"schema_version", a.schema_version},
+          {"metadata", a.metadata}};
+}
+
+ArtifactMap ArtifactsFromJson(const json& artifacts) {
+  ArtifactMap out;
+  if (!artifacts.is_object()) return out;
+  for (const auto& [name, list] : artifacts.items()) {
+    auto& values = out[name];
+    if (!list.is_array()) continue;
+    for (const auto& a : list) {
+      if (!a.is_object()) continue;
+      values.push_back({a.value("name", name), a.value("uri", ""), a.value("path", ""),
+                        a.value("schema_title", ""), a.value("schema_version", ""),
+                        a.value("metadata", json::object())});
+    }
+  }
+  return out;
+}
+
 Resources ToResources(const ir::ResourceSpec& r) {
   return Resources{r.cpu_request, r.cpu_limit, r.memory_request, r.memory_limit};
 }
@@ -213,6 +238,7 @@ struct Engine::Impl {
     }
     run.plans = last_plans;
     run.pipeline_root = std::move(req.pipeline_root);
+    run.keep = std::move(req.keep);
     static constexpr char kAlnum[] = "abcdefghijklmnopqrstuvwxyz0123456789";
     run.pod_prefix = SanitizeName(run.spec->name, 40) + "-";
     for (int i = 0; i < 5; ++i) run.pod_prefix += kAlnum[rng() % 36];
@@ -388,6 +414,13 @@ struct Engine::Impl {
     task.phase = Phase::kActive;
     ++dag.active;
     task.record = NewRecord(run, spec.name, spec.display_name, dag.record, comp.executor_label);
+    run.records[task.record].key = (dag.dir / spec.name).generic_string();
+    // Exit handlers run again: they report on the attempt that is running.
+    if (!comp.is_dag() && !spec.run_when_upstream_done) {
+      if (auto kept = run.keep.find(run.records[task.record].key); kept != run.keep.end()) {
+        return Keep(dag, i, kept->second);
+      }
+    }
     bool skipped = false;
     if (auto s = detail::ResolveTaskInputs(dag, i, skipped); !s) {
       return FinishTask(dag, i, RuntimeState::kFailed, s.error().message);
@@ -436,7 +469,7 @@ struct Engine::Impl {
       if (!task.out_artifacts.empty()) {
         json arts = json::object();
         for (const auto& [name, list] : task.out_artifacts) {
-          for (const auto& a : list) arts[name].push_back({{"uri", a.uri}, {"name", a.name}});
+          for (const auto& a : list) arts[name].push_back(ArtifactJson(a));
         }
         outputs["artifacts"] = std::move(arts);
       }
@@ -455,6 +488,34 @@ struct Engine::Impl {
     }
     --dag.busy;
     CheckDagDone(dag);
+  }
+
+  // A task kept from the failed attempt a retry started from: it ends as it
+  // ended then, with the same id, pod, times and outputs, and does not run.
+  void Keep(DagExec& dag, int i, const TaskRecord& kept) {
+    TaskExec& task = dag.tasks[i];
+    Run& run = *dag.run;
+    const int index = task.record;
+    task.outputs = kept.outputs.value("parameters", json::object());
+    task.out_artifacts = ArtifactsFromJson(kept.outputs.value("artifacts", json::object()));
+    task.cached = kept.state == RuntimeState::kSkipped;
+    task.fingerprint.clear();
+    FinishTask(dag, i, kept.state, kept.error);
+    TaskRecord& rec = run.records[index];
+    const std::string fresh_id = rec.task_id;
+    const std::string parent_id = rec.parent_task_id;
+    const std::string key = rec.key;
+    rec = kept;
+    rec.parent_task_id = parent_id;
+    rec.key = key;
+    rec.child_task_ids.clear();
+    for (auto& r : run.records) {
+      if (r.task_id != parent_id) continue;
+      for (auto& child : r.child_task_ids) {
+        if (child == fresh_id) child = kept.task_id;
+      }
+    }
+    MarkDirty(run);
   }
 
   // ---- ParallelFor ----
@@ -663,12 +724,49 @@ struct Engine::Impl {
       return Error{fmt::format("task requests {}, more than any node offers (largest: {})",
                                DescribeDemand(demand), DescribeDemand(placement.LargestNode()))};
     }
+    if (spec.enable_cache && options.cache != nullptr) {
+      json input_artifacts = json::object();
+      for (const auto& [name, list] : task.in_artifacts) {
+        json uris = json::array();
+        for (const auto& a : list) uris.push_back(a.uri);
+        input_artifacts[name] = std::move(uris);
+      }
+      task.fingerprint = CacheFingerprint(comp, *exec, task.params, input_artifacts);
+      run.records[task.record].cache_fingerprint = task.fingerprint;
+      if (auto hit = options.cache->Lookup(CacheScope(*run.spec), task.fingerprint)) {
+        ReuseCached(dag, i, *hit);
+        return Ok();
+      }
+    }
     if (spec.retry && spec.retry->max_retry_count > 0) {
       task.retry_launch = std::make_unique<TaskLaunch>(launch);
     }
     Enqueue(dag, i, std::move(launch), demand);
     SchedulePending();
     return Ok();
+  }
+
+  // A cache hit: the earlier execution's outputs stand for this one's, and
+  // the task ends SKIPPED (KFP's state for a cached task) without running.
+  void ReuseCached(DagExec& dag, int i, const CachedExecution& hit) {
+    TaskExec& task = dag.tasks[i];
+    task.cached = true;
+    task.outputs = hit.output_parameters.is_object() ? hit.output_parameters : json::object();
+    task.out_artifacts = ArtifactsFromJson(hit.output_artifacts);
+    FinishTask(dag, i, RuntimeState::kSkipped);
+  }
+
+  void RecordInCache(const Run& run, const TaskExec& task) {
+    CachedExecution execution;
+    execution.run_id = run.id;
+    execution.task_id = run.records[task.record].task_id;
+    execution.output_parameters = task.outputs;
+    for (const auto& [name, list] : task.out_artifacts) {
+      json values = json::array();
+      for (const auto& a : list) values.push_back(ArtifactJson(a));
+      execution.output_artifacts[name] = std::move(values);
+    }
+    options.cache->Record(CacheScope(*run.spec), task.fingerprint, execution);
   }
 
   void Enqueue(DagExec& dag, int i, TaskLaunch launch, const Demand& demand) {
@@ -759,6 +857,7 @@ struct Engine::Impl {
         error = result.error.empty() ? fmt::format("exit code {}", result.exit_code) : result.error;
       }
       if (error.empty()) {
+        if (!task.fingerprint.empty()) RecordInCache(run, task);
         FinishTask(dag, c.task, RuntimeState::kSucceeded);
       } else if (spec.retry && task.attempt <= spec.retry->max_retry_count && task.retry_launch) {
         ScheduleRetry(dag, c.task, c.demand, error);

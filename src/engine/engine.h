@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,6 +16,7 @@
 #include "engine/executor.h"
 #include "engine/placement.h"
 #include "engine/resources.h"
+#include "engine/task_cache.h"
 #include "ir/pipeline_spec.h"
 #include "kfp/runtime_state.h"
 #include "util/result.h"
@@ -30,7 +32,11 @@ struct StateChange {
 
 struct TaskRecord {
   std::string task_id;  // unique across runs
-  std::string name;     // task name in its DAG; the root DAG is named after the pipeline
+  // The task's path within its run ("for-loop-2/iteration-0/train"): the same
+  // task in a retry of the run has the same key. Empty for the root DAG and
+  // ParallelFor iterations.
+  std::string key;
+  std::string name;  // task name in its DAG; the root DAG is named after the pipeline
   std::string display_name;
   std::string parent_task_id;  // empty for the root DAG
   std::vector<std::string> child_task_ids;
@@ -48,6 +54,7 @@ struct TaskRecord {
   double cpu_seconds = 0;
   int64_t peak_rss_bytes = 0;
   std::string log_path;
+  std::string cache_fingerprint;  // when caching was enabled for the task
 };
 
 struct RunSnapshot {
@@ -71,6 +78,11 @@ struct RunRequest {
   std::shared_ptr<const ir::PipelineSpec> spec;
   nlohmann::json parameters = nlohmann::json::object();  // runtime_config.parameters
   std::string pipeline_root;
+  // A retry (Argo's retry, which KFP's :retry is): tasks of the failed
+  // attempt, by key, that ended SUCCEEDED (or SKIPPED on a cache hit). They are
+  // kept as they were, outputs included, instead of running again; everything
+  // else runs.
+  std::map<std::string, TaskRecord> keep;
 };
 
 struct EngineOptions {
@@ -100,6 +112,9 @@ struct EngineOptions {
   // directory and pod name for the executor. An executor that only keeps time (the
   // simulator's) needs none of it; output parameter types are always given.
   bool resolve_command_lines = true;
+  // Where cachingOptions.enableCache looks up and records executions; null:
+  // no caching, every task runs. Must outlive the engine.
+  TaskCache* cache = nullptr;
 };
 
 // Destroy the Engine only after its EventLoop has stopped running callbacks:

@@ -53,6 +53,8 @@ struct TaskExec {
   std::string error;
   // Container tasks.
   int attempt = 0;
+  std::string fingerprint;  // set when caching is enabled for the task
+  bool cached = false;      // SKIPPED because its outputs were reused: they count as produced
   std::unique_ptr<TaskLaunch> retry_launch;  // kept only when a retry may need it
   // ParallelFor tasks.
   nlohmann::json items;
@@ -99,6 +101,7 @@ struct Run {
   std::shared_ptr<std::unordered_map<const ir::DagSpec*, DagPlan>> plans;
   // Container attempts queued, running or backing off: a handful per run, so
   // a vector (ids are unique) is cheaper than a hash set.
+  std::map<std::string, TaskRecord> keep;  // RunRequest::keep
   std::vector<uint64_t> live;
   bool stopping = false;  // a task failed: start nothing new but exit handlers
   bool canceled = false;

@@ -52,7 +52,7 @@ Status ResolveTaskInputs(DagExec& dag, int i, bool& skipped) {
         if (auto it = p.outputs.find(b.output_key); it != p.outputs.end()) {
           value = *it;
           have = true;
-        } else if (p.state != RuntimeState::kSucceeded) {
+        } else if (p.state != RuntimeState::kSucceeded && !p.cached) {
           missing_upstream.insert(name);
         }
         break;
@@ -120,7 +120,7 @@ Status ResolveTaskInputs(DagExec& dag, int i, bool& skipped) {
       const TaskExec& p = dag.tasks[plan.index.at(b.producer_task)];
       if (auto it = p.out_artifacts.find(b.output_key); it != p.out_artifacts.end()) {
         task.in_artifacts[name] = it->second;
-      } else if (p.state != RuntimeState::kSucceeded) {
+      } else if (p.state != RuntimeState::kSucceeded && !p.cached) {
         missing_upstream.insert(name);
       }
     }

@@ -11,7 +11,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "exec/quantity.h"
 #include "exec/step_workload.h"
 #include "exec/test_support.h"
 #include "ir/pipeline_spec.h"

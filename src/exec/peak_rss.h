@@ -5,8 +5,8 @@
 // setmax_mm_hiwater_rss on the old mm, which for posix_spawn is ours), so a
 // `true` spawned by a 300 MB server reports 300 MB. So the executor samples
 // the step's process tree while it runs and only trusts ru_maxrss when it is
-// above what it could have inherited. cgroup memory.peak (the limits issue)
-// will make this exact.
+// above what it could have inherited. Where the executor runs steps in cgroups
+// (limits.h), memory.max_usage_in_bytes replaces this estimate.
 #pragma once
 
 #include <sys/types.h>

@@ -6,6 +6,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,7 +25,6 @@
 
 #include <fmt/format.h>
 
-#include "exec/limits.h"
 #include "exec/peak_rss.h"
 #include "exec/spawn.h"
 #include "exec/task_files.h"
@@ -51,6 +51,20 @@ std::string SignalName(int sig) {
   return abbrev != nullptr ? fmt::format("SIG{} ({})", abbrev, sig) : fmt::format("{}", sig);
 }
 
+// What execve would refuse, said the way Spawn says it.
+Status CheckRunnable(const std::string& path, const std::filesystem::path& cwd) {
+  std::filesystem::path full(path);
+  if (full.is_relative()) full = cwd / full;
+  struct stat st;
+  if (stat(full.c_str(), &st) != 0) {
+    return Error{fmt::format("cannot run '{}': {}", path, strerror(errno))};
+  }
+  if (!S_ISREG(st.st_mode) || access(full.c_str(), X_OK) != 0) {
+    return Error{fmt::format("cannot run '{}': {}", path, strerror(EACCES))};
+  }
+  return Ok();
+}
+
 std::string WithLogTail(std::string what, const std::filesystem::path& log, size_t max_bytes) {
   std::string tail = ReadLogTail(log, max_bytes);
   if (tail.empty()) return what + "; the log is empty";
@@ -73,10 +87,12 @@ struct ProcessExecutor::Impl {
     std::optional<SteadyClock::time_point> kill_at;  // SIGKILL due (after Cancel)
     int64_t inherited_rss = 0;                       // our peak RSS when it was spawned
     int64_t sampled_rss = 0;  // largest sampled VmHWM; written by the reaper only
+    TaskCgroup cgroup;        // empty when cgroups are not in use
   };
 
   engine::EventLoop& loop;
   ProcessExecutorOptions options;
+  Limiter limiter;
   int epoll_fd = -1;
   int wake_fd = -1;  // eventfd: wakes the reaper for a new deadline or shutdown
 
@@ -88,7 +104,8 @@ struct ProcessExecutor::Impl {
   std::thread reaper;
   SteadyClock::time_point next_sample;  // reaper thread only
 
-  Impl(engine::EventLoop& l, ProcessExecutorOptions o) : loop(l), options(std::move(o)) {}
+  Impl(engine::EventLoop& l, ProcessExecutorOptions o)
+      : loop(l), options(std::move(o)), limiter(options.limits) {}
 
   void Wake() {
     uint64_t one = 1;
@@ -110,7 +127,8 @@ struct ProcessExecutor::Impl {
   void KillOverdue();
   void SampleRss();
   void Reap(int pidfd);
-  engine::TaskResult Finish(const Child& child, int status, const rusage& usage);
+  engine::TaskResult Finish(const Child& child, int status, const rusage& usage,
+                            const TaskUsage& cgroup_usage);
 };
 
 ProcessExecutor::ProcessExecutor(engine::EventLoop& loop, ProcessExecutorOptions options)
@@ -144,6 +162,7 @@ ProcessExecutor::~ProcessExecutor() {
     while (waitpid(child->pid, &status, 0) < 0 && errno == EINTR) {
     }
     close(fd);
+    impl_->limiter.Remove(child->cgroup);
   }
   close(impl_->wake_fd);
   close(impl_->epoll_fd);
@@ -185,23 +204,41 @@ void ProcessExecutor::Launch(engine::TaskLaunch launch,
   }
   request.stdout_fd = log_fd;
 
+  auto child = std::make_unique<Impl::Child>();
+  std::string limits_note;
   Result<pid_t> pid = Error{};
-  if (auto path = FindExecutable(request.argv[0], request.env, work_dir); path.ok()) {
-    request.path = std::move(*path);
-    pid = Spawn(request);
-  } else {
+  if (auto path = FindExecutable(request.argv[0], request.env, work_dir); !path.ok()) {
     pid = path.error();
+  } else if (auto runnable = CheckRunnable(*path, work_dir); !runnable.ok()) {
+    // posix_spawn would say this itself, but the limits wrapper execs the
+    // step later, where the reason would only reach the log.
+    pid = runnable.error();
+  } else if (auto cgroup = impl.limiter.Prepare(launch.task_id, launch.resources, limits_note);
+             !cgroup.ok()) {
+    pid = cgroup.error();
+  } else {
+    child->cgroup = std::move(*cgroup);
+    if (!limits_note.empty()) {
+      // Before the step starts, so it is the log's first line.
+      limits_note += "\n";
+      [[maybe_unused]] ssize_t n = write(log_fd, limits_note.data(), limits_note.size());
+    }
+    WrappedCommand command =
+        WrapForLimits(child->cgroup, std::move(*path), std::move(request.argv));
+    request.path = std::move(command.path);
+    request.argv = std::move(command.argv);
+    pid = Spawn(request);
   }
   if (!pid.ok()) {
     // Also into the log, where someone reading task logs will look.
     std::string line = "kfpbench: " + pid.error().message + "\n";
     [[maybe_unused]] ssize_t n = write(log_fd, line.data(), line.size());
     close(log_fd);
+    impl.limiter.Remove(child->cgroup);
     return impl.Fail(std::move(done), pid.error().message, log_path.string());
   }
   close(log_fd);
 
-  auto child = std::make_unique<Impl::Child>();
   // posix_spawn returns after the exec, so nothing it inherits can exceed this.
   child->inherited_rss = SelfPeakRss();
   child->task_id = launch.task_id;
@@ -209,10 +246,6 @@ void ProcessExecutor::Launch(engine::TaskLaunch launch,
   child->output_files = std::move(launch.output_parameter_files);
   child->log_path = log_path;
   child->done = std::move(done);
-  if (auto limited = ApplyLimits(*pid, launch.resources); !limited.ok()) {
-    child->forced_error = limited.error().message;
-    kill(-*pid, SIGKILL);
-  }
 
   // The child cannot be reaped by anyone but us before this (it stays a
   // zombie), so the pidfd always refers to it.
@@ -223,6 +256,7 @@ void ProcessExecutor::Launch(engine::TaskLaunch launch,
     int status;
     while (waitpid(*pid, &status, 0) < 0 && errno == EINTR) {
     }
+    impl.limiter.Remove(child->cgroup);
     return impl.Fail(std::move(child->done), error, log_path.string());
   }
 
@@ -251,6 +285,9 @@ void ProcessExecutor::Cancel(const std::string& task_id) {
   }
   impl.Wake();
 }
+
+std::string ProcessExecutor::DescribeLimits() const { return impl_->limiter.Describe(); }
+const Limiter& ProcessExecutor::limiter() const { return impl_->limiter; }
 
 size_t ProcessExecutor::running() const {
   std::lock_guard lock(impl_->mu);
@@ -347,13 +384,17 @@ void ProcessExecutor::Impl::Reap(int pidfd) {
   while ((reaped = wait4(child->pid, &status, 0, &usage)) < 0 && errno == EINTR) {
   }
   close(pidfd);
+  // After the main process is gone; Remove also kills descendants that left
+  // its process group, as a pod's end would.
+  const TaskUsage cgroup_usage = limiter.Collect(child->cgroup);
+  limiter.Remove(child->cgroup);
   engine::TaskResult result;
   if (reaped < 0) {
     // Someone else reaped it (SIGCHLD ignored, or a waitpid(-1) elsewhere).
     result.error = fmt::format("exit status lost: wait4: {}", strerror(errno));
     result.log_path = child->log_path.string();
   } else {
-    result = Finish(*child, status, usage);
+    result = Finish(*child, status, usage, cgroup_usage);
   }
   // Killed by our destructor: its done is dropped like everyone else's,
   // whether or not this wakeup raced ahead of the shutdown.
@@ -364,13 +405,18 @@ void ProcessExecutor::Impl::Reap(int pidfd) {
 }
 
 engine::TaskResult ProcessExecutor::Impl::Finish(const Child& child, int status,
-                                                 const rusage& usage) {
+                                                 const rusage& usage,
+                                                 const TaskUsage& cgroup_usage) {
   engine::TaskResult result;
   result.log_path = child.log_path.string();
   // wait4's usage covers the main process and the descendants it waited for.
   result.cpu_seconds = Seconds(usage.ru_utime) + Seconds(usage.ru_stime);
   result.peak_rss_bytes = EstimatePeakRss(static_cast<int64_t>(usage.ru_maxrss) * 1024,
                                           child.inherited_rss, child.sampled_rss);
+  // The cgroup saw every process of the step, waited for or not, and its
+  // peak is exact (it is what the kubelet reports: RSS plus page cache).
+  if (cgroup_usage.cpu_seconds) result.cpu_seconds = *cgroup_usage.cpu_seconds;
+  if (cgroup_usage.peak_memory_bytes) result.peak_rss_bytes = *cgroup_usage.peak_memory_bytes;
   const bool signaled = WIFSIGNALED(status);
   // Shell and Kubernetes convention for a signal death: 128 + signal.
   result.exit_code = signaled ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
@@ -379,6 +425,10 @@ engine::TaskResult ProcessExecutor::Impl::Finish(const Child& child, int status,
     result.error = child.forced_error;
   } else if (child.canceled) {
     result.error = "canceled";
+  } else if (cgroup_usage.oom_killed) {
+    // Whichever process the kernel picked, the pod's container is OOMKilled.
+    result.error = WithLogTail(OomKilledMessage(child.cgroup.memory_limit), child.log_path,
+                               options.log_tail_bytes);
   } else if (signaled) {
     result.error = WithLogTail("killed by signal " + SignalName(WTERMSIG(status)), child.log_path,
                                options.log_tail_bytes);

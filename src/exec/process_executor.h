@@ -11,6 +11,7 @@
 
 #include "engine/event_loop.h"
 #include "engine/executor.h"
+#include "exec/limits.h"
 #include "util/time.h"
 
 namespace kfpbench::exec {
@@ -29,6 +30,8 @@ struct ProcessExecutorOptions {
   // How often running steps' process trees are sampled for peak RSS (see
   // peak_rss.h for why ru_maxrss alone will not do). Zero: never.
   Duration rss_sample_interval = std::chrono::milliseconds(100);
+  // Where tasks' CPU and memory limits are enforced (see limits.h).
+  LimiterOptions limits;
 };
 
 class ProcessExecutor : public engine::Executor {
@@ -52,6 +55,9 @@ class ProcessExecutor : public engine::Executor {
 
   // Tasks launched and not yet exited.
   size_t running() const;
+  // How limits are enforced, one line (for the server's startup log).
+  std::string DescribeLimits() const;
+  const Limiter& limiter() const;
 
  private:
   struct Impl;

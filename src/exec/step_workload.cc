@@ -18,7 +18,7 @@
 #include <fmt/format.h>
 
 #include "exec/artifact_io.h"
-#include "exec/quantity.h"
+#include "ir/quantity.h"
 
 namespace kfpbench::exec {
 namespace {
@@ -125,13 +125,13 @@ Result<StepOptions> ParseStepArgs(const std::vector<std::string>& args) {
       if (!d.ok()) return FlagError(flag, d.error().message);
       options.duration = *d;
     } else if (flag == "--cpu") {
-      auto cpu = ParseCpu(*value);
+      auto cpu = ir::ParseQuantityCpu(*value);
       if (!cpu.ok()) return FlagError(flag, cpu.error().message);
       if (*cpu > kMaxCpu)
         return FlagError(flag, fmt::format("{} is more than {} cores", *value, kMaxCpu));
       options.cpu = *cpu;
     } else if (flag == "--memory") {
-      auto bytes = ParseBytes(*value);
+      auto bytes = ir::ParseQuantityMemory(*value);
       if (!bytes.ok()) return FlagError(flag, bytes.error().message);
       options.memory_bytes = *bytes;
     } else if (flag == "--output-param") {
@@ -154,7 +154,7 @@ Result<StepOptions> ParseStepArgs(const std::vector<std::string>& args) {
       if (value->empty()) return FlagError(flag, "needs a path");
       options.write_artifact = *value;
     } else if (flag == "--size") {
-      auto bytes = ParseBytes(*value);
+      auto bytes = ir::ParseQuantityMemory(*value);
       if (!bytes.ok()) return FlagError(flag, bytes.error().message);
       options.artifact_size = *bytes;
     } else if (flag == "--read-artifact") {
@@ -175,8 +175,8 @@ int RunStep(const StepOptions& options) {
   const auto start = SteadyClock::now();
   const auto deadline = start + options.duration;
   fmt::print("kfpbench step: duration={} cpu={} memory={} outputs={}\n",
-             FormatDuration(options.duration), options.cpu, FormatBytes(options.memory_bytes),
-             options.output_params.size());
+             FormatDuration(options.duration), options.cpu,
+             ir::FormatQuantityBytes(options.memory_bytes), options.output_params.size());
   std::fflush(stdout);
 
   // Artifact I/O first: its time is part of the step, as in a real one.
@@ -186,8 +186,9 @@ int RunStep(const StepOptions& options) {
       fmt::print(stderr, "kfpbench step: {}\n", w.error().message);
       return 1;
     }
-    fmt::print("kfpbench step: wrote {} in {:.3f}s ({:.1f} MiB/s)\n", FormatBytes(w->bytes),
-               ToSeconds(w->elapsed), w->BytesPerSecond() / (1 << 20));
+    fmt::print("kfpbench step: wrote {} in {:.3f}s ({:.1f} MiB/s)\n",
+               ir::FormatQuantityBytes(w->bytes), ToSeconds(w->elapsed),
+               w->BytesPerSecond() / (1 << 20));
   }
   for (const auto& path : options.read_artifacts) {
     auto r = ReadArtifact(path);
@@ -195,8 +196,9 @@ int RunStep(const StepOptions& options) {
       fmt::print(stderr, "kfpbench step: {}\n", r.error().message);
       return 1;
     }
-    fmt::print("kfpbench step: read {} in {:.3f}s ({:.1f} MiB/s)\n", FormatBytes(r->bytes),
-               ToSeconds(r->elapsed), r->BytesPerSecond() / (1 << 20));
+    fmt::print("kfpbench step: read {} in {:.3f}s ({:.1f} MiB/s)\n",
+               ir::FormatQuantityBytes(r->bytes), ToSeconds(r->elapsed),
+               r->BytesPerSecond() / (1 << 20));
   }
   std::fflush(stdout);
 
@@ -205,7 +207,7 @@ int RunStep(const StepOptions& options) {
     memory = HoldMemory(options.memory_bytes);
     if (memory == nullptr) {
       fmt::print(stderr, "kfpbench step: cannot allocate {}: {}\n",
-                 FormatBytes(options.memory_bytes), std::strerror(errno));
+                 ir::FormatQuantityBytes(options.memory_bytes), std::strerror(errno));
       return 1;
     }
   }

@@ -12,7 +12,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "exec/quantity.h"
 #include "exec/test_support.h"
 
 namespace kfpbench::exec {
@@ -27,46 +26,6 @@ std::string ReadFile(const fs::path& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-TEST(ParseBytesTest, AcceptsKubernetesQuantities) {
-  EXPECT_EQ(*ParseBytes("0"), 0);
-  EXPECT_EQ(*ParseBytes("100"), 100);
-  EXPECT_EQ(*ParseBytes("1Ki"), 1024);
-  EXPECT_EQ(*ParseBytes("256Mi"), 256LL << 20);
-  EXPECT_EQ(*ParseBytes("1Gi"), 1LL << 30);
-  EXPECT_EQ(*ParseBytes("1.5Gi"), 3LL << 29);
-  EXPECT_EQ(*ParseBytes("2Ti"), 2LL << 40);
-  EXPECT_EQ(*ParseBytes("1k"), 1000);
-  EXPECT_EQ(*ParseBytes("1K"), 1000);
-  EXPECT_EQ(*ParseBytes("2M"), 2000000);
-  EXPECT_EQ(*ParseBytes("3G"), 3000000000);
-}
-
-TEST(ParseBytesTest, RejectsBadQuantities) {
-  for (const char* bad : {"", "Mi", "-1", "-1Mi", "1X", "1mi", "1e3", "1.2.3Mi", " 1Mi", "1Mi ",
-                          "99999999999Ei", ".Mi"}) {
-    auto r = ParseBytes(bad);
-    ASSERT_FALSE(r.ok()) << bad;
-    EXPECT_THAT(r.error().message, HasSubstr(fmt::format("'{}'", bad)));
-  }
-}
-
-TEST(FormatBytesTest, UsesTheLargestWholeBinaryUnit) {
-  EXPECT_EQ(FormatBytes(0), "0");
-  EXPECT_EQ(FormatBytes(1000), "1000");
-  EXPECT_EQ(FormatBytes(1024), "1Ki");
-  EXPECT_EQ(FormatBytes(256LL << 20), "256Mi");
-  EXPECT_EQ(FormatBytes(3LL << 29), "1536Mi");
-  EXPECT_EQ(FormatBytes(1LL << 30), "1Gi");
-}
-
-TEST(ParseCpuTest, AcceptsCoresAndMillicores) {
-  EXPECT_DOUBLE_EQ(*ParseCpu("0.5"), 0.5);
-  EXPECT_DOUBLE_EQ(*ParseCpu("2"), 2);
-  EXPECT_DOUBLE_EQ(*ParseCpu("500m"), 0.5);
-  for (const char* bad : {"", "-1", "1c", "m", "abc", "1.5.1"})
-    EXPECT_FALSE(ParseCpu(bad).ok()) << bad;
 }
 
 TEST(ParseStepArgsTest, DefaultsToNothing) {

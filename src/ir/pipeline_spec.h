@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ir/quantity.h"  // ParseQuantityCpu/Memory, used with the IR
 #include "util/result.h"
 #include "util/time.h"
 
@@ -191,9 +192,6 @@ Result<PipelineSpec> ParsePipelineSpecJson(const nlohmann::json& doc);
 // scalars stay strings.
 Result<std::vector<nlohmann::json>> YamlToJson(std::string_view text);
 
-// Kubernetes quantities: "500m" -> 0.5 cores; "1Gi" -> 1073741824 bytes, "2G" -> 2e9.
-Result<double> ParseQuantityCpu(std::string_view text);
-Result<int64_t> ParseQuantityMemory(std::string_view text);
 // Protobuf JSON durations: "3600s", "0.5s", "0s".
 Result<Duration> ParseProtoDuration(std::string_view text);
 

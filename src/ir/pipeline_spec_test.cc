@@ -293,7 +293,7 @@ TEST(PipelineSpec, RejectsBadFields) {
             "lots";
       }),
       "deploymentSpec.executors.exec-add.container.resources.resourceCpuLimit: invalid CPU "
-      "quantity 'lots'");
+      "quantity 'lots': expected a number such as 500m, 0.5, 256Mi or 2G");
   EXPECT_EQ(ErrorAfter([](json& d) {
               d["root"]["dag"]["tasks"]["print"]["triggerPolicy"]["condition"] = "a ==";
             }).rfind("root.dag.tasks.print.triggerPolicy.condition: CEL expression", 0),

@@ -1,4 +1,4 @@
-// Kubernetes resource quantities and protobuf durations.
+// Kubernetes resource quantities (quantity.h) and protobuf durations.
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "ir/pipeline_spec.h"
+#include "ir/quantity.h"
 
 namespace kfpbench::ir {
 namespace {
@@ -16,7 +17,6 @@ struct Suffix {
   double factor;
 };
 
-// Binary suffixes first so that "Mi" is not read as "M" + "i".
 constexpr Suffix kSuffixes[] = {
     {"Ki", 1024.0},
     {"Mi", 1024.0 * 1024},
@@ -36,24 +36,58 @@ constexpr Suffix kSuffixes[] = {
     {"E", 1e18},
 };
 
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// Reads the grammar by hand rather than with strtod, which would also take
+// spaces, signs, hex ("0x10"), "inf" and "nan".
 Result<double> ParseQuantity(std::string_view text, std::string_view what) {
-  std::string s(text);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.erase(0, 1);
-  if (s.empty()) return Error{fmt::format("empty {} quantity", what), 400};
-  const char* begin = s.c_str();
-  char* end = nullptr;
+  auto bad = [&](std::string_view why) {
+    return Error{fmt::format("invalid {} quantity '{}': {}", what, text, why), 400};
+  };
+  if (text.empty()) return bad("empty");
+  if (text[0] == '-') return bad("must not be negative");
+  size_t pos = 0;
+  bool digits = false, dot = false;
+  while (pos < text.size() && (IsDigit(text[pos]) || text[pos] == '.')) {
+    if (text[pos] == '.') {
+      if (dot) return bad("more than one '.'");
+      dot = true;
+    } else {
+      digits = true;
+    }
+    ++pos;
+  }
+  if (!digits) return bad("expected a number such as 500m, 0.5, 256Mi or 2G");
+  std::string number(text.substr(0, pos));
+  std::string_view rest = text.substr(pos);
+  double factor = 1;
+  if (!rest.empty() && (rest[0] == 'e' || rest[0] == 'E') && rest.size() > 1 &&
+      (IsDigit(rest[1]) || rest[1] == '+' || rest[1] == '-')) {
+    // A decimal exponent: e, an optional sign, digits, and nothing after.
+    size_t e = 1;
+    if (rest[e] == '+' || rest[e] == '-') ++e;
+    size_t exp_digits = e;
+    while (e < rest.size() && IsDigit(rest[e])) ++e;
+    if (e == exp_digits || e != rest.size()) return bad("malformed exponent");
+    number += rest;
+    rest = {};
+  } else if (!rest.empty()) {
+    bool known = false;
+    for (const auto& suffix : kSuffixes) {
+      if (rest == suffix.text) {
+        factor = suffix.factor;
+        known = true;
+        break;
+      }
+    }
+    if (!known) {
+      return bad(fmt::format("unknown suffix '{}' (use Ki, Mi, Gi, Ti, m, k, M, G or T)", rest));
+    }
+  }
   errno = 0;
-  double number = std::strtod(begin, &end);
-  if (end == begin || errno == ERANGE || !std::isfinite(number) || number < 0) {
-    return Error{fmt::format("invalid {} quantity '{}'", what, text), 400};
-  }
-  std::string_view rest(end);
-  if (rest.empty()) return number;
-  for (const auto& suffix : kSuffixes) {
-    if (rest == suffix.text) return number * suffix.factor;
-  }
-  return Error{fmt::format("invalid {} quantity '{}': unknown suffix '{}'", what, text, rest), 400};
+  double value = std::strtod(number.c_str(), nullptr);
+  if (errno == ERANGE || !std::isfinite(value * factor)) return bad("too large");
+  return value * factor;
 }
 
 }  // namespace
@@ -63,9 +97,23 @@ Result<double> ParseQuantityCpu(std::string_view text) { return ParseQuantity(te
 Result<int64_t> ParseQuantityMemory(std::string_view text) {
   auto q = ParseQuantity(text, "memory");
   if (!q.ok()) return q.error();
-  if (*q > 9.2e18) return Error{fmt::format("memory quantity '{}' is too large", text), 400};
-  // Kubernetes rounds fractional bytes up.
-  return static_cast<int64_t>(std::ceil(*q));
+  // 2^63 is exactly representable; anything at or above it overflows int64.
+  double bytes = std::ceil(*q);  // Kubernetes rounds fractional bytes up
+  if (bytes >= 9223372036854775808.0) {
+    return Error{fmt::format("invalid memory quantity '{}': too large", text), 400};
+  }
+  return static_cast<int64_t>(bytes);
+}
+
+std::string FormatQuantityBytes(int64_t bytes) {
+  static constexpr std::string_view kUnits[] = {"Ei", "Pi", "Ti", "Gi", "Mi", "Ki"};
+  if (bytes > 0) {
+    for (int i = 0; i < 6; ++i) {
+      int64_t scale = int64_t{1} << (10 * (6 - i));
+      if (bytes % scale == 0) return fmt::format("{}{}", bytes / scale, kUnits[i]);
+    }
+  }
+  return std::to_string(bytes);
 }
 
 Result<Duration> ParseProtoDuration(std::string_view text) {

@@ -167,6 +167,7 @@ json ToJson(const PipelineTaskDetail& t) {
   Put(j, "parent_task_id", t.parent_task_id);
   if (!t.state_history.empty()) j["state_history"] = HistoryToJson(t.state_history);
   Put(j, "pod_name", t.pod_name);
+  Put(j, "cache_fingerprint", t.cache_fingerprint);
   if (!t.child_tasks.empty()) {
     json children = json::array();
     for (const auto& c : t.child_tasks) {
@@ -342,6 +343,7 @@ Result<Run> RunFromJson(const json& j, bool strict) {
       t.String("parent_task_id", task.parent_task_id);
       ReadHistory(t, task.state_history, error);
       t.String("pod_name", task.pod_name);
+      t.String("cache_fingerprint", task.cache_fingerprint);
       json ignored;
       t.Any("executor_detail", ignored);
       t.Array("child_tasks", [&](JsonReader& c) {

@@ -79,6 +79,7 @@ struct PipelineTaskDetail {
   std::vector<RuntimeStatus> state_history;
   std::string pod_name;
   std::vector<ChildTask> child_tasks;
+  std::string cache_fingerprint;  // set when caching was enabled for the task
 };
 
 struct RuntimeConfig {

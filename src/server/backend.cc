@@ -12,6 +12,7 @@
 
 #include "engine/engine.h"
 #include "engine/event_loop.h"
+#include "engine/task_record_json.h"
 #include "exec/process_executor.h"
 #include "exec/stub_executor.h"
 #include "http/router.h"
@@ -44,9 +45,29 @@ class StoreObserver : public engine::RunObserver {
     if (!s.ok() && s.error().code != 404) {
       spdlog::error("cannot record run {}: {}", snapshot.run_id, s.error().message);
     }
+    if (snapshot.state == RuntimeState::kFailed || snapshot.state == RuntimeState::kCanceled) {
+      KeepForRetry(snapshot);
+    }
   }
 
  private:
+  // What a later :retry keeps: the container tasks that succeeded (or were
+  // cache hits), outputs included; the API's task details do not carry
+  // parameter values, so they are kept apart.
+  void KeepForRetry(const engine::RunSnapshot& snapshot) {
+    std::vector<std::pair<std::string, std::string>> keep;
+    for (const auto& t : snapshot.tasks) {
+      if (t.executor_label.empty() || t.key.empty()) continue;
+      bool cache_hit = t.state == RuntimeState::kSkipped && !t.cache_fingerprint.empty();
+      if (t.state != RuntimeState::kSucceeded && !cache_hit) continue;
+      keep.emplace_back(t.key, engine::TaskRecordToJson(t).dump());
+    }
+    if (Status s = store_.PutRetryTasks(snapshot.run_id, keep); !s.ok()) {
+      spdlog::error("cannot keep the tasks of run {} for a retry: {}", snapshot.run_id,
+                    s.error().message);
+    }
+  }
+
   static std::optional<kfp::RpcStatus> ToError(const std::string& message) {
     if (message.empty()) return std::nullopt;
     return kfp::RpcStatus{static_cast<int>(kfp::GrpcCode::kUnknown), message, {}};
@@ -102,6 +123,7 @@ class StoreObserver : public engine::RunObserver {
       d.parent_task_id = t.parent_task_id;
       d.state_history = ToHistory(t.history);
       d.pod_name = t.pod_name;
+      d.cache_fingerprint = t.cache_fingerprint;
       for (const auto& child : t.child_task_ids) {
         auto it = by_id.find(child);
         d.child_tasks.push_back({child, it == by_id.end() ? "" : it->second->pod_name});
@@ -113,6 +135,44 @@ class StoreObserver : public engine::RunObserver {
 
   store::Store& store_;
   RunTracker& tracker_;
+};
+
+// The execution cache in SQLite, so that it survives restarts as KFP's does.
+class StoreTaskCache : public engine::TaskCache {
+ public:
+  explicit StoreTaskCache(store::Store& store) : store_(store) {}
+
+  std::optional<engine::CachedExecution> Lookup(const std::string& scope,
+                                                const std::string& fingerprint) override {
+    auto row = store_.GetCachedExecution(scope, fingerprint);
+    if (!row.ok()) {
+      spdlog::error("execution cache lookup failed, running the task: {}", row.error().message);
+      return std::nullopt;
+    }
+    if (!row->has_value()) return std::nullopt;
+    auto outputs = nlohmann::json::parse((*row)->outputs, nullptr, false);
+    if (!outputs.is_object()) return std::nullopt;  // unreadable: run the task instead
+    engine::CachedExecution hit;
+    hit.run_id = (*row)->run_id;
+    hit.task_id = (*row)->task_id;
+    hit.output_parameters = outputs.value("parameters", nlohmann::json::object());
+    hit.output_artifacts = outputs.value("artifacts", nlohmann::json::object());
+    return hit;
+  }
+
+  void Record(const std::string& scope, const std::string& fingerprint,
+              const engine::CachedExecution& execution) override {
+    nlohmann::json outputs = {{"parameters", execution.output_parameters},
+                              {"artifacts", execution.output_artifacts}};
+    store::CachedExecutionRow row{
+        scope, fingerprint, execution.run_id, execution.task_id, outputs.dump(), WallClock::now()};
+    if (Status s = store_.PutCachedExecution(row); !s.ok()) {
+      spdlog::error("cannot record execution {} in the cache: {}", fingerprint, s.error().message);
+    }
+  }
+
+ private:
+  store::Store& store_;
 };
 
 constexpr const char* kRestartMessage =
@@ -131,6 +191,7 @@ struct Backend::Impl {
   RunTracker tracker;
   ApiMetrics metrics;
   std::unique_ptr<StoreObserver> observer;
+  std::unique_ptr<StoreTaskCache> cache;
   std::unique_ptr<engine::Engine> engine;
   http::Router router;
   std::unique_ptr<Handlers> handlers;
@@ -180,8 +241,9 @@ Result<std::unique_ptr<Backend>> Backend::Create(BackendOptions options) {
   if (options.executor == "process") {
     exec::ProcessExecutorOptions po;
     po.self_binary = options.self_binary;
-    impl->executor = std::make_unique<PodMetricsExecutor>(
-        std::make_unique<exec::ProcessExecutor>(impl->loop, po), impl->pod_metrics);
+    auto executor = std::make_unique<exec::ProcessExecutor>(impl->loop, po);
+    spdlog::info("process executor limits: {}", executor->DescribeLimits());
+    impl->executor = std::make_unique<PodMetricsExecutor>(std::move(executor), impl->pod_metrics);
   } else if (options.executor == "stub") {
     auto so = exec::ParseStubExecutorOptions(options.stub_durations);
     if (!so.ok()) return Error{"--stub-duration: " + so.error().message};
@@ -194,6 +256,10 @@ Result<std::unique_ptr<Backend>> Backend::Create(BackendOptions options) {
   engine::EngineOptions eo;
   eo.work_root = work_root;
   eo.nodes = options.nodes;
+  if (options.cache) {
+    impl->cache = std::make_unique<StoreTaskCache>(*impl->store);
+    eo.cache = impl->cache.get();
+  }
   impl->engine = std::make_unique<engine::Engine>(impl->loop, *impl->executor, *impl->observer, eo);
   impl->handlers =
       std::make_unique<Handlers>(*impl->store, *impl->engine, impl->tracker, impl->metrics);

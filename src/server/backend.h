@@ -22,6 +22,9 @@ struct BackendOptions {
   std::string executor = "process";         // "process" or "stub"
   std::vector<std::string> stub_durations;  // "exec-x=lognormal:60s:0.3", "constant:1s"
   std::string self_binary;  // what a step command "kfpbench" runs; empty: this program
+  // cachingOptions.enableCache honoured (the cache lives in the database);
+  // false: every task runs, as with KFP's cache server turned off.
+  bool cache = true;
 };
 
 class Backend {

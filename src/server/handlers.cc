@@ -239,8 +239,8 @@ Result<kfp::Run> Handlers::StartRun(kfp::Run run, std::optional<WallTime> fire) 
   if (run.runtime_config.parameters.is_null()) run.runtime_config.parameters = json::object();
   if (Status s = store_.InsertRun(run, fire); !s.ok()) return s.error();
 
-  engine::RunRequest request{run.run_id, spec, run.runtime_config.parameters,
-                             run.runtime_config.pipeline_root};
+  engine::RunRequest request{
+      run.run_id, spec, run.runtime_config.parameters, run.runtime_config.pipeline_root, {}};
   if (Status s = engine_.Submit(std::move(request)); !s.ok()) {
     Error e = s.error();
     if (e.code == 0) e.code = 400;

@@ -1,6 +1,9 @@
 // Runs (v2beta1 RunService).
+#include <map>
+
 #include <fmt/format.h>
 
+#include "engine/task_record_json.h"
 #include "server/api_util.h"
 #include "server/handlers.h"
 
@@ -85,9 +88,21 @@ http::Response Handlers::RetryRun(const http::Request&, const Params& p) {
   }
   auto spec = SpecForRun(*run);
   if (!spec.ok()) return ErrorResponse(spec.error());
+  // Argo's retry, which KFP's is: the tasks that succeeded stay as they were
+  // (same ids, times, outputs), the failed and the not-run ones run again.
+  auto kept = store_.GetRetryTasks(id);
+  if (!kept.ok()) return ErrorResponse(kept.error());
+  std::map<std::string, engine::TaskRecord> keep;
+  for (const auto& [key, text] : *kept) {
+    auto record = engine::TaskRecordFromJson(json::parse(text, nullptr, false));
+    if (!record.ok()) {
+      return ErrorResponse(
+          500, fmt::format("run {}: stored task {}: {}", id, key, record.error().message));
+    }
+    keep.emplace(key, std::move(*record));
+  }
   // Same run id, back to PENDING, history kept: the engine's new history is
-  // appended to the old one. The engine has no partial resume, so every task
-  // runs again (KFP skips those that succeeded).
+  // appended to the old one.
   WallTime now = WallClock::now();
   tracker_.SetHistoryPrefix(id, run->state_history);
   store::RunStatus pending;
@@ -98,7 +113,7 @@ http::Response Handlers::RetryRun(const http::Request&, const Params& p) {
   json params =
       run->runtime_config.parameters.is_null() ? json::object() : run->runtime_config.parameters;
   engine::RunRequest request{id, std::move(*spec), std::move(params),
-                             run->runtime_config.pipeline_root};
+                             run->runtime_config.pipeline_root, std::move(keep)};
   if (Status s = engine_.Submit(std::move(request)); !s.ok()) {
     // Put the run back as it was.
     store::RunStatus previous{run->state, run->finished_at, run->error, run->state_history,

@@ -10,7 +10,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "exec/duration_dist.h"
-#include "exec/quantity.h"
+#include "ir/quantity.h"
 
 namespace kfpbench::sim {
 namespace {
@@ -46,13 +46,13 @@ std::string Text(const YAML::Node& n, const std::string& where) {
 }
 
 double Cpu(const YAML::Node& n, const std::string& where) {
-  auto v = exec::ParseCpu(Text(n, where));
+  auto v = ir::ParseQuantityCpu(Text(n, where));
   if (!v.ok()) Fail(fmt::format("{}: {}", where, v.error().message));
   return *v;
 }
 
 int64_t Bytes(const YAML::Node& n, const std::string& where) {
-  auto v = exec::ParseBytes(Text(n, where));
+  auto v = ir::ParseQuantityMemory(Text(n, where));
   if (!v.ok()) Fail(fmt::format("{}: {}", where, v.error().message));
   return *v;
 }

@@ -96,6 +96,24 @@ BEGIN
     ON CONFLICT DO UPDATE SET n = n + 1;
 END;
 CREATE INDEX IF NOT EXISTS recurring_by_created ON recurring_runs (created_at_ns, id);
+CREATE TABLE IF NOT EXISTS task_cache (
+  scope TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,
+  run_id TEXT NOT NULL,
+  task_id TEXT NOT NULL,
+  outputs TEXT NOT NULL,
+  created_at_ns INTEGER NOT NULL,
+  PRIMARY KEY (scope, fingerprint)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS retry_tasks (
+  run_id TEXT NOT NULL,
+  task_key TEXT NOT NULL,
+  record TEXT NOT NULL,
+  PRIMARY KEY (run_id, task_key)
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS retry_tasks_delete AFTER DELETE ON runs BEGIN
+  DELETE FROM retry_tasks WHERE run_id = OLD.id;
+END;
 )sql";
 const std::vector<Field>& PipelineFields() {
   static const std::vector<Field> fields = {

@@ -32,6 +32,15 @@ struct RunStatus {
   std::vector<kfp::PipelineTaskDetail> task_details;
 };
 
+struct CachedExecutionRow {
+  std::string scope;
+  std::string fingerprint;
+  std::string run_id;
+  std::string task_id;
+  std::string outputs;  // JSON
+  WallTime created_at{};
+};
+
 // What the scheduler needs to know about one enabled recurring run.
 struct ScheduleState {
   kfp::RecurringRun recurring_run;
@@ -103,6 +112,19 @@ class Store {
   Result<std::vector<ScheduleState>> EnabledSchedules();
   // Runs of a recurring run that have not finished (max_concurrency counts them).
   Result<int64_t> CountActiveRuns(const std::string& recurring_run_id);
+
+  // Execution cache (cachingOptions.enableCache), keyed by KFP's scope
+  // ("pipeline/<name>") and fingerprint; `outputs` is JSON text. A newer
+  // entry for the same key replaces the older one.
+  Status PutCachedExecution(const CachedExecutionRow& row);
+  Result<std::optional<CachedExecutionRow>> GetCachedExecution(const std::string& scope,
+                                                               const std::string& fingerprint);
+
+  // What `:retry` keeps of a failed run: its finished tasks by key (a path
+  // within the run), as JSON text. Replaces what was kept for the run before.
+  Status PutRetryTasks(const std::string& run_id,
+                       const std::vector<std::pair<std::string, std::string>>& tasks);
+  Result<std::vector<std::pair<std::string, std::string>>> GetRetryTasks(const std::string& run_id);
 
  private:
   explicit Store(std::unique_ptr<Database> db) : db_(std::move(db)) {}

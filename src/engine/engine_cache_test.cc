@@ -1,0 +1,319 @@
+// Caching (cachingOptions.enableCache), what a retry keeps, and exit handlers
+// after a terminate.
+#include <map>
+
+#include <gtest/gtest.h>
+
+#include "engine/engine.h"
+#include "engine/engine_test_util.h"
+#include "engine/task_cache.h"
+#include "engine/task_record_json.h"
+
+namespace kfpbench::engine {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+using testing::Behavior;
+using testing::FakeExecutor;
+using testing::FindTask;
+using testing::MustParse;
+using testing::RecordingObserver;
+using testing::States;
+using testing::VirtualLoop;
+
+// The engine's side of the cache; the backend's lives in SQLite.
+class MapCache : public TaskCache {
+ public:
+  std::optional<CachedExecution> Lookup(const std::string& scope,
+                                        const std::string& fingerprint) override {
+    ++lookups;
+    auto it = entries.find(scope + " " + fingerprint);
+    if (it == entries.end()) return std::nullopt;
+    return it->second;
+  }
+  void Record(const std::string& scope, const std::string& fingerprint,
+              const CachedExecution& execution) override {
+    entries[scope + " " + fingerprint] = execution;
+  }
+  std::map<std::string, CachedExecution> entries;
+  int lookups = 0;
+};
+
+// producer (cached) -> consumer (not cached), producer also writes an artifact.
+constexpr const char* kCached = R"(
+pipelineInfo: {name: cached-pipeline}
+components:
+  comp-producer:
+    executorLabel: exec-producer
+    inputDefinitions:
+      parameters:
+        text: {parameterType: STRING}
+    outputDefinitions:
+      parameters:
+        out: {parameterType: STRING}
+      artifacts:
+        data: {artifactType: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}}
+  comp-consumer:
+    executorLabel: exec-consumer
+    inputDefinitions:
+      parameters:
+        msg: {parameterType: STRING}
+      artifacts:
+        data: {artifactType: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}}
+deploymentSpec:
+  executors:
+    exec-producer:
+      container:
+        image: alpine
+        command: [produce, '{{$.inputs.parameters[''text'']}}']
+        args: ['{{$.outputs.parameters[''out''].output_file}}', '{{$.outputs.artifacts[''data''].path}}']
+    exec-consumer:
+      container:
+        image: alpine
+        command: [consume, '{{$.inputs.parameters[''msg'']}}', '{{$.inputs.artifacts[''data''].path}}']
+root:
+  inputDefinitions:
+    parameters:
+      text: {parameterType: STRING}
+  dag:
+    tasks:
+      producer:
+        componentRef: {name: comp-producer}
+        cachingOptions: {enableCache: PRODUCER_CACHE}
+        inputs:
+          parameters:
+            text: {componentInputParameter: text}
+        taskInfo: {name: producer}
+      consumer:
+        componentRef: {name: comp-consumer}
+        dependentTasks: [producer]
+        inputs:
+          parameters:
+            msg: {taskOutputParameter: {producerTask: producer, outputParameterKey: out}}
+          artifacts:
+            data: {taskOutputArtifact: {producerTask: producer, outputArtifactKey: data}}
+        taskInfo: {name: consumer}
+schemaVersion: 2.1.0
+)";
+
+std::string Cached(bool enable) {
+  std::string yaml = kCached;
+  yaml.replace(yaml.find("PRODUCER_CACHE"), 14, enable ? "true" : "false");
+  return yaml;
+}
+
+class CacheTest : public ::testing::Test {
+ protected:
+  CacheTest() : executor_(loop_) {
+    executor_.behave = [this](const TaskLaunch& l) {
+      Behavior b;
+      if (l.executor_label == "exec-producer") b.outputs["out"] = "made-" + l.run_id;
+      if (l.executor_label == "exec-consumer" && fail_consumer_) b.fail = true;
+      return b;
+    };
+    EngineOptions options;
+    options.nodes = {{"node-a", 4, int64_t{8} << 30}};
+    options.random_seed = 7;
+    options.cache = &cache_;
+    engine_ = std::make_unique<Engine>(loop_, executor_, observer_, options);
+  }
+
+  const RunSnapshot& Run(const std::string& run_id, const std::string& yaml, json params,
+                         std::map<std::string, TaskRecord> keep = {}) {
+    RunRequest req;
+    req.run_id = run_id;
+    req.spec = MustParse(yaml);
+    req.parameters = std::move(params);
+    req.keep = std::move(keep);
+    EXPECT_TRUE(engine_->Submit(std::move(req)).ok());
+    loop_.Run();
+    return observer_.Of(run_id);
+  }
+
+  int Launches(const std::string& label) const {
+    int n = 0;
+    for (const auto& l : executor_.launched) n += l.executor_label == label ? 1 : 0;
+    return n;
+  }
+  const TaskLaunch& LastLaunch(const std::string& label) const {
+    const TaskLaunch* last = nullptr;
+    for (const auto& l : executor_.launched) {
+      if (l.executor_label == label) last = &l;
+    }
+    EXPECT_NE(last, nullptr);
+    return *last;
+  }
+
+  VirtualLoop loop_;
+  FakeExecutor executor_;
+  RecordingObserver observer_;
+  MapCache cache_;
+  std::unique_ptr<Engine> engine_;
+  bool fail_consumer_ = false;
+};
+
+TEST_F(CacheTest, SameComponentAndInputsReuseTheEarlierOutputs) {
+  const RunSnapshot first = Run("run-1", Cached(true), {{"text", "hi"}});
+  ASSERT_EQ(first.state, RuntimeState::kSucceeded) << first.error;
+  const TaskRecord* produced = FindTask(first, "producer");
+  ASSERT_NE(produced, nullptr);
+  EXPECT_EQ(produced->state, RuntimeState::kSucceeded);
+  EXPECT_EQ(produced->cache_fingerprint.size(), 64u);
+  const std::string artifact_path = LastLaunch("exec-consumer").argv.at(2);
+
+  const RunSnapshot& second = Run("run-2", Cached(true), {{"text", "hi"}});
+  ASSERT_EQ(second.state, RuntimeState::kSucceeded) << second.error;
+  EXPECT_EQ(Launches("exec-producer"), 1);  // not run again
+  const TaskRecord* cached = FindTask(second, "producer");
+  ASSERT_NE(cached, nullptr);
+  // KFP reports a cache hit as SKIPPED, with the fingerprint.
+  EXPECT_EQ(cached->state, RuntimeState::kSkipped);
+  EXPECT_EQ(cached->cache_fingerprint, produced->cache_fingerprint);
+  EXPECT_TRUE(cached->error.empty());
+  EXPECT_EQ(cached->outputs["parameters"]["out"], "made-run-1");
+  // Downstream ran with the reused parameter and the earlier artifact.
+  EXPECT_EQ(Launches("exec-consumer"), 2);
+  const TaskLaunch& consumer = LastLaunch("exec-consumer");
+  EXPECT_EQ(consumer.argv.at(1), "made-run-1");
+  EXPECT_EQ(consumer.argv.at(2), artifact_path);
+  EXPECT_EQ(FindTask(second, "consumer")->state, RuntimeState::kSucceeded);
+}
+
+TEST_F(CacheTest, OtherInputsOrAnotherComponentMiss) {
+  Run("run-1", Cached(true), {{"text", "hi"}});
+  const RunSnapshot& other_input = Run("run-2", Cached(true), {{"text", "ho"}});
+  EXPECT_EQ(FindTask(other_input, "producer")->state, RuntimeState::kSucceeded);
+  EXPECT_EQ(Launches("exec-producer"), 2);
+
+  // Same inputs, but the component's command differs.
+  std::string changed = Cached(true);
+  changed.replace(changed.find("command: [produce,"), 18, "command: [produce2,");
+  const RunSnapshot& other_command = Run("run-3", changed, {{"text", "hi"}});
+  EXPECT_EQ(FindTask(other_command, "producer")->state, RuntimeState::kSucceeded);
+  EXPECT_EQ(Launches("exec-producer"), 3);
+}
+
+TEST_F(CacheTest, DisabledCachingNeitherLooksUpNorSkips) {
+  Run("run-1", Cached(false), {{"text", "hi"}});
+  const RunSnapshot& second = Run("run-2", Cached(false), {{"text", "hi"}});
+  EXPECT_EQ(FindTask(second, "producer")->state, RuntimeState::kSucceeded);
+  EXPECT_TRUE(FindTask(second, "producer")->cache_fingerprint.empty());
+  EXPECT_EQ(Launches("exec-producer"), 2);
+  EXPECT_EQ(cache_.lookups, 0);
+  EXPECT_TRUE(cache_.entries.empty());
+}
+
+TEST_F(CacheTest, FailedExecutionsAreNotCached) {
+  executor_.behave = [](const TaskLaunch&) {
+    Behavior b;
+    b.fail = true;
+    return b;
+  };
+  Run("run-1", Cached(true), {{"text", "hi"}});
+  EXPECT_TRUE(cache_.entries.empty());
+  EXPECT_EQ(cache_.lookups, 1);
+}
+
+TEST_F(CacheTest, RetryKeepsSucceededTasksAndRerunsTheRest) {
+  fail_consumer_ = true;
+  const RunSnapshot first = Run("run-1", Cached(false), {{"text", "hi"}});
+  ASSERT_EQ(first.state, RuntimeState::kFailed);
+  const TaskRecord* producer = FindTask(first, "producer");
+  ASSERT_NE(producer, nullptr);
+  EXPECT_EQ(producer->key, "producer");
+
+  // What the backend keeps and hands back, through its JSON form.
+  auto kept = TaskRecordFromJson(json::parse(TaskRecordToJson(*producer).dump()));
+  ASSERT_TRUE(kept.ok()) << kept.error().message;
+  fail_consumer_ = false;
+  loop_.RunUntil(loop_.Now() + 60s);
+  const RunSnapshot& retried =
+      Run("run-1", Cached(false), {{"text", "hi"}}, {{producer->key, *kept}});
+  ASSERT_EQ(retried.state, RuntimeState::kSucceeded) << retried.error;
+  EXPECT_EQ(Launches("exec-producer"), 1);
+  EXPECT_EQ(Launches("exec-consumer"), 2);
+  const TaskRecord* same = FindTask(retried, "producer");
+  ASSERT_NE(same, nullptr);
+  EXPECT_EQ(same->task_id, producer->task_id);
+  EXPECT_EQ(same->pod_name, producer->pod_name);
+  EXPECT_EQ(same->end_time, producer->end_time);
+  EXPECT_EQ(States(same->history), States(producer->history));
+  EXPECT_EQ(same->state, RuntimeState::kSucceeded);
+  // The root lists the kept task as its child under its original id.
+  const TaskRecord& root = retried.tasks.front();
+  EXPECT_NE(std::find(root.child_task_ids.begin(), root.child_task_ids.end(), producer->task_id),
+            root.child_task_ids.end());
+  EXPECT_EQ(LastLaunch("exec-consumer").argv.at(1), "made-run-1");
+}
+
+TEST(TaskRecordJsonTest, RejectsMalformedRecords) {
+  EXPECT_FALSE(TaskRecordFromJson(json::array()).ok());
+  EXPECT_FALSE(TaskRecordFromJson(json{{"task_id", "x"}}).ok());
+  TaskRecord r;
+  r.task_id = "t";
+  json j = TaskRecordToJson(r);
+  j["state"] = "NOPE";
+  auto bad = TaskRecordFromJson(j);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("NOPE"), std::string::npos);
+}
+
+// exit-handler-1 wraps a long task; `final` is its exit task.
+constexpr const char* kExitAfterTerminate = R"(
+pipelineInfo: {name: exit-after-terminate}
+components:
+  comp-long:
+    executorLabel: exec-long
+  comp-final:
+    executorLabel: exec-final
+    inputDefinitions:
+      parameters:
+        status: {parameterType: TASK_FINAL_STATUS}
+  comp-exit-handler-1:
+    dag:
+      tasks:
+        long:
+          componentRef: {name: comp-long}
+deploymentSpec:
+  executors:
+    exec-long: {container: {image: alpine, command: [sleep]}}
+    exec-final: {container: {image: alpine, command: [notify]}}
+root:
+  dag:
+    tasks:
+      exit-handler-1:
+        componentRef: {name: comp-exit-handler-1}
+      final:
+        componentRef: {name: comp-final}
+        dependentTasks: [exit-handler-1]
+        inputs:
+          parameters:
+            status: {taskFinalStatus: {producerTask: exit-handler-1}}
+        triggerPolicy: {strategy: ALL_UPSTREAM_TASKS_COMPLETED}
+schemaVersion: 2.1.0
+)";
+
+// KFP terminates a run by setting the Argo workflow's activeDeadlineSeconds
+// to 0, after which Argo starts no further node: the exit task does not run
+// (kubeflow/pipelines#6101: "on termination the exit handler fails with
+// ... Step exceeded its deadline"). Failures, unlike terminate, do run it.
+TEST_F(CacheTest, ExitHandlerDoesNotRunAfterTerminate) {
+  executor_.behave = [](const TaskLaunch&) { return testing::Takes(1h); };
+  RunRequest req;
+  req.run_id = "run-1";
+  req.spec = MustParse(kExitAfterTerminate);
+  ASSERT_TRUE(engine_->Submit(std::move(req)).ok());
+  loop_.RunUntil(loop_.Now() + 10s);
+  ASSERT_EQ(Launches("exec-long"), 1);
+  engine_->Terminate("run-1");
+  loop_.Run();
+  const RunSnapshot& snap = observer_.Of("run-1");
+  EXPECT_EQ(snap.state, RuntimeState::kCanceled);
+  EXPECT_EQ(FindTask(snap, "long")->state, RuntimeState::kCanceled);
+  EXPECT_EQ(Launches("exec-final"), 0);
+  EXPECT_EQ(FindTask(snap, "final"), nullptr);
+}
+
+}  // namespace
+}  // namespace kfpbench::engine
