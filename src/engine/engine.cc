@@ -712,8 +712,10 @@ struct Engine::Impl {
 
   // Queues a launch for a node with room, unless no node could ever hold it.
   Status Place(DagExec& dag, int i, const ir::ExecutorSpec& executor_spec, TaskLaunch launch) {
+    Run& run = *dag.run;
     TaskExec& task = dag.tasks[i];
     const ir::TaskSpec& spec = *dag.plan->tasks[i];
+    const ir::ComponentSpec& comp = *dag.plan->components[i];
     const ir::ExecutorSpec* exec = &executor_spec;
     Resources ir_res = ToResources(exec->container.resources);
     bool any = ir_res.cpu_request > 0 || ir_res.cpu_limit > 0 || ir_res.memory_request > 0 ||
