@@ -90,7 +90,8 @@ Result<std::vector<StepExecution>> ExecutionsFromResults(
       e.memory_summary = UsageObject(resources.value("memory_bytes", nlohmann::json()));
       if (!e.memory_summary) e.memory_summary = Flat(task, "memory_bytes_peak", "memory_bytes_p95");
       // What `run --prometheus` records per step (see docs/RESULTS.md).
-      if (!e.memory_summary) e.memory_summary = Flat(task, "peak_memory_bytes", "peak_memory_bytes");
+      if (!e.memory_summary)
+        e.memory_summary = Flat(task, "peak_memory_bytes", "peak_memory_bytes");
       bool has_cpu = !e.cpu_cores.empty() || e.cpu_summary;
       bool has_memory = !e.memory_bytes.empty() || e.memory_summary;
       if (!has_cpu && !has_memory) continue;
