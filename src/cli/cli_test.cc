@@ -199,6 +199,43 @@ TEST_F(CliTest, RandomGetsAndUploadModesRecordTheirOperations) {
   EXPECT_TRUE(j["cleanup_failures"].empty()) << j["cleanup_failures"];
 }
 
+TEST_F(CliTest, RandomGetsMixDrawsOnlyTheWeightedCalls) {
+  // Runs to read first; then GetRun drawn about nine times as often as
+  // ListPipelines, and none of the chain's other calls.
+  std::string file = Write("s.json", R"([
+    {"mode": "PIPELINE_RUN", "runTime": "1s", "numTimes": 2, "pipelineFileName": "sleep_chain.yaml"},
+    {"mode": "RANDOM_GETS", "startTime": "2s", "runTime": "2s", "concurrency": 2,
+     "mix": {"GetRun": 9, "ListPipelines": 1}}
+  ])");
+  fs::path out = dir_ / "out";
+  auto r = Kfpbench("run " + file + " --pipelines " + Pipelines() +
+                    " --executor stub --poll-interval 100ms --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(out / "results.json");
+  auto j = nlohmann::json::parse(in);
+  const auto& ops = j["operations"];
+  ASSERT_TRUE(ops.contains("GetRun") && ops.contains("ListPipelines")) << ops;
+  EXPECT_FALSE(ops.contains("ListPipelineVersions")) << ops;
+  EXPECT_FALSE(ops.contains("ListExperiments")) << ops;
+  int get_run = ops["GetRun"]["count"].get<int>();
+  int list_pipelines = ops["ListPipelines"]["count"].get<int>();
+  EXPECT_EQ(ops["GetRun"]["errors"].get<int>(), 0);
+  // Hundreds of draws at p = 0.9: the share is far from 0.5 or 1.
+  ASSERT_GT(get_run + list_pipelines, 100);
+  double share = static_cast<double>(get_run) / (get_run + list_pipelines);
+  EXPECT_GT(share, 0.8);
+  EXPECT_LT(share, 0.97);
+}
+
+TEST_F(CliTest, RandomGetsMixOnAnEmptyTargetSaysWhatIsMissing) {
+  std::string file = Write("s.json", R"([
+    {"mode": "RANDOM_GETS", "runTime": "1s", "concurrency": 1, "mix": {"GetRun": 1}}
+  ])");
+  auto r = Kfpbench("run " + file + " --executor stub --out " + (dir_ / "out").string());
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("GetRun needs a run on the target"), std::string::npos) << r.output;
+}
+
 TEST_F(CliTest, LargeDatasetReportsArtifactThroughputPerStep) {
   std::string file = Write("s.json", R"([
     {"mode": "LARGE_DATASET", "runTime": "1s", "numTimes": 1,

@@ -2,8 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -39,12 +41,82 @@ bool ReadChain(kfp::Client& client, std::mt19937& rng) {
   return any_ok;
 }
 
+// A weighted mix: one call per draw, on ids read once at the start.
+class Mix {
+ public:
+  static Result<Mix> Prepare(const Scenario& scenario, kfp::Client& client) {
+    Mix mix;
+    double total = 0;
+    for (const auto& [name, weight] : scenario.mix) {
+      mix.operations_.push_back(name);
+      mix.cumulative_.push_back(total += weight);
+    }
+    auto needs = [&](std::string_view op) {
+      return std::find(mix.operations_.begin(), mix.operations_.end(), op) != mix.operations_.end();
+    };
+    kfp::ListOptions page;
+    page.page_size = 200;
+    if (needs("GetPipeline") || needs("ListPipelineVersions")) {
+      auto pipelines = client.ListPipelines(page);
+      if (!pipelines.ok()) return Error{"listing pipelines: " + pipelines.error().message};
+      for (const auto& p : pipelines->items) mix.pipeline_ids_.push_back(p.pipeline_id);
+      if (mix.pipeline_ids_.empty()) {
+        return Error{"mix: GetPipeline and ListPipelineVersions need a pipeline on the target"};
+      }
+    }
+    if (needs("GetRun")) {
+      auto runs = client.ListRuns(page);
+      if (!runs.ok()) return Error{"listing runs: " + runs.error().message};
+      for (const auto& r : runs->items) mix.run_ids_.push_back(r.run_id);
+      if (mix.run_ids_.empty()) return Error{"mix: GetRun needs a run on the target"};
+    }
+    return mix;
+  }
+
+  // One drawn call; false when it got no answer.
+  bool Call(kfp::Client& client, std::mt19937& rng) const {
+    auto pick = [&](const std::vector<std::string>& ids) -> const std::string& {
+      return ids[std::uniform_int_distribution<size_t>(0, ids.size() - 1)(rng)];
+    };
+    kfp::ListOptions page;
+    page.page_size = 20;
+    double u = std::uniform_real_distribution<double>(0, cumulative_.back())(rng);
+    size_t drawn =
+        std::upper_bound(cumulative_.begin(), cumulative_.end(), u) - cumulative_.begin();
+    const std::string& op = operations_[std::min(drawn, operations_.size() - 1)];
+    if (op == "ListPipelines") return client.ListPipelines(page).ok();
+    if (op == "ListPipelineVersions") {
+      return client.ListPipelineVersions(pick(pipeline_ids_), page).ok();
+    }
+    if (op == "ListExperiments") return client.ListExperiments(page).ok();
+    if (op == "GetPipeline") return client.GetPipeline(pick(pipeline_ids_)).ok();
+    if (op == "GetRun") return client.GetRun(pick(run_ids_)).ok();
+    page.sort_by = "created_at desc";
+    return client.ListRuns(page).ok();  // the scenario parser admits nothing else
+  }
+
+ private:
+  std::vector<std::string> operations_;
+  std::vector<double> cumulative_;  // running sums of the weights: const, so threads share it
+  std::vector<std::string> pipeline_ids_, run_ids_;
+};
+
 }  // namespace
 
 Status RandomGetsRunner::Run(const Scenario& scenario, Context& context) {
+  std::optional<Mix> mix;
+  if (!scenario.mix.empty()) {
+    auto prepared = Mix::Prepare(scenario, context.client());
+    if (!prepared.ok()) return Error{"RANDOM_GETS: " + prepared.error().message};
+    mix = std::move(*prepared);
+  }
+  // One arrival or loop turn: a drawn call with a mix, else the chain.
+  auto one = [&](std::mt19937& rng) {
+    return mix ? mix->Call(context.client(), rng) : ReadChain(context.client(), rng);
+  };
   const WallTime end = WallClock::now() + scenario.run_time;
   if (scenario.rate_per_minute) {
-    // Open loop: each arrival is one pass of the chain.
+    // Open loop: each arrival is one pass of the chain, or one drawn call.
     std::mutex mu;
     std::mt19937 rng(static_cast<unsigned>(scenario.seed));
     std::atomic<int64_t> sent{0}, late{0}, dropped{0};
@@ -64,19 +136,19 @@ Status RandomGetsRunner::Run(const Scenario& scenario, Context& context) {
         std::lock_guard lock(mu);
         local.seed(rng() + static_cast<unsigned>(n));
       }
-      ReadChain(context.client(), local);
+      one(local);
     });
     spdlog::info(
-        "RANDOM_GETS [{}] open loop: {} chains sent, {} of them started > {} ms late, {} "
+        "RANDOM_GETS [{}] open loop: {} {} sent, {} of them started > {} ms late, {} "
         "not sent before the end",
-        scenario.index, sent.load(), late.load(), BenchmarkResults::kLateStart.count(),
-        dropped.load());
+        scenario.index, sent.load(), mix ? "calls" : "chains", late.load(),
+        BenchmarkResults::kLateStart.count(), dropped.load());
     return Ok();
   }
   std::vector<std::mt19937> rngs;
   for (int w = 0; w < scenario.InFlight(); ++w) rngs.emplace_back(static_cast<unsigned>(w) + 1);
   DriveClosedLoop(context, scenario.InFlight(), end,
-                  [&](int worker, int) { return ReadChain(context.client(), rngs[worker]); });
+                  [&](int worker, int) { return one(rngs[worker]); });
   return Ok();
 }
 

@@ -2,7 +2,8 @@
 // list pipelines, list a pipeline's versions, list experiments, list runs,
 // get a run — repeated by `concurrency` (else `numTimes`) workers as fast as
 // the server answers, or started `rate` times a minute (open loop), for
-// `runTime`.
+// `runTime`. With a `mix` ({"GetRun": 8, "ListRuns": 1}), each arrival or
+// turn is instead one call drawn by weight, on ids read once at the start.
 #pragma once
 
 #include "harness/runner.h"

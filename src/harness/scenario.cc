@@ -1,11 +1,13 @@
 #include "harness/scenario.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "ir/pipeline_spec.h"
 
@@ -35,7 +37,7 @@ const std::set<std::string>& KnownFields() {
   static const std::set<std::string> fields = {
       "mode",    "startTime", "runTime",     "numTimes",       "pipelineFileName",
       "params",  "cron",      "concurrency", "resourceLimits", "rate",
-      "arrival", "seed",      "shape",       "stress"};
+      "arrival", "seed",      "shape",       "stress",         "mix"};
   return fields;
 }
 
@@ -153,7 +155,7 @@ Result<Scenario> ReadScenario(const json& entry, size_t index, const std::filesy
       return Error{
           fmt::format("{}.{}: unknown field (known: mode, startTime, runTime, numTimes, "
                       "pipelineFileName, params, cron, concurrency, resourceLimits, rate, arrival, "
-                      "seed, shape, stress)",
+                      "seed, shape, stress, mix)",
                       at, key)};
     }
   }
@@ -245,6 +247,23 @@ Result<Scenario> ReadScenario(const json& entry, size_t index, const std::filesy
     }
   } else if (entry.contains("stress")) {
     return Error{at + ".stress: goes with \"shape\": \"stress\""};
+  }
+  if (auto v = entry.find("mix"); v != entry.end()) {
+    if (s.mode != Mode::kRandomGets) return Error{at + ".mix: only RANDOM_GETS draws a mix"};
+    if (!v->is_object() || v->empty()) {
+      return Error{at + ".mix: must be an object of operation weights, e.g. {\"GetRun\": 8}"};
+    }
+    for (const auto& [name, weight] : v->items()) {
+      if (std::find(std::begin(kRandomGetsOperations), std::end(kRandomGetsOperations), name) ==
+          std::end(kRandomGetsOperations)) {
+        return Error{fmt::format("{}.mix.{}: not a read operation (known: {})", at, name,
+                                 fmt::join(kRandomGetsOperations, ", "))};
+      }
+      if (!weight.is_number() || !(weight.get<double>() > 0)) {
+        return Error{fmt::format("{}.mix.{}: weight must be a number > 0", at, name)};
+      }
+      s.mix.emplace_back(name, weight.get<double>());
+    }
   }
   if (s.mode == Mode::kLargeDataset) {
     // The artifact size each step moves; per-step throughput is size / time.

@@ -26,6 +26,11 @@ enum class Mode {
 
 std::string_view ModeName(Mode m);
 
+// The calls a RANDOM_GETS `mix` may weight, by the names results use.
+inline constexpr std::string_view kRandomGetsOperations[] = {
+    "ListPipelines", "ListPipelineVersions", "ListExperiments",
+    "ListRuns",      "GetPipeline",          "GetRun"};
+
 struct Scenario {
   size_t index = 0;  // position in the file
   Mode mode = Mode::kPipelineRun;
@@ -56,6 +61,9 @@ struct Scenario {
     double slo_error_rate = 0.01;
   };
   std::optional<Stress> stress;
+  // RANDOM_GETS: read calls drawn one at a time by weight (operation name ->
+  // weight) instead of the perf-tests chain; empty: the chain.
+  std::vector<std::pair<std::string, double>> mix;
   nlohmann::json resource_limits;  // kept for the report
   nlohmann::json source;           // the entry as written
 

@@ -82,32 +82,42 @@ TEST_F(ScenarioTest, EachBadInputNamesFileAndPath) {
     const char* text;
     const char* message;
   };
-  for (const auto& c : std::vector<Case>{
-           {"[", "malformed JSON"},
-           {"3", "JSON array"},
-           {"[]", "no scenarios"},
-           {"[1]", "[0]: each scenario must be a JSON object"},
-           {R"([{"runTime":1}])", "[0].mode: missing"},
-           {R"([{"mode":"RUN","runTime":1}])", "[0].mode: unknown mode 'RUN'"},
-           {R"([{"mode":7,"runTime":1}])", "[0].mode: must be a string"},
-           {R"([{"mode":"RANDOM_GETS"}])", "[0].runTime: missing"},
-           {R"([{"mode":"RANDOM_GETS","runTime":-1}])", "[0].runTime: must not be negative"},
-           {R"([{"mode":"RANDOM_GETS","runTime":0}])", "[0].runTime: must be greater than zero"},
-           {R"([{"mode":"RANDOM_GETS","runTime":1,"startTime":-2}])",
-            "[0].startTime: must not be negative"},
-           {R"([{"mode":"RANDOM_GETS","runTime":"soon"}])", "[0].runTime: invalid duration"},
-           {R"([{"mode":"RANDOM_GETS","runTime":1,"numTimes":0}])",
-            "[0].numTimes: must be a whole number"},
-           {R"([{"mode":"RANDOM_GETS","runTime":1,"numTimes":1.5}])", "[0].numTimes"},
-           {R"([{"mode":"RANDOM_GETS","runTime":1,"colour":"red"}])", "[0].colour: unknown field"},
-           {R"([{"mode":"PIPELINE_RUN","runTime":1}])", "[0].pipelineFileName: required"},
-           {R"([{"mode":"PIPELINE_RUN","runTime":1,"pipelineFileName":"nope.yaml"}])",
-            "[0].pipelineFileName: pipeline file 'nope.yaml' not found"},
-           {R"([{"mode":"PIPELINE_RUN","runTime":1,"pipelineFileName":"here.yaml","params":[1]}])",
-            "[0].params: must be an object"},
-           {R"([{"mode":"SCHEDULED_RUNS","runTime":1,"pipelineFileName":"here.yaml"}])",
-            "[0].cron: required"},
-       }) {
+  for (
+      const auto& c : std::vector<Case>{
+          {"[", "malformed JSON"},
+          {"3", "JSON array"},
+          {"[]", "no scenarios"},
+          {"[1]", "[0]: each scenario must be a JSON object"},
+          {R"([{"runTime":1}])", "[0].mode: missing"},
+          {R"([{"mode":"RUN","runTime":1}])", "[0].mode: unknown mode 'RUN'"},
+          {R"([{"mode":7,"runTime":1}])", "[0].mode: must be a string"},
+          {R"([{"mode":"RANDOM_GETS"}])", "[0].runTime: missing"},
+          {R"([{"mode":"RANDOM_GETS","runTime":-1}])", "[0].runTime: must not be negative"},
+          {R"([{"mode":"RANDOM_GETS","runTime":0}])", "[0].runTime: must be greater than zero"},
+          {R"([{"mode":"RANDOM_GETS","runTime":1,"startTime":-2}])",
+           "[0].startTime: must not be negative"},
+          {R"([{"mode":"RANDOM_GETS","runTime":"soon"}])", "[0].runTime: invalid duration"},
+          {R"([{"mode":"RANDOM_GETS","runTime":1,"numTimes":0}])",
+           "[0].numTimes: must be a whole number"},
+          {R"([{"mode":"RANDOM_GETS","runTime":1,"numTimes":1.5}])", "[0].numTimes"},
+          {R"([{"mode":"RANDOM_GETS","runTime":1,"colour":"red"}])", "[0].colour: unknown field"},
+          {R"([{"mode":"PIPELINE_RUN","runTime":1}])", "[0].pipelineFileName: required"},
+          {R"([{"mode":"PIPELINE_RUN","runTime":1,"pipelineFileName":"nope.yaml"}])",
+           "[0].pipelineFileName: pipeline file 'nope.yaml' not found"},
+          {R"([{"mode":"PIPELINE_RUN","runTime":1,"pipelineFileName":"here.yaml","params":[1]}])",
+           "[0].params: must be an object"},
+          {R"([{"mode":"SCHEDULED_RUNS","runTime":1,"pipelineFileName":"here.yaml"}])",
+           "[0].cron: required"},
+          {R"([{"mode":"RANDOM_GETS","runTime":1,"mix":{"DeleteRun":1}}])",
+           "[0].mix.DeleteRun: not a read operation (known: ListPipelines,"},
+          {R"([{"mode":"RANDOM_GETS","runTime":1,"mix":{"GetRun":0}}])",
+           "[0].mix.GetRun: weight must be a number > 0"},
+          {R"([{"mode":"RANDOM_GETS","runTime":1,"mix":{"GetRun":"8"}}])",
+           "[0].mix.GetRun: weight must be a number > 0"},
+          {R"([{"mode":"RANDOM_GETS","runTime":1,"mix":{}}])", "[0].mix: must be an object"},
+          {R"([{"mode":"PIPELINE_RUN","runTime":1,"pipelineFileName":"here.yaml","mix":{"GetRun":1}}])",
+           "[0].mix: only RANDOM_GETS draws a mix"},
+      }) {
     auto f = Parse(c.text);
     ASSERT_FALSE(f.ok()) << c.text;
     EXPECT_NE(f.error().message.find(c.message), std::string::npos)
@@ -115,6 +125,14 @@ TEST_F(ScenarioTest, EachBadInputNamesFileAndPath) {
     EXPECT_EQ(f.error().message.rfind((dir_ / "s.json").string() + ": ", 0), 0u)
         << f.error().message;
   }
+}
+
+TEST_F(ScenarioTest, RandomGetsMixReadsTheWeights) {
+  auto f = Parse(R"([{"mode":"RANDOM_GETS","runTime":1,"mix":{"GetRun":8,"ListRuns":1.5}}])");
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  ASSERT_EQ(f->scenarios[0].mix.size(), 2u);
+  EXPECT_EQ(f->scenarios[0].mix[0], (std::pair<std::string, double>{"GetRun", 8}));
+  EXPECT_EQ(f->scenarios[0].mix[1], (std::pair<std::string, double>{"ListRuns", 1.5}));
 }
 
 TEST_F(ScenarioTest, ObjectFormAppliesDefaultsAndKeepsThresholds) {
