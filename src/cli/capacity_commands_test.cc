@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/e2e_support.h"
 #include "util/ids.h"
 
 namespace kfpbench::cli {
@@ -18,25 +19,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
-
-Outcome Kfpbench(const std::string& args) {
-  std::string command = std::string(KFPBENCH_BINARY_DIR) + "/kfpbench " + args + " 2>&1";
-  Outcome out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return out;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
-    out.output.append(buffer.data(), n);
-  }
-  int status = pclose(pipe);
-  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
+using kfpbench::testing::Outcome;
+constexpr auto* Kfpbench = &kfpbench::testing::RunKfpbench;
 
 std::string Read(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
