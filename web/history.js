@@ -6,36 +6,10 @@
 (function () {
   "use strict";
 
-  const errorList = document.getElementById("kfpbench-errors");
-  function reportError(text) {
-    const li = document.createElement("li");
-    li.className = "js-error";
-    li.textContent = String(text);
-    errorList.appendChild(li);
-    errorList.hidden = false;
-  }
-  window.addEventListener("error", (e) => reportError(e.message + " (" + e.lineno + ":" + e.colno + ")"));
-  const consoleError = console.error.bind(console);
-  console.error = (...args) => {
-    reportError(args.join(" "));
-    consoleError(...args);
-  };
+  const { el } = kfpbenchPage;
 
   const H = JSON.parse(document.getElementById("kfpbench-history").textContent);
   const COLORS = { p50: "#1f77b4", p95: "#ff7f0e", p99: "#d62728", mean: "#2ca02c" };
-
-  function el(tag, attrs, ...children) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (k === "class") e.className = v;
-      else e.setAttribute(k, v);
-    }
-    for (const c of children) {
-      if (c === null || c === undefined) continue;
-      e.appendChild(typeof c === "string" || typeof c === "number" ? document.createTextNode(String(c)) : c);
-    }
-    return e;
-  }
 
   function fmtMs(ms) {
     if (!isFinite(ms)) return "–";

@@ -8,60 +8,12 @@
 (function () {
   "use strict";
 
-  const errorList = document.getElementById("kfpbench-errors");
-  function reportError(text) {
-    const li = document.createElement("li");
-    li.className = "js-error";
-    li.textContent = String(text);
-    errorList.appendChild(li);
-    errorList.hidden = false;
-  }
-  window.addEventListener("error", (e) => reportError(e.message + " (" + e.lineno + ":" + e.colno + ")"));
-  const consoleError = console.error.bind(console);
-  console.error = (...args) => {
-    reportError(args.join(" "));
-    consoleError(...args);
-  };
+  const { el, section, table } = kfpbenchPage;
 
   const J = JSON.parse(document.getElementById("kfpbench-jobs").textContent);
   const runs = J.runs || [];
   const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
                    "#7f7f7f", "#bcbd22", "#17becf"];
-
-  function el(tag, attrs, ...children) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (k === "class") e.className = v;
-      else e.setAttribute(k, v);
-    }
-    for (const c of children) {
-      if (c === null || c === undefined) continue;
-      e.appendChild(typeof c === "string" || typeof c === "number" ? document.createTextNode(String(c)) : c);
-    }
-    return e;
-  }
-
-  function section(title, note) {
-    const s = el("section", {}, el("h2", {}, title));
-    if (note) s.appendChild(el("p", { class: "note" }, note));
-    document.getElementById("app").appendChild(s);
-    return s;
-  }
-
-  function table(headers, rows, numericFrom) {
-    const t = el("table");
-    const tr = el("tr");
-    headers.forEach((h, i) => tr.appendChild(el("th", i >= numericFrom ? { class: "num" } : {}, h)));
-    t.appendChild(el("thead", {}, tr));
-    const body = el("tbody");
-    for (const row of rows) {
-      const r = el("tr");
-      row.forEach((c, i) => r.appendChild(el("td", i >= numericFrom ? { class: "num" } : {}, c === null || c === undefined ? "" : String(c))));
-      body.appendChild(r);
-    }
-    t.appendChild(body);
-    return t;
-  }
 
   function fmt(v) {
     if (typeof v !== "number" || !isFinite(v)) return "–";

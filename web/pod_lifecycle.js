@@ -4,6 +4,7 @@
 // its conventions: data-drawn on the chart, errors into #kfpbench-errors.
 (function () {
   "use strict";
+  const { el, table } = kfpbenchPage;
 
   const R = JSON.parse(document.getElementById("kfpbench-results").textContent);
   const P = R.pod_lifecycle;
@@ -15,49 +16,12 @@
   const PHASES = [["#f0ad4e", "pending (created → scheduled)"], ["#9467bd", "init containers (→ initialized)"],
     ["#17becf", "starting (→ containers started)"], ["#337ab7", "main container running"]];
 
-  function reportError(text) {
-    const list = document.getElementById("kfpbench-errors");
-    const li = document.createElement("li");
-    li.className = "js-error";
-    li.textContent = String(text);
-    list.appendChild(li);
-    list.hidden = false;
-  }
-
-  function el(tag, attrs, ...children) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (k === "class") e.className = v;
-      else e.setAttribute(k, v);
-    }
-    for (const c of children) {
-      if (c === null || c === undefined) continue;
-      e.appendChild(typeof c === "string" || typeof c === "number" ? document.createTextNode(String(c)) : c);
-    }
-    return e;
-  }
-
   function fmtMs(ms) {
     if (ms === null || ms === undefined || !isFinite(ms)) return "–";
     if (ms < 1000) return ms.toFixed(0) + " ms";
     if (ms < 60000) return (ms / 1000).toPrecision(3) + " s";
     const s = Math.round(ms / 1000);
     return Math.floor(s / 60) + "m" + (s % 60) + "s";
-  }
-
-  function table(headers, rows, numericFrom) {
-    const t = el("table");
-    const tr = el("tr");
-    headers.forEach((h, i) => tr.appendChild(el("th", i >= numericFrom ? { class: "num" } : {}, h)));
-    t.appendChild(el("thead", {}, tr));
-    const body = el("tbody");
-    for (const row of rows) {
-      const r = el("tr");
-      row.forEach((c, i) => r.appendChild(el("td", i >= numericFrom ? { class: "num" } : {}, c === null || c === undefined ? "" : String(c))));
-      body.appendChild(r);
-    }
-    t.appendChild(body);
-    return t;
   }
 
   function time(text) {

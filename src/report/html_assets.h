@@ -10,6 +10,7 @@ std::string_view UplotVersion();
 std::string_view UplotJs();       // web/node_modules/uplot/dist/uPlot.iife.min.js
 std::string_view UplotCss();      // web/node_modules/uplot/dist/uPlot.min.css
 std::string_view UplotLicense();  // MIT: its notice travels with every copy
+std::string_view PageJs();        // web/page.js: what every report page's script shares
 std::string_view ReportJs();      // web/report.js
 std::string_view ReportCss();     // web/report.css
 std::string_view HistoryJs();     // web/history.js

@@ -87,7 +87,9 @@ std::string ReportPageOpen(std::string_view title) {
   page += "</style>\n</head>\n<body>\n";
   page += "<ul id=\"kfpbench-errors\" hidden></ul>\n";
   page += "<div id=\"kfpbench-status\" data-ready=\"false\" hidden></div>\n";
-  page += "<main id=\"app\"></main>\n";
+  page += "<main id=\"app\"></main>\n<script>\n";
+  page += Inline(assets::PageJs(), "script");
+  page += "</script>\n";
   return page;
 }
 

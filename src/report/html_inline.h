@@ -29,8 +29,9 @@ std::string PageHead(std::string_view title);
 std::string UplotScript();
 
 // PageHead plus the report's styles, then the body's fixed parts that
-// web/*.js and the browser tests rely on: the error list, the ready flag and
-// the <main id="app"> the page's script fills.
+// web/*.js and the browser tests rely on: the error list, the ready flag, the
+// <main id="app"> the page's script fills, and web/page.js, which catches
+// script errors from here on and holds the helpers the pages share.
 std::string ReportPageOpen(std::string_view title);
 
 }  // namespace kfpbench::report
