@@ -21,20 +21,6 @@ std::string Lower(std::string s) {
   return s;
 }
 
-std::string Container(JobKind kind) {
-  switch (kind) {
-    case JobKind::kTFJob:
-      return "tensorflow";
-    case JobKind::kPyTorchJob:
-      return "pytorch";
-    case JobKind::kMPIJob:
-      return "mpi";
-    case JobKind::kJob:
-      break;
-  }
-  return "main";
-}
-
 }  // namespace
 
 JobState ReadJobState(JobKind kind, const nlohmann::json& job) {
@@ -157,7 +143,7 @@ JobOutcome KubectlDriver::Run(const JobConfig& config, const SweepPoint& point) 
           }
           index = std::atoi(labels.value("training.kubeflow.org/replica-index", "0").c_str());
         }
-        auto log = Kubectl({"logs", "-n", ns, pod_name, "-c", Container(config.kind)});
+        auto log = Kubectl({"logs", "-n", ns, pod_name, "-c", ContainerName(config.kind)});
         std::string text = log.ok() ? *log : "";
         if (pod.contains("status") && pod["status"].value("phase", "") == "Failed") {
           failed_pods.push_back(pod_name + ":\n" + Tail(text, 20));

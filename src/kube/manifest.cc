@@ -19,21 +19,6 @@ json Labels(const JobConfig& config, const SweepPoint& point) {
           {"kfpbench.io/sweep-index", std::to_string(point.index)}};
 }
 
-std::string ContainerName(JobKind kind) {
-  // The training operator finds its container by these names.
-  switch (kind) {
-    case JobKind::kTFJob:
-      return "tensorflow";
-    case JobKind::kPyTorchJob:
-      return "pytorch";
-    case JobKind::kMPIJob:
-      return "mpi";
-    case JobKind::kJob:
-      break;
-  }
-  return "main";
-}
-
 json Container(const JobConfig& config, const ResolvedContainer& c, const std::string& role) {
   json out = {{"name", ContainerName(config.kind)}, {"image", config.image}};
   // MPI workers only host ranks: the operator runs `sleep`/sshd there and the
@@ -126,6 +111,20 @@ Result<ResolvedContainer> Resolve(const JobConfig& config, const SweepPoint& poi
     out.env.emplace_back(k, *s);
   }
   return out;
+}
+
+std::string ContainerName(JobKind kind) {
+  switch (kind) {
+    case JobKind::kTFJob:
+      return "tensorflow";
+    case JobKind::kPyTorchJob:
+      return "pytorch";
+    case JobKind::kMPIJob:
+      return "mpi";
+    case JobKind::kJob:
+      break;
+  }
+  return "main";
 }
 
 std::string ResourceName(JobKind kind) {
