@@ -29,6 +29,9 @@ struct BackendFlags {
   void Add(CLI::App& app);
   // Fills `out`; a bad value is an Error naming the flag.
   Status Apply(server::BackendOptions& out) const;
+  // Without --host (`url` empty), starts the embedded backend on a loopback
+  // port and sets `url` to it; otherwise starts nothing and returns null.
+  Result<std::unique_ptr<server::ApiServer>> StartUnlessHost(std::string& url) const;
 };
 
 Command AddServeCommand(CLI::App& app);

@@ -115,20 +115,9 @@ Command AddOrchestrateCommand(CLI::App& app) {
           out_dir = "results/" + fmt::format("{:%Y%m%d-%H%M%S}", now);
         }
 
-        std::unique_ptr<server::ApiServer> embedded;
         std::string url = f->host;
-        if (url.empty()) {
-          server::ServeOptions so;
-          so.port = 0;
-          if (Status s = f->backend.Apply(so.backend); !s.ok()) return Fail(s.error().message);
-          auto started = server::ApiServer::Start(so);
-          if (!started.ok()) {
-            return Fail("cannot start the embedded backend: " + started.error().message);
-          }
-          embedded = std::move(*started);
-          url = embedded->url();
-          spdlog::info("embedded KFP backend at {} ({} executor)", url, so.backend.executor);
-        }
+        auto embedded = f->backend.StartUnlessHost(url);
+        if (!embedded.ok()) return Fail(embedded.error().message);
         auto base = http::ParseUrl(url);
         if (!base.ok()) return Fail("--host: " + base.error().message);
         http::ClientOptions co;
@@ -156,7 +145,7 @@ Command AddOrchestrateCommand(CLI::App& app) {
         InstallSignalHandlers();
         auto results = harness::RunOrchestration(plan, client, recorder, options);
         results.target.url = url;
-        results.target.embedded = embedded != nullptr;
+        results.target.embedded = *embedded != nullptr;
 
         report::ConsoleReporter(std::cout).Report(results).ok();
         auto json_path = out_dir / "results.json";

@@ -309,19 +309,9 @@ Command AddRunCommand(CLI::App& app) {
         if (ec)
           return Fail(fmt::format("--out: cannot create {}: {}", out_dir.string(), ec.message()));
 
-        std::unique_ptr<server::ApiServer> embedded;
         std::string url = f->host;
-        if (url.empty()) {
-          server::ServeOptions so;
-          so.port = 0;
-          if (Status s = f->backend.Apply(so.backend); !s.ok()) return Fail(s.error().message);
-          auto started = server::ApiServer::Start(so);
-          if (!started.ok())
-            return Fail("cannot start the embedded backend: " + started.error().message);
-          embedded = std::move(*started);
-          url = embedded->url();
-          spdlog::info("embedded KFP backend at {} ({} executor)", url, so.backend.executor);
-        }
+        auto embedded = f->backend.StartUnlessHost(url);
+        if (!embedded.ok()) return Fail(embedded.error().message);
         auto base = http::ParseUrl(url);
         if (!base.ok()) return Fail("--host: " + base.error().message);
         http::ClientOptions co;
@@ -393,7 +383,7 @@ Command AddRunCommand(CLI::App& app) {
           }
           results.collectors = std::move(collected);
           results.target.url = url;
-          results.target.embedded = embedded != nullptr;
+          results.target.embedded = *embedded != nullptr;
           results.target.api_version = std::string(kfp::ApiVersionName(*api));
           if (health.ok()) results.target.healthz = kfp::ToJson(*health);
           return results;

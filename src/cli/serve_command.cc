@@ -3,6 +3,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
@@ -45,6 +46,18 @@ Status BackendFlags::Apply(server::BackendOptions& out) const {
     out.nodes.push_back({fmt::format("node-{}", i), cpu, memory});
   }
   return Ok();
+}
+
+Result<std::unique_ptr<server::ApiServer>> BackendFlags::StartUnlessHost(std::string& url) const {
+  if (!url.empty()) return std::unique_ptr<server::ApiServer>();
+  server::ServeOptions so;
+  so.port = 0;
+  if (Status s = Apply(so.backend); !s.ok()) return s.error();
+  auto started = server::ApiServer::Start(so);
+  if (!started.ok()) return Error{"cannot start the embedded backend: " + started.error().message};
+  url = (*started)->url();
+  spdlog::info("embedded KFP backend at {} ({} executor)", url, so.backend.executor);
+  return std::move(*started);
 }
 
 Command AddServeCommand(CLI::App& app) {
