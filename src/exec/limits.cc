@@ -24,6 +24,7 @@
 #include <fmt/ranges.h>
 
 #include "ir/quantity.h"
+#include "util/files.h"
 
 namespace kfpbench::exec {
 namespace fs = std::filesystem;
@@ -35,13 +36,6 @@ constexpr int64_t kCfsPeriodUs = 100000;
 constexpr int64_t kMinCfsQuotaUs = 1000;
 
 std::atomic<uint64_t> g_next_parent{0};
-
-std::string ReadSmallFile(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Cgroup control files take one write(2) each; errors come back from it.
 Status WriteControl(const fs::path& path, const std::string& value) {

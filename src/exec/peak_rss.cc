@@ -10,23 +10,13 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include "util/files.h"
 
 namespace kfpbench::exec {
 namespace {
 
 // Bounds the walk so a fork bomb in a step cannot stall the reaper.
 constexpr size_t kMaxTreeProcesses = 4096;
-
-std::string ReadSmallFile(const std::string& path) {
-  std::string text;
-  std::FILE* f = std::fopen(path.c_str(), "re");
-  if (f == nullptr) return text;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-  std::fclose(f);
-  return text;
-}
 
 int64_t ReadPeakRss(const std::string& status_path) {
   std::string status = ReadSmallFile(status_path);

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include <fmt/format.h>
+#include "util/files.h"
 
 namespace kfpbench::exec {
 namespace {
@@ -18,17 +19,6 @@ using SteadyClock = std::chrono::steady_clock;
 
 // Bounds one scan of /proc, so a fork bomb cannot stall sampling.
 constexpr size_t kMaxProcesses = 65536;
-
-std::string ReadSmallFile(const std::string& path) {
-  std::string text;
-  std::FILE* f = std::fopen(path.c_str(), "re");
-  if (f == nullptr) return text;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-  std::fclose(f);
-  return text;
-}
 
 // The fields of /proc/<pid>/stat we use.
 struct ProcStat {

@@ -1,25 +1,10 @@
 #include "report/live_metrics.h"
 
 #include <fmt/format.h>
+#include "util/strings.h"
 
 namespace kfpbench::report {
 namespace {
-
-std::string EscapeLabel(std::string_view value) {
-  std::string out;
-  for (char c : value) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 void Family(std::string& out, const char* name, const char* type, const char* help) {
   out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
@@ -85,7 +70,7 @@ std::string RenderPrometheus(const LiveState& s) {
   Family(out, "kfpbench_api_request_duration_seconds", "histogram",
          "Latency of the KFP API calls the benchmark made, by operation.");
   for (const auto& [name, op] : s.operations) {
-    std::string label = EscapeLabel(name);
+    std::string label = EscapePrometheusLabel(name);
     for (double le : LatencyBucketsSeconds()) {
       auto bound_us = static_cast<int64_t>(le * 1e6 + 0.5);
       out += fmt::format(
@@ -105,21 +90,22 @@ std::string RenderPrometheus(const LiveState& s) {
   for (const auto& [name, op] : s.operations) {
     for (const auto& [status, n] : op.by_status) {
       out += fmt::format("kfpbench_api_requests_total{{operation=\"{}\",code=\"{}\"}} {}\n",
-                         EscapeLabel(name), status, n);
+                         EscapePrometheusLabel(name), status, n);
     }
   }
   Family(out, "kfpbench_api_errors_total", "counter",
          "KFP API calls that failed (no response, or HTTP status >= 400), by operation.");
   for (const auto& [name, op] : s.operations) {
-    out += fmt::format("kfpbench_api_errors_total{{operation=\"{}\"}} {}\n", EscapeLabel(name),
-                       op.errors);
+    out += fmt::format("kfpbench_api_errors_total{{operation=\"{}\"}} {}\n",
+                       EscapePrometheusLabel(name), op.errors);
   }
   Family(out, "kfpbench_runs_created_total", "counter", "Pipeline runs the benchmark created.");
   out += fmt::format("kfpbench_runs_created_total {}\n", s.runs_created);
   Family(out, "kfpbench_runs_finished_total", "counter",
          "Pipeline runs followed to the end, by their last state.");
   for (const auto& [state, n] : s.runs_by_state) {
-    out += fmt::format("kfpbench_runs_finished_total{{state=\"{}\"}} {}\n", EscapeLabel(state), n);
+    out += fmt::format("kfpbench_runs_finished_total{{state=\"{}\"}} {}\n",
+                       EscapePrometheusLabel(state), n);
   }
   Family(out, "kfpbench_runs_in_flight", "gauge", "Runs created and not yet followed to the end.");
   uint64_t in_flight = s.progress.runs_created > s.progress.runs_finished

@@ -1,6 +1,7 @@
 #include "server/metrics.h"
 
 #include <fmt/format.h>
+#include "util/strings.h"
 
 namespace kfpbench::server {
 
@@ -15,23 +16,6 @@ void ApiMetrics::Record(const std::string& route, int status, double seconds) {
   r.sum += seconds;
 }
 
-std::string EscapeLabel(const std::string& value) {
-  std::string out;
-  out.reserve(value.size());
-  for (char c : value) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 std::string ApiMetrics::Render() const {
   std::lock_guard lock(mu_);
   std::string out =
@@ -40,14 +24,14 @@ std::string ApiMetrics::Render() const {
   for (const auto& [name, r] : routes_) {
     for (const auto& [status, n] : r.by_status) {
       out += fmt::format("kfpbench_http_requests_total{{route=\"{}\",code=\"{}\"}} {}\n",
-                         EscapeLabel(name), status, n);
+                         EscapePrometheusLabel(name), status, n);
     }
   }
   out +=
       "# HELP kfpbench_http_request_duration_seconds Time to answer an API request, by route.\n"
       "# TYPE kfpbench_http_request_duration_seconds histogram\n";
   for (const auto& [name, r] : routes_) {
-    std::string label = EscapeLabel(name);
+    std::string label = EscapePrometheusLabel(name);
     uint64_t cumulative = 0;
     for (size_t i = 0; i < kBuckets.size(); ++i) {
       cumulative += r.buckets[i];
@@ -73,7 +57,7 @@ std::string RenderGauge(const std::string& name, const std::string& help, const 
     if (label.empty()) {
       out += fmt::format("{} {}\n", name, v);
     } else {
-      out += fmt::format("{}{{{}=\"{}\"}} {}\n", name, label, EscapeLabel(value), v);
+      out += fmt::format("{}{{{}=\"{}\"}} {}\n", name, label, EscapePrometheusLabel(value), v);
     }
   }
   return out;

@@ -34,9 +34,6 @@ class ApiMetrics {
   std::map<std::string, Route> routes_;
 };
 
-// Label values escaped as the text format wants (backslash, quote, newline).
-std::string EscapeLabel(const std::string& value);
-
 // One gauge family: "# HELP", "# TYPE" and a sample per label set.
 std::string RenderGauge(const std::string& name, const std::string& help, const std::string& label,
                         const std::vector<std::pair<std::string, double>>& samples);

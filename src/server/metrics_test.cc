@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "server/test_support.h"
+#include "util/strings.h"
 
 namespace kfpbench::server {
 namespace {
@@ -35,7 +36,7 @@ TEST(ApiMetricsTest, CountsAndCumulativeBuckets) {
   EXPECT_NE(text.find("_bucket{route=\"GetRun\",le=\"+Inf\"} 3\n"), std::string::npos);
   EXPECT_NE(text.find("kfpbench_http_request_duration_seconds_count{route=\"GetRun\"} 3\n"),
             std::string::npos);
-  EXPECT_EQ(EscapeLabel("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+  EXPECT_EQ(EscapePrometheusLabel("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
 }
 
 TEST_F(BackendApiTest, MetricsEndpointPassesPromtool) {

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "server/metrics.h"
+#include "util/strings.h"
 
 namespace kfpbench::server {
 namespace {
@@ -119,8 +120,9 @@ std::string PodMetrics::Render() {
       "peak once finished (cAdvisor-compatible)\n# TYPE container_memory_working_set_bytes "
       "gauge\n";
   for (const auto& [name, pod] : pods_) {
-    std::string labels = fmt::format(R"({{namespace="{}",pod="{}",container="main"}})",
-                                     EscapeLabel(namespace_), EscapeLabel(name));
+    std::string labels =
+        fmt::format(R"({{namespace="{}",pod="{}",container="main"}})",
+                    EscapePrometheusLabel(namespace_), EscapePrometheusLabel(name));
     cpu += fmt::format("container_cpu_usage_seconds_total{} {}\n", labels, pod.cpu_seconds);
     memory += fmt::format("container_memory_working_set_bytes{} {}\n", labels, pod.memory_bytes);
   }
