@@ -32,6 +32,26 @@ Progress TakeProgress(const metrics::Recorder& recorder, const Context& context,
 
 }  // namespace
 
+void MarkPartial(const Context& context, BenchmarkResults& results) {
+  if (std::string reason = context.abort_reason(); !reason.empty()) {
+    results.partial = true;
+    results.partial_reason = "aborted: " + reason;
+    results.errors.push_back(results.partial_reason);
+  } else if (context.Interrupted()) {
+    results.partial = true;
+    results.partial_reason = "interrupted";
+  }
+  int unfinished = 0;
+  for (const auto& r : results.runs) {
+    if (!r.run_id.empty() && !IsTerminal(r.state)) ++unfinished;
+  }
+  if (unfinished > 0) {
+    results.partial = true;
+    if (!results.partial_reason.empty()) results.partial_reason += "; ";
+    results.partial_reason += fmt::format("{} run(s) had not finished", unfinished);
+  }
+}
+
 BenchmarkResults RunScenarios(const ScenarioFile& file, kfp::Client& client,
                               metrics::Recorder& recorder, const HarnessOptions& options,
                               const std::function<void(const Progress&)>& on_progress) {
@@ -93,23 +113,7 @@ BenchmarkResults RunScenarios(const ScenarioFile& file, kfp::Client& client,
   results.runs = runs.Records();
   results.stress_steps = context.stress_steps();
   results.schedules = context.schedules();
-  if (std::string reason = context.abort_reason(); !reason.empty()) {
-    results.partial = true;
-    results.partial_reason = "aborted: " + reason;
-    results.errors.push_back(results.partial_reason);
-  } else if (context.Interrupted()) {
-    results.partial = true;
-    results.partial_reason = "interrupted";
-  }
-  int unfinished = 0;
-  for (const auto& r : results.runs) {
-    if (!r.run_id.empty() && !IsTerminal(r.state)) ++unfinished;
-  }
-  if (unfinished > 0) {
-    results.partial = true;
-    if (!results.partial_reason.empty()) results.partial_reason += "; ";
-    results.partial_reason += fmt::format("{} run(s) had not finished", unfinished);
-  }
+  MarkPartial(context, results);
   // Clean-up calls are not part of the measured load.
   results.operations = recorder.Snapshot();
   if (options.before_cleanup) options.before_cleanup(results);

@@ -23,6 +23,11 @@ class RecordingObserver : public kfp::CallObserver {
   metrics::Recorder& recorder_;
 };
 
+// Marks `results` partial, saying why, when the load was aborted or
+// interrupted or runs had not finished; both RunScenarios and orchestrate end
+// with it.
+void MarkPartial(const Context& context, BenchmarkResults& results);
+
 // `client` must report its calls to `recorder`. The results are complete even
 // when scenarios fail (their errors are listed) or the run is interrupted
 // (marked partial).

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "harness/harness.h"
 #include "harness/orchestrate_params.h"
 #include "harness/pipeline_run_runner.h"
 #include "harness/run_follower.h"
@@ -327,19 +328,7 @@ BenchmarkResults RunOrchestration(const OrchestratePlan& plan, kfp::Client& clie
     results.errors.push_back("scenario [0] ORCHESTRATE: " + s.error().message);
   }
   results.runs = runs.Records();
-  if (context.Interrupted()) {
-    results.partial = true;
-    results.partial_reason = "interrupted";
-  }
-  int unfinished = 0;
-  for (const auto& r : results.runs) {
-    if (!r.run_id.empty() && !IsTerminal(r.state)) ++unfinished;
-  }
-  if (unfinished > 0) {
-    results.partial = true;
-    if (!results.partial_reason.empty()) results.partial_reason += "; ";
-    results.partial_reason += fmt::format("{} run(s) had not finished", unfinished);
-  }
+  MarkPartial(context, results);
   results.operations = recorder.Snapshot();
   results.cleanup_failures = context.CleanUp();
   results.finished = WallClock::now();
