@@ -25,6 +25,12 @@ class Driver {
  public:
   virtual ~Driver() = default;
   virtual std::string name() const = 0;
+  // Checks, once before the first point runs, what every point would need
+  // (e.g. an interpreter that can import the framework), so a sweep fails
+  // with one clear message instead of once per replica.
+  virtual Status Preflight(const JobConfig& /*config*/, const SweepPoint& /*point*/) {
+    return Ok();
+  }
   // Runs the job to the end (or its timeout) and cleans up after it.
   virtual JobOutcome Run(const JobConfig& config, const SweepPoint& point) = 0;
 };
@@ -44,6 +50,7 @@ class LocalDriver : public Driver {
  public:
   explicit LocalDriver(LocalDriverOptions options) : options_(std::move(options)) {}
   std::string name() const override { return "local"; }
+  Status Preflight(const JobConfig& config, const SweepPoint& point) override;
   JobOutcome Run(const JobConfig& config, const SweepPoint& point) override;
 
  private:
@@ -65,6 +72,16 @@ Result<std::vector<LocalReplica>> PlanLocalReplicas(const JobConfig& config,
                                                     const SweepPoint& point,
                                                     const std::vector<int>& ports,
                                                     const std::filesystem::path& work_dir);
+
+// The Python module a kind's replicas import (torch for PyTorchJob,
+// tensorflow for TFJob); empty where the kind implies none.
+std::string FrameworkModule(JobKind kind);
+
+// When `argv0` names a Python interpreter, checks that it imports `module`;
+// the error names the interpreter as PATH resolves it and suggests one that
+// can (pyenv, conda or a venv often put a python3 without Debian's packages
+// first on PATH).
+Status CheckInterpreterImports(const std::string& argv0, const std::string& module);
 
 // A free TCP port on 127.0.0.1 (bound, read, released).
 Result<int> FreePort();

@@ -18,7 +18,11 @@ Result<JobSweepResult> RunSweep(const JobConfig& config, Driver& driver,
     for (const auto& [name, value] : overrides) swept.insert(name);
   }
   result.swept.assign(swept.begin(), swept.end());
-  for (const auto& point : ExpandSweep(config)) {
+  auto points = ExpandSweep(config);
+  if (!points.empty()) {
+    if (auto ready = driver.Preflight(config, points.front()); !ready.ok()) return ready.error();
+  }
+  for (const auto& point : points) {
     auto outcome = driver.Run(config, point);
     JobRunResult run;
     run.job_name = point.job_name;

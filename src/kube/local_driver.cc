@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -51,7 +52,82 @@ bool Decides(const JobConfig& config, const std::string& role) {
   return true;
 }
 
+// argv0 as exec would find it: itself when it holds a slash, else the first
+// executable of that name on PATH; empty when there is none.
+std::string ResolveOnPath(const std::string& argv0) {
+  if (argv0.find('/') != std::string::npos) return argv0;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "";
+  size_t begin = 0;
+  while (begin <= dirs.size()) {
+    size_t end = dirs.find(':', begin);
+    if (end == std::string::npos) end = dirs.size();
+    std::filesystem::path candidate =
+        std::filesystem::path(end == begin ? "." : dirs.substr(begin, end - begin)) / argv0;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    begin = end + 1;
+  }
+  return "";
+}
+
+bool IsPython(const std::string& argv0) {
+  return std::filesystem::path(argv0).filename().string().starts_with("python");
+}
+
+// Empty when `python` imports `module`, else why not (the last line of its error).
+std::string ImportProblem(const std::string& python, const std::string& module) {
+  auto r = RunCapture({python, "-c", "import " + module}, std::chrono::seconds(60));
+  if (!r.ok()) return r.error().message;
+  if (r->exit_code == 0) return "";
+  std::string why = Tail(r->err.empty() ? r->out : r->err, 1);
+  while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+  return why.empty() ? "exit code " + std::to_string(r->exit_code) : why;
+}
+
 }  // namespace
+
+std::string FrameworkModule(JobKind kind) {
+  switch (kind) {
+    case JobKind::kPyTorchJob:
+      return "torch";
+    case JobKind::kTFJob:
+      return "tensorflow";
+    case JobKind::kJob:
+    case JobKind::kMPIJob:
+      return "";
+  }
+  return "";
+}
+
+Status CheckInterpreterImports(const std::string& argv0, const std::string& module) {
+  if (module.empty() || !IsPython(argv0)) return Ok();
+  std::string resolved = ResolveOnPath(argv0);
+  if (resolved.empty()) {
+    return Error{"the job's interpreter " + argv0 +
+                 " is not on PATH; pick one with --set python=/usr/bin/python3"};
+  }
+  std::string problem = ImportProblem(resolved, module);
+  if (problem.empty()) return Ok();
+  std::string named = resolved == argv0 ? argv0 : argv0 + " (" + resolved + " on PATH)";
+  std::string message =
+      "the job's interpreter " + named + " cannot import " + module + ": " + problem + ". ";
+  // Debian's python3-torch and friends live in the system interpreter, which
+  // a pyenv, conda or venv python3 earlier on PATH does not see.
+  const std::string system_python = "/usr/bin/python3";
+  if (resolved != system_python && ::access(system_python.c_str(), X_OK) == 0 &&
+      ImportProblem(system_python, module).empty()) {
+    return Error{message + system_python + " can: pass --set python=" + system_python};
+  }
+  return Error{message + "Install " + module +
+               " for it, or pick another interpreter with --set python=PATH"};
+}
+
+Status LocalDriver::Preflight(const JobConfig& config, const SweepPoint& point) {
+  auto resolved = Resolve(config, point);
+  if (!resolved.ok()) return resolved.error();
+  if (resolved->command.empty()) return Ok();
+  return CheckInterpreterImports(resolved->command[0], FrameworkModule(config.kind));
+}
 
 Result<int> FreePort() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);

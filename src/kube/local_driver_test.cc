@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "kube/driver.h"
@@ -154,6 +157,61 @@ metrics:
   ASSERT_TRUE(result->runs[0].succeeded) << result->runs[0].error;
   EXPECT_EQ(result->runs[0].metrics.at("size"), 3.0);
   EXPECT_EQ(result->runs[0].metrics.at("ranks"), 3.0);  // 0 + 1 + 2: every rank ran
+}
+
+// A stand-in interpreter: imports `have`, fails on anything else as python does.
+std::filesystem::path FakePython(const std::string& dir_name, const std::string& have) {
+  auto dir = std::filesystem::temp_directory_path() / dir_name;
+  std::filesystem::create_directories(dir);
+  auto python = dir / "python3";
+  std::ofstream(python) << "#!/bin/sh\n"
+                        << "case \"$2\" in \"import " << have << "\") exit 0;; esac\n"
+                        << "echo 'Traceback (most recent call last):' >&2\n"
+                        << "echo \"ModuleNotFoundError: No module named '${2#import }'\" >&2\n"
+                        << "exit 1\n";
+  std::filesystem::permissions(python, std::filesystem::perms::owner_all);
+  return python;
+}
+
+TEST(LocalDriver, InterpreterWithoutTheFrameworkNamedBeforeAnyReplica) {
+  auto python = FakePython("kfpbench-fake-python", "numpy");
+  auto status = CheckInterpreterImports(python.string(), "torch");
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.error().message.find(python.string() + " cannot import torch"),
+            std::string::npos)
+      << status.error().message;
+  EXPECT_NE(status.error().message.find("No module named 'torch'"), std::string::npos);
+  EXPECT_NE(status.error().message.find("--set python="), std::string::npos);
+  EXPECT_TRUE(CheckInterpreterImports(python.string(), "numpy").ok());
+  EXPECT_TRUE(CheckInterpreterImports("/bin/sh", "torch").ok());   // not Python: not checked
+  EXPECT_TRUE(CheckInterpreterImports(python.string(), "").ok());  // the kind needs nothing
+  auto missing = CheckInterpreterImports("python-kfpbench-missing", "torch");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("not on PATH"), std::string::npos);
+
+  // Through a sweep: one clear error, and no replica starts.
+  auto c = Config("name: t\nkind: PyTorchJob\nimage: i\ncommand: [" + python.string() +
+                  ", train.py]\nreplicas: {Master: 1, Worker: 1}\nsweep: {grid: {b: [1, 2]}}\n");
+  auto work = std::filesystem::temp_directory_path() / "kfpbench-preflight-work";
+  std::filesystem::remove_all(work);
+  LocalDriver driver({work, true});
+  auto result = RunSweep(c, driver);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.error().message.find("cannot import torch"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(work / "t-0"));
+  EXPECT_EQ(FrameworkModule(JobKind::kTFJob), "tensorflow");
+  EXPECT_EQ(FrameworkModule(JobKind::kMPIJob), "");
+}
+
+TEST(LocalDriver, SuggestsTheSystemInterpreterWhenItHasTheFramework) {
+  auto system = RunCapture({"/usr/bin/python3", "-c", "import torch"}, std::chrono::seconds(60));
+  if (!system.ok() || system->exit_code != 0) GTEST_SKIP() << "/usr/bin/python3 lacks torch";
+  auto python = FakePython("kfpbench-fake-python-2", "numpy");
+  auto status = CheckInterpreterImports(python.string(), "torch");
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.error().message.find("/usr/bin/python3 can: pass --set python=/usr/bin/python3"),
+            std::string::npos)
+      << status.error().message;
 }
 
 TEST(Process, TailAndCapture) {
