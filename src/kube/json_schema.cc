@@ -27,8 +27,16 @@ bool HasType(const json& v, const std::string& type) {
   return false;
 }
 
+// Numbers compare as doubles; JSON Schema makes no difference between 1 and 1.0.
+bool Below(const json& v, const json& bound, bool inclusive) {
+  double x = v.get<double>(), b = bound.get<double>();
+  return inclusive ? x <= b : x < b;
+}
+
 class Validator {
  public:
+  explicit Validator(const json& root) : root_(root) {}
+
   void Check(const json& schema, const json& v, const std::string& path,
              std::vector<std::string>& errors) {
     if (schema.is_boolean()) {
@@ -36,7 +44,20 @@ class Validator {
       return;
     }
     if (!schema.is_object()) return;
-    if (schema.contains("$ref")) errors.push_back(path + ": $ref is not supported");
+    if (auto it = schema.find("$ref"); it != schema.end()) {
+      const json* target = Resolve(*it);
+      if (!target) {
+        bool local = it->is_string() && it->get_ref<const std::string&>().starts_with("#");
+        errors.push_back(path + ": $ref " + it->dump() +
+                         (local ? " points nowhere in the schema"
+                                : " is not supported (only local #/... references)"));
+      } else if (++depth_ > kMaxRefDepth) {
+        errors.push_back(path + ": $ref nests deeper than " + std::to_string(kMaxRefDepth));
+      } else {
+        Check(*target, v, path, errors);
+      }
+      if (target) --depth_;
+    }
     if (auto it = schema.find("type"); it != schema.end()) {
       bool ok = false;
       std::string names;
@@ -69,6 +90,21 @@ class Validator {
         errors.push_back(path + ": the schema's pattern " + it->dump() + " does not compile");
       }
     }
+    if (auto it = schema.find("const"); it != schema.end() && *it != v) {
+      errors.push_back(path + ": must be " + it->dump());
+    }
+    if (v.is_number()) CheckNumber(schema, v, path, errors);
+    if (v.is_string()) {
+      if (auto it = schema.find("minLength");
+          it != schema.end() && v.get<std::string>().size() < it->get<size_t>()) {
+        errors.push_back(path + ": shorter than " + it->dump() + " characters");
+      }
+    }
+    if (v.is_array()) {
+      if (auto it = schema.find("minItems"); it != schema.end() && v.size() < it->get<size_t>()) {
+        errors.push_back(path + ": fewer than " + it->dump() + " items");
+      }
+    }
     if (v.is_object()) CheckObject(schema, v, path, errors);
     if (auto it = schema.find("items"); it != schema.end() && v.is_array()) {
       for (size_t i = 0; i < v.size(); ++i) {
@@ -86,11 +122,53 @@ class Validator {
       if (n != 1)
         errors.push_back(path + ": matches " + std::to_string(n) + " of oneOf, expected 1");
     }
+    if (auto it = schema.find("if"); it != schema.end()) {
+      std::vector<std::string> sub;
+      Check(*it, v, path, sub);
+      auto branch = schema.find(sub.empty() ? "then" : "else");
+      if (branch != schema.end()) Check(*branch, v, path, errors);
+    }
   }
 
  private:
+  static constexpr int kMaxRefDepth = 64;
+
+  // A local reference, "#/$defs/time": a JSON pointer into the root schema.
+  const json* Resolve(const json& ref) const {
+    if (!ref.is_string()) return nullptr;
+    const std::string& text = ref.get_ref<const std::string&>();
+    if (text.empty() || text[0] != '#') return nullptr;
+    try {
+      const json& target = root_.at(json::json_pointer(text.substr(1)));
+      return &target;
+    } catch (const json::exception&) {
+      return nullptr;
+    }
+  }
+
+  void CheckNumber(const json& schema, const json& v, const std::string& path,
+                   std::vector<std::string>& errors) {
+    auto bound = [&](const char* key, bool below, bool inclusive) {
+      auto it = schema.find(key);
+      if (it == schema.end() || !it->is_number()) return;
+      bool ok = below ? Below(v, *it, inclusive) : Below(*it, v, inclusive);
+      if (!ok) errors.push_back(path + ": " + v.dump() + " violates " + key + " " + it->dump());
+    };
+    bound("minimum", false, true);
+    bound("exclusiveMinimum", false, false);
+    bound("maximum", true, true);
+    bound("exclusiveMaximum", true, false);
+  }
+
   void CheckObject(const json& schema, const json& v, const std::string& path,
                    std::vector<std::string>& errors) {
+    if (auto it = schema.find("minProperties");
+        it != schema.end() && v.size() < it->get<size_t>()) {
+      errors.push_back(path + ": fewer than " + it->dump() + " fields");
+    }
+    if (auto it = schema.find("propertyNames"); it != schema.end()) {
+      for (const auto& [key, value] : v.items()) Check(*it, json(key), path + "." + key, errors);
+    }
     if (auto it = schema.find("required"); it != schema.end()) {
       for (const auto& key : *it) {
         if (!v.contains(key.get<std::string>())) {
@@ -132,6 +210,8 @@ class Validator {
     return it->second;
   }
 
+  const json& root_;
+  int depth_ = 0;
   std::map<std::string, std::regex> cache_;
 };
 
@@ -139,7 +219,7 @@ class Validator {
 
 std::vector<std::string> ValidateJson(const json& schema, const json& instance) {
   std::vector<std::string> errors;
-  Validator().Check(schema, instance, "$", errors);
+  Validator(schema).Check(schema, instance, "$", errors);
   return errors;
 }
 

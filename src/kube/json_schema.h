@@ -1,7 +1,9 @@
-// A small JSON Schema (draft-07) validator for the subset the Kubernetes and
-// Kubeflow schemas use: type, properties, required, additionalProperties,
-// items, enum, allOf/anyOf/oneOf, pattern. No $ref (the strict schemas inline
-// every reference) and no format checks (kubeconform skips them too).
+// A small JSON Schema validator for the subset the Kubernetes and Kubeflow
+// schemas (draft-07) and kfpbench's own scenario schema use: type, properties,
+// required, additionalProperties, propertyNames, items, enum, const,
+// allOf/anyOf/oneOf, if/then/else, pattern, minimum/maximum (and exclusive),
+// minLength, minItems, minProperties, and local $ref ("#/$defs/..."). No
+// remote $ref and no format checks (kubeconform skips them too).
 #pragma once
 
 #include <string>
@@ -13,7 +15,7 @@ namespace kfpbench::kube {
 
 // Every violation as "<json path>: <what>"; empty means valid. An unsupported
 // keyword that would change the verdict ($ref) is reported as a violation
-// rather than silently passed.
+// rather than silently passed. A remote $ref is reported the same way.
 std::vector<std::string> ValidateJson(const nlohmann::json& schema, const nlohmann::json& instance);
 
 }  // namespace kfpbench::kube
