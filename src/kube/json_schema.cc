@@ -122,6 +122,11 @@ class Validator {
       if (n != 1)
         errors.push_back(path + ": matches " + std::to_string(n) + " of oneOf, expected 1");
     }
+    if (auto it = schema.find("not"); it != schema.end()) {
+      std::vector<std::string> sub;
+      Check(*it, v, path, sub);
+      if (sub.empty()) errors.push_back(path + ": must not match " + it->dump());
+    }
     if (auto it = schema.find("if"); it != schema.end()) {
       std::vector<std::string> sub;
       Check(*it, v, path, sub);

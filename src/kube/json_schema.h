@@ -1,7 +1,7 @@
 // A small JSON Schema validator for the subset the Kubernetes and Kubeflow
 // schemas (draft-07) and kfpbench's own scenario schema use: type, properties,
 // required, additionalProperties, propertyNames, items, enum, const,
-// allOf/anyOf/oneOf, if/then/else, pattern, minimum/maximum (and exclusive),
+// allOf/anyOf/oneOf/not, if/then/else, pattern, minimum/maximum (and exclusive),
 // minLength, minItems, minProperties, and local $ref ("#/$defs/..."). No
 // remote $ref and no format checks (kubeconform skips them too).
 #pragma once

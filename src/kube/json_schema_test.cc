@@ -101,6 +101,10 @@ TEST(JsonSchema, LocalRefsBoundsConditionalsAndNames) {
   EXPECT_EQ(ValidateJson(schema, json::parse(R"({"tags": ["a"], "mix": {}})")),
             (std::vector<std::string>{"$.mix: fewer than 1 fields",
                                       "$.tags[0]: shorter than 2 characters"}));
+  json no_stress = json::parse(R"({"not": {"required": ["stress"]}})");
+  EXPECT_TRUE(ValidateJson(no_stress, json::object()).empty());
+  EXPECT_EQ(ValidateJson(no_stress, json::parse(R"({"stress": 1})")),
+            std::vector<std::string>{"$: must not match {\"required\":[\"stress\"]}"});
   // A reference cycle is reported, not followed forever.
   json cycle = json::parse(R"({"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"})");
   EXPECT_EQ(ValidateJson(cycle, 1).size(), 1u);
