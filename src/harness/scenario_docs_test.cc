@@ -49,7 +49,8 @@ std::vector<Example> ScenarioBlocks(const std::filesystem::path& markdown) {
       auto json = nlohmann::json::parse(block, nullptr, false);
       bool scenarios = (json.is_array() && !json.empty() && json[0].contains("mode")) ||
                        (json.is_object() && (json.contains("scenarios") || json.contains("mode")));
-      if (scenarios) out.push_back({markdown.filename().string() + ":" + std::to_string(start), block});
+      if (scenarios)
+        out.push_back({markdown.filename().string() + ":" + std::to_string(start), block});
     } else if (inside) {
       block += line + "\n";
     }
@@ -72,8 +73,8 @@ void ExpectValid(const nlohmann::json& schema, const Example& example) {
       !std::filesystem::exists(kSource / "../shared/kfp/pipelines")) {
     return;  // the example names a KFP pipeline from ../shared, absent here
   }
-  EXPECT_TRUE(parsed.ok()) << example.where << " is refused by the reader: "
-                           << parsed.error().message;
+  EXPECT_TRUE(parsed.ok()) << example.where
+                           << " is refused by the reader: " << parsed.error().message;
 }
 
 TEST(ScenarioDocs, EveryDocumentedScenarioPassesSchemaAndReader) {

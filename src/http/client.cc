@@ -45,6 +45,7 @@ namespace bhttp = boost::beast::http;
 using Clock = std::chrono::steady_clock;
 
 constexpr uint32_t kHeaderLimit = 64 * 1024;
+constexpr size_t kReadChunk = 64 * 1024;  // the most one recv asks for
 
 std::string ErrnoMessage(int err) { return std::system_category().message(err); }
 
@@ -108,6 +109,7 @@ class DeadlineStream {
     deadline_ = deadline;
     bytes_read_ = 0;
     timed_out_ = false;
+    drained_ = true;
   }
 
   executor_type get_executor() { return io_.get_executor(); }
@@ -123,10 +125,18 @@ class DeadlineStream {
     }
     ec = {};
     if (b.size() == 0) return 0;
+    // A socket that the last read drained (or that has just sent a request)
+    // is most likely empty: wait first, saving a recv that would only say
+    // EAGAIN (one syscall of three per read on the load generator's path).
+    if (drained_ && !WaitReady(fd_, POLLIN, deadline_, ec)) {
+      timed_out_ = ec == asio::error::timed_out;
+      return 0;
+    }
     while (true) {
       ssize_t n = ::recv(fd_, b.data(), b.size(), 0);
       if (n > 0) {
         bytes_read_ += static_cast<size_t>(n);
+        drained_ = static_cast<size_t>(n) < b.size();
         return static_cast<size_t>(n);
       }
       if (n == 0) {
@@ -200,6 +210,7 @@ class DeadlineStream {
   Clock::time_point deadline_;
   size_t bytes_read_ = 0;
   bool timed_out_ = false;
+  bool drained_ = true;  // the last read left the socket empty
 };
 
 using TlsStream = asio::ssl::stream<DeadlineStream&>;
@@ -467,6 +478,11 @@ Result<Response> Client::Send(Method method, std::string_view target, std::strin
     }
     DeadlineStream& stream = conn->raw;
     stream.Begin(Clock::now() + c.options.request_timeout);
+    // Beast reads as much as the buffer has room for (at least 512 bytes), and
+    // the parser empties it into the body as it goes, so an unreserved buffer
+    // reads a 40 KiB list answer in ~30 recv calls; room for 64 KiB reads it in
+    // one or two. Reserved once: the connection keeps its buffer.
+    conn->buffer.reserve(kReadChunk);
     beast::error_code ec;
     beast::error_code write_ec;
     std::optional<bhttp::response_parser<bhttp::string_body>> parser;

@@ -67,9 +67,9 @@ Client::Client(http::Client& http, ClientConfig config, CallObserver* observer)
 
 std::string Client::base_url() const { return http_.base().ToString(); }
 
-Result<json> Client::Call(std::string_view operation, http::Method method,
-                          const std::string& target, std::string body,
-                          std::string_view content_type) {
+Result<std::string> Client::CallForBody(std::string_view operation, http::Method method,
+                                        const std::string& target, std::string body,
+                                        std::string_view content_type) {
   auto started = std::chrono::steady_clock::now();
   auto response = http_.Send(method, target, std::move(body), content_type);
   auto latency = std::chrono::steady_clock::now() - started;
@@ -78,24 +78,39 @@ Result<json> Client::Call(std::string_view operation, http::Method method,
   if (!response.ok()) {
     return Error{Redact(fmt::format("{}: {}", operation, response.error().message)), 0};
   }
-  json parsed;
-  if (!response->body.empty()) {
-    parsed = json::parse(response->body, nullptr, /*allow_exceptions=*/false);
-  }
   if (status < 200 || status >= 300) {
     std::string message;
+    auto parsed = json::parse(response->body, nullptr, /*allow_exceptions=*/false);
     if (parsed.is_object()) message = parsed.value("message", "");
     if (message.empty()) message = response->body.substr(0, 200);
     return Error{
         Redact(fmt::format("{} {}{}: HTTP {}: {}", operation, base_url(), target, status, message)),
         status};
   }
+  return std::move(response->body);
+}
+
+Result<json> Client::Call(std::string_view operation, http::Method method,
+                          const std::string& target, std::string body,
+                          std::string_view content_type) {
+  auto answer = CallForBody(operation, method, target, std::move(body), content_type);
+  if (!answer.ok()) return answer.error();
+  if (answer->empty()) return json();
+  json parsed = json::parse(*answer, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) {
-    return Error{fmt::format("{}: the server answered HTTP {} with a body that is not JSON",
-                             operation, status),
-                 status};
+    return Error{fmt::format("{}: the server answered with a body that is not JSON", operation),
+                 200};
   }
   return parsed;
+}
+
+Result<IdPage> Client::ListIds(std::string_view operation, const std::string& target,
+                               std::string_view list_key, std::string_view id_key) {
+  auto answer = CallForBody(operation, http::Method::kGet, target);
+  if (!answer.ok()) return answer.error();
+  auto page = ReadIdPage(*answer, list_key, id_key);
+  if (!page.ok()) return Error{fmt::format("{}: {}", operation, page.error().message), 200};
+  return page;
 }
 
 std::string Client::ListQuery(const ListOptions& o) const {
@@ -275,6 +290,69 @@ Status Client::DeleteRun(const std::string& run_id) {
   auto j = Call("DeleteRun", http::Method::kDelete, Path("/runs/") + http::PercentEncode(run_id));
   if (!j.ok()) return j.error();
   return Ok();
+}
+
+template <typename T, typename Id>
+IdPage IdsOf(const Page<T>& page, Id id) {
+  IdPage out{{}, page.total_size, page.next_page_token};
+  for (const auto& item : page.items) out.ids.push_back(item.*id);
+  return out;
+}
+
+Result<IdPage> Client::ListPipelineIds(const ListOptions& options) {
+  if (v1()) {
+    auto page = ListPipelines(options);
+    if (!page.ok()) return page.error();
+    return IdsOf(*page, &Pipeline::pipeline_id);
+  }
+  return ListIds("ListPipelines", Path("/pipelines") + ListQuery(options), "pipelines",
+                 "pipeline_id");
+}
+
+Result<IdPage> Client::ListPipelineVersionIds(const std::string& pipeline_id,
+                                              const ListOptions& options) {
+  if (v1()) {
+    auto page = ListPipelineVersions(pipeline_id, options);
+    if (!page.ok()) return page.error();
+    return IdsOf(*page, &PipelineVersion::pipeline_version_id);
+  }
+  return ListIds(
+      "ListPipelineVersions",
+      Path("/pipelines/") + http::PercentEncode(pipeline_id) + "/versions" + ListQuery(options),
+      "pipeline_versions", "pipeline_version_id");
+}
+
+Result<IdPage> Client::ListExperimentIds(const ListOptions& options) {
+  if (v1()) {
+    auto page = ListExperiments(options);
+    if (!page.ok()) return page.error();
+    return IdsOf(*page, &Experiment::experiment_id);
+  }
+  return ListIds("ListExperiments", Path("/experiments") + ListQuery(options), "experiments",
+                 "experiment_id");
+}
+
+Result<IdPage> Client::ListRunIds(const ListOptions& options) {
+  if (v1()) {
+    auto page = ListRuns(options);
+    if (!page.ok()) return page.error();
+    return IdsOf(*page, &Run::run_id);
+  }
+  return ListIds("ListRuns", Path("/runs") + ListQuery(options), "runs", "run_id");
+}
+
+Result<RuntimeState> Client::GetRunState(const std::string& run_id) {
+  if (v1()) {
+    auto run = GetRun(run_id);
+    if (!run.ok()) return run.error();
+    return run->state;
+  }
+  auto answer =
+      CallForBody("GetRun", http::Method::kGet, Path("/runs/") + http::PercentEncode(run_id));
+  if (!answer.ok()) return answer.error();
+  auto state = ReadRunState(*answer);
+  if (!state.ok()) return Error{"GetRun: " + state.error().message, 200};
+  return state;
 }
 
 Result<RecurringRun> Client::CreateRecurringRun(const RecurringRun& request) {

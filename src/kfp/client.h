@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "http/client.h"
+#include "kfp/lean_reader.h"
 #include "kfp/model.h"
 #include "util/result.h"
 #include "util/time.h"
@@ -87,6 +88,16 @@ class Client {
   Result<Page<Run>> ListRuns(const ListOptions& options);
   Status DeleteRun(const std::string& run_id);
 
+  // The lean read path of load generation: the same calls, reported under the
+  // same names, but only the items' ids and the paging (or the run's state)
+  // are read from the answer (kfp/lean_reader.h), without building the model.
+  // Under v1beta1 they read the full answer and keep the same parts.
+  Result<IdPage> ListPipelineIds(const ListOptions& options);
+  Result<IdPage> ListPipelineVersionIds(const std::string& pipeline_id, const ListOptions& options);
+  Result<IdPage> ListExperimentIds(const ListOptions& options);
+  Result<IdPage> ListRunIds(const ListOptions& options);
+  Result<RuntimeState> GetRunState(const std::string& run_id);
+
   // v2beta1 only (v1beta1's jobs are not mapped): an Error under v1beta1.
   Result<RecurringRun> CreateRecurringRun(const RecurringRun& request);
   Status DeleteRecurringRun(const std::string& recurring_run_id);
@@ -99,6 +110,13 @@ class Client {
   Result<nlohmann::json> Call(std::string_view operation, http::Method method,
                               const std::string& target, std::string body = "",
                               std::string_view content_type = "");
+  // The same, handing back a 2xx answer's body unparsed.
+  Result<std::string> CallForBody(std::string_view operation, http::Method method,
+                                  const std::string& target, std::string body = "",
+                                  std::string_view content_type = "");
+  // A v2beta1 list call read through ReadIdPage.
+  Result<IdPage> ListIds(std::string_view operation, const std::string& target,
+                         std::string_view list_key, std::string_view id_key);
   std::string ListQuery(const ListOptions& options) const;
   // v1beta1: the list query with the experiment, or else the namespace, as
   // the resource_reference_key; `owner` (e.g. resource_key) replaces the namespace.
