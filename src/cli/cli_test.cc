@@ -350,6 +350,59 @@ TEST_F(CliTest, ThresholdsGateTheExitCodeAndReportsAreWritten) {
   EXPECT_FALSE(fs::exists(dir_ / "o3" / "results.json"));
 }
 
+TEST_F(CliTest, ABenchmarkInWhichNothingWorkedExitsOneAndSaysWhy) {
+  // Every CreateRun refused (a parameter typo): no run was submitted.
+  std::string typo = Write("typo.json", R"([{"mode": "PIPELINE_RUN", "runTime": "1s",
+    "numTimes": 2, "pipelineFileName": "sleep_chain.yaml", "params": {"durtion": "1s"}}])");
+  auto r = Kfpbench("run " + typo + " --pipelines " + Pipelines() +
+                    " --executor stub --quiet --out " + (dir_ / "o1").string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("Runs: 0 submitted"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("CreateRun x"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("every CreateRun call failed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("unknown parameter 'durtion'"), std::string::npos) << r.output;
+  std::ifstream in(dir_ / "o1" / "results.json");
+  auto j = nlohmann::json::parse(in);
+  EXPECT_GT(j["operations"]["CreateRun"]["error_messages"].size(), 0u) << j["operations"];
+
+  // Runs that fail: exit 1, unless --max-failed-runs allows them.
+  std::string failing = Write("fail.json", R"([{"mode": "PIPELINE_RUN", "runTime": "1s",
+    "numTimes": 1, "pipelineFileName": "fail_step.yaml", "params": {"duration": "10ms"}}])");
+  auto f = Kfpbench("run " + failing + " --pipelines " + Pipelines() +
+                    " --quiet --poll-interval 50ms --out " + (dir_ / "o2").string());
+  EXPECT_EQ(f.exit_code, 1) << f.output;
+  EXPECT_NE(f.output.find("runs did not succeed"), std::string::npos) << f.output;
+  auto allowed = Kfpbench("run " + failing + " --pipelines " + Pipelines() +
+                          " --quiet --poll-interval 50ms --max-failed-runs 100% --out " +
+                          (dir_ / "o3").string());
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.output;
+  auto bad_flag = Kfpbench("run " + failing + " --max-failed-runs lots");
+  EXPECT_EQ(bad_flag.exit_code, 2) << bad_flag.output;
+
+  // A wrong path on the host: every call answers 404.
+  http::ServerOptions so;
+  so.handler = [](const http::Request& req) {
+    if (req.path.starts_with("/wrong/apis/v2beta1/healthz")) return http::Response::Json(200, "{}");
+    return http::Response::Json(404, R"({"code":5,"message":"Not Found","details":[]})");
+  };
+  http::Server server(so);
+  ASSERT_TRUE(server.Start().ok());
+  std::string gets = Write("gets.json", R"([{"mode":"RANDOM_GETS","runTime":"1s"}])");
+  auto w =
+      Kfpbench("run " + gets + " --quiet --host http://127.0.0.1:" + std::to_string(server.port()) +
+               "/wrong --out " + (dir_ / "o4").string());
+  EXPECT_EQ(w.exit_code, 1) << w.output;
+  EXPECT_NE(w.output.find("every ListRuns call failed"), std::string::npos) << w.output;
+  EXPECT_NE(w.output.find("HTTP 404: Not Found"), std::string::npos) << w.output;
+  server.Stop();
+
+  // report --thresholds judges like run: a failed threshold exits 99.
+  std::string thresholds = Write("th.json", R"({"GetRun": ["count > 1000000"]})");
+  auto t = Kfpbench("report " + (dir_ / "o2").string() + " --thresholds " + thresholds + " --html");
+  EXPECT_EQ(t.exit_code, 99) << t.output;
+  EXPECT_TRUE(fs::exists(dir_ / "o2" / "report.html"));
+}
+
 TEST_F(CliTest, FourShardsMergeIntoTheSumOfTheirParts) {
   // One embedded backend, four load-generator processes, one merged result.
   std::string log = (dir_ / "serve.log").string();

@@ -101,13 +101,16 @@ Command AddReport(CLI::App& app) {
   };
   auto f = std::make_shared<Flags>();
   cmd->add_option("dir", f->dir, "results folder (or results.json file)")->required();
-  cmd->add_option("--html", f->html, "self-contained HTML report (default: DIR/report.html)");
+  auto* html = cmd->add_option("--html", f->html,
+                               "self-contained HTML report (bare: DIR/report.html, also the "
+                               "default when no other format is named)")
+                   ->expected(0, 1);
   cmd->add_option("--csv", f->csv, "folder for operations.csv, runs.csv and tasks.csv");
   cmd->add_option("--junit", f->junit, "JUnit XML, one testcase per threshold");
   cmd->add_option("--markdown", f->markdown, "Markdown summary for a pull-request comment");
   cmd->add_option("--thresholds", f->thresholds,
                   "JSON thresholds (or a scenario file) instead of the scenario's own");
-  return {cmd, [f] {
+  return {cmd, [f, html] {
             auto results = report::LoadResults(f->dir);
             if (!results.ok()) return Fail(results.error().message, kExitBadInput);
             auto thresholds = ReadThresholds(f->thresholds);
@@ -118,7 +121,8 @@ Command AddReport(CLI::App& app) {
             o.junit = f->junit;
             o.markdown = f->markdown;
             o.thresholds = *thresholds;
-            if (o.html.empty() && o.csv_dir.empty() && o.junit.empty() && o.markdown.empty()) {
+            if (o.html.empty() && (html->count() > 0 ||
+                                   (o.csv_dir.empty() && o.junit.empty() && o.markdown.empty()))) {
               std::filesystem::path dir = f->dir;
               if (!std::filesystem::is_directory(dir)) dir = dir.parent_path();
               o.html = report::DefaultReportOptions(dir).html;
@@ -132,7 +136,7 @@ Command AddReport(CLI::App& app) {
             for (const auto& p : {o.html, o.csv_dir, o.junit, o.markdown}) {
               if (!p.empty()) std::cout << "wrote " << p.string() << "\n";
             }
-            return kExitOk;
+            return report::AllPassed(*verdicts) ? kExitOk : kExitThresholdsFailed;
           }};
 }
 

@@ -25,6 +25,7 @@
 #include "ir/pipeline_spec.h"
 #include "kfp/client.h"
 #include "metrics/recorder.h"
+#include "report/failures.h"
 #include "report/reporter.h"
 #include "report/thresholds.h"
 #include "report/write_reports.h"
@@ -131,6 +132,7 @@ Command AddRunCommand(CLI::App& app) {
     std::vector<std::string> headers;
     std::string cookie;
     std::string max_error_rate = "100%";
+    std::string max_failed_runs = "0%";
     bool quiet = false;
     std::string config;
     std::string target;
@@ -181,6 +183,10 @@ Command AddRunCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--max-error-rate", f->max_error_rate,
                   "stop the load when more API calls than this fail, e.g. 5%")
+      ->capture_default_str();
+  cmd->add_option("--max-failed-runs", f->max_failed_runs,
+                  "the share of runs that may end other than SUCCEEDED before the benchmark "
+                  "fails (exit 1), e.g. 5%")
       ->capture_default_str();
   cmd->add_flag("--quiet", f->quiet, "no live status line");
   cmd->add_option("--config", f->config, "targets file (default: ./kfpbench.yaml if present)");
@@ -251,6 +257,10 @@ Command AddRunCommand(CLI::App& app) {
         if (!max_error_rate.ok())
           return Fail("--max-error-rate: " + max_error_rate.error().message);
         options.max_error_rate = *max_error_rate;
+        auto max_failed_runs = ParsePercent(f->max_failed_runs);
+        if (!max_failed_runs.ok()) {
+          return Fail("--max-failed-runs: " + max_failed_runs.error().message);
+        }
         options.interrupted = &g_interrupted;
 
         // A named target fills what the flags leave out.
@@ -416,9 +426,14 @@ Command AddRunCommand(CLI::App& app) {
           thresholds_failed = !report::AllPassed(*verdicts);
           repeated.NotifyThresholds(results, *verdicts, json_path.string());
         }
+        auto failures = report::FailureReasons(results, {*max_failed_runs});
+        if (!failures.empty()) {
+          std::cout << "\nFAILED\n";
+          for (const auto& reason : failures) std::cout << "  " << reason << "\n";
+        }
         if (g_interrupted.load()) return kExitInterrupted;
         if (thresholds_failed) return kExitThresholdsFailed;
-        return results.errors.empty() ? kExitOk : kExitFailed;
+        return failures.empty() ? kExitOk : kExitFailed;
       }};
 }
 

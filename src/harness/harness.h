@@ -18,6 +18,9 @@ class RecordingObserver : public kfp::CallObserver {
               WallTime completed_at) override {
     recorder_.RecordCall(operation, latency, http_status, completed_at);
   }
+  void OnError(std::string_view operation, const std::string& message) override {
+    recorder_.RecordError(operation, message);
+  }
 
  private:
   metrics::Recorder& recorder_;

@@ -67,6 +67,13 @@ Client::Client(http::Client& http, ClientConfig config, CallObserver* observer)
 
 std::string Client::base_url() const { return http_.base().ToString(); }
 
+Error Client::Failed(std::string_view operation, const std::string& reason, int code,
+                     std::string_view where) const {
+  std::string why = Redact(reason);
+  if (observer_) observer_->OnError(operation, why);
+  return Error{fmt::format("{}{}{}: {}", operation, where.empty() ? "" : " ", where, why), code};
+}
+
 Result<std::string> Client::CallForBody(std::string_view operation, http::Method method,
                                         const std::string& target, std::string body,
                                         std::string_view content_type) {
@@ -75,17 +82,14 @@ Result<std::string> Client::CallForBody(std::string_view operation, http::Method
   auto latency = std::chrono::steady_clock::now() - started;
   int status = response.ok() ? response->status : 0;
   if (observer_) observer_->OnCall(operation, latency, status, WallClock::now());
-  if (!response.ok()) {
-    return Error{Redact(fmt::format("{}: {}", operation, response.error().message)), 0};
-  }
+  if (!response.ok()) return Failed(operation, response.error().message, 0);
   if (status < 200 || status >= 300) {
     std::string message;
     auto parsed = json::parse(response->body, nullptr, /*allow_exceptions=*/false);
     if (parsed.is_object()) message = parsed.value("message", "");
     if (message.empty()) message = response->body.substr(0, 200);
-    return Error{
-        Redact(fmt::format("{} {}{}: HTTP {}: {}", operation, base_url(), target, status, message)),
-        status};
+    return Failed(operation, fmt::format("HTTP {}: {}", status, message), status,
+                  Redact(base_url() + target));
   }
   return std::move(response->body);
 }
@@ -98,8 +102,7 @@ Result<json> Client::Call(std::string_view operation, http::Method method,
   if (answer->empty()) return json();
   json parsed = json::parse(*answer, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) {
-    return Error{fmt::format("{}: the server answered with a body that is not JSON", operation),
-                 200};
+    return Failed(operation, "the server answered with a body that is not JSON", 200);
   }
   return parsed;
 }
@@ -109,7 +112,7 @@ Result<IdPage> Client::ListIds(std::string_view operation, const std::string& ta
   auto answer = CallForBody(operation, http::Method::kGet, target);
   if (!answer.ok()) return answer.error();
   auto page = ReadIdPage(*answer, list_key, id_key);
-  if (!page.ok()) return Error{fmt::format("{}: {}", operation, page.error().message), 200};
+  if (!page.ok()) return Failed(operation, page.error().message, 200);
   return page;
 }
 
@@ -351,7 +354,7 @@ Result<RuntimeState> Client::GetRunState(const std::string& run_id) {
       CallForBody("GetRun", http::Method::kGet, Path("/runs/") + http::PercentEncode(run_id));
   if (!answer.ok()) return answer.error();
   auto state = ReadRunState(*answer);
-  if (!state.ok()) return Error{"GetRun: " + state.error().message, 200};
+  if (!state.ok()) return Failed("GetRun", state.error().message, 200);
   return state;
 }
 

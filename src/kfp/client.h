@@ -24,6 +24,8 @@ class CallObserver {
   // `http_status` is 0 when no response arrived.
   virtual void OnCall(std::string_view operation, Duration latency, int http_status,
                       WallTime completed_at) = 0;
+  // After OnCall, when the call failed: why (redacted), as the caller sees it.
+  virtual void OnError(std::string_view /*operation*/, const std::string& /*message*/) {}
 };
 
 struct ListOptions {
@@ -114,6 +116,10 @@ class Client {
   Result<std::string> CallForBody(std::string_view operation, http::Method method,
                                   const std::string& target, std::string body = "",
                                   std::string_view content_type = "");
+  // A failed call's Error, "<operation>[ <where>]: <reason>" (redacted), with
+  // the reason reported to the observer.
+  Error Failed(std::string_view operation, const std::string& reason, int code,
+               std::string_view where = "") const;
   // A v2beta1 list call read through ReadIdPage.
   Result<IdPage> ListIds(std::string_view operation, const std::string& target,
                          std::string_view list_key, std::string_view id_key);

@@ -53,12 +53,11 @@ TEST(LeanReader, EmptyPagesAsKfpWritesThem) {
 }
 
 TEST(LeanReader, BadAnswersAreErrorsNotGuesses) {
-  for (std::string body : {std::string(""), std::string("not json"), std::string("[]"),
-                           std::string(R"({"runs": {"run_id": "x"}})"),
-                           std::string(R"({"runs": ["x"]})"),
-                           std::string(R"({"runs": [{"run_id": 7}]})"),
-                           std::string(R"({"total_size": "many"})"),
-                           std::string(R"({"runs": [{"run_id": "x"})")}) {
+  for (std::string body :
+       {std::string(""), std::string("not json"), std::string("[]"),
+        std::string(R"({"runs": {"run_id": "x"}})"), std::string(R"({"runs": ["x"]})"),
+        std::string(R"({"runs": [{"run_id": 7}]})"), std::string(R"({"total_size": "many"})"),
+        std::string(R"({"runs": [{"run_id": "x"})")}) {
     EXPECT_FALSE(ReadIdPage(body, "runs", "run_id").ok()) << body;
   }
 }

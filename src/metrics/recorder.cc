@@ -38,6 +38,22 @@ void Recorder::RecordCall(std::string_view operation, Duration latency, int http
   if (error) live.window_errors++;
 }
 
+void OperationStats::AddErrorMessage(const std::string& message, uint64_t n) {
+  auto it = error_messages.find(message);
+  if (it != error_messages.end()) {
+    it->second += n;
+  } else if (error_messages.size() < kMaxErrorMessages) {
+    error_messages.emplace(message, n);
+  }
+}
+
+void Recorder::RecordError(std::string_view operation, const std::string& message) {
+  std::lock_guard lock(mu_);
+  auto it = ops_.find(operation);
+  if (it == ops_.end()) it = ops_.emplace(std::string(operation), Live{}).first;
+  it->second.stats.AddErrorMessage(message);
+}
+
 std::map<std::string, OperationStats> Recorder::Snapshot() const {
   std::lock_guard lock(mu_);
   std::map<std::string, OperationStats> out;
@@ -57,6 +73,7 @@ std::map<std::string, OperationStats> Recorder::Totals() const {
     s.latency_us = live.stats.latency_us;
     s.errors = live.stats.errors;
     s.by_status = live.stats.by_status;
+    s.error_messages = live.stats.error_messages;
   }
   return out;
 }
@@ -69,6 +86,7 @@ std::map<std::string, OperationStats> Recorder::Restart(WallTime start) {
     s.latency_us = std::move(live.stats.latency_us);
     s.errors = live.stats.errors;
     s.by_status = std::move(live.stats.by_status);
+    s.error_messages = std::move(live.stats.error_messages);
   }
   ops_.clear();
   start_ = start;

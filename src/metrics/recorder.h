@@ -26,7 +26,15 @@ struct OperationStats {
   Histogram latency_us;               // microseconds
   uint64_t errors = 0;                // transport failures and HTTP status >= 400
   std::map<int, uint64_t> by_status;  // HTTP status -> calls; 0 = no response (transport)
+  // Why calls failed: the first kMaxErrorMessages distinct messages (already
+  // redacted), each with how often it came; later new messages are counted in
+  // `errors` only. A person reading a failed run wants the reason, not a code.
+  std::map<std::string, uint64_t> error_messages;
   std::vector<Window> windows;
+
+  static constexpr size_t kMaxErrorMessages = 5;
+  // Counts `message` once, within the cap.
+  void AddErrorMessage(const std::string& message, uint64_t n = 1);
 };
 
 // An HTTP status of 0 means the call got no response at all.
@@ -39,6 +47,8 @@ class Recorder {
   // Thread-safe. `completed_at` places the call in the time series.
   void RecordCall(std::string_view operation, Duration latency, int http_status,
                   WallTime completed_at);
+  // Why a call of `operation` failed (see OperationStats::error_messages).
+  void RecordError(std::string_view operation, const std::string& message);
 
   // A copy of everything so far; the current second is included as a window.
   std::map<std::string, OperationStats> Snapshot() const;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "report/failures.h"
 #include "report/reporter.h"
 
 namespace kfpbench::report {
@@ -30,8 +31,18 @@ Status ConsoleReporter::Report(const harness::BenchmarkResults& r) {
   }
   auto durations = r.RunDurationsMs();
   auto waits = r.QueueWaitsMs();
-  out_ << fmt::format("\nRuns: {} submitted", r.runs.size());
-  for (const auto& [state, n] : r.RunsByState()) out_ << fmt::format(", {} {}", n, state);
+  std::map<std::string, int> by_state;
+  int not_created = 0;
+  for (const auto& run : r.runs) {
+    if (NotCreated(run)) {
+      ++not_created;
+    } else {
+      by_state[std::string(RuntimeStateName(run.state))]++;
+    }
+  }
+  out_ << fmt::format("\nRuns: {} submitted", r.runs.size() - not_created);
+  for (const auto& [state, n] : by_state) out_ << fmt::format(", {} {}", n, state);
+  if (not_created > 0) out_ << fmt::format("; {} not created (CreateRun failed)", not_created);
   out_ << "\n";
   out_ << fmt::format("{:<22} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "(seconds)", "count", "min",
                       "p50", "p95", "p99", "max");
@@ -77,6 +88,27 @@ Status ConsoleReporter::Report(const harness::BenchmarkResults& r) {
                           t.artifact_bytes / 1048576.0, h.min() / 1024.0,
                           h.ValueAtPercentile(50) / 1024.0, h.max() / 1024.0);
     }
+  }
+  bool heading = false;
+  for (const auto& [name, op] : r.operations) {
+    for (const auto& [message, n] : op.error_messages) {
+      if (!heading) out_ << "\nWhy calls failed (the first distinct messages of each operation)\n";
+      heading = true;
+      out_ << fmt::format("  {} x{}: {}\n", name, n, message);
+    }
+  }
+  std::map<std::string, int> run_errors;
+  for (const auto& run : r.runs) {
+    if (!run.error.empty() && !NotCreated(run)) run_errors[run.error]++;
+  }
+  if (!run_errors.empty()) out_ << "\nWhy runs did not succeed\n";
+  int shown = 0;
+  for (const auto& [message, n] : run_errors) {
+    if (++shown > 5) {
+      out_ << fmt::format("  ... and {} more distinct messages\n", run_errors.size() - 5);
+      break;
+    }
+    out_ << fmt::format("  x{}: {}\n", n, message);
   }
   for (const auto& e : r.errors) out_ << "error: " << e << "\n";
   for (const auto& c : r.cleanup_failures) out_ << "not cleaned up: " << c << "\n";

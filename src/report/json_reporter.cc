@@ -53,6 +53,7 @@ json OperationJson(const metrics::OperationStats& op, double elapsed_s) {
           {"error_rate", count ? static_cast<double>(op.errors) / count : 0.0},
           {"throughput_per_s", elapsed_s > 0 ? count / elapsed_s : 0.0},
           {"by_status", std::move(by_status)},
+          {"error_messages", op.error_messages},
           {"latency_us", Summary(op.latency_us)},
           {"histogram", op.latency_us.ToJson()},
           {"timeseries", std::move(series)}};

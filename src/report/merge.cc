@@ -66,6 +66,7 @@ Result<BenchmarkResults> MergeResults(const std::vector<BenchmarkResults>& parts
       m.latency_us.Merge(op.latency_us);
       m.errors += op.errors;
       for (const auto& [status, n] : op.by_status) m.by_status[status] += n;
+      for (const auto& [message, n] : op.error_messages) m.AddErrorMessage(message, n);
       MergeWindows(m.windows, op.windows, shift_s);
     }
     out.runs.insert(out.runs.end(), p.runs.begin(), p.runs.end());

@@ -106,6 +106,15 @@ Result<metrics::OperationStats> Operation(const json& j, const std::string& path
       op.by_status[code] = n.get<uint64_t>();
     }
   }
+  if (auto it = j.find("error_messages"); it != j.end()) {  // since 0.1: optional
+    if (!it->is_object()) return At(path + ".error_messages", "must be an object");
+    for (const auto& [message, n] : it->items()) {
+      if (!n.is_number_unsigned()) {
+        return At(path + ".error_messages", "must map a message to a count");
+      }
+      op.error_messages[message] = n.get<uint64_t>();
+    }
+  }
   if (auto it = j.find("timeseries"); it != j.end()) {
     if (!it->is_array()) return At(path + ".timeseries", "must be an array");
     for (size_t i = 0; i < it->size(); ++i) {
