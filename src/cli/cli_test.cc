@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -351,19 +352,20 @@ TEST_F(CliTest, ThresholdsGateTheExitCodeAndReportsAreWritten) {
 }
 
 TEST_F(CliTest, ABenchmarkInWhichNothingWorkedExitsOneAndSaysWhy) {
-  // Every CreateRun refused (a parameter typo): no run was submitted.
+  // A parameter typo: every CreateRun would be refused, so neither run nor
+  // validate lets it start (exit 2, the server's words, no results).
   std::string typo = Write("typo.json", R"([{"mode": "PIPELINE_RUN", "runTime": "1s",
     "numTimes": 2, "pipelineFileName": "sleep_chain.yaml", "params": {"durtion": "1s"}}])");
-  auto r = Kfpbench("run " + typo + " --pipelines " + Pipelines() +
-                    " --executor stub --quiet --out " + (dir_ / "o1").string());
-  EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("Runs: 0 submitted"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("CreateRun x"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("every CreateRun call failed"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("unknown parameter 'durtion'"), std::string::npos) << r.output;
-  std::ifstream in(dir_ / "o1" / "results.json");
-  auto j = nlohmann::json::parse(in);
-  EXPECT_GT(j["operations"]["CreateRun"]["error_messages"].size(), 0u) << j["operations"];
+  for (const std::string command : {"run", "validate"}) {
+    auto r = Kfpbench(command + " " + typo + " --pipelines " + Pipelines() +
+                      (command == "run" ? " --executor stub --quiet --out " + (dir_ / "o1").string()
+                                        : std::string()));
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("[0].params: unknown parameter 'durtion' (pipeline inputs: duration)"),
+              std::string::npos)
+        << r.output;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "o1" / "results.json"));
 
   // Runs that fail: exit 1, unless --max-failed-runs allows them.
   std::string failing = Write("fail.json", R"([{"mode": "PIPELINE_RUN", "runTime": "1s",
@@ -394,6 +396,10 @@ TEST_F(CliTest, ABenchmarkInWhichNothingWorkedExitsOneAndSaysWhy) {
   EXPECT_EQ(w.exit_code, 1) << w.output;
   EXPECT_NE(w.output.find("every ListRuns call failed"), std::string::npos) << w.output;
   EXPECT_NE(w.output.find("HTTP 404: Not Found"), std::string::npos) << w.output;
+  EXPECT_NE(w.output.find("ListRuns x"), std::string::npos) << w.output;  // why, in the summary
+  std::ifstream in(dir_ / "o4" / "results.json");
+  auto j = nlohmann::json::parse(in);
+  EXPECT_GT(j["operations"]["ListRuns"]["error_messages"].size(), 0u) << j["operations"];
   server.Stop();
 
   // report --thresholds judges like run: a failed threshold exits 99.
@@ -510,6 +516,77 @@ TEST_F(CliTest, ValidateNamesProblems) {
   auto r = Kfpbench("validate " + bad);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("[0].extra: unknown field"), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, ValidateNamesEveryProblemAndRefusesWhatRunRefuses) {
+  std::string file = Write("many.json", R"({
+    "target": {"host": "http://127.0.0.1:1", "hots": "typo"},
+    "thresholds": {"GetRuns": ["p95 < 1s"], "CreateRun": ["p95 < -1"]},
+    "scenarios": [
+      {"mode": "RANDOM_GETS", "runTme": "1m", "concurency": 2},
+      {"mode": "RANDOM_GETS", "runTime": "1m", "rte": 3}]})");
+  auto v = Kfpbench("validate " + file);
+  EXPECT_EQ(v.exit_code, 2) << v.output;
+  for (const char* problem :
+       {"scenarios[0].runTme: unknown field", "scenarios[0].concurency: unknown field",
+        "scenarios[1].rte: unknown field"}) {
+    EXPECT_NE(v.output.find(problem), std::string::npos) << problem << "\n" << v.output;
+  }
+  // Once the scenarios read, the checks run shares with validate name the rest.
+  std::string fixed = Write("fixed.json", R"({
+    "target": {"host": "http://127.0.0.1:1", "hots": "typo"},
+    "thresholds": {"GetRuns": ["p95 < 1s"], "CreateRun": ["p95 < -1"]},
+    "scenarios": [{"mode": "RANDOM_GETS", "runTime": 1}]})");
+  auto f = Kfpbench("validate " + fixed);
+  auto r = Kfpbench("run " + fixed + " --out " + (dir_ / "o").string());
+  for (const auto& out : {f, r}) {
+    EXPECT_EQ(out.exit_code, 2) << out.output;
+    for (const char* problem : {"thresholds.GetRuns: no such metric",
+                                "thresholds.CreateRun: \"p95 < -1\"", "target.hots: unknown key"}) {
+      EXPECT_NE(out.output.find(problem), std::string::npos) << problem << "\n" << out.output;
+    }
+  }
+  EXPECT_NE(f.output.find("[0].runTime: 1 is minutes"), std::string::npos) << f.output;
+  EXPECT_FALSE(fs::exists(dir_ / "o" / "results.json"));
+}
+
+TEST_F(CliTest, OneBareScenarioObjectIsAOneScenarioFile) {
+  // As perf-tests' docs show a scenario.
+  std::string file =
+      Write("one.json", R"({"mode": "RANDOM_GETS", "startTime": 0, "runTime": "1s"})");
+  auto v = Kfpbench("validate " + file);
+  EXPECT_EQ(v.exit_code, 0) << v.output;
+  auto r = Kfpbench("run " + file + " --quiet --out " + (dir_ / "o").string());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(dir_ / "o" / "results.json"));
+}
+
+TEST_F(CliTest, TheScenarioFilesTargetIsWhereItRunsUnlessAFlagSaysOtherwise) {
+  std::atomic<int> served{0};  // counted on the server's threads
+  http::ServerOptions so;
+  so.handler = [&served](const http::Request& req) {
+    ++served;
+    if (req.path == "/apis/v2beta1/healthz") return http::Response::Json(200, "{}");
+    return http::Response::Json(200, "{}");  // empty lists
+  };
+  http::Server server(so);
+  ASSERT_TRUE(server.Start().ok());
+  std::string file = Write(
+      "t.json", R"({"target": {"host": "http://127.0.0.1:)" + std::to_string(server.port()) + R"("},
+    "scenarios": [{"mode": "RANDOM_GETS", "runTime": "1s", "concurrency": 1}]})");
+  auto r = Kfpbench("run " + file + " --quiet --out " + (dir_ / "o1").string());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(dir_ / "o1" / "results.json");
+  auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["target"]["url"], "http://127.0.0.1:" + std::to_string(server.port()));
+  EXPECT_GT(served, 0);
+  // --host wins over the file's target.
+  int before = served.load();
+  auto embedded = Kfpbench("run " + file + " --quiet --host http://127.0.0.1:1 --out " +
+                           (dir_ / "o2").string());
+  EXPECT_EQ(embedded.exit_code, 2) << embedded.output;  // nothing listens on port 1
+  EXPECT_EQ(served, before);
+  server.Stop();
 }
 
 }  // namespace

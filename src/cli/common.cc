@@ -2,6 +2,7 @@
 
 #include <csignal>
 #include <iostream>
+#include <sstream>
 
 #include "util/secrets.h"
 
@@ -24,7 +25,9 @@ void InstallSignalHandlers() {
 }
 
 int Fail(const std::string& message, int code) {
-  std::cerr << "kfpbench: " << Redact(message) << "\n";
+  // One "kfpbench: " per line: a file's problems come several at once.
+  std::istringstream lines(Redact(message));
+  for (std::string line; std::getline(lines, line);) std::cerr << "kfpbench: " << line << "\n";
   return code;
 }
 

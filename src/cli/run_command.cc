@@ -9,11 +9,13 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/preflight.h"
 #include "cli/run_repetitions.h"
 #include "cli/target_config.h"
 #include "harness/collector.h"
@@ -50,18 +52,6 @@ Result<std::string> ReadTokenFile(const std::string& path) {
   }
   if (token.empty()) return Error{"--token-file: " + path + " is empty"};
   return token;
-}
-
-// A pipeline that does not compile is bad input: say so before any load.
-Status CheckPipelineFile(const std::filesystem::path& path) {
-  if (path.empty()) return Ok();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{"cannot read pipeline file " + path.string()};
-  std::stringstream text;
-  text << in.rdbuf();
-  auto spec = ir::ParsePipelineSpec(text.str());
-  if (!spec.ok()) return Error{fmt::format("{}: {}", path.string(), spec.error().message)};
-  return Ok();
 }
 
 // "5%" or "0.05" -> 0.05.
@@ -212,14 +202,12 @@ Command AddRunCommand(CLI::App& app) {
         for (const auto& d : f->pipeline_dirs) load.pipeline_dirs.emplace_back(d);
         auto scenarios = harness::LoadScenarioFile(f->scenario, load);
         if (!scenarios.ok()) return Fail(scenarios.error().message);
-        for (const auto& s : scenarios->scenarios) {
-          // Refuse up front what this build cannot run, rather than fail midway.
-          if (auto r = harness::MakeRunner(s.mode); !r.ok()) {
-            return Fail(fmt::format("{}: [{}].mode: {}", f->scenario, s.index, r.error().message));
-          }
-          if (Status p = CheckPipelineFile(s.pipeline_path); !p.ok())
-            return Fail(p.error().message);
+        // Refuse up front, with validate's words, what would fail midway.
+        auto preflight = CheckScenarioFile(*scenarios);
+        if (!preflight.problems.empty()) {
+          return Fail(fmt::format("{}", fmt::join(preflight.problems, "\n")));
         }
+        for (const auto& note : preflight.notes) spdlog::info("{}", note);
         if (!f->shard.empty()) {
           int index = -1, count = 0;
           char slash = 0;
@@ -229,18 +217,6 @@ Command AddRunCommand(CLI::App& app) {
           }
           if (Status s = harness::ApplyShard(*scenarios, index, count); !s.ok()) {
             return Fail(s.error().message);
-          }
-        }
-        // Thresholds are checked before any load: a typo must not cost a run.
-        for (const auto& [metric, spec] : scenarios->thresholds.items()) {
-          nlohmann::json list = spec.is_array() ? spec : nlohmann::json::array({spec});
-          for (const auto& item : list) {
-            std::string expr = item.is_object() ? item.value("threshold", "")
-                                                : (item.is_string() ? item.get<std::string>() : "");
-            if (auto t = report::ParseThreshold(metric, expr); !t.ok()) {
-              return Fail(
-                  fmt::format("{}: thresholds.{}: {}", f->scenario, metric, t.error().message));
-            }
           }
         }
         harness::HarnessOptions options;
@@ -275,8 +251,15 @@ Command AddRunCommand(CLI::App& app) {
         } else if (!f->target.empty()) {
           return Fail("--target: no config file (pass --config FILE or create kfpbench.yaml)");
         }
+        // Where to run, first found wins: --host; --target NAME; the scenario
+        // file's own "target"; kfpbench.yaml's default_target; the embedded
+        // backend. Flags always override the keys of the target chosen.
         auto target = SelectTarget(config, f->target);
         if (!target.ok()) return Fail(target.error().message);
+        if (f->target.empty() && !scenarios->target.empty()) {
+          target = ParseScenarioTarget(scenarios->target, f->scenario);  // checked by preflight
+          if (!target.ok()) return Fail(target.error().message);
+        }
         if (f->host.empty()) f->host = target->host;
         if (f->namespace_.empty()) f->namespace_ = target->namespace_;
         if (f->token_file.empty() && f->token.empty()) f->token_file = target->token_file;

@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/preflight.h"
 #include "exec/step_workload.h"
 #include "harness/scenario.h"
 
@@ -32,10 +33,16 @@ Command AddValidateCommand(CLI::App& app) {
             for (const auto& d : *dirs) load.pipeline_dirs.emplace_back(d);
             int code = kExitOk;
             for (const auto& file : *files) {
+              // The same checks as run, in the same words (cli/preflight.h).
               auto s = harness::LoadScenarioFile(file, load);
               if (!s.ok()) {
                 code = Fail(s.error().message);
-              } else {
+                continue;
+              }
+              auto preflight = CheckScenarioFile(*s);
+              for (const auto& p : preflight.problems) code = Fail(p);
+              for (const auto& n : preflight.notes) std::cout << "note: " << n << "\n";
+              if (preflight.problems.empty()) {
                 std::cout << file << ": ok (" << s->scenarios.size() << " scenarios)\n";
               }
             }

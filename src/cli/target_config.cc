@@ -14,7 +14,51 @@ Result<std::string> ScalarAt(const YAML::Node& node, const std::string& where) {
   return node.as<std::string>();
 }
 
+Result<Target> ParseTarget(const YAML::Node& node, const std::string& at) {
+  if (!node.IsMap()) return Error{at + ": must be a mapping"};
+  Target target;
+  for (const auto& field : node) {
+    std::string f = field.first.as<std::string>();
+    auto v = ScalarAt(field.second, at + "." + f);
+    if (!v.ok()) return v.error();
+    if (f == "host") {
+      target.host = *v;
+    } else if (f == "namespace") {
+      target.namespace_ = *v;
+    } else if (f == "token_file") {
+      target.token_file = *v;
+    } else if (f == "api_version") {
+      if (*v != "v2beta1" && *v != "v1beta1") {
+        return Error{at + ".api_version: must be v2beta1 or v1beta1"};
+      }
+      target.api_version = *v;
+    } else if (f == "ca_file") {
+      target.ca_file = *v;
+    } else if (f == "insecure") {
+      if (*v != "true" && *v != "false") return Error{at + ".insecure: must be true or false"};
+      target.insecure = *v == "true";
+    } else {
+      return Error{fmt::format(
+          "{}.{}: unknown key (known: host, namespace, token_file, api_version, ca_file, "
+          "insecure)",
+          at, f)};
+    }
+  }
+  if (target.host.empty()) return Error{at + ": host is required"};
+  return target;
+}
+
 }  // namespace
+
+Result<Target> ParseScenarioTarget(const nlohmann::json& target, const std::string& origin) {
+  YAML::Node node;
+  try {
+    node = YAML::Load(target.dump());  // JSON is YAML: one parser for both files
+  } catch (const YAML::Exception& e) {
+    return Error{fmt::format("{}: target: {}", origin, e.msg)};
+  }
+  return ParseTarget(node, origin + ": target");
+}
 
 Result<TargetConfig> ParseTargetConfig(const std::string& text, const std::string& origin) {
   YAML::Node root;
@@ -37,38 +81,9 @@ Result<TargetConfig> ParseTargetConfig(const std::string& text, const std::strin
       for (const auto& t : entry.second) {
         std::string name = t.first.as<std::string>();
         std::string at = fmt::format("{}: targets.{}", origin, name);
-        if (!t.second.IsMap()) return Error{at + ": must be a mapping"};
-        Target target;
-        for (const auto& field : t.second) {
-          std::string f = field.first.as<std::string>();
-          auto v = ScalarAt(field.second, at + "." + f);
-          if (!v.ok()) return v.error();
-          if (f == "host") {
-            target.host = *v;
-          } else if (f == "namespace") {
-            target.namespace_ = *v;
-          } else if (f == "token_file") {
-            target.token_file = *v;
-          } else if (f == "api_version") {
-            if (*v != "v2beta1" && *v != "v1beta1") {
-              return Error{at + ".api_version: must be v2beta1 or v1beta1"};
-            }
-            target.api_version = *v;
-          } else if (f == "ca_file") {
-            target.ca_file = *v;
-          } else if (f == "insecure") {
-            if (*v != "true" && *v != "false")
-              return Error{at + ".insecure: must be true or false"};
-            target.insecure = *v == "true";
-          } else {
-            return Error{fmt::format(
-                "{}.{}: unknown key (known: host, namespace, token_file, api_version, ca_file, "
-                "insecure)",
-                at, f)};
-          }
-        }
-        if (target.host.empty()) return Error{at + ": host is required"};
-        config.targets[name] = target;
+        auto target = ParseTarget(t.second, at);
+        if (!target.ok()) return target.error();
+        config.targets[name] = *target;
       }
     } else {
       return Error{

@@ -14,6 +14,8 @@
 #include <map>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "util/result.h"
 
 namespace kfpbench::cli {
@@ -36,6 +38,10 @@ struct TargetConfig {
 // errors naming the file and the key.
 Result<TargetConfig> LoadTargetConfig(const std::filesystem::path& path);
 Result<TargetConfig> ParseTargetConfig(const std::string& text, const std::string& origin);
+
+// A scenario file's "target" object, with the keys of a named target (host
+// required). Errors name the file: "smoke.json: target.hots: unknown key".
+Result<Target> ParseScenarioTarget(const nlohmann::json& target, const std::string& origin);
 
 // The target called `name`, or the default one when `name` is empty. An empty
 // Target (embedded backend) when the config has none and none was asked for.

@@ -150,15 +150,17 @@ Result<Scenario> ReadScenario(const json& entry, size_t index, const std::filesy
                               const LoadOptions& options) {
   std::string at = fmt::format("[{}]", index);
   if (!entry.is_object()) return Error{at + ": each scenario must be a JSON object"};
+  std::vector<std::string> unknown;  // every typo at once, not one per attempt
   for (const auto& [key, value] : entry.items()) {
     if (!KnownFields().count(key)) {
-      return Error{
+      unknown.push_back(
           fmt::format("{}.{}: unknown field (known: mode, startTime, runTime, numTimes, "
                       "pipelineFileName, params, cron, concurrency, resourceLimits, rate, arrival, "
                       "seed, shape, stress, mix)",
-                      at, key)};
+                      at, key));
     }
   }
+  if (!unknown.empty()) return Error{fmt::format("{}", fmt::join(unknown, "\n"))};
   Scenario s;
   s.index = index;
   s.source = entry;
@@ -335,7 +337,10 @@ Result<ScenarioFile> ParseScenarios(const std::string& text, const std::filesyst
   json entries = doc;
   json defaults = json::object();
   std::string prefix;  // JSON path of the scenario list
-  if (doc.is_object()) {
+  if (doc.is_object() && doc.contains("mode") && !doc.contains("scenarios")) {
+    // perf-tests' docs show one scenario as a bare object: a one-scenario file.
+    entries = json::array({doc});
+  } else if (doc.is_object()) {
     for (const auto& [key, value] : doc.items()) {
       if (key != "target" && key != "defaults" && key != "thresholds" && key != "scenarios") {
         return fail(
@@ -354,10 +359,14 @@ Result<ScenarioFile> ParseScenarios(const std::string& text, const std::filesyst
     file.thresholds = doc.value("thresholds", json::object());
     prefix = "scenarios";
   } else if (!doc.is_array()) {
-    return fail("a scenario file is a JSON array of scenarios, or an object with \"scenarios\"");
+    return fail(
+        "a scenario file is a JSON array of scenarios, one scenario object, or an object with "
+        "\"scenarios\"");
   }
   if (!entries.is_array()) return fail(prefix + ": must be an array");
   if (entries.empty()) return fail("the file has no scenarios");
+  // Every scenario is read, so each one's problems are named in one go.
+  std::vector<std::string> problems;
   for (size_t i = 0; i < entries.size(); ++i) {
     json entry = entries[i];
     if (entry.is_object()) {
@@ -366,8 +375,17 @@ Result<ScenarioFile> ParseScenarios(const std::string& text, const std::filesyst
       }
     }
     auto s = ReadScenario(entry, i, path, options);
-    if (!s.ok()) return fail(prefix + s.error().message);
+    if (!s.ok()) {
+      std::istringstream lines(s.error().message);
+      for (std::string line; std::getline(lines, line);) problems.push_back(prefix + line);
+      continue;
+    }
     file.scenarios.push_back(std::move(*s));
+  }
+  if (!problems.empty()) {
+    std::string all;
+    for (const auto& p : problems) all += (all.empty() ? "" : "\n") + fail(p).message;
+    return Error{all};
   }
   return file;
 }

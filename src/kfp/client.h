@@ -28,6 +28,25 @@ class CallObserver {
   virtual void OnError(std::string_view /*operation*/, const std::string& /*message*/) {}
 };
 
+// Every operation name the client reports to its CallObserver: the names
+// users write in thresholds and RANDOM_GETS mixes are checked against them.
+inline constexpr std::string_view kOperations[] = {"GetHealthz",
+                                                   "UploadPipeline",
+                                                   "UploadPipelineVersion",
+                                                   "ListPipelines",
+                                                   "GetPipeline",
+                                                   "DeletePipeline",
+                                                   "ListPipelineVersions",
+                                                   "CreateExperiment",
+                                                   "ListExperiments",
+                                                   "DeleteExperiment",
+                                                   "CreateRun",
+                                                   "GetRun",
+                                                   "ListRuns",
+                                                   "DeleteRun",
+                                                   "CreateRecurringRun",
+                                                   "DeleteRecurringRun"};
+
 struct ListOptions {
   int page_size = 0;  // 0: the server's default
   std::string page_token;

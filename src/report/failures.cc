@@ -42,9 +42,9 @@ std::vector<std::string> FailureReasons(const harness::BenchmarkResults& results
   std::map<std::string, uint64_t> run_errors;
   for (const auto& r : results.runs) {
     if (r.state == RuntimeState::kSucceeded) continue;
-    std::string how = NotCreated(r)               ? "not created"
-                      : !IsTerminal(r.state)      ? "unfinished"
-                                                  : std::string(RuntimeStateName(r.state));
+    std::string how = NotCreated(r)          ? "not created"
+                      : !IsTerminal(r.state) ? "unfinished"
+                                             : std::string(RuntimeStateName(r.state));
     not_succeeded[how]++;
     if (!r.error.empty()) run_errors[r.error]++;
   }
@@ -58,10 +58,10 @@ std::vector<std::string> FailureReasons(const harness::BenchmarkResults& results
         how += fmt::format("{}{} {}", how.empty() ? "" : ", ", n, state);
       }
       auto [message, n] = MostFrequent(run_errors);
-      reasons.push_back(fmt::format(
-          "{} of {} runs did not succeed ({}; {} allowed by --max-failed-runs){}", bad,
-          results.runs.size(), how, Percent(policy.max_failed_runs),
-          message.empty() ? "" : fmt::format(": {} (x{})", message, n)));
+      reasons.push_back(
+          fmt::format("{} of {} runs did not succeed ({}; {} allowed by --max-failed-runs){}", bad,
+                      results.runs.size(), how, Percent(policy.max_failed_runs),
+                      message.empty() ? "" : fmt::format(": {} (x{})", message, n)));
     }
   }
   return reasons;

@@ -25,7 +25,7 @@ TEST(Failures, NothingWrongIsNoFailure) {
   harness::BenchmarkResults r;
   Calls(r, "CreateRun", 3, 0);
   Calls(r, "GetRun", 30, 2, "HTTP 503: busy");  // some calls failed: that is measured, not fatal
-  Calls(r, "GetHealthz", 0, 1);                  // some servers lack healthz
+  Calls(r, "GetHealthz", 0, 1);                 // some servers lack healthz
   for (int i = 0; i < 3; ++i) r.runs.push_back(Record(std::to_string(i), RuntimeState::kSucceeded));
   EXPECT_TRUE(FailureReasons(r, {}).empty());
 }
@@ -33,10 +33,12 @@ TEST(Failures, NothingWrongIsNoFailure) {
 TEST(Failures, EveryRefusedCreateRunFailsWithTheServersReason) {
   harness::BenchmarkResults r;
   Calls(r, "CreateRun", 0, 6, "HTTP 400: unknown parameter 'durtion'");
-  for (int i = 0; i < 6; ++i) r.runs.push_back(Record("", RuntimeState::kUnspecified, "CreateRun: HTTP 400"));
+  for (int i = 0; i < 6; ++i)
+    r.runs.push_back(Record("", RuntimeState::kUnspecified, "CreateRun: HTTP 400"));
   auto reasons = FailureReasons(r, {});
   ASSERT_EQ(reasons.size(), 2u);
-  EXPECT_EQ(reasons[0], "every CreateRun call failed (6 of 6): HTTP 400: unknown parameter 'durtion'");
+  EXPECT_EQ(reasons[0],
+            "every CreateRun call failed (6 of 6): HTTP 400: unknown parameter 'durtion'");
   EXPECT_NE(reasons[1].find("6 of 6 runs did not succeed (6 not created;"), std::string::npos)
       << reasons[1];
   EXPECT_TRUE(NotCreated(r.runs[0]));
@@ -46,7 +48,8 @@ TEST(Failures, FailedRunsBeyondTheTolerance) {
   harness::BenchmarkResults r;
   Calls(r, "CreateRun", 4, 0);
   r.runs = {Record("a", RuntimeState::kSucceeded), Record("b", RuntimeState::kSucceeded),
-            Record("c", RuntimeState::kSucceeded), Record("d", RuntimeState::kFailed, "step x: exit 1")};
+            Record("c", RuntimeState::kSucceeded),
+            Record("d", RuntimeState::kFailed, "step x: exit 1")};
   auto reasons = FailureReasons(r, {});
   ASSERT_EQ(reasons.size(), 1u);
   EXPECT_EQ(reasons[0],

@@ -5,7 +5,9 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "kfp/client.h"
 #include "util/strings.h"
 
 namespace kfpbench::report {
@@ -64,10 +66,16 @@ std::string Text(ThresholdKind kind, double v) {
 Result<double> ParseLimit(ThresholdKind kind, std::string_view value) {
   switch (kind) {
     case ThresholdKind::kLatency: {
-      if (auto bare = Number(value)) return *bare;  // k6: a bare number is milliseconds
-      auto d = ParseDuration(value);
-      if (!d.ok()) return Error{"expected a duration such as 500ms, 2s or 10m"};
-      return ToSeconds(*d) * 1000;
+      double ms = 0;
+      if (auto bare = Number(value)) {
+        ms = *bare;  // k6: a bare number is milliseconds
+      } else {
+        auto d = ParseDuration(value);
+        if (!d.ok()) return Error{"expected a duration such as 500ms, 2s or 10m"};
+        ms = ToSeconds(*d) * 1000;
+      }
+      if (!(ms >= 0)) return Error{"a latency limit cannot be negative"};
+      return ms;
     }
     case ThresholdKind::kErrorRate: {
       if (!value.empty() && value.back() == '%') {
@@ -85,9 +93,12 @@ Result<double> ParseLimit(ThresholdKind kind, std::string_view value) {
       return *n;
     }
     case ThresholdKind::kRate: {
-      double per = 1;
+      // The unit is part of the syntax: scenarios give rates per minute and
+      // k6 per second, so a bare number would be read wrong by someone.
+      double per = 0;
       if (value.ends_with("/s")) {
         value.remove_suffix(2);
+        per = 1;
       } else if (value.ends_with("/m")) {
         value.remove_suffix(2);
         per = 60;
@@ -96,7 +107,9 @@ Result<double> ParseLimit(ThresholdKind kind, std::string_view value) {
         per = 3600;
       }
       auto n = Number(TrimSpace(value));
-      if (!n || *n < 0) return Error{"expected a rate such as 10/s or 600/m"};
+      if (per == 0 || !n || *n < 0) {
+        return Error{"expected a rate with its unit, such as 10/s, 600/m or 36000/h"};
+      }
       return *n / per;
     }
   }
@@ -188,11 +201,23 @@ Result<std::vector<std::string>> Expressions(const std::string& metric, const js
       return Ok();
     }
     if (e.is_object() && e.contains("threshold") && e["threshold"].is_string()) {
+      for (const auto& [key, value] : e.items()) {
+        if (key != "threshold") {
+          // k6's abortOnFail and delayAbortEval stop a test as it runs;
+          // kfpbench judges thresholds after the run, so it refuses them
+          // rather than ignore them.
+          return Error{fmt::format(
+              "thresholds.{}: {}: not supported (kfpbench judges thresholds after the run; "
+              "--max-error-rate stops a run early)",
+              metric, key)};
+        }
+      }
       out.push_back(e["threshold"].get<std::string>());
       return Ok();
     }
-    return Error{
-        fmt::format("{}: each threshold must be a string such as \"p95 < 500ms\"", metric)};
+    return Error{fmt::format(
+        "thresholds.{}: each threshold must be a string such as \"p95 < 500ms\" (got {})", metric,
+        e.dump())};
   };
   if (spec.is_array()) {
     for (const auto& e : spec) {
@@ -254,24 +279,64 @@ Result<Threshold> ParseThreshold(const std::string& metric, const std::string& e
   return t;
 }
 
-Result<std::vector<Verdict>> EvaluateThresholds(const harness::BenchmarkResults& results,
-                                                const json& thresholds) {
-  std::vector<Verdict> verdicts;
-  if (thresholds.is_null()) return verdicts;
+bool IsKnownMetric(const std::string& metric) {
+  if (IsRunMetric(metric)) return true;
+  for (auto op : kfp::kOperations) {
+    if (op == metric) return true;
+  }
+  return false;
+}
+
+Result<std::vector<Threshold>> ParseThresholds(const json& thresholds) {
+  std::vector<Threshold> parsed;
+  if (thresholds.is_null()) return parsed;
   if (!thresholds.is_object()) {
     return Error{"thresholds: must be an object mapping a metric to expressions"};
   }
-  std::vector<Threshold> parsed;
+  std::vector<std::string> problems;
   for (const auto& [metric, spec] : thresholds.items()) {
-    auto exprs = Expressions(metric, spec);
-    if (!exprs.ok()) return exprs.error();
-    for (const auto& e : *exprs) {
-      auto t = ParseThreshold(metric, e);
-      if (!t.ok()) return t.error();
-      parsed.push_back(std::move(*t));
+    if (!IsKnownMetric(metric)) {
+      problems.push_back(fmt::format(
+          "thresholds.{}: no such metric (known: run_duration, queue_wait, and the operations {})",
+          metric, fmt::join(kfp::kOperations, ", ")));
+      continue;
+    }
+    for (const auto& item : spec.is_array() ? spec : json::array({spec})) {
+      if (item.is_array()) {
+        problems.push_back(fmt::format(
+            "thresholds.{}: each threshold must be a string such as \"p95 < 500ms\" (got {})",
+            metric, item.dump()));
+        continue;
+      }
+      auto exprs = Expressions(metric, item);
+      if (!exprs.ok()) {
+        problems.push_back(exprs.error().message);
+        continue;
+      }
+      for (const auto& e : *exprs) {
+        auto t = ParseThreshold(metric, e);
+        if (!t.ok()) {
+          // As a JSON path, like every other problem of the file.
+          std::string message = t.error().message;
+          std::string own = "threshold " + metric + ": ";
+          if (message.starts_with(own)) message = message.substr(own.size());
+          problems.push_back(fmt::format("thresholds.{}: {}", metric, message));
+        } else {
+          parsed.push_back(std::move(*t));
+        }
+      }
     }
   }
-  for (const auto& t : parsed) {
+  if (!problems.empty()) return Error{fmt::format("{}", fmt::join(problems, "\n"))};
+  return parsed;
+}
+
+Result<std::vector<Verdict>> EvaluateThresholds(const harness::BenchmarkResults& results,
+                                                const json& thresholds) {
+  std::vector<Verdict> verdicts;
+  auto parsed = ParseThresholds(thresholds);
+  if (!parsed.ok()) return parsed.error();
+  for (const auto& t : *parsed) {
     Observation o = Observe(results, t);
     Verdict v;
     v.metric = t.metric;

@@ -7,7 +7,8 @@
 //   OP    < <= > >=
 //   VALUE latencies with a unit (us ms s m h; a bare number is ms, as in k6),
 //         error_rate as a percentage ("1%") or a fraction ("0.01"),
-//         count as a number, rate per second ("10/s", "600/m"; bare = /s).
+//         count as a number, rate with its unit ("10/s", "600/m", "36000/h";
+//         a bare number is refused: scenarios count per minute, k6 per second).
 #pragma once
 
 #include <string>
@@ -47,9 +48,14 @@ struct Verdict {
 // Errors name the metric and the expression: `CreateRun: "p95 < fast": ...`.
 Result<Threshold> ParseThreshold(const std::string& metric, const std::string& expression);
 
-// `thresholds` maps a metric to an expression, a list of expressions, or k6's
-// object form {"threshold": "..."}; every expression is parsed before any is
-// evaluated, so a typo never yields a partial verdict list.
+// `thresholds` maps a metric (an operation of kfp::kOperations, run_duration
+// or queue_wait) to an expression, a list of expressions, or k6's object form
+// {"threshold": "..."} (abortOnFail and other k6 keys are refused). Every
+// problem is named, one per line; run and validate both check with this.
+Result<std::vector<Threshold>> ParseThresholds(const nlohmann::json& thresholds);
+
+// Every expression is parsed (ParseThresholds) before any is evaluated, so a
+// typo never yields a partial verdict list.
 Result<std::vector<Verdict>> EvaluateThresholds(const harness::BenchmarkResults& results,
                                                 const nlohmann::json& thresholds);
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "report/test_support.h"
 
 namespace kfpbench::report {
@@ -69,7 +71,10 @@ TEST(Thresholds, BadExpressionsNameTheMetricAndTheExpression) {
            {"error_rate < 5", "percentage"},
            {"error_rate < 150%", "percentage"},
            {"count > many", "non-negative number"},
-           {"rate > 10/d", "rate such as"},
+           {"rate > 10/d", "rate with its unit"},
+           {"rate > 10", "rate with its unit"},  // per second or per minute? say it
+           {"p95 < -1s", "expected a duration"},
+           {"p95 < -1", "cannot be negative"},
        }) {
     auto t = ParseThreshold("CreateRun", expr);
     ASSERT_FALSE(t.ok()) << expr;
@@ -120,7 +125,7 @@ TEST(Thresholds, MissingDataFailsInsteadOfPassingSilently) {
 
 TEST(Thresholds, AcceptsStringsListsAndK6ObjectsAndRejectsOtherShapes) {
   auto v = EvaluateThresholds(Known(), json::parse(R"({"GetRun": "p50 < 1s",
-                               "run_duration": [{"threshold": "p99 < 10m", "abortOnFail": true}]})"));
+                               "run_duration": [{"threshold": "p99 < 10m"}]})"));
   ASSERT_TRUE(v.ok()) << v.error().message;
   EXPECT_EQ(v->size(), 2u);
   EXPECT_TRUE(AllPassed(*v));
@@ -132,6 +137,30 @@ TEST(Thresholds, AcceptsStringsListsAndK6ObjectsAndRejectsOtherShapes) {
   EXPECT_NE(bad.error().message.find("GetRun"), std::string::npos);
   // One bad expression fails the whole evaluation.
   EXPECT_FALSE(EvaluateThresholds(Known(), json{{"GetRun", {"p50 < 1s", "p50 < soon"}}}).ok());
+}
+
+TEST(Thresholds, EveryProblemIsNamedBeforeAnyRun) {
+  auto t = ParseThresholds(json::parse(R"({
+    "GetRuns": ["p95 < 1s"],
+    "http_req_failed": ["rate < 0.01"],
+    "CreateRun": ["p95 < 500 ms", {"threshold": "p99 < 1s", "abortOnFail": true}],
+    "ListRuns": [["p95 < 1s"]],
+    "GetRun": ["p95 < 1s"]})"));
+  ASSERT_FALSE(t.ok());
+  const std::string& m = t.error().message;
+  for (const char* expected :
+       {"thresholds.GetRuns: no such metric", "thresholds.http_req_failed: no such metric",
+        "thresholds.CreateRun: \"p95 < 500 ms\": '500 ms': expected a duration",
+        "thresholds.CreateRun: abortOnFail: not supported",
+        "thresholds.ListRuns: each threshold must be a string"}) {
+    EXPECT_NE(m.find(expected), std::string::npos) << expected << "\n" << m;
+  }
+  EXPECT_EQ(std::count(m.begin(), m.end(), '\n'), 4) << m;  // five problems, GetRun is fine
+  auto good = ParseThresholds(json::parse(R"({"GetRun": ["p95 < 1s", "rate > 600/m"],
+                                              "run_duration": "p99 < 10m"})"));
+  ASSERT_TRUE(good.ok()) << good.error().message;
+  EXPECT_EQ(good->size(), 3u);
+  EXPECT_DOUBLE_EQ((*good)[1].limit, 10);  // 600/m is 10/s
 }
 
 TEST(Thresholds, ComeFromTheScenarioSource) {

@@ -1,0 +1,28 @@
+// What `run` checks before it sends any load, and what `validate` checks: one
+// function, so a file that validates is a file that runs, and a file that
+// would be refused is refused by both with the same words.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/scenario.h"
+
+namespace kfpbench::cli {
+
+struct Preflight {
+  // Each problem on its own line, naming the file and the JSON path:
+  // "s.json: [0].params: unknown parameter 'durtion' (pipeline inputs: duration)".
+  std::vector<std::string> problems;
+  // Things that are right but easy to read wrong (a bare number of minutes).
+  std::vector<std::string> notes;
+};
+
+// Checks a loaded scenario file: every mode has a runner in this build, every
+// pipeline file parses as KFP IR, every run's parameters are the pipeline's
+// inputs with the right types (as KFP's API server checks them), the
+// thresholds parse and name real metrics, and a "target" has a host and only
+// known keys.
+Preflight CheckScenarioFile(const harness::ScenarioFile& file);
+
+}  // namespace kfpbench::cli
