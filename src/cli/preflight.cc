@@ -44,8 +44,7 @@ Preflight CheckScenarioFile(const harness::ScenarioFile& file) {
   const bool object_form = file.source.is_object() && file.source.contains("scenarios");
   std::map<std::filesystem::path, Result<ir::PipelineSpec>> pipelines;  // each parsed once
   for (const auto& s : file.scenarios) {
-    const std::string at =
-        fmt::format("{}: {}[{}]", name, object_form ? "scenarios" : "", s.index);
+    const std::string at = fmt::format("{}: {}[{}]", name, object_form ? "scenarios" : "", s.index);
     if (auto r = harness::MakeRunner(s.mode); !r.ok()) {
       out.problems.push_back(fmt::format("{}.mode: {}", at, r.error().message));
     }
@@ -57,9 +56,11 @@ Preflight CheckScenarioFile(const harness::ScenarioFile& file) {
     }
     if (s.pipeline_path.empty()) continue;
     auto it = pipelines.find(s.pipeline_path);
-    if (it == pipelines.end()) it = pipelines.emplace(s.pipeline_path, LoadPipeline(s.pipeline_path)).first;
+    if (it == pipelines.end())
+      it = pipelines.emplace(s.pipeline_path, LoadPipeline(s.pipeline_path)).first;
     if (!it->second.ok()) {
-      out.problems.push_back(fmt::format("{}.pipelineFileName: {}", at, it->second.error().message));
+      out.problems.push_back(
+          fmt::format("{}.pipelineFileName: {}", at, it->second.error().message));
       continue;
     }
     if (RunsWithParams(s.mode)) {

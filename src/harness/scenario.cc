@@ -48,12 +48,18 @@ std::string ModeList() {
 }
 
 // Minutes as a number, or a duration string.
+// Far beyond any benchmark, and far below where time arithmetic overflows.
+constexpr double kMaxMinutes = 366 * 24 * 60;
+
 Result<Duration> ReadTime(const json& v, const std::string& where, double scale) {
   Duration d;
   if (v.is_number()) {
     double minutes = v.get<double>();
     if (!std::isfinite(minutes) || minutes < 0) {
       return Error{fmt::format("{}: must not be negative (got {})", where, v.dump())};
+    }
+    if (minutes > kMaxMinutes) {
+      return Error{fmt::format("{}: {} minutes is more than a year", where, v.dump())};
     }
     d = FromSeconds(minutes * 60.0);
   } else if (v.is_string()) {
@@ -327,8 +333,9 @@ Result<ScenarioFile> ParseScenarios(const std::string& text, const std::filesyst
   json doc;
   try {
     doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    // nlohmann's message carries line and column.
+  } catch (const json::exception& e) {
+    // nlohmann's message carries line and column; out_of_range (406) is a
+    // number it cannot hold, such as 1e999.
     return fail(std::string("malformed JSON: ") + e.what());
   }
   ScenarioFile file;

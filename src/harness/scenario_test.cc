@@ -53,6 +53,22 @@ TEST_F(ScenarioTest, ReadsThePerfTestsFormat) {
   EXPECT_EQ(f->scenarios[2].InFlight(), 3);
 }
 
+TEST_F(ScenarioTest, HugeNumbersAreErrorsNotAborts) {
+  // nlohmann throws out_of_range on 1e999; finite huge times would overflow.
+  for (const char* text : {R"([{"mode":"RANDOM_GETS","runTime":1e999}])",
+                           R"([{"mode":"RANDOM_GETS","runTime":1e300}])",
+                           R"([{"mode":"RANDOM_GETS","runTime":"99999999999999999h"}])",
+                           R"([{"mode":"RANDOM_GETS","runTime":1,"startTime":1e308}])"}) {
+    auto f = Parse(text);
+    EXPECT_FALSE(f.ok()) << text;
+  }
+  LoadOptions absurd;
+  absurd.time_scale = 1e300;
+  auto scaled = Parse(R"([{"mode":"RANDOM_GETS","runTime":"1h"}])", absurd);
+  ASSERT_TRUE(scaled.ok()) << scaled.error().message;
+  EXPECT_EQ(scaled->scenarios[0].run_time, Duration::max());  // saturated, not overflowed
+}
+
 TEST_F(ScenarioTest, TimeScaleMultipliesEveryTime) {
   LoadOptions o;
   o.time_scale = 0.05;

@@ -333,6 +333,8 @@ Result<BenchmarkResults> LoadResults(const std::filesystem::path& path) {
     // through its exception.
     return Error{fmt::format("{}: not valid JSON (at byte {}); the file is corrupt or truncated",
                              file.string(), e.byte)};
+  } catch (const json::exception& e) {
+    return Error{fmt::format("{}: not readable as results: {}", file.string(), e.what())};
   }
   auto r = ResultsFromJson(j);
   if (!r.ok()) return Error{file.string() + ": " + r.error().message};

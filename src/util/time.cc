@@ -155,6 +155,12 @@ std::string FormatDuration(Duration d) {
 double ToSeconds(Duration d) { return std::chrono::duration<double>(d).count(); }
 
 Duration FromSeconds(double seconds) {
+  // Saturate: casting a double beyond int64's range to a duration is
+  // undefined behaviour, and outside input (1e999 minutes) can ask for it.
+  constexpr double kMax = static_cast<double>(Duration::max().count()) / 1e9 * 0.999;
+  if (std::isnan(seconds)) return Duration::zero();
+  if (seconds >= kMax) return Duration::max();
+  if (seconds <= -kMax) return Duration::min();
   return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds));
 }
 

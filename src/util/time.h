@@ -25,6 +25,7 @@ Result<Duration> ParseDuration(std::string_view text);
 std::string FormatDuration(Duration d);  // "1.25s", "340ms", "2m5s"
 
 double ToSeconds(Duration d);
+// Saturates at Duration::max()/min(); NaN is zero.
 Duration FromSeconds(double seconds);
 
 }  // namespace kfpbench

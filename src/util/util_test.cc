@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "util/ids.h"
 #include "util/result.h"
 #include "util/secrets.h"
@@ -7,6 +10,14 @@
 
 namespace kfpbench {
 namespace {
+
+TEST(Durations, FromSecondsSaturatesInsteadOfOverflowing) {
+  EXPECT_EQ(FromSeconds(1e300), Duration::max());
+  EXPECT_EQ(FromSeconds(-1e300), Duration::min());
+  EXPECT_EQ(FromSeconds(std::numeric_limits<double>::infinity()), Duration::max());
+  EXPECT_EQ(FromSeconds(std::nan("")), Duration::zero());
+  EXPECT_EQ(FromSeconds(1.5), std::chrono::milliseconds(1500));
+}
 
 TEST(Rfc3339, FormatsUtcWithTrimmedFraction) {
   WallTime t = WallTime(std::chrono::seconds(1700000000)) + std::chrono::milliseconds(120);
