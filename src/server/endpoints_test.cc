@@ -43,6 +43,34 @@ TEST_F(EndpointsTest, HealthzSaysSingleUser) {
   EXPECT_EQ(body["multi_user"], false);
 }
 
+// Issue #13, items 2 and 3: bytes that are not UTF-8, in the file or in a
+// query parameter, are refused before anything is written, and the server
+// keeps serving (and storing) afterwards.
+TEST_F(EndpointsTest, UploadsThatAreNotUtf8AreRefusedAndStoreNothing) {
+  std::string bad_file = kPipeline;
+  bad_file.replace(bad_file.find("two-steps"), 9, "two-st\x83ps");
+  auto form = http::BuildMultipart({{"uploadfile", "p.yaml", "", bad_file}});
+  auto r = client_->Send(Method::kPost, "/apis/v2beta1/pipelines/upload?name=bytes", form.body,
+                         form.content_type);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_NE(r->body.find("not valid UTF-8"), std::string::npos) << r->body;
+
+  auto good = http::BuildMultipart({{"uploadfile", "p.yaml", "", kPipeline}});
+  r = client_->Send(Method::kPost, "/apis/v2beta1/pipelines/upload?name=ok%FFname", good.body,
+                    good.content_type);
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_NE(r->body.find("name is not valid UTF-8"), std::string::npos) << r->body;
+
+  auto [ls, list] = Call(Method::kGet, "/apis/v2beta1/pipelines");
+  EXPECT_EQ(ls, 200) << list;
+  EXPECT_FALSE(list.contains("pipelines")) << list;  // nothing was stored
+  auto [es, experiment] =
+      Call(Method::kPost, "/apis/v2beta1/experiments", R"({"display_name": "after"})");
+  EXPECT_EQ(es, 200) << experiment;
+  EXPECT_EQ(Upload("two-steps", kPipeline).value("name", ""), "two-steps");
+}
+
 TEST_F(EndpointsTest, VersionsUploadCreatePatchDelete) {
   json p = Upload("two-steps", kPipeline);
   std::string pid = p["pipeline_id"];

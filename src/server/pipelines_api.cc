@@ -6,14 +6,18 @@
 #include "server/api_util.h"
 #include "server/handlers.h"
 #include "util/ids.h"
+#include "util/strings.h"
 
 namespace kfpbench::server {
 namespace {
 
 using nlohmann::json;
 
-// The "uploadfile" part of a multipart upload.
-Result<const http::FormPart*> UploadFile(const std::vector<http::FormPart>& parts) {
+// The "uploadfile" part of a multipart upload, checked before anything is
+// written: protobuf strings (and so KFP's stored names and specs) are UTF-8,
+// and a stray byte found later would fail a write halfway.
+Result<const http::FormPart*> UploadFile(const http::Request& r,
+                                         const std::vector<http::FormPart>& parts) {
   const http::FormPart* file = nullptr;
   for (const auto& part : parts) {
     if (part.name == "uploadfile") file = &part;
@@ -23,6 +27,18 @@ Result<const http::FormPart*> UploadFile(const std::vector<http::FormPart>& part
     return Error{fmt::format("the pipeline file is {} bytes; at most {} are accepted",
                              file->data.size(), kMaxUploadBytes),
                  413};
+  }
+  for (const char* key :
+       {"name", "display_name", "description", "namespace", "code_source_url", "pipelineid"}) {
+    if (!IsValidUtf8(r.Query(key))) {
+      return Error{fmt::format("invalid upload: the query parameter {} is not valid UTF-8", key),
+                   400};
+    }
+  }
+  if (!IsValidUtf8(file->filename))
+    return Error{"invalid upload: file name is not valid UTF-8", 400};
+  if (!IsValidUtf8(file->data)) {
+    return Error{"invalid upload: the pipeline file is not valid UTF-8", 400};
   }
   return file;
 }
@@ -51,7 +67,7 @@ Result<std::pair<kfp::Pipeline, kfp::PipelineVersion>> Handlers::UploadFromReque
     const http::Request& r) {
   auto parts = http::ParseMultipart(r.headers.Get("Content-Type"), r.body);
   if (!parts.ok()) return Error{"invalid upload: " + parts.error().message, 400};
-  auto file = UploadFile(*parts);
+  auto file = UploadFile(r, *parts);
   if (!file.ok()) return file.error();
   const std::string& filename = (*file)->filename;
   auto spec = ParseSpec((*file)->data, filename.empty() ? "uploadfile" : filename);
@@ -93,7 +109,7 @@ http::Response Handlers::UploadPipelineVersion(const http::Request& r, const Par
   if (!pipeline.ok()) return ErrorResponse(pipeline.error());
   auto parts = http::ParseMultipart(r.headers.Get("Content-Type"), r.body);
   if (!parts.ok()) return ErrorResponse(400, "invalid upload: " + parts.error().message);
-  auto file = UploadFile(*parts);
+  auto file = UploadFile(r, *parts);
   if (!file.ok()) return ErrorResponse(file.error());
   const std::string& filename = (*file)->filename;
   auto spec = ParseSpec((*file)->data, filename.empty() ? "uploadfile" : filename);

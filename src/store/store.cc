@@ -292,14 +292,12 @@ Status Store::DeletePipeline(const std::string& id, bool cascade) {
                              id, versions),
                  400};
   }
-  if (Status s = db_->Exec("BEGIN"); !s.ok()) return s;
-  auto versions_delete = db_->Prepare("DELETE FROM pipeline_versions WHERE pipeline_id = ?");
-  Status s = versions_delete.ok() ? versions_delete->Bind(1, id).Run() : versions_delete.error();
-  if (s.ok()) {
-    s = DeleteOne(*db_, "DELETE FROM pipelines WHERE id = ?", id, NotFound("pipeline", id));
-  }
-  (void)db_->Exec(s.ok() ? "COMMIT" : "ROLLBACK");
-  return s;
+  return InTransaction([&]() -> Status {
+    auto versions_delete = db_->Prepare("DELETE FROM pipeline_versions WHERE pipeline_id = ?");
+    if (!versions_delete.ok()) return versions_delete.error();
+    if (Status s = versions_delete->Bind(1, id).Run(); !s.ok()) return s;
+    return DeleteOne(*db_, "DELETE FROM pipelines WHERE id = ?", id, NotFound("pipeline", id));
+  });
 }
 
 Status Store::InsertPipelineVersion(const kfp::PipelineVersion& v) {

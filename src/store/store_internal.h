@@ -2,6 +2,7 @@
 // errors, one-row reads and writes, and the keyset list query.
 #pragma once
 
+#include <exception>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -136,13 +137,28 @@ namespace kfpbench::store {
 template <typename Fn>
 Status Store::InTransaction(Fn&& fn) {
   if (Status s = db_->Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
-  Status s = fn();
-  Status end = db_->Exec(s.ok() ? "COMMIT" : "ROLLBACK");
-  if (s.ok() && !end.ok()) {
-    (void)db_->Exec("ROLLBACK");
-    return end;
+  // Rolls back on every way out that did not commit, an exception included
+  // (a JSON dump of a bad string throws): a transaction left open would make
+  // every later write fail and lose the acknowledged ones at the next start.
+  struct Guard {
+    Database* db;
+    bool open = true;
+    ~Guard() {
+      if (open) (void)db->Exec("ROLLBACK");
+    }
+  } guard{db_.get()};
+  Status s;
+  try {
+    s = fn();
+  } catch (const std::exception& e) {
+    // Storage is a boundary too: a value that cannot be written (a JSON
+    // dump of a string that is not UTF-8 throws) fails this write only.
+    return Error{std::string("cannot store the value: ") + e.what(), 500};
   }
-  return s;
+  if (!s.ok()) return s;  // the guard rolls back
+  Status end = db_->Exec("COMMIT");
+  if (end.ok()) guard.open = false;
+  return end;
 }
 
 }  // namespace kfpbench::store

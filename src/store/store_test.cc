@@ -190,3 +190,46 @@ TEST(StoreOnDisk, SurvivesReopen) {
 
 }  // namespace
 }  // namespace kfpbench::store
+
+namespace kfpbench::store {
+namespace {
+
+// Issue #13, item 2: a write that throws halfway (a JSON dump of a string that
+// is not UTF-8) used to leave its transaction open, so every later write
+// failed and acknowledged ones were gone after a restart.
+TEST(StoreTransactions, AWriteThatThrowsRollsBackAndLaterWritesAreDurable) {
+  auto path = std::filesystem::temp_directory_path() / ("kfpbench-tx-" + NewUuid() + ".db");
+  {
+    auto store = Store::Open(path.string());
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    kfp::Pipeline p;
+    p.pipeline_id = "p1";
+    p.name = "bad";
+    p.display_name = "bad";
+    kfp::PipelineVersion v;
+    v.pipeline_id = "p1";
+    v.pipeline_version_id = "v1";
+    v.name = "bad";
+    v.pipeline_spec = {{"pipelineInfo", {{"name", "ech\x83o"}}}};  // dump() throws
+    auto s = (*store)->InsertPipelineAndVersion(p, v);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().code, 500);
+    EXPECT_FALSE((*store)->GetPipeline("p1").ok());  // nothing half-written
+
+    kfp::Experiment e;
+    e.experiment_id = "e1";
+    e.display_name = "after";
+    ASSERT_TRUE((*store)->InsertExperiment(e).ok());
+    v.pipeline_spec = {{"pipelineInfo", {{"name", "echo"}}}};
+    ASSERT_TRUE((*store)->InsertPipelineAndVersion(p, v).ok());
+  }
+  auto reopened = Store::Open(path.string());
+  ASSERT_TRUE(reopened.ok()) << reopened.error().message;
+  EXPECT_TRUE((*reopened)->GetExperiment("e1").ok());
+  EXPECT_TRUE((*reopened)->GetPipeline("p1").ok());
+  reopened->reset();
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path.string() + suffix);
+}
+
+}  // namespace
+}  // namespace kfpbench::store

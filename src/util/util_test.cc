@@ -6,6 +6,7 @@
 #include "util/ids.h"
 #include "util/result.h"
 #include "util/secrets.h"
+#include "util/strings.h"
 #include "util/time.h"
 
 namespace kfpbench {
@@ -85,6 +86,27 @@ TEST(ResultType, CarriesValueOrError) {
   EXPECT_EQ(bad.error().code, 400);
   Status s = Ok();
   EXPECT_TRUE(s.ok());
+}
+
+}  // namespace
+}  // namespace kfpbench
+
+namespace kfpbench {
+namespace {
+
+TEST(Utf8, ValidatesAsRfc3629) {
+  EXPECT_TRUE(IsValidUtf8(""));
+  EXPECT_TRUE(IsValidUtf8("plain"));
+  EXPECT_TRUE(IsValidUtf8("h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80"));  // é € 😀
+  EXPECT_FALSE(IsValidUtf8("ech\x83o"));  // a lone continuation byte
+  EXPECT_FALSE(
+      IsValidUtf8("ok\xff"
+                  "name"));                       // never valid
+  EXPECT_FALSE(IsValidUtf8("\xc3"));              // truncated
+  EXPECT_FALSE(IsValidUtf8("\xe2\x82"));          // truncated
+  EXPECT_FALSE(IsValidUtf8("\xc0\xaf"));          // overlong '/'
+  EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80"));      // a surrogate
+  EXPECT_FALSE(IsValidUtf8("\xf4\x90\x80\x80"));  // above U+10FFFF
 }
 
 }  // namespace
