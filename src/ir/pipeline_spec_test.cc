@@ -422,3 +422,39 @@ TEST(PipelineSpec, ParsesReferencePipelines) {
 
 }  // namespace
 }  // namespace kfpbench::ir
+
+namespace kfpbench::ir {
+namespace {
+
+// Issue #13, item 1: a 307-byte upload of nested aliases aborted the server
+// with bad_alloc; ten levels grew it to 24 GB.
+TEST(YamlLimits, AliasBombsAndDeepNestingAreRefusedNotExpanded) {
+  std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n";
+  std::string previous = "a";
+  for (char level = 'b'; level <= 'j'; ++level) {
+    std::string name(1, level);
+    bomb += name + ": &" + name + " [";
+    for (int i = 0; i < 9; ++i) bomb += (i ? ", *" : "*") + previous;
+    bomb += "]\n";
+    previous = name;
+  }
+  auto docs = YamlToJson(bomb);
+  ASSERT_FALSE(docs.ok());
+  EXPECT_NE(docs.error().message.find("alias"), std::string::npos) << docs.error().message;
+  EXPECT_EQ(docs.error().code, 400);
+
+  std::string deep = std::string(300, '[') + std::string(300, ']');
+  auto nested = YamlToJson(deep);
+  ASSERT_FALSE(nested.ok());
+  EXPECT_NE(nested.error().message.find("deep"), std::string::npos) << nested.error().message;
+
+  std::string deeper = std::string(100000, '[') + std::string(100000, ']');
+  EXPECT_FALSE(YamlToJson(deeper).ok());  // an error, not a stack overflow
+
+  auto fine = YamlToJson("a: &a [1, 2]\nb: [*a, *a]\n");  // aliases within reason still work
+  ASSERT_TRUE(fine.ok()) << fine.error().message;
+  EXPECT_EQ((*fine)[0]["b"], nlohmann::json::parse("[[1, 2], [1, 2]]"));
+}
+
+}  // namespace
+}  // namespace kfpbench::ir

@@ -127,7 +127,34 @@ Result<json> ResolveTagged(const std::string& tag, const std::string& s, const Y
   return *v;
 }
 
-Result<json> Convert(const YAML::Node& node) {
+// yaml-cpp keeps an alias as a second reference to one node, so a 300-byte
+// document of nested aliases (a "billion laughs") is small until it is
+// expanded here. The expansion is bounded, in nodes and in depth, far above
+// any compiled pipeline (KFP's largest test pipelines have a few thousand
+// nodes) and far below what exhausts memory or the stack.
+constexpr size_t kMaxNodes = 1'000'000;
+constexpr int kMaxDepth = 256;
+
+struct Budget {
+  size_t nodes_left = kMaxNodes;
+  int depth = 0;
+};
+
+Result<json> Convert(const YAML::Node& node, Budget& budget) {
+  if (budget.nodes_left == 0) {
+    return Error{fmt::format(
+        "yaml: more than {} nodes once aliases are expanded (an alias bomb?); refused", kMaxNodes)};
+  }
+  --budget.nodes_left;
+  if (budget.depth >= kMaxDepth) {
+    return Error{fmt::format("yaml: line {}: nested more than {} levels deep", node.Mark().line + 1,
+                             kMaxDepth)};
+  }
+  struct Level {
+    Budget& b;
+    explicit Level(Budget& budget) : b(budget) { ++b.depth; }
+    ~Level() { --b.depth; }
+  } level(budget);
   switch (node.Type()) {
     case YAML::NodeType::Undefined:
     case YAML::NodeType::Null:
@@ -142,7 +169,7 @@ Result<json> Convert(const YAML::Node& node) {
     case YAML::NodeType::Sequence: {
       json out = json::array();
       for (const auto& item : node) {
-        auto v = Convert(item);
+        auto v = Convert(item, budget);
         if (!v.ok()) return v;
         out.push_back(std::move(*v));
       }
@@ -155,7 +182,7 @@ Result<json> Convert(const YAML::Node& node) {
           return Error{
               fmt::format("yaml: line {}: mapping keys must be scalars", kv.first.Mark().line + 1)};
         }
-        auto v = Convert(kv.second);
+        auto v = Convert(kv.second, budget);
         if (!v.ok()) return v;
         out[kv.first.Scalar()] = std::move(*v);
       }
@@ -179,8 +206,9 @@ Result<std::vector<json>> YamlToJson(std::string_view text) {
   }
   std::vector<json> out;
   out.reserve(docs.size());
+  Budget budget;  // shared by every document of the text
   for (const auto& doc : docs) {
-    auto v = Convert(doc);
+    auto v = Convert(doc, budget);
     if (!v.ok()) return Error{v.error().message, 400};
     out.push_back(std::move(*v));
   }
