@@ -314,11 +314,21 @@ struct Client::Impl {
 
   std::unique_ptr<Connection> TakeIdle() {
     std::lock_guard lock(mu);
-    if (idle.empty()) return nullptr;
-    // Most recently used first: the least likely to have been closed by the server.
-    auto conn = std::move(idle.back());
-    idle.pop_back();
-    return conn;
+    while (!idle.empty()) {
+      // Most recently used first: the least likely to have been closed by the server.
+      auto conn = std::move(idle.back());
+      idle.pop_back();
+      if (!PeerClosed(conn->fd.get())) return conn;
+    }
+    return nullptr;
+  }
+
+  // An idle connection with anything to read has been closed by the server
+  // (EOF, a reset, a TLS close_notify): sending on it would fail, and for a
+  // POST nobody could tell whether the server had acted.
+  static bool PeerClosed(int fd) {
+    pollfd p{fd, POLLIN | POLLRDHUP, 0};
+    return ::poll(&p, 1, 0) != 0;
   }
 
   void ReturnIdle(std::unique_ptr<Connection> conn) {
@@ -438,6 +448,13 @@ Client::~Client() = default;
 
 const Url& Client::base() const { return impl_->options.base; }
 
+namespace {
+bool IsIdempotent(Method method) {
+  return method == Method::kGet || method == Method::kHead || method == Method::kPut ||
+         method == Method::kDelete || method == Method::kOptions;
+}
+}  // namespace
+
 Result<Response> Client::Send(Method method, std::string_view target, std::string body,
                               std::string_view content_type, const Headers& extra) {
   Impl& c = *impl_;
@@ -530,8 +547,13 @@ Result<Response> Client::Send(Method method, std::string_view target, std::strin
     if (timed_out) {
       return fail(fmt::format("no response within {} ms", c.options.request_timeout.count()));
     }
-    if (reused && nothing_back && attempt == 0) {
-      continue;  // a keep-alive connection the server had closed: try a fresh one
+    // A keep-alive connection the server closed as the request went out: try
+    // a fresh one, but only when sending twice is harmless. A POST may have
+    // been acted on (a run created) before the connection went, so it fails
+    // and is counted instead of being sent again behind the caller's back.
+    if (reused && nothing_back && attempt == 0 && IsIdempotent(method)) {
+      retries_.fetch_add(1, std::memory_order_relaxed);
+      continue;
     }
     if (ec == bhttp::error::end_of_stream) return fail("connection closed before a response");
     if (ec == bhttp::error::partial_message) return fail("connection closed mid-response");

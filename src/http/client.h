@@ -2,6 +2,8 @@
 // every call kfpbench makes to a KFP API server (real or embedded).
 #pragma once
 
+#include <atomic>
+
 #include <chrono>
 #include <memory>
 #include <string>
@@ -36,18 +38,24 @@ class Client {
   // Sends one request and reads the whole response. A transport failure
   // (refused, reset, timeout, DNS) is an Error whose message names the URL and
   // the cause and whose code is 0; any HTTP status, 4xx and 5xx included, is a
-  // Response. A connection taken from the pool that turns out to be closed is
-  // retried once on a fresh connection before giving up. Over https a
+  // Response. Idle connections the server has closed are dropped before use;
+  // one that closes as an idempotent request (GET, HEAD, PUT, DELETE, OPTIONS)
+  // goes out is retried once on a fresh connection (counted in retries()). A
+  // POST or PATCH is never sent twice: the server may have acted on it, so it
+  // fails as a transport error instead. Over https a
   // certificate that does not verify, or names another host, is an Error that
   // says so (and a CA file that cannot be loaded fails every call).
   Result<Response> Send(Method method, std::string_view target, std::string body = "",
                         std::string_view content_type = "", const Headers& extra = {});
 
   const Url& base() const;
+  // Requests sent a second time (see Send), since the client was made.
+  uint64_t retries() const { return retries_.load(std::memory_order_relaxed); }
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  std::atomic<uint64_t> retries_{0};
 };
 
 }  // namespace kfpbench::http

@@ -544,6 +544,44 @@ TEST(Client, StalePooledConnectionIsRetriedOnce) {
   EXPECT_EQ(server.connections(), 3);
 }
 
+// Issue #13, item 8: the server takes the second request on a kept-alive
+// connection and closes it without answering, as one that acted and then
+// went away would. A GET may be sent again; a POST must not be (it could
+// create a second run), so it fails and nothing is sent twice behind the
+// caller's back.
+TEST(Client, APostIsNeverResentSilentlyAGetIsAndIsCounted) {
+  std::atomic<int> requests{0};
+  ScriptedServer server([&requests](int fd, int index) {
+    ReadUntil(fd, "\r\n\r\n");
+    ++requests;
+    WriteAll(fd, kOk);
+    if (index == 0) {
+      ReadUntil(fd, "\r\n\r\n");  // the second request arrives ...
+      ++requests;                 // ... is acted on, and the connection drops
+    }
+  });
+  auto client = MakeClient(server.port());
+  ASSERT_TRUE(client->Send(Method::kGet, "/warm").ok());
+  auto post = client->Send(Method::kPost, "/runs", "{}");
+  ASSERT_FALSE(post.ok());
+  EXPECT_NE(post.error().message.find("connection closed before a response"), std::string::npos)
+      << post.error().message;
+  EXPECT_EQ(requests.load(), 2);  // the POST reached the server once, and only once
+  EXPECT_EQ(client->retries(), 0u);
+
+  ScriptedServer again([](int fd, int index) {
+    ReadUntil(fd, "\r\n\r\n");
+    WriteAll(fd, kOk);
+    if (index == 0) ReadUntil(fd, "\r\n\r\n");
+  });
+  auto reader = MakeClient(again.port());
+  ASSERT_TRUE(reader->Send(Method::kGet, "/warm").ok());
+  auto get = reader->Send(Method::kGet, "/runs/1");
+  ASSERT_TRUE(get.ok()) << get.error().message;
+  EXPECT_EQ(reader->retries(), 1u);
+  EXPECT_EQ(again.connections(), 2);
+}
+
 TEST(Client, NoRetryOnceAResponseHasStarted) {
   ScriptedServer server([](int fd, int) {
     ReadUntil(fd, "\r\n\r\n");
