@@ -32,6 +32,7 @@
 #include "report/thresholds.h"
 #include "report/write_reports.h"
 #include "util/secrets.h"
+#include "util/time.h"
 
 namespace kfpbench::cli {
 namespace {
@@ -79,10 +80,14 @@ class StatusLine {
     if (quiet_) return;
     ++ticks_;
     if (!tty_ && ticks_ % 10 != 0) return;
+    // Past the planned time the load has stopped and runs in flight are
+    // awaited: say so rather than let the clock run past its total.
+    bool draining = p.elapsed > p.planned;
     std::string line = fmt::format(
-        "[{:>5.0f}s/{:.0f}s] runs {} created, {} done | API {} calls, {} errors, p99 {:.1f} ms",
-        ToSeconds(p.elapsed), ToSeconds(p.planned), p.runs_created, p.runs_finished, p.api_calls,
-        p.api_errors, p.p99_us / 1000.0);
+        "[{}{:>5.0f}s/{:.0f}s] runs {} created, {} done{} | API {} calls, {} errors, p99 {}",
+        draining ? "draining " : "", ToSeconds(p.elapsed), ToSeconds(p.planned), p.runs_created,
+        p.runs_finished, p.runs_refused ? fmt::format(", {} refused", p.runs_refused) : "",
+        p.api_calls, p.api_errors, FormatDuration(std::chrono::microseconds(p.p99_us)));
     if (tty_) {
       std::fprintf(stderr, "\r%s\033[K", line.c_str());
       shown_ = true;

@@ -17,7 +17,8 @@ Progress TakeProgress(const metrics::Recorder& recorder, const Context& context,
   p.elapsed = WallClock::now() - recorder.start();
   p.planned = planned;
   p.runs_created = context.runs_created();
-  p.runs_finished = runs.size();
+  p.runs_refused = runs.NotCreated();
+  p.runs_finished = runs.size() - p.runs_refused;
   p.runs_by_state = runs.CountByState();
   p.late_starts = runs.LateStarts();
   metrics::Histogram all;

@@ -43,7 +43,13 @@ void RunLog::Add(RunRecord record) {
   std::lock_guard lock(mu_);
   by_state_[state]++;
   if (late) ++late_starts_;
+  if (record.run_id.empty() && record.recurring_run_id.empty()) ++not_created_;
   records_.push_back(std::move(record));
+}
+
+size_t RunLog::NotCreated() const {
+  std::lock_guard lock(mu_);
+  return not_created_;
 }
 
 size_t RunLog::size() const {

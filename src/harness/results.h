@@ -71,6 +71,8 @@ class RunLog {
   void Add(RunRecord record);
   std::vector<RunRecord> Records() const;
   size_t size() const;
+  // Records of runs whose CreateRun failed (no run_id): never created.
+  size_t NotCreated() const;
   // Counts for live metrics, without copying the records.
   std::map<std::string, int> CountByState() const;
   int LateStarts() const;
@@ -80,6 +82,7 @@ class RunLog {
   std::vector<RunRecord> records_;
   std::map<std::string, int> by_state_;  // kept as records arrive, for CountByState()
   int late_starts_ = 0;
+  size_t not_created_ = 0;
 };
 
 struct TargetInfo {

@@ -41,7 +41,8 @@ struct Progress {
   Duration elapsed{};
   Duration planned{};  // the longest startTime + runTime
   size_t runs_created = 0;
-  size_t runs_finished = 0;
+  size_t runs_finished = 0;  // created runs followed to a terminal state (or given up on)
+  size_t runs_refused = 0;   // CreateRun failed: never created
   uint64_t api_calls = 0;
   uint64_t api_errors = 0;
   int64_t p99_us = 0;                        // over every API call so far

@@ -4,13 +4,16 @@
 
 #include "report/failures.h"
 #include "report/reporter.h"
+#include "util/time.h"
 
 namespace kfpbench::report {
 namespace {
 
-std::string Ms(int64_t us) { return fmt::format("{:.1f}", us / 1000.0); }
+// Each value in the unit that shows it (42us, 3.1ms, 1.52s, 2m5s): a fixed
+// unit prints a 30 us call as 0.0 ms.
+std::string Ms(int64_t us) { return FormatDuration(std::chrono::microseconds(us)); }
 
-std::string Seconds(int64_t ms) { return fmt::format("{:.2f}", ms / 1000.0); }
+std::string Seconds(int64_t ms) { return FormatDuration(std::chrono::milliseconds(ms)); }
 
 }  // namespace
 
@@ -19,7 +22,7 @@ Status ConsoleReporter::Report(const harness::BenchmarkResults& r) {
   out_ << fmt::format("\nkfpbench {} against {}{} — {:.1f} s{}\n", r.kfpbench_version, r.target.url,
                       r.target.embedded ? " (embedded backend)" : "", elapsed,
                       r.partial ? " — PARTIAL: " + r.partial_reason : "");
-  out_ << "\nAPI calls (latency in ms; percentiles by nearest rank, <=0.78% bucket error)\n";
+  out_ << "\nAPI calls (latency; percentiles by nearest rank, <=0.78% bucket error)\n";
   out_ << fmt::format("{:<22} {:>7} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "operation", "count",
                       "errors", "rps", "p50", "p95", "p99", "max");
   for (const auto& [name, op] : r.operations) {
@@ -44,7 +47,7 @@ Status ConsoleReporter::Report(const harness::BenchmarkResults& r) {
   for (const auto& [state, n] : by_state) out_ << fmt::format(", {} {}", n, state);
   if (not_created > 0) out_ << fmt::format("; {} not created (CreateRun failed)", not_created);
   out_ << "\n";
-  out_ << fmt::format("{:<22} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "(seconds)", "count", "min",
+  out_ << fmt::format("{:<22} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "(duration)", "count", "min",
                       "p50", "p95", "p99", "max");
   for (const auto& [label, h] :
        {std::pair{"run duration", &durations}, std::pair{"queue wait", &waits}}) {

@@ -87,5 +87,16 @@ TEST(ConsoleReport, PrintsOperationsAndRuns) {
   EXPECT_NE(text.find("run duration"), std::string::npos);
 }
 
+TEST(ConsoleReport, EachValueInTheUnitThatShowsIt) {
+  harness::BenchmarkResults r;
+  r.finished = r.started + std::chrono::seconds(1);
+  for (int i = 0; i < 10; ++i) r.operations["GetRun"].latency_us.Record(30);  // 30 us calls
+  std::ostringstream out;
+  ASSERT_TRUE(ConsoleReporter(out).Report(r).ok());
+  std::string text = out.str();
+  EXPECT_NE(text.find("30us"), std::string::npos) << text;  // not "0.0" ms
+  EXPECT_EQ(text.find(" 0.0 "), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace kfpbench::report
