@@ -204,6 +204,10 @@ Command AddCompare(CLI::App& app) {
             if (!base.ok()) return Fail(base.error().message, kExitBadInput);
             auto cand = LoadSide(f->candidate);
             if (!cand.ok()) return Fail(cand.error().message, kExitBadInput);
+            for (const auto& w : report::ComparabilityWarnings({&base->front(), &cand->front()},
+                                                               {f->baseline, f->candidate})) {
+              std::cerr << "kfpbench: warning: " << Redact(w) << "\n";
+            }
             auto c = report::Compare(*base, *cand, f->options);
             if (!c.ok()) return Fail(c.error().message, kExitBadInput);
             if (f->format == "json") {
@@ -257,6 +261,11 @@ Command AddHistory(CLI::App& app) {
               auto r = report::LoadResults(d);
               if (!r.ok()) return Fail(r.error().message, kExitBadInput);
               runs.push_back({d, std::move(*r)});
+            }
+            std::vector<const harness::BenchmarkResults*> all;
+            for (const auto& r : runs) all.push_back(&r.results);
+            for (const auto& w : report::ComparabilityWarnings(all, f->dirs)) {
+              std::cerr << "kfpbench: warning: " << Redact(w) << "\n";
             }
             report::HistoryOptions o;
             o.metric = f->metric;

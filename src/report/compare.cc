@@ -226,4 +226,28 @@ nlohmann::json ComparisonJson(const Comparison& c, const CompareOptions& o) {
           {"seed", o.seed},   {"regressed", c.regressed},   {"changes", std::move(rows)}};
 }
 
+std::vector<std::string> ComparabilityWarnings(
+    const std::vector<const harness::BenchmarkResults*>& results,
+    const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  if (results.size() < 2) return out;
+  auto target = [](const harness::BenchmarkResults& r) {
+    return r.target.embedded ? std::string("the embedded backend")
+                             : fmt::format("{} ({})", r.target.url, r.target.api_version);
+  };
+  const auto& first = *results.front();
+  for (size_t i = 1; i < results.size(); ++i) {
+    const auto& other = *results[i];
+    if (other.scenario_source != first.scenario_source) {
+      out.push_back(fmt::format("{} and {} ran different scenario files ({} and {})", names[0],
+                                names[i], first.scenario_path, other.scenario_path));
+    }
+    if (target(other) != target(first)) {
+      out.push_back(fmt::format("{} and {} ran against different targets ({} and {})", names[0],
+                                names[i], target(first), target(other)));
+    }
+  }
+  return out;
+}
+
 }  // namespace kfpbench::report

@@ -61,4 +61,11 @@ std::string ComparisonText(const Comparison& c, const CompareOptions& options);
 std::string ComparisonMarkdown(const Comparison& c, const CompareOptions& options);
 nlohmann::json ComparisonJson(const Comparison& c, const CompareOptions& options);
 
+// Why results may not be comparable: each difference in the scenario file
+// they ran or the target they ran against (an embedded backend counts as one
+// target whatever its port), naming both sides. Empty when they match.
+std::vector<std::string> ComparabilityWarnings(
+    const std::vector<const harness::BenchmarkResults*>& results,
+    const std::vector<std::string>& names);
+
 }  // namespace kfpbench::report

@@ -113,3 +113,29 @@ TEST(Compare, FormatsAndRejectsBadOptions) {
 
 }  // namespace
 }  // namespace kfpbench::report
+
+namespace kfpbench::report {
+namespace {
+
+TEST(Comparability, WarnsAboutOtherScenariosAndTargets) {
+  harness::BenchmarkResults a, b;
+  a.scenario_source = nlohmann::json::parse(R"([{"mode": "RANDOM_GETS", "runTime": 1}])");
+  a.scenario_path = "gets.json";
+  a.target.embedded = true;
+  a.target.url = "http://127.0.0.1:40001";
+  b = a;
+  b.target.url = "http://127.0.0.1:40002";  // another port of the embedded backend: the same
+  EXPECT_TRUE(ComparabilityWarnings({&a, &b}, {"A", "B"}).empty());
+  b.scenario_source[0]["runTime"] = 2;
+  b.scenario_path = "gets2.json";
+  b.target = {"https://kfp.example.com", false, "v2beta1", nullptr};
+  auto w = ComparabilityWarnings({&a, &b}, {"A", "B"});
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0], "A and B ran different scenario files (gets.json and gets2.json)");
+  EXPECT_EQ(w[1],
+            "A and B ran against different targets (the embedded backend and "
+            "https://kfp.example.com (v2beta1))");
+}
+
+}  // namespace
+}  // namespace kfpbench::report
