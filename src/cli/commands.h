@@ -22,6 +22,7 @@ struct BackendFlags {
   std::string executor = "process";
   std::vector<std::string> stub_durations;
   std::string artifact_root;
+  std::string package_root;
   int nodes = 0;
   std::string node_cpu;
   std::string node_memory;

@@ -19,6 +19,9 @@ void BackendFlags::Add(CLI::App& app) {
                  "stub step duration, e.g. constant:1s or exec-train=lognormal:60s:0.3");
   app.add_option("--artifact-root", artifact_root,
                  "folder for task work dirs and logs (default: a temporary folder)");
+  app.add_option("--package-root", package_root,
+                 "let package_url name local files (a path or file:// URL) under this folder; "
+                 "off by default, as the server would read any file it can");
   app.add_option("--nodes", nodes, "number of nodes (default: one the size of this machine)")
       ->check(CLI::Range(1, 100000));
   app.add_option("--node-cpu", node_cpu, "allocatable CPU per node, e.g. 4 or 3500m");
@@ -29,6 +32,7 @@ Status BackendFlags::Apply(server::BackendOptions& out) const {
   out.executor = executor;
   out.stub_durations = stub_durations;
   out.work_root = artifact_root;
+  out.package_root = package_root;
   if (nodes == 0 && node_cpu.empty() && node_memory.empty()) return Ok();
   double cpu = std::thread::hardware_concurrency();
   int64_t memory = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);

@@ -120,6 +120,7 @@ BenchmarkResults RunScenarios(const ScenarioFile& file, kfp::Client& client,
   if (options.before_cleanup) options.before_cleanup(results);
   results.cleanup_failures = context.CleanUp();
   results.finished = WallClock::now();
+  results.RedactSecrets();
   return results;
 }
 

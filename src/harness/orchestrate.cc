@@ -332,6 +332,7 @@ BenchmarkResults RunOrchestration(const OrchestratePlan& plan, kfp::Client& clie
   results.operations = recorder.Snapshot();
   results.cleanup_failures = context.CleanUp();
   results.finished = WallClock::now();
+  results.RedactSecrets();
   return results;
 }
 

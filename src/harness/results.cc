@@ -1,5 +1,7 @@
 #include "harness/results.h"
 
+#include "util/secrets.h"
+
 namespace kfpbench::harness {
 namespace {
 
@@ -45,6 +47,18 @@ void RunLog::Add(RunRecord record) {
   if (late) ++late_starts_;
   if (record.run_id.empty() && record.recurring_run_id.empty()) ++not_created_;
   records_.push_back(std::move(record));
+}
+
+void BenchmarkResults::RedactSecrets() {
+  for (auto& r : runs) r.error = Redact(r.error);
+  for (auto& e : errors) e = Redact(e);
+  for (auto& c : cleanup_failures) c = Redact(c);
+  partial_reason = Redact(partial_reason);
+  for (auto& [name, op] : operations) {
+    std::map<std::string, uint64_t> messages;
+    for (auto& [message, n] : op.error_messages) messages[Redact(message)] += n;
+    op.error_messages = std::move(messages);
+  }
 }
 
 size_t RunLog::NotCreated() const {

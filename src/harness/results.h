@@ -175,6 +175,12 @@ struct BenchmarkResults {
   std::map<std::string, StepStats> Steps() const;
   // Step name -> throughput, over the runs of LARGE_DATASET scenarios.
   std::map<std::string, StepThroughput> ArtifactThroughput() const;
+
+  // Replaces every registered secret (util/secrets.h) in the text the target
+  // or the harness put into the results: run errors echo what the server
+  // was sent, and a server that echoes request headers would otherwise put
+  // a token into results.json and report.html. Called once the load is done.
+  void RedactSecrets();
 };
 
 }  // namespace kfpbench::harness

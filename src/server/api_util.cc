@@ -1,5 +1,6 @@
 #include "server/api_util.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -53,7 +54,7 @@ Result<ir::PipelineSpec> ParseSpec(std::string_view text, const std::string& wha
   return spec;
 }
 
-Result<std::string> ReadPackageUrl(const std::string& url) {
+Result<std::string> ReadPackageUrl(const std::string& url, const std::filesystem::path& root) {
   std::string path = url;
   if (path.rfind("file://", 0) == 0) {
     path = path.substr(7);
@@ -64,7 +65,22 @@ Result<std::string> ReadPackageUrl(const std::string& url) {
                  400};
   }
   if (path.empty()) return Error{"package_url.pipeline_url is empty", 400};
+  if (root.empty()) {
+    return Error{
+        "package_url.pipeline_url: this server reads no local files (start it with "
+        "--package-root DIR to allow files under DIR), and fetches nothing over the "
+        "network; upload the file instead",
+        400};
+  }
   std::error_code ec;
+  // The same answer whether the file exists or not, outside the root.
+  auto resolved = std::filesystem::weakly_canonical(path, ec);
+  auto allowed = std::filesystem::weakly_canonical(root, ec);
+  auto [end, _] = std::mismatch(allowed.begin(), allowed.end(), resolved.begin(), resolved.end());
+  if (ec || end != allowed.end()) {
+    return Error{fmt::format("package_url.pipeline_url: '{}' is outside the package root", path),
+                 400};
+  }
   if (!std::filesystem::is_regular_file(path, ec)) {
     return Error{fmt::format("package_url.pipeline_url: '{}' is not a readable file", path), 400};
   }

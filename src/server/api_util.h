@@ -48,7 +48,11 @@ Result<ir::PipelineSpec> ParseSpec(std::string_view text, const std::string& wha
 
 // The pipeline file behind a package_url. Only local files (a path or a
 // file:// URL) are read: the embedded backend makes no network fetches.
-Result<std::string> ReadPackageUrl(const std::string& url);
+// The text of a local package_url (a path or file:// URL) under `root`. With
+// an empty root local files are refused: KFP fetches packages over http(s),
+// and a server reading any file a client names (as root: /etc/shadow) would
+// let every client probe its files. Symlinks and ".." are resolved first.
+Result<std::string> ReadPackageUrl(const std::string& url, const std::filesystem::path& root);
 
 // A boolean query parameter ("true"/"false"/"1"/"0"); absent is `fallback`.
 Result<bool> QueryBool(const http::Request& request, const char* name, bool fallback);

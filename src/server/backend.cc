@@ -271,6 +271,7 @@ Result<std::unique_ptr<Backend>> Backend::Create(BackendOptions options) {
         return handlers->StartScheduledRun(r, fire);
       });
   impl->handlers->set_scheduler(impl->scheduler.get());
+  impl->handlers->set_package_root(options.package_root);
   if (options.executor == "process") {
     impl->handlers->set_pod_metrics(&impl->pod_metrics);
   }

@@ -16,8 +16,11 @@
 namespace kfpbench::server {
 
 struct BackendOptions {
-  std::string db_path;                      // empty: in-memory
-  std::filesystem::path work_root;          // empty: a fresh temporary directory, removed at exit
+  std::string db_path;              // empty: in-memory
+  std::filesystem::path work_root;  // empty: a fresh temporary directory, removed at exit
+  // package_url may name local files under this folder only; empty: none at
+  // all (a server that runs as root must not read any file a client names).
+  std::filesystem::path package_root;
   std::vector<engine::NodeSpec> nodes;      // empty: one node the size of this machine
   std::string executor = "process";         // "process" or "stub"
   std::vector<std::string> stub_durations;  // "exec-x=lognormal:60s:0.3", "constant:1s"

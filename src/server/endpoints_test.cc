@@ -15,8 +15,17 @@ using nlohmann::json;
 using testing::BackendApiTest;
 using testing::kPipeline;
 
+// Where these tests let package_url read local files (serve --package-root).
+std::filesystem::path PackageRoot() {
+  auto dir = std::filesystem::temp_directory_path() / "kfpbench-endpoints-packages";
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
 class EndpointsTest : public BackendApiTest {
  protected:
+  EndpointsTest() { options_.backend.package_root = PackageRoot(); }
+
   json CreateRunOf(const std::string& pipeline_id, const std::string& name = "r") {
     json body = {{"display_name", name},
                  {"pipeline_version_reference", {{"pipeline_id", pipeline_id}}}};
@@ -41,6 +50,17 @@ TEST_F(EndpointsTest, HealthzSaysSingleUser) {
   EXPECT_EQ(status, 200);
   ASSERT_TRUE(body.contains("multi_user"));
   EXPECT_EQ(body["multi_user"], false);
+}
+
+// Issue #13, item 11: without --package-root the server reads no local file
+// a client names (it may run as root).
+TEST_F(BackendApiTest, PackageUrlsReadNoLocalFilesByDefault) {
+  json body = {{"pipeline", {{"name", "shadow"}}},
+               {"pipeline_version", {{"package_url", {{"pipeline_url", "file:///etc/passwd"}}}}}};
+  auto [status, answer] = Call(Method::kPost, "/apis/v2beta1/pipelines/create", body.dump());
+  EXPECT_EQ(status, 400) << answer;
+  EXPECT_NE(answer["message"].get<std::string>().find("--package-root"), std::string::npos)
+      << answer;
 }
 
 // Issue #13, items 2 and 3: bytes that are not UTF-8, in the file or in a
@@ -89,8 +109,7 @@ TEST_F(EndpointsTest, VersionsUploadCreatePatchDelete) {
   EXPECT_EQ(r->status, 400);
 
   // A version from a local file, by path and by file:// URL.
-  auto path = std::filesystem::temp_directory_path() /
-              ("kfpbench-endpoints-" + std::to_string(getpid()) + ".yaml");
+  auto path = PackageRoot() / ("kfpbench-endpoints-" + std::to_string(getpid()) + ".yaml");
   std::ofstream(path) << kPipeline;
   json body = {{"name", "v3"}, {"package_url", {{"pipeline_url", path.string()}}}};
   auto [cs, v3] = Call(Method::kPost, "/apis/v2beta1/pipelines/" + pid + "/versions", body.dump());
@@ -109,6 +128,20 @@ TEST_F(EndpointsTest, VersionsUploadCreatePatchDelete) {
   EXPECT_NE(remote["message"].get<std::string>().find("no network fetches"), std::string::npos);
   // Nothing half-created.
   EXPECT_EQ(Call(Method::kGet, "/apis/v2beta1/pipelines/names/remote").first, 404);
+
+  // Outside the root, existing or not, and through "..": the same refusal,
+  // so no client can probe the server's files (issue #13, item 11).
+  for (const std::string& outside :
+       std::vector<std::string>{"file:///etc/passwd", "file:///etc/no-such-file",
+                                "file://" + (PackageRoot() / ".." / "x.yaml").string()}) {
+    body["pipeline"]["name"] = "probe";
+    body["pipeline_version"]["package_url"]["pipeline_url"] = outside;
+    auto [os, probe] = Call(Method::kPost, "/apis/v2beta1/pipelines/create", body.dump());
+    EXPECT_EQ(os, 400) << outside;
+    EXPECT_NE(probe["message"].get<std::string>().find("outside the package root"),
+              std::string::npos)
+        << probe;
+  }
 
   auto [ns, named] = Call(Method::kGet, "/apis/v2beta1/pipelines/names/two-steps");
   EXPECT_EQ(ns, 200);

@@ -4,6 +4,8 @@
 // v1_api.cc, ...).
 #pragma once
 
+#include <filesystem>
+
 #include <map>
 #include <memory>
 #include <mutex>
@@ -32,6 +34,8 @@ class Handlers {
   void Register(http::Router& router);
   // Woken when recurring runs change; may be null.
   void set_scheduler(Scheduler* scheduler) { scheduler_ = scheduler; }
+  // Where package_url may read local files; empty: nowhere.
+  void set_package_root(std::filesystem::path root) { package_root_ = std::move(root); }
   // Task resource series appended to /metrics; may be null (stub executor).
   void set_pod_metrics(PodMetrics* pod_metrics) { pod_metrics_ = pod_metrics; }
 
@@ -126,6 +130,7 @@ class Handlers {
   const ApiMetrics& metrics_;
   PodMetrics* pod_metrics_ = nullptr;
   Scheduler* scheduler_ = nullptr;
+  std::filesystem::path package_root_;
   std::string default_experiment_id_;
   std::mutex cache_mu_;
   std::map<std::string, std::shared_ptr<const ir::PipelineSpec>> spec_cache_;

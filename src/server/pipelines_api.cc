@@ -44,7 +44,7 @@ Result<const http::FormPart*> UploadFile(const http::Request& r,
 }
 
 // The version's spec: inline pipeline_spec, else the file at package_url.
-Status FillVersionSpec(kfp::PipelineVersion& v) {
+Status FillVersionSpec(kfp::PipelineVersion& v, const std::filesystem::path& package_root) {
   if (!v.pipeline_spec.is_null()) {
     auto spec = ir::ParsePipelineSpecJson(v.pipeline_spec);
     if (!spec.ok()) return Error{"invalid pipeline_spec: " + spec.error().message, 400};
@@ -53,7 +53,7 @@ Status FillVersionSpec(kfp::PipelineVersion& v) {
   if (v.package_url.empty()) {
     return Error{"pipeline_version.package_url.pipeline_url is required", 400};
   }
-  auto text = ReadPackageUrl(v.package_url);
+  auto text = ReadPackageUrl(v.package_url, package_root);
   if (!text.ok()) return text.error();
   auto spec = ParseSpec(*text, v.package_url);
   if (!spec.ok()) return spec.error();
@@ -165,7 +165,7 @@ http::Response Handlers::CreatePipelineAndVersion(const http::Request& r, const 
   }
   if (p->name.empty()) p->name = p->display_name;
   if (p->display_name.empty()) p->display_name = p->name;
-  if (Status s = FillVersionSpec(*v); !s.ok()) return ErrorResponse(s.error());
+  if (Status s = FillVersionSpec(*v, package_root_); !s.ok()) return ErrorResponse(s.error());
   p->pipeline_id = NewUuid();
   p->created_at = WallClock::now();
   v->pipeline_id = p->pipeline_id;
@@ -254,7 +254,7 @@ http::Response Handlers::CreatePipelineVersion(const http::Request& r, const Par
   }
   if (v->name.empty()) v->name = v->display_name;
   if (v->display_name.empty()) v->display_name = v->name;
-  if (Status s = FillVersionSpec(*v); !s.ok()) return ErrorResponse(s.error());
+  if (Status s = FillVersionSpec(*v, package_root_); !s.ok()) return ErrorResponse(s.error());
   v->pipeline_id = pipeline_id;
   v->pipeline_version_id = NewUuid();
   v->created_at = WallClock::now();
