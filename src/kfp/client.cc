@@ -29,6 +29,14 @@ Result<Page<T>> ReadPage(const json& j, const char* key, Parse parse) {
   return page;
 }
 
+// v1beta1's lean path: the full page, reduced to what the lean path keeps.
+template <typename T, typename Id>
+IdPage IdsOf(const Page<T>& page, Id id) {
+  IdPage out{{}, page.total_size, page.next_page_token};
+  for (const auto& item : page.items) out.ids.push_back(item.*id);
+  return out;
+}
+
 }  // namespace
 
 Result<ApiVersion> ParseApiVersion(std::string_view text) {
@@ -293,13 +301,6 @@ Status Client::DeleteRun(const std::string& run_id) {
   auto j = Call("DeleteRun", http::Method::kDelete, Path("/runs/") + http::PercentEncode(run_id));
   if (!j.ok()) return j.error();
   return Ok();
-}
-
-template <typename T, typename Id>
-IdPage IdsOf(const Page<T>& page, Id id) {
-  IdPage out{{}, page.total_size, page.next_page_token};
-  for (const auto& item : page.items) out.ids.push_back(item.*id);
-  return out;
 }
 
 Result<IdPage> Client::ListPipelineIds(const ListOptions& options) {
