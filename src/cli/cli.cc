@@ -1,15 +1,63 @@
 #include "cli/cli.h"
 
+#include <algorithm>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "cli/capacity_commands.h"
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "cli/kube_commands.h"
 #include "cli/profile_commands.h"
 #include "cli/report_commands.h"
 
 namespace kfpbench::cli {
+namespace {
+
+// Edits (insert, delete, replace) between two short words.
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1] ? 1 : 0)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The first word that is not an option, when it names no command: CLI11 would
+// only say "A subcommand is required".
+std::optional<std::string> UnknownCommand(int argc, char** argv, const CLI::App& app) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view word = argv[i];
+    if (word.starts_with("-")) {
+      if (word == "--log-level") ++i;  // its value (--log-level=x is one word)
+      continue;
+    }
+    std::string closest;
+    size_t best = 3;  // suggest only near misses
+    for (const auto* sub : app.get_subcommands({})) {
+      if (sub->get_name() == word) return std::nullopt;
+      size_t d = EditDistance(word, sub->get_name());
+      if (d < best) best = d, closest = sub->get_name();
+    }
+    return fmt::format("unknown command '{}'{}; see kfpbench --help", word,
+                       closest.empty() ? "" : fmt::format(" (did you mean '{}'?)", closest));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 int Main(int argc, char** argv) {
   CLI::App app{"kfpbench: measure, explain and predict the performance of Kubeflow Pipelines"};
@@ -26,6 +74,7 @@ int Main(int argc, char** argv) {
   commands.push_back(AddProfileCommand(app));
   commands.push_back(AddOrchestrateCommand(app));
   AddReportCommands(app, commands);
+  if (auto unknown = UnknownCommand(argc, argv, app)) return Fail(*unknown);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -509,6 +509,17 @@ TEST_F(CliTest, StepCommandWritesOutputParameters) {
   EXPECT_EQ(Kfpbench("step --duration banana").exit_code, 2);
 }
 
+TEST_F(CliTest, AnUnknownCommandIsNamedWithTheNearestOne) {
+  auto r = Kfpbench("rn x");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("unknown command 'rn' (did you mean 'run'?)"), std::string::npos)
+      << r.output;
+  auto far = Kfpbench("--log-level warn frobnicate");
+  EXPECT_EQ(far.exit_code, 2);
+  EXPECT_NE(far.output.find("unknown command 'frobnicate'; see kfpbench --help"), std::string::npos)
+      << far.output;
+}
+
 TEST_F(CliTest, ValidateNamesProblems) {
   std::string good = Write("good.json", R"([{"mode":"RANDOM_GETS","runTime":1}])");
   std::string bad = Write("bad.json", R"([{"mode":"RANDOM_GETS","runTime":1,"extra":true}])");
