@@ -44,13 +44,16 @@ void BM_VirtualLoopEvents(benchmark::State& state) {
 }
 BENCHMARK(BM_VirtualLoopEvents)->Unit(benchmark::kMillisecond);
 
-// Runs arrive at `rate` per second; steps ~1 min, trainers ~5 min, so the
-// autoscaler reaches its 1,000-node cap and tasks queue.
-void BM_Simulate(benchmark::State& state) {
-  const int64_t runs = state.range(0);
+// 4-CPU, 16Gi nodes autoscaled from 0 to 1,000 (90 s to provision); runs of
+// six steps arrive 3.5 a second, steps ~1 min, trainers ~5 min (`trainer`).
+ClusterSpec Cluster() {
   ClusterSpec cluster;
-  cluster.pools.push_back({"workers", 4, int64_t{16} << 30, 0, 1000, -1});
+  cluster.pools.push_back({"workers", 4, int64_t{16} << 30, 0, 1000, -1, {}, {}});
   cluster.autoscaler.provisioning_delay = 90s;
+  return cluster;
+}
+
+WorkloadSpec Workload(int64_t runs, StepModel trainer) {
   WorkloadSpec w;
   w.pipeline = SixSteps();
   w.runs = runs;
@@ -58,7 +61,14 @@ void BM_Simulate(benchmark::State& state) {
   w.rate_per_second = 3.5;
   w.steps.fallback.duration = *exec::ParseDurationDist("lognormal:60s:0.3");
   w.steps.fallback.overhead = 2s;
-  w.steps.by_label["exec-train"] = {*exec::ParseDurationDist("lognormal:5m:0.4"), 2s};
+  w.steps.by_label["exec-train"] = std::move(trainer);
+  return w;
+}
+
+// Simulates once per iteration; the common counters, then `more` adds its own.
+template <typename More>
+void SimulateEach(benchmark::State& state, const ClusterSpec& cluster, const WorkloadSpec& w,
+                  More more) {
   for (auto _ : state) {
     auto r = Simulate(cluster, w);
     if (!r.ok()) {
@@ -68,10 +78,18 @@ void BM_Simulate(benchmark::State& state) {
     state.counters["events/s"] =
         benchmark::Counter(static_cast<double>(r->events), benchmark::Counter::kIsRate);
     state.counters["runs"] = static_cast<double>(r->succeeded);
-    state.counters["peak_nodes"] = r->peak_nodes;
-    state.counters["peak_runs_alive"] = static_cast<double>(r->peak_runs_alive);
     state.counters["makespan_h"] = ToSeconds(r->makespan) / 3600;
+    more(*r);
   }
+}
+
+// The autoscaler reaches its 1,000-node cap and tasks queue.
+void BM_Simulate(benchmark::State& state) {
+  auto w = Workload(state.range(0), {*exec::ParseDurationDist("lognormal:5m:0.4"), 2s});
+  SimulateEach(state, Cluster(), w, [&](const SimResult& r) {
+    state.counters["peak_nodes"] = r.peak_nodes;
+    state.counters["peak_runs_alive"] = static_cast<double>(r.peak_runs_alive);
+  });
 }
 BENCHMARK(BM_Simulate)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMillisecond)->Iterations(1);
 
@@ -79,34 +97,15 @@ BENCHMARK(BM_Simulate)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMillisecond)
 // (10 ms each, 4 workers) and each trainer uploads 1Gi to a 10Gi/s store
 // shared by processor sharing: three more queue events per task.
 void BM_SimulateShared(benchmark::State& state) {
-  const int64_t runs = state.range(0);
-  ClusterSpec cluster;
-  cluster.pools.push_back({"workers", 4, int64_t{16} << 30, 0, 1000, -1});
-  cluster.autoscaler.provisioning_delay = 90s;
+  ClusterSpec cluster = Cluster();
   cluster.api.task_update = 10ms;
   cluster.api.workers = 4;
   cluster.artifact_store.bandwidth = 10.0 * (int64_t{1} << 30);
-  WorkloadSpec w;
-  w.pipeline = SixSteps();
-  w.runs = runs;
-  w.arrival_kind = WorkloadSpec::ArrivalKind::kRate;
-  w.rate_per_second = 3.5;
-  w.steps.fallback.duration = *exec::ParseDurationDist("lognormal:60s:0.3");
-  w.steps.fallback.overhead = 2s;
-  w.steps.by_label["exec-train"] = {*exec::ParseDurationDist("lognormal:5m:0.4"), 2s,
-                                    int64_t{1} << 30};
-  for (auto _ : state) {
-    auto r = Simulate(cluster, w);
-    if (!r.ok()) {
-      state.SkipWithError(r.error().message.c_str());
-      return;
-    }
-    state.counters["events/s"] =
-        benchmark::Counter(static_cast<double>(r->events), benchmark::Counter::kIsRate);
-    state.counters["runs"] = static_cast<double>(r->succeeded);
-    state.counters["makespan_h"] = ToSeconds(r->makespan) / 3600;
-    state.counters["store_busy"] = r->artifact_store.utilisation;
-  }
+  auto w = Workload(state.range(0),
+                    {*exec::ParseDurationDist("lognormal:5m:0.4"), 2s, int64_t{1} << 30});
+  SimulateEach(state, cluster, w, [&](const SimResult& r) {
+    state.counters["store_busy"] = r.artifact_store.utilisation;
+  });
 }
 BENCHMARK(BM_SimulateShared)->Arg(100'000)->Unit(benchmark::kMillisecond)->Iterations(1);
 

@@ -15,19 +15,12 @@ cd "$(dirname "$0")/.."
 rps=${1:-5000}
 seconds=${2:-600}
 bin=${KFPBENCH:-build/kfpbench}
+. bench/lib.sh
 work=$(mktemp -d)
 trap 'kill "$server" "$client" 2>/dev/null || true; rm -rf "$work"' EXIT
 
-"$bin" serve --port 0 --executor stub --stub-duration constant:10ms --threads 2 > "$work/serve.log" 2>&1 &
-server=$!
-for _ in $(seq 100); do grep -q "serving" "$work/serve.log" && break; sleep 0.1; done
-url=$(grep -o 'http://[0-9.:]*' "$work/serve.log" | head -1)
-
-# Some state to read: a pipeline, an experiment and a few runs.
-cat > "$work/seed.json" <<JSON
-[{"mode": "PIPELINE_RUN", "runTime": "3s", "numTimes": 4, "pipelineFileName": "$PWD/examples/pipelines/sleep_chain.yaml"}]
-JSON
-"$bin" run "$work/seed.json" --host "$url" --keep --quiet --poll-interval 50ms --out "$work/seed" > /dev/null
+start_server "$bin" "$work" --threads 2
+seed_state "$bin" "$work" "$url"
 
 # One chain is five calls, so chains per minute = requests per second * 60 / 5;
 # with a mix every arrival is one call.

@@ -13,19 +13,12 @@ cd "$(dirname "$0")/.."
 connections=${1:-8}
 seconds=${2:-15}
 bin=${BIN:-build/kfpbench}  # BIN=other/kfpbench compares another build
+. bench/lib.sh
 work=$(mktemp -d)
 trap 'kill "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
 
-"$bin" serve --port 0 --executor stub --stub-duration constant:10ms > "$work/serve.log" 2>&1 &
-server=$!
-for _ in $(seq 50); do grep -q "serving" "$work/serve.log" && break; sleep 0.1; done
-url=$(grep -o 'http://[0-9.:]*' "$work/serve.log" | head -1)
-
-# Some state to read: a pipeline, an experiment and a few runs.
-cat > "$work/seed.json" <<JSON
-[{"mode": "PIPELINE_RUN", "runTime": "3s", "numTimes": 4, "pipelineFileName": "$PWD/examples/pipelines/sleep_chain.yaml"}]
-JSON
-"$bin" run "$work/seed.json" --host "$url" --keep --quiet --poll-interval 50ms --out "$work/seed" > /dev/null
+start_server "$bin" "$work"
+seed_state "$bin" "$work" "$url"
 
 pipeline=$(curl -s "$url/apis/v2beta1/pipelines" | sed -n 's/.*"pipeline_id":"\([^"]*\)".*/\1/p' | head -1)
 run=$(curl -s "$url/apis/v2beta1/runs" | sed -n 's/.*"run_id":"\([^"]*\)".*/\1/p' | head -1)

@@ -66,7 +66,7 @@
         width: Math.max(300, box.clientWidth || 800),
         height: 320,
         scales: { x: { time: false } },
-        axes: [{ label: "run (in order)" }, { label: "ms", values: (u, vals) => vals.map((v) => fmtMs(v)) }],
+        axes: [{ label: "run (in order)", incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] }, { label: "ms", values: (u, vals) => vals.map((v) => fmtMs(v)) }],
         series: series,
         hooks: { draw: [() => box.setAttribute("data-drawn", "true")] },
       };

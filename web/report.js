@@ -314,6 +314,61 @@
     return Math.ceil(raw / 3600) * 3600;
   }
 
+  // ---- stress searches and schedules ----------------------------------------
+
+  const STOPPED = {
+    slo_broken: "the SLO broke",
+    runtime_reached: "runTime ran out before the SLO broke",
+    max_rate_reached: "maxRate was reached before the SLO broke",
+    interrupted: "interrupted",
+  };
+
+  // Each stress scenario: the rates tried, p95 latency from the intended start
+  // at each (green where the SLO held, red where it broke), and why it stopped.
+  function stressSearch() {
+    const entries = Object.entries(R.stress || {});
+    if (entries.length === 0) return;
+    const s = section("Stress search", "Each step runs the pipeline open loop at one rate; latency is timed from each run's intended start, so a target that falls behind shows it. The peak is the highest rate whose step held the SLO.");
+    for (const [scenario, st] of entries) {
+      const steps = st.steps || [];
+      const broke = st.stopped === "slo_broken";
+      s.appendChild(el("p", {}, "Scenario " + scenario + ": " +
+        (st.peak_rate_per_minute ? (broke ? "peak " : "held up to ") + st.peak_rate_per_minute + " runs/min" : "no rate held") +
+        (st.stopped ? "; stopped: " + (st.stopped_because || STOPPED[st.stopped] || st.stopped) : "") + "."));
+      s.appendChild(table(["runs/min", "runs", "failed", "p95 from intended start", "run errors", "SLO"], steps.map((x) => [
+        x.rate_per_minute, x.runs, x.failed, fmtMs(x.p95_latency_from_intended_ms), (100 * x.error_rate).toFixed(1) + " %",
+        el("span", { class: x.held ? "pass" : "fail" }, x.held ? "✔ held" : "✘ broken")]), 1));
+      const box = chartBox(s, "stress-" + scenario, "p95 latency from intended start by rate");
+      if (steps.length === 0) { markEmpty(box, "No step ran."); continue; }
+      const xs = steps.map((x) => x.rate_per_minute);
+      const held = steps.map((x) => (x.held ? x.p95_latency_from_intended_ms / 1000 : null));
+      const brokenAt = steps.map((x) => (x.held ? null : x.p95_latency_from_intended_ms / 1000));
+      const dots = (stroke) => ({ stroke: stroke, fill: stroke, width: 0, paths: () => null, points: { show: true, size: 10, fill: stroke } });
+      plot(box, {
+        height: 240,
+        scales: { x: { time: false, distr: xs.length > 1 && xs[xs.length - 1] / xs[0] >= 8 ? 3 : 1 } },
+        axes: [{ label: "runs per minute" }, { label: "seconds", size: 60 }],
+        series: [{ label: "runs/min" },
+          Object.assign({ label: "held" }, dots("#2ca02c"), { value: (u, v) => (v === null ? "–" : fmtMs(v * 1000)) }),
+          Object.assign({ label: "broken" }, dots("#d62728"), { value: (u, v) => (v === null ? "–" : fmtMs(v * 1000)) })],
+      }, [xs, held, brokenAt]);
+    }
+  }
+
+  function schedules() {
+    const entries = Object.entries(R.schedules || {}).filter(([k]) => /^[0-9]+$/.test(k));
+    if (entries.length === 0) return;
+    const s = section("Scheduled runs", "Fires the schedules owed over the run time against the runs the server made; trigger lag is created_at − scheduled_at.");
+    s.appendChild(table(["scenario", "schedules", "fires owed", "runs made", "missed"], entries.map(([k, v]) => [
+      k, v.recurring_runs, v.expected_fires, v.observed_fires,
+      el("span", { class: v.missed_fires ? "fail" : "pass" }, String(v.missed_fires))]), 1));
+    const lag = R.schedules.trigger_lag_ms;
+    if (lag && lag.count) {
+      s.appendChild(table(["trigger lag", "count", "min", "p50", "p90", "p99", "max"],
+        [["", lag.count, fmtMs(lag.min), fmtMs(lag.p50), fmtMs(lag.p90), fmtMs(lag.p99), fmtMs(lag.max)]], 1));
+    }
+  }
+
   // ---- context ----------------------------------------------------------------
 
   function runsSummary() {
@@ -360,7 +415,7 @@
 
   // Each part draws on its own, so one failure leaves the rest of the page.
   for (const part of [header, verdicts, operationsTable, latencyOverTime, latencyDistribution, throughput,
-    durationCdf, timeline, runsSummary, context]) {
+    durationCdf, timeline, stressSearch, schedules, runsSummary, context]) {
     try {
       part();
     } catch (e) {

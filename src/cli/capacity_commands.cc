@@ -1,4 +1,4 @@
-#include "cli/capacity_commands.h"
+#include "cli/commands.h"
 
 #include <fstream>
 #include <iostream>

@@ -19,28 +19,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using kfpbench::testing::Outcome;
-constexpr auto* Kfpbench = &kfpbench::testing::RunKfpbench;
+using namespace kfpbench::testing;  // Kfpbench(), ScratchDirTest, ReadJson, ...
 
-std::string Read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-class CapacityCliTest : public ::testing::Test {
+class CapacityCliTest : public ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("kfpbench-capacity-cli-" + NewUuid());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   std::string Example(const std::string& name) const {
     return std::string(KFPBENCH_SOURCE_DIR) + "/examples/capacity/" + name;
   }
   std::string Path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
 };
 
 TEST_F(CapacityCliTest, SimulateWithSharedServicesWritesResultsAndPage) {
@@ -49,11 +35,11 @@ TEST_F(CapacityCliTest, SimulateWithSharedServicesWritesResultsAndPage) {
                     " --html " + Path("sim.html"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("artifacts"), std::string::npos) << r.output;
-  auto j = nlohmann::json::parse(Read(Path("sim.json")));
+  auto j = nlohmann::json::parse(testing::ReadText(Path("sim.json")));
   EXPECT_EQ(j["runs"]["succeeded"], 50);
   EXPECT_EQ(j["artifact_store"]["requests"], 150);   // three trainers per run
   EXPECT_EQ(j["api"]["requests"], 50 + 50 * 6 * 2);  // creations and two updates per task
-  std::string page = Read(Path("sim.html"));
+  std::string page = testing::ReadText(Path("sim.html"));
   EXPECT_NE(page.find("id=\"capacity-data\""), std::string::npos);
   EXPECT_NE(page.find("\"series\""), std::string::npos);
 }
@@ -63,7 +49,7 @@ TEST_F(CapacityCliTest, PlanWritesThePageWithBothSweeps) {
                     " --runs 20 --nodes 4 --html " + Path("plan.html"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("page"), std::string::npos);
-  std::string page = Read(Path("plan.html"));
+  std::string page = testing::ReadText(Path("plan.html"));
   EXPECT_NE(page.find("\"by_runs\""), std::string::npos);
   EXPECT_NE(page.find("\"by_nodes\""), std::string::npos);
   // Cannot write the page: a clear error and exit code 1 (the answer itself was fine).
@@ -74,7 +60,7 @@ TEST_F(CapacityCliTest, PlanWritesThePageWithBothSweeps) {
 }
 
 TEST_F(CapacityCliTest, BadBranchesAndServicesExitTwoNamingTheField) {
-  std::ofstream(dir_ / "branching.yaml") << Read(Example("branching.yaml"));
+  std::ofstream(dir_ / "branching.yaml") << testing::ReadText(Example("branching.yaml"));
   std::ofstream(dir_ / "wl.yaml") << "pipeline: branching.yaml\nbranches: {condition-2: 2}\n";
   auto r = Kfpbench("simulate " + Example("cluster.yaml") + " " + Path("wl.yaml"));
   EXPECT_EQ(r.exit_code, 2) << r.output;

@@ -1,6 +1,7 @@
 #include "cli/cli.h"
 
 #include <algorithm>
+#include <iostream>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -9,12 +10,9 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include "cli/capacity_commands.h"
+#include "cli/cli_reference.h"
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "cli/kube_commands.h"
-#include "cli/profile_commands.h"
-#include "cli/report_commands.h"
 
 namespace kfpbench::cli {
 namespace {
@@ -57,16 +55,17 @@ std::optional<std::string> UnknownCommand(int argc, char** argv, const CLI::App&
   return std::nullopt;
 }
 
+CLI::Option* AddLogLevel(CLI::App& app, std::string& log_level) {
+  return app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+}
+
 }  // namespace
 
-int Main(int argc, char** argv) {
-  CLI::App app{"kfpbench: measure, explain and predict the performance of Kubeflow Pipelines"};
+std::vector<Command> AddCommands(CLI::App& app, std::string& log_level) {
   app.set_version_flag("--version", std::string("kfpbench ") + KFPBENCH_VERSION);
   app.require_subcommand(1);
-  std::string log_level = "info";
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
-
+  AddLogLevel(app, log_level)->capture_default_str();
   std::vector<Command> commands = {
       AddServeCommand(app),    AddRunCommand(app),       AddStepCommand(app),
       AddValidateCommand(app), AddJobCommand(app),       AddKubeCommand(app),
@@ -74,6 +73,24 @@ int Main(int argc, char** argv) {
   commands.push_back(AddProfileCommand(app));
   commands.push_back(AddOrchestrateCommand(app));
   AddReportCommands(app, commands);
+  // --log-level after the command too (kfpbench run s.json --log-level debug),
+  // but not for `step`, whose flags pass through to a pipeline's command line.
+  for (auto& c : commands) {
+    if (c.app->get_name() != "step") AddLogLevel(*c.app, log_level);
+  }
+  // Hidden (no group): writes docs/CLI.md.
+  auto* reference = app.add_subcommand("cli-reference", "print docs/CLI.md")->group("");
+  commands.push_back({reference, [&app] {
+                        std::cout << CliReference(app);
+                        return kExitOk;
+                      }});
+  return commands;
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{"kfpbench: measure, explain and predict the performance of Kubeflow Pipelines"};
+  std::string log_level = "info";
+  std::vector<Command> commands = AddCommands(app, log_level);
   if (auto unknown = UnknownCommand(argc, argv, app)) return Fail(*unknown);
   try {
     app.parse(argc, argv);

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <thread>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -21,24 +22,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using kfpbench::testing::Outcome;
-constexpr auto* Kfpbench = &kfpbench::testing::RunKfpbench;
+using namespace kfpbench::testing;  // Kfpbench(), ScratchDirTest, ReadJson, ...
 
-class CliTest : public ::testing::Test {
+class CliTest : public ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("kfpbench-cli-" + NewUuid());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string Write(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / name) << text;
-    return (dir_ / name).string();
-  }
   std::string Pipelines() const { return std::string(KFPBENCH_SOURCE_DIR) + "/examples/pipelines"; }
-
-  fs::path dir_;
 };
 
 TEST_F(CliTest, BadScenarioFilesExitTwoWithOneLineNamingTheProblem) {
@@ -243,6 +231,35 @@ TEST_F(CliTest, LargeDatasetReportsArtifactThroughputPerStep) {
   }
 }
 
+// A pipeline of one `kfpbench step --duration D` asking for `cpu` (none if empty).
+std::string OneStepPipeline(const std::string& duration, const std::string& cpu) {
+  return fmt::format(
+      R"(components:
+  comp-work:
+    executorLabel: exec-work
+deploymentSpec:
+  executors:
+    exec-work:
+      container:
+        image: kfpbench
+        command: [kfpbench, step, --duration, {}]{}
+pipelineInfo:
+  name: one-step
+root:
+  dag:
+    tasks:
+      work:
+        componentRef:
+          name: comp-work
+        taskInfo:
+          name: work
+schemaVersion: 2.1.0
+)",
+      duration,
+      cpu.empty() ? ""
+                  : fmt::format("\n        resources:\n          resourceCpuRequest: '{}'", cpu));
+}
+
 TEST_F(CliTest, StressShapeFindsTheHighestRateThatHeldTheSlo) {
   // On a one-node cluster of 1 CPU, steps asking 1 CPU for 1 s each run one
   // at a time: 60 runs a minute is capacity. 15 a minute holds a 3 s SLO;
@@ -253,29 +270,7 @@ TEST_F(CliTest, StressShapeFindsTheHighestRateThatHeldTheSlo) {
      "shape": "stress",
      "stress": {"stepTime": "4s", "rateFactor": 8, "slo": {"p95": "3s", "errorRate": "0%"}}}
   ])");
-  Write("one_cpu_step.yaml", R"(components:
-  comp-work:
-    executorLabel: exec-work
-deploymentSpec:
-  executors:
-    exec-work:
-      container:
-        image: kfpbench
-        command: [kfpbench, step, --duration, 1s]
-        resources:
-          resourceCpuRequest: '1'
-pipelineInfo:
-  name: one-cpu-step
-root:
-  dag:
-    tasks:
-      work:
-        componentRef:
-          name: comp-work
-        taskInfo:
-          name: work
-schemaVersion: 2.1.0
-)");
+  Write("one_cpu_step.yaml", OneStepPipeline("1s", "1"));
   fs::path out = dir_ / "out";
   auto r = Kfpbench("run " + file + " --executor stub --stub-duration constant:1s --nodes 1 " +
                     "--node-cpu 1 --node-memory 1Gi --poll-interval 50ms --drain-timeout 60s " +
@@ -288,6 +283,48 @@ schemaVersion: 2.1.0
   EXPECT_TRUE(stress["steps"][0]["held"].get<bool>()) << stress;
   EXPECT_FALSE(stress["steps"].back()["held"].get<bool>()) << stress;
   EXPECT_DOUBLE_EQ(stress["peak_rate_per_minute"].get<double>(), 15) << stress;
+  EXPECT_EQ(stress["stopped"], "slo_broken");
+  EXPECT_EQ(stress["stopped_because"].get<std::string>().rfind("the SLO broke at 120/min: ", 0), 0u)
+      << stress;
+  EXPECT_NE(r.output.find("Peak: 15 runs/min."), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, ClusterFileGivesTheEmbeddedBackendItsNodesAndRefusesMixedFlags) {
+  std::string cluster = Write("cluster.yaml", R"(pools:
+- {name: gpu, cpu: 8, memory: 32Gi, max: 2, taints: [{key: gpu, effect: NoExecute}]}
+)");
+  auto mixed = Kfpbench("serve --port 0 --cluster " + cluster + " --nodes 2");
+  EXPECT_EQ(mixed.exit_code, 2) << mixed.output;
+  EXPECT_NE(mixed.output.find("--cluster replaces --nodes"), std::string::npos) << mixed.output;
+  std::string bad = Write("bad.yaml", "pools: [{cpu: 8, memory: 32Gi, max: 1, taints: [x]}]\n");
+  auto broken = Kfpbench("serve --port 0 --cluster " + bad);
+  EXPECT_EQ(broken.exit_code, 2) << broken.output;
+  EXPECT_NE(broken.output.find("bad.yaml: cluster.pools[0].taints[0]: expected a mapping"),
+            std::string::npos)
+      << broken.output;
+}
+
+TEST_F(CliTest, StressSaysWhenItStoppedAtMaxRateRatherThanAtTheSlo) {
+  std::string file = Write("s.json", R"([
+    {"mode": "PIPELINE_RUN", "runTime": "20s", "rate": 60, "pipelineFileName": "one_step.yaml",
+     "shape": "stress",
+     "stress": {"stepTime": "2s", "rateFactor": 2, "maxRate": 100,
+                "slo": {"p95": "30s", "errorRate": "0%"}}}
+  ])");
+  Write("one_step.yaml", OneStepPipeline("10ms", ""));
+  fs::path out = dir_ / "out";
+  auto r = Kfpbench("run " + file + " --executor stub --stub-duration constant:10ms " +
+                    "--poll-interval 50ms --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = ReadJson(out / "results.json");
+  const auto& stress = j["stress"]["0"];
+  ASSERT_EQ(stress["steps"].size(), 1u) << stress;
+  EXPECT_TRUE(stress["steps"][0]["held"].get<bool>()) << stress;
+  EXPECT_EQ(stress["stopped"], "max_rate_reached") << stress;
+  EXPECT_EQ(stress["stopped_because"], "the next step, 120/min, is above maxRate 100/min");
+  EXPECT_NE(r.output.find("Held up to 60 runs/min; the peak is higher than the search went."),
+            std::string::npos)
+      << r.output;
 }
 
 TEST_F(CliTest, ScheduledRunsCountFiresAndTriggerLag) {
@@ -518,6 +555,31 @@ TEST_F(CliTest, AnUnknownCommandIsNamedWithTheNearestOne) {
   EXPECT_EQ(far.exit_code, 2);
   EXPECT_NE(far.output.find("unknown command 'frobnicate'; see kfpbench --help"), std::string::npos)
       << far.output;
+}
+
+// One vocabulary: --log-level before or after the command; the job command
+// takes run's names for the same ideas (the old ones still work).
+TEST_F(CliTest, FlagsMeanTheSameWhereverTheyAreWritten) {
+  std::string good = Write("good.json", R"([{"mode":"RANDOM_GETS","runTime":"1s"}])");
+  EXPECT_EQ(Kfpbench("validate " + good + " --log-level debug").exit_code, 0);
+  EXPECT_EQ(Kfpbench("--log-level debug validate " + good).exit_code, 0);
+  auto loud = Kfpbench("validate " + good + " --log-level loud");
+  EXPECT_EQ(loud.exit_code, 2) << loud.output;
+  std::string config =
+      (std::filesystem::path(KFPBENCH_SOURCE_DIR) / "examples" / "jobs" / "pytorch-ddp-cpu.yaml")
+          .string();
+  // Both spellings parse (kubectl then fails: /bin/false is no cluster).
+  for (const char* flags :
+       {"--kube-context c --poll-interval 1s", "--context c --poll-seconds 1"}) {
+    auto r = Kfpbench("job " + config + " --driver kubernetes --kubectl /bin/false --out " +
+                      (dir_ / "job").string() + " " + flags);
+    EXPECT_EQ(r.output.find("was not expected"), std::string::npos) << flags << ": " << r.output;
+    EXPECT_EQ(r.output.find("--poll"), std::string::npos) << flags << ": " << r.output;
+  }
+  auto bad = Kfpbench("job " + config + " --poll-seconds 0");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("expected a number of seconds above 0"), std::string::npos)
+      << bad.output;
 }
 
 TEST_F(CliTest, ValidateNamesProblems) {

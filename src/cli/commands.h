@@ -17,27 +17,46 @@ struct Command {
   std::function<int()> run;
 };
 
-// Options of the embedded backend, shared by `serve` and `run`.
+// Options of the embedded backend, shared by `serve` and every command that
+// talks to KFP (through TargetFlags).
 struct BackendFlags {
   std::string executor = "process";
   std::vector<std::string> stub_durations;
+  std::vector<std::string> stub_failures;
   std::string artifact_root;
   std::string package_root;
   int nodes = 0;
   std::string node_cpu;
   std::string node_memory;
+  std::string cluster_file;
 
   void Add(CLI::App& app);
   // Fills `out`; a bad value is an Error naming the flag.
   Status Apply(server::BackendOptions& out) const;
-  // Without --host (`url` empty), starts the embedded backend on a loopback
-  // port and sets `url` to it; otherwise starts nothing and returns null.
-  Result<std::unique_ptr<server::ApiServer>> StartUnlessHost(std::string& url) const;
 };
 
-Command AddServeCommand(CLI::App& app);
-Command AddRunCommand(CLI::App& app);
-Command AddStepCommand(CLI::App& app);
-Command AddValidateCommand(CLI::App& app);
+// The whole command line on `app` (global flags and every command); cli.cc.
+std::vector<Command> AddCommands(CLI::App& app, std::string& log_level);
+
+// Every command, each defined in the file of its name or area.
+Command AddServeCommand(CLI::App& app);     // serve_command.cc: the embedded backend
+Command AddRunCommand(CLI::App& app);       // run_command.cc: a scenario file
+Command AddStepCommand(CLI::App& app);      // step_command.cc: a pipeline step's workload
+Command AddValidateCommand(CLI::App& app);  // step_command.cc: what run would refuse
+// orchestrate_command.cc: one run per CSV row, an ORCHESTRATE scenario
+Command AddOrchestrateCommand(CLI::App& app);
+// profile_command.cc: step resources and recommended requests and limits
+Command AddProfileCommand(CLI::App& app);
+// capacity_commands.cc: the cluster simulator; they never contact a KFP server
+Command AddSimulateCommand(CLI::App& app);
+Command AddCalibrateCommand(CLI::App& app);
+Command AddPlanCommand(CLI::App& app);
+// kube_commands.cc: `job` (benchmark ML jobs) and `kube` (Kubernetes helpers,
+// such as `kube loadgen SCENARIO --shards N`)
+Command AddJobCommand(CLI::App& app);
+Command AddKubeCommand(CLI::App& app);
+// report_commands.cc: merge, report, compare, history, on results already
+// written; adds each to `app` and to `commands`.
+void AddReportCommands(CLI::App& app, std::vector<Command>& commands);
 
 }  // namespace kfpbench::cli

@@ -4,24 +4,42 @@
 #include <iostream>
 #include <sstream>
 
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include "cli/cli.h"
 #include "util/secrets.h"
+#include "util/time.h"
 
 namespace kfpbench::cli {
 
 std::atomic<bool> g_interrupted{false};
+std::atomic<bool> g_hurry{false};
 
 namespace {
+// The first signal asks for a graceful stop, the second for a prompt one
+// (results are still written); a third is fatal, as no handler is left.
 extern "C" void OnSignal(int) {
-  g_interrupted.store(true);
+  if (!g_interrupted.exchange(true)) return;
+  g_hurry.store(true);
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
+}
+
+void Handle(int signal, void (*handler)(int)) {
+  struct sigaction action {};
+  action.sa_handler = handler;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;  // stays installed: the second signal is ours too
+  sigaction(signal, &action, nullptr);
 }
 }  // namespace
 
 void InstallSignalHandlers() {
   g_interrupted.store(false);
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGTERM, OnSignal);
+  g_hurry.store(false);
+  Handle(SIGINT, OnSignal);
+  Handle(SIGTERM, OnSignal);
 }
 
 int Fail(const std::string& message, int code) {
@@ -29,6 +47,58 @@ int Fail(const std::string& message, int code) {
   std::istringstream lines(Redact(message));
   for (std::string line; std::getline(lines, line);) std::cerr << "kfpbench: " << line << "\n";
   return code;
+}
+
+int ExitCode(harness::Outcome outcome) {
+  switch (outcome) {
+    case harness::Outcome::kOk:
+      return kExitOk;
+    case harness::Outcome::kFailed:
+      return kExitFailed;
+    case harness::Outcome::kThresholdsFailed:
+      return kExitThresholdsFailed;
+    case harness::Outcome::kInterrupted:
+      return kExitInterrupted;
+  }
+  return kExitFailed;
+}
+
+Result<double> ParsePercent(const std::string& text) {
+  std::string t = text;
+  bool percent = !t.empty() && t.back() == '%';
+  if (percent) t.pop_back();
+  char* end = nullptr;
+  double v = std::strtod(t.c_str(), &end);
+  if (t.empty() || end != t.c_str() + t.size() || !(v >= 0)) {
+    return Error{"expected a percentage like 5% (got '" + text + "')"};
+  }
+  if (percent) v /= 100;
+  if (v > 1) return Error{"must be at most 100% (got '" + text + "')"};
+  return v;
+}
+
+CLI::Option* AddDurationOption(CLI::App& cmd, const std::string& name, Duration& target,
+                               const std::string& help) {
+  return AddParsedOption(cmd, name, target, ParseDuration, help, FormatDuration(target),
+                         "DURATION");
+}
+
+CLI::Option* AddPercentOption(CLI::App& cmd, const std::string& name, double& target,
+                              const std::string& help) {
+  return AddParsedOption(cmd, name, target, ParsePercent, help, fmt::format("{:g}%", target * 100),
+                         "PERCENT");
+}
+
+Result<std::filesystem::path> OutputFolder(const std::string& out, const std::string& prefix) {
+  std::filesystem::path dir = out;
+  if (dir.empty()) {
+    auto now = std::chrono::floor<std::chrono::seconds>(WallClock::now());
+    dir = prefix + "/" + fmt::format("{:%Y%m%d-%H%M%S}", now);
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Error{fmt::format("--out: cannot create {}: {}", dir.string(), ec.message())};
+  return dir;
 }
 
 }  // namespace kfpbench::cli

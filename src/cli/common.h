@@ -2,18 +2,60 @@
 #pragma once
 
 #include <atomic>
+#include <filesystem>
 #include <string>
 
+#include <CLI/CLI.hpp>
+
+#include "harness/benchmark.h"
 #include "util/result.h"
 
 namespace kfpbench::cli {
 
-// Set by SIGINT/SIGTERM once InstallSignalHandlers() ran; a second signal
-// ends the process at once.
+// Set by SIGINT/SIGTERM once InstallSignalHandlers() ran: g_interrupted by
+// the first signal (stop gracefully), g_hurry by the second (stop now, skip
+// clean-up, still write results); a third ends the process at once.
 extern std::atomic<bool> g_interrupted;
+extern std::atomic<bool> g_hurry;
 void InstallSignalHandlers();
 
 // Prints "kfpbench: <message>" (secrets redacted) to stderr and returns `code`.
 int Fail(const std::string& message, int code = 2);
+
+// The exit code CI sees for how a benchmark ended (cli/cli.h).
+int ExitCode(harness::Outcome outcome);
+
+// "5%" or "0.05" -> 0.05; at most 100%.
+Result<double> ParsePercent(const std::string& text);
+
+// An option whose text `parse` (text -> Result) turns into `target` while
+// the command line is read; a parse error is a usage error naming the flag.
+template <typename T, typename Parse>
+CLI::Option* AddParsedOption(CLI::App& cmd, const std::string& name, T& target, Parse parse,
+                             const std::string& help, const std::string& shown,
+                             const std::string& type) {
+  return cmd
+      .add_option_function<std::string>(
+          name,
+          [name, &target, parse](const std::string& text) {
+            auto v = parse(text);
+            if (!v.ok()) throw CLI::ValidationError(name, v.error().message);
+            target = *v;
+          },
+          help)
+      ->default_str(shown)
+      ->type_name(type);
+}
+
+// A duration flag ("500ms", "10m") or a share flag ("5%"), parsed as the
+// command line is read: a bad value is a usage error naming the flag (exit
+// 2); `target` holds the default until then.
+CLI::Option* AddDurationOption(CLI::App& cmd, const std::string& name, Duration& target,
+                               const std::string& help);
+CLI::Option* AddPercentOption(CLI::App& cmd, const std::string& name, double& target,
+                              const std::string& help);
+
+// `--out` when given, else PREFIX/<timestamp>, created; errors name --out.
+Result<std::filesystem::path> OutputFolder(const std::string& out, const std::string& prefix);
 
 }  // namespace kfpbench::cli

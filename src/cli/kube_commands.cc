@@ -1,7 +1,8 @@
-#include "cli/kube_commands.h"
+#include "cli/commands.h"
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -17,6 +18,7 @@
 #include "kube/loadgen.h"
 #include "kube/manifest.h"
 #include "report/job_report.h"
+#include "util/files.h"
 
 namespace kfpbench::cli {
 namespace {
@@ -29,7 +31,7 @@ struct JobFlags {
   bool keep = false;
   std::string context;
   std::string kubectl = "kubectl";
-  double poll_seconds = 2;
+  Duration poll_interval = std::chrono::seconds(2);
 };
 
 Result<kube::JobConfig> Load(const JobFlags& flags) {
@@ -56,21 +58,6 @@ int Render(const JobFlags& flags) {
   return kExitOk;
 }
 
-Status WriteFile(const std::filesystem::path& file, const std::string& text) {
-  // Temporary file then rename: a reader never sees half a report.
-  auto tmp = file;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << text;
-    if (!out) return Error{"cannot write " + tmp.string()};
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, file, ec);
-  if (ec) return Error{"cannot write " + file.string() + ": " + ec.message()};
-  return Ok();
-}
-
 int RunJobs(const JobFlags& flags) {
   auto config = Load(flags);
   if (!config.ok()) return Fail(config.error().message);
@@ -85,7 +72,7 @@ int RunJobs(const JobFlags& flags) {
     kube::KubectlDriverOptions o;
     o.kubectl = flags.kubectl;
     o.context = flags.context;
-    o.poll = std::chrono::milliseconds(static_cast<int64_t>(flags.poll_seconds * 1000));
+    o.poll = std::chrono::duration_cast<std::chrono::milliseconds>(flags.poll_interval);
     o.keep = flags.keep;
     o.interrupted = &g_interrupted;
     driver = std::make_unique<kube::KubectlDriver>(o);
@@ -105,10 +92,10 @@ int RunJobs(const JobFlags& flags) {
   std::error_code ec;
   std::filesystem::create_directories(flags.out, ec);
   auto dir = std::filesystem::path(flags.out);
-  auto csv = WriteFile(dir / "results.csv", kube::ToCsv(*result));
+  auto csv = WriteFileAtomically(dir / "results.csv", kube::ToCsv(*result));
   if (!csv.ok()) return Fail(csv.error().message);
   nlohmann::json doc = {{"jobs", kube::ToJson(*result)}};
-  auto json = WriteFile(dir / "results.json", doc.dump(2) + "\n");
+  auto json = WriteFileAtomically(dir / "results.json", doc.dump(2) + "\n");
   if (!json.ok()) return Fail(json.error().message);
   auto html = report::WriteJobReport(dir / "report.html", doc["jobs"]);
   if (!html.ok()) return Fail(html.error().message);
@@ -135,10 +122,25 @@ Command AddJobCommand(CLI::App& app) {
       ->check(CLI::IsMember({"local", "kubernetes"}));
   cmd->add_option("--out", flags->out, "folder for results.csv, results.json and report.html");
   cmd->add_flag("--keep", flags->keep, "keep logs (local) or the jobs in the cluster (kubernetes)");
-  cmd->add_option("--context", flags->context, "kubeconfig context (kubernetes driver)");
+  // The names `run` uses for the same ideas; the old ones stay as hidden
+  // aliases so that existing scripts keep working.
+  cmd->add_option("--kube-context", flags->context, "kubeconfig context (kubernetes driver)");
+  cmd->add_option("--context", flags->context)->group("");
   cmd->add_option("--kubectl", flags->kubectl, "kubectl binary (kubernetes driver)");
-  cmd->add_option("--poll-seconds", flags->poll_seconds, "how often to read the job's conditions")
-      ->check(CLI::PositiveNumber);
+  AddDurationOption(*cmd, "--poll-interval", flags->poll_interval,
+                    "how often to read the job's conditions");
+  AddParsedOption(
+      *cmd, "--poll-seconds", flags->poll_interval,
+      [](std::string_view s) -> Result<Duration> {
+        double seconds = 0;
+        auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), seconds);
+        if (ec != std::errc() || p != s.data() + s.size() || !(seconds > 0)) {
+          return Error{"expected a number of seconds above 0"};
+        }
+        return FromSeconds(seconds);
+      },
+      "", "", "SECONDS")
+      ->group("");
   auto render_flags = std::make_shared<JobFlags>();
   auto* render = cmd->add_subcommand(
       "render", "print the manifest of every sweep point, one YAML document each");

@@ -20,21 +20,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using kfpbench::testing::Outcome;
-constexpr auto* Kfpbench = &kfpbench::testing::RunKfpbench;
+using namespace kfpbench::testing;  // Kfpbench(), ScratchDirTest, ReadJson, ...
 
-class KubeCliTest : public ::testing::Test {
+class KubeCliTest : public ScratchDirTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("kfpbench-kube-cli-" + NewUuid());
+    ScratchDirTest::SetUp();
     fs::create_directories(dir_ / "bin");
   }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string Write(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / name) << text;
-    return (dir_ / name).string();
-  }
-  fs::path dir_;
 };
 
 TEST_F(KubeCliTest, RunReadsPodsThroughKubectlAndGonePodsAreNotFatal) {

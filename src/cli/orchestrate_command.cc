@@ -1,25 +1,17 @@
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
-#include <fmt/chrono.h>
-#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "cli/cli.h"
+#include "cli/commands.h"
 #include "cli/common.h"
-#include "cli/profile_commands.h"
-#include "harness/harness.h"
+#include "cli/target_flags.h"
+#include "harness/benchmark.h"
 #include "harness/orchestrate.h"
-#include "http/client.h"
-#include "http/url.h"
-#include "kfp/client.h"
-#include "metrics/recorder.h"
-#include "report/reporter.h"
-#include "report/write_reports.h"
-#include "util/secrets.h"
+#include "harness/scenario.h"
+#include "harness/session.h"
 
 namespace kfpbench::cli {
 
@@ -30,14 +22,9 @@ Command AddOrchestrateCommand(CLI::App& app) {
     std::string experiment;
     int concurrency = 0;
     std::string rate;
-    std::string host;
-    std::string namespace_;
-    std::string token_file;
     std::string out;
-    bool keep = false;
-    std::string poll_interval = "500ms";
-    std::string drain_timeout = "30m";
-    BackendFlags backend;
+    harness::BenchmarkOptions benchmark;
+    TargetFlags target;
   };
   auto f = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand(
@@ -56,115 +43,56 @@ Command AddOrchestrateCommand(CLI::App& app) {
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--rate", f->rate,
                   "start runs at a rate instead: 30 or 30/m (per minute), 0.5/s, 120/h");
-  cmd->add_option("--host", f->host,
-                  "KFP API server URL (default: the embedded backend on a loopback port)");
-  cmd->add_option("--namespace", f->namespace_, "KFP namespace (multi-user deployments)");
-  cmd->add_option("--token-file", f->token_file, "file holding a bearer token");
   cmd->add_option("--out", f->out, "results folder (default: results/<timestamp>)");
-  cmd->add_flag("--keep", f->keep, "keep the pipeline, experiment and runs created");
-  cmd->add_option("--poll-interval", f->poll_interval, "how often a run is polled")
-      ->capture_default_str();
-  cmd->add_option("--drain-timeout", f->drain_timeout, "how long each run is awaited")
-      ->capture_default_str();
-  f->backend.Add(*cmd);
+  harness::HarnessOptions& h = f->benchmark.harness;
+  cmd->add_flag("--keep", h.keep, "keep the pipeline, experiment and runs created");
+  AddDurationOption(*cmd, "--poll-interval", h.poll_interval, "how often a run is polled");
+  AddDurationOption(*cmd, "--drain-timeout", h.drain_timeout,
+                    "how long runs in flight at the end are awaited");
+  f->target.Add(*cmd);
 
-  return {
-      cmd, [f] {
-        if (f->concurrency > 0 && !f->rate.empty()) {
-          return Fail("give --concurrency or --rate, not both");
-        }
-        harness::OrchestratePlan plan;
-        plan.csv_path = f->csv;
-        plan.experiment_name = f->experiment;
-        plan.concurrency = f->concurrency > 0 ? f->concurrency : 4;
-        if (!f->rate.empty()) {
-          auto rate = harness::ParseRate(f->rate);
-          if (!rate.ok()) return Fail(rate.error().message);
-          plan.rate_per_minute = *rate;
-        }
-        harness::HarnessOptions options;
-        for (auto [text, out, name] :
-             {std::tuple{&f->poll_interval, &options.poll_interval, "--poll-interval"},
-              std::tuple{&f->drain_timeout, &options.drain_timeout, "--drain-timeout"}}) {
-          auto d = ParseDuration(*text);
-          if (!d.ok()) return Fail(std::string(name) + ": " + d.error().message);
-          *out = *d;
-        }
-        options.keep = f->keep;
-        options.interrupted = &g_interrupted;
-        // The table is read before anything is started or sent.
-        auto table = harness::LoadCsv(f->csv);
-        if (!table.ok()) return Fail(table.error().message);
+  return {cmd, [f] {
+            if (f->concurrency > 0 && !f->rate.empty()) {
+              return Fail("give --concurrency or --rate, not both");
+            }
+            // The flags as one ORCHESTRATE scenario: the alias runs what a
+            // scenario file would.
+            nlohmann::json scenario = {{"mode", "ORCHESTRATE"},
+                                       {"csv", std::filesystem::absolute(f->csv).string()}};
+            std::error_code ec;
+            if (std::filesystem::is_regular_file(f->pipeline, ec)) {
+              scenario["pipelineFileName"] = std::filesystem::absolute(f->pipeline).string();
+            } else {
+              scenario["pipeline"] = f->pipeline;
+            }
+            if (!f->experiment.empty()) scenario["experiment"] = f->experiment;
+            if (f->concurrency > 0) scenario["concurrency"] = f->concurrency;
+            if (!f->rate.empty()) {
+              auto rate = harness::ParseRate(f->rate);
+              if (!rate.ok()) return Fail(rate.error().message);
+              scenario["rate"] = *rate;
+            }
+            // The table is read (and typed, for a pipeline file) before
+            // anything is started or sent.
+            auto file =
+                harness::ParseScenarios(nlohmann::json::array({scenario}).dump(), f->csv, {});
+            if (!file.ok()) return Fail(file.error().message);
 
-        std::string token;
-        if (!f->token_file.empty()) {
-          std::ifstream in(f->token_file);
-          std::stringstream s;
-          s << in.rdbuf();
-          token = s.str();
-          while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) {
-            token.pop_back();
-          }
-          if (!in || token.empty())
-            return Fail("--token-file: cannot read a token from " + f->token_file);
-          RegisterSecret(token);
-        }
-        std::filesystem::path out_dir = f->out;
-        if (out_dir.empty()) {
-          auto now = std::chrono::floor<std::chrono::seconds>(WallClock::now());
-          out_dir = "results/" + fmt::format("{:%Y%m%d-%H%M%S}", now);
-        }
-
-        std::string url = f->host;
-        auto embedded = f->backend.StartUnlessHost(url);
-        if (!embedded.ok()) return Fail(embedded.error().message);
-        auto base = http::ParseUrl(url);
-        if (!base.ok()) return Fail("--host: " + base.error().message);
-        http::ClientOptions co;
-        co.base = *base;
-        if (!token.empty()) co.default_headers.Set("Authorization", "Bearer " + token);
-        http::Client http(co);
-        metrics::Recorder recorder(WallClock::now());
-        harness::RecordingObserver observer(recorder);
-        kfp::Client client(http, {f->namespace_}, &observer);
-
-        auto spec = harness::ResolvePipeline(client, f->pipeline, plan);
-        if (!spec.ok()) return Fail(spec.error().message);
-        auto rows = harness::TypeRows(*table, *spec, f->csv);
-        if (!rows.ok()) return Fail(rows.error().message);
-        plan.rows = std::move(*rows);
-        if (plan.Scheduled() && (f->concurrency > 0 || !f->rate.empty())) {
-          return Fail(f->csv + ": its offset column schedules the runs; drop --concurrency/--rate");
-        }
-
-        std::error_code ec;
-        std::filesystem::create_directories(out_dir, ec);
-        if (ec) {
-          return Fail(fmt::format("--out: cannot create {}: {}", out_dir.string(), ec.message()));
-        }
-        InstallSignalHandlers();
-        auto results = harness::RunOrchestration(plan, client, recorder, options);
-        results.target.url = url;
-        results.target.embedded = *embedded != nullptr;
-
-        report::ConsoleReporter(std::cout).Report(results).ok();
-        auto json_path = out_dir / "results.json";
-        if (Status s = report::JsonReporter(json_path).Report(results); !s.ok()) {
-          return Fail(s.error().message, kExitFailed);
-        }
-        std::cout << "\nresults: " << json_path.string() << (results.partial ? " (partial)" : "")
-                  << std::endl;
-        auto reports = report::DefaultReportOptions(out_dir);
-        if (Status s = report::WriteReports(results, reports); !s.ok()) {
-          std::cerr << "kfpbench: " << s.error().message << "\n";
-        } else {
-          std::cout << "report:  " << reports.html.string() << std::endl;
-        }
-        if (g_interrupted.load()) return kExitInterrupted;
-        bool all_succeeded = results.errors.empty();
-        for (const auto& r : results.runs) all_succeeded &= r.state == RuntimeState::kSucceeded;
-        return all_succeeded ? kExitOk : kExitFailed;
-      }};
+            harness::BenchmarkOptions options = f->benchmark;
+            options.harness.interrupted = options.finish.interrupted = &g_interrupted;
+            options.harness.hurry = &g_hurry;
+            auto target = f->target.Resolve();
+            if (!target.ok()) return Fail(target.error().message);
+            auto session = harness::Session::Open(*target);
+            if (!session.ok()) return Fail(session.error().message);
+            auto out_dir = OutputFolder(f->out, "results");
+            if (!out_dir.ok()) return Fail(out_dir.error().message);
+            options.finish.out_dir = *out_dir;
+            InstallSignalHandlers();
+            auto outcome = harness::RunBenchmark(**session, *file, options, std::cout);
+            if (!outcome.ok()) return Fail(outcome.error().message);
+            return ExitCode(*outcome);
+          }};
 }
 
 }  // namespace kfpbench::cli

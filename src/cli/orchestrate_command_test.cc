@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -27,14 +28,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using kfpbench::testing::Outcome;
-constexpr auto* Kfpbench = &kfpbench::testing::RunKfpbench;
+using namespace kfpbench::testing;  // Kfpbench(), ScratchDirTest, ReadJson, ...
 
-class OrchestrateCommandTest : public ::testing::Test {
+class OrchestrateCommandTest : public ScratchDirTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("kfpbench-orchestrate-" + NewUuid());
-    fs::create_directories(dir_);
+    ScratchDirTest::SetUp();
     server::ServeOptions so;
     so.port = 0;
     so.backend.executor = "process";
@@ -51,11 +50,7 @@ class OrchestrateCommandTest : public ::testing::Test {
     client_.reset();
     http_.reset();
     server_.reset();
-    fs::remove_all(dir_);
-  }
-  std::string Write(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / name) << text;
-    return (dir_ / name).string();
+    ScratchDirTest::TearDown();
   }
   std::string Sweep() const {
     return std::string(KFPBENCH_SOURCE_DIR) + "/examples/capacity/train_sweep.yaml";
@@ -68,7 +63,6 @@ class OrchestrateCommandTest : public ::testing::Test {
     return page.ok() ? page->items : std::vector<kfp::Run>{};
   }
 
-  fs::path dir_;
   std::unique_ptr<server::ApiServer> server_;
   std::unique_ptr<http::Client> http_;
   std::unique_ptr<kfp::Client> client_;
@@ -250,6 +244,73 @@ TEST_F(OrchestrateCommandTest, BadCsvExitsTwoNamingLineAndColumnBeforeAnyRun) {
   Outcome missing = Kfpbench("orchestrate /nonexistent/runs.csv --pipeline p");
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.output.find("cannot read /nonexistent/runs.csv"), std::string::npos);
+}
+
+// ORCHESTRATE is a mode: a scenario file runs the same table through `run`,
+// the CSV found beside the file, and validate checks it the same way.
+TEST_F(OrchestrateCommandTest, AScenarioFileOrchestratesThroughRun) {
+  Write("runs.csv", "model,epochs\nresnet18,1\nvit-small,2\n");
+  std::string file =
+      Write("orchestrate.json", nlohmann::json::array({{{"mode", "ORCHESTRATE"},
+                                                        {"csv", "runs.csv"},
+                                                        {"pipelineFileName", Sweep()},
+                                                        {"experiment", "table"},
+                                                        {"concurrency", 2}}})
+                                    .dump());
+  Outcome valid = Kfpbench("validate " + file);
+  EXPECT_EQ(valid.exit_code, 0) << valid.output;
+  Outcome r = Kfpbench("run " + file + " --host " + server_->url() + " --keep --quiet --out " +
+                       (dir_ / "out").string() + " --poll-interval 100ms");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<kfp::Run> runs = AllRuns();
+  ASSERT_EQ(runs.size(), 2u);
+  std::set<int64_t> epochs;
+  for (const auto& run : runs) {
+    epochs.insert(run.runtime_config.parameters.value("epochs", int64_t{0}));
+    EXPECT_FALSE(run.experiment_id.empty());
+  }
+  EXPECT_EQ(epochs, (std::set<int64_t>{1, 2}));
+  auto results =
+      nlohmann::json::parse(std::ifstream(dir_ / "out" / "results.json"), nullptr, false);
+  ASSERT_TRUE(results.is_object());
+  EXPECT_EQ(results["scenarios"][0]["mode"], "ORCHESTRATE");
+
+  // What only ORCHESTRATE reads, and what it needs, are checked on load.
+  for (const auto& [entry, message] : std::vector<std::pair<nlohmann::json, std::string>>{
+           {{{"mode", "PIPELINE_RUN"},
+             {"runTime", "1m"},
+             {"csv", "runs.csv"},
+             {"pipelineFileName", Sweep()}},
+            "[0].csv: only ORCHESTRATE reads a table of runs"},
+           {{{"mode", "ORCHESTRATE"}, {"pipelineFileName", Sweep()}}, "[0].csv: required"},
+           {{{"mode", "ORCHESTRATE"}, {"csv", "runs.csv"}},
+            "[0]: name the pipeline by pipelineFileName (a file) or pipeline"},
+           {{{"mode", "ORCHESTRATE"}, {"csv", "missing.csv"}, {"pipeline", "p"}},
+            "[0].csv: cannot read"},
+       }) {
+    std::string bad = Write("bad.json", nlohmann::json::array({entry}).dump());
+    Outcome v = Kfpbench("validate " + bad);
+    EXPECT_EQ(v.exit_code, 2) << entry.dump() << "\n" << v.output;
+    EXPECT_NE(v.output.find(message), std::string::npos) << entry.dump() << "\n" << v.output;
+  }
+}
+
+// The alias takes every target flag `run` takes, checked the same way.
+TEST_F(OrchestrateCommandTest, TakesEveryTargetFlagOfRun) {
+  std::string csv = Write("runs.csv", "model\nx\n");
+  std::string base = "orchestrate " + csv + " --pipeline " + Sweep() + " --host " + server_->url();
+  for (const auto& [flags, message] : std::vector<std::pair<std::string, std::string>>{
+           {" --api v9", "--api:"},
+           {" --header nocolon", "--header: expected NAME:VALUE"},
+           {" --ca-file /nonexistent.pem", "--ca-file: cannot read /nonexistent.pem"},
+           {" --token-file /nonexistent/token", "--token-file: cannot read /nonexistent/token"},
+           {" --target prod --config /nonexistent/kfpbench.yaml", "kfpbench.yaml"},
+       }) {
+    Outcome r = Kfpbench(base + flags);
+    EXPECT_EQ(r.exit_code, 2) << flags << "\n" << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << flags << "\n" << r.output;
+  }
+  EXPECT_TRUE(AllRuns().empty());
 }
 
 }  // namespace

@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 
 #include "cli/cli.h"
+#include "cli/commands.h"
 #include "cli/common.h"
-#include "cli/profile_commands.h"
 #include "harness/orchestrate_params.h"
 #include "plan/profile.h"
 #include "plan/profile_results.h"
@@ -136,8 +136,7 @@ Command AddProfileCommand(CLI::App& app) {
           options.interrupted = &g_interrupted;
           auto r = plan::ProfileOnEmbeddedBackend(options);
           if (!r.ok()) {
-            return Fail(r.error().message,
-                        r.error().code == kExitBadInput ? kExitBadInput : kExitFailed);
+            return Fail(r.error().message, r.error().BadInput() ? kExitBadInput : kExitFailed);
           }
           report = r->report;
           run = std::move(*r);
@@ -155,19 +154,10 @@ Command AddProfileCommand(CLI::App& app) {
         std::cout << "\nprofile:  " << (out_dir / "profile.json").string() << "\n";
         if (run) {
           auto results_path = out_dir / "results.json";
-          if (Status s = report::JsonReporter(results_path).Report(run->results); !s.ok()) {
-            return Fail(s.error().message, kExitFailed);
-          }
           // Each task's figures go beside its timing, so `--from-results` and
           // other tools read them like a cluster's.
-          std::ifstream written(results_path);
-          auto results_json = nlohmann::json::parse(written, nullptr, false);
-          written.close();
-          if (results_json.is_discarded()) {
-            return Fail("cannot read back " + results_path.string(), kExitFailed);
-          }
-          plan::AnnotateResults(results_json, run->executions);
-          if (Status s = WriteJson(results_path, results_json); !s.ok()) {
+          plan::AnnotateResults(run->results.runs, run->executions);
+          if (Status s = report::JsonReporter(results_path).Report(run->results); !s.ok()) {
             return Fail(s.error().message, kExitFailed);
           }
           auto sized_path = out_dir / "pipeline-sized.json";

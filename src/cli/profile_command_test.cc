@@ -19,13 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using kfpbench::testing::Outcome;
-constexpr auto* Kfpbench = &kfpbench::testing::RunKfpbench;
-
-nlohmann::json ReadJson(const fs::path& path) {
-  std::ifstream in(path);
-  return nlohmann::json::parse(in, nullptr, false);
-}
+using namespace kfpbench::testing;  // Kfpbench(), ScratchDirTest, ReadJson, ...
 
 const nlohmann::json* Step(const nlohmann::json& profile, const std::string& name) {
   for (const auto& s : profile["steps"]) {
@@ -34,17 +28,11 @@ const nlohmann::json* Step(const nlohmann::json& profile, const std::string& nam
   return nullptr;
 }
 
-class ProfileCommandTest : public ::testing::Test {
+class ProfileCommandTest : public ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("kfpbench-profile-" + NewUuid());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   std::string Example() const {
     return std::string(KFPBENCH_SOURCE_DIR) + "/examples/capacity/profile_steps.yaml";
   }
-  fs::path dir_;
 };
 
 TEST_F(ProfileCommandTest, ProfilesEachStepAndRecommendsRequestsLimitsAndJobsPerNode) {
@@ -59,7 +47,7 @@ TEST_F(ProfileCommandTest, ProfilesEachStepAndRecommendsRequestsLimitsAndJobsPer
                            "Node 4cpu,8Gi: the bottleneck step is"}) {
     EXPECT_NE(r.output.find(text), std::string::npos) << text << "\n" << r.output;
   }
-  nlohmann::json profile = ReadJson(out / "profile.json");
+  nlohmann::json profile = testing::ReadJson(out / "profile.json");
   ASSERT_TRUE(profile.is_object()) << r.output;
   ASSERT_EQ(profile["steps"].size(), 3u);
   const nlohmann::json* load = Step(profile, "load");
@@ -90,7 +78,7 @@ TEST_F(ProfileCommandTest, ProfilesEachStepAndRecommendsRequestsLimitsAndJobsPer
   EXPECT_FALSE(profile["bottleneck"]["step"].get<std::string>().empty());
 
   // The runs are a results.json calibrate reads, and the sized pipeline compiles.
-  nlohmann::json results = ReadJson(out / "results.json");
+  nlohmann::json results = testing::ReadJson(out / "results.json");
   ASSERT_TRUE(results.is_object());
   ASSERT_EQ(results["runs"]["records"].size(), 1u);
   EXPECT_EQ(results["runs"]["records"][0]["state"], "SUCCEEDED");
@@ -113,7 +101,7 @@ TEST_F(ProfileCommandTest, ProfilesEachStepAndRecommendsRequestsLimitsAndJobsPer
       Kfpbench("profile --from-results " + out.string() + " " + Example() +
                " --node-size 4cpu,8Gi --headroom 25% --out " + (dir_ / "again").string());
   ASSERT_EQ(again.exit_code, 0) << again.output;
-  nlohmann::json reread = ReadJson(dir_ / "again" / "profile.json");
+  nlohmann::json reread = testing::ReadJson(dir_ / "again" / "profile.json");
   for (const char* name : {"load", "train", "report"}) {
     const nlohmann::json* a = Step(profile, name);
     const nlohmann::json* b = Step(reread, name);
@@ -140,7 +128,7 @@ TEST_F(ProfileCommandTest, ProfilesFromAResultsFileWithPerTaskResources) {
   Outcome r = Kfpbench("profile --from-results " + dir_.string() +
                        " --node-size 16cpu,56Gi --headroom 0 --out " + (dir_ / "p").string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  nlohmann::json profile = ReadJson(dir_ / "p" / "profile.json");
+  nlohmann::json profile = testing::ReadJson(dir_ / "p" / "profile.json");
   const nlohmann::json* train = Step(profile, "train");
   ASSERT_TRUE(train);
   EXPECT_EQ((*train)["recommended"]["cpu_request"], "2400m");

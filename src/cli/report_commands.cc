@@ -1,4 +1,4 @@
-#include "cli/report_commands.h"
+#include "cli/commands.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -14,18 +14,18 @@
 #include "report/merge.h"
 #include "report/notify.h"
 #include "report/reporter.h"
-#include "report/results_reader.h"
 #include "report/thresholds.h"
 #include "report/write_reports.h"
+#include "results/results_json.h"
 #include "util/secrets.h"
 
 namespace kfpbench::cli {
 namespace {
 
-Result<std::vector<harness::BenchmarkResults>> LoadAll(const std::vector<std::string>& dirs) {
-  std::vector<harness::BenchmarkResults> out;
+Result<std::vector<results::BenchmarkResults>> LoadAll(const std::vector<std::string>& dirs) {
+  std::vector<results::BenchmarkResults> out;
   for (const auto& d : dirs) {
-    auto r = report::LoadResults(d);
+    auto r = results::LoadResults(d);
     if (!r.ok()) return r.error();
     out.push_back(std::move(*r));
   }
@@ -111,7 +111,7 @@ Command AddReport(CLI::App& app) {
   cmd->add_option("--thresholds", f->thresholds,
                   "JSON thresholds (or a scenario file) instead of the scenario's own");
   return {cmd, [f, html] {
-            auto results = report::LoadResults(f->dir);
+            auto results = results::LoadResults(f->dir);
             if (!results.ok()) return Fail(results.error().message, kExitBadInput);
             auto thresholds = ReadThresholds(f->thresholds);
             if (!thresholds.ok()) return Fail(thresholds.error().message, kExitBadInput);
@@ -142,7 +142,7 @@ Command AddReport(CLI::App& app) {
 
 // A side of a comparison: a results folder (one repetition), or a folder
 // whose subfolders each hold one repetition's results.json.
-Result<std::vector<harness::BenchmarkResults>> LoadSide(const std::string& path) {
+Result<std::vector<results::BenchmarkResults>> LoadSide(const std::string& path) {
   std::filesystem::path p(path);
   std::error_code ec;
   if (!std::filesystem::is_directory(p, ec) || std::filesystem::exists(p / "results.json", ec)) {
@@ -258,11 +258,11 @@ Command AddHistory(CLI::App& app) {
   return {cmd, [f] {
             std::vector<report::NamedResults> runs;
             for (const auto& d : f->dirs) {
-              auto r = report::LoadResults(d);
+              auto r = results::LoadResults(d);
               if (!r.ok()) return Fail(r.error().message, kExitBadInput);
               runs.push_back({d, std::move(*r)});
             }
-            std::vector<const harness::BenchmarkResults*> all;
+            std::vector<const results::BenchmarkResults*> all;
             for (const auto& r : runs) all.push_back(&r.results);
             for (const auto& w : report::ComparabilityWarnings(all, f->dirs)) {
               std::cerr << "kfpbench: warning: " << Redact(w) << "\n";
@@ -281,7 +281,7 @@ Command AddHistory(CLI::App& app) {
             for (auto [path, text] : {std::pair{f->html, &report::HistoryHtml},
                                       std::pair{f->csv, &report::HistoryCsv}}) {
               if (path.empty()) continue;
-              if (Status s = report::WriteFileAtomically(path, text(*h)); !s.ok()) {
+              if (Status s = WriteFileAtomically(path, text(*h)); !s.ok()) {
                 return Fail(s.error().message, kExitFailed);
               }
               if (f->format != "json") std::cout << "wrote " << path << "\n";

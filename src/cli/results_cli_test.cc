@@ -19,9 +19,10 @@
 #include "harness/e2e_support.h"
 #include "http/client.h"
 #include "http/server.h"
+#include "http/test_support.h"
 #include "http/url.h"
 #include "report/reporter.h"
-#include "report/test_support.h"
+#include "results/test_support.h"
 #include "util/ids.h"
 
 namespace kfpbench::cli {
@@ -29,8 +30,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using kfpbench::testing::Outcome;
-constexpr auto* Kfpbench = &kfpbench::testing::RunKfpbench;
+using namespace kfpbench::testing;  // Kfpbench(), ScratchDirTest, ReadJson, ...
 
 // A port nothing listens on right now (bound, then released).
 uint16_t FreePort() {
@@ -52,51 +52,28 @@ Result<http::Response> Get(uint16_t port, const std::string& target) {
 }
 
 // A local webhook keeping what it receives.
-class Receiver {
- public:
-  Receiver() {
-    http::ServerOptions o;
-    o.handler = [this](const http::Request& r) {
-      std::lock_guard lock(mu_);
-      bodies_.push_back(r.body);
-      return http::Response::Text(200, "ok");
-    };
-    server_ = std::make_unique<http::Server>(std::move(o));
-    EXPECT_TRUE(server_->Start().ok());
-  }
-  std::string url() const {
-    return "http://127.0.0.1:" + std::to_string(server_->port()) + "/hooks/team/secret-path";
-  }
-  std::vector<std::string> bodies() {
-    std::lock_guard lock(mu_);
-    return bodies_;
-  }
+using Receiver = http::testing::RecordingServer;
+constexpr const char* kHookPath = "/hooks/team/secret-path";
 
- private:
-  std::mutex mu_;
-  std::vector<std::string> bodies_;
-  std::unique_ptr<http::Server> server_;
-};
-
-class ResultsCliTest : public ::testing::Test {
+class ResultsCliTest : public ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("kfpbench-results-cli-" + NewUuid());
-    fs::create_directories(dir_);
+  // One short PIPELINE_RUN scenario under these thresholds.
+  std::string ThresholdsFile(const std::string& thresholds) {
+    return Write("s.json", R"({"thresholds": )" + thresholds + R"(,
+      "scenarios": [{"mode": "PIPELINE_RUN", "runTime": "1s", "numTimes": 1,
+                     "pipelineFileName": "sleep_chain.yaml", "params": {"duration": "50ms"}}]})");
   }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string Write(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / name) << text;
-    return (dir_ / name).string();
+  // Runs `file` on stub steps, posting failed thresholds to `receiver`.
+  Outcome RunNotifying(const std::string& file, Receiver& receiver) {
+    return Kfpbench("run " + file + " --pipelines " + Pipelines() +
+                    " --executor stub --stub-duration constant:50ms --poll-interval 50ms --quiet" +
+                    " --notify " + receiver.url(kHookPath) + " --out " + (dir_ / "out").string());
   }
   std::string Pipelines() const { return std::string(KFPBENCH_SOURCE_DIR) + "/examples/pipelines"; }
   nlohmann::json Results(const fs::path& dir) {
     std::ifstream in(dir / "results.json");
     return nlohmann::json::parse(in, nullptr, false);
   }
-
-  fs::path dir_;
 };
 
 // A real Prometheus, started for one test and stopped at its end.
@@ -220,15 +197,10 @@ TEST_F(ResultsCliTest, PrometheusScrapesALiveRunAndCountsMatchResultsJson) {
 }
 
 TEST_F(ResultsCliTest, FailedThresholdsArePostedAndTheExitCodeStays99) {
-  std::string file = Write("s.json", R"({
-    "thresholds": {"GetRun": ["p50 < 1us"], "CreateRun": ["error_rate < 1%"]},
-    "scenarios": [{"mode": "PIPELINE_RUN", "runTime": "1s", "numTimes": 1,
-                   "pipelineFileName": "sleep_chain.yaml", "params": {"duration": "50ms"}}]
-  })");
+  std::string file =
+      ThresholdsFile(R"({"GetRun": ["p50 < 1us"], "CreateRun": ["error_rate < 1%"]})");
   Receiver receiver;
-  auto r = Kfpbench("run " + file + " --pipelines " + Pipelines() +
-                    " --executor stub --stub-duration constant:50ms --poll-interval 50ms --quiet" +
-                    " --notify " + receiver.url() + " --out " + (dir_ / "out").string());
+  auto r = RunNotifying(file, receiver);
   EXPECT_EQ(r.exit_code, 99) << r.output;
   auto bodies = receiver.bodies();
   ASSERT_EQ(bodies.size(), 1u) << r.output;
@@ -255,15 +227,9 @@ TEST_F(ResultsCliTest, FailedThresholdsArePostedAndTheExitCodeStays99) {
 }
 
 TEST_F(ResultsCliTest, NothingIsPostedWhenThresholdsPass) {
-  std::string file = Write("s.json", R"({
-    "thresholds": {"GetRun": ["p50 < 1h"]},
-    "scenarios": [{"mode": "PIPELINE_RUN", "runTime": "1s", "numTimes": 1,
-                   "pipelineFileName": "sleep_chain.yaml", "params": {"duration": "50ms"}}]
-  })");
+  std::string file = ThresholdsFile(R"({"GetRun": ["p50 < 1h"]})");
   Receiver receiver;
-  auto r = Kfpbench("run " + file + " --pipelines " + Pipelines() +
-                    " --executor stub --stub-duration constant:50ms --poll-interval 50ms --quiet" +
-                    " --notify " + receiver.url() + " --out " + (dir_ / "out").string());
+  auto r = RunNotifying(file, receiver);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(receiver.bodies().empty());
   auto bad = Kfpbench("run " + file + " --pipelines " + Pipelines() +
@@ -339,14 +305,14 @@ TEST_F(ResultsCliTest, CompareNotifiesOnASignificantRegressionOnly) {
     for (auto [side, scale] : {std::pair{"base", 1.0}, std::pair{"cand", 1.5}}) {
       fs::path d = dir_ / side / fmt::format("r{}", i);
       fs::create_directories(d);
-      auto results = report::testing::SyntheticResults(
+      auto results = results::testing::SyntheticResults(
           static_cast<uint32_t>(i + (scale > 1 ? 100 : 0)), 10, 6, scale);
       ASSERT_TRUE(report::JsonReporter(d / "results.json").Report(results).ok());
     }
   }
   Receiver receiver;
   auto regressed = Kfpbench("compare " + (dir_ / "base").string() + " " + (dir_ / "cand").string() +
-                            " --notify " + receiver.url());
+                            " --notify " + receiver.url(kHookPath));
   EXPECT_EQ(regressed.exit_code, 1) << regressed.output;
   auto bodies = receiver.bodies();
   ASSERT_EQ(bodies.size(), 1u) << regressed.output;
@@ -356,7 +322,7 @@ TEST_F(ResultsCliTest, CompareNotifiesOnASignificantRegressionOnly) {
   EXPECT_EQ(body["baseline"], (dir_ / "base").string());
 
   auto same = Kfpbench("compare " + (dir_ / "base").string() + " " + (dir_ / "base").string() +
-                       " --notify " + receiver.url());
+                       " --notify " + receiver.url(kHookPath));
   EXPECT_EQ(same.exit_code, 0) << same.output;
   EXPECT_EQ(receiver.bodies().size(), 1u);
 }
@@ -366,7 +332,8 @@ TEST_F(ResultsCliTest, HistoryTabulatesAndFlagsDriftAcrossResultsFolders) {
   for (int i = 0; i < 8; ++i) {
     fs::path d = dir_ / fmt::format("night-{}", i);
     fs::create_directories(d);
-    auto results = report::testing::SyntheticResults(static_cast<uint32_t>(i), 10, 6, 1 + 0.05 * i);
+    auto results =
+        results::testing::SyntheticResults(static_cast<uint32_t>(i), 10, 6, 1 + 0.05 * i);
     results.started += std::chrono::hours(24 * i);
     results.finished += std::chrono::hours(24 * i);
     ASSERT_TRUE(report::JsonReporter(d / "results.json").Report(results).ok());

@@ -9,14 +9,20 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "ir/quantity.h"
+#include "sim/config.h"
 
 namespace kfpbench::cli {
 
 void BackendFlags::Add(CLI::App& app) {
-  app.add_option("--executor", executor, "how steps run: process (local processes) or stub")
-      ->check(CLI::IsMember({"process", "stub"}));
+  app.add_option("--executor", executor,
+                 "how steps run: process (each step's command on this host, in its own cgroup) "
+                 "or stub (timed steps holding their CPU and memory requests)")
+      ->check(CLI::IsMember({"process", "stub"}))
+      ->capture_default_str();
   app.add_option("--stub-duration", stub_durations,
                  "stub step duration, e.g. constant:1s or exec-train=lognormal:60s:0.3");
+  app.add_option("--stub-failure", stub_failures,
+                 "probability that a stub step fails, e.g. exec-train=5% or 0.01 for every step");
   app.add_option("--artifact-root", artifact_root,
                  "folder for task work dirs and logs (default: a temporary folder)");
   app.add_option("--package-root", package_root,
@@ -26,13 +32,36 @@ void BackendFlags::Add(CLI::App& app) {
       ->check(CLI::Range(1, 100000));
   app.add_option("--node-cpu", node_cpu, "allocatable CPU per node, e.g. 4 or 3500m");
   app.add_option("--node-memory", node_memory, "allocatable memory per node, e.g. 16Gi");
+  app.add_option("--cluster", cluster_file,
+                 "nodes from a cluster file (the simulator's format, docs/CAPACITY.md): each "
+                 "pool's initial nodes (else min, else max), with its labels and taints; "
+                 "instead of --nodes, --node-cpu and --node-memory");
 }
 
 Status BackendFlags::Apply(server::BackendOptions& out) const {
   out.executor = executor;
   out.stub_durations = stub_durations;
+  out.stub_failures = stub_failures;
   out.work_root = artifact_root;
   out.package_root = package_root;
+  if (!cluster_file.empty()) {
+    if (nodes != 0 || !node_cpu.empty() || !node_memory.empty()) {
+      return Error{
+          "--cluster replaces --nodes, --node-cpu and --node-memory: give one or the other"};
+    }
+    auto cluster = sim::LoadCluster(cluster_file);
+    if (!cluster.ok()) return Error{"--cluster: " + cluster.error().message};
+    // A fixed cluster: no autoscaler runs here.
+    for (const auto& pool : cluster->pools) {
+      int count = std::max(pool.initial, pool.min);
+      if (count <= 0) count = pool.max;
+      for (int i = 0; i < count; ++i) {
+        out.nodes.push_back(pool.Node(fmt::format("{}-{}", pool.name, i)));
+      }
+    }
+    if (out.nodes.empty()) return Error{"--cluster: no pool has any node"};
+    return Ok();
+  }
   if (nodes == 0 && node_cpu.empty() && node_memory.empty()) return Ok();
   double cpu = std::thread::hardware_concurrency();
   int64_t memory = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
@@ -52,18 +81,6 @@ Status BackendFlags::Apply(server::BackendOptions& out) const {
   return Ok();
 }
 
-Result<std::unique_ptr<server::ApiServer>> BackendFlags::StartUnlessHost(std::string& url) const {
-  if (!url.empty()) return std::unique_ptr<server::ApiServer>();
-  server::ServeOptions so;
-  so.port = 0;
-  if (Status s = Apply(so.backend); !s.ok()) return s.error();
-  auto started = server::ApiServer::Start(so);
-  if (!started.ok()) return Error{"cannot start the embedded backend: " + started.error().message};
-  url = (*started)->url();
-  spdlog::info("embedded KFP backend at {} ({} executor)", url, so.backend.executor);
-  return std::move(*started);
-}
-
 Command AddServeCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand("serve", "run the embedded KFP-compatible backend");
   auto options = std::make_shared<server::ServeOptions>();
@@ -76,6 +93,12 @@ Command AddServeCommand(CLI::App& app) {
   cmd->add_option("--threads", options->threads, "HTTP I/O threads")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
+  AddDurationOption(*cmd, "--request-timeout", options->request_timeout,
+                    "how long a connection may take to send a request or take an answer, "
+                    "idle keep-alive included, before it is closed");
+  cmd->add_option("--max-connections", options->max_connections,
+                  "connections open at once; more are answered 503 (default: what the "
+                  "file-descriptor limit leaves room for)");
   cmd->add_option("--tls-cert", options->tls_cert_file,
                   "serve https with this PEM certificate (chain); needs --tls-key");
   cmd->add_option("--tls-key", options->tls_key_file, "PEM private key of --tls-cert");

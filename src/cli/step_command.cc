@@ -3,8 +3,8 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "cli/preflight.h"
 #include "exec/step_workload.h"
+#include "harness/preflight.h"
 #include "harness/scenario.h"
 
 namespace kfpbench::cli {
@@ -15,6 +15,7 @@ Command AddStepCommand(CLI::App& app) {
   // The step parses its own flags, so pipelines can pass them straight through.
   cmd->allow_extras();
   cmd->prefix_command();
+  cmd->footer(exec::kStepFlags);
   return {cmd, [cmd] {
             auto options = exec::ParseStepArgs(cmd->remaining());
             if (!options.ok()) return Fail("step: " + options.error().message);
@@ -33,13 +34,13 @@ Command AddValidateCommand(CLI::App& app) {
             for (const auto& d : *dirs) load.pipeline_dirs.emplace_back(d);
             int code = kExitOk;
             for (const auto& file : *files) {
-              // The same checks as run, in the same words (cli/preflight.h).
+              // The same checks as run, in the same words (harness/preflight.h).
               auto s = harness::LoadScenarioFile(file, load);
               if (!s.ok()) {
                 code = Fail(s.error().message);
                 continue;
               }
-              auto preflight = CheckScenarioFile(*s);
+              auto preflight = harness::CheckScenarioFile(*s);
               for (const auto& p : preflight.problems) code = Fail(p);
               for (const auto& n : preflight.notes) std::cout << "note: " << n << "\n";
               if (preflight.problems.empty()) {

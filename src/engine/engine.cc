@@ -143,7 +143,7 @@ struct Engine::Impl {
   }
 
   std::string PodName(const Run& run) {
-    return fmt::format("{}-system-container-impl-{}", run.pod_prefix,
+    return fmt::format("{}-system-container-impl-{}", run.resource_name,
                        1000000000 + rng() % 9000000000ULL);
   }
 
@@ -200,6 +200,10 @@ struct Engine::Impl {
     dirty_runs.clear();
     for (Run* run : pending) {
       run->dirty = false;
+      if (DeferSnapshot(*run)) continue;
+      run->snapshot_state = run->state;
+      run->snapshot_time = loop.Now();
+      auto cost_from = std::chrono::steady_clock::now();
       RunSnapshot snap;
       snap.run_id = run->id;
       snap.state = run->state;
@@ -214,12 +218,37 @@ struct Engine::Impl {
         snap.tasks = run->records;
       }
       observer.OnRunChanged(snap);
+      run->snapshot_cost = std::chrono::steady_clock::now() - cost_from;
     }
     for (Run* run : pending) {
       if (!run->finished) continue;
       std::string id = run->id;  // erase must not compare against the dying key
       runs.erase(id);
     }
+  }
+
+  // A large run whose own state is unchanged waits for its next snapshot
+  // slot; one timer per run brings it then (see large_run_records).
+  bool DeferSnapshot(Run& run) {
+    if (run.finished || options.light_snapshots || run.records.size() < options.large_run_records ||
+        run.state != run.snapshot_state) {
+      return false;
+    }
+    WallTime due = run.snapshot_time +
+                   std::max<Duration>(options.large_run_snapshot_interval, 4 * run.snapshot_cost);
+    WallTime now = loop.Now();
+    if (now >= due) return false;
+    if (!run.snapshot_scheduled) {
+      run.snapshot_scheduled = true;
+      loop.After(due - now, [this, id = run.id] {
+        auto it = runs.find(id);
+        if (it == runs.end()) return;  // finished meanwhile, and snapshotted then
+        Scope scope(*this);
+        it->second->snapshot_scheduled = false;
+        MarkDirty(*it->second);
+      });
+    }
+    return true;
   }
 
   // ---- Runs ----
@@ -239,9 +268,16 @@ struct Engine::Impl {
     run.plans = last_plans;
     run.pipeline_root = std::move(req.pipeline_root);
     run.keep = std::move(req.keep);
+    run.display_name = std::move(req.display_name);
+    run.workspace_is_local = !options.work_root.empty();
+    run.workspace_path = run.workspace_is_local
+                             ? (options.work_root / run.id / "workspace").string()
+                             : std::string("/kfp-workspace");
+    run.created_at = req.created_at;
+    run.scheduled_at = req.scheduled_at;
     static constexpr char kAlnum[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-    run.pod_prefix = SanitizeName(run.spec->name, 40) + "-";
-    for (int i = 0; i < 5; ++i) run.pod_prefix += kAlnum[rng() % 36];
+    run.resource_name = SanitizeName(run.spec->name, 40) + "-";
+    for (int i = 0; i < 5; ++i) run.resource_name += kAlnum[rng() % 36];
     run.history.push_back({loop.Now(), RuntimeState::kPending, ""});
     // One record per root task and the root: growing the vector would move
     // every record several times per run.
@@ -277,9 +313,12 @@ struct Engine::Impl {
   void Terminate(const std::string& run_id) {
     Scope scope(*this);
     auto it = runs.find(run_id);
-    if (it == runs.end()) return;
+    if (it == runs.end() || it->second->finished) {
+      observer.OnTerminateNotExecuting(run_id);
+      return;
+    }
     Run& run = *it->second;
-    if (run.finished || run.canceled) return;
+    if (run.canceled) return;
     run.canceled = true;
     run.stopping = true;
     SetRunState(run, RuntimeState::kCanceling);
@@ -449,9 +488,142 @@ struct Engine::Impl {
                               dag.dir / spec.name);
       return StartDag(child);
     }
+    const ir::ExecutorSpec* exec = run.spec->FindExecutor(comp.executor_label);
+    if (exec != nullptr && exec->runs_in_driver()) return RunInDriver(dag, i, *exec);
     if (auto s = StartContainer(dag, i); !s) {
       FinishTask(dag, i, RuntimeState::kFailed, s.error().message);
     }
+  }
+
+  // ---- Tasks KFP's driver or launcher does itself, without a pod of
+  // their own: importers, and kfp-kubernetes' CreatePVC/DeletePVC. They take
+  // no node and no time. ----
+
+  void RunInDriver(DagExec& dag, int i, const ir::ExecutorSpec& exec) {
+    SetState(*dag.run, dag.tasks[i].record, RuntimeState::kRunning);
+    Status s = exec.importer          ? Import(dag, i, *exec.importer)
+               : exec.is_create_pvc() ? CreatePvc(dag, i)
+                                      : DeletePvc(dag, i);
+    if (!s.ok()) return FinishTask(dag, i, RuntimeState::kFailed, s.error().message);
+    FinishTask(dag, i, RuntimeState::kSucceeded);
+  }
+
+  // importer_launcher.go: the URI is a constant or the parent DAG's value of
+  // the input the runtimeParameter names; the metadata is kept as written.
+  Status Import(DagExec& dag, int i, const ir::ImporterSpec& importer) {
+    TaskExec& task = dag.tasks[i];
+    const ir::TaskSpec& spec = *dag.plan->tasks[i];
+    const ir::ComponentSpec& comp = *dag.plan->components[i];
+    auto failed = [](const std::string& why) {
+      return Error{
+          "failed to execute importer component: failed to create MLMD artifact from "
+          "ImporterSpec: " +
+          why};
+    };
+    std::string uri = importer.uri_constant;
+    if (const std::string& param = importer.uri_runtime_parameter; !param.empty()) {
+      auto binding = spec.parameters.find(param);
+      if (binding == spec.parameters.end()) {
+        return failed(
+            fmt::format("cannot find parameter {} in task input to fetch artifact uri", param));
+      }
+      const std::string& input = binding->second.component_input;
+      auto value = dag.inputs.find(input);
+      if (binding->second.kind != ir::ParameterBinding::Kind::kComponentInput ||
+          value == dag.inputs.end()) {
+        return failed(fmt::format(
+            "error resolving artifact URI: parent DAG does not have input parameter {}", input));
+      }
+      uri = value->is_string() ? value->get<std::string>() : std::string();
+      if (uri.empty()) {
+        return failed(fmt::format("empty artifact URI runtime value for parameter {}", param));
+      }
+    } else if (uri.empty()) {
+      return failed("empty Artifact URI constant value");
+    }
+    if (comp.outputs.artifacts.size() != 1) {
+      return Error{
+          "failed to execute importer component: failed to extract output artifact name "
+          "from componentOutputSpec"};
+    }
+    const auto& [name, def] = *comp.outputs.artifacts.begin();
+    task.out_artifacts.clear();
+    task.out_artifacts[name] = {
+        {name, uri, ir::LocalPathForUri(uri),
+         importer.schema_title.empty() ? def.schema_title : importer.schema_title,
+         importer.schema_title.empty() ? def.schema_version : importer.schema_version,
+         importer.metadata}};
+    return Ok();
+  }
+
+  // k8s.go createPVC: the name is pvc_name, a UUID + pvc_name_suffix, or a
+  // UUID; access_modes and size are required. Locally a PVC is a folder.
+  Status CreatePvc(DagExec& dag, int i) {
+    TaskExec& task = dag.tasks[i];
+    auto text = [&task](const char* key) {
+      auto it = task.params.find(key);
+      return it != task.params.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    if (!task.params.contains("access_modes") || task.params["access_modes"].is_null()) {
+      return Error{"failed to create pvc: parameter access_modes not provided"};
+    }
+    if (!task.params.contains("size") || task.params["size"].is_null()) {
+      return Error{"failed to create pvc: parameter volumeSize not provided"};
+    }
+    std::string name = text("pvc_name");
+    std::string suffix = text("pvc_name_suffix");
+    if (!name.empty() && !suffix.empty()) {
+      return Error{
+          "failed to create pvc: at most one of pvc_name and pvc_name_suffix can be "
+          "non-empty"};
+    }
+    if (name.empty()) name = NewId() + suffix;
+    if (Status s = CheckPvcName(name); !s.ok()) return s;
+    if (!options.work_root.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(PvcDir(name), ec);
+      if (ec) return Error{fmt::format("failed to create pvc {}: {}", name, ec.message())};
+    }
+    task.outputs = {{"name", name}};
+    return Ok();
+  }
+
+  // k8s.go deletePVC: deletes the claim pvc_name names.
+  Status DeletePvc(DagExec& dag, int i) {
+    TaskExec& task = dag.tasks[i];
+    auto it = task.params.find("pvc_name");
+    if (it == task.params.end() || !it->is_string() || it->get<std::string>().empty()) {
+      return Error{"failed to delete pvc: parameter pvc_name not provided"};
+    }
+    const std::string name = it->get<std::string>();
+    if (Status s = CheckPvcName(name); !s.ok()) return s;
+    if (!options.work_root.empty()) {
+      std::error_code ec;
+      if (std::filesystem::remove_all(PvcDir(name), ec) == 0 || ec) {
+        return Error{
+            fmt::format("failed to delete pvc: persistentvolumeclaims \"{}\" not found", name)};
+      }
+    }
+    return Ok();
+  }
+
+  // A claim's name is a Kubernetes object name (a DNS-1123 subdomain), as
+  // the API server would insist; it is also a folder name here, so nothing
+  // else (a '/', "..") may reach the filesystem.
+  static Status CheckPvcName(const std::string& name) {
+    auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+    bool ok = !name.empty() && name.size() <= 253 && alnum(name.front()) && alnum(name.back());
+    for (char c : name) ok = ok && (alnum(c) || c == '-' || c == '.');
+    if (ok) return Ok();
+    return Error{fmt::format(
+        "PersistentVolumeClaim \"{}\" is invalid: metadata.name: a lowercase RFC 1123 "
+        "subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
+        "start and end with an alphanumeric character",
+        name)};
+  }
+
+  std::filesystem::path PvcDir(const std::string& name) const {
+    return options.work_root / "pvcs" / name;
   }
 
   void FinishTask(DagExec& dag, int i, RuntimeState state, const std::string& error = "") {
@@ -524,7 +696,14 @@ struct Engine::Impl {
     TaskExec& task = dag.tasks[i];
     Run& run = *dag.run;
     const ir::IteratorSpec& it = *dag.plan->tasks[i]->iterator;
-    if (it.raw) {
+    if (it.over_artifacts()) {
+      // The items are the list's indices; FillLoop hands each iteration its
+      // artifact.
+      task.items = json::array();
+      auto list = task.in_artifacts.find(it.input_artifact);
+      size_t n = list == task.in_artifacts.end() ? 0 : list->second.size();
+      for (size_t k = 0; k < n; ++k) task.items.push_back(k);
+    } else if (it.raw) {
       task.items = it.raw_items;
     } else {
       json items = task.params.value(it.input_parameter, json());
@@ -538,7 +717,27 @@ struct Engine::Impl {
       return FinishTask(dag, i, RuntimeState::kFailed,
                         "ParallelFor items must be a list, got " + ir::DescribeValue(task.items));
     }
+    if (task.items.size() > ir::kMaxLoopItems) {
+      return FinishTask(dag, i, RuntimeState::kFailed,
+                        fmt::format("ParallelFor over {} items: at most {} are allowed",
+                                    task.items.size(), ir::kMaxLoopItems));
+    }
+    // Each iteration adds its own record and its body's tasks.
+    const ir::ComponentSpec& body = *dag.plan->components[i];
+    size_t adds = task.items.size() * (1 + (body.is_dag() ? body.dag->tasks.size() : 0));
+    if (run.records.size() + adds > ir::kMaxRunTasks) {
+      return FinishTask(dag, i, RuntimeState::kFailed,
+                        fmt::format("ParallelFor over {} items would take the run past {} tasks",
+                                    task.items.size(), ir::kMaxRunTasks));
+    }
     task.iterations.assign(task.items.size(), nullptr);
+    // Each iteration's inputs are the loop's, less the list being iterated
+    // when no task of the body reads it: copying a 10,000-item list into
+    // every iteration would make a wide loop quadratic in time and memory.
+    task.iteration_inputs = task.params;
+    if (!it.raw && !it.over_artifacts() && !BodyReadsInput(body, it.input_parameter)) {
+      task.iteration_inputs.erase(it.input_parameter);
+    }
     SetState(run, task.record, RuntimeState::kRunning);
     FillLoop(dag, i);
   }
@@ -554,26 +753,46 @@ struct Engine::Impl {
            (it.parallelism_limit == 0 || task.running_iterations < it.parallelism_limit)) {
       size_t index = task.next_item++;
       ++task.running_iterations;
-      json item = task.items[index];
-      if (auto def = comp.inputs.parameters.find(it.item_input);
-          def != comp.inputs.parameters.end()) {
-        auto coerced = ir::CoerceParameterValue(item, def->second.type);
-        if (coerced.ok()) item = std::move(*coerced);
+      json inputs = task.iteration_inputs;
+      ArtifactMap artifacts = task.in_artifacts;
+      if (it.over_artifacts()) {
+        artifacts[it.item_input] = {task.in_artifacts[it.input_artifact][index]};
+      } else {
+        json item = task.items[index];
+        if (auto def = comp.inputs.parameters.find(it.item_input);
+            def != comp.inputs.parameters.end()) {
+          auto coerced = ir::CoerceParameterValue(item, def->second.type);
+          if (coerced.ok()) item = std::move(*coerced);
+        }
+        inputs[it.item_input] = std::move(item);
       }
-      json inputs = task.params;
-      inputs[it.item_input] = std::move(item);
       std::string name = fmt::format("{}-iteration-{}", spec.name, index);
       int record = NewRecord(run, name, name, task.record, "");
       if (options.task_details) run.records[record].inputs = {{"parameters", inputs}};
       SetState(run, record, RuntimeState::kRunning);
-      DagExec& child =
-          NewDag(run, &dag, i, static_cast<int>(index), comp, std::move(inputs), task.in_artifacts,
-                 record, dag.dir / spec.name / fmt::format("iteration-{}", index));
+      DagExec& child = NewDag(run, &dag, i, static_cast<int>(index), comp, std::move(inputs),
+                              std::move(artifacts), record,
+                              dag.dir / spec.name / fmt::format("iteration-{}", index));
       task.iterations[index] = &child;
       StartDag(child);
     }
     --task.loop_busy;
     MaybeFinishLoop(dag, i);
+  }
+
+  static bool BodyReadsInput(const ir::ComponentSpec& body, const std::string& name) {
+    if (!body.is_dag()) return true;
+    for (const auto& [tname, t] : body.dag->tasks) {
+      if (t.condition.find(name) != std::string::npos) return true;
+      if (t.iterator && t.iterator->input_parameter == name) return true;
+      for (const auto& [pname, binding] : t.parameters) {
+        if (binding.kind == ir::ParameterBinding::Kind::kComponentInput &&
+            binding.component_input == name) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   void OnIterationDone(DagExec& dag, int i) {
@@ -696,7 +915,7 @@ struct Engine::Impl {
     ctx.input_artifacts = &task.in_artifacts;
     ctx.output_artifacts = &out_artifacts;
     ctx.executor_output_file = (launch.work_dir / "executor_output.json").string();
-    ctx.pipeline_job_name = run.id;
+    ctx.pipeline_job_name = run.display_name;
     ctx.pipeline_job_uuid = run.id;
     ctx.pipeline_task_name = spec.name;
     ctx.pipeline_task_uuid = rec.task_id;
@@ -710,6 +929,24 @@ struct Engine::Impl {
     return Place(dag, i, *exec, std::move(launch));
   }
 
+  // Resource fields set from a pipeline input or an upstream output, resolved
+  // from the task's inputs as KFP's driver does when it builds the pod.
+  static Result<ir::ResourceSpec> ResolveResources(const TaskExec& task,
+                                                   const ir::ResourceSpec& spec) {
+    if (spec.templated.empty()) return spec;
+    ir::ResourceSpec out = spec;
+    ir::PlaceholderContext ctx;
+    ctx.parameters = &task.params;
+    for (const auto& [key, text] : spec.templated) {
+      auto value = ir::ResolvePlaceholders(text, ctx);
+      if (!value.ok()) return Error{fmt::format("resources.{}: {}", key, value.error().message)};
+      if (Status s = ir::SetResourceField(out, key, *value); !s.ok()) {
+        return Error{fmt::format("resources.{} = '{}': {}", key, *value, s.error().message)};
+      }
+    }
+    return out;
+  }
+
   // Queues a launch for a node with room, unless no node could ever hold it.
   Status Place(DagExec& dag, int i, const ir::ExecutorSpec& executor_spec, TaskLaunch launch) {
     Run& run = *dag.run;
@@ -717,14 +954,22 @@ struct Engine::Impl {
     const ir::TaskSpec& spec = *dag.plan->tasks[i];
     const ir::ComponentSpec& comp = *dag.plan->components[i];
     const ir::ExecutorSpec* exec = &executor_spec;
-    Resources ir_res = ToResources(exec->container.resources);
+    auto resources = ResolveResources(task, exec->container.resources);
+    if (!resources.ok()) return resources.error();
+    Resources ir_res = ToResources(*resources);
     bool any = ir_res.cpu_request > 0 || ir_res.cpu_limit > 0 || ir_res.memory_request > 0 ||
                ir_res.memory_limit > 0;
     launch.resources = any ? ir_res : options.default_task_resources;
     Demand demand = DemandOf(ir_res, options.default_task_resources);
+    if (!exec->scheduling.empty()) demand.scheduling = &exec->scheduling;
     if (!placement.FitsSomeNode(demand)) {
-      return Error{fmt::format("task requests {}, more than any node offers (largest: {})",
-                               DescribeDemand(demand), DescribeDemand(placement.LargestNode()))};
+      if (demand.scheduling == nullptr && !placement.any_taints()) {  // size alone
+        return Error{fmt::format("task requests {}, more than any node offers (largest: {})",
+                                 DescribeDemand(demand), DescribeDemand(placement.LargestNode()))};
+      }
+      // A pod Kubernetes could never schedule would stay Pending for ever;
+      // here the task fails at once with the scheduler's reason.
+      return Error{fmt::format("task cannot be scheduled: {}", placement.WhyUnschedulable(demand))};
     }
     if (spec.enable_cache && options.cache != nullptr) {
       json input_artifacts = json::object();
@@ -916,8 +1161,9 @@ Engine::Engine(EventLoop& loop, Executor& executor, RunObserver& observer, Engin
 Engine::~Engine() = default;
 
 Status Engine::Submit(RunRequest request) {
-  if (request.run_id.empty()) return Error{"run id is empty", 400};
-  if (request.spec == nullptr) return Error{"run has no pipeline spec", 400};
+  if (request.run_id.empty()) return Error{"run id is empty", kHttpBadRequest};
+  if (request.spec == nullptr) return Error{"run has no pipeline spec", kHttpBadRequest};
+  if (Status s = impl_->executor.CanRun(*request.spec); !s.ok()) return s;
   auto params = ResolveRunParameters(*request.spec, request.parameters);
   if (!params.ok()) return params.error();
   Impl* impl = impl_.get();

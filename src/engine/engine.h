@@ -71,6 +71,10 @@ class RunObserver {
   virtual ~RunObserver() = default;
   // Called on the loop whenever a run or any of its tasks changes.
   virtual void OnRunChanged(const RunSnapshot& snapshot) = 0;
+  // Called on the loop when Terminate names a run this engine is not
+  // executing (never submitted here, or already finished): whoever keeps
+  // runs may hold one in flight that nothing will ever end.
+  virtual void OnTerminateNotExecuting(const std::string& run_id) { (void)run_id; }
 };
 
 struct RunRequest {
@@ -83,6 +87,13 @@ struct RunRequest {
   // kept as they were, outputs included, instead of running again; everything
   // else runs.
   std::map<std::string, TaskRecord> keep;
+  // What KFP's driver substitutes for {{$.pipeline_job_name}},
+  // {{$.pipeline_job_create_time_utc}} and {{$.pipeline_job_schedule_time_utc}}
+  // (the run's display name, creation and scheduled time; the last is unset
+  // for runs no schedule started).
+  std::string display_name;
+  WallTime created_at{};
+  WallTime scheduled_at{};
 };
 
 struct EngineOptions {
@@ -100,6 +111,17 @@ struct EngineOptions {
   // carry the run's id and state. Copying every record on every change is
   // what a simulation of many runs would otherwise spend its time on.
   bool light_snapshots = false;
+  // A run with at least this many task records (a wide ParallelFor) is
+  // snapshotted at most once per `large_run_snapshot_interval` while only its
+  // tasks change; a change of the run's own state, and its end, go out at
+  // once. Each snapshot copies every record, and its observer rewrites the
+  // whole status, so snapshotting every change would make a 1,000-item loop
+  // quadratic (80 s where 1 s will do). The interval grows to four times
+  // what the last snapshot cost, so snapshots never take more than a fifth
+  // of the loop. Observers still see every run state, and never a task list
+  // older than one they saw.
+  size_t large_run_records = 256;
+  Duration large_run_snapshot_interval = std::chrono::milliseconds(250);
   // Decides a task's triggerPolicy.condition instead of evaluating it, by the
   // task's name in its DAG (e.g. "condition-2"): the simulator takes branches
   // with given probabilities. nullopt (or no function) evaluates it as usual.
@@ -128,7 +150,8 @@ class Engine {
   // every componentRef and executor known, the DAG acyclic) on the caller's
   // thread, then queues the run on the loop. Thread-safe.
   Status Submit(RunRequest request);
-  // Cancels a run's pending and running tasks; the run ends CANCELED. Thread-safe.
+  // Cancels a run's pending and running tasks; the run ends CANCELED. A run
+  // it is not executing goes to RunObserver::OnTerminateNotExecuting. Thread-safe.
   void Terminate(const std::string& run_id);
 
   // Runtime nodes, for the simulator's autoscaler. Call these on the loop

@@ -14,13 +14,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using nlohmann::json;
-using testing::Behavior;
-using testing::FakeExecutor;
-using testing::FindTask;
-using testing::MustParse;
-using testing::RecordingObserver;
-using testing::States;
-using testing::VirtualLoop;
+using namespace testing;  // the part's test helpers
 
 // The engine's side of the cache; the backend's lives in SQLite.
 class MapCache : public TaskCache {

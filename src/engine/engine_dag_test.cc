@@ -1,7 +1,9 @@
 // Nested DAGs: sub-pipelines, conditions, ParallelFor, exit handlers, retries.
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -14,14 +16,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using nlohmann::json;
-using testing::Behavior;
-using testing::FakeExecutor;
-using testing::FindTask;
-using testing::MustParse;
-using testing::RecordingObserver;
-using testing::States;
-using testing::Takes;
-using testing::VirtualLoop;
+using namespace testing;  // the part's test helpers
 
 class DagTest : public ::testing::Test {
  protected:
@@ -350,6 +345,78 @@ TEST_F(DagTest, ParallelForRunsEachItemAndCollectsOutputs) {
   EXPECT_EQ(snap.finished_at, VirtualLoop::Epoch() + 2s);
 }
 
+// ParallelFor over artifacts (artifactIterator): a loop's collected output
+// artifacts, one iteration per artifact.
+TEST_F(DagTest, ParallelForOverArtifactsGivesEachIterationOneArtifact) {
+  const RunSnapshot& snap = RunToEnd(R"(
+pipelineInfo: {name: artifact-loop}
+components:
+  comp-make:
+    executorLabel: exec-make
+    inputDefinitions: {parameters: {n: {parameterType: NUMBER_INTEGER}}}
+    outputDefinitions:
+      artifacts: {out: {artifactType: {schemaTitle: system.Artifact, schemaVersion: 0.0.1}}}
+  comp-make-loop:
+    dag:
+      outputs:
+        artifacts:
+          out: {artifactSelectors: [{outputArtifactKey: out, producerSubtask: make}]}
+      tasks:
+        make:
+          componentRef: {name: comp-make}
+          inputs: {parameters: {n: {componentInputParameter: item}}}
+          taskInfo: {name: make}
+    inputDefinitions: {parameters: {item: {parameterType: NUMBER_INTEGER}}}
+    outputDefinitions:
+      artifacts:
+        out:
+          artifactType: {schemaTitle: system.Artifact, schemaVersion: 0.0.1}
+          isArtifactList: true
+  comp-show:
+    executorLabel: exec-show
+    inputDefinitions:
+      artifacts: {a: {artifactType: {schemaTitle: system.Artifact, schemaVersion: 0.0.1}}}
+  comp-show-loop:
+    dag:
+      tasks:
+        show:
+          componentRef: {name: comp-show}
+          inputs: {artifacts: {a: {componentInputArtifact: each}}}
+          taskInfo: {name: show}
+    inputDefinitions:
+      artifacts:
+        all:
+          artifactType: {schemaTitle: system.Artifact, schemaVersion: 0.0.1}
+          isArtifactList: true
+        each: {artifactType: {schemaTitle: system.Artifact, schemaVersion: 0.0.1}}
+deploymentSpec:
+  executors:
+    exec-make: {container: {image: alpine, command: [make, "{{$.outputs.artifacts['out'].uri}}"]}}
+    exec-show: {container: {image: alpine, command: [show, "{{$.inputs.artifacts['a'].uri}}"]}}
+root:
+  dag:
+    tasks:
+      make-loop:
+        componentRef: {name: comp-make-loop}
+        parameterIterator: {itemInput: item, items: {raw: "[1, 2, 3]"}}
+        taskInfo: {name: make-loop}
+      show-loop:
+        componentRef: {name: comp-show-loop}
+        dependentTasks: [make-loop]
+        artifactIterator: {itemInput: each, items: {inputArtifact: all}}
+        inputs:
+          artifacts:
+            all: {taskOutputArtifact: {producerTask: make-loop, outputArtifactKey: out}}
+        taskInfo: {name: show-loop}
+)");
+  ASSERT_EQ(snap.state, RuntimeState::kSucceeded) << snap.error;
+  std::set<std::string> made, shown;
+  for (const auto* l : LaunchesOf("exec-make")) made.insert(l->argv.at(1));
+  for (const auto* l : LaunchesOf("exec-show")) shown.insert(l->argv.at(1));
+  EXPECT_EQ(made.size(), 3u);
+  EXPECT_EQ(shown, made);
+}
+
 TEST_F(DagTest, ParallelismLimitRunsIterationsInTurn) {
   executor_.behave = DoubleIt;
   const RunSnapshot& snap = RunToEnd(LoopSpec(1));
@@ -359,8 +426,8 @@ TEST_F(DagTest, ParallelismLimitRunsIterationsInTurn) {
   EXPECT_EQ(FindTask(snap, "sum")->inputs["parameters"]["msg"], json::array({2, 4, 6}));
 }
 
-TEST_F(DagTest, ParallelForOverAnInputListAndEmptyList) {
-  std::string spec = Spec(R"(
+// One echo per item of the pipeline input `list`.
+constexpr const char* kLoopOverListInput = R"(
   comp-for-loop-1:
     inputDefinitions:
       parameters:
@@ -383,7 +450,10 @@ root:
         parameterIterator:
           itemInput: pipelinechannel--list-loop-item
           items: {inputParameter: pipelinechannel--list}
-)");
+)";
+
+TEST_F(DagTest, ParallelForOverAnInputListAndEmptyList) {
+  std::string spec = Spec(kLoopOverListInput);
   const RunSnapshot& snap = RunToEnd(spec, {{"list", {"a", "b"}}});
   EXPECT_EQ(snap.state, RuntimeState::kSucceeded) << snap.error;
   auto launches = LaunchesOf("exec-echo");
@@ -399,6 +469,77 @@ root:
   loop_.Run();
   EXPECT_EQ(observer_.Of("empty").state, RuntimeState::kSucceeded);
   EXPECT_EQ(FindTask(observer_.Of("empty"), "for-loop-1")->state, RuntimeState::kSucceeded);
+}
+
+// A runtime list past ir::kMaxLoopItems fails its loop (and the run) with a
+// clear error before any iteration starts; one million items once aborted
+// the server.
+TEST_F(DagTest, ParallelForPastTheItemLimitFailsTheRunClearly) {
+  std::string spec = Spec(kLoopOverListInput);
+  json items = json::array();
+  for (size_t i = 0; i <= ir::kMaxLoopItems; ++i) items.push_back(std::to_string(i));
+  const RunSnapshot& snap = RunToEnd(spec, {{"list", items}});
+  EXPECT_EQ(snap.state, RuntimeState::kFailed);
+  const auto* loop = FindTask(snap, "for-loop-1");
+  ASSERT_NE(loop, nullptr);
+  EXPECT_EQ(loop->error, "ParallelFor over 10001 items: at most 10000 are allowed");
+  EXPECT_TRUE(LaunchesOf("exec-echo").empty());
+}
+
+// A wide loop's run is snapshotted at most every 250 ms (virtual time here)
+// while only its tasks change, yet ends with every task in its last snapshot
+// and every run state seen; without the throttle each change is a snapshot.
+TEST(DagSnapshots, LargeRunsAreSnapshottedAtIntervalsAndEndComplete) {
+  std::string spec = Spec(R"(
+  comp-for-loop-1:
+    inputDefinitions:
+      parameters:
+        pipelinechannel--list-loop-item: {parameterType: STRING}
+    dag:
+      tasks:
+        print:
+          componentRef: {name: comp-echo}
+          inputs: {parameters: {msg: {componentInputParameter: pipelinechannel--list-loop-item}}}
+root:
+  dag:
+    tasks:
+      for-loop-1:
+        componentRef: {name: comp-for-loop-1}
+        parameterIterator:
+          itemInput: pipelinechannel--list-loop-item
+          items: {raw: 'ITEMS'}
+)");
+  json items = json::array();
+  for (int i = 0; i < 400; ++i) items.push_back(std::to_string(i));
+  spec.replace(spec.find("ITEMS"), 5, items.dump());
+  auto run_with = [&](size_t large_run_records) {
+    VirtualLoop loop;
+    FakeExecutor executor(loop);
+    RecordingObserver observer;
+    EngineOptions options;
+    options.nodes = {{"node", 4, int64_t{64} << 30}};
+    options.random_seed = 7;
+    options.large_run_records = large_run_records;
+    Engine engine(loop, executor, observer, options);
+    RunRequest req;
+    req.run_id = "wide";
+    req.spec = MustParse(spec);
+    EXPECT_TRUE(engine.Submit(std::move(req)).ok());
+    loop.Run();
+    const RunSnapshot& last = observer.Of("wide");
+    EXPECT_EQ(last.state, RuntimeState::kSucceeded);
+    size_t succeeded = 0;
+    for (const auto& t : last.tasks) succeeded += t.state == RuntimeState::kSucceeded;
+    EXPECT_GE(succeeded, 800u);  // 400 iterations and their 400 steps, at least
+    EXPECT_EQ(States(last.history),
+              (std::vector<RuntimeState>{RuntimeState::kPending, RuntimeState::kRunning,
+                                         RuntimeState::kSucceeded}));
+    return observer.count;
+  };
+  int every_change = run_with(std::numeric_limits<size_t>::max());
+  int throttled = run_with(256);
+  EXPECT_GE(every_change, 400);  // at least one per iteration
+  EXPECT_LT(throttled * 4, every_change) << throttled << " of " << every_change;
 }
 
 TEST_F(DagTest, FailedIterationFailsTheLoop) {

@@ -9,11 +9,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using nlohmann::json;
-using testing::FakeExecutor;
-using testing::MustParse;
-using testing::RecordingObserver;
-using testing::Takes;
-using testing::VirtualLoop;
+using namespace testing;  // the part's test helpers
 
 constexpr int64_t kGi = int64_t{1} << 30;
 
@@ -149,6 +145,113 @@ TEST_F(EngineNodesTest, LightSnapshotsCarryTasksOnlyAtTheEnd) {
   EXPECT_EQ(counting.last.state, RuntimeState::kSucceeded);
   EXPECT_EQ(counting.last.tasks.size(), 3u);  // root + a + b
   EXPECT_FALSE(counting.last.history.empty());
+}
+
+// A training step pinned by kfp-kubernetes to a tainted GPU pool, beside an
+// ordinary step, as the platform spec document says it.
+constexpr const char* kPinnedPipeline = R"(
+pipelineInfo: {name: pinned}
+components:
+  comp-train: {executorLabel: exec-train}
+  comp-prep: {executorLabel: exec-prep}
+deploymentSpec:
+  executors:
+    exec-train:
+      container: {image: trainer, command: [train]}
+    exec-prep:
+      container: {image: prep, command: [prep]}
+root:
+  dag:
+    tasks:
+      prep: {componentRef: {name: comp-prep}, taskInfo: {name: prep}}
+      train: {componentRef: {name: comp-train}, dependentTasks: [prep], taskInfo: {name: train}}
+---
+platforms:
+  kubernetes:
+    deploymentSpec:
+      executors:
+        exec-train:
+          nodeSelector:
+            labels: {pool: gpu}
+          tolerations:
+          - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+          nodeAffinity:
+          - matchExpressions:
+            - {key: zone, operator: In, values: [z1]}
+          - weight: 10
+            matchExpressions:
+            - {key: zone, operator: In, values: [z2]}
+          secretAsEnv:
+          - {secretName: token}
+)";
+
+// One run of `spec` on `nodes`, to its end.
+RunSnapshot RunOn(std::shared_ptr<const ir::PipelineSpec> spec, std::vector<NodeSpec> nodes) {
+  VirtualLoop loop;
+  FakeExecutor executor(loop);
+  RecordingObserver observer;
+  EngineOptions options;
+  options.nodes = std::move(nodes);
+  Engine engine(loop, executor, observer, options);
+  RunRequest req;
+  req.run_id = "run";
+  req.spec = std::move(spec);
+  EXPECT_TRUE(engine.Submit(std::move(req)).ok());
+  loop.Run();
+  return observer.Of("run");
+}
+
+TEST(EngineScheduling, PlatformSpecRulesAreParsedAndHonouredByPlacement) {
+  auto spec = MustParse(kPinnedPipeline);
+  ASSERT_NE(spec, nullptr);
+  const ir::NodeScheduling& rules = spec->FindExecutor("exec-train")->scheduling;
+  EXPECT_EQ(rules.node_selector.at("pool"), "gpu");
+  ASSERT_EQ(rules.tolerations.size(), 1u);
+  EXPECT_EQ(rules.tolerations[0].op, "Exists");
+  ASSERT_EQ(rules.required_terms.size(), 1u);  // the weighted term only steers
+  EXPECT_TRUE(spec->FindExecutor("exec-prep")->scheduling.empty());
+  ASSERT_EQ(spec->warnings.size(), 1u);
+  EXPECT_EQ(spec->warnings[0], "platform spec: secretAsEnv not applied by the embedded backend");
+
+  NodeSpec gpu("gpu-0", 8, 32 * kGi);
+  gpu.labels = {{"pool", "gpu"}, {"zone", "z1"}};
+  gpu.taints = {{"nvidia.com/gpu", "present", "NoSchedule"}};
+  NodeSpec cpu("cpu-0", 8, 32 * kGi);
+  cpu.labels = {{"pool", "cpu"}, {"zone", "z1"}};
+  RunSnapshot snap = RunOn(spec, {gpu, cpu});
+  ASSERT_EQ(snap.state, RuntimeState::kSucceeded) << snap.error;
+  EXPECT_EQ(FindTask(snap, "prep")->node, "cpu-0");  // untolerated taint on gpu-0
+  EXPECT_EQ(FindTask(snap, "train")->node, "gpu-0");
+}
+
+TEST(EngineScheduling, AStepNoNodeMayTakeFailsWithTheSchedulersReason) {
+  auto spec = MustParse(kPinnedPipeline);
+  ASSERT_NE(spec, nullptr);
+  RunSnapshot snap = RunOn(spec, {NodeSpec("cpu-0", 8, 32 * kGi)});
+  EXPECT_EQ(snap.state, RuntimeState::kFailed);
+  EXPECT_NE(snap.error.find("task cannot be scheduled: 0/1 nodes are available: 1 node(s) didn't "
+                            "match Pod's node affinity/selector"),
+            std::string::npos)
+      << snap.error;
+}
+
+TEST(EngineScheduling, PlatformSpecErrorsNameTheField) {
+  std::string yaml = kPinnedPipeline;
+  yaml.replace(yaml.find("operator: In"), std::string("operator: In").size(), "operator: Near");
+  auto spec = ir::ParsePipelineSpec(yaml);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(
+      spec.error().message,
+      "platforms.kubernetes.deploymentSpec.executors.exec-train.nodeAffinity[0]."
+      "matchExpressions[0].operator: 'Near' is not In, NotIn, Exists, DoesNotExist, Gt or Lt");
+  yaml = kPinnedPipeline;
+  yaml.replace(yaml.find("        exec-train:\n          nodeSelector"),
+               std::string("        exec-train").size(), "        exec-trian");
+  spec = ir::ParsePipelineSpec(yaml);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.error().message,
+            "platforms.kubernetes.deploymentSpec.executors.exec-trian: no such executor in "
+            "deploymentSpec");
 }
 
 }  // namespace

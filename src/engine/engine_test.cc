@@ -14,14 +14,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using nlohmann::json;
-using testing::Behavior;
-using testing::FakeExecutor;
-using testing::FindTask;
-using testing::MustParse;
-using testing::RecordingObserver;
-using testing::States;
-using testing::Takes;
-using testing::VirtualLoop;
+using namespace testing;  // the part's test helpers
 
 // producer -> consumer, plus an independent side task; typed inputs.
 constexpr const char* kPipeline = R"(

@@ -32,33 +32,26 @@ class VirtualLoop : public EventLoop {
 
   // Runs events in time order until none is left (or `limit` ran).
   void Run(size_t limit = 10'000'000) {
-    while (!queue_.empty() && limit-- > 0) {
-      auto [when, id] = queue_.top();
-      queue_.pop();
-      auto it = fns_.find(id);
-      if (it == fns_.end()) continue;
-      auto fn = std::move(it->second);
-      fns_.erase(it);
-      now_ = std::max(now_, when);
-      fn();
-    }
+    while (!queue_.empty() && limit-- > 0) RunNext();
   }
   // Runs events due up to `t`, then sets the clock to `t`.
   void RunUntil(WallTime t) {
-    while (!queue_.empty() && queue_.top().first <= t) {
-      auto [when, id] = queue_.top();
-      queue_.pop();
-      auto it = fns_.find(id);
-      if (it == fns_.end()) continue;
-      auto fn = std::move(it->second);
-      fns_.erase(it);
-      now_ = std::max(now_, when);
-      fn();
-    }
+    while (!queue_.empty() && queue_.top().first <= t) RunNext();
     now_ = std::max(now_, t);
   }
 
  private:
+  // The earliest event, unless it was cancelled.
+  void RunNext() {
+    auto [when, id] = queue_.top();
+    queue_.pop();
+    auto it = fns_.find(id);
+    if (it == fns_.end()) return;
+    auto fn = std::move(it->second);
+    fns_.erase(it);
+    now_ = std::max(now_, when);
+    fn();
+  }
   using Event = std::pair<WallTime, TimerId>;  // ids grow, so ties run in post order
   WallTime now_ = Epoch();
   TimerId next_id_ = 1;
@@ -131,11 +124,13 @@ class FakeExecutor : public Executor {
     auto it = timers_.find(task_id);
     if (it == timers_.end()) return;
     loop_.Cancel(it->second.timer);
-    auto [timer, label, done] = it->second;
+    auto pending = std::move(it->second);
     timers_.erase(it);
     TaskResult result;
     result.error = "canceled";
-    loop_.Post([this, label, result, done] { Finish(label, result, done); });
+    loop_.Post([this, label = std::move(pending.label), result, done = std::move(pending.done)] {
+      Finish(label, result, done);
+    });
   }
 
   static std::string DefaultFor(const std::string& type) {

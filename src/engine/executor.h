@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "engine/resources.h"
+#include "ir/pipeline_spec.h"
+#include "util/result.h"
 
 namespace kfpbench::engine {
 
@@ -51,6 +53,12 @@ class Executor {
   virtual void Launch(TaskLaunch launch, std::function<void(TaskResult)> done) = 0;
   // Stops a launched task (its `done` still runs, with succeeded = false).
   virtual void Cancel(const std::string& task_id) = 0;
+  // Whether this executor can run the pipeline's steps at all; a refusal
+  // refuses the run at submission, with the reason. Thread-safe.
+  virtual Status CanRun(const ir::PipelineSpec& spec) const {
+    (void)spec;
+    return Ok();
+  }
 };
 
 }  // namespace kfpbench::engine

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -20,7 +21,75 @@ std::string FormatBytes(int64_t bytes) {
   return fmt::format("{}B", bytes);
 }
 
+bool Tolerates(const ir::Toleration& t, const Taint& taint) {
+  if (!t.effect.empty() && t.effect != taint.effect) return false;
+  if (t.key.empty()) return t.op == "Exists";  // an empty key with Exists tolerates all
+  if (t.key != taint.key) return false;
+  return t.op == "Exists" || t.value == taint.value;
+}
+
+bool Matches(const ir::SelectorRequirement& r, const NodeSpec& node) {
+  const std::string* value = nullptr;
+  if (r.key == "metadata.name") {
+    value = &node.name;
+  } else if (auto it = node.labels.find(r.key); it != node.labels.end()) {
+    value = &it->second;
+  }
+  auto in = [&] {
+    return value != nullptr &&
+           std::find(r.values.begin(), r.values.end(), *value) != r.values.end();
+  };
+  auto compare = [&](bool greater) {
+    // Gt/Lt: one integer value, compared with the label's as integers.
+    if (value == nullptr || r.values.size() != 1) return false;
+    char* end = nullptr;
+    long long label = std::strtoll(value->c_str(), &end, 10);
+    if (value->empty() || *end != '\0') return false;
+    long long bound = std::strtoll(r.values[0].c_str(), &end, 10);
+    if (r.values[0].empty() || *end != '\0') return false;
+    return greater ? label > bound : label < bound;
+  };
+  if (r.op == "In") return in();
+  if (r.op == "NotIn") return !in();
+  if (r.op == "Exists") return value != nullptr;
+  if (r.op == "DoesNotExist") return value == nullptr;
+  if (r.op == "Gt") return compare(true);
+  if (r.op == "Lt") return compare(false);
+  return false;
+}
+
+bool Untolerated(const NodeSpec& node, const ir::NodeScheduling* s) {
+  for (const auto& taint : node.taints) {
+    if (taint.effect == "PreferNoSchedule") continue;
+    bool tolerated = false;
+    if (s != nullptr) {
+      for (const auto& t : s->tolerations) tolerated = tolerated || Tolerates(t, taint);
+    }
+    if (!tolerated) return true;
+  }
+  return false;
+}
+
+bool SelectorMismatch(const NodeSpec& node, const ir::NodeScheduling* s) {
+  if (s == nullptr) return false;
+  for (const auto& [key, value] : s->node_selector) {
+    auto it = node.labels.find(key);
+    if (it == node.labels.end() || it->second != value) return true;
+  }
+  if (s->required_terms.empty()) return false;
+  for (const auto& term : s->required_terms) {
+    bool all = true;
+    for (const auto& r : term) all = all && Matches(r, node);
+    if (all) return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+bool Schedulable(const NodeSpec& node, const ir::NodeScheduling* scheduling) {
+  return !Untolerated(node, scheduling) && !SelectorMismatch(node, scheduling);
+}
 
 Demand DemandOf(const Resources& task, const Resources& fallback) {
   auto pick = [](double a, double b, double c, double d) {
@@ -60,6 +129,7 @@ std::string DescribeDemand(const Demand& d) {
 Placement::Placement(std::vector<NodeSpec> nodes) : nodes_(std::move(nodes)) {
   for (const auto& n : nodes_) {
     capacity_.push_back({Millis(n.cpu), n.memory});
+    any_taints_ = any_taints_ || !n.taints.empty();
   }
   free_ = capacity_;
   removed_.assign(nodes_.size(), false);
@@ -89,6 +159,16 @@ void Placement::SetFree(size_t i, const Demand& d) {
 }
 
 size_t Placement::FirstFit(const Demand& d) const {
+  if (d.scheduling != nullptr || any_taints_) {
+    // Rules make room alone no guide: test each node in order.
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      if (!removed_[i] && d.cpu_millis <= free_[i].cpu_millis && d.memory <= free_[i].memory &&
+          Eligible(i, d)) {
+        return i;
+      }
+    }
+    return nodes_.size();
+  }
   auto fits = [&](size_t k) {
     return d.cpu_millis <= room_[k].cpu_millis && d.memory <= room_[k].memory;
   };
@@ -122,13 +202,51 @@ size_t Placement::FirstFit(const Demand& d) const {
 }
 
 bool Placement::FitsSomeNode(const Demand& d) const {
-  for (const auto& c : capacity_) {
-    if (d.cpu_millis <= c.cpu_millis && d.memory <= c.memory) return true;
+  for (size_t i = 0; i < capacity_.size(); ++i) {
+    const Demand& c = capacity_[i];
+    if (d.cpu_millis <= c.cpu_millis && d.memory <= c.memory && Eligible(i, d)) return true;
   }
-  for (const auto& c : shapes_) {
-    if (d.cpu_millis <= c.cpu_millis && d.memory <= c.memory) return true;
+  for (size_t i = 0; i < shapes_.size(); ++i) {
+    const Demand& c = shapes_[i];
+    if (d.cpu_millis <= c.cpu_millis && d.memory <= c.memory &&
+        Schedulable(shape_nodes_[i], d.scheduling)) {
+      return true;
+    }
   }
   return false;
+}
+
+std::string Placement::WhyUnschedulable(const Demand& d) const {
+  if (FitsSomeNode(d)) return "";
+  // Every node and every shape a pool may add, as kube-scheduler counts them.
+  std::vector<std::pair<const NodeSpec*, Demand>> all;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (!removed_[i]) all.emplace_back(&nodes_[i], capacity_[i]);
+  }
+  for (size_t i = 0; i < shapes_.size(); ++i) all.emplace_back(&shape_nodes_[i], shapes_[i]);
+  int selector = 0, taint = 0, small = 0;
+  for (const auto& [node, cap] : all) {
+    if (SelectorMismatch(*node, d.scheduling)) {
+      ++selector;
+    } else if (Untolerated(*node, d.scheduling)) {
+      ++taint;
+    } else if (d.cpu_millis > cap.cpu_millis || d.memory > cap.memory) {
+      ++small;
+    }
+  }
+  std::vector<std::string> reasons;
+  if (selector > 0) {
+    reasons.push_back(
+        fmt::format("{} node(s) didn't match Pod's node affinity/selector", selector));
+  }
+  if (taint > 0) reasons.push_back(fmt::format("{} node(s) had untolerated taint", taint));
+  if (small > 0) {
+    reasons.push_back(
+        fmt::format("{} node(s) had too little CPU or memory for {}", small, DescribeDemand(d)));
+  }
+  std::string out = fmt::format("0/{} nodes are available", all.size());
+  for (size_t i = 0; i < reasons.size(); ++i) out += (i == 0 ? ": " : ", ") + reasons[i];
+  return out;
 }
 
 Demand Placement::LargestNode() const {
@@ -169,7 +287,8 @@ std::vector<Placement::Placed> Placement::Schedule() {
     const Demand& d = it->demand;
     bool hopeless = false;
     for (const auto& f : failed) {
-      hopeless = hopeless || (d.cpu_millis >= f.cpu_millis && d.memory >= f.memory);
+      hopeless = hopeless || (d.cpu_millis >= f.cpu_millis && d.memory >= f.memory &&
+                              d.scheduling == f.scheduling);
     }
     size_t chosen = hopeless ? nodes_.size() : FirstFit(d);
     if (chosen == nodes_.size()) {
@@ -194,6 +313,7 @@ void Placement::Release(size_t node, const Demand& d) {
 
 size_t Placement::AddNode(const NodeSpec& node) {
   Demand cap{Millis(node.cpu), node.memory};
+  any_taints_ = any_taints_ || !node.taints.empty();
   size_t i = 0;
   while (i < nodes_.size() && !removed_[i]) ++i;
   if (i == nodes_.size()) {
@@ -235,6 +355,8 @@ Demand Placement::used(size_t i) const {
 
 void Placement::AllowShape(const NodeSpec& shape) {
   shapes_.push_back({Millis(shape.cpu), shape.memory});
+  shape_nodes_.push_back(shape);
+  any_taints_ = any_taints_ || !shape.taints.empty();
 }
 
 }  // namespace kfpbench::engine

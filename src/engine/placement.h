@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/resources.h"
+#include "ir/pipeline_spec.h"
 
 namespace kfpbench::engine {
 
@@ -18,7 +19,15 @@ namespace kfpbench::engine {
 struct Demand {
   int64_t cpu_millis = 0;
   int64_t memory = 0;
+  // Where the task may go (node selector, tolerations, affinity); null: any
+  // untainted node. Points into the run's PipelineSpec, which outlives it.
+  const ir::NodeScheduling* scheduling = nullptr;
 };
+
+// Whether a task may be placed on `node`, as kube-scheduler's filters decide:
+// every NoSchedule/NoExecute taint tolerated, every node-selector label
+// present, and one required node-affinity term matched. Null: no rules.
+bool Schedulable(const NodeSpec& node, const ir::NodeScheduling* scheduling);
 
 // The request if set, else the limit, else the fallback's request or limit.
 Demand DemandOf(const Resources& task, const Resources& fallback);
@@ -39,8 +48,13 @@ class Placement {
 
   explicit Placement(std::vector<NodeSpec> nodes);
 
-  // Whether the demand fits an empty node; a task that never fits must not wait.
+  // Whether the demand fits an empty node it may go to; a task that never
+  // fits must not wait.
   bool FitsSomeNode(const Demand& d) const;
+  // Why it fits no node, as kube-scheduler words it ("0/3 nodes are
+  // available: 2 node(s) didn't match Pod's node affinity/selector, ...");
+  // empty when it fits one.
+  std::string WhyUnschedulable(const Demand& d) const;
   // The largest node, for error messages.
   Demand LargestNode() const;
 
@@ -75,6 +89,7 @@ class Placement {
   }
 
   size_t queued() const { return queue_.size(); }
+  bool any_taints() const { return any_taints_; }
   const NodeSpec& node(size_t i) const { return nodes_[i]; }
   size_t node_count() const { return nodes_.size(); }
   Demand free(size_t i) const { return free_[i]; }
@@ -89,6 +104,13 @@ class Placement {
   std::vector<Demand> free_;
   std::vector<bool> removed_;
   std::vector<Demand> shapes_;  // AllowShape
+  std::vector<NodeSpec> shape_nodes_;
+  // Some node or shape has a taint or a task has rules: first fit must then
+  // test each node, not only its free room.
+  bool any_taints_ = false;
+  bool Eligible(size_t i, const Demand& d) const {
+    return (d.scheduling == nullptr && !any_taints_) || Schedulable(nodes_[i], d.scheduling);
+  }
   // Nodes with some CPU and memory free, so Schedule can stop early without
   // scanning every node for every queued ticket.
   size_t nodes_with_room_ = 0;

@@ -150,5 +150,98 @@ TEST(Placement, DefaultNodeIsThisMachine) {
   EXPECT_GT(nodes[0].memory, 0);
 }
 
+// --- node selectors, tolerations and affinity ------------------------------
+
+NodeSpec Node(std::string name, std::map<std::string, std::string> labels,
+              std::vector<Taint> taints = {}) {
+  NodeSpec n(std::move(name), 4, 16 * kGi);
+  n.labels = std::move(labels);
+  n.taints = std::move(taints);
+  return n;
+}
+
+TEST(Schedulable, TaintsNeedAMatchingTolerationAndPreferNoScheduleOnlySteers) {
+  NodeSpec gpu = Node("gpu-0", {{"pool", "gpu"}}, {{"nvidia.com/gpu", "present", "NoSchedule"}});
+  NodeSpec soft = Node("soft", {}, {{"spot", "true", "PreferNoSchedule"}});
+  EXPECT_FALSE(Schedulable(gpu, nullptr));
+  EXPECT_TRUE(Schedulable(soft, nullptr));
+  ir::NodeScheduling tolerate;
+  tolerate.tolerations.push_back({"nvidia.com/gpu", "Exists", "", "NoSchedule"});
+  EXPECT_TRUE(Schedulable(gpu, &tolerate));
+  ir::NodeScheduling wrong_value;
+  wrong_value.tolerations.push_back({"nvidia.com/gpu", "Equal", "absent", ""});
+  EXPECT_FALSE(Schedulable(gpu, &wrong_value));
+  ir::NodeScheduling wrong_effect;
+  wrong_effect.tolerations.push_back({"nvidia.com/gpu", "Exists", "", "NoExecute"});
+  EXPECT_FALSE(Schedulable(gpu, &wrong_effect));
+  ir::NodeScheduling everything;  // an empty key with Exists tolerates every taint
+  everything.tolerations.push_back({"", "Exists", "", ""});
+  EXPECT_TRUE(Schedulable(gpu, &everything));
+}
+
+TEST(Schedulable, SelectorLabelsMustAllMatchAndOneAffinityTermMustHold) {
+  NodeSpec a = Node("a", {{"pool", "train"}, {"zone", "z1"}, {"cores", "16"}});
+  ir::NodeScheduling selector;
+  selector.node_selector = {{"pool", "train"}, {"zone", "z1"}};
+  EXPECT_TRUE(Schedulable(a, &selector));
+  selector.node_selector["zone"] = "z2";
+  EXPECT_FALSE(Schedulable(a, &selector));
+
+  ir::NodeScheduling affinity;
+  affinity.required_terms = {{{"zone", "In", {"z2", "z3"}}},  // fails
+                             {{"pool", "Exists", {}}, {"cores", "Gt", {"8"}}}};
+  EXPECT_TRUE(Schedulable(a, &affinity));
+  affinity.required_terms[1][1] = {"cores", "Lt", {"8"}};
+  EXPECT_FALSE(Schedulable(a, &affinity));
+  affinity.required_terms = {{{"gpu", "DoesNotExist", {}}, {"zone", "NotIn", {"z9"}}}};
+  EXPECT_TRUE(Schedulable(a, &affinity));
+  affinity.required_terms = {{{"metadata.name", "In", {"b"}}}};  // matchFields on the name
+  EXPECT_FALSE(Schedulable(a, &affinity));
+  affinity.required_terms = {{{"cores", "Gt", {"lots"}}}};  // not an integer: no match
+  EXPECT_FALSE(Schedulable(a, &affinity));
+}
+
+TEST(PlacementRules, TasksGoOnlyWhereTheyMayAndUntaintedTasksAvoidTaintedNodes) {
+  Placement p({Node("gpu-0", {{"pool", "gpu"}}, {{"gpu", "true", "NoSchedule"}}),
+               Node("cpu-0", {{"pool", "cpu"}})});
+  ir::NodeScheduling to_gpu;
+  to_gpu.node_selector = {{"pool", "gpu"}};
+  to_gpu.tolerations.push_back({"gpu", "Equal", "true", "NoSchedule"});
+  Demand gpu_task{1000, kGi, &to_gpu};
+  Demand plain{1000, kGi};
+  p.Enqueue(1, plain);
+  p.Enqueue(2, gpu_task);
+  p.Enqueue(3, plain);
+  auto placed = p.Schedule();
+  std::map<Placement::Ticket, size_t> where;
+  for (const auto& pl : placed) where[pl.ticket] = pl.node;
+  ASSERT_EQ(where.size(), 3u);
+  EXPECT_EQ(where[1], 1u);  // first fit would have taken gpu-0, which it may not
+  EXPECT_EQ(where[2], 0u);
+  EXPECT_EQ(where[3], 1u);
+}
+
+TEST(PlacementRules, ATaskNoNodeWillTakeSaysWhyAsTheSchedulerDoes) {
+  Placement p({Node("gpu-0", {{"pool", "gpu"}}, {{"gpu", "true", "NoSchedule"}}),
+               Node("cpu-0", {{"pool", "cpu"}}), Node("cpu-1", {{"pool", "cpu"}})});
+  ir::NodeScheduling to_gpu;
+  to_gpu.node_selector = {{"pool", "gpu"}};
+  Demand d{1000, kGi, &to_gpu};
+  EXPECT_FALSE(p.FitsSomeNode(d));
+  EXPECT_EQ(p.WhyUnschedulable(d),
+            "0/3 nodes are available: 2 node(s) didn't match Pod's node affinity/selector, 1 "
+            "node(s) had untolerated taint");
+  to_gpu.tolerations.push_back({"gpu", "Exists", "", ""});
+  EXPECT_TRUE(p.FitsSomeNode(d));
+  EXPECT_EQ(p.WhyUnschedulable(d), "");
+  // A pool the autoscaler may add counts too.
+  ir::NodeScheduling to_big;
+  to_big.node_selector = {{"pool", "big"}};
+  Demand big{1000, kGi, &to_big};
+  EXPECT_FALSE(p.FitsSomeNode(big));
+  p.AllowShape(Node("big-shape", {{"pool", "big"}}));
+  EXPECT_TRUE(p.FitsSomeNode(big));
+}
+
 }  // namespace
 }  // namespace kfpbench::engine

@@ -10,7 +10,7 @@ using nlohmann::json;
 
 Result<json> ResolveRunParameters(const ir::PipelineSpec& spec, const json& given) {
   if (!given.is_null() && !given.is_object()) {
-    return Error{"runtime parameters must be a mapping", 400};
+    return Error{"runtime parameters must be a mapping", kHttpBadRequest};
   }
   const auto& defs = spec.root.inputs.parameters;
   json out = json::object();
@@ -27,7 +27,8 @@ Result<json> ResolveRunParameters(const ir::PipelineSpec& spec, const json& give
       if (value.is_null()) continue;
       auto checked = ir::CheckParameterValue(value, def->second.type);
       if (!checked.ok()) {
-        return Error{fmt::format("parameter '{}': {}", name, checked.error().message), 400};
+        return Error{fmt::format("parameter '{}': {}", name, checked.error().message),
+                     kHttpBadRequest};
       }
       out[name] = std::move(*checked);
     }
@@ -37,18 +38,14 @@ Result<json> ResolveRunParameters(const ir::PipelineSpec& spec, const json& give
     if (def.default_value && !def.default_value->is_null()) {
       auto v = ir::CoerceParameterValue(*def.default_value, def.type);
       if (!v.ok()) {
-        return Error{fmt::format("default of parameter '{}': {}", name, v.error().message), 400};
+        return Error{fmt::format("default of parameter '{}': {}", name, v.error().message),
+                     kHttpBadRequest};
       }
       out[name] = std::move(*v);
     } else if (!def.is_optional) {
       return Error{fmt::format("missing required parameter '{}' ({})", name,
                                ir::ParameterTypeName(def.type)),
                    400};
-    }
-  }
-  for (const auto& [name, def] : spec.root.inputs.artifacts) {
-    if (!def.is_optional) {
-      return Error{fmt::format("pipeline input artifact '{}' is not supported", name), 400};
     }
   }
   return out;

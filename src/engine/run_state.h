@@ -58,6 +58,7 @@ struct TaskExec {
   std::unique_ptr<TaskLaunch> retry_launch;  // kept only when a retry may need it
   // ParallelFor tasks.
   nlohmann::json items;
+  nlohmann::json iteration_inputs;  // what every iteration gets, besides its item
   size_t next_item = 0;
   int running_iterations = 0;
   int loop_busy = 0;
@@ -89,7 +90,17 @@ struct Run {
   std::string id;
   std::shared_ptr<const ir::PipelineSpec> spec;
   std::string pipeline_root;
-  std::string pod_prefix;
+  std::string display_name;
+  WallTime created_at{};
+  WallTime scheduled_at{};
+  // Stands for the Argo workflow's name ("<pipeline>-<5 random>"): pods are
+  // named after it, and it is {{$.pipeline_job_resource_name}}.
+  std::string resource_name;
+  // {{$.workspace_path}}: KFP mounts the run's workspace PVC at
+  // /kfp-workspace; local steps get a folder of the run's own.
+  std::string workspace_path;
+  bool workspace_is_local = false;  // a folder made on first use
+
   RuntimeState state = RuntimeState::kPending;
   std::vector<StateChange> history;
   WallTime finished_at{};
@@ -107,6 +118,11 @@ struct Run {
   bool canceled = false;
   bool finished = false;
   bool dirty = false;
+  // Snapshot throttling of large runs (EngineOptions::large_run_records).
+  RuntimeState snapshot_state = RuntimeState::kPending;  // in the last snapshot
+  WallTime snapshot_time{};
+  Duration snapshot_cost{};  // real time the last snapshot and its observer took
+  bool snapshot_scheduled = false;
 };
 
 // One attempt of a container task, from queueing to its result.

@@ -1,5 +1,6 @@
 #include "engine/task_inputs.h"
 
+#include <filesystem>
 #include <string>
 #include <unordered_set>
 
@@ -8,6 +9,7 @@
 #include "ir/cel.h"
 #include "ir/placeholders.h"
 #include "ir/values.h"
+#include "util/time.h"
 
 namespace kfpbench::engine::detail {
 
@@ -16,11 +18,52 @@ using nlohmann::json;
 json FinalStatus(const DagExec& dag, int producer) {
   const TaskExec& p = dag.tasks[producer];
   json status = {{"state", std::string(RuntimeStateName(p.state))},
-                 {"pipelineJobResourceName", dag.run->id},
+                 {"pipelineJobResourceName", dag.run->resource_name},
                  {"pipelineTaskName", dag.plan->tasks[producer]->name}};
   if (!p.error.empty()) status["error"] = {{"code", 2}, {"message", p.error}};
   return status;
 }
+
+namespace {
+
+// The driver's substitutions in constant inputs (resolve.go,
+// resolveInputParameter): a constant that is exactly one of the run's
+// placeholders becomes its value, and {{$.workspace_path}} is replaced
+// anywhere in one. Anything else stays as written.
+json RuntimeConstant(const DagExec& dag, int i, const json& constant) {
+  if (!constant.is_string()) return constant;
+  const std::string& text = constant.get_ref<const std::string&>();
+  const Run& run = *dag.run;
+  constexpr std::string_view kWorkspace = "{{$.workspace_path}}";
+  if (text.find(kWorkspace) != std::string::npos) {
+    std::string out = text;
+    for (size_t at = out.find(kWorkspace); at != std::string::npos;
+         at = out.find(kWorkspace, at + run.workspace_path.size())) {
+      out.replace(at, kWorkspace.size(), run.workspace_path);
+    }
+    if (run.workspace_is_local) {
+      std::error_code ec;  // a step that cannot use it fails and says so
+      std::filesystem::create_directories(run.workspace_path, ec);
+    }
+    return out;
+  }
+  const ir::TaskSpec& spec = *dag.plan->tasks[i];
+  if (text == "{{$.pipeline_job_name}}") return run.display_name;
+  if (text == "{{$.pipeline_job_resource_name}}") return run.resource_name;
+  if (text == "{{$.pipeline_job_uuid}}") return run.id;
+  if (text == "{{$.pipeline_task_name}}") {
+    return spec.display_name.empty() ? spec.name : spec.display_name;
+  }
+  // KFP gives the enclosing DAG's execution id; the DAG's task id stands for it.
+  if (text == "{{$.pipeline_task_uuid}}") return run.records[dag.record].task_id;
+  if (text == "{{$.pipeline_job_create_time_utc}}") return FormatRfc3339(run.created_at);
+  if (text == "{{$.pipeline_job_schedule_time_utc}}") {
+    return run.scheduled_at == WallTime{} ? std::string() : FormatRfc3339(run.scheduled_at);
+  }
+  return constant;
+}
+
+}  // namespace
 
 Status ResolveTaskInputs(DagExec& dag, int i, bool& skipped) {
   const DagPlan& plan = *dag.plan;
@@ -41,7 +84,7 @@ Status ResolveTaskInputs(DagExec& dag, int i, bool& skipped) {
         }
         break;
       case ir::ParameterBinding::Kind::kConstant:
-        value = b.constant;
+        value = RuntimeConstant(dag, i, b.constant);
         have = true;
         has_templated_constants = has_templated_constants ||
                                   (value.is_string() && value.get_ref<const std::string&>().find(
@@ -100,6 +143,9 @@ Status ResolveTaskInputs(DagExec& dag, int i, bool& skipped) {
     json snapshot = task.params;
     ir::PlaceholderContext ctx;
     ctx.parameters = &snapshot;
+    ctx.pipeline_job_name = dag.run->display_name;
+    ctx.pipeline_job_uuid = dag.run->id;
+    ctx.pipeline_task_name = spec.name;
     for (const auto& [name, b] : spec.parameters) {
       if (b.kind != ir::ParameterBinding::Kind::kConstant || !task.params[name].is_string()) {
         continue;
@@ -113,9 +159,17 @@ Status ResolveTaskInputs(DagExec& dag, int i, bool& skipped) {
   }
   for (const auto& [name, b] : spec.artifacts) {
     if (b.kind == ir::ArtifactBinding::Kind::kComponentInput) {
-      if (auto it = dag.in_artifacts.find(b.component_input); it != dag.in_artifacts.end()) {
-        task.in_artifacts[name] = it->second;
+      auto it = dag.in_artifacts.find(b.component_input);
+      if (it == dag.in_artifacts.end()) {
+        // As KFP's driver (resolve.go, resolveInputArtifact): a pipeline's
+        // own input artifacts have no value, since a run's runtime_config
+        // cannot give any.
+        return Error{
+            fmt::format("failed to resolve input artifact {}: parent DAG does not have "
+                        "input artifact {}",
+                        name, b.component_input)};
       }
+      task.in_artifacts[name] = it->second;
     } else {
       const TaskExec& p = dag.tasks[plan.index.at(b.producer_task)];
       if (auto it = p.out_artifacts.find(b.output_key); it != p.out_artifacts.end()) {
@@ -127,6 +181,7 @@ Status ResolveTaskInputs(DagExec& dag, int i, bool& skipped) {
   }
   for (const auto& [name, def] : comp.inputs.artifacts) {
     if (task.in_artifacts.contains(name) || def.is_optional) continue;
+    if (spec.iterator && spec.iterator->item_input == name) continue;
     if (missing_upstream.contains(name)) {
       skipped = true;
       return Ok();

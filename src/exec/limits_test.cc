@@ -17,6 +17,7 @@
 #include "exec/process_executor.h"
 #include "exec/spawn.h"
 #include "exec/test_support.h"
+#include "util/files.h"
 
 namespace kfpbench::exec {
 namespace {
@@ -25,13 +26,6 @@ using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 int SubDirectories(const fs::path& dir) {
   int n = 0;
@@ -166,7 +160,7 @@ TEST_F(LimitsTest, TaskCgroupsAreRemovedAfterTheTaskAndParentsWithTheExecutor) {
     const fs::path cgroups_file = launch.work_dir / "cgroups.txt";
     engine::TaskResult result = Run(executor, std::move(launch));
     ASSERT_TRUE(result.succeeded) << result.error;
-    EXPECT_THAT(ReadFile(cgroups_file), HasSubstr(memory_parent.filename().string() + "/"));
+    EXPECT_THAT(ReadSmallFile(cgroups_file), HasSubstr(memory_parent.filename().string() + "/"));
     EXPECT_EQ(SubDirectories(memory_parent), 0);
     EXPECT_EQ(SubDirectories(cpu_parent), 0);
 
@@ -203,7 +197,7 @@ TEST_F(LimitsTest, RemoveKillsProcessesThatLeftTheGroup) {
   ASSERT_TRUE(pid.ok()) << pid.error().message;
   pid_t escaped = 0;
   for (int i = 0; i < 500 && escaped == 0; ++i) {
-    escaped = std::atoi(ReadFile(pid_file).c_str());
+    escaped = std::atoi(ReadSmallFile(pid_file).c_str());
     std::this_thread::sleep_for(10ms);
   }
   ASSERT_GT(escaped, 0);
@@ -215,7 +209,7 @@ TEST_F(LimitsTest, RemoveKillsProcessesThatLeftTheGroup) {
   EXPECT_FALSE(fs::exists(cgroup->cpu));
   bool gone = false;
   for (int i = 0; i < 200 && !gone; ++i) {
-    std::string stat = ReadFile(fmt::format("/proc/{}/stat", escaped));
+    std::string stat = ReadSmallFile(fmt::format("/proc/{}/stat", escaped));
     gone = stat.empty() || stat.find(") Z") != std::string::npos;
     if (!gone) std::this_thread::sleep_for(10ms);
   }
@@ -232,7 +226,7 @@ TEST_F(LimitsTest, FallbackLimitsAddressSpaceAndSaysCpuIsNotEnforced) {
   engine::TaskResult result =
       Run(executor, Sh("exec dd if=/dev/zero of=/dev/null bs=256M count=1", resources));
   EXPECT_FALSE(result.succeeded);
-  const std::string log = ReadFile(result.log_path);
+  const std::string log = ReadSmallFile(result.log_path);
   EXPECT_THAT(log, HasSubstr("memory limit 64Mi applied as RLIMIT_AS"));
   EXPECT_THAT(log, HasSubstr("CPU limit 0.2 is not enforced"));
 }

@@ -270,6 +270,41 @@ void ProcessExecutor::Launch(engine::TaskLaunch launch,
   impl.Wake();  // the reaper may be idle, with no RSS sampling scheduled
 }
 
+Status ProcessExecutor::CanRun(const ir::PipelineSpec& spec) const {
+  for (const auto& [label, executor] : spec.executors) {
+    if (executor.runs_in_driver()) continue;  // no process: the engine does it
+    const auto& c = executor.container;
+    if (c.command.empty() && c.args.empty()) {
+      // A pod would run the image's entrypoint; this host has no image.
+      return Error{fmt::format("executor '{}' (image {}) sets neither command nor args, so it "
+                               "runs its image's entrypoint, which the process executor cannot "
+                               "run on this host. Run it with --executor stub or against a real "
+                               "KFP (--host)",
+                               label, c.image.empty() ? "none" : c.image),
+                   kHttpBadRequest};
+    }
+    std::string line;
+    for (const auto* part : {&c.command, &c.args}) {
+      for (const auto& word : *part) line += word + " ";
+    }
+    bool sdk_component = line.find("kfp.dsl.executor_main") != std::string::npos ||
+                         line.find("kfp.components.executor_main") != std::string::npos;
+    bool installs = line.find("pip install") != std::string::npos ||
+                    line.find("pip3 install") != std::string::npos;
+    if (!sdk_component && !installs) continue;
+    return Error{fmt::format("executor '{}' (image {}) {}; the process executor runs each step's "
+                             "command on this host, not in its image, so it would install "
+                             "packages here. Run such pipelines with --executor stub (timed "
+                             "steps that hold their CPU and memory requests) or against a real "
+                             "KFP (--host)",
+                             label, c.image.empty() ? "none" : c.image,
+                             sdk_component ? "is a Python component of KFP's SDK"
+                                           : "installs Python packages with pip"),
+                 kHttpBadRequest};
+  }
+  return Ok();
+}
+
 void ProcessExecutor::Cancel(const std::string& task_id) {
   Impl& impl = *impl_;
   {

@@ -52,6 +52,11 @@ class ProcessExecutor : public engine::Executor {
   // follows once the main process has exited, failed with "canceled".
   // Thread-safe; unknown or finished tasks are ignored.
   void Cancel(const std::string& task_id) override;
+  // Steps run here as host processes, in no image: a Python component of
+  // KFP's SDK (which pip-installs kfp and runs its executor inside its image)
+  // is refused, naming --executor stub, rather than left to install packages
+  // on this host and fail half a minute later.
+  Status CanRun(const ir::PipelineSpec& spec) const override;
 
   // Tasks launched and not yet exited.
   size_t running() const;

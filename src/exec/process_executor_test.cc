@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "exec/test_support.h"
+#include "util/files.h"
 
 namespace kfpbench::exec {
 namespace {
@@ -23,17 +24,10 @@ using ::testing::Not;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // Alive and not a zombie: an orphan whose reaper (init in a container) does
 // not reap still counts as dead.
 bool IsAlive(pid_t pid) {
-  std::string stat = ReadFile(fmt::format("/proc/{}/stat", pid));
+  std::string stat = ReadSmallFile(fmt::format("/proc/{}/stat", pid));
   if (stat.empty()) return false;
   size_t paren = stat.rfind(')');
   return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
@@ -47,7 +41,7 @@ bool EventuallyDead(pid_t pid) {
 // Polls for a file the step writes (e.g. a pid), returning its contents.
 std::string WaitForFile(const fs::path& path) {
   for (int i = 0; i < 200; ++i) {
-    std::string text = ReadFile(path);
+    std::string text = ReadSmallFile(path);
     if (!text.empty() && text.back() == '\n') return text;
     std::this_thread::sleep_for(10ms);
   }
@@ -105,7 +99,7 @@ TEST_F(ProcessExecutorTest, SucceedsAndReadsOutputParameters) {
   EXPECT_THAT(result.output_parameters, ::testing::ElementsAre(::testing::Pair("a", "42"),
                                                                ::testing::Pair("b", "two words")));
   EXPECT_EQ(result.log_path, (work_dir / "log.txt").string());
-  EXPECT_EQ(ReadFile(result.log_path), "hello\n");
+  EXPECT_EQ(ReadSmallFile(result.log_path), "hello\n");
   EXPECT_EQ(executor.running(), 0u);
 }
 
@@ -176,7 +170,7 @@ TEST_F(ProcessExecutorTest, CommandNotFoundFailsCleanly) {
   engine::TaskResult result = Run(executor, launch);
   EXPECT_FALSE(result.succeeded);
   EXPECT_THAT(result.error, HasSubstr("command not found: 'kfpbench-no-such-command'"));
-  EXPECT_THAT(ReadFile(result.log_path), HasSubstr("command not found"));
+  EXPECT_THAT(ReadSmallFile(result.log_path), HasSubstr("command not found"));
 
   launch.argv = {"/no/such/binary"};
   result = Run(executor, launch);
@@ -317,7 +311,7 @@ TEST_F(ProcessExecutorTest, BackgroundProcessesDieWithTheMainOne) {
   const fs::path pid_file = launch.work_dir / "gc.pid";
   engine::TaskResult result = Run(executor, std::move(launch));
   EXPECT_TRUE(result.succeeded) << result.error;
-  const pid_t grandchild = std::atoi(ReadFile(pid_file).c_str());
+  const pid_t grandchild = std::atoi(ReadSmallFile(pid_file).c_str());
   ASSERT_GT(grandchild, 0);
   EXPECT_TRUE(EventuallyDead(grandchild));
 }
@@ -363,7 +357,7 @@ TEST_F(ProcessExecutorTest, KfpbenchCommandRunsSelfBinary) {
   launch.argv = {"kfpbench", "step", "--duration", "1s"};
   engine::TaskResult result = Run(executor, std::move(launch));
   ASSERT_TRUE(result.succeeded) << result.error;
-  EXPECT_EQ(ReadFile(result.log_path), "step --duration 1s\n");
+  EXPECT_EQ(ReadSmallFile(result.log_path), "step --duration 1s\n");
 }
 
 TEST_F(ProcessExecutorTest, DefaultSelfBinaryIsThisProgram) {
@@ -374,7 +368,7 @@ TEST_F(ProcessExecutorTest, DefaultSelfBinaryIsThisProgram) {
   launch.argv = {"kfpbench", "--gtest_list_tests", "--gtest_filter=ProcessExecutorTest.Default*"};
   engine::TaskResult result = Run(executor, std::move(launch));
   ASSERT_TRUE(result.succeeded) << result.error;
-  EXPECT_THAT(ReadFile(result.log_path), HasSubstr("DefaultSelfBinaryIsThisProgram"));
+  EXPECT_THAT(ReadSmallFile(result.log_path), HasSubstr("DefaultSelfBinaryIsThisProgram"));
 }
 
 TEST_F(ProcessExecutorTest, RunsManyTasksConcurrently) {

@@ -30,15 +30,19 @@ struct StepOptions {
   std::vector<std::string> read_artifacts;
 };
 
-// Parses the arguments after `kfpbench step`:
-//   --duration 2s        (a bare number means seconds)
-//   --cpu 0.5            (or 500m)
-//   --memory 256Mi       (Ki/Mi/Gi/K/M/G suffixes or plain bytes)
-//   --output-param FILE=VALUE   (repeatable)
-//   --fail-with N        (0..255)
-//   --write-artifact PATH --size 512Mi   (writes and flushes PATH)
-//   --read-artifact PATH (repeatable; reads PATH in full)
-// Also accepts --flag=value. Errors name the offending flag.
+// The flags ParseStepArgs reads, for `kfpbench step --help` and docs/CLI.md.
+inline constexpr const char* kStepFlags =
+    "Flags (also --flag=value):\n"
+    "  --duration 2s                        how long the step runs (a bare number is seconds)\n"
+    "  --cpu 0.5                            cores kept busy (or 500m)\n"
+    "  --memory 256Mi                       memory touched and held (Ki/Mi/Gi/K/M/G or bytes)\n"
+    "  --output-param FILE=VALUE            write an output parameter (repeatable)\n"
+    "  --fail-with N                        exit with N (0..255) when done\n"
+    "  --write-artifact PATH --size 512Mi   write and flush an artifact of that size\n"
+    "  --read-artifact PATH                 read an artifact in full (repeatable)";
+
+// Parses the arguments after `kfpbench step` (kStepFlags). Errors name the
+// offending flag.
 Result<StepOptions> ParseStepArgs(const std::vector<std::string>& args);
 
 // Runs the step in this process and returns its exit code. Progress goes to

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "exec/test_support.h"
+#include "util/files.h"
 
 namespace kfpbench::exec {
 namespace {
@@ -20,13 +21,6 @@ namespace {
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 TEST(ParseStepArgsTest, DefaultsToNothing) {
   auto options = ParseStepArgs({});
@@ -103,8 +97,8 @@ TEST(RunStepTest, WritesOutputParametersWithoutNewline) {
   options.output_params = {{(tmp.path() / "a" / "b" / "data").string(), "hello"},
                            {(tmp.path() / "n").string(), "42"}};
   EXPECT_EQ(RunStep(options), 0);
-  EXPECT_EQ(ReadFile(tmp.path() / "a" / "b" / "data"), "hello");
-  EXPECT_EQ(ReadFile(tmp.path() / "n"), "42");
+  EXPECT_EQ(ReadSmallFile(tmp.path() / "a" / "b" / "data"), "hello");
+  EXPECT_EQ(ReadSmallFile(tmp.path() / "n"), "42");
 }
 
 TEST(RunStepTest, UnwritableOutputFails) {

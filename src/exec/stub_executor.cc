@@ -1,6 +1,8 @@
 #include "exec/stub_executor.h"
 
+#include <charconv>
 #include <mutex>
+#include <random>
 #include <unordered_map>
 #include <utility>
 
@@ -56,6 +58,29 @@ Result<StubExecutorOptions> ParseStubExecutorOptions(const std::vector<std::stri
   return options;
 }
 
+Status AddStubFailures(const std::vector<std::string>& specs, StubExecutorOptions& options) {
+  for (const auto& spec : specs) {
+    size_t eq = spec.rfind('=');
+    std::string label = eq == std::string::npos ? "" : spec.substr(0, eq);
+    std::string text = eq == std::string::npos ? spec : spec.substr(eq + 1);
+    bool percent = !text.empty() && text.back() == '%';
+    if (percent) text.pop_back();
+    double p = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), p);
+    if (percent) p /= 100;
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !(p >= 0) ||
+        p > 1) {
+      return Error{fmt::format("'{}': expected [LABEL=]P with P a probability (0.05 or 5%)", spec)};
+    }
+    if (label.empty()) {
+      options.default_failure_probability = p;
+    } else {
+      options.failure_by_executor_label.insert_or_assign(label, p);
+    }
+  }
+  return Ok();
+}
+
 std::string StubValueForType(const std::string& type) {
   if (type == "NUMBER_INTEGER") return "1";
   if (type == "NUMBER_DOUBLE") return "1.0";
@@ -92,6 +117,17 @@ void StubExecutor::Launch(engine::TaskLaunch launch, std::function<void(engine::
       it != s.options.by_executor_label.end() ? it->second : s.options.default_duration;
   const Duration duration = dist.Sample(s.rng);
   const uint64_t serial = s.next_serial++;
+  auto failure = s.options.failure_by_executor_label.find(launch.executor_label);
+  const double p = failure != s.options.failure_by_executor_label.end()
+                       ? failure->second
+                       : s.options.default_failure_probability;
+  // Drawn only when failures are asked for: durations stay as they were.
+  if (p > 0 && std::uniform_real_distribution<double>(0, 1)(s.rng) < p) {
+    result.succeeded = false;
+    result.exit_code = 1;
+    result.error = fmt::format("the stub step failed, as asked (failure probability {:g})", p);
+    result.output_parameters.clear();
+  }
 
   // Timer callbacks hold the state weakly: a timer that fires after the
   // executor is gone finds nothing to do.

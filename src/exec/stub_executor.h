@@ -21,6 +21,11 @@ namespace kfpbench::exec {
 struct StubExecutorOptions {
   DurationDist default_duration = DurationDist::Constant(std::chrono::milliseconds(100));
   std::map<std::string, DurationDist> by_executor_label;  // "exec-train" -> ...
+  // Probability that a step fails (as a step whose code exits 1), by
+  // executor label, else the default: for pipelines whose steps are meant
+  // to fail, and for measuring a platform under failing steps.
+  double default_failure_probability = 0;
+  std::map<std::string, double> failure_by_executor_label;
   uint64_t seed = 1;  // same seed and launch order, same durations
 };
 
@@ -28,6 +33,10 @@ struct StubExecutorOptions {
 // without "label=" replaces the default.
 Result<StubExecutorOptions> ParseStubExecutorOptions(const std::vector<std::string>& specs,
                                                      uint64_t seed = 1);
+
+// Adds failure probabilities from specs like "exec-fail=1", "exec-train=5%"
+// or "0.01" (the default for every step).
+Status AddStubFailures(const std::vector<std::string>& specs, StubExecutorOptions& options);
 
 // The value a stub reports for an output of IR parameter type `type`
 // ("STRING" -> "stub", "NUMBER_INTEGER" -> "1", ...; unknown types -> "stub").

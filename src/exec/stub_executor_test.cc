@@ -236,6 +236,55 @@ TEST_F(StubExecutorTest, UsesPerLabelDistributions) {
   EXPECT_FALSE(result->succeeded);
 }
 
+TEST(StubFailuresTest, ParsesProbabilitiesAndRefusesWhatIsNotOne) {
+  StubExecutorOptions options;
+  ASSERT_TRUE(AddStubFailures({"exec-fail=1", "exec-flaky=5%", "0.01"}, options).ok());
+  EXPECT_DOUBLE_EQ(options.failure_by_executor_label.at("exec-fail"), 1);
+  EXPECT_DOUBLE_EQ(options.failure_by_executor_label.at("exec-flaky"), 0.05);
+  EXPECT_DOUBLE_EQ(options.default_failure_probability, 0.01);
+  for (const char* bad : {"exec-x=2", "exec-x=", "-0.5", "exec-x=often", "150%", "nan"}) {
+    StubExecutorOptions o;
+    Status s = AddStubFailures({bad}, o);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_THAT(s.error().message, HasSubstr("expected [LABEL=]P")) << bad;
+  }
+}
+
+TEST_F(StubExecutorTest, StepsFailWithTheirProbabilityAndNoOutputs) {
+  StubExecutorOptions options = Options({"constant:1ms"});
+  ASSERT_TRUE(AddStubFailures({"exec-fail=1", "exec-half=50%"}, options).ok());
+  StubExecutor executor(loop_, options);
+  auto failing = Task("f", "exec-fail");
+  failing.output_parameter_types = {{"Output", "STRING"}};
+  testing::DoneWaiter failed, fine;
+  executor.Launch(std::move(failing), failed.Callback());
+  executor.Launch(Task("ok", "exec-ok"), fine.Callback());
+  auto f = failed.Wait();
+  ASSERT_TRUE(f);
+  EXPECT_FALSE(f->succeeded);
+  EXPECT_EQ(f->exit_code, 1);
+  EXPECT_THAT(f->error, HasSubstr("failure probability 1"));
+  EXPECT_TRUE(f->output_parameters.empty());
+  auto ok = fine.Wait();
+  ASSERT_TRUE(ok);
+  EXPECT_TRUE(ok->succeeded);
+
+  // Half of many fail: far from 0 and from all of them.
+  constexpr int kTasks = 400;
+  std::vector<testing::DoneWaiter> waiters(kTasks);
+  for (int i = 0; i < kTasks; ++i) {
+    executor.Launch(Task(fmt::format("h{}", i), "exec-half"), waiters[i].Callback());
+  }
+  int failures = 0;
+  for (auto& w : waiters) {
+    auto r = w.Wait();
+    ASSERT_TRUE(r);
+    failures += r->succeeded ? 0 : 1;
+  }
+  EXPECT_GT(failures, kTasks / 4);
+  EXPECT_LT(failures, kTasks * 3 / 4);
+}
+
 TEST_F(StubExecutorTest, CancelFinishesEarlyOnce) {
   StubExecutor executor(loop_, Options({"constant:300ms"}));
   testing::DoneWaiter waiter;

@@ -13,9 +13,17 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "util/ids.h"
 
 extern char** environ;
 
@@ -26,9 +34,79 @@ struct Outcome {
   std::string output;  // stdout and stderr
 };
 
+// A test with a scratch folder of its own (dir_), removed afterwards.
+class ScratchDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("kfpbench-test-" + NewUuid());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  // Writes `text` to dir_/name and returns that path.
+  std::string Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+    return (dir_ / name).string();
+  }
+
+  std::filesystem::path dir_;
+};
+
+// Runs a shell command and returns what it printed on stdout.
+inline std::string CommandOutput(const std::string& command) {
+  std::string out;
+  FILE* p = popen(command.c_str(), "r");
+  if (!p) return out;
+  char buf[65536];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+// A file's text; empty when it cannot be read.
+inline std::string ReadText(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A file's JSON; discarded (is_discarded()) when it is not JSON.
+inline nlohmann::json ReadJson(const std::filesystem::path& path) {
+  return nlohmann::json::parse(ReadText(path), nullptr, false);
+}
+
+// How often `what` occurs in `text`.
+inline size_t CountOf(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// The text from `from` up to `to` (empty when `from` is missing).
+inline std::string Between(const std::string& text, const std::string& from,
+                           const std::string& to) {
+  size_t start = text.find(from);
+  return start == std::string::npos ? "" : text.substr(start, text.find(to, start) - start);
+}
+
+inline constexpr const char* kChromium = "/usr/bin/chromium";
+
+// The DOM headless Chromium builds of `page` once its scripts ran (up to five
+// seconds of virtual time), in a `window` ("1400,2400") with a fresh profile
+// in `profile`; empty when Chromium failed.
+inline std::string ChromiumDom(const std::filesystem::path& page,
+                               const std::filesystem::path& profile,
+                               const std::string& window = "1400,2400") {
+  std::filesystem::create_directories(profile);
+  return CommandOutput(
+      "timeout 90 " + std::string(kChromium) +
+      " --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking"
+      " --disable-component-update --disable-sync --disable-dev-shm-usage --user-data-dir=" +
+      profile.string() + " --window-size=" + window +
+      " --virtual-time-budget=5000 --dump-dom file://" + page.string() + " 2>/dev/null");
+}
+
 inline std::string KfpbenchBinary() { return std::string(KFPBENCH_BINARY_DIR) + "/kfpbench"; }
 
-inline Outcome RunKfpbench(const std::string& args) {
+inline Outcome Kfpbench(const std::string& args) {
   std::string command = KfpbenchBinary() + " " + args + " 2>&1";
   Outcome out;
   FILE* pipe = popen(command.c_str(), "r");
@@ -90,6 +168,28 @@ class ChildProcess {
     }
   }
   const std::string& seen() const { return seen_; }
+
+  void Signal(int signal) const {
+    if (pid_ > 0) ::kill(pid_, signal);
+  }
+
+  // The exit code once the process has exited (128 + N when signal N ended
+  // it), or -1 if it is still running after `timeout`. Output keeps being
+  // read meanwhile, so a chatty child never blocks on a full pipe.
+  int WaitExit(std::chrono::milliseconds timeout) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (pid_ > 0) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        WaitForLine("\x01never\x01", std::chrono::milliseconds(200));  // the rest of the output
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      if (std::chrono::steady_clock::now() > deadline) return -1;
+      WaitForLine("\x01never\x01", std::chrono::milliseconds(20));
+    }
+    return -1;
+  }
 
   // SIGTERM, then SIGKILL if it has not exited within 10 s.
   void Stop() {

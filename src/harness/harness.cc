@@ -2,18 +2,21 @@
 
 #include <atomic>
 #include <functional>
+#include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "harness/modes.h"
+
 namespace kfpbench::harness {
 
 namespace {
 
-Progress TakeProgress(const metrics::Recorder& recorder, const Context& context, const RunLog& runs,
-                      Duration planned) {
-  Progress p;
+results::Progress TakeProgress(const metrics::Recorder& recorder, const Context& context,
+                               const results::RunLog& runs, Duration planned) {
+  results::Progress p;
   p.elapsed = WallClock::now() - recorder.start();
   p.planned = planned;
   p.runs_created = context.runs_created();
@@ -31,9 +34,9 @@ Progress TakeProgress(const metrics::Recorder& recorder, const Context& context,
   return p;
 }
 
-}  // namespace
-
-void MarkPartial(const Context& context, BenchmarkResults& results) {
+// Marks `results` partial, saying why, when the load was aborted or
+// interrupted or runs had not finished.
+void MarkPartial(const Context& context, results::BenchmarkResults& results) {
   if (std::string reason = context.abort_reason(); !reason.empty()) {
     results.partial = true;
     results.partial_reason = "aborted: " + reason;
@@ -53,10 +56,45 @@ void MarkPartial(const Context& context, BenchmarkResults& results) {
   }
 }
 
-BenchmarkResults RunScenarios(const ScenarioFile& file, kfp::Client& client,
-                              metrics::Recorder& recorder, const HarnessOptions& options,
-                              const std::function<void(const Progress&)>& on_progress) {
-  BenchmarkResults results;
+// After an interruption, calls in flight get the grace to answer; then (or at
+// a second Ctrl-C) they are cancelled rather than left to their timeouts.
+void CancelCallsWhenGraceIsOver(const Context& context, const HarnessOptions& options) {
+  if (options.cancel_calls == nullptr || !context.Interrupted()) return;
+  if (WallClock::now() >= context.StopWaitingAt(WallTime::max())) options.cancel_calls->store(true);
+}
+
+// Clean-up gets calls again, but after an interruption only for another
+// grace, and none after a second Ctrl-C: what it leaves is listed.
+std::vector<std::string> CleanUpWithinGrace(Context& context, const HarnessOptions& options) {
+  if (context.Hurried()) {
+    return {
+        "clean-up skipped: Ctrl-C pressed twice; what the benchmark created is still on "
+        "the target"};
+  }
+  if (options.cancel_calls == nullptr || !context.Interrupted()) return context.CleanUp();
+  options.cancel_calls->store(false);
+  WallTime until = WallClock::now() + options.grace;
+  std::atomic<bool> done{false};
+  std::thread watchdog([&] {
+    while (!done.load()) {
+      if (context.Hurried() || WallClock::now() >= until) options.cancel_calls->store(true);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  });
+  auto failures = context.CleanUp();
+  done.store(true);
+  watchdog.join();
+  if (!context.Hurried()) options.cancel_calls->store(false);  // later calls (collectors) may go
+  return failures;
+}
+
+}  // namespace
+
+results::BenchmarkResults RunScenarios(
+    const ScenarioFile& file, kfp::Client& client, metrics::Recorder& recorder,
+    const HarnessOptions& options,
+    const std::function<void(const results::Progress&)>& on_progress) {
+  results::BenchmarkResults results;
   results.kfpbench_version = KFPBENCH_VERSION;
   results.started = recorder.start();
   results.scenario_path = file.path.string();
@@ -64,41 +102,66 @@ BenchmarkResults RunScenarios(const ScenarioFile& file, kfp::Client& client,
   results.shard_index = file.shard_index;
   results.shard_count = file.shard_count;
   for (const auto& s : file.scenarios) {
-    results.scenarios.push_back({s.index, std::string(ModeName(s.mode)), s.artifact_bytes});
+    results.scenarios.push_back({s.index, std::string(s.mode_name()), s.artifact_bytes});
   }
 
-  RunLog runs;
+  results::RunLog runs;
   Context context(client, runs, options);
-  std::mutex errors_mu;
+  std::mutex errors_mu;  // scenario threads add to results.errors
+  // What a checkpoint taken while the load runs holds: the calls and runs so
+  // far, said to be unfinished.
+  auto interim = [&] {
+    results::BenchmarkResults copy;
+    {
+      std::lock_guard lock(errors_mu);
+      copy = results;
+    }
+    copy.runs = runs.Records();
+    copy.operations = recorder.Snapshot();
+    copy.finished = WallClock::now();
+    copy.partial = true;
+    copy.partial_reason = fmt::format(
+        "unfinished: the benchmark was still running when this copy was written (it is "
+        "rewritten every {} until the end, so a run killed midway leaves its last copy)",
+        FormatDuration(options.checkpoint_interval));
+    copy.RedactSecrets();
+    return copy;
+  };
+  if (options.checkpoint) options.checkpoint(interim());
+  context.AddPipelineTexts(file.pipeline_texts);
   std::vector<std::thread> threads;
   for (const auto& scenario : file.scenarios) {
     threads.emplace_back([&, &scenario = scenario] {
       auto fail = [&](const std::string& message) {
         std::string text =
-            fmt::format("scenario [{}] {}: {}", scenario.index, ModeName(scenario.mode), message);
+            fmt::format("scenario [{}] {}: {}", scenario.index, scenario.mode_name(), message);
         spdlog::error("{}", text);
         std::lock_guard lock(errors_mu);
         results.errors.push_back(std::move(text));
       };
-      auto runner = MakeRunner(scenario.mode);
-      if (!runner.ok()) return fail(runner.error().message);
+      auto runner = scenario.mode->make_runner();
       if (!context.SleepUntil(results.started + scenario.start_time)) return;
-      spdlog::info("scenario [{}] {} starts for {}", scenario.index, ModeName(scenario.mode),
+      spdlog::info("scenario [{}] {} starts for {}", scenario.index, scenario.mode_name(),
                    FormatDuration(scenario.run_time));
-      if (Status s = (*runner)->Run(scenario, context); !s.ok()) fail(s.error().message);
+      if (Status s = runner->Run(scenario, context); !s.ok()) fail(s.error().message);
     });
   }
   Duration planned{};
   for (const auto& s : file.scenarios) planned = std::max(planned, s.start_time + s.run_time);
-  // Once a second: the live status, and the error-rate guard.
+  // Once a second: the live status, and the error-rate guard; every 50 ms:
+  // whether calls in flight must be cancelled (grace over, second Ctrl-C).
   std::atomic<bool> finished{false};
   std::thread ticker([&] {
-    while (!finished.load()) {
-      for (int i = 0; i < 20 && !finished.load(); ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    WallTime next_checkpoint = WallClock::now() + options.checkpoint_interval;
+    for (int tick = 1; !finished.load(); ++tick) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      CancelCallsWhenGraceIsOver(context, options);
+      if (options.checkpoint && WallClock::now() >= next_checkpoint && !finished.load()) {
+        options.checkpoint(interim());
+        next_checkpoint = WallClock::now() + options.checkpoint_interval;
       }
-      if (finished.load()) return;
-      Progress p = TakeProgress(recorder, context, runs, planned);
+      if (tick % 20 != 0 || finished.load()) continue;
+      results::Progress p = TakeProgress(recorder, context, runs, planned);
       if (on_progress) on_progress(p);
       if (p.api_calls >= HarnessOptions::kMinCallsForErrorRate &&
           static_cast<double>(p.api_errors) / p.api_calls > options.max_error_rate) {
@@ -113,14 +176,17 @@ BenchmarkResults RunScenarios(const ScenarioFile& file, kfp::Client& client,
 
   results.runs = runs.Records();
   results.stress_steps = context.stress_steps();
+  results.stress_stops = context.stress_stops();
   results.schedules = context.schedules();
   MarkPartial(context, results);
   // Clean-up calls are not part of the measured load.
   results.operations = recorder.Snapshot();
   if (options.before_cleanup) options.before_cleanup(results);
-  results.cleanup_failures = context.CleanUp();
   results.finished = WallClock::now();
   results.RedactSecrets();
+  if (options.checkpoint) options.checkpoint(results);
+  results.cleanup_failures = CleanUpWithinGrace(context, options);
+  results.finished = WallClock::now();
   return results;
 }
 

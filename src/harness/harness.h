@@ -2,11 +2,11 @@
 // as KFP's perf-tests do, all recorded into one BenchmarkResults.
 #pragma once
 
-#include "harness/results.h"
 #include "harness/runner.h"
 #include "harness/scenario.h"
 #include "kfp/client.h"
 #include "metrics/recorder.h"
+#include "results/results.h"
 
 namespace kfpbench::harness {
 
@@ -18,25 +18,21 @@ class RecordingObserver : public kfp::CallObserver {
               WallTime completed_at) override {
     recorder_.RecordCall(operation, latency, http_status, completed_at);
   }
-  void OnError(std::string_view operation, const std::string& message) override {
-    recorder_.RecordError(operation, message);
+  void OnError(std::string_view operation, const std::string& message, int http_status) override {
+    recorder_.RecordError(operation, message, http_status);
   }
 
  private:
   metrics::Recorder& recorder_;
 };
 
-// Marks `results` partial, saying why, when the load was aborted or
-// interrupted or runs had not finished; both RunScenarios and orchestrate end
-// with it.
-void MarkPartial(const Context& context, BenchmarkResults& results);
-
 // `client` must report its calls to `recorder`. The results are complete even
 // when scenarios fail (their errors are listed) or the run is interrupted
 // (marked partial).
 // `on_progress`, when set, is called about once a second from a helper thread.
-BenchmarkResults RunScenarios(const ScenarioFile& file, kfp::Client& client,
-                              metrics::Recorder& recorder, const HarnessOptions& options,
-                              const std::function<void(const Progress&)>& on_progress = {});
+results::BenchmarkResults RunScenarios(
+    const ScenarioFile& file, kfp::Client& client, metrics::Recorder& recorder,
+    const HarnessOptions& options,
+    const std::function<void(const results::Progress&)>& on_progress = {});
 
 }  // namespace kfpbench::harness

@@ -11,10 +11,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "harness/harness.h"
+#include "harness/modes.h"
 #include "harness/orchestrate_params.h"
-#include "harness/pipeline_run_runner.h"
 #include "harness/run_follower.h"
+#include "util/files.h"
 #include "util/ids.h"
 #include "util/strings.h"
 
@@ -41,6 +41,25 @@ Result<Duration> ParseOffset(const std::string& cell) {
     return Error{fmt::format("expected a start offset such as 30s, 1m or 2.5, got '{}'", cell)};
   }
   return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds));
+}
+
+class OrchestrateRunner : public ModeRunner {
+ public:
+  Status Run(const Scenario& scenario, Context& context) override;
+
+ private:
+  Result<kfp::RunCreate> BaseRequest(const OrchestratePlan& plan, Context& context);
+};
+
+// A pipeline file, parsed here and uploaded by the runner.
+Result<ir::PipelineSpec> ReadPipelineFile(const std::string& name, OrchestratePlan& plan) {
+  plan.pipeline_label = name;
+  auto text = ReadFile(name);
+  if (!text.ok()) return Error{"--pipeline: " + text.error().message};
+  auto spec = ir::ParsePipelineSpec(*text);
+  if (!spec.ok()) return Error{fmt::format("{}: {}", name, spec.error().message)};
+  plan.pipeline_file = name;
+  return spec;
 }
 
 std::string RunName(const OrchestrateRow& row) {
@@ -129,16 +148,7 @@ Result<ir::PipelineSpec> ResolvePipeline(kfp::Client& client, const std::string&
                                          OrchestratePlan& plan) {
   plan.pipeline_label = name;
   std::error_code ec;
-  if (std::filesystem::is_regular_file(name, ec)) {
-    std::ifstream in(name, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (!in) return Error{fmt::format("--pipeline: cannot read {}", name)};
-    auto spec = ir::ParsePipelineSpec(text.str());
-    if (!spec.ok()) return Error{fmt::format("{}: {}", name, spec.error().message)};
-    plan.pipeline_file = name;
-    return spec;
-  }
+  if (std::filesystem::is_regular_file(name, ec)) return ReadPipelineFile(name, plan);
   // A pipeline on the server, by its name (KFP's display name, or name).
   std::optional<kfp::Pipeline> found;
   for (const char* key : {"display_name", "name"}) {
@@ -186,28 +196,29 @@ Result<ir::PipelineSpec> ResolvePipeline(kfp::Client& client, const std::string&
   return spec;
 }
 
-Result<kfp::RunCreate> OrchestrateRunner::BaseRequest(Context& context) {
+Result<kfp::RunCreate> OrchestrateRunner::BaseRequest(const OrchestratePlan& plan,
+                                                      Context& context) {
   kfp::RunCreate base;
-  if (!plan_.pipeline_file.empty()) {
-    auto uploaded = context.EnsurePipeline(plan_.pipeline_file);
+  if (!plan.pipeline_file.empty()) {
+    auto uploaded = context.EnsurePipeline(plan.pipeline_file);
     if (!uploaded.ok()) return uploaded.error();
     base.pipeline_id = uploaded->pipeline_id;
   } else {
-    base.pipeline_id = plan_.pipeline_id;
-    base.pipeline_version_id = plan_.pipeline_version_id;
+    base.pipeline_id = plan.pipeline_id;
+    base.pipeline_version_id = plan.pipeline_version_id;
   }
-  if (!plan_.experiment_name.empty()) {
+  if (!plan.experiment_name.empty()) {
     kfp::ListOptions options;
-    options.filter = NameFilter("display_name", plan_.experiment_name);
+    options.filter = NameFilter("display_name", plan.experiment_name);
     auto page = context.client().ListExperiments(options);
     if (!page.ok()) return Error{"cannot list experiments: " + page.error().message};
     if (!page->items.empty()) {
       base.experiment_id = page->items.front().experiment_id;
     } else {
-      auto e = context.client().CreateExperiment(plan_.experiment_name,
+      auto e = context.client().CreateExperiment(plan.experiment_name,
                                                  "created by kfpbench orchestrate");
       if (!e.ok()) {
-        return Error{fmt::format("cannot create experiment '{}': {}", plan_.experiment_name,
+        return Error{fmt::format("cannot create experiment '{}': {}", plan.experiment_name,
                                  e.error().message)};
       }
       base.experiment_id = e->experiment_id;
@@ -218,9 +229,12 @@ Result<kfp::RunCreate> OrchestrateRunner::BaseRequest(Context& context) {
 }
 
 Status OrchestrateRunner::Run(const Scenario& scenario, Context& context) {
-  auto base = BaseRequest(context);
+  const auto& plan = static_cast<const OrchestratePlan&>(*scenario.mode_data);
+  spdlog::info("orchestrate: {} run(s) of {} from {}", plan.rows.size(), plan.pipeline_label,
+               plan.csv_path.string());
+  auto base = BaseRequest(plan, context);
   if (!base.ok()) return base.error();
-  auto create = [&](const OrchestrateRow& row, RunRecord& record) {
+  auto create = [&](const OrchestrateRow& row, results::RunRecord& record) {
     kfp::RunCreate request = *base;
     request.display_name = RunName(row);
     request.parameters = row.parameters;
@@ -238,17 +252,17 @@ Status OrchestrateRunner::Run(const Scenario& scenario, Context& context) {
   };
   const WallTime give_up_after_last = WallClock::now() + scenario.run_time;
 
-  if (plan_.rate_per_minute || plan_.Scheduled()) {
+  if (plan.rate_per_minute || plan.Scheduled()) {
     // Open loop: row i is due at start + i / rate (or at its offset),
     // whatever came before.
     RunFollower follower(context, kOpenLoopPollers);
     const WallTime start = WallClock::now();
     std::vector<std::pair<Duration, size_t>> due;
-    for (size_t i = 0; i < plan_.rows.size(); ++i) {
-      Duration at = plan_.rows[i].offset.value_or(Duration::zero());
-      if (plan_.rate_per_minute) {
+    for (size_t i = 0; i < plan.rows.size(); ++i) {
+      Duration at = plan.rows[i].offset.value_or(Duration::zero());
+      if (plan.rate_per_minute) {
         at = std::chrono::duration_cast<Duration>(
-            std::chrono::duration<double>(60.0 * static_cast<double>(i) / *plan_.rate_per_minute));
+            std::chrono::duration<double>(60.0 * static_cast<double>(i) / *plan.rate_per_minute));
       }
       due.emplace_back(at, i);
     }
@@ -257,9 +271,9 @@ Status OrchestrateRunner::Run(const Scenario& scenario, Context& context) {
     for (const auto& [at, i] : due) {
       WallTime intended = start + at;
       if (!context.SleepUntil(intended)) break;
-      RunRecord record;
+      results::RunRecord record;
       record.intended = intended;
-      if (create(plan_.rows[i], record)) {
+      if (create(plan.rows[i], record)) {
         follower.Add(std::move(record));
       } else {
         context.runs().Add(std::move(record));
@@ -272,12 +286,12 @@ Status OrchestrateRunner::Run(const Scenario& scenario, Context& context) {
   // Closed loop: `concurrency` workers take the next row until none is left.
   std::atomic<size_t> next{0};
   std::vector<std::thread> workers;
-  const int n = std::max(1, std::min<int>(plan_.concurrency, static_cast<int>(plan_.rows.size())));
+  const int n = std::max(1, std::min<int>(plan.concurrency, static_cast<int>(plan.rows.size())));
   for (int w = 0; w < n; ++w) {
     workers.emplace_back([&] {
-      for (size_t i = next++; i < plan_.rows.size() && !context.Interrupted(); i = next++) {
-        RunRecord record;
-        if (create(plan_.rows[i], record)) {
+      for (size_t i = next++; i < plan.rows.size() && !context.Interrupted(); i = next++) {
+        results::RunRecord record;
+        if (create(plan.rows[i], record)) {
           FollowRun(
               context, record,
               std::max(give_up_after_last, WallClock::now()) + context.options().drain_timeout);
@@ -290,50 +304,90 @@ Status OrchestrateRunner::Run(const Scenario& scenario, Context& context) {
   return Ok();
 }
 
-BenchmarkResults RunOrchestration(const OrchestratePlan& plan, kfp::Client& client,
-                                  metrics::Recorder& recorder, const HarnessOptions& options) {
-  BenchmarkResults results;
-  results.kfpbench_version = KFPBENCH_VERSION;
-  results.started = recorder.start();
-  results.scenario_path = plan.csv_path.string();
-  nlohmann::json rows = nlohmann::json::array();
-  for (const auto& r : plan.rows) {
-    rows.push_back({{"line", r.line}, {"parameters", r.parameters}});
-    if (r.offset) rows.back()["offset_s"] = std::chrono::duration<double>(*r.offset).count();
-  }
-  nlohmann::json source = {{"mode", "ORCHESTRATE"},
-                           {"csv", plan.csv_path.string()},
-                           {"pipeline", plan.pipeline_label},
-                           {"rows", rows}};
-  if (!plan.experiment_name.empty()) source["experiment"] = plan.experiment_name;
-  if (plan.Scheduled()) {
-    source["schedule"] = "offset column";
-  } else if (plan.rate_per_minute) {
-    source["rate"] = *plan.rate_per_minute;
-  } else {
-    source["concurrency"] = plan.concurrency;
-  }
-  results.scenario_source = nlohmann::json::array({source});
-  results.scenarios.push_back({0, "ORCHESTRATE", 0});
+namespace {
 
-  RunLog runs;
-  Context context(client, runs, options);
-  Scenario scenario;
-  scenario.index = 0;
-  scenario.run_time = Duration::zero();  // runs are awaited for the drain timeout
-  OrchestrateRunner runner(plan);
-  spdlog::info("orchestrate: {} run(s) of {} from {}", plan.rows.size(), plan.pipeline_label,
-               plan.csv_path.string());
-  if (Status s = runner.Run(scenario, context); !s.ok()) {
-    results.errors.push_back("scenario [0] ORCHESTRATE: " + s.error().message);
+// The rows typed by the pipeline's inputs, and the offset column's rules.
+Status TypePlanRows(OrchestratePlan& plan, const ir::PipelineSpec& spec,
+                    const nlohmann::json& entry) {
+  auto rows = TypeRows(plan.table, spec, plan.csv_path.string());
+  if (!rows.ok()) return rows.error();
+  plan.rows = std::move(*rows);
+  if (plan.Scheduled() && (entry.contains("concurrency") || entry.contains("rate"))) {
+    return Error{plan.csv_path.string() +
+                 ": its offset column schedules the runs; drop --concurrency/--rate"};
   }
-  results.runs = runs.Records();
-  MarkPartial(context, results);
-  results.operations = recorder.Snapshot();
-  results.cleanup_failures = context.CleanUp();
-  results.finished = WallClock::now();
-  results.RedactSecrets();
-  return results;
+  return Ok();
+}
+
+Status ReadOrchestrate(const nlohmann::json& entry, const std::string& at,
+                       const std::filesystem::path& file, Scenario& s) {
+  auto plan = std::make_shared<OrchestratePlan>();
+  auto csv = entry.find("csv");
+  if (csv == entry.end() || !csv->is_string() || csv->get<std::string>().empty()) {
+    return Error{at +
+                 ".csv: required, the file of runs (a header of parameter names, a row per run)"};
+  }
+  plan->csv_path = csv->get<std::string>();
+  if (plan->csv_path.is_relative()) plan->csv_path = file.parent_path() / plan->csv_path;
+  auto table = LoadCsv(plan->csv_path);
+  if (!table.ok()) return Error{at + ".csv: " + table.error().message};
+  plan->table = std::move(*table);
+  auto read_string = [&](const char* key, std::string& out) -> Status {
+    auto v = entry.find(key);
+    if (v == entry.end()) return Ok();
+    if (!v->is_string()) return Error{fmt::format("{}.{}: must be a string", at, key)};
+    out = v->get<std::string>();
+    return Ok();
+  };
+  if (Status st = read_string("experiment", plan->experiment_name); !st.ok()) return st;
+  std::string server_pipeline;
+  if (Status st = read_string("pipeline", server_pipeline); !st.ok()) return st;
+  if (server_pipeline.empty() == s.pipeline_file_name.empty()) {
+    return Error{at +
+                 ": name the pipeline by pipelineFileName (a file) or pipeline (a name on "
+                 "the server), one of them"};
+  }
+  plan->concurrency = s.concurrency.value_or(plan->concurrency);
+  plan->rate_per_minute = s.rate_per_minute;
+  if (!server_pipeline.empty()) {
+    plan->pipeline_label = server_pipeline;  // typed by PrepareOrchestrate
+    s.mode_data = std::move(plan);
+    return Ok();
+  }
+  std::filesystem::path pipeline = s.pipeline_file_name;
+  if (pipeline.is_relative()) pipeline = file.parent_path() / pipeline;
+  auto spec = ReadPipelineFile(pipeline.string(), *plan);
+  if (!spec.ok()) return Error{at + ".pipelineFileName: " + spec.error().message};
+  if (Status st = TypePlanRows(*plan, *spec, entry); !st.ok()) return st;
+  s.pipeline_path = pipeline;
+  s.mode_data = std::move(plan);
+  return Ok();
+}
+
+// A pipeline named on the server is looked up once the session is open.
+Status PrepareOrchestrate(Scenario& s, kfp::Client& client) {
+  auto& plan = static_cast<OrchestratePlan&>(*s.mode_data);
+  if (!plan.rows.empty()) return Ok();
+  auto spec = ResolvePipeline(client, plan.pipeline_label, plan);
+  if (!spec.ok()) return spec.error();
+  return TypePlanRows(plan, *spec, s.source);
+}
+
+}  // namespace
+
+// The orchestrator pattern as a mode: `kfpbench orchestrate` is its alias.
+const ModeSpec& OrchestrateMode() {
+  static const ModeSpec mode{
+      .name = "ORCHESTRATE",
+      .needs_run_time = false,
+      .fields = {{"csv", "reads a table of runs"},
+                 {"pipeline", "names a pipeline on the server"},
+                 {"experiment", "names an experiment"}},
+      .read = ReadOrchestrate,
+      .prepare = PrepareOrchestrate,
+      .make_runner = [] { return std::unique_ptr<ModeRunner>(new OrchestrateRunner()); },
+  };
+  return mode;
 }
 
 }  // namespace kfpbench::harness

@@ -13,11 +13,11 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/orchestrate_csv.h"
-#include "harness/results.h"
 #include "harness/runner.h"
 #include "ir/pipeline_spec.h"
 #include "kfp/client.h"
 #include "metrics/recorder.h"
+#include "results/results.h"
 #include "util/result.h"
 
 namespace kfpbench::harness {
@@ -41,9 +41,14 @@ Result<std::vector<OrchestrateRow>> TypeRows(const CsvTable& table, const ir::Pi
 // "30" (runs per minute), "30/m", "0.5/s", "120/h" -> runs per minute.
 Result<double> ParseRate(const std::string& text);
 
-struct OrchestratePlan {
+// An ORCHESTRATE scenario: {"mode": "ORCHESTRATE", "csv": "runs.csv",
+// "pipelineFileName": "p.yaml" (or "pipeline": a name on the server),
+// "experiment": "...", "concurrency": 4 or "rate": 30}. `kfpbench
+// orchestrate` writes one for its flags.
+struct OrchestratePlan : ModeData {
   std::filesystem::path csv_path;
-  std::vector<OrchestrateRow> rows;
+  CsvTable table;
+  std::vector<OrchestrateRow> rows;  // typed once the pipeline's inputs are known
   // Either a file to upload (removed afterwards unless --keep) or the id of
   // a pipeline already on the server.
   std::filesystem::path pipeline_file;
@@ -51,33 +56,16 @@ struct OrchestratePlan {
   std::string pipeline_version_id;
   std::string pipeline_label;             // as the user named it, for the report
   std::string experiment_name;            // found by name, or created (and then removed)
-  int concurrency = 1;                    // closed loop: runs in flight
+  int concurrency = 4;                    // closed loop: runs in flight
   std::optional<double> rate_per_minute;  // open loop instead
   // Rows carry offsets: each starts at its own (open loop).
   bool Scheduled() const { return !rows.empty() && rows.front().offset.has_value(); }
 };
 
 // The pipeline named by `--pipeline`: a file when one exists at `name` (parsed
-// here, uploaded by RunOrchestration), else a pipeline on the server found by
+// here, uploaded by the ORCHESTRATE runner), else a pipeline on the server found by
 // name (its latest version's spec). Fills the plan's pipeline fields.
 Result<ir::PipelineSpec> ResolvePipeline(kfp::Client& client, const std::string& name,
                                          OrchestratePlan& plan);
-
-// The runner: in the harness's ModeRunner shape, so it shares the run
-// follower, the clean-up and the interruption handling with every mode.
-class OrchestrateRunner : public ModeRunner {
- public:
-  explicit OrchestrateRunner(const OrchestratePlan& plan) : plan_(plan) {}
-  Status Run(const Scenario& scenario, Context& context) override;
-
- private:
-  Result<kfp::RunCreate> BaseRequest(Context& context);
-  const OrchestratePlan& plan_;
-};
-
-// Runs the whole table and returns what was measured; scenario-level failures
-// are in results.errors. `client` must report its calls to `recorder`.
-BenchmarkResults RunOrchestration(const OrchestratePlan& plan, kfp::Client& client,
-                                  metrics::Recorder& recorder, const HarnessOptions& options);
 
 }  // namespace kfpbench::harness

@@ -1,4 +1,9 @@
-#include "harness/pipeline_run_runner.h"
+// PIPELINE_RUN and EXPERIMENT. Closed loop (default): keep `numTimes` (or
+// `concurrency`) runs in flight for `runTime`, each created, then polled to a
+// terminal state. Open loop (`rate`): start runs at their intended times,
+// constant or Poisson, whatever the server's state, and follow them all.
+// EXPERIMENT first creates an experiment of its own.
+#include "harness/modes.h"
 
 #include <thread>
 
@@ -6,9 +11,33 @@
 
 #include "harness/load_loops.h"
 #include "harness/run_follower.h"
+#include "ir/quantity.h"
 #include "util/ids.h"
+#include "util/time.h"
 
 namespace kfpbench::harness {
+namespace {
+
+class PipelineRunRunner : public ModeRunner {
+ public:
+  explicit PipelineRunRunner(bool own_experiment) : own_experiment_(own_experiment) {}
+  Status Run(const Scenario& scenario, Context& context) override;
+
+ private:
+  Status RunClosedLoop(const Scenario& scenario, Context& context, const kfp::RunCreate& base);
+  // Open loop at the scenario's rate until `end`, then waits for the runs.
+  Status RunOpenLoop(const Scenario& scenario, Context& context, const kfp::RunCreate& base,
+                     WallTime end);
+  Status RunStress(const Scenario& scenario, Context& context, const kfp::RunCreate& base);
+
+  bool own_experiment_;
+};
+
+// Polls a run until it is terminal or `give_up` passes (sooner after an
+// interruption: the context's grace). Fills `record` from the last answer.
+
+}  // namespace
+
 namespace {
 
 // Threads that send CreateRun in open loop. Enough that a slow CreateRun
@@ -19,7 +48,7 @@ constexpr int kOpenLoopPollers = 4;
 
 // Sends one CreateRun; the record carries the outcome either way.
 bool CreateOne(Context& context, const kfp::RunCreate& base, const std::string& name,
-               RunRecord& record) {
+               results::RunRecord& record) {
   kfp::RunCreate create = base;
   create.display_name = name;
   record.submitted = WallClock::now();
@@ -35,27 +64,6 @@ bool CreateOne(Context& context, const kfp::RunCreate& base, const std::string& 
 }
 
 }  // namespace
-
-void FollowRun(Context& context, RunRecord& record, WallTime give_up) {
-  std::optional<WallTime> interrupted_at;
-  for (;;) {
-    if (PollRun(context, record)) return;
-    WallTime now = WallClock::now();
-    if (context.Interrupted() && !interrupted_at) interrupted_at = now;
-    WallTime deadline = give_up;
-    if (interrupted_at) deadline = std::min(deadline, *interrupted_at + context.options().grace);
-    if (now >= deadline) {
-      if (record.error.empty()) {
-        record.error =
-            fmt::format("still {} when kfpbench stopped waiting", RuntimeStateName(record.state));
-      }
-      return;
-    }
-    // Interruptions must not cut the grace period short, so sleep plainly.
-    std::this_thread::sleep_for(
-        std::min<Duration>(context.options().poll_interval, deadline - now));
-  }
-}
 
 Status PipelineRunRunner::Run(const Scenario& scenario, Context& context) {
   auto pipeline = context.EnsurePipeline(scenario.pipeline_path);
@@ -83,7 +91,7 @@ Status PipelineRunRunner::RunClosedLoop(const Scenario& scenario, Context& conte
   const WallTime end = WallClock::now() + scenario.run_time;
   const WallTime give_up = end + context.options().drain_timeout;
   DriveClosedLoop(context, scenario.InFlight(), end, [&](int worker, int n) {
-    RunRecord record;
+    results::RunRecord record;
     record.scenario = scenario.index;
     bool created = CreateOne(context, base,
                              fmt::format("kfpbench-s{}-w{}-{}", scenario.index, worker, n), record);
@@ -98,7 +106,7 @@ Status PipelineRunRunner::RunOpenLoop(const Scenario& scenario, Context& context
                                       const kfp::RunCreate& base, WallTime end) {
   RunFollower follower(context, kOpenLoopPollers);
   DriveOpenLoop(context, scenario, kOpenLoopSenders, end, [&](int n, WallTime intended) {
-    RunRecord record;
+    results::RunRecord record;
     record.scenario = scenario.index;
     record.intended = intended;
     if (CreateOne(context, base, fmt::format("kfpbench-s{}-{}", scenario.index, n), record)) {
@@ -116,15 +124,34 @@ Status PipelineRunRunner::RunStress(const Scenario& scenario, Context& context,
   const Scenario::Stress& stress = *scenario.stress;
   const WallTime deadline = WallClock::now() + scenario.run_time;
   Scenario step = scenario;
-  for (double rate = *scenario.rate_per_minute; !context.Interrupted();
-       rate *= stress.rate_factor) {
-    if (stress.max_rate > 0 && rate > stress.max_rate) break;
+  results::StressStop stop;
+  stop.scenario = scenario.index;
+  auto stopped = [&](results::StressStopReason reason, std::string detail) {
+    stop.reason = reason;
+    stop.detail = std::move(detail);
+    context.SetStressStop(stop);
+    return Ok();
+  };
+  for (double rate = *scenario.rate_per_minute;; rate *= stress.rate_factor) {
+    if (context.Interrupted()) {
+      return stopped(results::StressStopReason::kInterrupted,
+                     fmt::format("interrupted before the step at {:g}/min", rate));
+    }
+    if (stress.max_rate > 0 && rate > stress.max_rate) {
+      return stopped(
+          results::StressStopReason::kMaxRateReached,
+          fmt::format("the next step, {:g}/min, is above maxRate {:g}/min", rate, stress.max_rate));
+    }
     const WallTime start = WallClock::now();
-    if (start + stress.step_time > deadline) break;  // runTime caps the search
+    if (start + stress.step_time > deadline) {
+      return stopped(results::StressStopReason::kRunTimeReached,
+                     fmt::format("runTime ended before the step at {:g}/min could run its {}", rate,
+                                 FormatDuration(stress.step_time)));
+    }
     step.rate_per_minute = rate;
     // Runs of this step are those meant to start within it.
     if (Status s = RunOpenLoop(step, context, base, start + stress.step_time); !s.ok()) return s;
-    StressStep result;
+    results::StressStep result;
     result.scenario = scenario.index;
     result.rate_per_minute = rate;
     metrics::Histogram latency;
@@ -145,9 +172,80 @@ Status PipelineRunRunner::RunStress(const Scenario& scenario, Context& context,
                   std::chrono::milliseconds(result.p95_ms) <= stress.slo_p95 &&
                   result.error_rate <= stress.slo_error_rate;
     context.AddStressStep(result);
-    if (!result.held) break;
+    if (!result.held) {
+      std::string why = latency.count() == 0
+                            ? fmt::format("no run of the step finished ({} of {} failed)",
+                                          result.failed, result.runs)
+                            : fmt::format("p95 {} (SLO {}), {:.1f}% of runs failed (SLO {:.1f}%)",
+                                          FormatDuration(std::chrono::milliseconds(result.p95_ms)),
+                                          FormatDuration(stress.slo_p95), result.error_rate * 100,
+                                          stress.slo_error_rate * 100);
+      return stopped(results::StressStopReason::kSloBroken,
+                     fmt::format("the SLO broke at {:g}/min: {}", rate, why));
+    }
   }
-  return Ok();
+}
+
+namespace {
+
+// LARGE_DATASET: the artifact size each step moves (params.size); per-step
+// throughput is size / time.
+Status ReadArtifactSize(const nlohmann::json&, const std::string& at, const std::filesystem::path&,
+                        Scenario& s) {
+  auto size = s.params.find("size");
+  if (size == s.params.end()) {
+    return Error{at +
+                 ".params.size: required for LARGE_DATASET (bytes per artifact, e.g. \"512Mi\")"};
+  }
+  if (size->is_number_integer() && size->get<int64_t>() > 0) {
+    s.artifact_bytes = size->get<int64_t>();
+    return Ok();
+  }
+  if (size->is_string()) {
+    auto bytes = ir::ParseQuantityMemory(size->get<std::string>());
+    if (bytes.ok() && *bytes > 0) {
+      s.artifact_bytes = *bytes;
+      return Ok();
+    }
+  }
+  return Error{fmt::format("{}.params.size: not a size (got {})", at, size->dump())};
+}
+
+}  // namespace
+
+const ModeSpec& PipelineRunMode() {
+  static const ModeSpec mode{
+      .name = "PIPELINE_RUN",
+      .needs_pipeline = true,
+      .starts_runs = true,
+      .stress = true,
+      .make_runner = [] { return std::unique_ptr<ModeRunner>(new PipelineRunRunner(false)); },
+  };
+  return mode;
+}
+
+// EXPERIMENT first creates an experiment of its own.
+const ModeSpec& ExperimentMode() {
+  static const ModeSpec mode{
+      .name = "EXPERIMENT",
+      .needs_pipeline = true,
+      .starts_runs = true,
+      .stress = true,
+      .make_runner = [] { return std::unique_ptr<ModeRunner>(new PipelineRunRunner(true)); },
+  };
+  return mode;
+}
+
+// Runs like PIPELINE_RUN; the report adds per-step artifact throughput.
+const ModeSpec& LargeDatasetMode() {
+  static const ModeSpec mode{
+      .name = "LARGE_DATASET",
+      .needs_pipeline = true,
+      .starts_runs = true,
+      .read = ReadArtifactSize,
+      .make_runner = [] { return std::unique_ptr<ModeRunner>(new PipelineRunRunner(false)); },
+  };
+  return mode;
 }
 
 }  // namespace kfpbench::harness

@@ -1,4 +1,8 @@
-#include "harness/pipeline_upload_runner.h"
+// PIPELINE_UPLOAD: uploads the scenario's pipeline file as a new pipeline and
+// then a second version of it, by `numTimes` (or `concurrency`) workers back
+// to back or `rate` times a minute (open loop), for `runTime`. Measures the
+// write path of the pipeline store (UploadPipeline, UploadPipelineVersion).
+#include "harness/modes.h"
 
 #include <fmt/format.h>
 
@@ -6,6 +10,14 @@
 #include "util/ids.h"
 
 namespace kfpbench::harness {
+namespace {
+
+class PipelineUploadRunner : public ModeRunner {
+ public:
+  Status Run(const Scenario& scenario, Context& context) override;
+};
+
+}  // namespace
 
 Status PipelineUploadRunner::Run(const Scenario& scenario, Context& context) {
   auto content = context.ReadPipelineFile(scenario.pipeline_path);
@@ -32,6 +44,15 @@ Status PipelineUploadRunner::Run(const Scenario& scenario, Context& context) {
     });
   }
   return Ok();
+}
+
+const ModeSpec& PipelineUploadMode() {
+  static const ModeSpec mode{
+      .name = "PIPELINE_UPLOAD",
+      .needs_pipeline = true,
+      .make_runner = [] { return std::unique_ptr<ModeRunner>(new PipelineUploadRunner()); },
+  };
+  return mode;
 }
 
 }  // namespace kfpbench::harness

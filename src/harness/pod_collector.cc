@@ -8,7 +8,7 @@
 
 namespace kfpbench::harness {
 
-std::vector<PodRef> PodsOfRuns(const std::vector<RunRecord>& runs) {
+std::vector<PodRef> PodsOfRuns(const std::vector<results::RunRecord>& runs) {
   std::vector<PodRef> out;
   std::set<std::string> seen;
   for (const auto& run : runs) {
@@ -16,13 +16,13 @@ std::vector<PodRef> PodsOfRuns(const std::vector<RunRecord>& runs) {
     // A task's own pod first, so a DAG's child list never claims a step's pod.
     for (const auto& t : run.tasks) {
       if (!t.pods.empty() && !t.pods[0].empty() && seen.insert(t.pods[0]).second) {
-        out.push_back({run.run_id, PodStep(t.name, t.pods[0]), t.pods[0]});
+        out.push_back({run.run_id, results::PodStep(t.name, t.pods[0]), t.pods[0]});
       }
     }
     for (const auto& t : run.tasks) {
       for (size_t i = 1; i < t.pods.size(); ++i) {
         if (!t.pods[i].empty() && seen.insert(t.pods[i]).second) {
-          out.push_back({run.run_id, PodStep(t.name, t.pods[i]), t.pods[i]});
+          out.push_back({run.run_id, results::PodStep(t.name, t.pods[i]), t.pods[i]});
         }
       }
     }
@@ -30,9 +30,9 @@ std::vector<PodRef> PodsOfRuns(const std::vector<RunRecord>& runs) {
   return out;
 }
 
-PodLifecycle CollectPodLifecycle(const std::vector<RunRecord>& runs,
-                                 const kube::PodReaderOptions& options) {
-  PodLifecycle section;
+results::PodLifecycle CollectPodLifecycle(const std::vector<results::RunRecord>& runs,
+                                          const kube::PodReaderOptions& options) {
+  results::PodLifecycle section;
   section.collected = true;
   section.context = options.context;
   section.namespace_ = options.namespace_;
@@ -74,8 +74,8 @@ PodLifecycle CollectPodLifecycle(const std::vector<RunRecord>& runs,
   return section;
 }
 
-std::function<void(BenchmarkResults&)> PodLifecycleStep(kube::PodReaderOptions options) {
-  return [options](BenchmarkResults& results) {
+std::function<void(results::BenchmarkResults&)> PodLifecycleStep(kube::PodReaderOptions options) {
+  return [options](results::BenchmarkResults& results) {
     results.pod_lifecycle = CollectPodLifecycle(results.runs, options);
   };
 }

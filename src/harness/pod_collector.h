@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/pod_lifecycle.h"
-#include "harness/results.h"
 #include "kube/pod_reader.h"
+#include "results/pod_lifecycle.h"
+#include "results/results.h"
 
 namespace kfpbench::harness {
 
@@ -21,14 +21,14 @@ struct PodRef {
 
 // The pods of every finished run: each task's pod_name, then pods that only
 // its child_tasks name (attributed to that task). Each pod once, in run order.
-std::vector<PodRef> PodsOfRuns(const std::vector<RunRecord>& runs);
+std::vector<PodRef> PodsOfRuns(const std::vector<results::RunRecord>& runs);
 
 // Reads the pods through kubectl and builds the section. Never fails: pods
 // that are gone and kubectl errors are counted in it.
-PodLifecycle CollectPodLifecycle(const std::vector<RunRecord>& runs,
-                                 const kube::PodReaderOptions& options);
+results::PodLifecycle CollectPodLifecycle(const std::vector<results::RunRecord>& runs,
+                                          const kube::PodReaderOptions& options);
 
 // For HarnessOptions::before_cleanup: collects into results.pod_lifecycle.
-std::function<void(BenchmarkResults&)> PodLifecycleStep(kube::PodReaderOptions options);
+std::function<void(results::BenchmarkResults&)> PodLifecycleStep(kube::PodReaderOptions options);
 
 }  // namespace kfpbench::harness

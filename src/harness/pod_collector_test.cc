@@ -35,8 +35,9 @@ json Task(const std::string& name, const std::string& pod, json children) {
 
 // A GetRun response: the step's own pod in pod_name, its driver pod among its
 // child_tasks (KFP versions differ in which they fill; both are read).
-RunRecord Record(const std::string& id, const std::string& state,
-                 std::vector<std::pair<std::string, std::pair<std::string, std::string>>> steps) {
+results::RunRecord Record(
+    const std::string& id, const std::string& state,
+    std::vector<std::pair<std::string, std::pair<std::string, std::string>>> steps) {
   json tasks = json::array();
   json root_children = json::array();
   for (const auto& [name, pods] : steps) {
@@ -52,13 +53,13 @@ RunRecord Record(const std::string& id, const std::string& state,
               {"run_details", {{"task_details", tasks}}}};
   auto parsed = kfp::RunFromJson(run, false);
   EXPECT_TRUE(parsed.ok()) << parsed.error().message;
-  RunRecord record;
+  results::RunRecord record;
   record.run_id = id;
   AbsorbRun(*parsed, record);
   return record;
 }
 
-std::vector<RunRecord> Runs() {
+std::vector<results::RunRecord> Runs() {
   return {Record("6f1c2e7a", "SUCCEEDED",
                  {{"train", {kTrainPod, kTrainDriver}}, {"evaluate", {kEvalPod, kEvalDriver}}}),
           // Its workflow was deleted: the pods are gone.
@@ -90,7 +91,7 @@ TEST(PodCollector, PodsOfFinishedRunsFromTaskDetails) {
 
 TEST(PodCollector, LatenciesPerStepAndMissingPods) {
   kube::testdata::FakeKubectlEnv env;
-  PodLifecycle s = CollectPodLifecycle(Runs(), Options());
+  results::PodLifecycle s = CollectPodLifecycle(Runs(), Options());
   EXPECT_TRUE(s.collected);
   EXPECT_EQ(s.context, "kfp");
   EXPECT_EQ(s.pods_requested, 6);
@@ -104,7 +105,7 @@ TEST(PodCollector, LatenciesPerStepAndMissingPods) {
   EXPECT_EQ(s.missing[0].step, "train");
 
   ASSERT_EQ(s.steps.size(), 4u);
-  const StepPodLatency& train = s.steps.at("train");
+  const results::StepPodLatency& train = s.steps.at("train");
   EXPECT_EQ(train.pods, 1);
   EXPECT_EQ(train.failed_scheduling, 2);
   EXPECT_EQ(train.image_pulls, 3);
@@ -118,7 +119,7 @@ TEST(PodCollector, LatenciesPerStepAndMissingPods) {
   EXPECT_EQ(train.ms.at("image_pull").count(), 3u);
   EXPECT_EQ(train.ms.at("image_pull").max(), 11846);
   EXPECT_EQ(train.ms.at("image_pull").min(), 2311);
-  const StepPodLatency& eval = s.steps.at("evaluate");
+  const results::StepPodLatency& eval = s.steps.at("evaluate");
   EXPECT_EQ(eval.image_pulls, 0);
   EXPECT_EQ(eval.images_present, 4);
   EXPECT_EQ(eval.ms.at("scheduled").max(), 0);
@@ -128,7 +129,7 @@ TEST(PodCollector, LatenciesPerStepAndMissingPods) {
 
 TEST(PodCollector, KubectlErrorsAreReportedNotFatal) {
   kube::testdata::FakeKubectlEnv env("events");
-  PodLifecycle s = CollectPodLifecycle(Runs(), Options());
+  results::PodLifecycle s = CollectPodLifecycle(Runs(), Options());
   EXPECT_EQ(s.pods.size(), 4u);
   EXPECT_EQ(s.pods_without_events, 4);
   ASSERT_EQ(s.errors.size(), 1u);
@@ -142,56 +143,56 @@ TEST(PodCollector, KubectlErrorsAreReportedNotFatal) {
   EXPECT_TRUE(s.pods.empty());
   ASSERT_EQ(s.missing.size(), 6u);
   EXPECT_EQ(s.missing[0].why, "kubectl failed");
-  json j = PodLifecycleToJson(s);
+  json j = results::PodLifecycleToJson(s);
   EXPECT_EQ(j["pods_unread"], 6);
   EXPECT_EQ(j["pods_missing"], 0);
 }
 
 TEST(PodCollector, JsonRoundTripAndShardsMerge) {
   kube::testdata::FakeKubectlEnv env;
-  PodLifecycle s = CollectPodLifecycle(Runs(), Options());
-  json j = PodLifecycleToJson(s);
+  results::PodLifecycle s = CollectPodLifecycle(Runs(), Options());
+  json j = results::PodLifecycleToJson(s);
   EXPECT_EQ(j["pods_read"], 4);
   EXPECT_EQ(j["pods_missing"], 2);
   EXPECT_EQ(j["steps"]["train"]["latency_ms"]["scheduled"]["p50"], 41000);
   EXPECT_EQ(j["pods"][0]["latency_ms"]["scheduled"], 41000);
   EXPECT_EQ(j["pods"][0]["containers"].size(), 4u);
-  auto back = PodLifecycleFromJson(j);
+  auto back = results::PodLifecycleFromJson(j);
   ASSERT_TRUE(back.ok()) << back.error().message;
-  EXPECT_EQ(PodLifecycleToJson(*back), j);
+  EXPECT_EQ(results::PodLifecycleToJson(*back), j);
 
-  PodLifecycle merged;
+  results::PodLifecycle merged;
   merged.Merge(*back);
   merged.Merge(s);
   EXPECT_EQ(merged.pods.size(), 8u);
   EXPECT_EQ(merged.steps.at("train").ms.at("image_pull").count(), 6u);
   EXPECT_EQ(merged.steps.at("train").failed_scheduling, 4);
   EXPECT_EQ(merged.pods_requested, 12);
-  PodLifecycle not_collected;
+  results::PodLifecycle not_collected;
   merged.Merge(not_collected);
   EXPECT_EQ(merged.pods.size(), 8u);
 }
 
 TEST(PodCollector, BadJsonNamesTheField) {
   kube::testdata::FakeKubectlEnv env;
-  json j = PodLifecycleToJson(CollectPodLifecycle(Runs(), Options()));
+  json j = results::PodLifecycleToJson(CollectPodLifecycle(Runs(), Options()));
   json bad = j;
   bad["steps"]["train"]["latency_ms"]["ready"]["histogram"] = "many";
-  auto r = PodLifecycleFromJson(bad);
+  auto r = results::PodLifecycleFromJson(bad);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("pod_lifecycle.steps.train.latency_ms.ready.histogram"),
             std::string::npos)
       << r.error().message;
   bad = j;
   bad["pods"][1]["created_at"] = "later";
-  r = PodLifecycleFromJson(bad);
+  r = results::PodLifecycleFromJson(bad);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("pod_lifecycle.pods[1].created_at"), std::string::npos)
       << r.error().message;
   bad = j;
   bad["pods"][0]["containers"][2]["pull_ms"] = "fast";
-  EXPECT_FALSE(PodLifecycleFromJson(bad).ok());
-  EXPECT_FALSE(PodLifecycleFromJson(json::array()).ok());
+  EXPECT_FALSE(results::PodLifecycleFromJson(bad).ok());
+  EXPECT_FALSE(results::PodLifecycleFromJson(json::array()).ok());
 }
 
 }  // namespace

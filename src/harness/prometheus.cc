@@ -111,7 +111,7 @@ Result<std::map<std::string, PodUsage>> QueryPodUsage(http::Client& prometheus,
   return usage;
 }
 
-Result<int> AddPrometheusUsage(std::vector<RunRecord>& runs, http::Client& prometheus,
+Result<int> AddPrometheusUsage(std::vector<results::RunRecord>& runs, http::Client& prometheus,
                                const PrometheusOptions& options) {
   std::vector<std::string> pods;
   std::map<std::string, WallTime> ended;  // pod -> when its step ended

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/results.h"
 #include "http/client.h"
+#include "results/results.h"
 #include "util/result.h"
 #include "util/time.h"
 
@@ -52,7 +52,7 @@ Result<std::map<std::string, PodUsage>> QueryPodUsage(http::Client& prometheus,
 // step's pod taken after the step ended, then fills cpu_seconds and
 // peak_memory_bytes of every step with a pod name. Returns how many steps got
 // numbers; an Error when Prometheus cannot be queried at all.
-Result<int> AddPrometheusUsage(std::vector<RunRecord>& runs, http::Client& prometheus,
+Result<int> AddPrometheusUsage(std::vector<results::RunRecord>& runs, http::Client& prometheus,
                                const PrometheusOptions& options);
 
 }  // namespace kfpbench::harness

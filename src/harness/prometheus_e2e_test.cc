@@ -20,8 +20,10 @@
 #include "http/client.h"
 #include "http/url.h"
 #include "util/ids.h"
+#include "util/sanitizers.h"
 
 namespace kfpbench::harness {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -128,7 +130,7 @@ TEST(PrometheusE2e, StepCpuAndMemoryComeBackThroughARealPrometheus) {
   std::ofstream(dir / "burn.yaml") << kPipeline;
   std::ofstream(dir / "s.json") << R"([{"mode": "PIPELINE_RUN", "runTime": "1s", "numTimes": 1,
                                        "pipelineFileName": "burn.yaml"}])";
-  auto r = kfpbench::testing::RunKfpbench(
+  auto r = kfpbench::testing::Kfpbench(
       "run " + (dir / "s.json").string() + " --host " + backend_url + " --prometheus " +
       prometheus_url + " --prometheus-wait 60s --poll-interval 200ms --keep --quiet --out " +
       (dir / "out").string());
@@ -161,7 +163,10 @@ TEST(PrometheusE2e, StepCpuAndMemoryComeBackThroughARealPrometheus) {
     const double held = t["name"] == "burn" ? 64 << 20 : 96 << 20;
     EXPECT_GT(memory, 0.9 * held);
     EXPECT_LT(memory, held + (256 << 20));
-    EXPECT_NEAR(memory, own_memory, 0.2 * own_memory);
+    // The peak Prometheus kept against the server's last reading: close, and
+    // further apart under AddressSanitizer, whose quarantine makes a step's
+    // memory swing.
+    EXPECT_NEAR(memory, own_memory, (kUnderAddressSanitizer ? 0.5 : 0.2) * own_memory);
   }
   EXPECT_EQ(steps, 2);
   prometheus.Stop();

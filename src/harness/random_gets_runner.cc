@@ -1,4 +1,10 @@
-#include "harness/random_gets_runner.h"
+// RANDOM_GETS: the read path of KFP's UI and SDK, as perf-tests exercise it —
+// list pipelines, list a pipeline's versions, list experiments, list runs,
+// get a run — repeated by `concurrency` (else `numTimes`) workers as fast as
+// the server answers, or started `rate` times a minute (open loop), for
+// `runTime`. With a `mix` ({"GetRun": 8, "ListRuns": 1}), each arrival or
+// turn is instead one call drawn by weight, on ids read once at the start.
+#include "harness/modes.h"
 
 #include <spdlog/spdlog.h>
 
@@ -10,9 +16,17 @@
 #include <vector>
 
 #include "harness/load_loops.h"
-#include "harness/results.h"
+#include "results/results.h"
 
 namespace kfpbench::harness {
+namespace {
+
+class RandomGetsRunner : public ModeRunner {
+ public:
+  Status Run(const Scenario& scenario, Context& context) override;
+};
+
+}  // namespace
 
 namespace {
 
@@ -129,7 +143,7 @@ Status RandomGetsRunner::Run(const Scenario& scenario, Context& context) {
         dropped.fetch_add(1, std::memory_order_relaxed);
         return;
       }
-      if (now - intended > BenchmarkResults::kLateStart)
+      if (now - intended > results::BenchmarkResults::kLateStart)
         late.fetch_add(1, std::memory_order_relaxed);
       sent.fetch_add(1, std::memory_order_relaxed);
       std::mt19937 local;
@@ -143,7 +157,7 @@ Status RandomGetsRunner::Run(const Scenario& scenario, Context& context) {
         "RANDOM_GETS [{}] open loop: {} {} sent, {} of them started > {} ms late, {} "
         "not sent before the end",
         scenario.index, sent.load(), mix ? "calls" : "chains", late.load(),
-        BenchmarkResults::kLateStart.count(), dropped.load());
+        results::BenchmarkResults::kLateStart.count(), dropped.load());
     return Ok();
   }
   std::vector<std::mt19937> rngs;
@@ -151,6 +165,41 @@ Status RandomGetsRunner::Run(const Scenario& scenario, Context& context) {
   DriveClosedLoop(context, scenario.InFlight(), end,
                   [&](int worker, int) { return one(rngs[worker]); });
   return Ok();
+}
+
+namespace {
+
+Status ReadMix(const nlohmann::json& entry, const std::string& at, const std::filesystem::path&,
+               Scenario& s) {
+  auto v = entry.find("mix");
+  if (v == entry.end()) return Ok();
+  if (!v->is_object() || v->empty()) {
+    return Error{at + ".mix: must be an object of operation weights, e.g. {\"GetRun\": 8}"};
+  }
+  for (const auto& [name, weight] : v->items()) {
+    if (std::find(std::begin(kRandomGetsOperations), std::end(kRandomGetsOperations), name) ==
+        std::end(kRandomGetsOperations)) {
+      return Error{fmt::format("{}.mix.{}: not a read operation (known: {})", at, name,
+                               fmt::join(kRandomGetsOperations, ", "))};
+    }
+    if (!weight.is_number() || !(weight.get<double>() > 0)) {
+      return Error{fmt::format("{}.mix.{}: weight must be a number > 0", at, name)};
+    }
+    s.mix.emplace_back(name, weight.get<double>());
+  }
+  return Ok();
+}
+
+}  // namespace
+
+const ModeSpec& RandomGetsMode() {
+  static const ModeSpec mode{
+      .name = "RANDOM_GETS",
+      .fields = {{"mix", "draws a mix"}},
+      .read = ReadMix,
+      .make_runner = [] { return std::unique_ptr<ModeRunner>(new RandomGetsRunner()); },
+  };
+  return mode;
 }
 
 }  // namespace kfpbench::harness

@@ -4,7 +4,7 @@
 
 namespace kfpbench::harness {
 
-void AbsorbRun(const kfp::Run& run, RunRecord& record) {
+void AbsorbRun(const kfp::Run& run, results::RunRecord& record) {
   record.state = run.state;
   record.created = run.created_at;
   record.finished = run.finished_at;
@@ -13,7 +13,7 @@ void AbsorbRun(const kfp::Run& run, RunRecord& record) {
   if (run.error) record.error = run.error->message;
   record.tasks.clear();
   for (const auto& t : run.task_details) {
-    TaskTiming task;
+    results::TaskTiming task;
     task.name = t.display_name;
     task.state = t.state;
     task.created = t.create_time;
@@ -27,12 +27,12 @@ void AbsorbRun(const kfp::Run& run, RunRecord& record) {
   }
 }
 
-bool PollRun(Context& context, RunRecord& record) {
+bool PollRun(Context& context, results::RunRecord& record) {
   auto run = context.client().GetRun(record.run_id);
   if (!run.ok()) {
     record.error = run.error().message;
     // A deleted run will never finish; any other error may pass.
-    return run.error().code == 404;
+    return run.error().NotFound();
   }
   AbsorbRun(*run, record);
   if (!IsTerminal(record.state)) return false;
@@ -46,7 +46,7 @@ RunFollower::RunFollower(Context& context, int threads) : context_(context) {
 
 RunFollower::~RunFollower() { Finish(WallClock::now()); }
 
-void RunFollower::Add(RunRecord record) {
+void RunFollower::Add(results::RunRecord record) {
   std::lock_guard lock(mu_);
   queue_.push({WallClock::now() + context_.options().poll_interval, std::move(record)});
   cv_.notify_one();
@@ -70,17 +70,14 @@ void RunFollower::Finish(WallTime give_up) {
 }
 
 void RunFollower::Loop() {
-  std::optional<WallTime> interrupted_at;
   std::unique_lock lock(mu_);
   for (;;) {
     WallTime now = WallClock::now();
-    if (context_.Interrupted() && !interrupted_at) interrupted_at = now;
-    WallTime deadline = give_up_;
-    if (interrupted_at) deadline = std::min(deadline, *interrupted_at + context_.options().grace);
+    WallTime deadline = context_.StopWaitingAt(give_up_);
     if (finishing_ && now >= deadline) {
       // Out of time: what is still running is recorded as such.
       while (!queue_.empty()) {
-        RunRecord r = queue_.top().record;
+        results::RunRecord r = queue_.top().record;
         queue_.pop();
         if (r.error.empty()) {
           r.error =
@@ -96,7 +93,9 @@ void RunFollower::Loop() {
       continue;
     }
     if (queue_.top().due > now) {
-      cv_.wait_until(lock, std::min(queue_.top().due, now + std::chrono::milliseconds(100)));
+      // A copy: the queue may reallocate while the lock is released.
+      const WallTime wake = std::min(queue_.top().due, now + std::chrono::milliseconds(100));
+      cv_.wait_until(lock, wake);
       continue;
     }
     Item item = queue_.top();
@@ -111,6 +110,24 @@ void RunFollower::Loop() {
       item.due = WallClock::now() + context_.options().poll_interval;
       queue_.push(std::move(item));
     }
+  }
+}
+
+void FollowRun(Context& context, results::RunRecord& record, WallTime give_up) {
+  for (;;) {
+    if (PollRun(context, record)) return;
+    WallTime now = WallClock::now();
+    WallTime deadline = context.StopWaitingAt(give_up);
+    if (now >= deadline) {
+      if (record.error.empty()) {
+        record.error =
+            fmt::format("still {} when kfpbench stopped waiting", RuntimeStateName(record.state));
+      }
+      return;
+    }
+    // Interruptions must not cut the grace period short, so sleep plainly.
+    std::this_thread::sleep_for(
+        std::min<Duration>(context.options().poll_interval, deadline - now));
   }
 }
 

@@ -19,7 +19,7 @@ class RunFollower {
   ~RunFollower();  // Finish(now) if not called
 
   // A run that CreateRun accepted; it is recorded once terminal.
-  void Add(RunRecord record);
+  void Add(results::RunRecord record);
   // Waits until every run added is terminal, or until `give_up` (sooner after
   // an interruption: the context's grace), recording what is left as unfinished.
   void Finish(WallTime give_up);
@@ -28,7 +28,7 @@ class RunFollower {
  private:
   struct Item {
     WallTime due;
-    RunRecord record;
+    results::RunRecord record;
     bool operator>(const Item& o) const { return due > o.due; }
   };
   void Loop();
@@ -45,7 +45,10 @@ class RunFollower {
 
 // One GetRun: updates `record`; true when the run needs no more polling
 // (terminal, or gone).
-bool PollRun(Context& context, RunRecord& record);
-void AbsorbRun(const kfp::Run& run, RunRecord& record);
+bool PollRun(Context& context, results::RunRecord& record);
+void AbsorbRun(const kfp::Run& run, results::RunRecord& record);
+// Closed loop: polls one run until it is terminal or `give_up` (sooner
+// after an interruption: the context's grace), noting why it stopped waiting.
+void FollowRun(Context& context, results::RunRecord& record, WallTime give_up);
 
 }  // namespace kfpbench::harness

@@ -6,20 +6,31 @@
 
 #include <fmt/format.h>
 
-#include "harness/pipeline_run_runner.h"
-#include "harness/pipeline_upload_runner.h"
-#include "harness/random_gets_runner.h"
-#include "harness/scheduled_runs_runner.h"
 #include "util/ids.h"
 
 namespace kfpbench::harness {
 
-Context::Context(kfp::Client& client, RunLog& runs, const HarnessOptions& options)
+Context::Context(kfp::Client& client, results::RunLog& runs, const HarnessOptions& options)
     : client_(client), runs_(runs), options_(options) {}
 
 bool Context::Interrupted() const {
   return aborted_.load(std::memory_order_relaxed) ||
          (options_.interrupted && options_.interrupted->load(std::memory_order_relaxed));
+}
+
+bool Context::Hurried() const {
+  return options_.hurry != nullptr && options_.hurry->load(std::memory_order_relaxed);
+}
+
+WallTime Context::StopWaitingAt(WallTime give_up) const {
+  if (!Interrupted()) return give_up;
+  // Not now(): a caller comparing its own earlier now() must see it passed.
+  if (Hurried()) return WallTime::min();
+  int64_t noticed = 0;
+  int64_t now = WallClock::now().time_since_epoch().count();
+  interrupted_at_ns_.compare_exchange_strong(noticed, now);
+  WallTime at{WallClock::duration(noticed == 0 ? now : noticed)};
+  return std::min(give_up, at + options_.grace);
 }
 
 void Context::Abort(std::string reason) {
@@ -58,6 +69,11 @@ Result<std::string> Context::ReadPipelineFile(const std::filesystem::path& path)
   content << in.rdbuf();
   file_cache_.emplace(path.string(), content.str());
   return content.str();
+}
+
+void Context::AddPipelineTexts(const std::map<std::string, std::string>& texts) {
+  std::lock_guard lock(mu_);
+  file_cache_.insert(texts.begin(), texts.end());
 }
 
 void Context::TrackPipeline(const UploadedPipeline& pipeline) {
@@ -99,24 +115,34 @@ void Context::TrackRecurringRun(const std::string& recurring_run_id) {
   recurring_run_ids_.push_back(recurring_run_id);
 }
 
-void Context::AddSchedule(const ScheduleSummary& summary) {
+void Context::AddSchedule(const results::ScheduleSummary& summary) {
   std::lock_guard lock(mu_);
   schedules_.push_back(summary);
 }
 
-std::vector<ScheduleSummary> Context::schedules() const {
+std::vector<results::ScheduleSummary> Context::schedules() const {
   std::lock_guard lock(mu_);
   return schedules_;
 }
 
-void Context::AddStressStep(const StressStep& step) {
+void Context::AddStressStep(const results::StressStep& step) {
   std::lock_guard lock(mu_);
   stress_steps_.push_back(step);
 }
 
-std::vector<StressStep> Context::stress_steps() const {
+std::vector<results::StressStep> Context::stress_steps() const {
   std::lock_guard lock(mu_);
   return stress_steps_;
+}
+
+void Context::SetStressStop(const results::StressStop& stop) {
+  std::lock_guard lock(mu_);
+  stress_stops_.push_back(stop);
+}
+
+std::vector<results::StressStop> Context::stress_stops() const {
+  std::lock_guard lock(mu_);
+  return stress_stops_;
 }
 
 std::vector<std::string> Context::CleanUp() {
@@ -125,7 +151,7 @@ std::vector<std::string> Context::CleanUp() {
   std::lock_guard lock(mu_);
   auto note = [&](const std::string& what, const Status& s) {
     // Already gone is as good as deleted.
-    if (!s.ok() && s.error().code != 404) failures.push_back(what + ": " + s.error().message);
+    if (!s.ok() && !s.error().NotFound()) failures.push_back(what + ": " + s.error().message);
   };
   // Schedules first, so they stop making runs that would then be left behind.
   for (const auto& id : recurring_run_ids_) {
@@ -141,26 +167,6 @@ std::vector<std::string> Context::CleanUp() {
   experiment_ids_.clear();
   pipelines_.clear();
   return failures;
-}
-
-Result<std::unique_ptr<ModeRunner>> MakeRunner(Mode mode) {
-  switch (mode) {
-    case Mode::kPipelineRun:
-      return std::unique_ptr<ModeRunner>(std::make_unique<PipelineRunRunner>(false));
-    case Mode::kExperiment:
-      return std::unique_ptr<ModeRunner>(std::make_unique<PipelineRunRunner>(true));
-    case Mode::kRandomGets:
-      return std::unique_ptr<ModeRunner>(std::make_unique<RandomGetsRunner>());
-    case Mode::kPipelineUpload:
-      return std::unique_ptr<ModeRunner>(std::make_unique<PipelineUploadRunner>());
-    case Mode::kLargeDataset:
-      // Runs like PIPELINE_RUN; the report adds per-step artifact throughput.
-      return std::unique_ptr<ModeRunner>(std::make_unique<PipelineRunRunner>(false));
-    case Mode::kScheduledRuns:
-      return std::unique_ptr<ModeRunner>(std::make_unique<ScheduledRunsRunner>());
-  }
-  return Error{
-      fmt::format("mode {} is not implemented in this version of kfpbench", ModeName(mode))};
 }
 
 }  // namespace kfpbench::harness

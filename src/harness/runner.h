@@ -12,42 +12,41 @@
 #include <string>
 #include <vector>
 
-#include "harness/results.h"
 #include "harness/scenario.h"
 #include "kfp/client.h"
+#include "results/results.h"
 #include "util/result.h"
 
 namespace kfpbench::harness {
 
 struct HarnessOptions {
   Duration poll_interval = std::chrono::milliseconds(500);
-  // After runTime, how long runs still in flight are awaited.
-  Duration drain_timeout = std::chrono::minutes(10);
+  // After runTime, how long runs still in flight are awaited (ML runs are
+  // long; the wait ends as soon as they do).
+  Duration drain_timeout = std::chrono::minutes(30);
   // After an interruption (Ctrl-C), how long runs in flight are awaited.
   Duration grace = std::chrono::seconds(30);
   bool keep = false;  // leave what the benchmark created on the target
   const std::atomic<bool>* interrupted = nullptr;
+  // Set by a second Ctrl-C: stop waiting at once and skip the clean-up.
+  const std::atomic<bool>* hurry = nullptr;
+  // The client's cancel flag (http::ClientOptions::cancel): the harness sets
+  // it when calls in flight must end (the grace has run out, a second
+  // Ctrl-C), so a frozen target cannot hold the run for request timeouts.
+  std::atomic<bool>* cancel_calls = nullptr;
   // Stop the load when more than this fraction of API calls failed (after at
   // least kMinCallsForErrorRate calls). 1.0: never.
   double max_error_rate = 1.0;
   static constexpr uint64_t kMinCallsForErrorRate = 20;
   // Called once the runs are done and before clean-up deletes them (and their
   // pods): e.g. run --kube-context reading pod lifecycles.
-  std::function<void(BenchmarkResults&)> before_cleanup;
-};
-
-// A moment of a benchmark in progress, for a live status line.
-struct Progress {
-  Duration elapsed{};
-  Duration planned{};  // the longest startTime + runTime
-  size_t runs_created = 0;
-  size_t runs_finished = 0;  // created runs followed to a terminal state (or given up on)
-  size_t runs_refused = 0;   // CreateRun failed: never created
-  uint64_t api_calls = 0;
-  uint64_t api_errors = 0;
-  int64_t p99_us = 0;                        // over every API call so far
-  std::map<std::string, int> runs_by_state;  // runs followed to the end, by last state
-  int late_starts = 0;                       // open loop: sent later than kLateStart
+  std::function<void(results::BenchmarkResults&)> before_cleanup;
+  // Called with the results as they stand (redacted, marked partial) when
+  // the load starts, every `checkpoint_interval` while it runs, and once it
+  // has ended, before clean-up: a clean-up that hangs, a second Ctrl-C or a
+  // SIGKILL then loses at most one interval of what was measured.
+  std::function<void(const results::BenchmarkResults&)> checkpoint;
+  Duration checkpoint_interval = std::chrono::seconds(10);
 };
 
 struct UploadedPipeline {
@@ -57,14 +56,20 @@ struct UploadedPipeline {
 
 class Context {
  public:
-  Context(kfp::Client& client, RunLog& runs, const HarnessOptions& options);
+  Context(kfp::Client& client, results::RunLog& runs, const HarnessOptions& options);
 
   kfp::Client& client() { return client_; }
-  RunLog& runs() { return runs_; }
+  results::RunLog& runs() { return runs_; }
   const HarnessOptions& options() const { return options_; }
 
   // True once Ctrl-C was pressed or the benchmark aborted itself.
   bool Interrupted() const;
+  // True after a second Ctrl-C.
+  bool Hurried() const;
+  // When to stop waiting for anything: `give_up`, or sooner once interrupted
+  // (the grace after the interruption was first noticed; WallTime::min(),
+  // already past, if hurried).
+  WallTime StopWaitingAt(WallTime give_up) const;
   void Abort(std::string reason);
   std::string abort_reason() const;
   size_t runs_created() const;
@@ -75,14 +80,18 @@ class Context {
   Result<UploadedPipeline> EnsurePipeline(const std::filesystem::path& path);
   // Reads a pipeline file (the same text for every upload of it).
   Result<std::string> ReadPipelineFile(const std::filesystem::path& path);
+  // Texts already read (path -> text), e.g. by the preflight: not read again.
+  void AddPipelineTexts(const std::map<std::string, std::string>& texts);
   void TrackPipeline(const UploadedPipeline& pipeline);
   void TrackRun(const std::string& run_id);
   void TrackExperiment(const std::string& experiment_id);
   void TrackRecurringRun(const std::string& recurring_run_id);
-  void AddStressStep(const StressStep& step);
-  void AddSchedule(const ScheduleSummary& summary);
-  std::vector<ScheduleSummary> schedules() const;
-  std::vector<StressStep> stress_steps() const;
+  void AddStressStep(const results::StressStep& step);
+  void SetStressStop(const results::StressStop& stop);
+  void AddSchedule(const results::ScheduleSummary& summary);
+  std::vector<results::ScheduleSummary> schedules() const;
+  std::vector<results::StressStep> stress_steps() const;
+  std::vector<results::StressStop> stress_stops() const;
 
   // Deletes what was created (runs, experiments, pipelines), unless --keep.
   // Returns what could not be deleted.
@@ -90,18 +99,20 @@ class Context {
 
  private:
   kfp::Client& client_;
-  RunLog& runs_;
+  results::RunLog& runs_;
   const HarnessOptions& options_;
   mutable std::mutex mu_;
   std::atomic<bool> aborted_{false};
+  mutable std::atomic<int64_t> interrupted_at_ns_{0};  // 0: not noticed yet
   std::string abort_reason_;
   std::map<std::string, UploadedPipeline> pipelines_;  // by canonical path, or by id
   std::map<std::string, std::string> file_cache_;      // path -> content
   std::vector<std::string> run_ids_;
   std::vector<std::string> experiment_ids_;
-  std::vector<StressStep> stress_steps_;
+  std::vector<results::StressStep> stress_steps_;
+  std::vector<results::StressStop> stress_stops_;
   std::vector<std::string> recurring_run_ids_;
-  std::vector<ScheduleSummary> schedules_;
+  std::vector<results::ScheduleSummary> schedules_;
 };
 
 class ModeRunner {
@@ -111,8 +122,5 @@ class ModeRunner {
   // into the context; an Error means the scenario could not go on.
   virtual Status Run(const Scenario& scenario, Context& context) = 0;
 };
-
-// The runner for a mode, or an Error naming a mode this build cannot run yet.
-Result<std::unique_ptr<ModeRunner>> MakeRunner(Mode mode);
 
 }  // namespace kfpbench::harness

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "harness/modes.h"
 #include "ir/pipeline_spec.h"
 
 namespace kfpbench::harness {
@@ -16,34 +17,20 @@ namespace {
 
 using nlohmann::json;
 
-struct ModeInfo {
-  const char* name;
-  Mode mode;
-  bool needs_pipeline;
-};
+// Fields every mode reads; a mode adds its own (ModeSpec::fields).
+constexpr std::string_view kCommonFields[] = {
+    "mode",    "startTime", "runTime",     "numTimes",       "pipelineFileName",
+    "params",  "cron",      "concurrency", "resourceLimits", "rate",
+    "arrival", "seed",      "shape",       "stress"};
 
-// PIPELINE_SCHEDULED_RUN is the perf-tests name; SCHEDULED_RUNS the proposal's.
-constexpr ModeInfo kModes[] = {
-    {"PIPELINE_RUN", Mode::kPipelineRun, true},
-    {"EXPERIMENT", Mode::kExperiment, true},
-    {"RANDOM_GETS", Mode::kRandomGets, false},
-    {"PIPELINE_UPLOAD", Mode::kPipelineUpload, true},
-    {"PIPELINE_SCHEDULED_RUN", Mode::kScheduledRuns, true},
-    {"SCHEDULED_RUNS", Mode::kScheduledRuns, true},
-    {"LARGE_DATASET", Mode::kLargeDataset, true},
-};
-
-const std::set<std::string>& KnownFields() {
-  static const std::set<std::string> fields = {
-      "mode",    "startTime", "runTime",     "numTimes",       "pipelineFileName",
-      "params",  "cron",      "concurrency", "resourceLimits", "rate",
-      "arrival", "seed",      "shape",       "stress",         "mix"};
-  return fields;
-}
-
-std::string ModeList() {
-  std::string out;
-  for (const auto& m : kModes) out += (out.empty() ? "" : ", ") + std::string(m.name);
+// The common fields, then each mode's own, in registration order.
+std::vector<std::string_view> KnownFields() {
+  std::vector<std::string_view> out(std::begin(kCommonFields), std::end(kCommonFields));
+  for (const ModeSpec* mode : Modes()) {
+    for (const auto& field : mode->fields) {
+      if (std::find(out.begin(), out.end(), field.name) == out.end()) out.push_back(field.name);
+    }
+  }
   return out;
 }
 
@@ -99,8 +86,8 @@ Result<std::filesystem::path> FindPipeline(const std::string& name,
 Result<Scenario::Stress> ReadStress(const json& entry, const Scenario& s, const std::string& at,
                                     double scale) {
   if (!s.rate_per_minute) return Error{at + ".rate: the stress shape starts from a rate"};
-  if (s.mode != Mode::kPipelineRun && s.mode != Mode::kExperiment) {
-    return Error{at + ".shape: stress works with PIPELINE_RUN and EXPERIMENT"};
+  if (!s.mode->stress) {
+    return Error{at + ".shape: stress works with modes that start runs (PIPELINE_RUN, EXPERIMENT)"};
   }
   auto v = entry.find("stress");
   if (v == entry.end() || !v->is_object()) {
@@ -157,13 +144,11 @@ Result<Scenario> ReadScenario(const json& entry, size_t index, const std::filesy
   std::string at = fmt::format("[{}]", index);
   if (!entry.is_object()) return Error{at + ": each scenario must be a JSON object"};
   std::vector<std::string> unknown;  // every typo at once, not one per attempt
+  const auto known = KnownFields();
   for (const auto& [key, value] : entry.items()) {
-    if (!KnownFields().count(key)) {
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
       unknown.push_back(
-          fmt::format("{}.{}: unknown field (known: mode, startTime, runTime, numTimes, "
-                      "pipelineFileName, params, cron, concurrency, resourceLimits, rate, arrival, "
-                      "seed, shape, stress, mix)",
-                      at, key));
+          fmt::format("{}.{}: unknown field (known: {})", at, key, fmt::join(known, ", ")));
     }
   }
   if (!unknown.empty()) return Error{fmt::format("{}", fmt::join(unknown, "\n"))};
@@ -173,27 +158,37 @@ Result<Scenario> ReadScenario(const json& entry, size_t index, const std::filesy
   auto mode = entry.find("mode");
   if (mode == entry.end()) return Error{at + ".mode: missing (expected one of " + ModeList() + ")"};
   if (!mode->is_string()) return Error{at + ".mode: must be a string"};
-  const ModeInfo* info = nullptr;
-  for (const auto& m : kModes) {
-    if (*mode == m.name) info = &m;
-  }
+  const ModeSpec* info = FindMode(mode->get<std::string>());
   if (!info) {
     return Error{fmt::format("{}.mode: unknown mode '{}' (expected one of {})", at,
                              mode->get<std::string>(), ModeList())};
   }
-  s.mode = info->mode;
+  s.mode = info;
+  // A field another mode reads is no typo, but this mode would ignore it.
+  for (const ModeSpec* other : Modes()) {
+    if (other == info) continue;
+    for (const auto& field : other->fields) {
+      bool own = std::any_of(info->fields.begin(), info->fields.end(),
+                             [&](const auto& f) { return f.name == field.name; });
+      if (entry.contains(field.name) && !own) {
+        return Error{fmt::format("{}.{}: only {} {}", at, field.name, other->name, field.does)};
+      }
+    }
+  }
 
   if (auto v = entry.find("startTime"); v != entry.end()) {
     auto t = ReadTime(*v, at + ".startTime", options.time_scale);
     if (!t.ok()) return t.error();
     s.start_time = *t;
   }
-  auto run_time = entry.find("runTime");
-  if (run_time == entry.end()) return Error{at + ".runTime: missing"};
-  auto t = ReadTime(*run_time, at + ".runTime", options.time_scale);
-  if (!t.ok()) return t.error();
-  s.run_time = *t;
-  if (s.run_time <= Duration::zero()) return Error{at + ".runTime: must be greater than zero"};
+  if (auto run_time = entry.find("runTime"); run_time != entry.end()) {
+    auto t = ReadTime(*run_time, at + ".runTime", options.time_scale);
+    if (!t.ok()) return t.error();
+    s.run_time = *t;
+    if (s.run_time <= Duration::zero()) return Error{at + ".runTime: must be greater than zero"};
+  } else if (info->needs_run_time) {
+    return Error{at + ".runTime: missing"};
+  }
 
   auto read_count = [&](const char* name, int& out) -> Status {
     auto v = entry.find(name);
@@ -256,46 +251,6 @@ Result<Scenario> ReadScenario(const json& entry, size_t index, const std::filesy
   } else if (entry.contains("stress")) {
     return Error{at + ".stress: goes with \"shape\": \"stress\""};
   }
-  if (auto v = entry.find("mix"); v != entry.end()) {
-    if (s.mode != Mode::kRandomGets) return Error{at + ".mix: only RANDOM_GETS draws a mix"};
-    if (!v->is_object() || v->empty()) {
-      return Error{at + ".mix: must be an object of operation weights, e.g. {\"GetRun\": 8}"};
-    }
-    for (const auto& [name, weight] : v->items()) {
-      if (std::find(std::begin(kRandomGetsOperations), std::end(kRandomGetsOperations), name) ==
-          std::end(kRandomGetsOperations)) {
-        return Error{fmt::format("{}.mix.{}: not a read operation (known: {})", at, name,
-                                 fmt::join(kRandomGetsOperations, ", "))};
-      }
-      if (!weight.is_number() || !(weight.get<double>() > 0)) {
-        return Error{fmt::format("{}.mix.{}: weight must be a number > 0", at, name)};
-      }
-      s.mix.emplace_back(name, weight.get<double>());
-    }
-  }
-  if (s.mode == Mode::kLargeDataset) {
-    // The artifact size each step moves; per-step throughput is size / time.
-    auto size = s.params.find("size");
-    if (size == s.params.end()) {
-      return Error{at +
-                   ".params.size: required for LARGE_DATASET (bytes per artifact, e.g. \"512Mi\")"};
-    }
-    if (size->is_number_integer() && size->get<int64_t>() > 0) {
-      s.artifact_bytes = size->get<int64_t>();
-    } else if (size->is_string()) {
-      auto bytes = ir::ParseQuantityMemory(size->get<std::string>());
-      if (!bytes.ok() || *bytes <= 0) {
-        return Error{fmt::format("{}.params.size: not a size (got {})", at, size->dump())};
-      }
-      s.artifact_bytes = *bytes;
-    } else {
-      return Error{fmt::format("{}.params.size: not a size (got {})", at, size->dump())};
-    }
-  }
-  if (s.mode == Mode::kScheduledRuns && s.cron.empty()) {
-    return Error{at + ".cron: required for " + std::string(info->name)};
-  }
-
   if (auto v = entry.find("pipelineFileName"); v != entry.end()) {
     if (!v->is_string() || v->get<std::string>().empty()) {
       return Error{at + ".pipelineFileName: must be a file name"};
@@ -310,17 +265,15 @@ Result<Scenario> ReadScenario(const json& entry, size_t index, const std::filesy
     if (!p.ok()) return p.error();
     s.pipeline_path = *p;
   }
+  if (info->read != nullptr) {
+    if (Status st = info->read(entry, at, path, s); !st.ok()) return st.error();
+  }
   return s;
 }
 
 }  // namespace
 
-std::string_view ModeName(Mode m) {
-  for (const auto& info : kModes) {
-    if (info.mode == m) return info.name;
-  }
-  return "UNKNOWN";
-}
+std::string_view Scenario::mode_name() const { return mode != nullptr ? mode->name : ""; }
 
 Result<ScenarioFile> ParseScenarios(const std::string& text, const std::filesystem::path& path,
                                     const LoadOptions& options) {
@@ -395,6 +348,16 @@ Result<ScenarioFile> ParseScenarios(const std::string& text, const std::filesyst
     return Error{all};
   }
   return file;
+}
+
+Status ApplyShard(ScenarioFile& file, const std::string& shard) {
+  int index = -1, count = 0;
+  char slash = 0;
+  std::istringstream in(shard);
+  if (!(in >> index >> slash >> count) || slash != '/' || !in.eof()) {
+    return Error{"--shard: expected i/N, e.g. 0/4 (got '" + shard + "')"};
+  }
+  return ApplyShard(file, index, count);
 }
 
 Status ApplyShard(ScenarioFile& file, int index, int count) {

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,16 +17,13 @@
 
 namespace kfpbench::harness {
 
-enum class Mode {
-  kPipelineRun,
-  kExperiment,
-  kRandomGets,
-  kPipelineUpload,
-  kScheduledRuns,
-  kLargeDataset,
-};
+struct ModeSpec;  // harness/modes.h
 
-std::string_view ModeName(Mode m);
+// What a mode reads beyond the common fields, typed by its read hook
+// (ModeSpec::read): ORCHESTRATE's table of runs, for one.
+struct ModeData {
+  virtual ~ModeData() = default;
+};
 
 // The calls a RANDOM_GETS `mix` may weight, by the names results use.
 inline constexpr std::string_view kRandomGetsOperations[] = {
@@ -32,8 +31,8 @@ inline constexpr std::string_view kRandomGetsOperations[] = {
     "ListRuns",      "GetPipeline",          "GetRun"};
 
 struct Scenario {
-  size_t index = 0;  // position in the file
-  Mode mode = Mode::kPipelineRun;
+  size_t index = 0;                // position in the file
+  const ModeSpec* mode = nullptr;  // never null once read
   Duration start_time{};
   Duration run_time{};
   int num_times = 1;
@@ -66,7 +65,9 @@ struct Scenario {
   std::vector<std::pair<std::string, double>> mix;
   nlohmann::json resource_limits;  // kept for the report
   nlohmann::json source;           // the entry as written
+  std::shared_ptr<ModeData> mode_data;
 
+  std::string_view mode_name() const;
   // Runs kept in flight by a closed-loop mode.
   int InFlight() const { return concurrency.value_or(num_times); }
 };
@@ -87,6 +88,8 @@ struct ScenarioFile {
   nlohmann::json thresholds = nlohmann::json::object();  // {"CreateRun": ["p95 < 500ms"], ...}
   int shard_index = 0;
   int shard_count = 1;
+  // Pipeline files as the preflight read them (path -> text), uploaded as is.
+  std::map<std::string, std::string> pipeline_texts;
 };
 
 // Splits the load of every scenario for shard `index` of `count` (from
@@ -94,6 +97,8 @@ struct ScenarioFile {
 // of a small scenario), open-loop rates divided. N shards together send what
 // one process would.
 Status ApplyShard(ScenarioFile& file, int index, int count);
+// The same from --shard's text, "i/N".
+Status ApplyShard(ScenarioFile& file, const std::string& shard);
 
 // Reads and checks a scenario file. The error names the file and the JSON path
 // of the first problem: "smoke.json: [1].mode: unknown mode 'RUN' (expected ...)".

@@ -41,7 +41,7 @@ TEST_F(ScenarioTest, ReadsThePerfTestsFormat) {
   ASSERT_TRUE(f.ok()) << f.error().message;
   ASSERT_EQ(f->scenarios.size(), 3u);
   const auto& a = f->scenarios[0];
-  EXPECT_EQ(a.mode, Mode::kPipelineRun);
+  EXPECT_EQ(a.mode_name(), "PIPELINE_RUN");
   EXPECT_EQ(a.run_time, std::chrono::minutes(5));
   EXPECT_EQ(a.num_times, 2);
   EXPECT_EQ(a.InFlight(), 2);

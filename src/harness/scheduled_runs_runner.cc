@@ -5,12 +5,18 @@
 
 #include <fmt/format.h>
 
+#include "harness/modes.h"
 #include "harness/run_follower.h"
 #include "util/cron.h"
 #include "util/ids.h"
 
 namespace kfpbench::harness {
 namespace {
+
+class ScheduledRunsRunner : public ModeRunner {
+ public:
+  Status Run(const Scenario& scenario, Context& context) override;
+};
 
 int CountFires(const CronSchedule& cron, WallTime start, WallTime end) {
   int n = 0;
@@ -45,7 +51,7 @@ Status ScheduledRunsRunner::Run(const Scenario& scenario, Context& context) {
   // Whole seconds: cron fires on second boundaries.
   const WallTime start = std::chrono::ceil<std::chrono::seconds>(WallClock::now());
   const WallTime end = start + scenario.run_time;
-  ScheduleSummary summary;
+  results::ScheduleSummary summary;
   summary.scenario = scenario.index;
   std::map<std::string, bool> ours;
   for (int i = 0; i < scenario.InFlight(); ++i) {
@@ -80,7 +86,7 @@ Status ScheduledRunsRunner::Run(const Scenario& scenario, Context& context) {
         if (!ours.count(run.recurring_run_id) || seen.count(run.run_id)) continue;
         seen[run.run_id] = true;
         context.TrackRun(run.run_id);
-        RunRecord record;
+        results::RunRecord record;
         record.scenario = scenario.index;
         record.run_id = run.run_id;
         AbsorbRun(run, record);
@@ -102,6 +108,29 @@ Status ScheduledRunsRunner::Run(const Scenario& scenario, Context& context) {
   context.AddSchedule(summary);
   follower.Finish(end + context.options().drain_timeout);
   return Ok();
+}
+
+namespace {
+
+Status RequireCron(const nlohmann::json& entry, const std::string& at, const std::filesystem::path&,
+                   Scenario& s) {
+  if (s.cron.empty()) return Error{at + ".cron: required for " + entry.value("mode", "")};
+  return Ok();
+}
+
+}  // namespace
+
+// PIPELINE_SCHEDULED_RUN is the perf-tests name; SCHEDULED_RUNS the proposal's.
+const ModeSpec& ScheduledRunsMode() {
+  static const ModeSpec mode{
+      .name = "PIPELINE_SCHEDULED_RUN",
+      .aliases = {"SCHEDULED_RUNS"},
+      .needs_pipeline = true,
+      .starts_runs = true,
+      .read = RequireCron,
+      .make_runner = [] { return std::unique_ptr<ModeRunner>(new ScheduledRunsRunner()); },
+  };
+  return mode;
 }
 
 }  // namespace kfpbench::harness

@@ -9,11 +9,6 @@
 
 namespace kfpbench::harness {
 
-class ScheduledRunsRunner : public ModeRunner {
- public:
-  Status Run(const Scenario& scenario, Context& context) override;
-};
-
 // KFP's cron has six fields, seconds first; perf-tests files use the classic
 // five. Five fields get "0" seconds prepended; anything else is kept as is.
 std::string KfpCron(const std::string& cron);

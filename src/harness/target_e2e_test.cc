@@ -17,21 +17,11 @@ namespace {
 
 namespace fs = std::filesystem;
 using kfpbench::testing::ChildProcess;
-using kfpbench::testing::RunKfpbench;
+using kfpbench::testing::Kfpbench;
 using nlohmann::json;
 
-class TargetE2eTest : public ::testing::Test {
+class TargetE2eTest : public kfpbench::testing::ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("kfpbench-target-" + NewUuid());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string Write(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / name) << text;
-    return (dir_ / name).string();
-  }
   json Results(const fs::path& out) {
     std::ifstream in(out / "results.json");
     return json::parse(in, nullptr, /*allow_exceptions=*/false);
@@ -39,8 +29,6 @@ class TargetE2eTest : public ::testing::Test {
   static std::string Pipelines() {
     return std::string(KFPBENCH_SOURCE_DIR) + "/examples/pipelines";
   }
-
-  fs::path dir_;
 };
 
 TEST_F(TargetE2eTest, PipelineRunAndRandomGetsOverV1beta1) {
@@ -50,8 +38,8 @@ TEST_F(TargetE2eTest, PipelineRunAndRandomGetsOverV1beta1) {
     {"mode": "RANDOM_GETS", "startTime": "1s", "runTime": "1s", "concurrency": 2}
   ])");
   fs::path out = dir_ / "out";
-  auto r = RunKfpbench("run " + file + " --api v1beta1 --pipelines " + Pipelines() +
-                       " --executor stub --poll-interval 100ms --quiet --out " + out.string());
+  auto r = Kfpbench("run " + file + " --api v1beta1 --pipelines " + Pipelines() +
+                    " --executor stub --poll-interval 100ms --quiet --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   json j = Results(out);
   ASSERT_TRUE(j.is_object()) << r.output;
@@ -77,7 +65,7 @@ TEST_F(TargetE2eTest, PipelineRunAndRandomGetsOverV1beta1) {
 
 TEST_F(TargetE2eTest, UnknownApiVersionIsBadInput) {
   std::string file = Write("s.json", R"([{"mode":"RANDOM_GETS","runTime":"1s"}])");
-  auto r = RunKfpbench("run " + file + " --api v3 --out " + (dir_ / "out").string());
+  auto r = Kfpbench("run " + file + " --api v3 --out " + (dir_ / "out").string());
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--api: unknown KFP API version 'v3'"), std::string::npos) << r.output;
 }
@@ -94,7 +82,7 @@ TEST_F(TargetE2eTest, HttpsToServeWithCaFileInsecureAndNamedTarget) {
   std::string file = Write("s.json", R"([{"mode":"RANDOM_GETS","runTime":"1s","concurrency":2}])");
 
   auto run = [&](const std::string& flags, const std::string& out) {
-    return RunKfpbench("run " + file + " " + flags + " --quiet --out " + (dir_ / out).string());
+    return Kfpbench("run " + file + " " + flags + " --quiet --out " + (dir_ / out).string());
   };
   {
     auto r = run("--host " + url + " --ca-file " + pki.ca_cert.string(), "trusted");

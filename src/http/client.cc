@@ -34,17 +34,14 @@
 #include <system_error>
 #include <vector>
 
+#include "http/beast.h"
 #include "util/secrets.h"
 
 namespace kfpbench::http {
 namespace {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace bhttp = boost::beast::http;
 using Clock = std::chrono::steady_clock;
 
-constexpr uint32_t kHeaderLimit = 64 * 1024;
 constexpr size_t kReadChunk = 64 * 1024;  // the most one recv asks for
 
 std::string ErrnoMessage(int err) { return std::system_category().message(err); }
@@ -72,14 +69,26 @@ class Fd {
   int fd_;
 };
 
-// Waits until `fd` is ready for `events` or the deadline passes.
-bool WaitReady(int fd, short events, Clock::time_point deadline, beast::error_code& ec) {
+constexpr std::string_view kCancelled = "cancelled before an answer came";
+
+// How often a wait looks at the cancel flag.
+constexpr std::chrono::milliseconds kCancelCheck{100};
+
+// Waits until `fd` is ready for `events`, the deadline passes (timed_out) or
+// `cancel` is set (operation_aborted).
+bool WaitReady(int fd, short events, Clock::time_point deadline, beast::error_code& ec,
+               const std::atomic<bool>* cancel) {
   while (true) {
+    if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
+      ec = asio::error::operation_aborted;
+      return false;
+    }
     auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
       ec = asio::error::timed_out;
       return false;
     }
+    if (cancel != nullptr) left = std::min(left, kCancelCheck);
     pollfd pfd{fd, events, 0};
     int r = ::poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left.count(), 1 << 30)));
     if (r > 0) return true;  // errors and hang-ups surface in the next recv/send
@@ -104,11 +113,13 @@ class DeadlineStream {
   DeadlineStream(int fd, asio::io_context& io) : fd_(fd), io_(io) {}
 
   // Starts a new exchange: every operation until the next call fails once
-  // `deadline` has passed.
-  void Begin(Clock::time_point deadline) {
+  // `deadline` has passed or `cancel` is set.
+  void Begin(Clock::time_point deadline, const std::atomic<bool>* cancel) {
     deadline_ = deadline;
+    cancel_ = cancel;
     bytes_read_ = 0;
     timed_out_ = false;
+    cancelled_ = false;
     drained_ = true;
   }
 
@@ -128,8 +139,7 @@ class DeadlineStream {
     // A socket that the last read drained (or that has just sent a request)
     // is most likely empty: wait first, saving a recv that would only say
     // EAGAIN (one syscall of three per read on the load generator's path).
-    if (drained_ && !WaitReady(fd_, POLLIN, deadline_, ec)) {
-      timed_out_ = ec == asio::error::timed_out;
+    if (drained_ && !Wait(POLLIN, ec)) {
       return 0;
     }
     while (true) {
@@ -148,8 +158,7 @@ class DeadlineStream {
         ec = beast::error_code(errno, beast::system_category());
         return 0;
       }
-      if (!WaitReady(fd_, POLLIN, deadline_, ec)) {
-        timed_out_ = ec == asio::error::timed_out;
+      if (!Wait(POLLIN, ec)) {
         return 0;
       }
     }
@@ -178,8 +187,7 @@ class DeadlineStream {
         ec = beast::error_code(errno, beast::system_category());
         return 0;
       }
-      if (!WaitReady(fd_, POLLOUT, deadline_, ec)) {
-        timed_out_ = ec == asio::error::timed_out;
+      if (!Wait(POLLOUT, ec)) {
         return 0;
       }
     }
@@ -203,13 +211,23 @@ class DeadlineStream {
 
   size_t bytes_read() const { return bytes_read_; }
   bool timed_out() const { return timed_out_; }
+  bool cancelled() const { return cancelled_; }
 
  private:
+  bool Wait(short events, beast::error_code& ec) {
+    if (WaitReady(fd_, events, deadline_, ec, cancel_)) return true;
+    timed_out_ = ec == asio::error::timed_out;
+    cancelled_ = ec == asio::error::operation_aborted;
+    return false;
+  }
+
   int fd_;
   asio::io_context& io_;
   Clock::time_point deadline_;
+  const std::atomic<bool>* cancel_ = nullptr;
   size_t bytes_read_ = 0;
   bool timed_out_ = false;
+  bool cancelled_ = false;
   bool drained_ = true;  // the last read left the socket empty
 };
 
@@ -369,7 +387,8 @@ struct Client::Impl {
           continue;
         }
         beast::error_code ec;
-        if (!WaitReady(fd.get(), POLLOUT, deadline, ec)) {
+        if (!WaitReady(fd.get(), POLLOUT, deadline, ec, options.cancel)) {
+          if (ec == asio::error::operation_aborted) return fail(kCancelled);
           if (ec == asio::error::timed_out) {
             return fail(fmt::format("timed out after {} ms", options.connect_timeout.count()));
           }
@@ -409,7 +428,7 @@ struct Client::Impl {
         X509_VERIFY_PARAM_set1_host(param, host.c_str(), host.size());
       }
     }
-    conn.raw.Begin(deadline);
+    conn.raw.Begin(deadline, options.cancel);
     beast::error_code ec;
     conn.tls->handshake(asio::ssl::stream_base::client, ec);
     if (!ec) return Ok();
@@ -463,6 +482,7 @@ Result<Response> Client::Send(Method method, std::string_view target, std::strin
     return Error{Redact(fmt::format("{} {}{}: {}", MethodName(method), c.url_text, target, why))};
   };
   if (!c.setup_error.empty()) return Error{c.setup_error};
+  if (c.options.cancel != nullptr && c.options.cancel->load()) return fail(kCancelled);
   if (c.options.base.scheme != "http" && c.options.base.scheme != "https") {
     return Error{fmt::format("cannot connect to {}: unsupported scheme", c.url_text)};
   }
@@ -494,7 +514,7 @@ Result<Response> Client::Send(Method method, std::string_view target, std::strin
       conn = std::move(*fresh);
     }
     DeadlineStream& stream = conn->raw;
-    stream.Begin(Clock::now() + c.options.request_timeout);
+    stream.Begin(Clock::now() + c.options.request_timeout, c.options.cancel);
     // Beast reads as much as the buffer has room for (at least 512 bytes), and
     // the parser empties it into the body as it goes, so an unreserved buffer
     // reads a 40 KiB list answer in ~30 recv calls; room for 64 KiB reads it in
@@ -509,7 +529,7 @@ Result<Response> Client::Send(Method method, std::string_view target, std::strin
       // Even when the write fails, a server that rejected the request early (413)
       // may have answered already, so read what is there.
       write_ec = ec;
-      if (stream.timed_out()) return;
+      if (stream.timed_out() || stream.cancelled()) return;
       do {
         // 1xx answers (an unasked-for 100 Continue) precede the real one.
         parser.emplace();
@@ -526,7 +546,7 @@ Result<Response> Client::Send(Method method, std::string_view target, std::strin
     } else {
       exchange(stream);
     }
-    if (!ec && !stream.timed_out()) {
+    if (!ec && !stream.timed_out() && !stream.cancelled()) {
       const bool reusable = !write_ec && parser->get().keep_alive() && !parser->need_eof() &&
                             conn->buffer.size() == 0;
       auto msg = parser->release();
@@ -540,6 +560,7 @@ Result<Response> Client::Send(Method method, std::string_view target, std::strin
       return resp;
     }
     const bool timed_out = stream.timed_out();
+    const bool cancelled = stream.cancelled();
     // Over TLS a closing server may still send an alert, so what counts is
     // whether any of the HTTP answer arrived.
     const bool nothing_back = conn->tls ? !got_response_bytes : stream.bytes_read() == 0;
@@ -547,6 +568,7 @@ Result<Response> Client::Send(Method method, std::string_view target, std::strin
     if (timed_out) {
       return fail(fmt::format("no response within {} ms", c.options.request_timeout.count()));
     }
+    if (cancelled) return fail(kCancelled);
     // A keep-alive connection the server closed as the request went out: try
     // a fresh one, but only when sending twice is harmless. A POST may have
     // been acted on (a run created) before the connection went, so it fails

@@ -26,6 +26,10 @@ struct ClientOptions {
   // verification altogether (warned about once).
   std::string ca_file;
   bool insecure = false;
+  // Once set, a call in flight ends within 100 ms and every new call fails at
+  // once, each as a transport error saying it was cancelled (a Ctrl-C whose
+  // grace has run out should not wait out request_timeout on a frozen target).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 class Client {

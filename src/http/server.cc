@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <sys/resource.h>
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -28,19 +30,16 @@
 #include <unordered_set>
 #include <vector>
 
+#include "http/beast.h"
 #include "http/url.h"
 #include "util/secrets.h"
 
 namespace kfpbench::http {
 namespace {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace bhttp = boost::beast::http;
 using tcp = asio::ip::tcp;
 using TlsSocket = asio::ssl::stream<tcp::socket>;
 
-constexpr uint32_t kHeaderLimit = 64 * 1024;
 // After an error answer the rest of the request is read and dropped for a
 // while, so that closing the socket does not reset the connection before the
 // client has read the answer (a "lingering close").
@@ -52,6 +51,7 @@ constexpr size_t kDrainChunk = 64 * 1024;
 constexpr int kGrpcInvalidArgument = 3;
 constexpr int kGrpcResourceExhausted = 8;
 constexpr int kGrpcInternal = 13;
+constexpr int kGrpcUnavailable = 14;
 
 std::string JsonEscape(std::string_view s) {
   std::string out;
@@ -136,6 +136,15 @@ const std::string& PlainRequestOnTlsPortAnswer() {
   return answer;
 }
 
+// Room for connections under the process's file-descriptor limit, keeping a
+// reserve for the database, logs, pipeline files and executed steps.
+size_t ConnectionsTheFdLimitAllows() {
+  constexpr size_t kReserve = 64;
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 10'000;
+  return limit.rlim_cur > 2 * kReserve ? limit.rlim_cur - kReserve : limit.rlim_cur / 2;
+}
+
 // One I/O thread with its own io_context. Sessions stay on the worker that
 // accepted them, so nothing a session touches needs a lock or a strand.
 struct Worker {
@@ -150,7 +159,9 @@ struct Worker {
 
 struct Shared {
   size_t max_body_bytes;
+  std::chrono::milliseconds request_timeout;
   const std::function<Response(const Request&)>* handler;
+  std::atomic<size_t>* open_connections;  // decremented as each session ends
 };
 
 // One connection; `Stream` is tcp::socket, or TlsSocket on a TLS server.
@@ -160,8 +171,14 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
 
  public:
   Session(Stream stream, Worker& worker, const Shared& shared)
-      : socket_(std::move(stream)), worker_(worker), shared_(shared) {}
-  ~Session() override { worker_.sessions.erase(this); }
+      : socket_(std::move(stream)),
+        worker_(worker),
+        shared_(shared),
+        deadline_(socket_.get_executor()) {}
+  ~Session() override {
+    worker_.sessions.erase(this);
+    shared_.open_connections->fetch_sub(1, std::memory_order_relaxed);
+  }
 
   void Start() {
     worker_.sessions.insert(this);
@@ -187,6 +204,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   // Looks at the first bytes: a TLS ClientHello gets the handshake, anything
   // else (a plain-HTTP client) a plain 400 that says to use https.
   void StartTls() {
+    ArmDeadline();
     beast::async_detect_ssl(Lowest(), buffer_,
                             [self = shared_from_this()](beast::error_code ec, bool is_tls) {
                               if (ec) return self->CloseSocket();
@@ -214,7 +232,18 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
                       });
   }
 
+  // The client has request_timeout to send a whole request (or to take a
+  // whole answer) from here; past it the connection is closed, which ends the
+  // pending read or write.
+  void ArmDeadline() {
+    deadline_.expires_after(shared_.request_timeout);
+    deadline_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (!ec) self->CloseSocket();
+    });
+  }
+
   void ReadHeader() {
+    ArmDeadline();
     parser_.emplace();
     parser_->body_limit(shared_.max_body_bytes);
     parser_->header_limit(kHeaderLimit);
@@ -273,6 +302,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   }
 
   void Handle() {
+    deadline_.cancel();  // the handler's time is not the client's
     auto& msg = parser_->get();
     const bool keep_alive = msg.keep_alive();
     const unsigned version = msg.version();
@@ -341,6 +371,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       if (!head) res_.body() = std::move(resp.body);
     }
     res_.keep_alive(keep_alive);
+    ArmDeadline();
     bhttp::async_write(
         socket_, res_,
         [self = shared_from_this(), keep_alive, linger](beast::error_code ec, size_t) {
@@ -354,6 +385,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   }
 
   void OnWrite(beast::error_code ec, bool keep_alive, bool linger) {
+    deadline_.cancel();
     res_ = {};  // an idle connection should not hold on to a large answer
     if (ec || closed_) return CloseSocket();
     if (keep_alive) return ReadHeader();
@@ -381,6 +413,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
 
   void CloseSocket() {
     beast::error_code ignored;
+    deadline_.cancel();
     if (linger_timer_) linger_timer_->cancel();
     Lowest().close(ignored);
   }
@@ -391,6 +424,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   beast::flat_buffer buffer_;  // reused for every request on the connection
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   bhttp::response<bhttp::string_body> res_;
+  asio::steady_timer deadline_;
   std::optional<asio::steady_timer> linger_timer_;
   size_t drained_ = 0;
   bool closed_ = false;
@@ -405,15 +439,25 @@ struct Server::Impl {
     Worker& worker = *workers[next_worker++ % workers.size()];
     acceptor->async_accept(worker.io, [this, &worker](beast::error_code ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
-      if (ec) {
-        // Usually out of file descriptors; keep serving the connections we have.
-        spdlog::warn("http: accept on port {} failed: {}", port, ec.message());
+      if (ec) return AcceptFailed(ec);
+      if (accept_backoff.count() > 0) {
+        spdlog::info("http: accepting on port {} again after {} failed tries", port,
+                     accept_failures);
+        accept_backoff = {};
+        accept_failures = 0;
+      }
+      beast::error_code ignored;
+      socket.set_option(tcp::no_delay(true), ignored);
+      connections.fetch_add(1, std::memory_order_relaxed);
+      if (open_connections.fetch_add(1, std::memory_order_relaxed) >= max_connections) {
+        open_connections.fetch_sub(1, std::memory_order_relaxed);
+        Refuse(std::move(socket));
       } else {
-        beast::error_code ignored;
-        socket.set_option(tcp::no_delay(true), ignored);
-        connections.fetch_add(1, std::memory_order_relaxed);
         asio::post(worker.io, [this, &worker, s = std::move(socket)]() mutable {
-          if (worker.stopping) return;  // `s` closes as the handler is destroyed
+          if (worker.stopping) {  // `s` closes as the handler is destroyed
+            open_connections.fetch_sub(1, std::memory_order_relaxed);
+            return;
+          }
           if (tls) {
             std::make_shared<Session<TlsSocket>>(TlsSocket(std::move(s), *tls), worker, shared)
                 ->Start();
@@ -426,18 +470,59 @@ struct Server::Impl {
     });
   }
 
+  // Usually out of file descriptors (EMFILE, ENFILE). The connection stays in
+  // the listen backlog, so accepting again at once would fail again at once:
+  // wait, doubling from 10 ms to a second, and say so once, not per try.
+  void AcceptFailed(beast::error_code ec) {
+    if (accept_failures++ == 0) {
+      spdlog::warn("http: accept on port {} failed: {}; retrying, up to a second apart", port,
+                   ec.message());
+    }
+    accept_backoff = std::clamp(accept_backoff * 2, std::chrono::milliseconds(10),
+                                std::chrono::milliseconds(1000));
+    accept_timer->expires_after(accept_backoff);
+    accept_timer->async_wait([this](beast::error_code wait_ec) {
+      if (!wait_ec && acceptor->is_open()) Accept();
+    });
+  }
+
+  // Over max_connections: a short 503 on a best-effort write, then close. The
+  // answer fits in the socket's send buffer, so the write does not wait.
+  void Refuse(tcp::socket socket) {
+    refused.fetch_add(1, std::memory_order_relaxed);
+    static const std::string answer = [] {
+      std::string body = ErrorResponse(503, kGrpcUnavailable, "too many connections").body;
+      return fmt::format(
+          "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+          "Connection: close\r\nRetry-After: 1\r\nContent-Length: {}\r\n\r\n{}",
+          body.size(), body);
+    }();
+    socket.non_blocking(true);
+    beast::error_code ignored;
+    asio::write(socket, asio::buffer(answer), ignored);
+    socket.shutdown(tcp::socket::shutdown_both, ignored);
+    socket.close(ignored);
+  }
+
   ServerOptions options;
   Shared shared{};
   std::mutex mu;  // guards state changes in Start and Stop
   enum class State { kIdle, kRunning, kStopped } state = State::kIdle;
   uint16_t port = 0;
   std::atomic<uint64_t> connections{0};
-  size_t next_worker = 0;  // used on the accepting thread only
+  std::atomic<uint64_t> refused{0};
+  std::atomic<size_t> open_connections{0};
+  size_t max_connections = 0;
+  // Used on the accepting thread only.
+  size_t next_worker = 0;
+  std::chrono::milliseconds accept_backoff{0};
+  uint64_t accept_failures = 0;
   // Set when the options name a certificate; outlives the workers' sessions.
   std::unique_ptr<asio::ssl::context> tls;
   std::vector<std::unique_ptr<Worker>> workers;
-  // Declared after `workers` so that it is destroyed before their io_contexts.
+  // Declared after `workers` so that they are destroyed before their io_contexts.
   std::optional<tcp::acceptor> acceptor;
+  std::optional<asio::steady_timer> accept_timer;  // backs off Accept() (accepting thread)
 };
 
 Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
@@ -503,7 +588,11 @@ Status Server::Start() {
   s.port = s.acceptor->local_endpoint(ec).port();
   if (ec) return fail(ec.message());
 
-  s.shared = Shared{s.options.max_body_bytes, &s.options.handler};
+  s.shared = Shared{s.options.max_body_bytes, s.options.request_timeout, &s.options.handler,
+                    &s.open_connections};
+  s.max_connections =
+      s.options.max_connections > 0 ? s.options.max_connections : ConnectionsTheFdLimitAllows();
+  s.accept_timer.emplace(io0);
   s.Accept();
   for (auto& w : s.workers) {
     w->work.emplace(w->io.get_executor());
@@ -520,6 +609,10 @@ uint64_t Server::connections_accepted() const {
   return impl_->connections.load(std::memory_order_relaxed);
 }
 
+uint64_t Server::connections_refused() const {
+  return impl_->refused.load(std::memory_order_relaxed);
+}
+
 void Server::Stop() {
   Impl& s = *impl_;
   std::lock_guard lock(s.mu);
@@ -528,6 +621,7 @@ void Server::Stop() {
   asio::post(s.workers.front()->io, [&s] {
     beast::error_code ignored;
     s.acceptor->close(ignored);
+    s.accept_timer->cancel();
   });
   for (auto& w : s.workers) {
     Worker* worker = w.get();

@@ -2,6 +2,7 @@
 // a body size limit, and one synchronous handler for every request.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -21,6 +22,14 @@ struct ServerOptions {
   std::string tls_cert_file{};
   std::string tls_key_file{};
   size_t max_body_bytes = 33 * 1024 * 1024;  // KFP accepts 32 MiB uploads; a little headroom
+  // A connection gets this long to deliver a whole request, counted from the
+  // moment the server waits for one (so an idle keep-alive connection is
+  // closed after it too), and this long to take its answer: slow or silent
+  // clients cannot hold a connection and its buffers forever.
+  std::chrono::milliseconds request_timeout{60'000};
+  // Connections open at once; one more is answered 503 and closed. 0: what the
+  // process's file-descriptor limit leaves room for, less a reserve.
+  size_t max_connections = 0;
   // Called on an I/O thread for every request; it must not throw (a throw is
   // answered with a 500 and logged).
   std::function<Response(const Request&)> handler;
@@ -42,6 +51,8 @@ class Server {
   void Stop();
   // Connections accepted since Start(), e.g. to check that clients keep them alive.
   uint64_t connections_accepted() const;
+  // Connections refused because max_connections were open.
+  uint64_t connections_refused() const;
 
  private:
   struct Impl;

@@ -4,8 +4,14 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
 
 #include <atomic>
 #include <functional>
@@ -16,6 +22,7 @@
 
 #include "http/client.h"
 #include "http/server.h"
+#include "util/sanitizers.h"
 
 namespace kfpbench::http {
 namespace {
@@ -146,11 +153,22 @@ struct Seen {
   std::vector<Request> requests;
 };
 
+// True when the peer closed the connection (recv sees EOF or a reset), false
+// when it is still open after the 2 s receive timeout.
+bool ClosedByPeer(int fd) {
+  char buf[4096];
+  while (true) {
+    ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n > 0) continue;  // an answer first; keep reading
+    return n == 0 || errno == ECONNRESET;
+  }
+}
+
 class ServerClientTest : public ::testing::Test {
  protected:
   void StartServer(std::function<Response(const Request&)> handler, size_t max_body = 1 << 26,
                    int threads = 2) {
-    ServerOptions o;
+    ServerOptions o = options_;
     o.threads = threads;
     o.max_body_bytes = max_body;
     o.handler = std::move(handler);
@@ -176,6 +194,7 @@ class ServerClientTest : public ::testing::Test {
         max_body);
   }
 
+  ServerOptions options_;  // what StartServer starts from
   Seen seen_;
   std::unique_ptr<Server> server_;
   std::unique_ptr<Client> client_;
@@ -426,6 +445,52 @@ TEST_F(ServerClientTest, ChunkedRequestBodiesAndTheirLimit) {
   EXPECT_NE(answer.find("Connection: close\r\n"), std::string::npos) << answer;
 }
 
+// A client that never sends, one that stops mid-header and an idle
+// keep-alive connection are closed once the request timeout passes; a handler
+// slower than the timeout still answers, and other clients are served.
+TEST_F(ServerClientTest, SilentSlowAndIdleClientsAreClosedAfterTheRequestTimeout) {
+  options_.request_timeout = milliseconds(300);
+  StartServer([](const Request& r) {
+    if (r.path == "/slow") std::this_thread::sleep_for(milliseconds(600));
+    return Response::Text(200, "ok");
+  });
+  Socket silent = ConnectRaw(server_->port());
+  Socket half = ConnectRaw(server_->port());
+  WriteAll(half.fd(), "GET / HTTP/1.1\r\nHost: x\r\n");
+  Socket idle = ConnectRaw(server_->port());
+  WriteAll(idle.fd(), "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(ReadUntil(idle.fd(), "ok").rfind("HTTP/1.1 200 OK", 0), 0u);
+  auto slow = client_->Send(Method::kGet, "/slow");
+  ASSERT_TRUE(slow.ok()) << slow.error().message;
+  EXPECT_EQ(slow->body, "ok");
+  EXPECT_TRUE(ClosedByPeer(silent.fd()));
+  EXPECT_TRUE(ClosedByPeer(half.fd()));
+  EXPECT_TRUE(ClosedByPeer(idle.fd()));
+}
+
+// Past max_connections a connection is answered 503 at once and closed; once
+// one closes, the server takes new ones again.
+TEST_F(ServerClientTest, ConnectionsPastTheCapAre503) {
+  options_.max_connections = 3;
+  StartEchoServer();
+  std::vector<Socket> held;
+  for (int i = 0; i < 3; ++i) held.push_back(ConnectRaw(server_->port()));
+  Socket extra = ConnectRaw(server_->port());
+  std::string answer = ReadUntil(extra.fd());
+  EXPECT_EQ(answer.rfind("HTTP/1.1 503 Service Unavailable\r\n", 0), 0u) << answer;
+  EXPECT_NE(answer.find(R"({"code":14,"message":"too many connections","details":[]})"),
+            std::string::npos);
+  EXPECT_EQ(server_->connections_refused(), 1u);
+  held.pop_back();
+  Result<Response> r = Error{"not tried"};
+  for (int i = 0; i < 100 && !(r.ok() && r->status == 200); ++i) {
+    if (i > 0) std::this_thread::sleep_for(milliseconds(20));  // the session ends asynchronously
+    r = client_->Send(Method::kGet, "/again");
+  }
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->status, 200);
+}
+
 TEST_F(ServerClientTest, StopClosesIdleConnectionsAndIsIdempotent) {
   StartEchoServer();
   ASSERT_TRUE(client_->Send(Method::kGet, "/").ok());  // leaves an idle pooled connection
@@ -455,6 +520,68 @@ TEST_F(ServerClientTest, StopWithoutStartAndDestroyWhileBusy) {
 }
 
 // --- server start-up -----------------------------------------------------------
+
+// Out of file descriptors, the accept loop waits and retries, doubling up to
+// a second, instead of spinning and logging at full speed; once descriptors
+// are free again it serves the connections that waited in the backlog.
+TEST(Server, OutOfFileDescriptorsBacksOffAndRecovers) {
+  if (kUnderUbsanVptrCheck) {
+    // Its probes need descriptors (util/sanitizers.h). The normal and
+    // ThreadSanitizer suites run this test.
+    GTEST_SKIP() << "UBSan's vptr check cannot run with no file descriptor free";
+  }
+  auto log = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(10'000);
+  spdlog::default_logger()->sinks().push_back(log);
+  ServerOptions o;
+  o.threads = 1;
+  o.max_connections = 10'000;  // the descriptor limit, not the cap, is what runs out
+  o.handler = [](const Request&) { return Response::Text(200, "ok"); };
+  Server server(std::move(o));
+  ASSERT_TRUE(server.Start().ok());
+  rlimit old{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &old), 0);
+  int highest = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    highest = std::max(highest, std::stoi(entry.path().filename().string()));
+  }
+  rlimit low = old;
+  low.rlim_cur = static_cast<rlim_t>(highest + 16);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::vector<Socket> clients;  // they and the server's accepted ends use up the rest
+  for (int i = 0; i < 64; ++i) {
+    Socket s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (s.fd() < 0) break;
+    sockaddr_in a = Loopback(server.port());
+    if (::connect(s.fd(), reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) break;
+    clients.push_back(std::move(s));
+    std::this_thread::sleep_for(milliseconds(5));  // let the server accept
+  }
+  ASSERT_GT(clients.size(), 0u);
+  auto cpu = [] {
+    rusage u{};
+    ::getrusage(RUSAGE_SELF, &u);
+    return u.ru_utime.tv_sec * 1000 + u.ru_utime.tv_usec / 1000 + u.ru_stime.tv_sec * 1000 +
+           u.ru_stime.tv_usec / 1000;
+  };
+  long before = cpu();
+  std::this_thread::sleep_for(milliseconds(1000));
+  long used_ms = cpu() - before;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &old), 0);
+  // A spinning accept loop burns the whole second; backing off costs nothing.
+  EXPECT_LT(used_ms, 300) << "the accept loop spins on EMFILE";
+  int warnings = 0;
+  for (const auto& line : log->last_formatted()) {
+    if (line.find("accept on port") != std::string::npos) ++warnings;
+  }
+  EXPECT_LE(warnings, 1);
+
+  Socket late = ConnectRaw(server.port());
+  WriteAll(late.fd(), "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(ReadUntil(late.fd(), "ok").rfind("HTTP/1.1 200 OK", 0), 0u);
+  server.Stop();
+  auto& sinks = spdlog::default_logger()->sinks();
+  sinks.erase(std::remove(sinks.begin(), sinks.end(), log), sinks.end());
+}
 
 TEST(Server, BindFailureSaysWhere) {
   ServerOptions o;

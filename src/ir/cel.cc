@@ -19,6 +19,7 @@ struct CelNode {
   json value;        // kLiteral
   std::string name;  // identifier, member, function or operator
   std::vector<std::shared_ptr<const CelNode>> children;
+  int depth = 1;  // levels in this subtree; bounded at parse time
 };
 
 namespace {
@@ -26,6 +27,15 @@ namespace {
 using NodePtr = std::shared_ptr<const CelNode>;
 
 // ---- Parsing: a recursive-descent parser over the raw text. ----
+
+// The parser recurses per bracket, parenthesis or unary operator, and
+// evaluation and destruction recurse per tree level, so both are bounded:
+// far above the CEL spec's minimum of 12 nested levels and above any
+// condition KFP's compiler writes (an Else over N branches is a chain of N
+// conjunctions), far below what overflows a thread's stack even in the
+// sanitizer build, where one level of evaluation takes about 8 KiB.
+constexpr int kMaxNesting = 100;
+constexpr int kMaxTreeDepth = 200;
 
 class Parser {
  public:
@@ -42,7 +52,8 @@ class Parser {
 
  private:
   Error Fail(const std::string& what) const {
-    return Error{fmt::format("CEL expression '{}': {} at offset {}", text_, what, pos_), 400};
+    return Error{fmt::format("CEL expression '{}': {} at offset {}", text_, what, pos_),
+                 kHttpBadRequest};
   }
 
   void SkipSpace() {
@@ -61,22 +72,44 @@ class Parser {
     return true;
   }
 
-  static NodePtr Make(CelNode::Kind kind, std::string name, std::vector<NodePtr> children) {
+  Result<NodePtr> Make(CelNode::Kind kind, std::string name, std::vector<NodePtr> children) const {
     auto n = std::make_shared<CelNode>();
     n->kind = kind;
     n->name = std::move(name);
     n->children = std::move(children);
-    return n;
+    for (const auto& c : n->children) n->depth = std::max(n->depth, c->depth + 1);
+    if (n->depth > kMaxTreeDepth) {
+      return Fail(fmt::format("more than {} operations deep", kMaxTreeDepth));
+    }
+    return NodePtr(std::move(n));
+  }
+
+  // Counts one level of the parser's recursion while it lives.
+  class Nested {
+   public:
+    explicit Nested(int& depth) : depth_(depth) { ++depth_; }
+    ~Nested() { --depth_; }
+    bool too_deep() const { return depth_ > kMaxNesting; }
+
+   private:
+    int& depth_;
+  };
+  Error TooDeep() const {
+    return Fail(fmt::format("nested more than {} levels deep", kMaxNesting));
   }
 
   Result<NodePtr> ParseOr() {
+    Nested nested(nesting_);
+    if (nested.too_deep()) return TooDeep();
     auto left = ParseAnd();
     if (!left.ok()) return left;
     NodePtr node = *left;
     while (Eat("||")) {
       auto right = ParseAnd();
       if (!right.ok()) return right;
-      node = Make(CelNode::Kind::kBinary, "||", {node, *right});
+      auto made = Make(CelNode::Kind::kBinary, "||", {node, *right});
+      if (!made.ok()) return made;
+      node = *made;
     }
     return node;
   }
@@ -88,7 +121,9 @@ class Parser {
     while (Eat("&&")) {
       auto right = ParseCompare();
       if (!right.ok()) return right;
-      node = Make(CelNode::Kind::kBinary, "&&", {node, *right});
+      auto made = Make(CelNode::Kind::kBinary, "&&", {node, *right});
+      if (!made.ok()) return made;
+      node = *made;
     }
     return node;
   }
@@ -128,23 +163,35 @@ class Parser {
       }
       auto right = ParseUnary();
       if (!right.ok()) return right;
-      node = Make(CelNode::Kind::kBinary, op, {node, *right});
+      auto made = Make(CelNode::Kind::kBinary, op, {node, *right});
+      if (!made.ok()) return made;
+      node = *made;
     }
     return node;
   }
 
+  // Prefix operators in a loop, not by recursion: "!!!!…" costs no stack.
   Result<NodePtr> ParseUnary() {
-    if (Eat("!")) {
-      auto operand = ParseUnary();
-      if (!operand.ok()) return operand;
-      return Make(CelNode::Kind::kUnary, "!", {*operand});
+    std::vector<const char*> ops;  // outermost first
+    for (;;) {
+      if (Eat("!")) {
+        ops.push_back("!");
+      } else if (Eat("-")) {
+        ops.push_back("-");
+      } else {
+        break;
+      }
+      if (static_cast<int>(ops.size()) > kMaxNesting) return TooDeep();
     }
-    if (Eat("-")) {
-      auto operand = ParseUnary();
-      if (!operand.ok()) return operand;
-      return Make(CelNode::Kind::kUnary, "-", {*operand});
+    auto operand = ParsePostfix();
+    if (!operand.ok()) return operand;
+    NodePtr node = *operand;
+    for (auto op = ops.rbegin(); op != ops.rend(); ++op) {
+      auto made = Make(CelNode::Kind::kUnary, *op, {node});
+      if (!made.ok()) return made;
+      node = *made;
     }
-    return ParsePostfix();
+    return node;
   }
 
   Result<NodePtr> ParsePostfix() {
@@ -155,12 +202,16 @@ class Parser {
       if (Eat(".")) {
         std::string ident = ReadIdent();
         if (ident.empty()) return Fail("expected a field name after '.'");
-        node = Make(CelNode::Kind::kMember, ident, {node});
+        auto made = Make(CelNode::Kind::kMember, ident, {node});
+        if (!made.ok()) return made;
+        node = *made;
       } else if (Eat("[")) {
         auto index = ParseOr();
         if (!index.ok()) return index;
         if (!Eat("]")) return Fail("expected ']'");
-        node = Make(CelNode::Kind::kIndex, "", {node, *index});
+        auto made = Make(CelNode::Kind::kIndex, "", {node, *index});
+        if (!made.ok()) return made;
+        node = *made;
       } else {
         return node;
       }
@@ -300,11 +351,12 @@ class Parser {
 
   std::string_view text_;
   size_t pos_ = 0;
+  int nesting_ = 0;
 };
 
 // ---- Evaluation. ----
 
-Error EvalError(const std::string& what) { return Error{what, 400}; }
+Error EvalError(const std::string& what) { return Error{what, kHttpBadRequest}; }
 
 Result<json> Compare(const std::string& op, const json& a, const json& b) {
   if (a.is_number() && b.is_number()) {

@@ -62,6 +62,38 @@ TEST(Cel, ReportsErrors) {
   EXPECT_FALSE(EvalCondition(*not_bool, json::object()).ok());
 }
 
+// Found by the cel fuzz target (590 bytes of '[' overflowed the stack of the
+// sanitizer build): nesting and operator chains are bounded, and what is
+// refused says why.
+TEST(Cel, DeepNestingAndLongChainsAreRefusedNotOverflowed) {
+  for (std::string deep : {std::string(100000, '['), std::string(100000, '(') + "1",
+                           std::string(100000, '!') + "true", std::string(100000, '-') + "1"}) {
+    auto e = ParseCel(deep);
+    ASSERT_FALSE(e.ok());
+    EXPECT_NE(e.error().message.find("nested more than 100 levels deep"), std::string::npos)
+        << e.error().message.substr(e.error().message.size() - 80);
+  }
+  std::string chain = "1";
+  for (int i = 0; i < 5000; ++i) chain += " + 1";
+  auto long_chain = ParseCel(chain);
+  ASSERT_FALSE(long_chain.ok());
+  EXPECT_NE(long_chain.error().message.find("more than 200 operations deep"), std::string::npos);
+  std::string selectors = "a";
+  for (int i = 0; i < 5000; ++i) selectors += ".b";
+  EXPECT_FALSE(ParseCel(selectors).ok());
+
+  // Within the bounds, both still work: 99 nested lists, a chain of 199.
+  auto nested = ParseCel(std::string(99, '[') + "7" + std::string(99, ']'));
+  ASSERT_TRUE(nested.ok()) << nested.error().message;
+  std::string sum = "1";
+  for (int i = 0; i < 198; ++i) sum += " + 1";
+  auto added = ParseCel(sum + " == 199");
+  ASSERT_TRUE(added.ok()) << added.error().message;
+  auto v = EvalCondition(*added, json::object());
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  EXPECT_TRUE(*v);
+}
+
 TEST(Cel, EvaluatesSelectors) {
   auto expr = ParseCel("parseJson(string_value)[\"A_a\"]");
   ASSERT_TRUE(expr.ok());

@@ -3,6 +3,7 @@
 #include "ir/pipeline_spec.h"
 
 #include <algorithm>
+#include <charconv>
 #include <functional>
 #include <set>
 
@@ -16,7 +17,7 @@ namespace {
 using nlohmann::json;
 
 Error At(const std::string& path, const std::string& what) {
-  return Error{path.empty() ? what : path + ": " + what, 400};
+  return Error{path.empty() ? what : path + ": " + what, kHttpBadRequest};
 }
 
 std::string Join(const std::string& path, std::string_view key) {
@@ -174,50 +175,91 @@ Status ParseResources(const json& res, const std::string& path, ResourceSpec& ou
   out.memory_limit = static_cast<int64_t>(*mem_limit * 1e9 + 0.5);
   out.memory_request = static_cast<int64_t>(*mem_request * 1e9 + 0.5);
 
-  // Newer string quantities win: they are exact and may be pipeline inputs'
-  // resolved values.
-  struct CpuField {
-    std::string_view key;
-    double* dst;
+  // Newer string quantities win: they are exact. A placeholder in one (a
+  // pipeline input, an upstream output) is resolved when the task starts, as
+  // KFP's driver does.
+  auto text_field = [&out](const json& obj, const std::string& obj_path, const char* key,
+                           const std::string& templated_key) -> Status {
+    auto it = obj.find(key);
+    if (it == obj.end() || it->is_null()) return Ok();
+    std::string text;
+    if (it->is_string()) {
+      text = it->get<std::string>();
+    } else if (it->is_number_integer()) {
+      text = it->dump();
+    } else if (it->is_number()) {
+      text = fmt::format("{}", it->get<double>());  // 2.0 -> "2"
+    } else {
+      return At(Join(obj_path, key), "expected a string");
+    }
+    if (text.empty()) return Ok();
+    if (text.find("{{$") != std::string::npos) {
+      out.templated[templated_key] = std::move(text);
+      return Ok();
+    }
+    if (Status s = SetResourceField(out, templated_key, text); !s.ok()) {
+      return At(Join(obj_path, key), s.error().message);
+    }
+    return Ok();
   };
-  for (auto [key, dst] : {CpuField{"resourceCpuLimit", &out.cpu_limit},
-                          CpuField{"resourceCpuRequest", &out.cpu_request}}) {
-    auto s = OptString(res, key, path);
-    if (!s.ok()) return s.error();
-    if (s->empty()) continue;
-    auto q = ParseQuantityCpu(*s);
-    if (!q.ok()) return At(Join(path, key), q.error().message);
-    *dst = *q;
-  }
-  struct MemField {
-    std::string_view key;
-    int64_t* dst;
-  };
-  for (auto [key, dst] : {MemField{"resourceMemoryLimit", &out.memory_limit},
-                          MemField{"resourceMemoryRequest", &out.memory_request}}) {
-    auto s = OptString(res, key, path);
-    if (!s.ok()) return s.error();
-    if (s->empty()) continue;
-    auto q = ParseQuantityMemory(*s);
-    if (!q.ok()) return At(Join(path, key), q.error().message);
-    *dst = *q;
+  for (const char* key :
+       {"resourceCpuLimit", "resourceCpuRequest", "resourceMemoryLimit", "resourceMemoryRequest"}) {
+    if (Status s = text_field(res, path, key, key); !s.ok()) return s;
   }
   if (auto acc = res.find("accelerator"); acc != res.end() && acc->is_object()) {
     std::string acc_path = Join(path, "accelerator");
-    auto type = OptString(*acc, "resourceType", acc_path);
-    if (!type.ok()) return type.error();
-    out.accelerator_type = *type;
-    if (out.accelerator_type.empty()) {
-      auto legacy = OptString(*acc, "type", acc_path);
-      if (!legacy.ok()) return legacy.error();
-      out.accelerator_type = *legacy;
+    // Older IR: "type" and "count".
+    const char* type_key = acc->contains("resourceType") ? "resourceType" : "type";
+    const char* count_key = acc->contains("resourceCount") ? "resourceCount" : "count";
+    if (Status s = text_field(*acc, acc_path, type_key, "accelerator.resourceType"); !s.ok()) {
+      return s;
     }
-    auto count =
-        OptNumber(*acc, acc->contains("resourceCount") ? "resourceCount" : "count", acc_path);
-    if (!count.ok()) return count.error();
-    out.accelerator_count = static_cast<int64_t>(*count);
+    if (Status s = text_field(*acc, acc_path, count_key, "accelerator.resourceCount"); !s.ok()) {
+      return s;
+    }
   }
   return Ok();
+}
+
+Status ParseImporter(const json& def, const std::string& path, ImporterSpec& out) {
+  if (!def.is_object()) return At(path, "expected a mapping");
+  auto uri = ReqObject(def, "artifactUri", path);
+  if (!uri.ok()) return uri.error();
+  std::string uri_path = Join(path, "artifactUri");
+  if (auto c = (*uri)->find("constant"); c != (*uri)->end()) {
+    // A protobuf Value: a string, or {"stringValue": ...} in older IR.
+    if (c->is_object() && c->contains("stringValue")) {
+      out.uri_constant = c->value("stringValue", "");
+    } else if (c->is_string()) {
+      out.uri_constant = c->get<std::string>();
+    } else {
+      return At(Join(uri_path, "constant"), "expected a string");
+    }
+  } else {
+    auto param = OptString(**uri, "runtimeParameter", uri_path);
+    if (!param.ok()) return param.error();
+    if (param->empty()) return At(uri_path, "neither constant nor runtimeParameter is set");
+    out.uri_runtime_parameter = *param;
+  }
+  if (auto m = def.find("metadata"); m != def.end() && !m->is_null()) {
+    if (!m->is_object()) return At(Join(path, "metadata"), "expected a mapping");
+    out.metadata = *m;
+  }
+  auto schema = OptObject(def, "typeSchema", path);
+  if (!schema.ok()) return schema.error();
+  if (*schema != nullptr) {
+    out.schema_title = (*schema)->value("schemaTitle", "");
+    out.schema_version = (*schema)->value("schemaVersion", "");
+  }
+  auto bool_field = [&](const char* key, bool& dst) -> Status {
+    auto it = def.find(key);
+    if (it == def.end() || it->is_null()) return Ok();
+    if (!it->is_boolean()) return At(Join(path, key), "expected true or false");
+    dst = it->get<bool>();
+    return Ok();
+  };
+  if (Status s = bool_field("reimport", out.reimport); !s.ok()) return s;
+  return bool_field("downloadToWorkspace", out.download_to_workspace);
 }
 
 Status ParseExecutor(const std::string& label, const json& def, const std::string& path,
@@ -226,10 +268,22 @@ Status ParseExecutor(const std::string& label, const json& def, const std::strin
   if (!def.is_object()) return At(path, "expected a mapping");
   auto container = OptObject(def, "container", path);
   if (!container.ok()) return container.error();
+  if (*container == nullptr && def.contains("importer")) {
+    ImporterSpec importer;
+    if (Status s = ParseImporter(def["importer"], Join(path, "importer"), importer); !s.ok()) {
+      return s;
+    }
+    out.importer = std::move(importer);
+    return Ok();
+  }
   if (*container == nullptr) {
-    for (const char* kind : {"importer", "resolver", "customJob"}) {
+    // KFP's backend compiles neither (argocompiler: "resolver"/"customJob"
+    // are Vertex AI's).
+    for (const char* kind : {"resolver", "customJob"}) {
       if (def.contains(kind)) {
-        return At(path, fmt::format("{} executors are not supported (only containers)", kind));
+        return At(
+            path,
+            fmt::format("{} executors are not supported (only containers and importers)", kind));
       }
     }
     return At(Join(path, "container"), "required field is missing");
@@ -245,9 +299,7 @@ Status ParseExecutor(const std::string& label, const json& def, const std::strin
   auto args = StringList(c, "args", cpath);
   if (!args.ok()) return args.error();
   out.container.args = std::move(*args);
-  if (out.container.command.empty() && out.container.args.empty()) {
-    return At(cpath, "neither command nor args is set");
-  }
+  // Neither command nor args: the image's own entrypoint runs, as in any pod.
   if (auto env = c.find("env"); env != c.end() && !env->is_null()) {
     if (!env->is_array()) return At(Join(cpath, "env"), "expected a list");
     for (size_t i = 0; i < env->size(); ++i) {
@@ -382,9 +434,10 @@ Status ParseRetry(const json& def, const std::string& path, RetryPolicy& out) {
   return Ok();
 }
 
-Status ParseIterator(const json& task, const std::string& path, IteratorSpec& out) {
-  std::string p = Join(path, "parameterIterator");
-  const json& it = task.at("parameterIterator");
+Status ParseIterator(const json& task, const char* kind, const std::string& path,
+                     IteratorSpec& out) {
+  std::string p = Join(path, kind);
+  const json& it = task.at(kind);
   if (!it.is_object()) return At(p, "expected a mapping");
   auto item = ReqString(it, "itemInput", p);
   if (!item.ok()) return item.error();
@@ -401,6 +454,14 @@ Status ParseIterator(const json& task, const std::string& path, IteratorSpec& ou
       out.raw_items = *raw;
     }
     if (!out.raw_items.is_array()) return At(Join(ipath, "raw"), "expected a JSON list");
+    if (out.raw_items.size() > kMaxLoopItems) {
+      return At(Join(ipath, "raw"), fmt::format("{} items; a ParallelFor iterates at most {} times",
+                                                out.raw_items.size(), kMaxLoopItems));
+    }
+  } else if (std::string_view(kind) == "artifactIterator") {
+    auto input = ReqString(**items, "inputArtifact", ipath);
+    if (!input.ok()) return input.error();
+    out.input_artifact = *input;
   } else {
     auto input = ReqString(**items, "inputParameter", ipath);
     if (!input.ok()) return input.error();
@@ -484,12 +545,10 @@ Status ParseTask(const std::string& name, const json& def, const std::string& pa
       return At(Join(tpath, "strategy"), "unknown trigger strategy '" + *strategy + "'");
     }
   }
-  if (def.contains("artifactIterator")) {
-    return At(Join(path, "artifactIterator"), "ParallelFor over artifacts is not supported");
-  }
-  if (def.contains("parameterIterator")) {
+  for (const char* kind : {"parameterIterator", "artifactIterator"}) {
+    if (!def.contains(kind)) continue;
     IteratorSpec it;
-    if (auto s = ParseIterator(def, path, it); !s) return s;
+    if (auto s = ParseIterator(def, kind, path, it); !s) return s;
     out.iterator = std::move(it);
   }
   if (auto r = def.find("retryPolicy"); r != def.end() && !r->is_null()) {
@@ -608,7 +667,7 @@ class SpecParser {
       }
     }
     if (auto s = CheckDag(spec_.root, "root.dag"); !s) return s;
-    return CheckComponentRecursion();
+    return CheckComponentNesting();
   }
 
  private:
@@ -722,8 +781,9 @@ class SpecParser {
         }
         upstream.insert(dep);
       }
+      const std::string& self = tname;  // clang before 16 cannot capture a structured binding
       auto check_producer = [&](const std::string& producer, const std::string& p) -> Status {
-        if (producer == tname) return At(p, "a task cannot consume its own output");
+        if (producer == self) return At(p, "a task cannot consume its own output");
         if (!dag.tasks.contains(producer)) return At(p, "unknown producer task '" + producer + "'");
         upstream.insert(producer);
         return Ok();
@@ -777,17 +837,22 @@ class SpecParser {
                     "task '" + b.producer_task + "' has no output artifact '" + b.output_key + "'");
         }
       }
-      if (task.iterator) {
-        if (!comp->is_dag()) {
-          return At(tpath + ".parameterIterator", "ParallelFor needs a DAG component");
+      if (const auto& it = task.iterator) {
+        std::string ipath =
+            tpath + (it->over_artifacts() ? ".artifactIterator" : ".parameterIterator");
+        if (!comp->is_dag()) return At(ipath, "ParallelFor needs a DAG component");
+        if (it->over_artifacts() ? !comp->inputs.artifacts.contains(it->item_input)
+                                 : !comp->inputs.parameters.contains(it->item_input)) {
+          return At(ipath + ".itemInput",
+                    "'" + it->item_input + "' is not an input of " + comp->name);
         }
-        if (!comp->inputs.parameters.contains(task.iterator->item_input)) {
-          return At(tpath + ".parameterIterator.itemInput",
-                    "'" + task.iterator->item_input + "' is not an input of " + comp->name);
+        if (it->over_artifacts() && !task.artifacts.contains(it->input_artifact)) {
+          return At(ipath + ".items.inputArtifact",
+                    "'" + it->input_artifact + "' is not an input artifact of the task");
         }
-        if (!task.iterator->raw && !task.parameters.contains(task.iterator->input_parameter)) {
-          return At(tpath + ".parameterIterator.items.inputParameter",
-                    "'" + task.iterator->input_parameter + "' is not an input of the task");
+        if (!it->over_artifacts() && !it->raw && !task.parameters.contains(it->input_parameter)) {
+          return At(ipath + ".items.inputParameter",
+                    "'" + it->input_parameter + "' is not an input of the task");
         }
       }
       // Every required input of the component must be bound.
@@ -799,6 +864,7 @@ class SpecParser {
       }
       for (const auto& [aname, aspec] : comp->inputs.artifacts) {
         if (aspec.is_optional || task.artifacts.contains(aname)) continue;
+        if (task.iterator && task.iterator->item_input == aname) continue;
         return At(tpath + ".inputs.artifacts",
                   "required input artifact '" + aname + "' of " + comp->name + " is not bound");
       }
@@ -823,24 +889,47 @@ class SpecParser {
     return TopoSort(dag, path);
   }
 
-  // A DAG component that (indirectly) contains itself would recurse forever.
-  Status CheckComponentRecursion() {
-    std::map<std::string, int> state;  // 1: on the stack, 2: done
-    std::function<Status(const ComponentSpec&, const std::string&)> visit =
-        [&](const ComponentSpec& comp, const std::string& chain) -> Status {
-      if (!comp.is_dag()) return Ok();
-      int& s = state[comp.name];
-      if (s == 2) return Ok();
-      if (s == 1) return At("components." + comp.name, "component recursion: " + chain);
-      s = 1;
-      for (const auto& [tname, task] : comp.dag->tasks) {
-        const auto* child = spec_.FindComponent(task.component_ref);
-        if (auto st = visit(*child, chain + " -> " + child->name); !st) return st;
-      }
-      state[comp.name] = 2;
-      return Ok();
+  // A DAG component that (indirectly) contains itself would recurse forever,
+  // and one nested deeper than kMaxDagNesting is refused as Argo refuses it.
+  // The walk never goes deeper than the limit, so no input can exhaust the
+  // stack, and the chain is spelled out only in an error.
+  Status CheckComponentNesting() {
+    std::map<std::string, int> levels;  // finished DAG components: DAG levels from it down
+    std::vector<const ComponentSpec*> chain;
+    auto chain_text = [&](const ComponentSpec& last) {
+      std::string text = "root";
+      for (size_t k = 1; k < chain.size(); ++k) text += " -> " + chain[k]->name;
+      return text + " -> " + last.name;
     };
-    return visit(spec_.root, "root");
+    std::function<Result<int>(const ComponentSpec&)> visit =
+        [&](const ComponentSpec& comp) -> Result<int> {
+      if (!comp.is_dag()) return 0;
+      if (auto done = levels.find(comp.name); done != levels.end()) return done->second;
+      if (std::find(chain.begin(), chain.end(), &comp) != chain.end()) {
+        return At("components." + comp.name, "component recursion: " + chain_text(comp));
+      }
+      if (chain.size() >= kMaxDagNesting) {
+        return At("components." + comp.name, NestingError());
+      }
+      chain.push_back(&comp);
+      int below = 0;
+      for (const auto& [tname, task] : comp.dag->tasks) {
+        auto child = visit(*spec_.FindComponent(task.component_ref));
+        if (!child.ok()) return child.error();
+        below = std::max(below, *child);
+      }
+      chain.pop_back();
+      return levels[comp.name] = below + 1;
+    };
+    auto depth = visit(spec_.root);
+    if (!depth.ok()) return depth.error();
+    if (*depth > static_cast<int>(kMaxDagNesting)) return At("root", NestingError());
+    return Ok();
+  }
+
+  static std::string NestingError() {
+    return fmt::format("DAGs nested more than {} deep (Argo's limit for nested templates)",
+                       kMaxDagNesting);
   }
 
   PipelineSpec& spec_;
@@ -892,13 +981,15 @@ const ExecutorSpec* PipelineSpec::FindExecutor(std::string_view label) const {
 Result<PipelineSpec> ParsePipelineSpecJson(const json& doc) {
   PipelineSpec spec;
   const json* body = &doc;
-  // A PipelineJob-like wrapper {"pipelineSpec": ..., "platformSpec": ...}.
+  const json* platform = nullptr;
+  // The SDK's wrapper when a pipeline has a platform spec (client.py,
+  // _PipelineDoc.to_dict): {"pipeline_spec": ..., "platform_spec": ...}.
   if (doc.is_object() && !doc.contains("root")) {
     for (const char* key : {"pipelineSpec", "pipeline_spec"}) {
       if (auto it = doc.find(key); it != doc.end() && it->is_object()) {
         body = &*it;
-        for (const char* platform : {"platformSpec", "platform_spec"}) {
-          if (doc.contains(platform)) spec.warnings.push_back("platform spec ignored");
+        for (const char* p : {"platformSpec", "platform_spec"}) {
+          if (auto pit = doc.find(p); pit != doc.end()) platform = &*pit;
         }
         break;
       }
@@ -906,17 +997,148 @@ Result<PipelineSpec> ParsePipelineSpecJson(const json& doc) {
   }
   try {
     if (auto s = SpecParser(spec).Parse(*body); !s) return s.error();
+    if (platform != nullptr) {
+      if (auto s = ParsePlatformSpec(*platform, spec); !s.ok()) return s.error();
+    }
   } catch (const json::exception& e) {
     // Only the typed accessors (value(), at()) throw, on a field of the wrong type.
-    return Error{std::string("malformed pipeline spec: ") + e.what(), 400};
+    return Error{std::string("malformed pipeline spec: ") + e.what(), kHttpBadRequest};
   }
   spec.json = *body;
   return spec;
 }
 
+namespace {
+
+Result<std::vector<SelectorRequirement>> ParseRequirements(const json& list,
+                                                           const std::string& path) {
+  std::vector<SelectorRequirement> out;
+  if (list.is_null()) return out;
+  if (!list.is_array()) return At(path, "expected a list");
+  for (size_t i = 0; i < list.size(); ++i) {
+    std::string p = fmt::format("{}[{}]", path, i);
+    const json& r = list[i];
+    if (!r.is_object()) return At(p, "expected a mapping");
+    SelectorRequirement req;
+    auto key = ReqString(r, "key", p);
+    if (!key.ok()) return key.error();
+    req.key = *key;
+    auto op = ReqString(r, "operator", p);
+    if (!op.ok()) return op.error();
+    req.op = *op;
+    static const std::set<std::string> kOps = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
+    if (!kOps.contains(req.op)) {
+      return At(Join(p, "operator"),
+                "'" + req.op + "' is not In, NotIn, Exists, DoesNotExist, Gt or Lt");
+    }
+    auto values = StringList(r, "values", p);
+    if (!values.ok()) return values.error();
+    req.values = std::move(*values);
+    out.push_back(std::move(req));
+  }
+  return out;
+}
+
+// One executor's scheduling fields in kfp-kubernetes' KubernetesExecutorConfig.
+Status ParseScheduling(const json& config, const std::string& path, NodeScheduling& out) {
+  if (auto sel = config.find("nodeSelector"); sel != config.end() && sel->is_object()) {
+    if (auto labels = sel->find("labels"); labels != sel->end() && !labels->is_null()) {
+      if (!labels->is_object()) return At(path + ".nodeSelector.labels", "expected a mapping");
+      for (const auto& [k, v] : labels->items()) {
+        if (!v.is_string()) return At(path + ".nodeSelector.labels." + k, "expected a string");
+        out.node_selector[k] = v.get<std::string>();
+      }
+    }
+  }
+  if (auto tols = config.find("tolerations"); tols != config.end() && !tols->is_null()) {
+    if (!tols->is_array()) return At(path + ".tolerations", "expected a list");
+    for (size_t i = 0; i < tols->size(); ++i) {
+      std::string p = fmt::format("{}.tolerations[{}]", path, i);
+      const json& t = (*tols)[i];
+      if (!t.is_object()) return At(p, "expected a mapping");
+      if (t.contains("tolerationJson")) continue;  // from a task input: not applied
+      Toleration tol;
+      for (auto [key, dst] : {std::pair<const char*, std::string*>{"key", &tol.key},
+                              {"operator", &tol.op},
+                              {"value", &tol.value},
+                              {"effect", &tol.effect}}) {
+        auto v = OptString(t, key, p);
+        if (!v.ok()) return v.error();
+        if (!v->empty()) *dst = *v;
+      }
+      if (tol.op != "Equal" && tol.op != "Exists") {
+        return At(p + ".operator", "'" + tol.op + "' is not Equal or Exists");
+      }
+      out.tolerations.push_back(std::move(tol));
+    }
+  }
+  if (auto terms = config.find("nodeAffinity"); terms != config.end() && !terms->is_null()) {
+    if (!terms->is_array()) return At(path + ".nodeAffinity", "expected a list");
+    for (size_t i = 0; i < terms->size(); ++i) {
+      std::string p = fmt::format("{}.nodeAffinity[{}]", path, i);
+      const json& term = (*terms)[i];
+      if (!term.is_object()) return At(p, "expected a mapping");
+      if (term.contains("weight")) continue;  // preferred, not required
+      auto reqs =
+          ParseRequirements(term.value("matchExpressions", json()), p + ".matchExpressions");
+      if (!reqs.ok()) return reqs.error();
+      auto fields = ParseRequirements(term.value("matchFields", json()), p + ".matchFields");
+      if (!fields.ok()) return fields.error();
+      // Nodes have one field, metadata.name; a requirement on it is one on the name.
+      for (auto& f : *fields) f.key = "metadata.name";
+      reqs->insert(reqs->end(), fields->begin(), fields->end());
+      if (!reqs->empty()) out.required_terms.push_back(std::move(*reqs));
+    }
+  }
+  return Ok();
+}
+
+}  // namespace
+
+Status ParsePlatformSpec(const json& doc, PipelineSpec& spec) {
+  const json* executors = &doc;
+  for (const char* key : {"platforms", "kubernetes", "deploymentSpec", "executors"}) {
+    if (!executors->is_object() || !executors->contains(key)) return Ok();
+    executors = &(*executors)[key];
+  }
+  if (!executors->is_object()) {
+    return At("platforms.kubernetes.deploymentSpec.executors", "expected a mapping");
+  }
+  std::set<std::string> unapplied;
+  for (const auto& [label, config] : executors->items()) {
+    std::string path = "platforms.kubernetes.deploymentSpec.executors." + label;
+    auto exec = spec.executors.find(label);
+    if (exec == spec.executors.end()) return At(path, "no such executor in deploymentSpec");
+    if (!config.is_object()) return At(path, "expected a mapping");
+    if (Status s = ParseScheduling(config, path, exec->second.scheduling); !s.ok()) return s;
+    for (const auto& [key, value] : config.items()) {
+      if (key != "nodeSelector" && key != "tolerations" && key != "nodeAffinity") {
+        unapplied.insert(key);
+        continue;
+      }
+      // Rules given as JSON by a task input are resolved by KFP's driver at
+      // run time; the embedded backend does not apply them.
+      for (const char* dynamic : {"nodeSelectorJson", "tolerationJson", "nodeAffinityJson"}) {
+        bool found = value.is_object() && value.contains(dynamic);
+        if (value.is_array()) {
+          for (const auto& item : value)
+            found = found || (item.is_object() && item.contains(dynamic));
+        }
+        if (found) unapplied.insert(dynamic);
+      }
+    }
+  }
+  if (!unapplied.empty()) {
+    std::string keys;
+    for (const auto& k : unapplied) keys += (keys.empty() ? "" : ", ") + k;
+    spec.warnings.push_back("platform spec: " + keys + " not applied by the embedded backend");
+  }
+  return Ok();
+}
+
 Result<PipelineSpec> ParsePipelineSpec(std::string_view text) {
   size_t first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return Error{"empty pipeline spec", 400};
+  if (first == std::string_view::npos) return Error{"empty pipeline spec", kHttpBadRequest};
   if (text[first] == '{') {
     json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (!doc.is_discarded()) return ParsePipelineSpecJson(doc);
@@ -929,15 +1151,41 @@ Result<PipelineSpec> ParsePipelineSpec(std::string_view text) {
   for (auto& d : *docs) {
     if (!d.is_null()) real.push_back(std::move(d));
   }
-  if (real.empty()) return Error{"empty pipeline spec", 400};
+  if (real.empty()) return Error{"empty pipeline spec", kHttpBadRequest};
   auto spec = ParsePipelineSpecJson(real[0]);
   if (!spec.ok()) return spec;
   for (size_t i = 1; i < real.size(); ++i) {
-    bool platform = real[i].is_object() && real[i].contains("platforms");
-    spec->warnings.push_back(fmt::format("YAML document {} ({}) ignored", i + 1,
-                                         platform ? "platform spec" : "unknown content"));
+    if (!real[i].is_object() || !real[i].contains("platforms")) {
+      spec->warnings.push_back(fmt::format("YAML document {} (unknown content) ignored", i + 1));
+      continue;
+    }
+    if (Status s = ParsePlatformSpec(real[i], *spec); !s.ok()) return s.error();
   }
   return spec;
+}
+
+Status SetResourceField(ResourceSpec& spec, std::string_view key, std::string_view text) {
+  if (key == "resourceCpuLimit" || key == "resourceCpuRequest") {
+    auto q = ParseQuantityCpu(text);
+    if (!q.ok()) return q.error();
+    (key == "resourceCpuLimit" ? spec.cpu_limit : spec.cpu_request) = *q;
+  } else if (key == "resourceMemoryLimit" || key == "resourceMemoryRequest") {
+    auto q = ParseQuantityMemory(text);
+    if (!q.ok()) return q.error();
+    (key == "resourceMemoryLimit" ? spec.memory_limit : spec.memory_request) = *q;
+  } else if (key == "accelerator.resourceType") {
+    spec.accelerator_type = std::string(text);
+  } else if (key == "accelerator.resourceCount") {
+    int64_t count = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), count);
+    if (ec != std::errc() || end != text.data() + text.size() || count < 0) {
+      return Error{fmt::format("'{}' is not a count", text)};
+    }
+    spec.accelerator_count = count;
+  } else {
+    return Error{fmt::format("unknown resource field '{}'", key)};
+  }
+  return Ok();
 }
 
 }  // namespace kfpbench::ir

@@ -23,6 +23,15 @@
 
 namespace kfpbench::ir {
 
+// What one pipeline may ask of the engine (docs/RELIABILITY.md#limits).
+// DAG components nest at most as deep as Argo nests templates
+// (maxAllowedStackDepth); a ParallelFor iterates at most kMaxLoopItems times,
+// and one run holds at most kMaxRunTasks task instances, loops included, so
+// that no run can outgrow the memory of the server that executes it.
+inline constexpr size_t kMaxDagNesting = 100;
+inline constexpr size_t kMaxLoopItems = 10'000;
+inline constexpr size_t kMaxRunTasks = 100'000;
+
 enum class ParameterType {
   kUnspecified,
   kString,
@@ -68,7 +77,15 @@ struct ResourceSpec {
   int64_t memory_limit = 0;
   std::string accelerator_type;
   int64_t accelerator_count = 0;
+  // Fields whose value is a placeholder the driver resolves when the task
+  // starts (a pipeline input or an upstream output), by IR key
+  // ("resourceCpuLimit", "accelerator.resourceCount", ...) -> the text.
+  std::map<std::string, std::string> templated;
 };
+
+// Sets one field from its IR text ("500m", "4Gi", "NVIDIA_TESLA_T4", "2"), as
+// parsing does; for templated fields once their placeholder is resolved.
+Status SetResourceField(ResourceSpec& spec, std::string_view key, std::string_view text);
 
 struct ContainerSpec {
   std::string image;
@@ -78,9 +95,53 @@ struct ContainerSpec {
   ResourceSpec resources;
 };
 
+// Where a task may run, from kfp-kubernetes' platform spec (node_selector,
+// tolerations, node_affinity), as a Pod spec says it.
+struct Toleration {
+  std::string key;
+  std::string op = "Equal";  // Equal or Exists
+  std::string value;
+  std::string effect;  // empty: every effect
+};
+struct SelectorRequirement {
+  std::string key;
+  std::string op;  // In, NotIn, Exists, DoesNotExist, Gt, Lt
+  std::vector<std::string> values;
+};
+struct NodeScheduling {
+  std::map<std::string, std::string> node_selector;
+  std::vector<Toleration> tolerations;
+  // requiredDuringScheduling terms: a node must match one (each a list of
+  // requirements that must all hold). Weighted (preferred) terms only steer
+  // a scheduler's choice and are not kept.
+  std::vector<std::vector<SelectorRequirement>> required_terms;
+  bool empty() const {
+    return node_selector.empty() && tolerations.empty() && required_terms.empty();
+  }
+};
+
+// An importer: no container; the driver registers an existing artifact
+// (artifactUri) as the task's one output artifact.
+struct ImporterSpec {
+  std::string uri_constant;           // artifactUri.constant
+  std::string uri_runtime_parameter;  // artifactUri.runtimeParameter: a task input's name
+  nlohmann::json metadata = nlohmann::json::object();  // as written (KFP resolves nothing in it)
+  std::string schema_title;
+  std::string schema_version;
+  bool reimport = false;
+  bool download_to_workspace = false;
+};
+
 struct ExecutorSpec {
   std::string label;  // "exec-add-numbers"
   ContainerSpec container;
+  std::optional<ImporterSpec> importer;  // set for importers; `container` is then empty
+  NodeScheduling scheduling;             // from the platform spec, if any
+  // kfp-kubernetes' CreatePVC/DeletePVC: containers with these images are
+  // run by the driver itself (backend/src/v2/driver/k8s.go), never as pods.
+  bool is_create_pvc() const { return container.image == "argostub/createpvc"; }
+  bool is_delete_pvc() const { return container.image == "argostub/deletepvc"; }
+  bool runs_in_driver() const { return importer || is_create_pvc() || is_delete_pvc(); }
 };
 
 // Where a task input parameter's value comes from.
@@ -122,7 +183,11 @@ struct IteratorSpec {
   bool raw = false;
   nlohmann::json raw_items;     // parsed items.raw (a JSON list)
   std::string input_parameter;  // items.inputParameter: one of the task's inputs
-  int parallelism_limit = 0;    // iteratorPolicy.parallelismLimit; 0: unlimited
+  // artifactIterator: items.inputArtifact, one of the task's input
+  // artifacts (a list); each iteration gets one artifact as item_input.
+  std::string input_artifact;
+  int parallelism_limit = 0;  // iteratorPolicy.parallelismLimit; 0: unlimited
+  bool over_artifacts() const { return !input_artifact.empty(); }
 };
 
 struct TaskSpec {
@@ -182,10 +247,15 @@ struct PipelineSpec {
 };
 
 // Parses compiled IR in YAML or JSON. The first YAML document is the pipeline
-// spec; an optional second one (platform spec) is ignored. Errors name the
+// spec; an optional second one is kfp-kubernetes' platform spec, of which
+// node selectors, tolerations and node affinity are kept (see
+// docs/COMPATIBILITY.md for the rest). Errors name the
 // offending field, e.g. "root.dag.tasks.train.componentRef.name: unknown component 'comp-x'".
 Result<PipelineSpec> ParsePipelineSpec(std::string_view text);
 Result<PipelineSpec> ParsePipelineSpecJson(const nlohmann::json& doc);
+// Reads kfp-kubernetes' platform spec document ({"platforms": {"kubernetes":
+// ...}}) into `spec`'s executors.
+Status ParsePlatformSpec(const nlohmann::json& doc, PipelineSpec& spec);
 
 // Converts every YAML document in `text` to JSON, keeping scalar types: plain
 // scalars become null/bool/int/float when they read as such, quoted and block

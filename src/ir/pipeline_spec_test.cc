@@ -98,8 +98,7 @@ TEST(PipelineSpec, ParsesTypedStructure) {
   EXPECT_EQ(spec->description, "adds then prints");
   EXPECT_EQ(spec->schema_version, "2.1.0");
   EXPECT_EQ(spec->json["pipelineInfo"]["name"], "two-step");
-  ASSERT_EQ(spec->warnings.size(), 1u);
-  EXPECT_NE(spec->warnings[0].find("platform spec"), std::string::npos);
+  EXPECT_TRUE(spec->warnings.empty());  // an empty platform spec asks for nothing
 
   const ComponentSpec* add = spec->FindComponent("comp-add");
   ASSERT_NE(add, nullptr);
@@ -152,12 +151,21 @@ TEST(PipelineSpec, ParsesJson) {
   ASSERT_TRUE(spec.ok()) << spec.error().message;
   EXPECT_EQ(spec->name, "two-step");
   EXPECT_TRUE(spec->warnings.empty());
-  // A PipelineJob-like wrapper is unwrapped.
+  // A PipelineJob-like wrapper is unwrapped, and its platform spec read.
   json wrapped = {{"pipelineSpec", (*docs)[0]}, {"platformSpec", json::object()}};
   auto spec2 = ParsePipelineSpecJson(wrapped);
   ASSERT_TRUE(spec2.ok()) << spec2.error().message;
   EXPECT_EQ(spec2->name, "two-step");
-  EXPECT_EQ(spec2->warnings.size(), 1u);
+  EXPECT_TRUE(spec2->warnings.empty());  // an empty platform spec asks for nothing
+  wrapped["platformSpec"] = {
+      {"platforms",
+       {{"kubernetes",
+         {{"deploymentSpec",
+           {{"executors", {{"exec-add", {{"secretAsEnv", json::array()}}}}}}}}}}}};
+  auto spec3 = ParsePipelineSpecJson(wrapped);
+  ASSERT_TRUE(spec3.ok()) << spec3.error().message;
+  ASSERT_EQ(spec3->warnings.size(), 1u);
+  EXPECT_EQ(spec3->warnings[0], "platform spec: secretAsEnv not applied by the embedded backend");
 }
 
 TEST(YamlToJson, KeepsScalarTypes) {
@@ -301,8 +309,18 @@ TEST(PipelineSpec, RejectsBadFields) {
   EXPECT_EQ(ErrorAfter([](json& d) {
               d["deploymentSpec"]["executors"]["exec-add"] = {{"importer", json::object()}};
             }),
-            "deploymentSpec.executors.exec-add: importer executors are not supported (only "
-            "containers)");
+            "deploymentSpec.executors.exec-add.importer.artifactUri: required field is missing");
+  EXPECT_EQ(ErrorAfter([](json& d) {
+              d["deploymentSpec"]["executors"]["exec-add"] = {
+                  {"importer", {{"artifactUri", json::object()}}}};
+            }),
+            "deploymentSpec.executors.exec-add.importer.artifactUri: neither constant nor "
+            "runtimeParameter is set");
+  EXPECT_EQ(ErrorAfter([](json& d) {
+              d["deploymentSpec"]["executors"]["exec-add"] = {{"customJob", json::object()}};
+            }),
+            "deploymentSpec.executors.exec-add: customJob executors are not supported (only "
+            "containers and importers)");
   EXPECT_EQ(ErrorAfter([](json& d) { d["schemaVersion"] = "1.0.0"; }),
             "schemaVersion: unsupported schema version '1.0.0' (want 2.x)");
   EXPECT_EQ(ErrorAfter([](json& d) { d["components"]["comp-add"]["inputDefinitions"] = 3; }),
@@ -318,6 +336,62 @@ TEST(PipelineSpec, DetectsComponentRecursion) {
   ASSERT_FALSE(spec.ok());
   EXPECT_EQ(spec.error().message,
             "components.comp-loop: component recursion: root -> comp-loop -> comp-loop");
+}
+
+// A chain of DAG components `depth` deep below the root, ending in the two-step
+// pipeline's add component.
+json NestedChain(int depth) {
+  json doc = (*YamlToJson(kTwoStep))[0];
+  for (int k = 1; k <= depth; ++k) {
+    std::string inner = k == depth ? "comp-add" : "comp-dag-" + std::to_string(k + 1);
+    json task = {{"componentRef", {{"name", inner}}}};
+    if (k == depth) {
+      task["inputs"] = {{"parameters", {{"a", {{"runtimeValue", {{"constant", 1}}}}}}}};
+    }
+    doc["components"]["comp-dag-" + std::to_string(k)] = {{"dag", {{"tasks", {{"t", task}}}}}};
+  }
+  doc["root"]["dag"]["tasks"]["deep"] = {{"componentRef", {{"name", "comp-dag-1"}}}};
+  return doc;
+}
+
+// Argo refuses templates nested more than 100 deep; so does the parser, and
+// a 20,000-deep chain (once 3.2 GB and a bad_alloc) is refused in bounded
+// memory with the same message.
+TEST(PipelineSpec, RefusesDagsNestedDeeperThanArgoAllows) {
+  auto ok = ParsePipelineSpecJson(NestedChain(kMaxDagNesting - 1));  // the root is a level too
+  EXPECT_TRUE(ok.ok()) << ok.error().message;
+  for (int depth : {static_cast<int>(kMaxDagNesting), 20'000}) {
+    auto deep = ParsePipelineSpecJson(NestedChain(depth));
+    ASSERT_FALSE(deep.ok()) << depth;
+    EXPECT_NE(deep.error().message.find("DAGs nested more than 100 deep"), std::string::npos)
+        << deep.error().message;
+    EXPECT_EQ(deep.error().code, kHttpBadRequest);
+  }
+}
+
+TEST(PipelineSpec, RefusesRawLoopItemsPastTheLimit) {
+  json doc = (*YamlToJson(kTwoStep))[0];
+  doc["components"]["comp-loop"] = {
+      {"inputDefinitions", {{"parameters", {{"item", {{"parameterType", "STRING"}}}}}}},
+      {"dag",
+       {{"tasks",
+         {{"add",
+           {{"componentRef", {{"name", "comp-add"}}},
+            {"inputs", {{"parameters", {{"a", {{"runtimeValue", {{"constant", 1}}}}}}}}}}}}}}}};
+  json items = json::array();
+  for (size_t i = 0; i <= kMaxLoopItems; ++i) items.push_back(i);
+  doc["root"]["dag"]["tasks"]["loop"] = {
+      {"componentRef", {{"name", "comp-loop"}}},
+      {"parameterIterator", {{"itemInput", "item"}, {"items", {{"raw", items.dump()}}}}}};
+  auto spec = ParsePipelineSpecJson(doc);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_NE(spec.error().message.find("10001 items; a ParallelFor iterates at most 10000 times"),
+            std::string::npos)
+      << spec.error().message;
+  items.erase(items.size() - 1);
+  doc["root"]["dag"]["tasks"]["loop"]["parameterIterator"]["items"]["raw"] = items.dump();
+  auto at_limit = ParsePipelineSpecJson(doc);
+  EXPECT_TRUE(at_limit.ok()) << at_limit.error().message;
 }
 
 TEST(PipelineSpec, ParsesLoopsConditionsAndExitHandlers) {
@@ -454,6 +528,54 @@ TEST(YamlLimits, AliasBombsAndDeepNestingAreRefusedNotExpanded) {
   auto fine = YamlToJson("a: &a [1, 2]\nb: [*a, *a]\n");  // aliases within reason still work
   ASSERT_TRUE(fine.ok()) << fine.error().message;
   EXPECT_EQ((*fine)[0]["b"], nlohmann::json::parse("[[1, 2], [1, 2]]"));
+}
+
+// Found by the ir_pipeline fuzz target: yaml-cpp's LoadAll never returns, and
+// allocates an empty document per turn, when a document starts with ','.
+TEST(YamlLimits, ADocumentThatCannotStartIsAnErrorNotAnEndlessLoop) {
+  for (const char* text : {",", ",# Outputs:", "---\n,", "a: 1\n---\n&x , b"}) {
+    auto docs = YamlToJson(text);
+    ASSERT_FALSE(docs.ok()) << text;
+    EXPECT_NE(docs.error().message.find("unexpected ','"), std::string::npos)
+        << docs.error().message;
+    EXPECT_EQ(docs.error().code, 400);
+  }
+  auto at = YamlToJson("a: 1\n---\n,");
+  ASSERT_FALSE(at.ok());
+  EXPECT_NE(at.error().message.find("line 3, column 1"), std::string::npos) << at.error().message;
+
+  // Empty documents, each consuming its marker, are not mistaken for a stall.
+  auto empties = YamlToJson("---\n---\n---\na: 1\n...\n");
+  ASSERT_TRUE(empties.ok()) << empties.error().message;
+  EXPECT_EQ(empties->size(), 3u);
+  EXPECT_EQ(empties->back()["a"], 1);
+}
+
+TEST(YamlToJson, KeysAnchorsAndAliases) {
+  auto docs = YamlToJson(R"(
+&k 5: first
+b: *k
+c: &m {x: 1}
+d: *m
+*k : again
+a: 1
+a: 2
+)");
+  ASSERT_TRUE(docs.ok()) << docs.error().message;
+  const json& j = (*docs)[0];
+  EXPECT_EQ(j["5"], "again");  // an alias of a scalar is a key; the last duplicate wins
+  EXPECT_EQ(j["b"], 5);        // the anchored key keeps its type where it is a value
+  EXPECT_EQ(j["d"], json::parse(R"({"x": 1})"));
+  EXPECT_EQ(j["a"], 2);
+
+  for (const char* bad : {"[1]: x", "{a: 1}: x", "a: &m {x: 1}\n*m : y", "~: x"}) {
+    auto refused = YamlToJson(bad);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_NE(refused.error().message.find("keys must be scalars"), std::string::npos)
+        << refused.error().message;
+  }
+  // Anchors belong to their document.
+  EXPECT_FALSE(YamlToJson("a: &x 1\n---\nb: *x\n").ok());
 }
 
 }  // namespace

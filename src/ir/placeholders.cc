@@ -1,5 +1,7 @@
 #include "ir/placeholders.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "ir/values.h"
@@ -10,7 +12,7 @@ namespace {
 using nlohmann::json;
 
 Error PlaceholderError(std::string_view placeholder, const std::string& what) {
-  return Error{fmt::format("placeholder '{{{{{}}}}}': {}", placeholder, what), 400};
+  return Error{fmt::format("placeholder '{{{{{}}}}}': {}", placeholder, what), kHttpBadRequest};
 }
 
 // Reads `['name']` or `["name"]` at the front of `s`, advancing past it.
@@ -156,7 +158,7 @@ Status Expand(const json& item, const PlaceholderContext& ctx, std::vector<std::
   if (item.is_object() && item.contains("IfPresent")) {
     const json& spec = item["IfPresent"];
     if (!spec.is_object() || !spec.contains("InputName") || !spec["InputName"].is_string()) {
-      return Error{"IfPresent placeholder needs an InputName: " + item.dump(), 400};
+      return Error{"IfPresent placeholder needs an InputName: " + item.dump(), kHttpBadRequest};
     }
     bool present = IsPresent(spec["InputName"].get<std::string>(), ctx);
     const char* branch = present ? "Then" : "Else";
@@ -167,7 +169,7 @@ Status Expand(const json& item, const PlaceholderContext& ctx, std::vector<std::
     out.push_back(item.dump());
     return Ok();
   }
-  return Error{"unsupported structured placeholder: " + item.dump(), 400};
+  return Error{"unsupported structured placeholder: " + item.dump(), kHttpBadRequest};
 }
 
 }  // namespace
@@ -246,6 +248,22 @@ Result<std::map<std::string, std::string>> OutputParametersFromExecutorOutput(
   if (!values->is_object()) return Error{"executor output: parameterValues is not a mapping"};
   for (const auto& [name, value] : values->items()) out[name] = ParameterToString(value);
   return out;
+}
+
+std::string LocalPathForUri(std::string_view uri) {
+  static constexpr std::pair<std::string_view, std::string_view> kMounts[] = {
+      {"gs://", "/gcs/"}, {"minio://", "/minio/"}, {"s3://", "/s3/"}};
+  for (auto [scheme, mount] : kMounts) {
+    if (uri.substr(0, scheme.size()) == scheme) {
+      return std::string(mount).append(uri.substr(scheme.size()));
+    }
+  }
+  if (uri.substr(0, 6) == "oci://") {
+    std::string name(uri.substr(6));
+    std::replace(name.begin(), name.end(), '/', '_');
+    return "/oci/" + name + "/models";
+  }
+  return !uri.empty() && uri.front() == '/' ? std::string(uri) : std::string();
 }
 
 }  // namespace kfpbench::ir

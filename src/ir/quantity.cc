@@ -42,7 +42,7 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 // spaces, signs, hex ("0x10"), "inf" and "nan".
 Result<double> ParseQuantity(std::string_view text, std::string_view what) {
   auto bad = [&](std::string_view why) {
-    return Error{fmt::format("invalid {} quantity '{}': {}", what, text, why), 400};
+    return Error{fmt::format("invalid {} quantity '{}': {}", what, text, why), kHttpBadRequest};
   };
   if (text.empty()) return bad("empty");
   if (text[0] == '-') return bad("must not be negative");
@@ -100,7 +100,7 @@ Result<int64_t> ParseQuantityMemory(std::string_view text) {
   // 2^63 is exactly representable; anything at or above it overflows int64.
   double bytes = std::ceil(*q);  // Kubernetes rounds fractional bytes up
   if (bytes >= 9223372036854775808.0) {
-    return Error{fmt::format("invalid memory quantity '{}': too large", text), 400};
+    return Error{fmt::format("invalid memory quantity '{}': too large", text), kHttpBadRequest};
   }
   return static_cast<int64_t>(bytes);
 }
@@ -119,14 +119,15 @@ std::string FormatQuantityBytes(int64_t bytes) {
 Result<Duration> ParseProtoDuration(std::string_view text) {
   std::string s(text);
   if (s.size() < 2 || s.back() != 's') {
-    return Error{fmt::format("invalid duration '{}': want seconds like \"30s\"", text), 400};
+    return Error{fmt::format("invalid duration '{}': want seconds like \"30s\"", text),
+                 kHttpBadRequest};
   }
   s.pop_back();
   char* end = nullptr;
   errno = 0;
   double seconds = std::strtod(s.c_str(), &end);
   if (end != s.c_str() + s.size() || errno == ERANGE || !std::isfinite(seconds) || seconds < 0) {
-    return Error{fmt::format("invalid duration '{}'", text), 400};
+    return Error{fmt::format("invalid duration '{}'", text), kHttpBadRequest};
   }
   return FromSeconds(seconds);
 }

@@ -30,6 +30,13 @@ TEST(Values, StrictCheck) {
   EXPECT_EQ(err.error().message, "expected NUMBER_INTEGER, got string \"3\"");
 }
 
+// Found by fuzzing: describing a string that is not UTF-8 threw from dump().
+TEST(Values, DescribesTextThatIsNotUtf8) {
+  auto err = CheckParameterValue(json("ech\x83o"), ParameterType::kNumberInteger);
+  ASSERT_FALSE(err.ok());
+  EXPECT_NE(err.error().message.find("got string \"ech"), std::string::npos) << err.error().message;
+}
+
 TEST(Values, LenientCoercion) {
   EXPECT_EQ(*CoerceParameterValue(json("3"), ParameterType::kNumberInteger), json(3));
   EXPECT_EQ(*CoerceParameterValue(json(3), ParameterType::kString), json("3"));

@@ -6,9 +6,14 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <optional>
+#include <sstream>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include "ir/pipeline_spec.h"
@@ -127,92 +132,204 @@ Result<json> ResolveTagged(const std::string& tag, const std::string& s, const Y
   return *v;
 }
 
-// yaml-cpp keeps an alias as a second reference to one node, so a 300-byte
-// document of nested aliases (a "billion laughs") is small until it is
-// expanded here. The expansion is bounded, in nodes and in depth, far above
-// any compiled pipeline (KFP's largest test pipelines have a few thousand
-// nodes) and far below what exhausts memory or the stack.
+// Aliases are expanded here, so a 300-byte document of nested aliases (a
+// "billion laughs") would grow without bound. The expansion is bounded, in
+// nodes and in depth, far above any compiled pipeline (KFP's largest test
+// pipelines have a few thousand nodes) and far below what exhausts memory or
+// the stack (nlohmann::json frees and prints recursively).
 constexpr size_t kMaxNodes = 1'000'000;
-constexpr int kMaxDepth = 256;
+constexpr size_t kMaxDepth = 256;
 
-struct Budget {
-  size_t nodes_left = kMaxNodes;
-  int depth = 0;
+// Thrown from inside yaml-cpp's parser to stop it at the first refusal; it
+// never leaves this file.
+struct Refusal {
+  std::string message;
 };
 
-Result<json> Convert(const YAML::Node& node, Budget& budget) {
-  if (budget.nodes_left == 0) {
-    return Error{fmt::format(
-        "yaml: more than {} nodes once aliases are expanded (an alias bomb?); refused", kMaxNodes)};
-  }
-  --budget.nodes_left;
-  if (budget.depth >= kMaxDepth) {
-    return Error{fmt::format("yaml: line {}: nested more than {} levels deep", node.Mark().line + 1,
-                             kMaxDepth)};
-  }
-  struct Level {
-    Budget& b;
-    explicit Level(Budget& budget) : b(budget) { ++b.depth; }
-    ~Level() { --b.depth; }
-  } level(budget);
-  switch (node.Type()) {
-    case YAML::NodeType::Undefined:
-    case YAML::NodeType::Null:
-      return json(nullptr);
-    case YAML::NodeType::Scalar: {
-      const std::string& tag = node.Tag();
-      const std::string& s = node.Scalar();
-      if (tag == "?") return ResolvePlain(s);
-      if (tag.rfind(kTagPrefix, 0) == 0) return ResolveTagged(tag, s, node.Mark());
-      return json(s);  // "!" (quoted or block) and unknown local tags
+// Builds JSON straight from yaml-cpp's parse events. Going through
+// YAML::LoadAll instead would build a YAML::Node tree first, and LoadAll
+// loops forever, allocating an empty document per turn, when a document
+// starts with a token no node can start with (a stray ',').
+class JsonBuilder : public YAML::EventHandler {
+ public:
+  explicit JsonBuilder(std::string_view text) : text_(text) {}
+
+  std::vector<json> TakeDocuments() { return std::move(documents_); }
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    // A document that consumed nothing leaves the parser where it was; the
+    // next one would start there again, forever.
+    if (mark.pos == last_document_start_) {
+      char c =
+          static_cast<size_t>(mark.pos) < text_.size() ? text_[static_cast<size_t>(mark.pos)] : ' ';
+      throw Refusal{fmt::format(
+          "invalid YAML at line {}, column {}: unexpected {}", mark.line + 1, mark.column + 1,
+          std::isgraph(static_cast<unsigned char>(c)) ? fmt::format("'{}'", c)
+                                                      : std::string("character"))};
     }
-    case YAML::NodeType::Sequence: {
-      json out = json::array();
-      for (const auto& item : node) {
-        auto v = Convert(item, budget);
-        if (!v.ok()) return v;
-        out.push_back(std::move(*v));
-      }
-      return out;
+    last_document_start_ = mark.pos;
+    anchors_.clear();  // anchors do not reach across documents
+  }
+  void OnDocumentEnd() override {}
+
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    if (AwaitingKey()) throw KeyRefusal(mark);
+    Add(json(nullptr), mark, anchor, 1, 0);
+  }
+
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                const std::string& value) override {
+    json v;
+    if (tag == "?") {
+      v = ResolvePlain(value);
+    } else if (tag.rfind(kTagPrefix, 0) == 0) {
+      auto r = ResolveTagged(tag, value, mark);
+      if (!r.ok()) throw Refusal{r.error().message};
+      v = std::move(*r);
+    } else {
+      v = value;  // "!" (quoted or block) and unknown local tags
     }
-    case YAML::NodeType::Map: {
-      json out = json::object();
-      for (const auto& kv : node) {
-        if (!kv.first.IsScalar()) {
-          return Error{
-              fmt::format("yaml: line {}: mapping keys must be scalars", kv.first.Mark().line + 1)};
-        }
-        auto v = Convert(kv.second, budget);
-        if (!v.ok()) return v;
-        out[kv.first.Scalar()] = std::move(*v);
-      }
-      return out;
+    if (AwaitingKey()) {
+      stack_.back().key = value;
+      Remember(anchor, v, 1, 0, value);
+      return;
+    }
+    Add(std::move(v), mark, anchor, 1, 0, value);
+  }
+
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    auto it = anchors_.find(anchor);
+    if (it == anchors_.end()) {
+      throw Refusal{fmt::format("yaml: line {}: alias to an unknown anchor", mark.line + 1)};
+    }
+    const Anchored& a = it->second;
+    if (AwaitingKey()) {
+      if (!a.scalar) throw KeyRefusal(mark);
+      stack_.back().key = *a.scalar;
+      return;
+    }
+    Add(json(a.value), mark, YAML::NullAnchor, a.nodes, a.depth, a.scalar);
+  }
+
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    Open(json::array(), mark, anchor);
+  }
+  void OnSequenceEnd() override { Close(); }
+
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    Open(json::object(), mark, anchor);
+  }
+  void OnMapEnd() override { Close(); }
+
+ private:
+  struct Collection {
+    json value;
+    YAML::anchor_t anchor = YAML::NullAnchor;
+    std::optional<std::string> key;  // a mapping's key waiting for its value
+    size_t nodes = 1;                // in this collection, itself included
+    size_t depth = 0;                // levels below it
+  };
+  struct Anchored {
+    json value;
+    size_t nodes;
+    size_t depth;
+    std::optional<std::string> scalar;  // its text, if it can be a key
+  };
+
+  bool AwaitingKey() const {
+    return !stack_.empty() && stack_.back().value.is_object() && !stack_.back().key;
+  }
+
+  static Refusal KeyRefusal(const YAML::Mark& mark) {
+    return Refusal{fmt::format("yaml: line {}: mapping keys must be scalars", mark.line + 1)};
+  }
+
+  void Spend(size_t nodes, size_t depth, const YAML::Mark& mark) {
+    if (nodes > nodes_left_) {
+      throw Refusal{fmt::format(
+          "yaml: more than {} nodes once aliases are expanded (an alias bomb?); refused",
+          kMaxNodes)};
+    }
+    nodes_left_ -= nodes;
+    if (stack_.size() + depth >= kMaxDepth) {
+      throw Refusal{
+          fmt::format("yaml: line {}: nested more than {} levels deep", mark.line + 1, kMaxDepth)};
     }
   }
-  return json(nullptr);
-}
+
+  void Remember(YAML::anchor_t anchor, const json& value, size_t nodes, size_t depth,
+                std::optional<std::string> scalar = std::nullopt) {
+    if (anchor != YAML::NullAnchor) anchors_[anchor] = Anchored{value, nodes, depth, scalar};
+  }
+
+  // Places a finished node in its parent, or makes it the document.
+  void Add(json value, const YAML::Mark& mark, YAML::anchor_t anchor, size_t nodes, size_t depth,
+           std::optional<std::string> scalar = std::nullopt) {
+    Spend(nodes, depth, mark);
+    Remember(anchor, value, nodes, depth, std::move(scalar));
+    Place(std::move(value), nodes, depth);
+  }
+
+  void Place(json value, size_t nodes, size_t depth) {
+    if (stack_.empty()) {
+      documents_.push_back(std::move(value));
+      return;
+    }
+    Collection& parent = stack_.back();
+    parent.nodes += nodes;
+    parent.depth = std::max(parent.depth, depth + 1);
+    if (parent.value.is_array()) {
+      parent.value.push_back(std::move(value));
+    } else {
+      parent.value[*parent.key] = std::move(value);  // the last of duplicate keys wins
+      parent.key.reset();
+    }
+  }
+
+  void Open(json empty, const YAML::Mark& mark, YAML::anchor_t anchor) {
+    if (AwaitingKey()) throw KeyRefusal(mark);
+    Spend(1, 0, mark);
+    Collection c;
+    c.value = std::move(empty);
+    c.anchor = anchor;
+    stack_.push_back(std::move(c));
+  }
+
+  void Close() {
+    Collection done = std::move(stack_.back());
+    stack_.pop_back();
+    Remember(done.anchor, done.value, done.nodes, done.depth);
+    Place(std::move(done.value), done.nodes, done.depth);
+  }
+
+  std::string_view text_;
+  std::vector<json> documents_;
+  std::vector<Collection> stack_;
+  std::unordered_map<YAML::anchor_t, Anchored> anchors_;
+  size_t nodes_left_ = kMaxNodes;  // shared by every document of the text
+  int last_document_start_ = -1;
+};
 
 }  // namespace
 
 Result<std::vector<json>> YamlToJson(std::string_view text) {
-  std::vector<YAML::Node> docs;
+  std::istringstream in{std::string(text)};
+  JsonBuilder builder(text);
   try {
-    docs = YAML::LoadAll(std::string(text));
+    YAML::Parser parser(in);
+    while (parser.HandleNextDocument(builder)) {
+    }
   } catch (const YAML::Exception& e) {
     // yaml-cpp's marks are 0-based; people count lines from 1.
     return Error{fmt::format("invalid YAML at line {}, column {}: {}", e.mark.line + 1,
                              e.mark.column + 1, e.msg),
-                 400};
+                 kHttpBadRequest};
+  } catch (const Refusal& r) {
+    return Error{r.message, kHttpBadRequest};
   }
-  std::vector<json> out;
-  out.reserve(docs.size());
-  Budget budget;  // shared by every document of the text
-  for (const auto& doc : docs) {
-    auto v = Convert(doc, budget);
-    if (!v.ok()) return Error{v.error().message, 400};
-    out.push_back(std::move(*v));
-  }
-  return out;
+  return builder.TakeDocuments();
 }
 
 }  // namespace kfpbench::ir

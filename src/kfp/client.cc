@@ -78,7 +78,7 @@ std::string Client::base_url() const { return http_.base().ToString(); }
 Error Client::Failed(std::string_view operation, const std::string& reason, int code,
                      std::string_view where) const {
   std::string why = Redact(reason);
-  if (observer_) observer_->OnError(operation, why);
+  if (observer_) observer_->OnError(operation, why, code);
   return Error{fmt::format("{}{}{}: {}", operation, where.empty() ? "" : " ", where, why), code};
 }
 
@@ -93,8 +93,22 @@ Result<std::string> Client::CallForBody(std::string_view operation, http::Method
   if (!response.ok()) return Failed(operation, response.error().message, 0);
   if (status < 200 || status >= 300) {
     std::string message;
+    // KFP's error body: google.rpc.Status, the client's message in details.
     auto parsed = json::parse(response->body, nullptr, /*allow_exceptions=*/false);
-    if (parsed.is_object()) message = parsed.value("message", "");
+    if (auto status = RpcStatusFromJson(parsed); parsed.is_object() && status.ok()) {
+      message = ErrorMessage(*status);
+    }
+    // An upload's error: {"error_message", "error_details"} (KFP's
+    // pipeline_upload_server.go).
+    if (message.empty() && parsed.is_object() && parsed.contains("error_message") &&
+        parsed["error_message"].is_string()) {
+      message = parsed["error_message"].get<std::string>();
+      if (auto d = parsed.find("error_details"); d != parsed.end() && d->is_string() &&
+                                                 !d->get_ref<const std::string&>().empty() &&
+                                                 *d != parsed["error_message"]) {
+        message += ": " + d->get<std::string>();
+      }
+    }
     if (message.empty()) message = response->body.substr(0, 200);
     return Failed(operation, fmt::format("HTTP {}: {}", status, message), status,
                   Redact(base_url() + target));
@@ -138,7 +152,7 @@ std::string Client::ListQuery(const ListOptions& o) const {
 Result<Healthz> Client::GetHealthz() {
   auto j = Call("GetHealthz", http::Method::kGet, Path("/healthz"));
   if (!j.ok()) return j.error();
-  return HealthzFromJson(*j);
+  return Answer("GetHealthz", HealthzFromJson(*j));
 }
 
 Result<Pipeline> Client::UploadPipeline(std::string_view name, std::string_view file_name,
@@ -152,7 +166,7 @@ Result<Pipeline> Client::UploadPipeline(std::string_view name, std::string_view 
       Call("UploadPipeline", http::Method::kPost, Path("/pipelines/upload?") + http::BuildQuery(q),
            std::move(form.body), form.content_type);
   if (!j.ok()) return j.error();
-  return v1() ? v1::PipelineFromJson(*j) : PipelineFromJson(*j, false);
+  return Answer("UploadPipeline", v1() ? v1::PipelineFromJson(*j) : PipelineFromJson(*j, false));
 }
 
 Result<PipelineVersion> Client::UploadPipelineVersion(const std::string& pipeline_id,
@@ -168,26 +182,28 @@ Result<PipelineVersion> Client::UploadPipelineVersion(const std::string& pipelin
                 Path("/pipelines/upload_version?") + http::BuildQuery(q), std::move(form.body),
                 form.content_type);
   if (!j.ok()) return j.error();
-  return v1() ? v1::PipelineVersionFromJson(*j) : PipelineVersionFromJson(*j, false);
+  return Answer("UploadPipelineVersion",
+                v1() ? v1::PipelineVersionFromJson(*j) : PipelineVersionFromJson(*j, false));
 }
 
 Result<Page<Pipeline>> Client::ListPipelines(const ListOptions& options) {
   if (v1()) {
     auto j = Call("ListPipelines", http::Method::kGet, Path("/pipelines") + V1ListQuery(options));
     if (!j.ok()) return j.error();
-    return ReadPage<Pipeline>(*j, "pipelines", v1::PipelineFromJson);
+    return Answer("ListPipelines", ReadPage<Pipeline>(*j, "pipelines", v1::PipelineFromJson));
   }
   auto j = Call("ListPipelines", http::Method::kGet, Path("/pipelines") + ListQuery(options));
   if (!j.ok()) return j.error();
-  return ReadPage<Pipeline>(*j, "pipelines",
-                            [](const json& i) { return PipelineFromJson(i, false); });
+  return Answer("ListPipelines", ReadPage<Pipeline>(*j, "pipelines", [](const json& i) {
+                  return PipelineFromJson(i, false);
+                }));
 }
 
 Result<Pipeline> Client::GetPipeline(const std::string& pipeline_id) {
   auto j = Call("GetPipeline", http::Method::kGet,
                 Path("/pipelines/") + http::PercentEncode(pipeline_id));
   if (!j.ok()) return j.error();
-  return v1() ? v1::PipelineFromJson(*j) : PipelineFromJson(*j, false);
+  return Answer("GetPipeline", v1() ? v1::PipelineFromJson(*j) : PipelineFromJson(*j, false));
 }
 
 Status Client::DeletePipeline(const std::string& pipeline_id, bool cascade) {
@@ -209,14 +225,17 @@ Result<Page<PipelineVersion>> Client::ListPipelineVersions(const std::string& pi
         V1ListQuery(o, {{"resource_key.type", "PIPELINE"}, {"resource_key.id", pipeline_id}});
     auto j = Call("ListPipelineVersions", http::Method::kGet, Path("/pipeline_versions") + query);
     if (!j.ok()) return j.error();
-    return ReadPage<PipelineVersion>(*j, "versions", v1::PipelineVersionFromJson);
+    return Answer("ListPipelineVersions",
+                  ReadPage<PipelineVersion>(*j, "versions", v1::PipelineVersionFromJson));
   }
   auto j = Call(
       "ListPipelineVersions", http::Method::kGet,
       Path("/pipelines/") + http::PercentEncode(pipeline_id) + "/versions" + ListQuery(options));
   if (!j.ok()) return j.error();
-  return ReadPage<PipelineVersion>(*j, "pipeline_versions",
-                                   [](const json& i) { return PipelineVersionFromJson(i, false); });
+  return Answer("ListPipelineVersions",
+                ReadPage<PipelineVersion>(*j, "pipeline_versions", [](const json& i) {
+                  return PipelineVersionFromJson(i, false);
+                }));
 }
 
 Result<Experiment> Client::CreateExperiment(std::string_view display_name,
@@ -226,7 +245,7 @@ Result<Experiment> Client::CreateExperiment(std::string_view display_name,
                   v1::ExperimentBody(display_name, description, config_.namespace_).dump(),
                   "application/json");
     if (!j.ok()) return j.error();
-    return v1::ExperimentFromJson(*j);
+    return Answer("CreateExperiment", v1::ExperimentFromJson(*j));
   }
   Experiment e;
   e.display_name = display_name;
@@ -235,7 +254,7 @@ Result<Experiment> Client::CreateExperiment(std::string_view display_name,
   auto j = Call("CreateExperiment", http::Method::kPost, Path("/experiments"), ToJson(e).dump(),
                 "application/json");
   if (!j.ok()) return j.error();
-  return ExperimentFromJson(*j, false);
+  return Answer("CreateExperiment", ExperimentFromJson(*j, false));
 }
 
 Result<Page<Experiment>> Client::ListExperiments(const ListOptions& options) {
@@ -244,12 +263,14 @@ Result<Page<Experiment>> Client::ListExperiments(const ListOptions& options) {
     o.experiment_id.clear();
     auto j = Call("ListExperiments", http::Method::kGet, Path("/experiments") + V1ListQuery(o));
     if (!j.ok()) return j.error();
-    return ReadPage<Experiment>(*j, "experiments", v1::ExperimentFromJson);
+    return Answer("ListExperiments",
+                  ReadPage<Experiment>(*j, "experiments", v1::ExperimentFromJson));
   }
   auto j = Call("ListExperiments", http::Method::kGet, Path("/experiments") + ListQuery(options));
   if (!j.ok()) return j.error();
-  return ReadPage<Experiment>(*j, "experiments",
-                              [](const json& i) { return ExperimentFromJson(i, false); });
+  return Answer("ListExperiments", ReadPage<Experiment>(*j, "experiments", [](const json& i) {
+                  return ExperimentFromJson(i, false);
+                }));
 }
 
 Status Client::DeleteExperiment(const std::string& experiment_id) {
@@ -264,7 +285,7 @@ Result<Run> Client::CreateRun(const RunCreate& request) {
     auto j = Call("CreateRun", http::Method::kPost, Path("/runs"), v1::RunBody(request).dump(),
                   "application/json");
     if (!j.ok()) return j.error();
-    return v1::RunDetailFromJson(*j);
+    return Answer("CreateRun", v1::RunDetailFromJson(*j));
   }
   Run run;
   run.display_name = request.display_name;
@@ -277,24 +298,27 @@ Result<Run> Client::CreateRun(const RunCreate& request) {
   auto j =
       Call("CreateRun", http::Method::kPost, Path("/runs"), ToJson(run).dump(), "application/json");
   if (!j.ok()) return j.error();
-  return RunFromJson(*j, false);
+  return Answer("CreateRun", RunFromJson(*j, false));
 }
 
 Result<Run> Client::GetRun(const std::string& run_id) {
   auto j = Call("GetRun", http::Method::kGet, Path("/runs/") + http::PercentEncode(run_id));
   if (!j.ok()) return j.error();
-  return v1() ? v1::RunDetailFromJson(*j) : RunFromJson(*j, false);
+  return Answer("GetRun", v1() ? v1::RunDetailFromJson(*j) : RunFromJson(*j, false));
 }
 
 Result<Page<Run>> Client::ListRuns(const ListOptions& options) {
   if (v1()) {
     auto j = Call("ListRuns", http::Method::kGet, Path("/runs") + V1ListQuery(options));
     if (!j.ok()) return j.error();
-    return ReadPage<Run>(*j, "runs", [](const json& i) { return v1::RunFromJson(i, nullptr); });
+    return Answer("ListRuns", ReadPage<Run>(*j, "runs", [](const json& i) {
+                    return v1::RunFromJson(i, nullptr);
+                  }));
   }
   auto j = Call("ListRuns", http::Method::kGet, Path("/runs") + ListQuery(options));
   if (!j.ok()) return j.error();
-  return ReadPage<Run>(*j, "runs", [](const json& i) { return RunFromJson(i, false); });
+  return Answer("ListRuns",
+                ReadPage<Run>(*j, "runs", [](const json& i) { return RunFromJson(i, false); }));
 }
 
 Status Client::DeleteRun(const std::string& run_id) {
@@ -370,7 +394,7 @@ Result<RecurringRun> Client::CreateRecurringRun(const RecurringRun& request) {
   auto j = Call("CreateRecurringRun", http::Method::kPost, Path("/recurringruns"),
                 ToJson(body).dump(), "application/json");
   if (!j.ok()) return j.error();
-  return RecurringRunFromJson(*j, false);
+  return Answer("CreateRecurringRun", RecurringRunFromJson(*j, false));
 }
 
 Status Client::DeleteRecurringRun(const std::string& recurring_run_id) {

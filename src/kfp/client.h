@@ -24,8 +24,10 @@ class CallObserver {
   // `http_status` is 0 when no response arrived.
   virtual void OnCall(std::string_view operation, Duration latency, int http_status,
                       WallTime completed_at) = 0;
-  // After OnCall, when the call failed: why (redacted), as the caller sees it.
-  virtual void OnError(std::string_view /*operation*/, const std::string& /*message*/) {}
+  // After OnCall, when the call failed: why (redacted), as the caller sees it,
+  // and the status OnCall got (2xx when the answer itself was unusable).
+  virtual void OnError(std::string_view /*operation*/, const std::string& /*message*/,
+                       int /*http_status*/) {}
 };
 
 // Every operation name the client reports to its CallObserver: the names
@@ -53,13 +55,6 @@ struct ListOptions {
   std::string sort_by;  // "created_at desc"
   std::string filter;   // KFP filter JSON
   std::string experiment_id;
-};
-
-template <typename T>
-struct Page {
-  std::vector<T> items;
-  int total_size = 0;
-  std::string next_page_token;
 };
 
 struct RunCreate {
@@ -139,6 +134,13 @@ class Client {
   // the reason reported to the observer.
   Error Failed(std::string_view operation, const std::string& reason, int code,
                std::string_view where = "") const;
+  // A 2xx answer read into its type: when it cannot be (a field missing, a
+  // body cut short), the call failed and the observer counts it so.
+  template <typename T>
+  Result<T> Answer(std::string_view operation, Result<T> read) const {
+    if (!read.ok()) return Failed(operation, read.error().message, 200);
+    return read;
+  }
   // A v2beta1 list call read through ReadIdPage.
   Result<IdPage> ListIds(std::string_view operation, const std::string& target,
                          std::string_view list_key, std::string_view id_key);

@@ -17,10 +17,43 @@ void JsonReader::Fail(const char* name, const std::string& why) {
   if (error_.empty()) error_ = Path(name) + ": " + why;
 }
 
+namespace {
+
+// protoc's JSON name for a field: underscores dropped, the letter after each
+// one upper-cased ("pipeline_version_id" -> "pipelineVersionId").
+std::string LowerCamel(std::string_view proto_name) {
+  std::string out;
+  bool upper = false;
+  for (char c : proto_name) {
+    if (c == '_') {
+      upper = true;
+    } else {
+      out += upper && c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c;
+      upper = false;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 const nlohmann::json* JsonReader::Take(const char* name) {
   if (!error_.empty() || !object_.is_object()) return nullptr;
   seen_.insert(name);
   auto it = object_.find(name);
+  std::string json_name = LowerCamel(name);
+  if (json_name != name) {
+    seen_.insert(json_name);
+    auto camel = object_.find(json_name);
+    if (camel != object_.end()) {
+      // protojson: one field given twice under its two names.
+      if (it != object_.end()) {
+        Fail(name, "duplicate field \"" + json_name + "\"");
+        return nullptr;
+      }
+      it = camel;
+    }
+  }
   if (it == object_.end() || it->is_null()) return nullptr;
   return &*it;
 }
@@ -73,6 +106,41 @@ void JsonReader::Any(const char* name, nlohmann::json& out) {
   if (const auto* v = Take(name)) out = *v;
 }
 
+void JsonReader::StringMap(const char* name,
+                           std::optional<std::map<std::string, std::string>>& out) {
+  const auto* v = Take(name);
+  if (!v) return;
+  if (!v->is_object()) return Fail(name, "must be an object of strings");
+  std::map<std::string, std::string> map;
+  for (const auto& [key, value] : v->items()) {
+    if (!value.is_string()) return Fail(name, "values must be strings");
+    map[key] = value.get<std::string>();
+  }
+  out = std::move(map);
+}
+
+void JsonReader::Enum(const char* name, std::string& out,
+                      std::initializer_list<const char*> names) {
+  const auto* v = Take(name);
+  if (!v) return;
+  const char* const* table = names.begin();
+  if (v->is_number_integer()) {
+    int64_t n = v->get<int64_t>();
+    if (n >= 0 && static_cast<size_t>(n) < names.size() && table[n] != nullptr) {
+      out = table[n];
+    } else if (strict_) {
+      Fail(name, "invalid value for enum: " + v->dump());
+    }
+    return;
+  }
+  if (!v->is_string()) return Fail(name, "must be an enum name or number");
+  const std::string& text = v->get_ref<const std::string&>();
+  bool known = false;
+  for (const char* n : names) known = known || (n != nullptr && text == n);
+  if (!known && strict_) return Fail(name, "invalid value for enum: \"" + text + "\"");
+  out = text;
+}
+
 Status JsonReader::Finish() {
   if (error_.empty() && strict_ && object_.is_object()) {
     for (const auto& [key, value] : object_.items()) {
@@ -82,7 +150,7 @@ Status JsonReader::Finish() {
       }
     }
   }
-  if (!error_.empty()) return Error{error_, 400};
+  if (!error_.empty()) return Error{error_, kHttpBadRequest};
   return Ok();
 }
 

@@ -1,8 +1,13 @@
-// Reads a JSON object field by field the way KFP's API server does: proto
-// field names, type-checked, and (when strict) unknown fields rejected. Every
-// error names the field by its path, e.g. "run.runtime_config.parameters".
+// Reads a JSON object field by field the way KFP's API server does (protojson
+// through grpc-gateway): each field by its proto name (display_name) or its
+// lowerCamelCase JSON name (displayName), never both; enums by name or by
+// number; type-checked; and (when strict) unknown fields rejected. Every error
+// names the field by its path, e.g. "run.runtime_config.parameters".
 #pragma once
 
+#include <initializer_list>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -24,6 +29,12 @@ class JsonReader {
   void Time(const char* name, WallTime& out);
   void Object(const char* name, nlohmann::json& out);  // any JSON object
   void Any(const char* name, nlohmann::json& out);     // any JSON value
+  // A map<string, string>: set (maybe empty) when present, untouched when not.
+  void StringMap(const char* name, std::optional<std::map<std::string, std::string>>& out);
+  // A proto enum, written by name or by number; `names[i]` is the name of
+  // value i (nullptr for numbers the enum does not use). `out` gets the name.
+  // Strict reading refuses names and numbers the enum does not have.
+  void Enum(const char* name, std::string& out, std::initializer_list<const char*> names);
   // A nested message: `fn(JsonReader&)` reads its fields.
   template <typename Fn>
   void Message(const char* name, Fn&& fn) {

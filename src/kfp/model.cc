@@ -1,5 +1,7 @@
 #include "kfp/model.h"
 
+#include <fmt/format.h>
+
 #include "kfp/json_reader.h"
 
 namespace kfpbench::kfp {
@@ -16,6 +18,12 @@ void Put(json& j, const char* key, const std::string& v) {
 void Put(json& j, const char* key, WallTime t) {
   if (IsSet(t)) j[key] = FormatRfc3339(t);
 }
+// A timestamp KFP's converters always set (api_converter.go: timestamppb.New
+// of a stored second count), so its server writes an unset one as the epoch.
+// `response`: written as KFP's server writes it; a request leaves it out.
+void PutTime(json& j, const char* key, WallTime t, bool response) {
+  if (response || IsSet(t)) j[key] = FormatRfc3339(t);
+}
 void Put(json& j, const char* key, RuntimeState s) {
   if (s != RuntimeState::kUnspecified) j[key] = std::string(RuntimeStateName(s));
 }
@@ -24,6 +32,10 @@ void PutJson(json& j, const char* key, const json& v) {
 }
 void Put(json& j, const char* key, const std::optional<RpcStatus>& e) {
   if (e) j[key] = ToJson(*e);
+}
+// A proto3 map: omitted when empty.
+void PutTags(json& j, const std::optional<Tags>& tags) {
+  if (tags && !tags->empty()) j["tags"] = *tags;
 }
 
 json HistoryToJson(const std::vector<RuntimeStatus>& history) {
@@ -38,9 +50,34 @@ json HistoryToJson(const std::vector<RuntimeStatus>& history) {
   return out;
 }
 
+// The enums of KFP's v2beta1 protos, by number (nullptr: a number not used).
+constexpr std::initializer_list<const char*> kRuntimeStates = {"RUNTIME_STATE_UNSPECIFIED",
+                                                               "PENDING",
+                                                               "RUNNING",
+                                                               "SUCCEEDED",
+                                                               "SKIPPED",
+                                                               "FAILED",
+                                                               "CANCELING",
+                                                               "CANCELED",
+                                                               "PAUSED"};
+constexpr std::initializer_list<const char*> kStorageStates = {"STORAGE_STATE_UNSPECIFIED",
+                                                               "AVAILABLE", "ARCHIVED"};
+constexpr std::initializer_list<const char*> kModes = {"MODE_UNSPECIFIED", "ENABLE", "DISABLE"};
+// RecurringRun.Status: DISABLED is 3, not 2.
+constexpr std::initializer_list<const char*> kRecurringStatuses = {"STATUS_UNSPECIFIED", "ENABLED",
+                                                                   nullptr, "DISABLED"};
+
+// An enum's zero value reads as absent, as protojson leaves the field unset.
+void ReadEnum(JsonReader& r, const char* name, std::string& out,
+              std::initializer_list<const char*> names) {
+  std::string text;
+  r.Enum(name, text, names);
+  if (!text.empty() && text != *names.begin()) out = text;
+}
+
 void ReadState(JsonReader& r, const char* name, RuntimeState& out, std::string& error) {
   std::string text;
-  r.String(name, text);
+  ReadEnum(r, name, text, kRuntimeStates);
   if (text.empty()) return;
   auto s = ParseRuntimeState(text);
   if (!s) {
@@ -68,10 +105,7 @@ void ReadHistory(JsonReader& r, std::vector<RuntimeStatus>& out, std::string& er
   });
 }
 
-// What a run and a recurring run share: the pipeline (by reference or inline)
-// and its runtime inputs.
-template <typename T>
-void PutPipelineSource(json& j, const T& r) {
+void PutPipelineSource(json& j, const PipelineSource& r) {
   Put(j, "pipeline_version_id", r.pipeline_version_id);
   PutJson(j, "pipeline_spec", r.pipeline_spec);
   if (!r.pipeline_id.empty() || !r.pipeline_version_reference_id.empty()) {
@@ -86,8 +120,7 @@ void PutPipelineSource(json& j, const T& r) {
   if (!rc.empty()) j["runtime_config"] = std::move(rc);
 }
 
-template <typename T>
-void ReadPipelineSource(JsonReader& r, T& out) {
+void ReadPipelineSource(JsonReader& r, PipelineSource& out) {
   r.String("pipeline_version_id", out.pipeline_version_id);
   r.Object("pipeline_spec", out.pipeline_spec);
   r.Message("pipeline_version_reference", [&](JsonReader& ref) {
@@ -104,7 +137,7 @@ template <typename T>
 Result<T> Finish(JsonReader& r, T value, const std::string& extra_error = "") {
   Status s = r.Finish();
   if (!s.ok()) return s.error();
-  if (!extra_error.empty()) return Error{extra_error, 400};
+  if (!extra_error.empty()) return Error{extra_error, kHttpBadRequest};
   return value;
 }
 
@@ -114,51 +147,55 @@ json ToJson(const RpcStatus& s) {
   return {{"code", s.code}, {"message", s.message}, {"details", s.details}};
 }
 
-json ToJson(const Pipeline& p) {
+namespace {
+
+json PipelineJson(const Pipeline& p, bool response) {
   json j = json::object();
   Put(j, "pipeline_id", p.pipeline_id);
   Put(j, "name", p.name);
   Put(j, "display_name", p.display_name);
   Put(j, "description", p.description);
-  Put(j, "created_at", p.created_at);
+  PutTime(j, "created_at", p.created_at, response);
   Put(j, "namespace", p.namespace_);
+  PutTags(j, p.tags);
   return j;
 }
 
-json ToJson(const PipelineVersion& v) {
+json VersionJson(const PipelineVersion& v, bool response) {
   json j = json::object();
   Put(j, "pipeline_id", v.pipeline_id);
   Put(j, "pipeline_version_id", v.pipeline_version_id);
   Put(j, "name", v.name);
   Put(j, "display_name", v.display_name);
   Put(j, "description", v.description);
-  Put(j, "created_at", v.created_at);
+  PutTime(j, "created_at", v.created_at, response);
   if (!v.package_url.empty()) j["package_url"] = {{"pipeline_url", v.package_url}};
   Put(j, "code_source_url", v.code_source_url);
   PutJson(j, "pipeline_spec", v.pipeline_spec);
+  PutTags(j, v.tags);
   return j;
 }
 
-json ToJson(const Experiment& e) {
+json ExperimentJson(const Experiment& e, bool response) {
   json j = json::object();
   Put(j, "experiment_id", e.experiment_id);
   Put(j, "display_name", e.display_name);
   Put(j, "description", e.description);
-  Put(j, "created_at", e.created_at);
+  PutTime(j, "created_at", e.created_at, response);
   Put(j, "namespace", e.namespace_);
   Put(j, "storage_state", e.storage_state);
-  Put(j, "last_run_created_at", e.last_run_created_at);
+  PutTime(j, "last_run_created_at", e.last_run_created_at, response);
   return j;
 }
 
-json ToJson(const PipelineTaskDetail& t) {
+json TaskJson(const PipelineTaskDetail& t, bool response) {
   json j = json::object();
   Put(j, "run_id", t.run_id);
   Put(j, "task_id", t.task_id);
   Put(j, "display_name", t.display_name);
-  Put(j, "create_time", t.create_time);
-  Put(j, "start_time", t.start_time);
-  Put(j, "end_time", t.end_time);
+  PutTime(j, "create_time", t.create_time, response);
+  PutTime(j, "start_time", t.start_time, response);
+  PutTime(j, "end_time", t.end_time, response);
   Put(j, "state", t.state);
   if (t.execution_id != 0) j["execution_id"] = std::to_string(t.execution_id);
   Put(j, "error", t.error);
@@ -181,7 +218,7 @@ json ToJson(const PipelineTaskDetail& t) {
   return j;
 }
 
-json ToJson(const Run& r) {
+json RunJson(const Run& r, bool response) {
   json j = json::object();
   Put(j, "experiment_id", r.experiment_id);
   Put(j, "run_id", r.run_id);
@@ -190,14 +227,14 @@ json ToJson(const Run& r) {
   Put(j, "description", r.description);
   PutPipelineSource(j, r);
   Put(j, "service_account", r.service_account);
-  Put(j, "created_at", r.created_at);
-  Put(j, "scheduled_at", r.scheduled_at);
-  Put(j, "finished_at", r.finished_at);
+  PutTime(j, "created_at", r.created_at, response);
+  PutTime(j, "scheduled_at", r.scheduled_at, response);
+  PutTime(j, "finished_at", r.finished_at, response);
   Put(j, "state", r.state);
   Put(j, "error", r.error);
   if (!r.task_details.empty()) {
     json tasks = json::array();
-    for (const auto& t : r.task_details) tasks.push_back(ToJson(t));
+    for (const auto& t : r.task_details) tasks.push_back(TaskJson(t, response));
     j["run_details"] = {{"task_details", std::move(tasks)}};
   }
   Put(j, "recurring_run_id", r.recurring_run_id);
@@ -205,7 +242,7 @@ json ToJson(const Run& r) {
   return j;
 }
 
-json ToJson(const RecurringRun& r) {
+json RecurringRunJson(const RecurringRun& r, bool response) {
   json j = json::object();
   Put(j, "recurring_run_id", r.recurring_run_id);
   Put(j, "display_name", r.display_name);
@@ -232,8 +269,8 @@ json ToJson(const RecurringRun& r) {
   }
   if (!trigger.empty()) j["trigger"] = std::move(trigger);
   Put(j, "mode", r.mode);
-  Put(j, "created_at", r.created_at);
-  Put(j, "updated_at", r.updated_at);
+  PutTime(j, "created_at", r.created_at, response);
+  PutTime(j, "updated_at", r.updated_at, response);
   Put(j, "status", r.status);
   Put(j, "error", r.error);
   if (r.no_catchup) j["no_catchup"] = true;
@@ -241,6 +278,20 @@ json ToJson(const RecurringRun& r) {
   Put(j, "experiment_id", r.experiment_id);
   return j;
 }
+
+}  // namespace
+
+json ToJson(const Pipeline& p) { return PipelineJson(p, false); }
+json ToJson(const PipelineVersion& v) { return VersionJson(v, false); }
+json ToJson(const Experiment& e) { return ExperimentJson(e, false); }
+json ToJson(const PipelineTaskDetail& t) { return TaskJson(t, false); }
+json ToJson(const Run& r) { return RunJson(r, false); }
+json ToJson(const RecurringRun& r) { return RecurringRunJson(r, false); }
+json ToResponseJson(const Pipeline& p) { return PipelineJson(p, true); }
+json ToResponseJson(const PipelineVersion& v) { return VersionJson(v, true); }
+json ToResponseJson(const Experiment& e) { return ExperimentJson(e, true); }
+json ToResponseJson(const Run& r) { return RunJson(r, true); }
+json ToResponseJson(const RecurringRun& r) { return RecurringRunJson(r, true); }
 
 json ToJson(const Healthz& h) {
   json j = json::object();
@@ -270,9 +321,9 @@ Result<Pipeline> PipelineFromJson(const json& j, bool strict) {
   r.String("description", p.description);
   r.Time("created_at", p.created_at);
   r.String("namespace", p.namespace_);
+  r.StringMap("tags", p.tags);
   json ignored;
   r.Any("error", ignored);
-  r.Any("tags", ignored);
   return Finish(r, std::move(p));
 }
 
@@ -288,9 +339,9 @@ Result<PipelineVersion> PipelineVersionFromJson(const json& j, bool strict) {
   r.Message("package_url", [&](JsonReader& u) { u.String("pipeline_url", v.package_url); });
   r.String("code_source_url", v.code_source_url);
   r.Object("pipeline_spec", v.pipeline_spec);
+  r.StringMap("tags", v.tags);
   json ignored;
   r.Any("error", ignored);
-  r.Any("tags", ignored);
   return Finish(r, std::move(v));
 }
 
@@ -302,7 +353,7 @@ Result<Experiment> ExperimentFromJson(const json& j, bool strict) {
   r.String("description", e.description);
   r.Time("created_at", e.created_at);
   r.String("namespace", e.namespace_);
-  r.String("storage_state", e.storage_state);
+  ReadEnum(r, "storage_state", e.storage_state, kStorageStates);
   r.Time("last_run_created_at", e.last_run_created_at);
   return Finish(r, std::move(e));
 }
@@ -314,7 +365,7 @@ Result<Run> RunFromJson(const json& j, bool strict) {
   r.String("experiment_id", run.experiment_id);
   r.String("run_id", run.run_id);
   r.String("display_name", run.display_name);
-  r.String("storage_state", run.storage_state);
+  ReadEnum(r, "storage_state", run.storage_state, kStorageStates);
   r.String("description", run.description);
   ReadPipelineSource(r, run);
   r.String("service_account", run.service_account);
@@ -388,10 +439,10 @@ Result<RecurringRun> RecurringRunFromJson(const json& j, bool strict) {
       rr.periodic_schedule = std::move(ps);
     });
   });
-  r.String("mode", rr.mode);
+  ReadEnum(r, "mode", rr.mode, kModes);
   r.Time("created_at", rr.created_at);
   r.Time("updated_at", rr.updated_at);
-  r.String("status", rr.status);
+  ReadEnum(r, "status", rr.status, kRecurringStatuses);
   ReadError(r, "error", rr.error);
   r.Bool("no_catchup", rr.no_catchup);
   r.String("namespace", rr.namespace_);
@@ -407,6 +458,60 @@ Result<Healthz> HealthzFromJson(const json& j) {
   r.Bool("multi_user", h.multi_user);
   r.String("pipeline_store", h.pipeline_store);
   return Finish(r, std::move(h));
+}
+
+RpcStatus UserErrorStatus(GrpcCode code, std::string message, std::string external_message) {
+  RpcStatus s;
+  s.code = static_cast<int>(code);
+  s.message = std::move(message);
+  s.details = json::array({{{"@type", "type.googleapis.com/google.rpc.Status"},
+                            {"code", s.code},
+                            {"message", std::move(external_message)}}});
+  return s;
+}
+
+std::string ErrorMessage(const RpcStatus& status) {
+  if (!status.message.empty()) return status.message;
+  if (status.details.is_array()) {
+    for (const auto& d : status.details) {
+      if (d.is_object() && d.contains("message") && d["message"].is_string()) {
+        return d["message"].get<std::string>();
+      }
+    }
+  }
+  return "";
+}
+
+Status ValidateTags(const Tags& tags) {
+  constexpr size_t kMaxTags = 20, kMaxLength = 63;
+  auto bad = [](std::string message) { return Error{std::move(message), kHttpBadRequest}; };
+  // Go's utf8.RuneCountInString: code points, not bytes.
+  auto runes = [](const std::string& s) {
+    size_t n = 0;
+    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+    return n;
+  };
+  if (tags.size() > kMaxTags) {
+    return bad(
+        fmt::format("number of tags ({}) exceeds maximum of {} per entity", tags.size(), kMaxTags));
+  }
+  for (const auto& [key, value] : tags) {
+    if (key.empty()) return bad("tag key cannot be empty");
+    if (key.find('.') != std::string::npos) {
+      return bad(fmt::format("tag key \"{}\" must not contain '.' character", key));
+    }
+    if (runes(key) > kMaxLength) {
+      return bad(
+          fmt::format("tag key \"{}\" exceeds maximum length of {} characters", key, kMaxLength));
+    }
+    if (runes(value) > kMaxLength) {
+      return bad(
+          fmt::format("tag value \"{}\" for key \"{}\" exceeds maximum length of {} "
+                      "characters",
+                      value, key, kMaxLength));
+    }
+  }
+  return Ok();
 }
 
 int HttpStatusFor(GrpcCode code) {

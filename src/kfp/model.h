@@ -4,6 +4,7 @@
 // reads them from any KFP server.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,10 @@ struct RpcStatus {
   nlohmann::json details = nlohmann::json::array();
 };
 
+// A pipeline's or version's user-defined labels. Absent (nullopt) and empty
+// differ in a PATCH: absent keeps the tags, empty clears them.
+using Tags = std::map<std::string, std::string>;
+
 struct Pipeline {
   std::string pipeline_id;
   std::string name;
@@ -30,6 +35,7 @@ struct Pipeline {
   std::string description;
   std::string namespace_;
   WallTime created_at{};
+  std::optional<Tags> tags;
 };
 
 struct PipelineVersion {
@@ -42,6 +48,7 @@ struct PipelineVersion {
   std::string package_url;  // v2beta1Url.pipeline_url
   std::string code_source_url;
   nlohmann::json pipeline_spec;  // null when absent
+  std::optional<Tags> tags;
 };
 
 struct Experiment {
@@ -82,23 +89,37 @@ struct PipelineTaskDetail {
   std::string cache_fingerprint;  // set when caching was enabled for the task
 };
 
+// One page of a list answer: the items, the total under the filter, and the
+// token of the next page (empty on the last).
+template <typename T>
+struct Page {
+  std::vector<T> items;
+  int total_size = 0;
+  std::string next_page_token;
+};
+
 struct RuntimeConfig {
   nlohmann::json parameters;  // object or null
   std::string pipeline_root;
 };
 
-struct Run {
-  std::string experiment_id;
-  std::string run_id;
-  std::string display_name;
-  std::string storage_state;  // "AVAILABLE", "ARCHIVED"
-  std::string description;
+// What a run and a recurring run share (KFP's proto repeats these fields in
+// both): the pipeline, by reference or inline, and its runtime inputs.
+struct PipelineSource {
   std::string pipeline_version_id;  // deprecated in KFP, still accepted
   nlohmann::json pipeline_spec;     // inline spec, null when absent
   std::string pipeline_id;          // pipeline_version_reference
   std::string pipeline_version_reference_id;
   RuntimeConfig runtime_config;
   std::string service_account;
+};
+
+struct Run : PipelineSource {
+  std::string experiment_id;
+  std::string run_id;
+  std::string display_name;
+  std::string storage_state;  // "AVAILABLE", "ARCHIVED"
+  std::string description;
   WallTime created_at{}, scheduled_at{}, finished_at{};
   RuntimeState state = RuntimeState::kUnspecified;
   std::optional<RpcStatus> error;
@@ -119,16 +140,10 @@ struct PeriodicSchedule {
   int64_t interval_second = 0;
 };
 
-struct RecurringRun {
+struct RecurringRun : PipelineSource {
   std::string recurring_run_id;
   std::string display_name;
   std::string description;
-  std::string pipeline_version_id;  // deprecated in KFP, still accepted
-  nlohmann::json pipeline_spec;     // inline spec, null when absent
-  std::string pipeline_id;          // pipeline_version_reference
-  std::string pipeline_version_reference_id;
-  RuntimeConfig runtime_config;
-  std::string service_account;
   int64_t max_concurrency = 0;
   std::optional<CronSchedule> cron_schedule;          // trigger.cron_schedule
   std::optional<PeriodicSchedule> periodic_schedule;  // trigger.periodic_schedule
@@ -155,6 +170,15 @@ nlohmann::json ToJson(const Run& r);
 nlohmann::json ToJson(const RecurringRun& r);
 nlohmann::json ToJson(const Healthz& h);
 
+// The resources as KFP's server writes them: its converters (api_converter.go)
+// set every timestamp of a resource, so an unset one is written as
+// "1970-01-01T00:00:00Z" where ToJson, the form of a request, leaves it out.
+nlohmann::json ToResponseJson(const Pipeline& p);
+nlohmann::json ToResponseJson(const PipelineVersion& v);
+nlohmann::json ToResponseJson(const Experiment& e);
+nlohmann::json ToResponseJson(const Run& r);
+nlohmann::json ToResponseJson(const RecurringRun& r);
+
 // `strict`: reject unknown fields (the server reading a request). The client
 // reading a response is lenient, since newer servers add fields.
 Result<RpcStatus> RpcStatusFromJson(const nlohmann::json& j);
@@ -164,6 +188,10 @@ Result<Experiment> ExperimentFromJson(const nlohmann::json& j, bool strict);
 Result<Run> RunFromJson(const nlohmann::json& j, bool strict);
 Result<RecurringRun> RecurringRunFromJson(const nlohmann::json& j, bool strict);
 Result<Healthz> HealthzFromJson(const nlohmann::json& j);
+
+// KFP's model.ValidateTags: at most 20 tags, keys not empty and without '.',
+// keys and values at most 63 characters. A 400 with KFP's message.
+Status ValidateTags(const Tags& tags);
 
 // gRPC codes KFP answers with, and the HTTP status grpc-gateway maps each to.
 enum class GrpcCode {
@@ -187,5 +215,14 @@ enum class GrpcCode {
 };
 int HttpStatusFor(GrpcCode code);
 GrpcCode GrpcCodeForHttpStatus(int http_status);
+
+// KFP's UserError.GRPCStatus (backend/src/common/util/error.go): the status
+// message is the internal error text, and `details` holds one
+// google.rpc.Status with the code and the message meant for the client.
+RpcStatus UserErrorStatus(GrpcCode code, std::string message, std::string external_message);
+
+// The text of an error body for a person: the top-level message, or the
+// first detail's when the top level has none.
+std::string ErrorMessage(const RpcStatus& status);
 
 }  // namespace kfpbench::kfp

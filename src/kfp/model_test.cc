@@ -58,6 +58,49 @@ TEST(Model, TypeErrorsNameTheField) {
   EXPECT_FALSE(RunFromJson(json::array(), true).ok());
 }
 
+// grpc-gateway reads bodies with protojson: JSON (lowerCamelCase) names beside
+// proto names at every depth, enums by number, never one field twice.
+TEST(Model, StrictReadingTakesJsonNamesAndEnumNumbers) {
+  auto run = RunFromJson(json::parse(R"({"displayName":"r","storageState":2,
+      "pipelineVersionReference":{"pipelineId":"p1","pipelineVersionId":"v1"},
+      "runtimeConfig":{"pipelineRoot":"/tmp/root","parameters":{"snake_key":1}}})"),
+                         true);
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  EXPECT_EQ(run->display_name, "r");
+  EXPECT_EQ(run->storage_state, "ARCHIVED");
+  EXPECT_EQ(run->pipeline_id, "p1");
+  EXPECT_EQ(run->pipeline_version_reference_id, "v1");
+  EXPECT_EQ(run->runtime_config.pipeline_root, "/tmp/root");
+  // Map keys are data, not field names.
+  EXPECT_EQ(run->runtime_config.parameters, json({{"snake_key", 1}}));
+
+  auto twice = RunFromJson(json{{"display_name", "a"}, {"displayName", "b"}}, true);
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.error().message.find("duplicate field"), std::string::npos);
+
+  // RecurringRun.Status numbers DISABLED 3; 2 is not a value.
+  auto rr = RecurringRunFromJson(json{{"status", 3}, {"mode", "DISABLE"}}, true);
+  ASSERT_TRUE(rr.ok()) << rr.error().message;
+  EXPECT_EQ(rr->status, "DISABLED");
+  EXPECT_FALSE(RecurringRunFromJson(json{{"status", 2}}, true).ok());
+  EXPECT_FALSE(RecurringRunFromJson(json{{"mode", "SOMETIMES"}}, true).ok());
+  // The zero value is the field left unset.
+  EXPECT_EQ(RecurringRunFromJson(json{{"mode", 0}}, true)->mode, "");
+}
+
+// KFP's UserError.GRPCStatus: one google.rpc.Status in the details.
+TEST(Model, UserErrorStatusCarriesOneDetail) {
+  json j = ToJson(UserErrorStatus(GrpcCode::kNotFound, "internal: x", "x"));
+  EXPECT_EQ(j["code"], 5);
+  EXPECT_EQ(j["message"], "internal: x");
+  ASSERT_EQ(j["details"].size(), 1u);
+  EXPECT_EQ(j["details"][0]["@type"], "type.googleapis.com/google.rpc.Status");
+  EXPECT_EQ(j["details"][0]["message"], "x");
+  auto back = RpcStatusFromJson(json{{"code", 5}, {"details", j["details"]}});
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(ErrorMessage(*back), "x");
+}
+
 TEST(Model, GrpcAndHttpCodesMapBothWays) {
   EXPECT_EQ(HttpStatusFor(GrpcCode::kNotFound), 404);
   EXPECT_EQ(HttpStatusFor(GrpcCode::kInvalidArgument), 400);

@@ -50,9 +50,10 @@ void ReadWorkflowTasks(const std::string& manifest, Run& run) {
     task.pod_name = id;
     task.display_name = node.value("displayName", node.value("name", id));
     task.state = StateFromStatus(node.value("phase", "")).value_or(RuntimeState::kUnspecified);
+    const json& pod = node;  // clang before 16 cannot capture a structured binding
     auto time = [&](const char* key, WallTime& out) {
-      if (!node.contains(key) || !node[key].is_string()) return;
-      if (auto t = ParseRfc3339(node[key].get<std::string>()); t.ok()) out = *t;
+      if (!pod.contains(key) || !pod[key].is_string()) return;
+      if (auto t = ParseRfc3339(pod[key].get<std::string>()); t.ok()) out = *t;
     };
     time("startedAt", task.start_time);
     time("finishedAt", task.end_time);

@@ -73,10 +73,6 @@ Result<std::vector<LocalReplica>> PlanLocalReplicas(const JobConfig& config,
                                                     const std::vector<int>& ports,
                                                     const std::filesystem::path& work_dir);
 
-// The Python module a kind's replicas import (torch for PyTorchJob,
-// tensorflow for TFJob); empty where the kind implies none.
-std::string FrameworkModule(JobKind kind);
-
 // When `argv0` names a Python interpreter, checks that it imports `module`;
 // the error names the interpreter as PATH resolves it and suggests one that
 // can (pyenv, conda or a venv often put a python3 without Debian's packages

@@ -9,6 +9,8 @@
 #include <set>
 #include <sstream>
 
+#include "ir/quantity.h"
+
 namespace kfpbench::kube {
 namespace {
 
@@ -127,9 +129,9 @@ MetricSpec ParseMetric(const std::string& name, const YAML::Node& node, JobKind 
     if (!node["roles"].IsSequence()) Fail(path + ".roles", "must be a list");
     for (const auto& r : node["roles"]) {
       auto role = Scalar(r, path + ".roles");
-      const auto& roles = KindRoles(kind);
+      const auto& roles = KindInfo(kind).roles;
       if (std::find(roles.begin(), roles.end(), role) == roles.end()) {
-        Fail(path + ".roles", "'" + role + "' is not a role of " + KindName(kind));
+        Fail(path + ".roles", "'" + role + "' is not a role of " + KindInfo(kind).name);
       }
       m.roles.push_back(role);
     }
@@ -160,17 +162,9 @@ JobConfig Parse(const YAML::Node& root, const std::filesystem::path& dir) {
   if (!IsDnsLabel(c.name)) Fail("name", "must be lower-case letters, digits and '-', at most 50");
   if (!root["kind"]) Fail("kind", "is required");
   std::string kind = Scalar(root["kind"], "kind");
-  if (kind == "Job") {
-    c.kind = JobKind::kJob;
-  } else if (kind == "TFJob") {
-    c.kind = JobKind::kTFJob;
-  } else if (kind == "PyTorchJob") {
-    c.kind = JobKind::kPyTorchJob;
-  } else if (kind == "MPIJob") {
-    c.kind = JobKind::kMPIJob;
-  } else {
-    Fail("kind", "must be Job, TFJob, PyTorchJob or MPIJob, got '" + kind + "'");
-  }
+  const JobKindInfo* info = FindKind(kind);
+  if (info == nullptr) Fail("kind", "must be Job, TFJob, PyTorchJob or MPIJob, got '" + kind + "'");
+  c.kind = info->kind;
   if (root["namespace"]) c.namespace_ = Scalar(root["namespace"], "namespace");
   if (!IsDnsLabel(c.namespace_)) Fail("namespace", "must be a DNS label");
   if (!root["image"]) Fail("image", "is required");
@@ -190,7 +184,7 @@ JobConfig Parse(const YAML::Node& root, const std::filesystem::path& dir) {
     }
   }
   if (!root["replicas"]) Fail("replicas", "is required");
-  const auto& roles = KindRoles(c.kind);
+  const auto& roles = KindInfo(c.kind).roles;
   CheckKeys(root["replicas"], "replicas", std::set<std::string>(roles.begin(), roles.end()));
   for (const auto& role : roles) {
     if (root["replicas"][role]) {
@@ -220,7 +214,18 @@ JobConfig Parse(const YAML::Node& root, const std::filesystem::path& dir) {
     for (const auto& [section, values] : json.items()) {
       if (!values.is_object()) Fail("resources." + section, "must be a mapping");
       for (const auto& [k, v] : values.items()) {
-        if (!v.is_string()) Fail("resources." + section + "." + k, "must be a quantity");
+        std::string where = "resources." + section + "." + k;
+        bool name_ok = !k.empty() && std::all_of(k.begin(), k.end(), [](unsigned char ch) {
+          return std::isalnum(ch) || ch == '.' || ch == '-' || ch == '_' || ch == '/';
+        });
+        if (!name_ok) Fail("resources." + section, "'" + k + "' is not a resource name");
+        if (!v.is_string()) Fail(where, "must be a quantity");
+        const auto& text = v.get_ref<const std::string&>();
+        if (k == "cpu") {
+          if (auto q = ir::ParseQuantityCpu(text); !q.ok()) Fail(where, q.error().message);
+        } else if (auto q = ir::ParseQuantityMemory(text); !q.ok()) {
+          Fail(where, q.error().message);
+        }
       }
     }
     c.resources_json = json.dump();
@@ -251,36 +256,50 @@ JobConfig Parse(const YAML::Node& root, const std::filesystem::path& dir) {
 
 }  // namespace
 
-std::string KindName(JobKind kind) {
-  switch (kind) {
-    case JobKind::kJob:
-      return "Job";
-    case JobKind::kTFJob:
-      return "TFJob";
-    case JobKind::kPyTorchJob:
-      return "PyTorchJob";
-    case JobKind::kMPIJob:
-      return "MPIJob";
-  }
-  return "?";
+namespace {
+
+const std::vector<JobKindInfo>& Kinds() {
+  static const std::vector<JobKindInfo> kinds = {
+      {JobKind::kJob, "Job", "batch/v1", "jobs.batch", "main", "", {"Worker"}},
+      {JobKind::kTFJob,
+       "TFJob",
+       "kubeflow.org/v1",
+       "tfjobs.kubeflow.org",
+       "tensorflow",
+       "tensorflow",
+       {"Chief", "Master", "PS", "Worker", "Evaluator"}},
+      {JobKind::kPyTorchJob,
+       "PyTorchJob",
+       "kubeflow.org/v1",
+       "pytorchjobs.kubeflow.org",
+       "pytorch",
+       "torch",
+       {"Master", "Worker"}},
+      {JobKind::kMPIJob,
+       "MPIJob",
+       "kubeflow.org/v1",
+       "mpijobs.kubeflow.org",
+       "mpi",
+       "",
+       {"Launcher", "Worker"}},
+  };
+  return kinds;
 }
 
-const std::vector<std::string>& KindRoles(JobKind kind) {
-  static const std::vector<std::string> kJob = {"Worker"};
-  static const std::vector<std::string> kTf = {"Chief", "Master", "PS", "Worker", "Evaluator"};
-  static const std::vector<std::string> kTorch = {"Master", "Worker"};
-  static const std::vector<std::string> kMpi = {"Launcher", "Worker"};
-  switch (kind) {
-    case JobKind::kJob:
-      return kJob;
-    case JobKind::kTFJob:
-      return kTf;
-    case JobKind::kPyTorchJob:
-      return kTorch;
-    case JobKind::kMPIJob:
-      return kMpi;
+}  // namespace
+
+const JobKindInfo& KindInfo(JobKind kind) {
+  for (const auto& info : Kinds()) {
+    if (info.kind == kind) return info;
   }
-  return kJob;
+  return Kinds().front();  // every enumerator has a row (job_config_test checks)
+}
+
+const JobKindInfo* FindKind(const std::string& name) {
+  for (const auto& info : Kinds()) {
+    if (info.name == name) return &info;
+  }
+  return nullptr;
 }
 
 Result<JobConfig> ParseJobConfig(const std::string& yaml_text, const std::filesystem::path& dir) {

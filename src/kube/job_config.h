@@ -13,9 +13,23 @@ namespace kfpbench::kube {
 
 enum class JobKind { kJob, kTFJob, kPyTorchJob, kMPIJob };
 
-std::string KindName(JobKind kind);
-// Roles (replica types) the kind accepts, in the order replicas are ranked.
-const std::vector<std::string>& KindRoles(JobKind kind);
+// Everything kfpbench knows of a kind, in one row of one table.
+struct JobKindInfo {
+  JobKind kind;
+  std::string name;         // the manifest's kind: "PyTorchJob"
+  std::string api_version;  // "kubeflow.org/v1"
+  std::string resource;     // the "plural.group" kubectl takes: pytorchjobs.kubeflow.org
+  // The main container: the training operator finds it by this name.
+  std::string container;
+  // The Python module its replicas import; empty where the kind implies none.
+  std::string framework_module;
+  // Roles (replica types) it accepts, in the order replicas are ranked.
+  std::vector<std::string> roles;
+};
+
+const JobKindInfo& KindInfo(JobKind kind);
+// By manifest name ("TFJob"); null when none.
+const JobKindInfo* FindKind(const std::string& name);
 
 // How one metric is read from replica logs.
 struct MetricSpec {

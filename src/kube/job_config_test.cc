@@ -24,6 +24,20 @@ metrics:
   step_time: {jsonl: step_time, per_replica: mean, across: mean, roles: [Master]}
 )";
 
+// One row per kind, each row its own kind, names read back.
+TEST(JobConfig, EveryKindHasOneRow) {
+  for (JobKind kind : {JobKind::kJob, JobKind::kTFJob, JobKind::kPyTorchJob, JobKind::kMPIJob}) {
+    const JobKindInfo& info = KindInfo(kind);
+    EXPECT_EQ(info.kind, kind) << info.name;
+    EXPECT_EQ(FindKind(info.name), &info);
+    EXPECT_FALSE(info.roles.empty());
+    EXPECT_FALSE(info.container.empty());
+  }
+  EXPECT_EQ(KindInfo(JobKind::kPyTorchJob).resource, "pytorchjobs.kubeflow.org");
+  EXPECT_EQ(KindInfo(JobKind::kJob).api_version, "batch/v1");
+  EXPECT_EQ(FindKind("PytorchJob"), nullptr);
+}
+
 TEST(JobConfig, ParsesEveryField) {
   auto c = ParseJobConfig(kConfig, "/cfg");
   ASSERT_TRUE(c.ok()) << c.error().message;
@@ -101,6 +115,11 @@ TEST(JobConfig, BadInputNamesTheKey) {
   ExpectError(ok + "metrics: {m: {jsonl: b, across: last}}\n", "metrics.m.across");
   ExpectError(ok + "metrics: {m: {jsonl: b, roles: [PS]}}\n", "'PS' is not a role of Job");
   ExpectError(ok + "resources: {requests: {cpu: [1]}}\n", "resources.requests.cpu");
+  ExpectError(ok + "resources: {limits: {memory: 1Gx}}\n",
+              "resources.limits.memory: invalid memory quantity '1Gx'");
+  // Found by fuzzing: a value that is not UTF-8 once aborted the reader.
+  ExpectError(ok + "resources: {limits: {cpu: \"1\xff\"}}\n", "resources.limits.cpu");
+  ExpectError(ok + "resources: {limits: {\"c\xffpu\": \"1\"}}\n", "is not a resource name");
   ExpectError(ok + "timeoutSeconds: 0\n", "timeoutSeconds: must be at least 1");
   ExpectError("[1, 2", "bad YAML");
 }

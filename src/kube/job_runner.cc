@@ -12,7 +12,7 @@ Result<JobSweepResult> RunSweep(const JobConfig& config, Driver& driver,
     if (!m.ok()) return m.error();
     metrics.push_back(std::move(*m));
   }
-  JobSweepResult result{config.name, KindName(config.kind), driver.name(), {}};
+  JobSweepResult result{config.name, KindInfo(config.kind).name, driver.name(), {}};
   std::set<std::string> swept;
   for (const auto& overrides : config.sweep) {
     for (const auto& [name, value] : overrides) swept.insert(name);

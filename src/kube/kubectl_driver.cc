@@ -85,7 +85,7 @@ JobOutcome KubectlDriver::Run(const JobConfig& config, const SweepPoint& point) 
     outcome.error = applied.error().message;
     return finish(outcome);
   }
-  const std::string resource = ResourceName(config.kind);
+  const std::string resource = KindInfo(config.kind).resource;
   const std::string& ns = config.namespace_;
   auto cleanup = [&] {
     if (!options_.keep) {
@@ -138,12 +138,12 @@ JobOutcome KubectlDriver::Run(const JobConfig& config, const SweepPoint& point) 
         int index = position++;
         if (config.kind != JobKind::kJob) {
           std::string type = labels.value("training.kubeflow.org/replica-type", "");
-          for (const auto& r : KindRoles(config.kind)) {
+          for (const auto& r : KindInfo(config.kind).roles) {
             if (Lower(r) == Lower(type)) role = r;
           }
           index = std::atoi(labels.value("training.kubeflow.org/replica-index", "0").c_str());
         }
-        auto log = Kubectl({"logs", "-n", ns, pod_name, "-c", ContainerName(config.kind)});
+        auto log = Kubectl({"logs", "-n", ns, pod_name, "-c", KindInfo(config.kind).container});
         std::string text = log.ok() ? *log : "";
         if (pod.contains("status") && pod["status"].value("phase", "") == "Failed") {
           failed_pods.push_back(pod_name + ":\n" + Tail(text, 20));
@@ -157,7 +157,8 @@ JobOutcome KubectlDriver::Run(const JobConfig& config, const SweepPoint& point) 
     if (state.succeeded) {
       outcome.succeeded = true;
     } else {
-      outcome.error = KindName(config.kind) + " " + point.job_name + " failed: " + state.reason +
+      outcome.error = KindInfo(config.kind).name + " " + point.job_name +
+                      " failed: " + state.reason +
                       (state.message.empty() ? "" : " (" + state.message + ")");
     }
   }

@@ -86,19 +86,6 @@ std::string ImportProblem(const std::string& python, const std::string& module) 
 
 }  // namespace
 
-std::string FrameworkModule(JobKind kind) {
-  switch (kind) {
-    case JobKind::kPyTorchJob:
-      return "torch";
-    case JobKind::kTFJob:
-      return "tensorflow";
-    case JobKind::kJob:
-    case JobKind::kMPIJob:
-      return "";
-  }
-  return "";
-}
-
 Status CheckInterpreterImports(const std::string& argv0, const std::string& module) {
   if (module.empty() || !IsPython(argv0)) return Ok();
   std::string resolved = ResolveOnPath(argv0);
@@ -126,7 +113,7 @@ Status LocalDriver::Preflight(const JobConfig& config, const SweepPoint& point) 
   auto resolved = Resolve(config, point);
   if (!resolved.ok()) return resolved.error();
   if (resolved->command.empty()) return Ok();
-  return CheckInterpreterImports(resolved->command[0], FrameworkModule(config.kind));
+  return CheckInterpreterImports(resolved->command[0], KindInfo(config.kind).framework_module);
 }
 
 Result<int> FreePort() {

@@ -199,8 +199,8 @@ TEST(LocalDriver, InterpreterWithoutTheFrameworkNamedBeforeAnyReplica) {
   ASSERT_FALSE(result.ok());
   EXPECT_NE(result.error().message.find("cannot import torch"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(work / "t-0"));
-  EXPECT_EQ(FrameworkModule(JobKind::kTFJob), "tensorflow");
-  EXPECT_EQ(FrameworkModule(JobKind::kMPIJob), "");
+  EXPECT_EQ(KindInfo(JobKind::kTFJob).framework_module, "tensorflow");
+  EXPECT_EQ(KindInfo(JobKind::kMPIJob).framework_module, "");
 }
 
 TEST(LocalDriver, SuggestsTheSystemInterpreterWhenItHasTheFramework) {

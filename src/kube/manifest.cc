@@ -20,7 +20,7 @@ json Labels(const JobConfig& config, const SweepPoint& point) {
 }
 
 json Container(const JobConfig& config, const ResolvedContainer& c, const std::string& role) {
-  json out = {{"name", ContainerName(config.kind)}, {"image", config.image}};
+  json out = {{"name", KindInfo(config.kind).container}, {"image", config.image}};
   // MPI workers only host ranks: the operator runs `sleep`/sshd there and the
   // launcher's mpirun starts the command on them.
   if (!(config.kind == JobKind::kMPIJob && role == "Worker")) out["command"] = c.command;
@@ -113,40 +113,12 @@ Result<ResolvedContainer> Resolve(const JobConfig& config, const SweepPoint& poi
   return out;
 }
 
-std::string ContainerName(JobKind kind) {
-  switch (kind) {
-    case JobKind::kTFJob:
-      return "tensorflow";
-    case JobKind::kPyTorchJob:
-      return "pytorch";
-    case JobKind::kMPIJob:
-      return "mpi";
-    case JobKind::kJob:
-      break;
-  }
-  return "main";
-}
-
-std::string ResourceName(JobKind kind) {
-  switch (kind) {
-    case JobKind::kJob:
-      return "jobs.batch";
-    case JobKind::kTFJob:
-      return "tfjobs.kubeflow.org";
-    case JobKind::kPyTorchJob:
-      return "pytorchjobs.kubeflow.org";
-    case JobKind::kMPIJob:
-      return "mpijobs.kubeflow.org";
-  }
-  return "";
-}
-
 Result<json> RenderManifest(const JobConfig& config, const SweepPoint& point) {
   auto resolved = Resolve(config, point);
   if (!resolved.ok()) return resolved.error();
   json labels = Labels(config, point);
-  json doc = {{"apiVersion", config.kind == JobKind::kJob ? "batch/v1" : "kubeflow.org/v1"},
-              {"kind", KindName(config.kind)},
+  json doc = {{"apiVersion", KindInfo(config.kind).api_version},
+              {"kind", KindInfo(config.kind).name},
               {"metadata",
                {{"name", point.job_name}, {"namespace", config.namespace_}, {"labels", labels}}}};
   auto pod_template = [&](const std::string& role) {

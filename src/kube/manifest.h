@@ -26,11 +26,4 @@ std::string ToYaml(const nlohmann::json& doc);
 // YAML text to JSON with YAML 1.2 core-schema scalars (quoted ones stay strings).
 Result<nlohmann::json> YamlToJson(const std::string& text);
 
-// The API "plural.group" name kubectl takes, e.g. pytorchjobs.kubeflow.org.
-std::string ResourceName(JobKind kind);
-
-// The main container's name: the training operator finds it by this name
-// (tensorflow, pytorch, mpi; "main" for a plain Job).
-std::string ContainerName(JobKind kind);
-
 }  // namespace kfpbench::kube

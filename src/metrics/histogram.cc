@@ -31,7 +31,9 @@ int64_t Histogram::BucketHighest(size_t index) {
   int64_t i = static_cast<int64_t>(index);
   if (i < kExactLimit) return i;
   int64_t shift = i / kSubBuckets - 1;
-  return BucketLowest(index) + (int64_t{1} << shift) - 1;
+  // Width first: the top bucket ends at INT64_MAX, and lowest + 2^shift would
+  // overflow on the way there.
+  return BucketLowest(index) + ((int64_t{1} << shift) - 1);
 }
 
 void Histogram::Record(int64_t value, uint64_t count) {

@@ -47,11 +47,16 @@ void OperationStats::AddErrorMessage(const std::string& message, uint64_t n) {
   }
 }
 
-void Recorder::RecordError(std::string_view operation, const std::string& message) {
+void Recorder::RecordError(std::string_view operation, const std::string& message,
+                           int http_status) {
   std::lock_guard lock(mu_);
   auto it = ops_.find(operation);
   if (it == ops_.end()) it = ops_.emplace(std::string(operation), Live{}).first;
   it->second.stats.AddErrorMessage(message);
+  if (!IsErrorStatus(http_status)) {
+    it->second.stats.errors++;
+    it->second.window_errors++;
+  }
 }
 
 std::map<std::string, OperationStats> Recorder::Snapshot() const {

@@ -48,7 +48,10 @@ class Recorder {
   void RecordCall(std::string_view operation, Duration latency, int http_status,
                   WallTime completed_at);
   // Why a call of `operation` failed (see OperationStats::error_messages).
-  void RecordError(std::string_view operation, const std::string& message);
+  // `http_status` is the one RecordCall got: a call that failed although its
+  // status said success (an answer that is not JSON, a truncated body) is
+  // counted as an error here, as RecordCall could not know.
+  void RecordError(std::string_view operation, const std::string& message, int http_status);
 
   // A copy of everything so far; the current second is included as a window.
   std::map<std::string, OperationStats> Snapshot() const;

@@ -54,6 +54,23 @@ TEST(Recorder, TotalsLeaveOutTheTimeSeriesAndRestartHandsThemOver) {
   EXPECT_EQ(snap.at("GetRun").windows[0].second, 1);  // from the new start
 }
 
+// A 200 whose answer was unusable is an error once its reason arrives; a 503
+// was one already, and its reason does not count it twice.
+TEST(Recorder, AnUnusableSuccessIsCountedWhenItsErrorArrives) {
+  WallTime t0 = WallClock::now();
+  Recorder r(t0);
+  r.RecordCall("GetRun", milliseconds(2), 200, t0);
+  r.RecordError("GetRun", "the server answered with a body that is not JSON", 200);
+  r.RecordCall("GetRun", milliseconds(2), 503, t0);
+  r.RecordError("GetRun", "HTTP 503: overloaded", 503);
+  r.RecordCall("GetRun", milliseconds(2), 200, t0);
+  auto ops = r.Snapshot();
+  EXPECT_EQ(ops["GetRun"].latency_us.count(), 3u);
+  EXPECT_EQ(ops["GetRun"].errors, 2u);
+  EXPECT_EQ(ops["GetRun"].by_status[200], 2u);
+  EXPECT_EQ(ops["GetRun"].error_messages.size(), 2u);
+}
+
 TEST(Recorder, IsThreadSafe) {
   WallTime t0 = WallClock::now();
   Recorder r(t0);

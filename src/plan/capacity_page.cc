@@ -9,6 +9,7 @@
 #include "plan/plan.h"
 #include "report/html_inline.h"
 #include "report/markup.h"
+#include "util/files.h"
 
 namespace kfpbench::plan {
 namespace {
@@ -17,12 +18,8 @@ using nlohmann::json;
 
 Result<SweepPoint> SweepProbe(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload,
                               int64_t runs, int nodes) {
-  sim::WorkloadSpec w = workload;
-  w.arrival_kind = sim::WorkloadSpec::ArrivalKind::kAllAtOnce;
-  w.runs = runs;
-  auto r = sim::Simulate(FixedNodes(cluster, nodes), w);
+  auto r = SimulateAllAtOnce(cluster, workload, runs, nodes);
   if (!r.ok()) return r.error();
-  if (r->failed > 0) return Error{"runs fail in the simulation: " + r->first_error};
   SweepPoint p;
   p.nodes = nodes;
   p.runs = runs;
@@ -197,20 +194,7 @@ std::string RenderCapacityPage(const CapacityPage& page) {
 Status WriteCapacityPage(const CapacityPage& page, const std::filesystem::path& path) {
   std::error_code ec;
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
-  std::filesystem::path tmp = path;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return Error{"cannot write " + tmp.string()};
-    out << RenderCapacityPage(page);
-    if (!out) return Error{"cannot write " + tmp.string()};
-  }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    return Error{
-        fmt::format("cannot rename {} to {}: {}", tmp.string(), path.string(), ec.message())};
-  }
-  return Ok();
+  return WriteFileAtomically(path, RenderCapacityPage(page));
 }
 
 }  // namespace kfpbench::plan

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "harness/e2e_support.h"
 #include "plan/plan.h"
 #include "sim/test_support.h"
 #include "util/ids.h"
@@ -16,22 +17,6 @@ namespace kfpbench::plan {
 namespace {
 
 using namespace std::chrono_literals;
-
-size_t Count(const std::string& s, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
-  return n;
-}
-
-std::string Output(const std::string& command) {
-  std::string out;
-  FILE* p = popen(command.c_str(), "r");
-  if (!p) return out;
-  char buf[65536];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  pclose(p);
-  return out;
-}
 
 class CapacityPageTest : public ::testing::Test {
  protected:
@@ -89,18 +74,12 @@ TEST_F(CapacityPageTest, PageIsSelfContainedAndEscapesItsText) {
 
 // Opens the page in headless Chromium: every chart draws, no script error.
 TEST_F(CapacityPageTest, EveryChartDrawsInABrowser) {
-  const char* chromium = "/usr/bin/chromium";
-  if (!std::filesystem::exists(chromium)) GTEST_SKIP() << "no " << chromium;
+  if (!std::filesystem::exists(testing::kChromium)) GTEST_SKIP() << "no " << testing::kChromium;
   auto dir = std::filesystem::temp_directory_path() / ("kfpbench-capacity-" + NewUuid());
   std::filesystem::create_directories(dir / "profile");
   auto path = dir / "capacity.html";
   ASSERT_TRUE(WriteCapacityPage({"capacity", "summary", &sweeps_, &over_time_}, path).ok());
-  std::string dom = Output(
-      fmt::format("timeout 60 {} --headless --no-sandbox --disable-gpu --no-first-run "
-                  "--disable-background-networking --disable-component-update --disable-sync "
-                  "--disable-dev-shm-usage --user-data-dir={} --window-size=1200,2400 "
-                  "--virtual-time-budget=5000 --dump-dom file://{} 2>/dev/null",
-                  chromium, (dir / "profile").string(), path.string()));
+  std::string dom = testing::ChromiumDom(path, dir / "profile", "1200,2400");
   std::filesystem::remove_all(dir);
   ASSERT_NE(dom.find("id=\"status\" data-ready=\"true\""), std::string::npos)
       << dom.substr(0, 3000);
@@ -112,8 +91,8 @@ TEST_F(CapacityPageTest, EveryChartDrawsInABrowser) {
   ASSERT_NE(charts, std::string::npos);
   std::string body = dom.substr(charts);
   // Two sweeps and three over-time charts.
-  EXPECT_EQ(Count(body, "data-drawn=\"true\""), 5u);
-  EXPECT_EQ(Count(body, "data-drawn=\"false\""), 0u);
+  EXPECT_EQ(testing::CountOf(body, "data-drawn=\"true\""), 5u);
+  EXPECT_EQ(testing::CountOf(body, "data-drawn=\"false\""), 0u);
   EXPECT_NE(body.find("class=\"uplot"), std::string::npos);
 }
 

@@ -10,16 +10,25 @@
 #include "sim/simulator.h"
 
 namespace kfpbench::plan {
-namespace {
 
-Result<Probe> Run(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload, int64_t runs,
-                  int nodes) {
+Result<sim::SimResult> SimulateAllAtOnce(const sim::ClusterSpec& cluster,
+                                         const sim::WorkloadSpec& workload, int64_t runs,
+                                         int nodes) {
   sim::WorkloadSpec w = workload;
   w.arrival_kind = sim::WorkloadSpec::ArrivalKind::kAllAtOnce;
   w.runs = runs;
   auto r = sim::Simulate(FixedNodes(cluster, nodes), w);
   if (!r.ok()) return r.error();
   if (r->failed > 0) return Error{"runs fail in the simulation: " + r->first_error};
+  return r;
+}
+
+namespace {
+
+Result<Probe> Run(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload, int64_t runs,
+                  int nodes) {
+  auto r = SimulateAllAtOnce(cluster, workload, runs, nodes);
+  if (!r.ok()) return r.error();
   return Probe{nodes, runs, r->makespan};
 }
 

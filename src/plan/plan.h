@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/model.h"
+#include "sim/simulator.h"
 #include "util/result.h"
 
 namespace kfpbench::plan {
@@ -58,6 +59,12 @@ Result<Analytic> Waves(const sim::ClusterSpec& cluster, const sim::WorkloadSpec&
 // `cluster` with its first pool fixed at `nodes` and no autoscaler: what
 // every probe of the search simulates.
 sim::ClusterSpec FixedNodes(const sim::ClusterSpec& cluster, int nodes);
+
+// `runs` runs submitted at once on `nodes` nodes, simulated; an Error when the
+// simulation fails or any run fails in it.
+Result<sim::SimResult> SimulateAllAtOnce(const sim::ClusterSpec& cluster,
+                                         const sim::WorkloadSpec& workload, int64_t runs,
+                                         int nodes);
 
 nlohmann::json ToJson(const Answer& a);
 std::string Describe(const Answer& a);

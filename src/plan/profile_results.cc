@@ -1,97 +1,51 @@
 #include "plan/profile_results.h"
 
-#include <fstream>
-#include <sstream>
-
 #include <fmt/format.h>
 
 #include "plan/profile_run.h"
+#include "results/results_json.h"
 #include "util/time.h"
 
 namespace kfpbench::plan {
-namespace {
-
-std::optional<double> Number(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
-}
-
-std::vector<double> Numbers(const nlohmann::json& j, const char* key) {
-  std::vector<double> out;
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_array()) return out;
-  for (const auto& v : *it) {
-    if (v.is_number()) out.push_back(v.get<double>());
-  }
-  return out;
-}
-
-// {"peak": x, "p95": y} (p95 defaults to the peak).
-std::optional<Usage> UsageObject(const nlohmann::json& j) {
-  if (!j.is_object()) return std::nullopt;
-  auto peak = Number(j, "peak");
-  if (!peak) return std::nullopt;
-  return Usage{*peak, Number(j, "p95").value_or(*peak)};
-}
-
-std::optional<Usage> Flat(const nlohmann::json& task, const char* peak_key, const char* p95_key) {
-  auto peak = Number(task, peak_key);
-  if (!peak) return std::nullopt;
-  return Usage{*peak, Number(task, p95_key).value_or(*peak)};
-}
-
-Duration TaskDuration(const nlohmann::json& task) {
-  auto start = ParseRfc3339(task.value("started_at", ""));
-  auto end = ParseRfc3339(task.value("finished_at", ""));
-  if (!start.ok() || !end.ok() || *end <= *start) return Duration::zero();
-  return *end - *start;
-}
-
-}  // namespace
-
-const nlohmann::json* RunRecords(const nlohmann::json& results) {
-  auto runs = results.find("runs");
-  if (runs == results.end()) return nullptr;
-  if (runs->is_array()) return &*runs;
-  if (runs->is_object() && runs->contains("records") && (*runs)["records"].is_array()) {
-    return &(*runs)["records"];
-  }
-  return nullptr;
-}
 
 Result<std::vector<StepExecution>> ExecutionsFromResults(
-    const nlohmann::json& results, const std::map<std::string, std::string>& labels) {
-  const nlohmann::json* runs = RunRecords(results);
-  if (runs == nullptr) return Error{"no runs.records array: not a kfpbench results.json"};
+    const std::vector<results::RunRecord>& runs, const std::map<std::string, std::string>& labels) {
   std::vector<StepExecution> out;
   size_t tasks_seen = 0;
-  for (const auto& run : *runs) {
-    if (run.value("state", "") != "SUCCEEDED" || !run.contains("tasks")) continue;
-    for (const auto& task : run["tasks"]) {
-      if (!task.is_object() || task.value("dag", false)) continue;
-      if (task.value("state", "SUCCEEDED") != "SUCCEEDED") continue;
+  auto usage = [](const std::optional<results::TaskTiming::Usage>& u) -> std::optional<Usage> {
+    if (!u) return std::nullopt;
+    return Usage{u->peak, u->p95};
+  };
+  for (const auto& run : runs) {
+    if (run.state != RuntimeState::kSucceeded) continue;
+    for (const auto& task : run.tasks) {
+      if (task.dag) continue;
+      if (task.state != RuntimeState::kSucceeded && task.state != RuntimeState::kUnspecified) {
+        continue;
+      }
       ++tasks_seen;
       StepExecution e;
-      e.step = task.value("name", "");
+      e.run_id = run.run_id;
+      e.step = task.name;
       if (auto l = labels.find(e.step); l != labels.end()) e.executor_label = l->second;
-      e.duration = TaskDuration(task);
-      e.cpu_seconds = Number(task, "cpu_seconds").value_or(0);
-      const nlohmann::json resources = task.value("resources", nlohmann::json::object());
-      e.cpu_cores = Numbers(task, "cpu_cores_samples");
-      e.memory_bytes = Numbers(task, "memory_bytes_samples");
-      e.cpu_summary = UsageObject(resources.value("cpu_cores", nlohmann::json()));
-      if (!e.cpu_summary) e.cpu_summary = Flat(task, "cpu_cores_peak", "cpu_cores_p95");
+      if (task.finished > task.started && task.started != WallTime{}) {
+        e.duration = task.finished - task.started;
+      }
+      e.cpu_seconds = task.cpu_seconds.value_or(0);
+      e.cpu_cores = task.cpu_cores_samples;
+      e.memory_bytes = task.memory_bytes_samples;
+      e.cpu_summary = usage(task.cpu_cores);
       double seconds = std::chrono::duration<double>(e.duration).count();
-      if (!e.cpu_summary && Number(task, "cpu_seconds") && seconds > 0) {
+      if (!e.cpu_summary && task.cpu_seconds && seconds > 0) {
         double average = e.cpu_seconds / seconds;
         e.cpu_summary = Usage{average, average};
       }
-      e.memory_summary = UsageObject(resources.value("memory_bytes", nlohmann::json()));
-      if (!e.memory_summary) e.memory_summary = Flat(task, "memory_bytes_peak", "memory_bytes_p95");
+      e.memory_summary = usage(task.memory_bytes);
       // What `run --prometheus` records per step (see docs/RESULTS.md).
-      if (!e.memory_summary)
-        e.memory_summary = Flat(task, "peak_memory_bytes", "peak_memory_bytes");
+      if (!e.memory_summary && task.peak_memory_bytes) {
+        double peak = static_cast<double>(*task.peak_memory_bytes);
+        e.memory_summary = Usage{peak, peak};
+      }
       bool has_cpu = !e.cpu_cores.empty() || e.cpu_summary;
       bool has_memory = !e.memory_bytes.empty() || e.memory_summary;
       if (!has_cpu && !has_memory) continue;
@@ -108,26 +62,19 @@ Result<std::vector<StepExecution>> ExecutionsFromResults(
   return out;
 }
 
-void AnnotateResults(nlohmann::json& results, const std::vector<StepExecution>& executions) {
-  auto it = results.find("runs");
-  if (it == results.end()) return;
-  nlohmann::json* runs = it->is_array() ? &*it : nullptr;
-  if (it->is_object() && it->contains("records")) runs = &(*it)["records"];
-  if (runs == nullptr || !runs->is_array()) return;
-  for (auto& run : *runs) {
-    if (!run.contains("tasks")) continue;
-    const std::string run_id = run.value("run_id", "");
-    for (auto& task : run["tasks"]) {
-      if (task.value("dag", false)) continue;
+void AnnotateResults(std::vector<results::RunRecord>& runs,
+                     const std::vector<StepExecution>& executions) {
+  for (auto& run : runs) {
+    for (auto& task : run.tasks) {
+      if (task.dag) continue;
       for (const auto& e : executions) {
-        if (e.run_id != run_id || e.step != task.value("name", "")) continue;
+        if (e.run_id != run.run_id || e.step != task.name) continue;
         ProfileReport one = BuildProfile({e}, {});
         const StepProfile& s = one.steps.front();
-        task["resources"] = {
-            {"cpu_cores", {{"peak", s.cpu_cores.peak}, {"p95", s.cpu_cores.p95}}},
-            {"memory_bytes", {{"peak", s.memory_bytes.peak}, {"p95", s.memory_bytes.p95}}},
-            {"samples", s.samples}};
-        task["cpu_seconds"] = e.cpu_seconds;
+        task.cpu_cores = results::TaskTiming::Usage{s.cpu_cores.peak, s.cpu_cores.p95};
+        task.memory_bytes = results::TaskTiming::Usage{s.memory_bytes.peak, s.memory_bytes.p95};
+        task.resource_samples = static_cast<int>(s.samples);
+        task.cpu_seconds = e.cpu_seconds;
       }
     }
   }
@@ -139,25 +86,19 @@ Result<ProfileReport> ProfileFromResultsFile(const std::filesystem::path& path,
   std::filesystem::path file = path;
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) file /= "results.json";
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return Error{fmt::format("cannot read {}", file.string())};
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto results = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (results.is_discarded() || !results.is_object()) {
-    return Error{fmt::format("{}: not valid JSON", file.string())};
-  }
+  auto runs = results::LoadRunRecords(file);
+  if (!runs.ok()) return runs.error();
   std::map<std::string, std::string> labels;
   if (pipeline != nullptr) labels = ExecutorLabels(*pipeline);
-  auto executions = ExecutionsFromResults(results, labels);
+  auto executions = ExecutionsFromResults(*runs, labels);
   if (!executions.ok())
     return Error{fmt::format("{}: {}", file.string(), executions.error().message)};
   ProfileReport report = BuildProfile(*executions, options);
   report.pipeline = pipeline != nullptr ? pipeline->name : "(from results)";
   report.source = file.string();
-  int runs = 0;
-  for (const auto& run : *RunRecords(results)) runs += run.value("state", "") == "SUCCEEDED";
-  report.repeats = runs;
+  int succeeded = 0;
+  for (const auto& run : *runs) succeeded += run.state == RuntimeState::kSucceeded;
+  report.repeats = succeeded;
   return report;
 }
 

@@ -16,24 +16,21 @@
 
 #include "ir/pipeline_spec.h"
 #include "plan/profile.h"
+#include "results/results.h"
 #include "util/result.h"
 
 namespace kfpbench::plan {
 
-// results.json's run records (`runs.records`; a bare `runs` array is taken
-// too); null when there are none.
-const nlohmann::json* RunRecords(const nlohmann::json& results);
-
-// Executions of every succeeded non-DAG task that carries resource figures;
-// `labels` (task name -> executor label) may be empty. An Error when no task
-// carries any, naming the fields looked for.
+// Executions of every succeeded non-DAG task of the succeeded runs that
+// carries resource figures; `labels` (task name -> executor label) may be
+// empty. An Error when no task carries any, naming the fields looked for.
 Result<std::vector<StepExecution>> ExecutionsFromResults(
-    const nlohmann::json& results, const std::map<std::string, std::string>& labels);
+    const std::vector<results::RunRecord>& runs, const std::map<std::string, std::string>& labels);
 
-// Adds each execution's figures to its task in results.json (matched by run
-// id and task name), in the first shape above plus "cpu_seconds", so that
-// `--from-results` reads back what the embedded profile measured.
-void AnnotateResults(nlohmann::json& results, const std::vector<StepExecution>& executions);
+// Puts each execution's figures on its task (matched by run id and task
+// name), so that `--from-results` reads back what the embedded profile measured.
+void AnnotateResults(std::vector<results::RunRecord>& runs,
+                     const std::vector<StepExecution>& executions);
 
 // RESULTS_DIR/results.json or a results.json path; errors name the file.
 Result<ProfileReport> ProfileFromResultsFile(const std::filesystem::path& path,

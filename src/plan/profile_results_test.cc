@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "results/results_json.h"
 #include "util/ids.h"
 
 namespace kfpbench::plan {
@@ -20,6 +21,14 @@ nlohmann::json Task(const std::string& name, nlohmann::json extra) {
                       {"dag", false}};
   t.update(extra);
   return t;
+}
+
+// The run records of a results.json, read as --from-results reads them.
+Result<std::vector<StepExecution>> ExecutionsFromResults(
+    const nlohmann::json& results, const std::map<std::string, std::string>& labels) {
+  auto runs = results::RunRecordsFromJson(results);
+  if (!runs.ok()) return runs.error();
+  return plan::ExecutionsFromResults(*runs, labels);
 }
 
 TEST(ProfileResultsTest, ReadsEveryAcceptedShapeOfPerTaskResources) {

@@ -9,22 +9,19 @@
 #include <spdlog/spdlog.h>
 
 #include "exec/resource_sampler.h"
-#include "harness/harness.h"
 #include "harness/orchestrate_params.h"
 #include "harness/run_follower.h"
-#include "http/client.h"
-#include "http/url.h"
+#include "harness/session.h"
 #include "kfp/client.h"
 #include "metrics/recorder.h"
-#include "server/backend.h"
 
 namespace kfpbench::plan {
 namespace {
 
-constexpr int kBadInput = 2;
+constexpr int kBadInput = kHttpBadRequest;  // the CLI exits 2 for it
 constexpr auto kPollInterval = std::chrono::milliseconds(200);
 
-Error Failed(std::string message) { return Error{std::move(message), 1}; }
+Error Failed(std::string message) { return Error{std::move(message)}; }
 
 }  // namespace
 
@@ -66,22 +63,15 @@ Result<ProfileRun> ProfileOnEmbeddedBackend(const ProfileRunOptions& options) {
   if (!parameters.ok()) return Error{"--params: " + parameters.error().message, kBadInput};
   if (options.repeats < 1) return Error{"--repeat: must be at least 1", kBadInput};
 
-  server::ServeOptions so;
-  so.port = 0;
-  so.backend.executor = "process";
-  so.backend.self_binary = options.self_binary;
-  auto server = server::ApiServer::Start(so);
-  if (!server.ok()) {
-    return Failed("cannot start the embedded backend: " + server.error().message);
-  }
-  auto base = http::ParseUrl((*server)->url());
-  if (!base.ok()) return Failed(base.error().message);
-  http::ClientOptions co;
-  co.base = *base;
-  http::Client http(co);
-  metrics::Recorder recorder(WallClock::now());
-  harness::RecordingObserver observer(recorder);
-  kfp::Client client(http, {}, &observer);
+  // The embedded backend with local processes and no limits: the steps run
+  // here, where the sampler can see them.
+  harness::TargetOptions target;
+  target.embedded.backend.executor = "process";
+  target.embedded.backend.self_binary = options.self_binary;
+  auto session = harness::Session::Open(target);
+  if (!session.ok()) return Failed(session.error().message);
+  kfp::Client& client = (*session)->client();
+  metrics::Recorder& recorder = (*session)->recorder();
 
   exec::ResourceSamplerOptions sampler_options;
   sampler_options.interval = options.sample_interval;
@@ -90,8 +80,7 @@ Result<ProfileRun> ProfileOnEmbeddedBackend(const ProfileRunOptions& options) {
   ProfileRun out;
   out.results.kfpbench_version = KFPBENCH_VERSION;
   out.results.started = recorder.start();
-  out.results.target.url = (*server)->url();
-  out.results.target.embedded = true;
+  out.results.target = (*session)->target();
   out.results.scenario_path = path;
   out.results.scenario_source = nlohmann::json::array({{{"mode", "PROFILE"},
                                                         {"pipeline", path},
@@ -110,7 +99,7 @@ Result<ProfileRun> ProfileOnEmbeddedBackend(const ProfileRunOptions& options) {
     create.display_name = fmt::format("kfpbench-profile-{}", i + 1);
     create.pipeline_id = uploaded->pipeline_id;
     create.parameters = *parameters;
-    harness::RunRecord record;
+    results::RunRecord record;
     record.submitted = WallClock::now();
     auto run = client.CreateRun(create);
     if (!run.ok()) return Failed("cannot create a run: " + run.error().message);

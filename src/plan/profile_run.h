@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/results.h"
 #include "ir/pipeline_spec.h"
 #include "plan/profile.h"
+#include "results/results.h"
 #include "util/result.h"
 
 namespace kfpbench::plan {
@@ -33,7 +33,7 @@ struct ProfileRun {
   ProfileReport report;
   // The profiled runs as a benchmark (results.json), so `kfpbench calibrate`
   // fits step durations from the same runs.
-  harness::BenchmarkResults results;
+  results::BenchmarkResults results;
   // The pipeline's IR with the recommended requests and limits.
   nlohmann::json sized_pipeline;
   // Every step execution with its samples (AnnotateResults puts them into
@@ -41,8 +41,8 @@ struct ProfileRun {
   std::vector<StepExecution> executions;
 };
 
-// Errors: code 2 for bad input (unreadable or invalid pipeline, bad params),
-// 1 when the backend or a run failed.
+// Errors: BadInput() for bad input (unreadable or invalid pipeline, bad params),
+// any other Error when the backend or a run failed.
 Result<ProfileRun> ProfileOnEmbeddedBackend(const ProfileRunOptions& options);
 
 // The IR without any requests or limits, so no step is throttled or placed

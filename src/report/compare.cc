@@ -7,12 +7,12 @@
 #include <fmt/format.h>
 
 #include "report/repetitions.h"
-#include "report/stats.h"
+#include "results/stats.h"
 
 namespace kfpbench::report {
 namespace {
 
-using harness::BenchmarkResults;
+using results::BenchmarkResults;
 
 struct StatDef {
   const char* name;
@@ -25,7 +25,7 @@ double OfHistogram(const metrics::Histogram& h, const StatDef& s) {
 }
 
 double OfValues(const std::vector<double>& v, const StatDef& s) {
-  return s.percentile < 0 ? stats::Mean(v) : stats::Percentile(v, s.percentile);
+  return s.percentile < 0 ? results::Mean(v) : results::Percentile(v, s.percentile);
 }
 
 // The samples one side contributes for one statistic, in ms.
@@ -36,7 +36,7 @@ struct Samples {
 };
 
 Samples OperationSamples(const std::vector<BenchmarkResults>& side,
-                         const std::vector<harness::RepetitionSummary>& reps, const std::string& op,
+                         const std::vector<results::RepetitionSummary>& reps, const std::string& op,
                          const StatDef& s, bool repetitions) {
   Samples out;
   if (repetitions) {
@@ -47,11 +47,11 @@ Samples OperationSamples(const std::vector<BenchmarkResults>& side,
         out.values.push_back(OfHistogram(it->second, s) / 1000);
       }
     }
-    out.statistic = [](const std::vector<double>& v) { return stats::Mean(v); };
+    out.statistic = [](const std::vector<double>& v) { return results::Mean(v); };
     return out;
   }
   out.kind = "windows";
-  out.statistic = [](const std::vector<double>& v) { return stats::Percentile(v, 50); };
+  out.statistic = [](const std::vector<double>& v) { return results::Percentile(v, 50); };
   if (s.percentile < 0) return out;  // windows keep no mean
   for (const auto& r : side) {
     auto it = r.operations.find(op);
@@ -66,7 +66,7 @@ Samples OperationSamples(const std::vector<BenchmarkResults>& side,
 }
 
 Samples RunSamples(const std::vector<BenchmarkResults>& side,
-                   const std::vector<harness::RepetitionSummary>& reps, const StatDef& s,
+                   const std::vector<results::RepetitionSummary>& reps, const StatDef& s,
                    bool repetitions) {
   Samples out;
   if (repetitions) {
@@ -74,7 +74,7 @@ Samples RunSamples(const std::vector<BenchmarkResults>& side,
     for (const auto& r : reps) {
       if (r.run_duration_ms.count()) out.values.push_back(OfHistogram(r.run_duration_ms, s));
     }
-    out.statistic = [](const std::vector<double>& v) { return stats::Mean(v); };
+    out.statistic = [](const std::vector<double>& v) { return results::Mean(v); };
     return out;
   }
   out.kind = "runs";
@@ -102,11 +102,11 @@ MetricChange Judge(const std::string& metric, const StatDef& s, const Samples& b
   c.baseline = base.statistic(base.values);
   c.candidate = cand.statistic(cand.values);
   c.change = c.baseline != 0 ? c.candidate / c.baseline - 1 : 0;
-  auto ci = stats::BootstrapRelativeChange(base.values, cand.values, base.statistic, o.confidence,
-                                           o.bootstrap_iterations, seed);
+  auto ci = results::BootstrapRelativeChange(base.values, cand.values, base.statistic, o.confidence,
+                                             o.bootstrap_iterations, seed);
   c.ci_low = ci.low;
   c.ci_high = ci.high;
-  c.p_value = stats::MannWhitneyU(cand.values, base.values).p;
+  c.p_value = results::MannWhitneyU(cand.values, base.values).p;
   // A change must be both statistically significant and at least the minimum
   // effect to be called one: a 0.5% shift that is real is still no change
   // anyone should act on.
@@ -227,11 +227,11 @@ nlohmann::json ComparisonJson(const Comparison& c, const CompareOptions& o) {
 }
 
 std::vector<std::string> ComparabilityWarnings(
-    const std::vector<const harness::BenchmarkResults*>& results,
+    const std::vector<const results::BenchmarkResults*>& results,
     const std::vector<std::string>& names) {
   std::vector<std::string> out;
   if (results.size() < 2) return out;
-  auto target = [](const harness::BenchmarkResults& r) {
+  auto target = [](const results::BenchmarkResults& r) {
     return r.target.embedded ? std::string("the embedded backend")
                              : fmt::format("{} ({})", r.target.url, r.target.api_version);
   };

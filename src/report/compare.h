@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/results.h"
+#include "results/results.h"
 #include "util/result.h"
 
 namespace kfpbench::report {
@@ -52,8 +52,8 @@ struct Comparison {
 };
 
 // Each side is one or more repetitions of the same benchmark.
-Result<Comparison> Compare(const std::vector<harness::BenchmarkResults>& baseline,
-                           const std::vector<harness::BenchmarkResults>& candidate,
+Result<Comparison> Compare(const std::vector<results::BenchmarkResults>& baseline,
+                           const std::vector<results::BenchmarkResults>& candidate,
                            const CompareOptions& options);
 
 std::string_view VerdictName(ChangeVerdict v);
@@ -65,7 +65,7 @@ nlohmann::json ComparisonJson(const Comparison& c, const CompareOptions& options
 // they ran or the target they ran against (an embedded backend counts as one
 // target whatever its port), naming both sides. Empty when they match.
 std::vector<std::string> ComparabilityWarnings(
-    const std::vector<const harness::BenchmarkResults*>& results,
+    const std::vector<const results::BenchmarkResults*>& results,
     const std::vector<std::string>& names);
 
 }  // namespace kfpbench::report

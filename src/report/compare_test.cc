@@ -4,23 +4,23 @@
 
 #include <gtest/gtest.h>
 
-#include "report/test_support.h"
+#include "results/test_support.h"
 
 namespace kfpbench::report {
 namespace {
 
 // One repetition: GetRun latencies drawn from a lognormal around 5 ms, times `scale`.
-harness::BenchmarkResults Repetition(std::mt19937_64& rng, double scale) {
+results::BenchmarkResults Repetition(std::mt19937_64& rng, double scale) {
   std::lognormal_distribution<double> us(std::log(5000.0), 0.5);
-  harness::BenchmarkResults r;
+  results::BenchmarkResults r;
   auto& h = r.operations["GetRun"].latency_us;
   for (int i = 0; i < 1000; ++i) h.Record(static_cast<int64_t>(us(rng) * scale));
   return r;
 }
 
-std::vector<harness::BenchmarkResults> Repetitions(uint64_t seed, int n, double scale) {
+std::vector<results::BenchmarkResults> Repetitions(uint64_t seed, int n, double scale) {
   std::mt19937_64 rng(seed);
-  std::vector<harness::BenchmarkResults> out;
+  std::vector<results::BenchmarkResults> out;
   for (int i = 0; i < n; ++i) out.push_back(Repetition(rng, scale));
   return out;
 }
@@ -77,8 +77,8 @@ TEST(Compare, SameDistributionIsFlaggedInAtMostFivePercentOfTrials) {
 }
 
 TEST(Compare, OneRepetitionUsesWindowsAndRuns) {
-  auto base = testing::SyntheticResults(1, 30, 20, 1.0);
-  auto slower = testing::SyntheticResults(2, 30, 20, 1.5);
+  auto base = results::testing::SyntheticResults(1, 30, 20, 1.0);
+  auto slower = results::testing::SyntheticResults(2, 30, 20, 1.5);
   CompareOptions o;
   auto c = Compare({base}, {slower}, o);
   ASSERT_TRUE(c.ok());
@@ -118,7 +118,7 @@ namespace kfpbench::report {
 namespace {
 
 TEST(Comparability, WarnsAboutOtherScenariosAndTargets) {
-  harness::BenchmarkResults a, b;
+  results::BenchmarkResults a, b;
   a.scenario_source = nlohmann::json::parse(R"([{"mode": "RANDOM_GETS", "runTime": 1}])");
   a.scenario_path = "gets.json";
   a.target.embedded = true;

@@ -17,7 +17,7 @@ std::string Seconds(int64_t ms) { return FormatDuration(std::chrono::millisecond
 
 }  // namespace
 
-Status ConsoleReporter::Report(const harness::BenchmarkResults& r) {
+Status ConsoleReporter::Report(const results::BenchmarkResults& r) {
   double elapsed = ToSeconds(r.finished - r.started);
   out_ << fmt::format("\nkfpbench {} against {}{} — {:.1f} s{}\n", r.kfpbench_version, r.target.url,
                       r.target.embedded ? " (embedded backend)" : "", elapsed,
@@ -61,7 +61,7 @@ Status ConsoleReporter::Report(const harness::BenchmarkResults& r) {
         "open loop: start delay p50 {} ms, p99 {} ms, max {} ms; {} of {} runs started more than "
         "{} ms late\n",
         delays.ValueAtPercentile(50), delays.ValueAtPercentile(99), delays.max(), r.LateStarts(),
-        delays.count(), harness::BenchmarkResults::kLateStart.count());
+        delays.count(), results::BenchmarkResults::kLateStart.count());
   }
   for (const auto& s : r.schedules) {
     auto lags = r.TriggerLagsMs();
@@ -79,6 +79,16 @@ Status ConsoleReporter::Report(const harness::BenchmarkResults& r) {
       out_ << fmt::format("{:<9} {:>12.1f} {:>7} {:>7} {:>10.2f} {:>7.1f}%  {}\n", s.scenario,
                           s.rate_per_minute, s.runs, s.failed, s.p95_ms / 1000.0,
                           s.error_rate * 100, s.held ? "held" : "BROKEN");
+    }
+    for (const auto& stop : r.stress_stops) {
+      double peak = r.StressPeakPerMinute(stop.scenario);
+      bool broke = stop.reason == results::StressStopReason::kSloBroken;
+      out_ << fmt::format("scenario {}: {}. {}\n", stop.scenario, stop.detail,
+                          peak == 0 ? "No rate held."
+                          : broke   ? fmt::format("Peak: {:g} runs/min.", peak)
+                                    : fmt::format("Held up to {:g} runs/min; the peak is higher "
+                                                    "than the search went.",
+                                                  peak));
     }
   }
   if (auto artifacts = r.ArtifactThroughput(); !artifacts.empty()) {
@@ -115,6 +125,12 @@ Status ConsoleReporter::Report(const harness::BenchmarkResults& r) {
   }
   for (const auto& e : r.errors) out_ << "error: " << e << "\n";
   for (const auto& c : r.cleanup_failures) out_ << "not cleaned up: " << c << "\n";
+  if (r.resent_requests > 0) {
+    out_ << fmt::format(
+        "resent: {} idempotent request(s) whose kept-alive connection closed as "
+        "they went out (each call counted once above)\n",
+        r.resent_requests);
+  }
   out_.flush();
   return Ok();
 }

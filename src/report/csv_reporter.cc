@@ -39,7 +39,7 @@ std::string Between(WallTime from, WallTime to) {
   return Ms(to - from);
 }
 
-std::string Operations(const harness::BenchmarkResults& r) {
+std::string Operations(const results::BenchmarkResults& r) {
   double elapsed = ToSeconds(r.finished - r.started);
   std::string out = Row({"operation", "count", "errors", "error_rate", "throughput_per_s", "min_us",
                          "mean_us", "p50_us", "p90_us", "p95_us", "p99_us", "p999_us", "max_us"});
@@ -55,20 +55,63 @@ std::string Operations(const harness::BenchmarkResults& r) {
   return out;
 }
 
-std::string Runs(const harness::BenchmarkResults& r) {
+std::string Runs(const results::BenchmarkResults& r) {
   std::string out = Row({"scenario", "run_id", "state", "intended_at", "submitted_at", "created_at",
                          "finished_at", "observed_at", "duration_ms", "queue_wait_ms",
-                         "start_delay_ms", "error"});
+                         "start_delay_ms", "latency_from_intended_ms", "recurring_run_id",
+                         "scheduled_at", "trigger_lag_ms", "error"});
   for (const auto& run : r.runs) {
     out += Row({std::to_string(run.scenario), run.run_id, std::string(RuntimeStateName(run.state)),
                 Time(run.intended), Time(run.submitted), Time(run.created), Time(run.finished),
                 Time(run.observed), run.Finished() ? Ms(run.RunDuration()) : "",
-                Ms(run.QueueWait()), Ms(run.StartDelay()), run.error});
+                Ms(run.QueueWait()), Ms(run.StartDelay()), Ms(run.LatencyFromIntended()),
+                run.recurring_run_id, Time(run.scheduled), Ms(run.TriggerLag()), run.error});
   }
   return out;
 }
 
-std::string Tasks(const harness::BenchmarkResults& r) {
+// One row per step of each stress scenario; the last step of a scenario
+// carries why the search stopped there.
+std::string Stress(const results::BenchmarkResults& r) {
+  std::string out =
+      Row({"scenario", "rate_per_minute", "runs", "failed", "p95_latency_from_intended_ms",
+           "error_rate", "held", "stopped", "stopped_because"});
+  for (size_t i = 0; i < r.stress_steps.size(); ++i) {
+    const auto& s = r.stress_steps[i];
+    bool last = i + 1 == r.stress_steps.size() || r.stress_steps[i + 1].scenario != s.scenario;
+    std::string stopped, because;
+    for (const auto& stop : r.stress_stops) {
+      if (last && stop.scenario == s.scenario) {
+        stopped = results::StressStopReasonName(stop.reason);
+        because = stop.detail;
+      }
+    }
+    out += Row({std::to_string(s.scenario), fmt::format("{:g}", s.rate_per_minute),
+                std::to_string(s.runs), std::to_string(s.failed), std::to_string(s.p95_ms),
+                fmt::format("{:.6f}", s.error_rate), s.held ? "true" : "false", stopped, because});
+  }
+  return out;
+}
+
+std::string Schedules(const results::BenchmarkResults& r) {
+  std::string out = Row({"scenario", "recurring_runs", "expected_fires", "observed_fires",
+                         "missed_fires", "trigger_lag_p50_ms", "trigger_lag_max_ms"});
+  for (const auto& s : r.schedules) {
+    metrics::Histogram lags;
+    for (const auto& run : r.runs) {
+      auto lag = run.scenario == s.scenario ? run.TriggerLag() : std::nullopt;
+      if (lag) lags.Record(std::chrono::duration_cast<std::chrono::milliseconds>(*lag).count());
+    }
+    out += Row({std::to_string(s.scenario), std::to_string(s.recurring_runs),
+                std::to_string(s.expected_fires), std::to_string(s.observed_fires),
+                std::to_string(s.Missed()),
+                lags.count() ? std::to_string(lags.ValueAtPercentile(50)) : "",
+                lags.count() ? std::to_string(lags.max()) : ""});
+  }
+  return out;
+}
+
+std::string Tasks(const results::BenchmarkResults& r) {
   std::string out = Row({"run_id", "task", "state", "dag", "created_at", "started_at",
                          "finished_at", "wait_ms", "running_ms"});
   for (const auto& run : r.runs) {
@@ -83,13 +126,14 @@ std::string Tasks(const harness::BenchmarkResults& r) {
 
 }  // namespace
 
-Status CsvReporter::Report(const harness::BenchmarkResults& results) {
+Status CsvReporter::Report(const results::BenchmarkResults& results) {
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   if (ec) return Error{fmt::format("cannot create {}: {}", dir_.string(), ec.message())};
   for (const auto& [name, text] :
        {std::pair{"operations.csv", Operations(results)}, std::pair{"runs.csv", Runs(results)},
-        std::pair{"tasks.csv", Tasks(results)}}) {
+        std::pair{"tasks.csv", Tasks(results)}, std::pair{"stress.csv", Stress(results)},
+        std::pair{"schedules.csv", Schedules(results)}}) {
     if (Status s = WriteFileAtomically(dir_ / name, text); !s.ok()) return s;
   }
   return Ok();

@@ -1,12 +1,12 @@
 #include <gtest/gtest.h>
 
 #include "report/reporter.h"
-#include "report/test_support.h"
+#include "results/test_support.h"
 
 namespace kfpbench::report {
 namespace {
 
-using testing::ReadFile;
+using results::testing::ReadFile;
 
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> out;
@@ -18,8 +18,8 @@ std::vector<std::string> Lines(const std::string& text) {
 }
 
 TEST(CsvReport, WritesOperationsRunsAndTasks) {
-  testing::TempDir dir;
-  auto r = testing::SyntheticResults(1, 20, 12);
+  results::testing::TempDir dir;
+  auto r = results::testing::SyntheticResults(1, 20, 12);
   ASSERT_TRUE(CsvReporter(dir.path() / "csv").Report(r).ok());
   auto ops = Lines(ReadFile(dir.path() / "csv" / "operations.csv"));
   ASSERT_EQ(ops.size(), 1 + r.operations.size());
@@ -37,10 +37,37 @@ TEST(CsvReport, WritesOperationsRunsAndTasks) {
   EXPECT_TRUE(tasks[2].ends_with(",100.000,300.000")) << tasks[2];
 }
 
+TEST(CsvReport, WritesStressStepsSchedulesAndEachRunsLateness) {
+  results::testing::TempDir dir;
+  auto r = results::testing::SyntheticResults(1, 0, 2);
+  r.runs[0].intended = r.runs[0].created - std::chrono::milliseconds(250);
+  r.runs[0].observed = r.runs[0].created + std::chrono::seconds(2);
+  r.runs[1].scenario = 1;
+  r.runs[1].recurring_run_id = "rr-1";
+  r.runs[1].scheduled = r.runs[1].created - std::chrono::milliseconds(40);
+  r.stress_steps = {{0, 15, 3, 0, 1200, 0, true}, {0, 120, 16, 1, 7000, 0.0625, false}};
+  r.stress_stops = {{0, results::StressStopReason::kSloBroken, "the SLO broke at 120/min"}};
+  r.schedules = {{1, 1, 3, 2}};
+  ASSERT_TRUE(CsvReporter(dir.path() / "csv").Report(r).ok());
+  auto runs = Lines(ReadFile(dir.path() / "csv" / "runs.csv"));
+  EXPECT_TRUE(runs[0].ends_with(
+      "latency_from_intended_ms,recurring_run_id,scheduled_at,trigger_lag_ms,error"));
+  EXPECT_NE(runs[1].find(",2250.000,,,,"), std::string::npos) << runs[1];
+  EXPECT_NE(runs[2].find(",rr-1,"), std::string::npos) << runs[2];
+  EXPECT_NE(runs[2].find(",40.000,"), std::string::npos) << runs[2];
+  auto stress = Lines(ReadFile(dir.path() / "csv" / "stress.csv"));
+  ASSERT_EQ(stress.size(), 3u);
+  EXPECT_EQ(stress[1], "0,15,3,0,1200,0.000000,true,,");
+  EXPECT_EQ(stress[2], "0,120,16,1,7000,0.062500,false,slo_broken,the SLO broke at 120/min");
+  auto schedules = Lines(ReadFile(dir.path() / "csv" / "schedules.csv"));
+  ASSERT_EQ(schedules.size(), 2u);
+  EXPECT_EQ(schedules[1], "1,1,3,2,1,40,40");
+}
+
 TEST(CsvReport, FailsOnAnUnwritableFolder) {
-  testing::TempDir dir;
+  results::testing::TempDir dir;
   std::ofstream(dir.path() / "file") << "x";
-  Status s = CsvReporter(dir.path() / "file" / "csv").Report(testing::SyntheticResults(1));
+  Status s = CsvReporter(dir.path() / "file" / "csv").Report(results::testing::SyntheticResults(1));
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("file"), std::string::npos);
 }

@@ -21,11 +21,11 @@ std::string Percent(double share) { return fmt::format("{:.3g}%", share * 100); 
 
 }  // namespace
 
-bool NotCreated(const harness::RunRecord& run) {
+bool NotCreated(const results::RunRecord& run) {
   return run.run_id.empty() && run.recurring_run_id.empty();
 }
 
-std::vector<std::string> FailureReasons(const harness::BenchmarkResults& results,
+std::vector<std::string> FailureReasons(const results::BenchmarkResults& results,
                                         const FailurePolicy& policy) {
   std::vector<std::string> reasons;
   for (const auto& e : results.errors) reasons.push_back("scenario error: " + e);

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/results.h"
+#include "results/results.h"
 
 namespace kfpbench::report {
 
@@ -22,11 +22,11 @@ struct FailurePolicy {
 //    lack): a wrong URL path, a missing permission, a refused parameter;
 //  - more runs did not succeed than the policy allows.
 // Each line carries the most frequent error message behind it.
-std::vector<std::string> FailureReasons(const harness::BenchmarkResults& results,
+std::vector<std::string> FailureReasons(const results::BenchmarkResults& results,
                                         const FailurePolicy& policy);
 
 // The runs a benchmark tried to start but the target refused (CreateRun
 // failed): not submitted runs, whatever the record's state says.
-bool NotCreated(const harness::RunRecord& run);
+bool NotCreated(const results::RunRecord& run);
 
 }  // namespace kfpbench::report

@@ -5,15 +5,15 @@
 namespace kfpbench::report {
 namespace {
 
-harness::RunRecord Record(std::string id, RuntimeState state, std::string error = "") {
-  harness::RunRecord r;
+results::RunRecord Record(std::string id, RuntimeState state, std::string error = "") {
+  results::RunRecord r;
   r.run_id = std::move(id);
   r.state = state;
   r.error = std::move(error);
   return r;
 }
 
-void Calls(harness::BenchmarkResults& r, const std::string& op, int ok, int failed,
+void Calls(results::BenchmarkResults& r, const std::string& op, int ok, int failed,
            const std::string& message = "") {
   auto& stats = r.operations[op];
   for (int i = 0; i < ok + failed; ++i) stats.latency_us.Record(1000);
@@ -22,7 +22,7 @@ void Calls(harness::BenchmarkResults& r, const std::string& op, int ok, int fail
 }
 
 TEST(Failures, NothingWrongIsNoFailure) {
-  harness::BenchmarkResults r;
+  results::BenchmarkResults r;
   Calls(r, "CreateRun", 3, 0);
   Calls(r, "GetRun", 30, 2, "HTTP 503: busy");  // some calls failed: that is measured, not fatal
   Calls(r, "GetHealthz", 0, 1);                 // some servers lack healthz
@@ -31,7 +31,7 @@ TEST(Failures, NothingWrongIsNoFailure) {
 }
 
 TEST(Failures, EveryRefusedCreateRunFailsWithTheServersReason) {
-  harness::BenchmarkResults r;
+  results::BenchmarkResults r;
   Calls(r, "CreateRun", 0, 6, "HTTP 400: unknown parameter 'durtion'");
   for (int i = 0; i < 6; ++i)
     r.runs.push_back(Record("", RuntimeState::kUnspecified, "CreateRun: HTTP 400"));
@@ -45,7 +45,7 @@ TEST(Failures, EveryRefusedCreateRunFailsWithTheServersReason) {
 }
 
 TEST(Failures, FailedRunsBeyondTheTolerance) {
-  harness::BenchmarkResults r;
+  results::BenchmarkResults r;
   Calls(r, "CreateRun", 4, 0);
   r.runs = {Record("a", RuntimeState::kSucceeded), Record("b", RuntimeState::kSucceeded),
             Record("c", RuntimeState::kSucceeded),
@@ -66,7 +66,7 @@ TEST(Failures, FailedRunsBeyondTheTolerance) {
 }
 
 TEST(Failures, ScenarioErrorsAndAWrongPath) {
-  harness::BenchmarkResults r;
+  results::BenchmarkResults r;
   r.errors = {"RANDOM_GETS: mix: GetRun needs a run on the target"};
   for (const char* op : {"ListPipelines", "ListExperiments", "ListRuns"}) {
     Calls(r, op, 0, 50, "HTTP 404: Not Found");

@@ -17,7 +17,7 @@ namespace {
 bool IsSet(WallTime t) { return t.time_since_epoch().count() != 0; }
 
 // Runs that ended in anything but SUCCEEDED, over runs the benchmark created.
-double RunFailureRate(const harness::BenchmarkResults& r) {
+double RunFailureRate(const results::BenchmarkResults& r) {
   int created = 0, failed = 0;
   for (const auto& run : r.runs) {
     if (run.run_id.empty()) {
@@ -146,7 +146,7 @@ std::vector<std::string> VersionParts(const std::string& v) {
 
 }  // namespace
 
-std::string TargetVersion(const harness::BenchmarkResults& r) {
+std::string TargetVersion(const results::BenchmarkResults& r) {
   const auto& h = r.target.healthz;
   if (h.is_object()) {
     for (const char* key : {"tag_name", "version", "commit_sha"}) {
@@ -213,14 +213,23 @@ Result<History> BuildHistory(std::vector<NamedResults> runs, const HistoryOption
 
 std::string HistoryText(const History& h) {
   std::string out = fmt::format("{} across {} result(s)\n\n", h.metric, h.points.size());
-  out +=
-      fmt::format("{:>3}  {:<20} {:<14} {:>7} {:>9} {:>9} {:>9} {:>9} {:>7}  {}\n", "#", "started",
-                  "version", "count", "p50", "p95", "p99", "mean", "errors", "results");
+  // Columns as wide as their longest value: timestamps and versions vary.
+  auto version = [](const HistoryPoint& p) {
+    return p.target_version.empty() ? std::string("-") : p.target_version;
+  };
+  size_t started_width = 7, version_width = 7;
+  for (const auto& p : h.points) {
+    started_width = std::max(started_width, Day(p.started).size());
+    version_width = std::max(version_width, version(p).size());
+  }
+  out += fmt::format("{:>3}  {:<{}} {:<{}} {:>7} {:>9} {:>9} {:>9} {:>9} {:>7}  {}\n", "#",
+                     "started", started_width, "version", version_width, "count", "p50", "p95",
+                     "p99", "mean", "errors", "results");
   for (size_t i = 0; i < h.points.size(); ++i) {
     const auto& p = h.points[i];
     bool data = p.count > 0;
-    out += fmt::format("{:>3}  {:<20} {:<14} {:>7} {:>9} {:>9} {:>9} {:>9} {:>6.2f}%  {}\n", i + 1,
-                       Day(p.started), p.target_version.empty() ? "-" : p.target_version, p.count,
+    out += fmt::format("{:>3}  {:<{}} {:<{}} {:>7} {:>9} {:>9} {:>9} {:>9} {:>6.2f}%  {}\n", i + 1,
+                       Day(p.started), started_width, version(p), version_width, p.count,
                        data ? Ms(p.p50) : "-", data ? Ms(p.p95) : "-", data ? Ms(p.p99) : "-",
                        data ? Ms(p.mean) : "-", p.error_rate * 100, p.source);
   }

@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/results.h"
+#include "results/results.h"
 #include "util/result.h"
 
 namespace kfpbench::report {
@@ -56,14 +56,14 @@ struct History {
 
 struct NamedResults {
   std::string source;
-  harness::BenchmarkResults results;
+  results::BenchmarkResults results;
 };
 
 // Errors: no results, an unknown metric (named with the metrics seen).
 Result<History> BuildHistory(std::vector<NamedResults> runs, const HistoryOptions& options);
 
 // The version a target reported, for --by version.
-std::string TargetVersion(const harness::BenchmarkResults& results);
+std::string TargetVersion(const results::BenchmarkResults& results);
 // Compares versions the way people read them: "2.10.0" after "2.9.1".
 bool VersionLess(const std::string& a, const std::string& b);
 

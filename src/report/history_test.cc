@@ -5,9 +5,12 @@
 
 #include <fmt/format.h>
 
+#include <sstream>
+
 #include <gtest/gtest.h>
 
-#include "report/test_support.h"
+#include "harness/e2e_support.h"
+#include "results/test_support.h"
 
 namespace kfpbench::report {
 namespace {
@@ -16,7 +19,7 @@ namespace {
 std::vector<NamedResults> Series(int n, double growth, uint32_t seed = 1) {
   std::vector<NamedResults> out;
   for (int i = 0; i < n; ++i) {
-    auto r = testing::SyntheticResults(seed + i, 10, 6, 1.0 + growth * i);
+    auto r = results::testing::SyntheticResults(seed + i, 10, 6, 1.0 + growth * i);
     r.started += std::chrono::hours(24 * i);
     r.finished += std::chrono::hours(24 * i);
     out.push_back({fmt::format("nightly/{:02}", i), std::move(r)});
@@ -54,6 +57,22 @@ TEST(History, FlagsASlowDriftUpWithItsSlope) {
   std::string text = HistoryText(*h);
   EXPECT_NE(text.find("drifting up"), std::string::npos) << text;
   EXPECT_NE(text.find("nightly/09"), std::string::npos);
+
+  // A long version does not push its row out of line: every row's "count"
+  // column ends where the header's does.
+  h->points[3].target_version = "2.5.0-rc.1+build.20261124.abcdef";
+  text = HistoryText(*h);
+  std::istringstream lines(text);
+  std::string line, header;
+  std::getline(lines, line);  // title
+  std::getline(lines, line);  // blank
+  std::getline(lines, header);
+  size_t count_end = header.find("count") + 5;
+  for (int i = 0; i < 10 && std::getline(lines, line); ++i) {
+    ASSERT_GT(line.size(), count_end);
+    EXPECT_EQ(line[count_end], ' ') << line;
+    EXPECT_NE(line[count_end - 1], ' ') << line;
+  }
 }
 
 TEST(History, SameDistributionIsStableAndFewRunsAreNotJudged) {
@@ -68,7 +87,7 @@ TEST(History, SameDistributionIsStableAndFewRunsAreNotJudged) {
   // A drop is "drifting down".
   auto faster = Series(8, 0.0);
   for (size_t i = 0; i < faster.size(); ++i) {
-    faster[i].results = testing::SyntheticResults(70 + i, 10, 6, 2.0 - 0.12 * i);
+    faster[i].results = results::testing::SyntheticResults(70 + i, 10, 6, 2.0 - 0.12 * i);
     faster[i].results.started += std::chrono::hours(24 * i);
   }
   auto down = BuildHistory(faster, o);
@@ -97,7 +116,7 @@ TEST(History, OrdersByTargetVersionAsPeopleReadVersions) {
   EXPECT_EQ(order, (std::vector<std::string>{"2.2.0", "2.9.1", "2.10.0", ""}));
   EXPECT_GT(h->points[0].count, 0u);  // run durations
   // The embedded backend names the kfpbench version that served it.
-  auto embedded = testing::SyntheticResults(1);
+  auto embedded = results::testing::SyntheticResults(1);
   embedded.target.healthz = nlohmann::json::object();
   EXPECT_EQ(TargetVersion(embedded), "embedded 0.1.0-test");
 }
@@ -127,38 +146,19 @@ TEST(History, CsvHasOneRowPerResult) {
   EXPECT_NE(csv.find("\"dir, with \"\"comma\"\"\""), std::string::npos) << csv;
 }
 
-std::string Output(const std::string& command) {
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return out;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
-  pclose(pipe);
-  return out;
-}
-
 TEST(HistoryBrowser, TheChartDrawsWithoutScriptErrors) {
-  const char* chromium = "/usr/bin/chromium";
-  if (!std::filesystem::exists(chromium)) GTEST_SKIP() << "no " << chromium;
+  if (!std::filesystem::exists(testing::kChromium)) GTEST_SKIP() << "no " << testing::kChromium;
   HistoryOptions o;
   o.metric = "GetRun";
   auto h = BuildHistory(Series(8, 0.05), o);
   ASSERT_TRUE(h.ok());
-  testing::TempDir dir;
+  results::testing::TempDir dir;
   auto page = dir.path() / "history.html";
   std::ofstream(page) << HistoryHtml(*h);
-  std::string html = testing::ReadFile(page);
+  std::string html = results::testing::ReadFile(page);
   EXPECT_EQ(html.find("http://"), std::string::npos);
   EXPECT_EQ(html.find("https://"), std::string::npos);
-  auto profile = dir.path() / "profile";
-  std::filesystem::create_directories(profile);
-  std::string dom = Output(
-      fmt::format("timeout 60 {} --headless --no-sandbox --disable-gpu --no-first-run "
-                  "--disable-background-networking --disable-component-update --disable-sync "
-                  "--disable-dev-shm-usage --user-data-dir={} --window-size=1200,1600 "
-                  "--virtual-time-budget=5000 --dump-dom file://{} 2>/dev/null",
-                  chromium, profile.string(), page.string()));
+  std::string dom = testing::ChromiumDom(page, dir.path() / "profile", "1200,1600");
   ASSERT_NE(dom.find("id=\"kfpbench-status\" data-ready=\"true\""), std::string::npos)
       << dom.substr(0, 2000);
   EXPECT_EQ(dom.find("class=\"js-error\""), std::string::npos) << dom.substr(0, 4000);

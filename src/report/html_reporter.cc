@@ -5,12 +5,13 @@
 #include "report/markup.h"
 #include "report/reporter.h"
 #include "report/thresholds.h"
+#include "results/results_json.h"
 
 namespace kfpbench::report {
 
 using nlohmann::json;
 
-Result<std::string> HtmlReporter::Render(const harness::BenchmarkResults& results,
+Result<std::string> HtmlReporter::Render(const results::BenchmarkResults& results,
                                          const json& thresholds) {
   auto verdicts = VerdictsFor(results, thresholds);
   if (!verdicts.ok()) return verdicts.error();
@@ -24,7 +25,7 @@ Result<std::string> HtmlReporter::Render(const harness::BenchmarkResults& result
       "<noscript><p>This report draws its charts with JavaScript; the data are in "
       "results.json beside it.</p></noscript>\n";
   page += "<script type=\"application/json\" id=\"kfpbench-results\">";
-  page += ScriptJson(ResultsToJson(results));
+  page += ScriptJson(results::ResultsToJson(results));
   page += "</script>\n<script type=\"application/json\" id=\"kfpbench-verdicts\">";
   page += ScriptJson(VerdictsToJson(*verdicts));
   page += "</script>\n";
@@ -37,7 +38,7 @@ Result<std::string> HtmlReporter::Render(const harness::BenchmarkResults& result
   return page;
 }
 
-Status HtmlReporter::Report(const harness::BenchmarkResults& results) {
+Status HtmlReporter::Report(const results::BenchmarkResults& results) {
   auto page = Render(results, thresholds_);
   if (!page.ok()) return page.error();
   return WriteFileAtomically(path_, *page);

@@ -9,11 +9,14 @@
 #include <cmath>
 #include <regex>
 
+#include "harness/e2e_support.h"
 #include "kube/job_results.h"
-#include "report/test_support.h"
+#include "results/test_support.h"
 
 namespace kfpbench::report {
 namespace {
+
+using testing::Between;
 
 using nlohmann::json;
 
@@ -41,37 +44,6 @@ json GridSweep() {
   return kube::ToJson(sweep);
 }
 
-std::string Output(const std::string& command) {
-  std::string out;
-  FILE* p = popen(command.c_str(), "r");
-  if (!p) return out;
-  char buf[65536];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  pclose(p);
-  return out;
-}
-
-std::string Dom(const std::filesystem::path& page, const std::filesystem::path& profile) {
-  std::filesystem::create_directories(profile);
-  return Output(fmt::format(
-      "timeout 90 /usr/bin/chromium --headless --no-sandbox --disable-gpu --no-first-run "
-      "--disable-background-networking --disable-component-update --disable-sync "
-      "--disable-dev-shm-usage --user-data-dir={} --window-size=1400,2400 "
-      "--virtual-time-budget=5000 --dump-dom file://{} 2>/dev/null",
-      profile.string(), page.string()));
-}
-
-size_t Count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-  return n;
-}
-
-std::string Between(const std::string& text, const std::string& from, const std::string& to) {
-  size_t start = text.find(from);
-  return start == std::string::npos ? "" : text.substr(start, text.find(to, start) - start);
-}
-
 TEST(JobReport, IsOneSelfContainedPage) {
   auto page = RenderJobReport(GridSweep());
   ASSERT_TRUE(page.ok()) << page.error().message;
@@ -82,7 +54,7 @@ TEST(JobReport, IsOneSelfContainedPage) {
   EXPECT_FALSE(std::regex_search(*page, external));
   // The failure text cannot end the data's <script> element: page.js, the
   // data, uPlot and job_report.js are all there is.
-  EXPECT_EQ(Count(*page, "</script>"), 4u);
+  EXPECT_EQ(testing::CountOf(*page, "</script>"), 4u);
   EXPECT_NE(page->find("\\u003c/pre\\u003e\\u003cscript\\u003e"), std::string::npos);
 }
 
@@ -96,19 +68,19 @@ TEST(JobReport, BadResultsAreAnError) {
 
 TEST(JobReportBrowser, EveryMetricAgainstEverySweptParameterDraws) {
   if (!std::filesystem::exists("/usr/bin/chromium")) GTEST_SKIP() << "no chromium";
-  testing::TempDir dir;
+  results::testing::TempDir dir;
   auto page = dir.path() / "report.html";
   ASSERT_TRUE(WriteJobReport(page, GridSweep()).ok());
-  std::string dom = Dom(page, dir.path() / "profile");
+  std::string dom = testing::ChromiumDom(page, dir.path() / "profile");
   ASSERT_NE(dom.find("data-ready=\"true\""), std::string::npos) << dom.substr(0, 2000);
   std::string errors = Between(dom, "<ul id=\"kfpbench-errors\"", "</ul>");
   EXPECT_EQ(errors.find("<li"), std::string::npos) << errors;
   std::string main = Between(dom, "<main id=\"app\">", "</main>");
   // 2 metrics x 2 swept parameters; steps (not swept) gets no chart.
-  EXPECT_EQ(Count(main, "data-chart=\"metric-vs-param\""), 4u);
-  EXPECT_EQ(Count(main, "data-drawn=\"true\""), 4u) << main.substr(0, 4000);
+  EXPECT_EQ(testing::CountOf(main, "data-chart=\"metric-vs-param\""), 4u);
+  EXPECT_EQ(testing::CountOf(main, "data-drawn=\"true\""), 4u) << main.substr(0, 4000);
   EXPECT_EQ(main.find("data-param=\"steps\""), std::string::npos);
-  EXPECT_EQ(Count(main, "class=\"uplot"), 4u);
+  EXPECT_EQ(testing::CountOf(main, "class=\"uplot"), 4u);
   // Against batch_size: one line per model; against model: one per batch size.
   std::string by_batch =
       Between(main, "data-metric=\"images_per_sec\" data-param=\"batch_size\"", "data-chart=");
@@ -141,14 +113,14 @@ TEST(JobReportBrowser, ANarrowNumericRangeGetsALinearAxis) {
     run.metrics["last_loss"] = 1.0 / std::stod(lr);
     sweep.runs.push_back(run);
   }
-  testing::TempDir dir;
+  results::testing::TempDir dir;
   auto page = dir.path() / "report.html";
   ASSERT_TRUE(WriteJobReport(page, kube::ToJson(sweep)).ok());
-  std::string dom = Dom(page, dir.path() / "profile");
+  std::string dom = testing::ChromiumDom(page, dir.path() / "profile");
   ASSERT_NE(dom.find("data-ready=\"true\""), std::string::npos) << dom.substr(0, 2000);
   EXPECT_EQ(Between(dom, "<ul id=\"kfpbench-errors\"", "</ul>").find("<li"), std::string::npos);
   std::string main = Between(dom, "<main id=\"app\">", "</main>");
-  EXPECT_EQ(Count(main, "data-drawn=\"true\""), 1u);
+  EXPECT_EQ(testing::CountOf(main, "data-drawn=\"true\""), 1u);
   EXPECT_NE(main.find("data-axis=\"numeric\""), std::string::npos);
 }
 
@@ -161,10 +133,10 @@ TEST(JobReportBrowser, NoSweepStillRenders) {
   run.succeeded = true;
   run.metrics["samples_per_sec"] = 120.5;
   one.runs.push_back(run);
-  testing::TempDir dir;
+  results::testing::TempDir dir;
   auto page = dir.path() / "report.html";
   ASSERT_TRUE(WriteJobReport(page, kube::ToJson(one)).ok());
-  std::string dom = Dom(page, dir.path() / "profile");
+  std::string dom = testing::ChromiumDom(page, dir.path() / "profile");
   ASSERT_NE(dom.find("data-ready=\"true\""), std::string::npos) << dom.substr(0, 2000);
   EXPECT_EQ(Between(dom, "<ul id=\"kfpbench-errors\"", "</ul>").find("<li"), std::string::npos);
   EXPECT_NE(dom.find("The config sweeps no parameter."), std::string::npos);

@@ -22,7 +22,7 @@ std::string Testcase(const std::string& classname, const std::string& name,
 
 }  // namespace
 
-Status JunitReporter::Report(const harness::BenchmarkResults& r) {
+Status JunitReporter::Report(const results::BenchmarkResults& r) {
   auto verdicts = VerdictsFor(r, thresholds_);
   if (!verdicts.ok()) return verdicts.error();
   int tests = 0, failures = 0;

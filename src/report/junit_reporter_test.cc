@@ -2,23 +2,18 @@
 
 #include <gtest/gtest.h>
 
+#include "harness/e2e_support.h"
 #include "report/reporter.h"
-#include "report/test_support.h"
+#include "results/test_support.h"
 
 namespace kfpbench::report {
 namespace {
 
-using testing::ReadFile;
-
-size_t Count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-  return n;
-}
+using results::testing::ReadFile;
 
 TEST(JunitReport, OneTestcasePerThresholdPlusScenarioErrors) {
-  testing::TempDir dir;
-  auto r = testing::SyntheticResults(1);
+  results::testing::TempDir dir;
+  auto r = results::testing::SyntheticResults(1);
   // GetRun's p95 is far above 1ms, the error rate (2.5%) under 5%.
   nlohmann::json thresholds = {{"GetRun", {"p95 < 1ms", "error_rate < 5%"}},
                                {"run_duration", "p99 < 10m"}};
@@ -27,8 +22,8 @@ TEST(JunitReport, OneTestcasePerThresholdPlusScenarioErrors) {
   EXPECT_TRUE(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites"));
   EXPECT_NE(xml.find("<testsuites name=\"kfpbench\" tests=\"4\" failures=\"2\""), std::string::npos)
       << xml;
-  EXPECT_EQ(Count(xml, "<testcase "), 4u);
-  EXPECT_EQ(Count(xml, "<failure "), 2u);
+  EXPECT_EQ(testing::CountOf(xml, "<testcase "), 4u);
+  EXPECT_EQ(testing::CountOf(xml, "<failure "), 2u);
   EXPECT_NE(xml.find("classname=\"kfpbench.thresholds.GetRun\" name=\"p95 &lt; 1ms\""),
             std::string::npos);
   EXPECT_NE(xml.find("<failure message=\"GetRun p95 &lt; 1ms: observed "), std::string::npos);
@@ -41,12 +36,12 @@ TEST(JunitReport, OneTestcasePerThresholdPlusScenarioErrors) {
 }
 
 TEST(JunitReport, UsesTheScenarioThresholdsAndRejectsBadOnes) {
-  testing::TempDir dir;
-  auto r = testing::SyntheticResults(2);
+  results::testing::TempDir dir;
+  auto r = results::testing::SyntheticResults(2);
   r.errors.clear();
   ASSERT_TRUE(JunitReporter(dir.path() / "a.xml").Report(r).ok());
   std::string xml = ReadFile(dir.path() / "a.xml");
-  EXPECT_EQ(Count(xml, "<testcase "), 4u);  // 3 in the scenario + scenario errors
+  EXPECT_EQ(testing::CountOf(xml, "<testcase "), 4u);  // 3 in the scenario + scenario errors
   Status s = JunitReporter(dir.path() / "b.xml", {{"GetRun", "p95 <"}}).Report(r);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("GetRun"), std::string::npos);

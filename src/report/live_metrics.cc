@@ -148,12 +148,12 @@ Result<std::unique_ptr<LiveMetrics>> LiveMetrics::Start(const std::string& liste
 
 uint16_t LiveMetrics::port() const { return server_->port(); }
 
-void LiveMetrics::Update(const harness::Progress& progress) {
+void LiveMetrics::Update(const results::Progress& progress) {
   std::lock_guard lock(mu_);
   progress_ = progress;
 }
 
-void LiveMetrics::EndRepetition(const harness::BenchmarkResults& results,
+void LiveMetrics::EndRepetition(const results::BenchmarkResults& results,
                                 std::optional<WallTime> restart_at) {
   std::lock_guard lock(mu_);
   for (const auto& [state, n] : results.RunsByState()) done_by_state_[state] += n;
@@ -161,7 +161,7 @@ void LiveMetrics::EndRepetition(const harness::BenchmarkResults& results,
     if (!r.run_id.empty()) ++done_created_;
   }
   done_late_ += results.LateStarts();
-  progress_ = harness::Progress{};
+  progress_ = results::Progress{};
   if (restart_at) {
     MergeOps(done_ops_, recorder_.Restart(*restart_at));
     ++repetition_;

@@ -3,7 +3,7 @@
 // Grafana dashboard (deploy/grafana/) to draw.
 //
 // A scrape reads Recorder::Totals() (histograms and counts, no time series)
-// and the last harness::Progress; the API calls being measured never wait on
+// and the last results::Progress; the API calls being measured never wait on
 // the exporter beyond the recorder's own short lock.
 #pragma once
 
@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/runner.h"
 #include "http/server.h"
 #include "metrics/recorder.h"
+#include "results/results.h"
 #include "util/result.h"
 
 namespace kfpbench::report {
@@ -31,7 +31,7 @@ const std::vector<double>& LatencyBucketsSeconds();
 // Everything a scrape shows.
 struct LiveState {
   std::map<std::string, metrics::OperationStats> operations;  // cumulative over repetitions
-  harness::Progress progress;                                 // of the current repetition
+  results::Progress progress;                                 // of the current repetition
   std::map<std::string, int> runs_by_state;                   // cumulative
   uint64_t runs_created = 0;                                  // cumulative
   int late_starts = 0;                                        // cumulative
@@ -55,12 +55,12 @@ class LiveMetrics {
 
   uint16_t port() const;
   // From the harness' progress callback (about once a second).
-  void Update(const harness::Progress& progress);
+  void Update(const results::Progress& progress);
   // A repetition ended with `results`: its runs join the cumulative counts.
   // Before another repetition (`restart_at` set) the recorder restarts there
   // and what it held joins the cumulative call counts, in one step under the
   // exporter's lock, so no scrape sees a counter go down.
-  void EndRepetition(const harness::BenchmarkResults& results, std::optional<WallTime> restart_at);
+  void EndRepetition(const results::BenchmarkResults& results, std::optional<WallTime> restart_at);
   // The run is over: serve the final numbers until one more scrape has read
   // them (so Prometheus sees the totals results.json has), or `timeout`.
   // Returns false if no scrape came.
@@ -81,7 +81,7 @@ class LiveMetrics {
   uint64_t done_created_ = 0;
   int done_late_ = 0;
   int repetition_ = 1;
-  harness::Progress progress_;
+  results::Progress progress_;
   bool finished_ = false;
   uint64_t scrapes_ = 0;
 };

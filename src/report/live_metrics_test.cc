@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "http/client.h"
-#include "report/test_support.h"
+#include "results/test_support.h"
 #include "util/ids.h"
 
 namespace kfpbench::report {
@@ -123,7 +123,7 @@ TEST(LiveMetrics, ServesLiveNumbersAndKeepsCountersAcrossRepetitions) {
   auto live = LiveMetrics::Start("127.0.0.1:0", recorder);
   ASSERT_TRUE(live.ok()) << live.error().message;
   recorder.RecordCall("GetRun", milliseconds(3), 200, t0);
-  harness::Progress p;
+  results::Progress p;
   p.runs_created = 2;
   p.runs_finished = 1;
   p.runs_by_state = {{"SUCCEEDED", 1}};
@@ -134,9 +134,9 @@ TEST(LiveMetrics, ServesLiveNumbersAndKeepsCountersAcrossRepetitions) {
   EXPECT_EQ(Sample(text, "kfpbench_runs_in_flight"), 1);
 
   // The first repetition ends with 2 succeeded runs; the recorder restarts.
-  harness::BenchmarkResults rep1;
+  results::BenchmarkResults rep1;
   for (int i = 0; i < 2; ++i) {
-    harness::RunRecord r;
+    results::RunRecord r;
     r.run_id = fmt::format("r{}", i);
     r.state = RuntimeState::kSucceeded;
     rep1.runs.push_back(r);

@@ -2,30 +2,16 @@
 
 #include "report/reporter.h"
 #include "report/thresholds.h"
+#include "util/strings.h"
 
 namespace kfpbench::report {
 namespace {
-
-// A table cell: a '|' would end the cell, a line break the row.
-std::string Cell(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') {
-      out += "\\|";
-    } else if (c == '\n' || c == '\r') {
-      out += ' ';
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 std::string Ms(double ms) { return FormatDuration(FromSeconds(ms / 1000)); }
 
 }  // namespace
 
-Result<std::string> MarkdownReporter::Render(const harness::BenchmarkResults& r,
+Result<std::string> MarkdownReporter::Render(const results::BenchmarkResults& r,
                                              const nlohmann::json& thresholds) {
   auto verdicts = VerdictsFor(r, thresholds);
   if (!verdicts.ok()) return verdicts.error();
@@ -38,14 +24,15 @@ Result<std::string> MarkdownReporter::Render(const harness::BenchmarkResults& r,
                   : fmt::format(" — ✅ all {} thresholds passed", verdicts->size());
   }
   out += fmt::format("\n\n`kfpbench {}` against `{}`{} · {:.1f} s · {} runs{}\n",
-                     Cell(r.kfpbench_version), Cell(r.target.url),
+                     MarkdownCell(r.kfpbench_version), MarkdownCell(r.target.url),
                      r.target.embedded ? " (embedded backend)" : "", elapsed, r.runs.size(),
-                     r.partial ? " · **partial**: " + Cell(r.partial_reason) : "");
+                     r.partial ? " · **partial**: " + MarkdownCell(r.partial_reason) : "");
   if (!verdicts->empty()) {
     out += "\n| | metric | threshold | observed | margin |\n|---|---|---|---:|---|\n";
     for (const auto& v : *verdicts) {
-      out += fmt::format("| {} | {} | `{}` | {} | {} |\n", v.passed ? "✅" : "❌", Cell(v.metric),
-                         Cell(v.expression), Cell(v.observed_text), Cell(v.margin));
+      out += fmt::format("| {} | {} | `{}` | {} | {} |\n", v.passed ? "✅" : "❌",
+                         MarkdownCell(v.metric), MarkdownCell(v.expression),
+                         MarkdownCell(v.observed_text), MarkdownCell(v.margin));
     }
   }
   if (!r.operations.empty()) {
@@ -55,9 +42,9 @@ Result<std::string> MarkdownReporter::Render(const harness::BenchmarkResults& r,
     for (const auto& [name, op] : r.operations) {
       const auto& h = op.latency_us;
       auto p = [&](double q) { return Ms(h.ValueAtPercentile(q) / 1000.0); };
-      out += fmt::format("| {} | {} | {} | {:.1f} | {} | {} | {} | {} |\n", Cell(name), h.count(),
-                         op.errors, elapsed > 0 ? h.count() / elapsed : 0.0, p(50), p(95), p(99),
-                         Ms(h.max() / 1000.0));
+      out += fmt::format("| {} | {} | {} | {:.1f} | {} | {} | {} | {} |\n", MarkdownCell(name),
+                         h.count(), op.errors, elapsed > 0 ? h.count() / elapsed : 0.0, p(50),
+                         p(95), p(99), Ms(h.max() / 1000.0));
     }
   }
   auto durations = r.RunDurationsMs();
@@ -77,14 +64,44 @@ Result<std::string> MarkdownReporter::Render(const harness::BenchmarkResults& r,
                          Ms(h->ValueAtPercentile(99)), Ms(h->max()));
     }
   }
+  for (const auto& stop : r.stress_stops) {
+    double peak = r.StressPeakPerMinute(stop.scenario);
+    out += fmt::format(
+        "\n**Stress search, scenario {}**: {} ({})\n\n"
+        "| runs/min | runs | failed | p95 from intended start | SLO |\n|---:|---:|---:|---:|---|\n",
+        stop.scenario,
+        peak == 0 ? "no rate held"
+        : stop.reason == results::StressStopReason::kSloBroken
+            ? fmt::format("peak {:g} runs/min", peak)
+            : fmt::format("held up to {:g} runs/min, not broken", peak),
+        MarkdownCell(stop.detail));
+    for (const auto& s : r.stress_steps) {
+      if (s.scenario != stop.scenario) continue;
+      out += fmt::format("| {:g} | {} | {} | {} | {} |\n", s.rate_per_minute, s.runs, s.failed,
+                         Ms(static_cast<double>(s.p95_ms)), s.held ? "✅ held" : "❌ broken");
+    }
+  }
+  if (!r.schedules.empty()) {
+    auto lags = r.TriggerLagsMs();
+    out += "\n| scheduled runs | fires owed | runs made | missed |\n|---|---:|---:|---:|\n";
+    for (const auto& s : r.schedules) {
+      out += fmt::format("| scenario {} ({} schedules) | {} | {} | {} |\n", s.scenario,
+                         s.recurring_runs, s.expected_fires, s.observed_fires, s.Missed());
+    }
+    if (lags.count() > 0) {
+      out += fmt::format("\nTrigger lag: p50 {}, max {} over {} runs\n",
+                         Ms(static_cast<double>(lags.ValueAtPercentile(50))),
+                         Ms(static_cast<double>(lags.max())), lags.count());
+    }
+  }
   if (!r.errors.empty()) {
     out += "\n**Errors**\n\n";
-    for (const auto& e : r.errors) out += "- " + Cell(e) + "\n";
+    for (const auto& e : r.errors) out += "- " + MarkdownCell(e) + "\n";
   }
   return out;
 }
 
-Status MarkdownReporter::Report(const harness::BenchmarkResults& results) {
+Status MarkdownReporter::Report(const results::BenchmarkResults& results) {
   auto text = Render(results, thresholds_);
   if (!text.ok()) return text.error();
   return WriteFileAtomically(path_, *text);

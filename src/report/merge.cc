@@ -7,7 +7,7 @@
 namespace kfpbench::report {
 namespace {
 
-using harness::BenchmarkResults;
+using results::BenchmarkResults;
 
 bool IsSet(WallTime t) { return t.time_since_epoch().count() != 0; }
 
@@ -73,7 +73,9 @@ Result<BenchmarkResults> MergeResults(const std::vector<BenchmarkResults>& parts
     out.errors.insert(out.errors.end(), p.errors.begin(), p.errors.end());
     out.cleanup_failures.insert(out.cleanup_failures.end(), p.cleanup_failures.begin(),
                                 p.cleanup_failures.end());
+    out.resent_requests += p.resent_requests;
     out.stress_steps.insert(out.stress_steps.end(), p.stress_steps.begin(), p.stress_steps.end());
+    out.stress_stops.insert(out.stress_stops.end(), p.stress_stops.begin(), p.stress_stops.end());
     // Shards of one schedule scenario add up: fires owed and made.
     for (const auto& s : p.schedules) {
       auto same = std::find_if(out.schedules.begin(), out.schedules.end(),

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "harness/results.h"
+#include "results/results.h"
 #include "util/result.h"
 
 namespace kfpbench::report {
@@ -18,6 +18,6 @@ namespace kfpbench::report {
 // largest of the parts' values, an upper bound on the true merged percentile
 // (per-second histograms are not stored). The first part's version, target
 // and scenario are kept. An empty input is an error.
-Result<harness::BenchmarkResults> MergeResults(const std::vector<harness::BenchmarkResults>& parts);
+Result<results::BenchmarkResults> MergeResults(const std::vector<results::BenchmarkResults>& parts);
 
 }  // namespace kfpbench::report

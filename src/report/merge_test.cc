@@ -3,7 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "report/reporter.h"
-#include "report/test_support.h"
+#include "results/results_json.h"
+#include "results/test_support.h"
 
 namespace kfpbench::report {
 namespace {
@@ -15,8 +16,8 @@ uint64_t WindowCount(const metrics::OperationStats& op) {
 }
 
 TEST(Merge, EqualsTheSumOfItsParts) {
-  auto a = testing::SyntheticResults(1, 20, 10);
-  auto b = testing::SyntheticResults(2, 30, 7);
+  auto a = results::testing::SyntheticResults(1, 20, 10);
+  auto b = results::testing::SyntheticResults(2, 30, 7);
   b.started += std::chrono::seconds(5);  // a second generator started later
   b.finished += std::chrono::seconds(5);
   b.partial = true;
@@ -55,10 +56,10 @@ TEST(Merge, EqualsTheSumOfItsParts) {
 }
 
 TEST(Merge, OfOnePartIsThatPart) {
-  auto a = testing::SyntheticResults(3);
+  auto a = results::testing::SyntheticResults(3);
   auto m = MergeResults({a});
   ASSERT_TRUE(m.ok());
-  EXPECT_EQ(ResultsToJson(*m), ResultsToJson(a));
+  EXPECT_EQ(results::ResultsToJson(*m), results::ResultsToJson(a));
 }
 
 TEST(Merge, OfNothingIsAnError) { EXPECT_FALSE(MergeResults({}).ok()); }

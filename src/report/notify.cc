@@ -22,7 +22,7 @@ std::string SafeUrl(const std::string& url) {
   return out;
 }
 
-std::string ScenarioName(const harness::BenchmarkResults& r) {
+std::string ScenarioName(const results::BenchmarkResults& r) {
   return r.scenario_path.empty() ? std::string("(unnamed)") : r.scenario_path;
 }
 
@@ -33,7 +33,7 @@ std::string Origin(const http::Url& u) {
 
 }  // namespace
 
-std::optional<nlohmann::json> ThresholdNotification(const harness::BenchmarkResults& results,
+std::optional<nlohmann::json> ThresholdNotification(const results::BenchmarkResults& results,
                                                     const std::vector<Verdict>& verdicts,
                                                     const std::string& results_path) {
   nlohmann::json failures = nlohmann::json::array();
@@ -65,7 +65,7 @@ std::optional<nlohmann::json> ThresholdNotification(const harness::BenchmarkResu
 
 std::optional<nlohmann::json> RegressionNotification(const Comparison& comparison,
                                                      const CompareOptions& options,
-                                                     const harness::BenchmarkResults& candidate,
+                                                     const results::BenchmarkResults& candidate,
                                                      const std::string& baseline_path,
                                                      const std::string& candidate_path) {
   nlohmann::json failures = nlohmann::json::array();

@@ -12,23 +12,23 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/results.h"
 #include "report/compare.h"
 #include "report/thresholds.h"
+#include "results/results.h"
 #include "util/result.h"
 
 namespace kfpbench::report {
 
 // The summary of the failed thresholds, or nothing when all passed.
 // `results_path` is where results.json was written.
-std::optional<nlohmann::json> ThresholdNotification(const harness::BenchmarkResults& results,
+std::optional<nlohmann::json> ThresholdNotification(const results::BenchmarkResults& results,
                                                     const std::vector<Verdict>& verdicts,
                                                     const std::string& results_path);
 
 // The summary of the failing regressions, or nothing when none fails.
 std::optional<nlohmann::json> RegressionNotification(const Comparison& comparison,
                                                      const CompareOptions& options,
-                                                     const harness::BenchmarkResults& candidate,
+                                                     const results::BenchmarkResults& candidate,
                                                      const std::string& baseline_path,
                                                      const std::string& candidate_path);
 

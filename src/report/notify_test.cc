@@ -5,43 +5,18 @@
 
 #include <gtest/gtest.h>
 
-#include "http/server.h"
+#include "http/test_support.h"
 #include "report/repetitions.h"
-#include "report/test_support.h"
+#include "results/test_support.h"
 #include "util/secrets.h"
 
 namespace kfpbench::report {
 namespace {
 
-// A local webhook that keeps what it receives.
-class Receiver {
- public:
-  explicit Receiver(int status = 200) {
-    http::ServerOptions o;
-    o.handler = [this, status](const http::Request& r) {
-      std::lock_guard lock(mu_);
-      requests_.push_back(r);
-      return http::Response::Text(status, "ok");
-    };
-    server_ = std::make_unique<http::Server>(std::move(o));
-    EXPECT_TRUE(server_->Start().ok());
-  }
-  std::string url(const std::string& path) const {
-    return "http://127.0.0.1:" + std::to_string(server_->port()) + path;
-  }
-  std::vector<http::Request> requests() {
-    std::lock_guard lock(mu_);
-    return requests_;
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<http::Request> requests_;
-  std::unique_ptr<http::Server> server_;
-};
+using Receiver = http::testing::RecordingServer;
 
 TEST(Notify, FailedThresholdsArePostedWithWhatFailedByHowMuch) {
-  auto results = testing::SyntheticResults(3);
+  auto results = results::testing::SyntheticResults(3);
   RegisterSecret("s3cr3t-token");
   results.target.url = "http://admin:s3cr3t-token@kfp.example.com:8888";
   auto verdicts = EvaluateThresholds(
@@ -73,15 +48,15 @@ TEST(Notify, FailedThresholdsArePostedWithWhatFailedByHowMuch) {
 }
 
 TEST(Notify, NothingToSayWhenEverythingPassed) {
-  auto results = testing::SyntheticResults(3);
+  auto results = results::testing::SyntheticResults(3);
   auto verdicts = EvaluateThresholds(results, {{"GetRun", "p95 < 1h"}});
   ASSERT_TRUE(verdicts.ok());
   EXPECT_FALSE(ThresholdNotification(results, *verdicts, "r.json").has_value());
   // Compare without a regression.
-  std::vector<harness::BenchmarkResults> a, b;
+  std::vector<results::BenchmarkResults> a, b;
   for (uint32_t i = 0; i < 4; ++i) {
-    a.push_back(testing::SyntheticResults(10 + i, 10, 6));
-    b.push_back(testing::SyntheticResults(20 + i, 10, 6));
+    a.push_back(results::testing::SyntheticResults(10 + i, 10, 6));
+    b.push_back(results::testing::SyntheticResults(20 + i, 10, 6));
   }
   auto c = Compare(a, b, {});
   ASSERT_TRUE(c.ok());
@@ -90,10 +65,10 @@ TEST(Notify, NothingToSayWhenEverythingPassed) {
 }
 
 TEST(Notify, RegressionsNameMetricChangeAndP) {
-  std::vector<harness::BenchmarkResults> a, b;
+  std::vector<results::BenchmarkResults> a, b;
   for (uint32_t i = 0; i < 6; ++i) {
-    a.push_back(testing::SyntheticResults(10 + i, 10, 6));
-    b.push_back(testing::SyntheticResults(20 + i, 10, 6, 1.5));
+    a.push_back(results::testing::SyntheticResults(10 + i, 10, 6));
+    b.push_back(results::testing::SyntheticResults(20 + i, 10, 6, 1.5));
   }
   CompareOptions o;
   auto c = Compare(a, b, o);

@@ -6,8 +6,8 @@
 
 #include "report/compare.h"
 #include "report/reporter.h"
-#include "report/results_reader.h"
-#include "report/test_support.h"
+#include "results/results_json.h"
+#include "results/test_support.h"
 #include "util/ids.h"
 
 namespace kfpbench::report {
@@ -16,8 +16,8 @@ namespace {
 namespace fs = std::filesystem;
 
 TEST(Repetitions, CombinedHistogramsAreTheExactMergeAndSummariesRoundTrip) {
-  std::vector<harness::BenchmarkResults> reps;
-  for (uint32_t i = 0; i < 3; ++i) reps.push_back(testing::SyntheticResults(10 + i));
+  std::vector<results::BenchmarkResults> reps;
+  for (uint32_t i = 0; i < 3; ++i) reps.push_back(results::testing::SyntheticResults(10 + i));
   auto combined = CombineRepetitions(reps);
   ASSERT_TRUE(combined.ok()) << combined.error().message;
   metrics::Histogram expected;
@@ -32,7 +32,7 @@ TEST(Repetitions, CombinedHistogramsAreTheExactMergeAndSummariesRoundTrip) {
 
   fs::path file = fs::temp_directory_path() / ("kfpbench-reps-" + NewUuid() + ".json");
   ASSERT_TRUE(JsonReporter(file).Report(*combined).ok());
-  auto back = LoadResults(file);
+  auto back = results::LoadResults(file);
   fs::remove(file);
   ASSERT_TRUE(back.ok()) << back.error().message;
   ASSERT_EQ(back->repetitions.size(), 3u);
@@ -44,22 +44,22 @@ TEST(Repetitions, CombinedHistogramsAreTheExactMergeAndSummariesRoundTrip) {
 }
 
 TEST(Repetitions, BadRepetitionsAreErrorsNamingThePlace) {
-  auto bad = RepetitionsFromJson({{{"started_at", ""}, {"latency_us", 3}}});
+  auto bad = results::RepetitionsFromJson({{{"started_at", ""}, {"latency_us", 3}}});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("repetitions[0].latency_us"), std::string::npos);
-  auto no_runs = RepetitionsFromJson({{{"latency_us", nlohmann::json::object()}}});
+  auto no_runs = results::RepetitionsFromJson({{{"latency_us", nlohmann::json::object()}}});
   ASSERT_FALSE(no_runs.ok());
   EXPECT_NE(no_runs.error().message.find("run_duration_ms"), std::string::npos);
-  EXPECT_FALSE(RepetitionsFromJson(nlohmann::json::object()).ok());
+  EXPECT_FALSE(results::RepetitionsFromJson(nlohmann::json::object()).ok());
 }
 
 // One combined result per side tests over its repetitions, as several
 // folders would.
 TEST(Repetitions, CompareUsesTheRepetitionsOfACombinedResult) {
-  std::vector<harness::BenchmarkResults> base, cand;
+  std::vector<results::BenchmarkResults> base, cand;
   for (uint32_t i = 0; i < 8; ++i) {
-    base.push_back(testing::SyntheticResults(100 + i, 10, 6));
-    cand.push_back(testing::SyntheticResults(200 + i, 10, 6, 1.5));
+    base.push_back(results::testing::SyntheticResults(100 + i, 10, 6));
+    cand.push_back(results::testing::SyntheticResults(200 + i, 10, 6, 1.5));
   }
   auto b = CombineRepetitions(base);
   auto c = CombineRepetitions(cand);

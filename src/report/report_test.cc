@@ -5,40 +5,17 @@
 #include <gtest/gtest.h>
 
 #include "report/reporter.h"
+#include "results/results_json.h"
+#include "results/test_support.h"
 #include "util/ids.h"
 
 namespace kfpbench::report {
 namespace {
 
-harness::BenchmarkResults Sample() {
-  harness::BenchmarkResults r;
-  r.kfpbench_version = "test";
-  r.started = WallTime(std::chrono::seconds(1700000000));
-  r.finished = r.started + std::chrono::seconds(10);
-  r.target.url = "http://127.0.0.1:1";
-  r.target.embedded = true;
-  metrics::Recorder rec(r.started);
-  for (int i = 1; i <= 100; ++i) {
-    rec.RecordCall("GetRun", std::chrono::milliseconds(i), i <= 98 ? 200 : 503,
-                   r.started + std::chrono::milliseconds(i * 50));
-  }
-  r.operations = rec.Snapshot();
-  harness::RunRecord run;
-  run.run_id = "r1";
-  run.state = RuntimeState::kSucceeded;
-  run.created = r.started;
-  run.finished = r.started + std::chrono::seconds(3);
-  run.tasks.push_back({"step", RuntimeState::kSucceeded, r.started,
-                       r.started + std::chrono::milliseconds(250), run.finished});
-  r.runs.push_back(run);
-  harness::RunRecord failed;
-  failed.error = "CreateRun: HTTP 500";
-  r.runs.push_back(failed);
-  return r;
-}
+using results::testing::Sample;
 
 TEST(JsonReport, HasVersionedSchemaUnitsAndMergeableHistograms) {
-  auto j = ResultsToJson(Sample());
+  auto j = results::ResultsToJson(Sample());
   EXPECT_EQ(j["schema_version"], 1);
   EXPECT_EQ(j["units"]["latency"], "us");
   const auto& op = j["operations"]["GetRun"];
@@ -88,7 +65,7 @@ TEST(ConsoleReport, PrintsOperationsAndRuns) {
 }
 
 TEST(ConsoleReport, EachValueInTheUnitThatShowsIt) {
-  harness::BenchmarkResults r;
+  results::BenchmarkResults r;
   r.finished = r.started + std::chrono::seconds(1);
   for (int i = 0; i < 10; ++i) r.operations["GetRun"].latency_us.Record(30);  // 30 us calls
   std::ostringstream out;

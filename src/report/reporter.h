@@ -8,7 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/results.h"
+#include "results/results.h"
+#include "util/files.h"
 #include "util/result.h"
 
 namespace kfpbench::report {
@@ -16,26 +17,35 @@ namespace kfpbench::report {
 class Reporter {
  public:
   virtual ~Reporter() = default;
-  virtual Status Report(const harness::BenchmarkResults& results) = 0;
+  virtual Status Report(const results::BenchmarkResults& results) = 0;
 };
 
-// results.json, schema version harness::BenchmarkResults::kSchemaVersion
+// A reporter that writes one file and shows threshold verdicts; `thresholds`
+// null means the scenario file's own.
+class FileReporter : public Reporter {
+ public:
+  explicit FileReporter(std::filesystem::path path, nlohmann::json thresholds = nullptr)
+      : path_(std::move(path)), thresholds_(std::move(thresholds)) {}
+
+ protected:
+  std::filesystem::path path_;
+  nlohmann::json thresholds_;
+};
+
+// results.json, schema version results::BenchmarkResults::kSchemaVersion
 // (docs/RESULTS.md). Written to a temporary file and renamed, so a full disk
 // or a crash never leaves a truncated results.json behind.
-class JsonReporter : public Reporter {
+class JsonReporter : public FileReporter {
  public:
-  explicit JsonReporter(std::filesystem::path path) : path_(std::move(path)) {}
-  Status Report(const harness::BenchmarkResults& results) override;
-
- private:
-  std::filesystem::path path_;
+  using FileReporter::FileReporter;
+  Status Report(const results::BenchmarkResults& results) override;
 };
 
 // The summary table for a terminal.
 class ConsoleReporter : public Reporter {
  public:
   explicit ConsoleReporter(std::ostream& out) : out_(out) {}
-  Status Report(const harness::BenchmarkResults& results) override;
+  Status Report(const results::BenchmarkResults& results) override;
 
  private:
   std::ostream& out_;
@@ -47,7 +57,7 @@ class ConsoleReporter : public Reporter {
 class CsvReporter : public Reporter {
  public:
   explicit CsvReporter(std::filesystem::path dir) : dir_(std::move(dir)) {}
-  Status Report(const harness::BenchmarkResults& results) override;
+  Status Report(const results::BenchmarkResults& results) override;
 
  private:
   std::filesystem::path dir_;
@@ -55,52 +65,32 @@ class CsvReporter : public Reporter {
 
 // JUnit XML for CI servers: one testcase per threshold verdict (a failing
 // threshold is a <failure>), plus one that fails when a scenario reported
-// errors. `thresholds` null means the scenario file's own.
-class JunitReporter : public Reporter {
+// errors.
+class JunitReporter : public FileReporter {
  public:
-  JunitReporter(std::filesystem::path path, nlohmann::json thresholds = nullptr)
-      : path_(std::move(path)), thresholds_(std::move(thresholds)) {}
-  Status Report(const harness::BenchmarkResults& results) override;
-
- private:
-  std::filesystem::path path_;
-  nlohmann::json thresholds_;
+  using FileReporter::FileReporter;
+  Status Report(const results::BenchmarkResults& results) override;
 };
 
 // A GitHub-flavoured Markdown summary for a pull-request comment: operations,
 // runs and threshold verdicts.
-class MarkdownReporter : public Reporter {
+class MarkdownReporter : public FileReporter {
  public:
-  MarkdownReporter(std::filesystem::path path, nlohmann::json thresholds = nullptr)
-      : path_(std::move(path)), thresholds_(std::move(thresholds)) {}
-  Status Report(const harness::BenchmarkResults& results) override;
-  static Result<std::string> Render(const harness::BenchmarkResults& results,
+  using FileReporter::FileReporter;
+  Status Report(const results::BenchmarkResults& results) override;
+  static Result<std::string> Render(const results::BenchmarkResults& results,
                                     const nlohmann::json& thresholds);
-
- private:
-  std::filesystem::path path_;
-  nlohmann::json thresholds_;
 };
 
 // One self-contained HTML page (charts inlined, no external URLs), readable
 // offline: latency over time and distribution, throughput and errors, run
 // duration CDF, a run/task timeline, the scenario, the target and verdicts.
-class HtmlReporter : public Reporter {
+class HtmlReporter : public FileReporter {
  public:
-  HtmlReporter(std::filesystem::path path, nlohmann::json thresholds = nullptr)
-      : path_(std::move(path)), thresholds_(std::move(thresholds)) {}
-  Status Report(const harness::BenchmarkResults& results) override;
-  static Result<std::string> Render(const harness::BenchmarkResults& results,
+  using FileReporter::FileReporter;
+  Status Report(const results::BenchmarkResults& results) override;
+  static Result<std::string> Render(const results::BenchmarkResults& results,
                                     const nlohmann::json& thresholds);
-
- private:
-  std::filesystem::path path_;
-  nlohmann::json thresholds_;
 };
-
-nlohmann::json ResultsToJson(const harness::BenchmarkResults& results);
-
-// Writes `text` to `path` through a temporary file in the same folder.
-Status WriteFileAtomically(const std::filesystem::path& path, const std::string& text);
 
 }  // namespace kfpbench::report

@@ -143,7 +143,7 @@ Observation Latency(const metrics::Histogram& h, const Threshold& t, double to_m
   return {true, v * to_ms};
 }
 
-Observation Observe(const harness::BenchmarkResults& r, const Threshold& t) {
+Observation Observe(const results::BenchmarkResults& r, const Threshold& t) {
   double elapsed_s = ToSeconds(r.finished - r.started);
   if (IsRunMetric(t.metric)) {
     auto h = t.metric == "run_duration" ? r.RunDurationsMs() : r.QueueWaitsMs();
@@ -185,12 +185,23 @@ Observation Observe(const harness::BenchmarkResults& r, const Threshold& t) {
 std::string Margin(const Threshold& t, double observed, bool passed) {
   double diff = std::fabs(observed - t.limit);
   std::string amount = Text(t.kind, diff);
-  if (t.kind == ThresholdKind::kErrorRate) amount = fmt::format("{:.3g} points", diff * 100);
-  if (t.limit != 0) amount += fmt::format(" ({:.0f}%)", diff / t.limit * 100);
+  if (t.kind == ThresholdKind::kErrorRate) {
+    // Error rates are percentages already: their difference is in points.
+    double points = diff * 100;
+    amount = fmt::format("{:.3g} percentage point{}", points, points == 1 ? "" : "s");
+  }
+  // Relative to the limit: a share of it below twice it, a multiple beyond
+  // ("1900%" reads worse than "20x the limit").
+  std::string relative;
+  if (t.limit != 0 && observed / t.limit >= 2) {
+    relative = fmt::format(" (observed is {:.3g}x the limit)", observed / t.limit);
+  } else if (t.limit != 0) {
+    amount += fmt::format(" ({:.0f}%)", diff / t.limit * 100);
+  }
   bool upper = t.op[0] == '<';  // the limit is a ceiling
-  if (passed) return fmt::format("{} {} the limit", amount, upper ? "under" : "above");
+  if (passed) return fmt::format("{} {} the limit{}", amount, upper ? "under" : "above", relative);
   if (diff == 0) return "exactly at the limit";
-  return fmt::format("{} {} the limit", amount, upper ? "over" : "short of");
+  return fmt::format("{} {} the limit{}", amount, upper ? "over" : "short of", relative);
 }
 
 Result<std::vector<std::string>> Expressions(const std::string& metric, const json& spec) {
@@ -331,7 +342,7 @@ Result<std::vector<Threshold>> ParseThresholds(const json& thresholds) {
   return parsed;
 }
 
-Result<std::vector<Verdict>> EvaluateThresholds(const harness::BenchmarkResults& results,
+Result<std::vector<Verdict>> EvaluateThresholds(const results::BenchmarkResults& results,
                                                 const json& thresholds) {
   std::vector<Verdict> verdicts;
   auto parsed = ParseThresholds(thresholds);
@@ -361,7 +372,7 @@ Result<std::vector<Verdict>> EvaluateThresholds(const harness::BenchmarkResults&
   return verdicts;
 }
 
-json ThresholdsOf(const harness::BenchmarkResults& results) {
+json ThresholdsOf(const results::BenchmarkResults& results) {
   const json& src = results.scenario_source;
   if (src.is_object() && src.contains("thresholds") && src["thresholds"].is_object()) {
     return src["thresholds"];
@@ -369,7 +380,7 @@ json ThresholdsOf(const harness::BenchmarkResults& results) {
   return json::object();
 }
 
-Result<std::vector<Verdict>> VerdictsFor(const harness::BenchmarkResults& results,
+Result<std::vector<Verdict>> VerdictsFor(const results::BenchmarkResults& results,
                                          const json& thresholds) {
   return EvaluateThresholds(results, thresholds.is_null() ? ThresholdsOf(results) : thresholds);
 }

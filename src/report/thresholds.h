@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/results.h"
+#include "results/results.h"
 #include "util/result.h"
 
 namespace kfpbench::report {
@@ -56,15 +56,15 @@ Result<std::vector<Threshold>> ParseThresholds(const nlohmann::json& thresholds)
 
 // Every expression is parsed (ParseThresholds) before any is evaluated, so a
 // typo never yields a partial verdict list.
-Result<std::vector<Verdict>> EvaluateThresholds(const harness::BenchmarkResults& results,
+Result<std::vector<Verdict>> EvaluateThresholds(const results::BenchmarkResults& results,
                                                 const nlohmann::json& thresholds);
 
 // The thresholds the scenario file carried (scenario.source.thresholds), or an
 // empty object.
-nlohmann::json ThresholdsOf(const harness::BenchmarkResults& results);
+nlohmann::json ThresholdsOf(const results::BenchmarkResults& results);
 
 // `thresholds` if it is not null, else the scenario file's (ThresholdsOf).
-Result<std::vector<Verdict>> VerdictsFor(const harness::BenchmarkResults& results,
+Result<std::vector<Verdict>> VerdictsFor(const results::BenchmarkResults& results,
                                          const nlohmann::json& thresholds);
 
 bool AllPassed(const std::vector<Verdict>& verdicts);

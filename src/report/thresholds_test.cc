@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "report/test_support.h"
+#include "results/test_support.h"
 
 namespace kfpbench::report {
 namespace {
@@ -12,27 +12,7 @@ namespace {
 using nlohmann::json;
 
 // GetRun: 100 calls of 1..100 ms, 2 errors; 10 s elapsed; one run of 3 s.
-harness::BenchmarkResults Known() {
-  harness::BenchmarkResults r;
-  r.started = WallTime(std::chrono::seconds(1700000000));
-  r.finished = r.started + std::chrono::seconds(10);
-  metrics::Recorder rec(r.started);
-  for (int i = 1; i <= 100; ++i) {
-    rec.RecordCall("GetRun", std::chrono::milliseconds(i), i <= 98 ? 200 : 503, r.started);
-  }
-  r.operations = rec.Snapshot();
-  harness::RunRecord run;
-  run.state = RuntimeState::kSucceeded;
-  run.created = r.started;
-  run.finished = r.started + std::chrono::seconds(3);
-  run.tasks.push_back({"step", RuntimeState::kSucceeded, r.started,
-                       r.started + std::chrono::milliseconds(250), run.finished});
-  r.runs.push_back(run);
-  harness::RunRecord rejected;
-  rejected.error = "HTTP 500";
-  r.runs.push_back(rejected);
-  return r;
-}
+results::BenchmarkResults Known() { return results::testing::Sample(); }
 
 Verdict One(const std::string& metric, const std::string& expr) {
   auto v = EvaluateThresholds(Known(), json{{metric, {expr}}});
@@ -98,6 +78,9 @@ TEST(Thresholds, EvaluatesObservedValuesAndMargins) {
   v = One("GetRun", "error_rate < 1%");
   EXPECT_FALSE(v.passed);
   EXPECT_EQ(v.observed_text, "2%");
+  EXPECT_EQ(v.margin, "1 percentage point over the limit (observed is 2x the limit)");
+  EXPECT_EQ(One("GetRun", "error_rate < 0.1%").margin,
+            "1.9 percentage points over the limit (observed is 20x the limit)");
   EXPECT_TRUE(One("GetRun", "count >= 100").passed);
   v = One("GetRun", "count > 200");
   EXPECT_FALSE(v.passed);
@@ -164,7 +147,7 @@ TEST(Thresholds, EveryProblemIsNamedBeforeAnyRun) {
 }
 
 TEST(Thresholds, ComeFromTheScenarioSource) {
-  auto r = testing::SyntheticResults(1);
+  auto r = results::testing::SyntheticResults(1);
   EXPECT_EQ(ThresholdsOf(r).size(), 2u);
   r.scenario_source = json::array();
   EXPECT_TRUE(ThresholdsOf(r).empty());

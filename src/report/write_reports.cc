@@ -12,7 +12,7 @@ ReportOptions DefaultReportOptions(const std::filesystem::path& results_dir) {
   return o;
 }
 
-Status WriteReports(const harness::BenchmarkResults& results, const ReportOptions& options) {
+Status WriteReports(const results::BenchmarkResults& results, const ReportOptions& options) {
   std::vector<std::unique_ptr<Reporter>> reporters;
   if (!options.html.empty()) {
     reporters.push_back(std::make_unique<HtmlReporter>(options.html, options.thresholds));

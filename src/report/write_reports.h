@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/results.h"
+#include "results/results.h"
 #include "util/result.h"
 
 namespace kfpbench::report {
@@ -23,6 +23,6 @@ ReportOptions DefaultReportOptions(const std::filesystem::path& results_dir);
 
 // Writes every report asked for; one failing does not stop the others. The
 // error lists every report that could not be written.
-Status WriteReports(const harness::BenchmarkResults& results, const ReportOptions& options);
+Status WriteReports(const results::BenchmarkResults& results, const ReportOptions& options);
 
 }  // namespace kfpbench::report

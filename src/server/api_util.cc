@@ -11,16 +11,43 @@
 
 namespace kfpbench::server {
 
+namespace {
+
+http::Response StatusResponse(int status, const kfp::RpcStatus& body) {
+  // The message may quote the client's bytes (a path, a name): never let one
+  // that is not UTF-8 throw.
+  return http::Response::Json(
+      status, kfp::ToJson(body).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+int HttpStatusOf(const Error& error) {
+  return error.code >= 400 && error.code < 600 ? error.code : 500;
+}
+
+}  // namespace
+
 http::Response ErrorResponse(const Error& error) {
-  int status = error.code >= 400 && error.code < 600 ? error.code : 500;
+  int status = HttpStatusOf(error);
+  auto code = kfp::GrpcCodeForHttpStatus(status);
+  return StatusResponse(status, kfp::UserErrorStatus(code, error.message, error.message));
+}
+
+http::Response GatewayErrorResponse(const Error& error) {
+  int status = HttpStatusOf(error);
   kfp::RpcStatus body;
   body.code = static_cast<int>(kfp::GrpcCodeForHttpStatus(status));
   body.message = error.message;
-  return http::Response::Json(status, kfp::ToJson(body).dump());
+  return StatusResponse(status, body);
 }
 
 http::Response ErrorResponse(int http_status, std::string message) {
   return ErrorResponse(Error{std::move(message), http_status});
+}
+
+http::Response PlainHttpError(int status, const std::string& message, const std::string& details) {
+  nlohmann::json body = {{"error_message", message}, {"error_details", details}};
+  return http::Response::Json(status,
+                              body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 http::Response JsonResponse(const nlohmann::json& body) {
@@ -36,8 +63,8 @@ Result<nlohmann::json> ParseJsonBody(const http::Request& request) {
   if (request.body.empty())
     return Error{"the request body is empty; a JSON object is expected", 400};
   auto j = nlohmann::json::parse(request.body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Error{"the request body is not valid JSON", 400};
-  if (!j.is_object()) return Error{"the request body must be a JSON object", 400};
+  if (j.is_discarded()) return Error{"the request body is not valid JSON", kHttpBadRequest};
+  if (!j.is_object()) return Error{"the request body must be a JSON object", kHttpBadRequest};
   return j;
 }
 
@@ -49,7 +76,8 @@ store::ListRequest ListRequestFrom(const http::Request& request) {
 Result<ir::PipelineSpec> ParseSpec(std::string_view text, const std::string& what) {
   auto spec = ir::ParsePipelineSpec(text);
   if (!spec.ok()) {
-    return Error{fmt::format("invalid pipeline spec in {}: {}", what, spec.error().message), 400};
+    return Error{fmt::format("invalid pipeline spec in {}: {}", what, spec.error().message),
+                 kHttpBadRequest};
   }
   return spec;
 }
@@ -64,7 +92,7 @@ Result<std::string> ReadPackageUrl(const std::string& url, const std::filesystem
                              url),
                  400};
   }
-  if (path.empty()) return Error{"package_url.pipeline_url is empty", 400};
+  if (path.empty()) return Error{"package_url.pipeline_url is empty", kHttpBadRequest};
   if (root.empty()) {
     return Error{
         "package_url.pipeline_url: this server reads no local files (start it with "
@@ -82,10 +110,12 @@ Result<std::string> ReadPackageUrl(const std::string& url, const std::filesystem
                  400};
   }
   if (!std::filesystem::is_regular_file(path, ec)) {
-    return Error{fmt::format("package_url.pipeline_url: '{}' is not a readable file", path), 400};
+    return Error{fmt::format("package_url.pipeline_url: '{}' is not a readable file", path),
+                 kHttpBadRequest};
   }
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("package_url.pipeline_url: cannot read '{}'", path), 400};
+  if (!in)
+    return Error{fmt::format("package_url.pipeline_url: cannot read '{}'", path), kHttpBadRequest};
   in.seekg(0, std::ios::end);
   auto size = in.tellg();
   if (size < 0 || static_cast<size_t>(size) > kMaxUploadBytes) {
@@ -105,7 +135,8 @@ Result<bool> QueryBool(const http::Request& request, const char* name, bool fall
   std::string v = request.Query(name);
   if (v == "true" || v == "1") return true;
   if (v == "false" || v == "0" || v.empty()) return false;
-  return Error{std::string("invalid ") + name + " '" + v + "': expected true or false", 400};
+  return Error{std::string("invalid ") + name + " '" + v + "': expected true or false",
+               kHttpBadRequest};
 }
 
 }  // namespace kfpbench::server

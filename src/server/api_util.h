@@ -19,11 +19,24 @@ constexpr size_t kMaxUploadBytes = 32 * 1024 * 1024;
 // JSON request bodies larger than this are refused with 413 before parsing.
 constexpr size_t kMaxJsonBodyBytes = 32 * 1024 * 1024;
 
-// {"code": <grpc>, "message": ..., "details": []} with the HTTP status in
-// `error.code` (500 when unset).
+// An error of KFP's API server (a util.UserError) as grpc-gateway v2 writes
+// it: {"code": <grpc>, "message": ..., "details": [{"@type":
+// "type.googleapis.com/google.rpc.Status", "code": <grpc>, "message": ...}]},
+// with the HTTP status in `error.code` (500 when unset). KFP's top-level
+// message is its internal error chain ("Failed to create list options:
+// Invalid input error: ..."); here both carry the message for the client.
 http::Response ErrorResponse(const Error& error);
 http::Response ErrorResponse(int http_status, std::string message);
+// An error grpc-gateway itself answers before KFP's code runs (a body or a
+// query parameter that does not parse into the request message): no details.
+http::Response GatewayErrorResponse(const Error& error);
 http::Response JsonResponse(const nlohmann::json& body);
+
+// The errors of KFP's plain HTTP handlers (uploads, artifact reads:
+// writeErrorToResponse): an apiv1beta1.Error, {"error_message": ...,
+// "error_details": ...}. KFP's error_details is the error printed with "%+v"
+// (its message and a Go stack trace); here it is the reason.
+http::Response PlainHttpError(int status, const std::string& message, const std::string& details);
 
 // The request body as a JSON object, or a 400 naming what is wrong.
 Result<nlohmann::json> ParseJsonBody(const http::Request& request);

@@ -30,31 +30,98 @@ namespace kfpbench::server {
 namespace {
 
 // Persists every change the engine reports, in the API's own form, so that
-// GetRun is one row read.
+// GetRun is one row read. A status the store refuses (a full disk, a locked
+// database) is kept and written again every kRewriteInterval until it lands
+// or a newer one replaces it: otherwise a run whose last write failed would
+// show RUNNING forever.
 class StoreObserver : public engine::RunObserver {
  public:
-  StoreObserver(store::Store& store, RunTracker& tracker) : store_(store), tracker_(tracker) {}
+  static constexpr Duration kRewriteInterval = std::chrono::seconds(1);
+
+  // `steps_write_files`: steps leave outputs and logs on disk (the process
+  // executor), so succeeded runs' tasks are kept too, for the artifact read
+  // endpoint. Stub steps write nothing, and keeping every run's tasks would
+  // cost a benchmark's backend a write per run for nothing.
+  StoreObserver(store::Store& store, RunTracker& tracker, engine::EventLoop& loop,
+                bool steps_write_files)
+      : store_(store), tracker_(tracker), loop_(loop), steps_write_files_(steps_write_files) {}
 
   void OnRunChanged(const engine::RunSnapshot& snapshot) override {
     tracker_.OnSnapshot(snapshot);
     store::RunStatus status = ToRunStatus(snapshot);
     status.state_history = tracker_.WithPrefix(snapshot.run_id, std::move(status.state_history),
                                                IsTerminal(snapshot.state));
-    Status s = store_.UpdateRunStatus(snapshot.run_id, status);
-    // A run deleted while it executes has no row left; nothing to keep.
-    if (!s.ok() && s.error().code != 404) {
-      spdlog::error("cannot record run {}: {}", snapshot.run_id, s.error().message);
+    unwritten_.erase(snapshot.run_id);  // this one is newer
+    // Kept before the end is written: a client that sees the end may retry
+    // the run or read its artifacts at once.
+    if (snapshot.state == RuntimeState::kFailed || snapshot.state == RuntimeState::kCanceled ||
+        (snapshot.state == RuntimeState::kSucceeded && steps_write_files_)) {
+      KeepTasks(snapshot);
     }
-    if (snapshot.state == RuntimeState::kFailed || snapshot.state == RuntimeState::kCanceled) {
-      KeepForRetry(snapshot);
+    Write(snapshot.run_id, std::move(status));
+  }
+
+  // A run the store shows in flight but the engine does not execute: either
+  // its last status is still waiting to be written (then that is its truth),
+  // or nothing will ever end it, and terminating it ends it CANCELED.
+  void OnTerminateNotExecuting(const std::string& run_id) override {
+    if (auto it = unwritten_.find(run_id); it != unwritten_.end()) {
+      store::RunStatus status = std::move(it->second);
+      unwritten_.erase(it);
+      Write(run_id, std::move(status));
+      return;
+    }
+    auto ended = store_.EndInFlightRuns({.run_id = run_id,
+                                         .state = RuntimeState::kCanceled,
+                                         .code = kfp::GrpcCode::kCancelled,
+                                         .message = "terminated; nothing was executing the run",
+                                         .now = loop_.Now()});
+    if (!ended.ok()) {
+      spdlog::error("cannot end run {}: {}", run_id, ended.error().message);
+    } else if (*ended > 0) {
+      spdlog::warn("run {} was in flight with nothing executing it; it ended CANCELED", run_id);
     }
   }
 
  private:
-  // What a later :retry keeps: the container tasks that succeeded (or were
-  // cache hits), outputs included; the API's task details do not carry
-  // parameter values, so they are kept apart.
-  void KeepForRetry(const engine::RunSnapshot& snapshot) {
+  void Write(const std::string& run_id, store::RunStatus status) {
+    Status s = store_.UpdateRunStatus(run_id, status);
+    // A run deleted while it executes has no row left; nothing to keep.
+    if (s.ok() || s.error().NotFound()) return;
+    spdlog::error("cannot record run {} ({}); trying again every {}s: {}", run_id,
+                  RuntimeStateName(status.state),
+                  std::chrono::duration_cast<std::chrono::seconds>(kRewriteInterval).count(),
+                  s.error().message);
+    unwritten_[run_id] = std::move(status);
+    ArmRewrite();
+  }
+
+  void ArmRewrite() {
+    if (rewrite_armed_ || unwritten_.empty()) return;
+    rewrite_armed_ = true;
+    loop_.After(kRewriteInterval, [this] { RewriteUnwritten(); });
+  }
+
+  void RewriteUnwritten() {
+    rewrite_armed_ = false;
+    auto pending = std::move(unwritten_);
+    unwritten_.clear();
+    for (auto& [run_id, status] : pending) {
+      Status s = store_.UpdateRunStatus(run_id, status);
+      if (s.ok() || s.error().NotFound()) {
+        spdlog::info("recorded run {} ({}) after all", run_id, RuntimeStateName(status.state));
+        continue;
+      }
+      unwritten_[run_id] = std::move(status);
+    }
+    ArmRewrite();
+  }
+
+  // What a later :retry keeps, and where the artifact read endpoint finds
+  // files: the container tasks that succeeded (or were cache hits), outputs
+  // included; the API's task details carry neither parameter values nor
+  // paths, so they are kept apart.
+  void KeepTasks(const engine::RunSnapshot& snapshot) {
     std::vector<std::pair<std::string, std::string>> keep;
     for (const auto& t : snapshot.tasks) {
       if (t.executor_label.empty() || t.key.empty()) continue;
@@ -135,6 +202,10 @@ class StoreObserver : public engine::RunObserver {
 
   store::Store& store_;
   RunTracker& tracker_;
+  engine::EventLoop& loop_;
+  const bool steps_write_files_;
+  std::map<std::string, store::RunStatus> unwritten_;  // by run id; touched on the loop only
+  bool rewrite_armed_ = false;
 };
 
 // The execution cache in SQLite, so that it survives restarts as KFP's does.
@@ -222,7 +293,11 @@ Result<std::unique_ptr<Backend>> Backend::Create(BackendOptions options) {
   impl->store = std::move(*store);
   // Runs in flight when the previous server died cannot be resumed: their
   // processes died with it. Say so instead of leaving them RUNNING forever.
-  auto failed = impl->store->FailInFlightRuns(kRestartMessage, WallClock::now());
+  auto failed = impl->store->EndInFlightRuns({.run_id = std::nullopt,
+                                              .state = RuntimeState::kFailed,
+                                              .code = kfp::GrpcCode::kAborted,
+                                              .message = kRestartMessage,
+                                              .now = WallClock::now()});
   if (!failed.ok()) return failed.error();
   if (*failed > 0) spdlog::warn("{} run(s) in flight at the last shutdown ended FAILED", *failed);
 
@@ -247,12 +322,16 @@ Result<std::unique_ptr<Backend>> Backend::Create(BackendOptions options) {
   } else if (options.executor == "stub") {
     auto so = exec::ParseStubExecutorOptions(options.stub_durations);
     if (!so.ok()) return Error{"--stub-duration: " + so.error().message};
+    if (Status s = exec::AddStubFailures(options.stub_failures, *so); !s.ok()) {
+      return Error{"--stub-failure: " + s.error().message};
+    }
     impl->executor = std::make_unique<exec::StubExecutor>(impl->loop, std::move(*so));
   } else {
     return Error{fmt::format("unknown executor '{}' (expected process or stub)", options.executor)};
   }
 
-  impl->observer = std::make_unique<StoreObserver>(*impl->store, impl->tracker);
+  impl->observer = std::make_unique<StoreObserver>(*impl->store, impl->tracker, impl->loop,
+                                                   options.executor == "process");
   engine::EngineOptions eo;
   eo.work_root = work_root;
   eo.nodes = options.nodes;
@@ -330,6 +409,9 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(ServeOptions options) {
   so.port = options.port;
   so.threads = options.threads;
   so.max_body_bytes = options.max_body_bytes;
+  so.request_timeout =
+      std::chrono::duration_cast<std::chrono::milliseconds>(options.request_timeout);
+  so.max_connections = options.max_connections;
   so.tls_cert_file = options.tls_cert_file;
   so.tls_key_file = options.tls_key_file;
   impl->tls = !options.tls_cert_file.empty();

@@ -12,6 +12,7 @@
 #include "engine/resources.h"
 #include "http/message.h"
 #include "util/result.h"
+#include "util/time.h"
 
 namespace kfpbench::server {
 
@@ -24,6 +25,7 @@ struct BackendOptions {
   std::vector<engine::NodeSpec> nodes;      // empty: one node the size of this machine
   std::string executor = "process";         // "process" or "stub"
   std::vector<std::string> stub_durations;  // "exec-x=lognormal:60s:0.3", "constant:1s"
+  std::vector<std::string> stub_failures;   // "exec-x=1", "5%"
   std::string self_binary;  // what a step command "kfpbench" runs; empty: this program
   // cachingOptions.enableCache honoured (the cache lives in the database);
   // false: every task runs, as with KFP's cache server turned off.
@@ -48,8 +50,10 @@ struct ServeOptions {
   std::string address = "127.0.0.1";
   uint16_t port = 8888;
   int threads = 2;
-  size_t max_body_bytes = 33 * 1024 * 1024;  // larger requests get 413
-  std::string tls_cert_file;                 // both set: serve https only
+  size_t max_body_bytes = 33 * 1024 * 1024;             // larger requests get 413
+  Duration request_timeout = std::chrono::seconds(60);  // see http::ServerOptions
+  size_t max_connections = 0;                           // 0: from the fd limit
+  std::string tls_cert_file;                            // both set: serve https only
   std::string tls_key_file;
   BackendOptions backend;
 };

@@ -1,12 +1,13 @@
 // The API handlers through real HTTP on a loopback port, with the stub executor.
 #include "server/test_support.h"
 
+#include <zlib.h>
+
 namespace kfpbench::server {
 namespace {
 
 using nlohmann::json;
-using testing::BackendApiTest;
-using testing::kPipeline;
+using namespace testing;  // the part's test helpers
 
 TEST_F(BackendApiTest, HealthzAnswers) {
   auto [status, body] = Call(http::Method::kGet, "/apis/v2beta1/healthz");
@@ -31,15 +32,15 @@ TEST_F(BackendApiTest, UploadListGetPipelineAndVersions) {
       Call(http::Method::kGet, "/apis/v2beta1/pipelines/" + id + "/versions/" + vid);
   EXPECT_EQ(gs, 200);
   EXPECT_EQ(version["pipeline_spec"]["pipelineInfo"]["name"], "two-steps");
-  // Same name again: 409 in KFP's error shape.
+  // Same name again: 409 in KFP's upload error shape (pipeline_upload_server.go).
   auto form = http::BuildMultipart({{"uploadfile", "x.yaml", "", kPipeline}});
   auto again = client_->Send(http::Method::kPost, "/apis/v2beta1/pipelines/upload?name=two-steps",
                              form.body, form.content_type);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->status, 409);
   json err = json::parse(again->body);
-  EXPECT_EQ(err["code"], 6);  // ALREADY_EXISTS
-  EXPECT_TRUE(err["details"].is_array());
+  EXPECT_EQ(err["error_message"], "Failed to create a pipeline and a pipeline version");
+  EXPECT_TRUE(err["error_details"].is_string());
   // Delete needs cascade while versions exist.
   EXPECT_EQ(Call(http::Method::kDelete, "/apis/v2beta1/pipelines/" + id).first, 400);
   EXPECT_EQ(Call(http::Method::kDelete, "/apis/v2beta1/pipelines/" + id + "?cascade=true").first,
@@ -154,7 +155,7 @@ TEST_F(BackendApiTest, BadRequestsGetClearFourHundreds) {
       {http::Method::kPost, "/apis/v2beta1/runs",
        R"({"display_name":"x","pipeline_spec":{"pipelineInfo":{"name":"x"}}})", 400,
        "pipeline_spec"},
-      {http::Method::kGet, "/apis/v2beta1/runs?page_size=-1", "", 400, "page_size"},
+      {http::Method::kGet, "/apis/v2beta1/runs?page_size=-1", "", 400, "page size"},
       {http::Method::kGet, "/apis/v2beta1/runs?filter=%7Bbad", "", 400, "filter"},
       {http::Method::kGet, "/apis/v2beta1/runs?sort_by=colour", "", 400, "colour"},
       {http::Method::kGet, "/apis/v2beta1/runs/does-not-exist", "", 404, "does-not-exist"},
@@ -193,6 +194,186 @@ TEST_F(BackendApiTest, MissingRequiredParameterIsRefusedAtCreate) {
   auto [status, err] = Call(http::Method::kPost, "/apis/v2beta1/runs", body.dump());
   EXPECT_EQ(status, 400) << err;
   EXPECT_NE(err.value("message", "").find("message"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace kfpbench::server
+
+namespace kfpbench::server {
+namespace {
+
+using nlohmann::json;
+
+std::string Base64Decode(const std::string& in) {
+  static const std::string kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  uint32_t buffer = 0;
+  int bits = 0;
+  for (char c : in) {
+    if (c == '=') break;
+    buffer = buffer << 6 | static_cast<uint32_t>(kAlphabet.find(c));
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((buffer >> bits) & 0xff);
+    }
+  }
+  return out;
+}
+
+std::string Gunzip(const std::string& in) {
+  z_stream zs{};
+  EXPECT_EQ(inflateInit2(&zs, 15 + 16), Z_OK);
+  std::string out(1 << 20, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  zs.avail_in = static_cast<uInt>(in.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(inflate(&zs, Z_FINISH), Z_STREAM_END);
+  out.resize(zs.total_out);
+  inflateEnd(&zs);
+  return out;
+}
+
+// What KFP's SDK compiles a @dsl.component into: pip installs kfp, then its
+// executor runs the function, inside the component's image.
+constexpr const char* kSdkPipeline = R"(components:
+  comp-say:
+    executorLabel: exec-say
+deploymentSpec:
+  executors:
+    exec-say:
+      container:
+        image: python:3.11
+        command:
+        - sh
+        - -c
+        - "\nif ! [ -x \"$(command -v pip)\" ]; then\n    python3 -m ensurepip\nfi\n\nPIP_DISABLE_PIP_VERSION_CHECK=1 python3 -m pip install --quiet --no-warn-script-location 'kfp==2.13.0' && \"$0\" \"$@\"\n"
+        - sh
+        - -ec
+        - 'program_path=$(mktemp -d); printf "%s" "$0" > "$program_path/ephemeral_component.py"; _KFP_RUNTIME=true python3 -m kfp.dsl.executor_main --component_module_path "$program_path/ephemeral_component.py" "$@"'
+        - "def say(): print('hi')\n"
+        args: [--executor_input, '{{$}}', --function_to_execute, say]
+pipelineInfo:
+  name: sdk-pipeline
+root:
+  dag:
+    tasks:
+      say:
+        componentRef:
+          name: comp-say
+        taskInfo:
+          name: say
+schemaVersion: 2.1.0
+sdkVersion: kfp-2.13.0
+)";
+
+class ProcessExecutorApiTest : public testing::BackendApiTest {
+ protected:
+  ProcessExecutorApiTest() { options_.backend.executor = "process"; }
+};
+
+// Never silently on the host: the run is refused at CreateRun, and the
+// message says what to do instead.
+TEST_F(ProcessExecutorApiTest, KfpSdkPythonComponentsAreRefusedWithWhatToDoInstead) {
+  json p = Upload("sdk", kSdkPipeline);
+  json body = {{"display_name", "r"},
+               {"pipeline_version_reference", {{"pipeline_id", p["pipeline_id"]}}}};
+  auto [status, answer] = Call(http::Method::kPost, "/apis/v2beta1/runs", body.dump());
+  EXPECT_EQ(status, 400) << answer;
+  std::string message = answer.value("message", "");
+  EXPECT_NE(message.find("executor 'exec-say' (image python:3.11) is a Python component of KFP's "
+                         "SDK"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("--executor stub"), std::string::npos) << message;
+  EXPECT_EQ(Call(http::Method::kGet, "/apis/v2beta1/runs").second.value("total_size", 0), 0);
+}
+
+// A container that names only an image runs its entrypoint in a pod; on
+// this host there is nothing to run, so the process executor refuses it.
+TEST_F(ProcessExecutorApiTest, AnEntrypointOnlyContainerIsRefusedWithWhatToDoInstead) {
+  std::string yaml = kSdkPipeline;
+  size_t from = yaml.find("        command:");
+  size_t to = yaml.find("pipelineInfo:");
+  yaml.replace(from, to - from, "");
+  json p = Upload("entrypoint", yaml);
+  json body = {{"display_name", "r"},
+               {"pipeline_version_reference", {{"pipeline_id", p["pipeline_id"]}}}};
+  auto [status, answer] = Call(http::Method::kPost, "/apis/v2beta1/runs", body.dump());
+  EXPECT_EQ(status, 400) << answer;
+  EXPECT_NE(answer.value("message", "").find("sets neither command nor args"), std::string::npos)
+      << answer;
+}
+
+// What a step wrote comes back from the artifact read endpoint as KFP's
+// object store serves it: {"data": base64 of a .tgz}, by task and artifact
+// name, and the step's log as "main-logs".
+TEST_F(ProcessExecutorApiTest, ArtifactsAStepWroteAreReadAsKfpServesThem) {
+  json p = Upload("writes", R"(components:
+  comp-write:
+    executorLabel: exec-write
+    outputDefinitions:
+      artifacts:
+        out: {artifactType: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}}
+deploymentSpec:
+  executors:
+    exec-write:
+      container:
+        image: alpine
+        command: [sh, -c, 'echo hello-artifact > "$0"; echo logged', "{{$.outputs.artifacts['out'].path}}"]
+pipelineInfo: {name: writes}
+root:
+  dag:
+    tasks:
+      write: {componentRef: {name: comp-write}, taskInfo: {name: write}}
+schemaVersion: 2.1.0
+)");
+  json body = {{"display_name", "r"},
+               {"pipeline_version_reference", {{"pipeline_id", p["pipeline_id"]}}}};
+  auto [status, created] = Call(http::Method::kPost, "/apis/v2beta1/runs", body.dump());
+  ASSERT_EQ(status, 200) << created;
+  std::string run_id = created["run_id"];
+  json run = WaitForRun(run_id);
+  ASSERT_EQ(run["state"], "SUCCEEDED") << run;
+  std::string task_id;
+  for (const auto& t : run["run_details"]["task_details"]) {
+    if (t["display_name"] == "write") task_id = t["task_id"];
+  }
+  ASSERT_FALSE(task_id.empty()) << run;
+  auto read = [&](const std::string& node, const std::string& name) {
+    return Call(http::Method::kGet,
+                "/apis/v2beta1/runs/" + run_id + "/nodes/" + node + "/artifacts/" + name + ":read");
+  };
+  auto [ok, artifact] = read(task_id, "out");
+  ASSERT_EQ(ok, 200) << artifact;
+  std::string tgz = Base64Decode(artifact["data"].get<std::string>());
+  std::string tar = Gunzip(tgz);
+  ASSERT_GE(tar.size(), 1024u);
+  EXPECT_EQ(tar.substr(0, 3), "out");                  // the entry's name
+  EXPECT_EQ(tar.substr(512, 15), "hello-artifact\n");  // its content
+  auto [logs, log_body] = read(task_id, "main-logs");
+  ASSERT_EQ(logs, 200) << log_body;
+  EXPECT_NE(Gunzip(Base64Decode(log_body["data"].get<std::string>())).find("logged"),
+            std::string::npos);
+  auto [missing, why] = read(task_id, "nope");
+  EXPECT_EQ(missing, 404);
+  EXPECT_NE(why.value("error_message", "").find("artifact not found"), std::string::npos) << why;
+  EXPECT_EQ(read("no-such-node", "out").first, 404);
+  EXPECT_EQ(
+      Call(http::Method::kGet, "/apis/v2beta1/runs/no-such-run/nodes/n/artifacts/a:read").first,
+      404);
+}
+
+// The stub executor times the same pipeline's steps instead.
+TEST_F(BackendApiTest, KfpSdkPythonComponentsRunAsTimedStubs) {
+  json p = Upload("sdk", kSdkPipeline);
+  json body = {{"display_name", "r"},
+               {"pipeline_version_reference", {{"pipeline_id", p["pipeline_id"]}}}};
+  auto [status, created] = Call(http::Method::kPost, "/apis/v2beta1/runs", body.dump());
+  ASSERT_EQ(status, 200) << created;
+  EXPECT_EQ(WaitForRun(created["run_id"])["state"], "SUCCEEDED");
 }
 
 }  // namespace

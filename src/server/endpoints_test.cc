@@ -12,8 +12,7 @@ namespace {
 
 using http::Method;
 using nlohmann::json;
-using testing::BackendApiTest;
-using testing::kPipeline;
+using namespace testing;  // the part's test helpers
 
 // Where these tests let package_url read local files (serve --package-root).
 std::filesystem::path PackageRoot() {
@@ -89,6 +88,16 @@ TEST_F(EndpointsTest, UploadsThatAreNotUtf8AreRefusedAndStoreNothing) {
       Call(Method::kPost, "/apis/v2beta1/experiments", R"({"display_name": "after"})");
   EXPECT_EQ(es, 200) << experiment;
   EXPECT_EQ(Upload("two-steps", kPipeline).value("name", ""), "two-steps");
+}
+
+// Found by fuzzing: a path that is not UTF-8 (%FF decoded) is quoted in the
+// 404's message, and writing that message as JSON threw.
+TEST_F(EndpointsTest, APathThatIsNotUtf8GetsA404NotACrash) {
+  auto r = client_->Send(Method::kGet, "/apis/v2beta1/pip%FF%FFelines");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->status, 404) << r->body;
+  EXPECT_FALSE(json::parse(r->body, nullptr, false).is_discarded()) << r->body;
+  EXPECT_EQ(Call(Method::kGet, "/apis/v2beta1/healthz").first, 200);
 }
 
 TEST_F(EndpointsTest, VersionsUploadCreatePatchDelete) {

@@ -9,28 +9,29 @@ using nlohmann::json;
 
 http::Response Handlers::CreateExperiment(const http::Request& r, const Params&) {
   auto body = ParseJsonBody(r);
-  if (!body.ok()) return ErrorResponse(body.error());
+  if (!body.ok()) return GatewayErrorResponse(body.error());
   auto e = kfp::ExperimentFromJson(*body, true);
-  if (!e.ok()) return ErrorResponse(e.error());
+  if (!e.ok()) return GatewayErrorResponse(e.error());
   if (e->display_name.empty()) return ErrorResponse(400, "experiment display_name is required");
   e->experiment_id = NewUuid();
   e->created_at = WallClock::now();
   e->storage_state = "AVAILABLE";
   e->last_run_created_at = {};
   if (Status s = store_.InsertExperiment(*e); !s.ok()) return ErrorResponse(s.error());
-  return JsonResponse(kfp::ToJson(*e));
+  return JsonResponse(kfp::ToResponseJson(*e));
 }
 
 http::Response Handlers::ListExperiments(const http::Request& r, const Params&) {
   auto list = store_.ListExperiments(ListRequestFrom(r), r.Query("namespace"));
   if (!list.ok()) return ErrorResponse(list.error());
-  return JsonResponse(ListBody("experiments", *list, [](const auto& e) { return kfp::ToJson(e); }));
+  return JsonResponse(
+      ListBody("experiments", *list, [](const auto& e) { return kfp::ToResponseJson(e); }));
 }
 
 http::Response Handlers::GetExperiment(const http::Request&, const Params& p) {
   auto e = store_.GetExperiment(p.at("experiment_id"));
   if (!e.ok()) return ErrorResponse(e.error());
-  return JsonResponse(kfp::ToJson(*e));
+  return JsonResponse(kfp::ToResponseJson(*e));
 }
 
 http::Response Handlers::DeleteExperiment(const http::Request&, const Params& p) {

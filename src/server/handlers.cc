@@ -91,6 +91,8 @@ void Handlers::Register(http::Router& router) {
   add(Method::kPost, api + "/runs/{run_id}:unarchive", &H::UnarchiveRun, "UnarchiveRun");
   add(Method::kPost, api + "/runs/{run_id}:terminate", &H::TerminateRun, "TerminateRun");
   add(Method::kPost, api + "/runs/{run_id}:retry", &H::RetryRun, "RetryRun");
+  add(Method::kGet, api + "/runs/{run_id}/nodes/{node_id}/artifacts/{artifact_name}:read",
+      &H::ReadArtifact, "ReadArtifact");
 
   add(Method::kPost, api + "/recurringruns", &H::CreateRecurringRun, "CreateRecurringRun");
   add(Method::kGet, api + "/recurringruns", &H::ListRecurringRuns, "ListRecurringRuns");
@@ -114,6 +116,8 @@ void Handlers::Register(http::Router& router) {
   add(Method::kPost, v1 + "/runs", &H::V1CreateRun, "V1CreateRun");
   add(Method::kGet, v1 + "/runs", &H::V1ListRuns, "V1ListRuns");
   add(Method::kGet, v1 + "/runs/{run_id}", &H::V1GetRun, "V1GetRun");
+  add(Method::kGet, v1 + "/runs/{run_id}/nodes/{node_id}/artifacts/{artifact_name}:read",
+      &H::ReadArtifact, "V1ReadArtifact");
   add(Method::kDelete, v1 + "/runs/{id}", &H::V1DeleteRun, "V1DeleteRun");
   add(Method::kDelete, v1 + "/pipelines/{id}", &H::V1DeletePipeline, "V1DeletePipeline");
   add(Method::kGet, v1 + "/pipeline_versions", &H::V1ListPipelineVersions,
@@ -183,7 +187,7 @@ Result<std::shared_ptr<const ir::PipelineSpec>> Handlers::SpecForVersion(
 Result<std::shared_ptr<const ir::PipelineSpec>> Handlers::SpecForRun(const kfp::Run& run) {
   if (!run.pipeline_spec.is_null()) {
     auto s = ir::ParsePipelineSpecJson(run.pipeline_spec);
-    if (!s.ok()) return Error{"invalid pipeline_spec: " + s.error().message, 400};
+    if (!s.ok()) return Error{"invalid pipeline_spec: " + s.error().message, kHttpBadRequest};
     return std::make_shared<const ir::PipelineSpec>(std::move(*s));
   }
   auto version = store_.GetPipelineVersion(run.pipeline_id, run.pipeline_version_reference_id);
@@ -192,7 +196,7 @@ Result<std::shared_ptr<const ir::PipelineSpec>> Handlers::SpecForRun(const kfp::
 }
 
 Result<kfp::Run> Handlers::StartRun(kfp::Run run, std::optional<WallTime> fire) {
-  if (run.display_name.empty()) return Error{"run display_name is required", 400};
+  if (run.display_name.empty()) return Error{"run display_name is required", kHttpBadRequest};
   std::shared_ptr<const ir::PipelineSpec> spec;
   if (!run.pipeline_spec.is_null()) {
     auto s = SpecForRun(run);
@@ -239,11 +243,17 @@ Result<kfp::Run> Handlers::StartRun(kfp::Run run, std::optional<WallTime> fire) 
   if (run.runtime_config.parameters.is_null()) run.runtime_config.parameters = json::object();
   if (Status s = store_.InsertRun(run, fire); !s.ok()) return s.error();
 
-  engine::RunRequest request{
-      run.run_id, spec, run.runtime_config.parameters, run.runtime_config.pipeline_root, {}};
+  engine::RunRequest request;
+  request.run_id = run.run_id;
+  request.spec = spec;
+  request.parameters = run.runtime_config.parameters;
+  request.pipeline_root = run.runtime_config.pipeline_root;
+  request.display_name = run.display_name;
+  request.created_at = run.created_at;
+  request.scheduled_at = run.scheduled_at;
   if (Status s = engine_.Submit(std::move(request)); !s.ok()) {
     Error e = s.error();
-    if (e.code == 0) e.code = 400;
+    if (e.code == 0) e.code = kHttpBadRequest;
     if (!fire) {
       (void)store_.DeleteRun(run.run_id);
       return e;

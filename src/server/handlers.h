@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <variant>
 
 #include "engine/engine.h"
 #include "http/router.h"
@@ -88,6 +89,7 @@ class Handlers {
   Response UnarchiveRun(const Request& r, const Params& p);
   Response TerminateRun(const Request& r, const Params& p);
   Response RetryRun(const Request& r, const Params& p);
+  Response ReadArtifact(const Request& r, const Params& p);
 
   // recurring_runs_api.cc
   Response CreateRecurringRun(const Request& r, const Params& p);
@@ -116,7 +118,9 @@ class Handlers {
 
   // Uploads (v1 and v2): a pipeline and its first version from a multipart
   // "uploadfile".
-  Result<std::pair<kfp::Pipeline, kfp::PipelineVersion>> UploadFromRequest(const Request& r);
+  // A pipeline upload stored, or refused in KFP's upload error shape.
+  std::variant<std::pair<kfp::Pipeline, kfp::PipelineVersion>, Response> UploadFromRequest(
+      const Request& r);
   // The parsed spec of a stored version, parsed once and shared by its runs.
   Result<std::shared_ptr<const ir::PipelineSpec>> SpecForVersion(
       const kfp::PipelineVersion& version);

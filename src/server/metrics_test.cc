@@ -15,8 +15,7 @@ namespace {
 
 using http::Method;
 using nlohmann::json;
-using testing::BackendApiTest;
-using testing::kPipeline;
+using namespace testing;  // the part's test helpers
 
 TEST(ApiMetricsTest, CountsAndCumulativeBuckets) {
   ApiMetrics m;

@@ -1,10 +1,13 @@
 // Pipelines and pipeline versions (v2beta1 PipelineService).
+#include <variant>
+
 #include <fmt/format.h>
 
 #include "http/multipart.h"
 #include "kfp/json_reader.h"
 #include "server/api_util.h"
 #include "server/handlers.h"
+#include "server/pipeline_file.h"
 #include "util/ids.h"
 #include "util/strings.h"
 
@@ -13,47 +16,111 @@ namespace {
 
 using nlohmann::json;
 
-// The "uploadfile" part of a multipart upload, checked before anything is
-// written: protobuf strings (and so KFP's stored names and specs) are UTF-8,
-// and a stray byte found later would fail a write halfway.
-Result<const http::FormPart*> UploadFile(const http::Request& r,
-                                         const std::vector<http::FormPart>& parts) {
+// A failed create as uploadPipeline and uploadPipelineVersion sort it: an
+// existing name is 409, a bad pipeline 400 with its message, the rest 500.
+http::Response CreateFailure(const Error& e, const char* generic) {
+  if (e.code == kHttpConflict) return PlainHttpError(kHttpConflict, generic, e.message);
+  if (e.code == kHttpBadRequest) return PlainHttpError(kHttpBadRequest, e.message, e.message);
+  return PlainHttpError(kHttpInternalError, generic, e.message);
+}
+
+// KFP's buildPipelineName: the name, else the display name, else the file's.
+std::string UploadName(const http::Request& r, const std::string& file_name) {
+  if (std::string name = r.Query("name"); !name.empty()) return name;
+  if (std::string name = r.Query("display_name"); !name.empty()) return name;
+  return file_name;
+}
+
+struct UploadedFile {
+  std::string name;  // as the client named it
+  std::string text;  // the pipeline, unpacked
+};
+
+// The "uploadfile" part read as KFP's ReadPipelineFile reads it, or the
+// upload error: `no_file` and `unreadable` are KFP's messages for a missing
+// part and a file it cannot read. Protobuf strings (and so KFP's stored
+// names and specs) are UTF-8, so other bytes are refused before anything is
+// written: a stray byte found later would fail a write halfway.
+std::variant<UploadedFile, http::Response> ReadUpload(const http::Request& r, const char* no_file,
+                                                      const char* unreadable) {
+  auto parts = http::ParseMultipart(r.headers.Get("Content-Type"), r.body);
+  if (!parts.ok()) return PlainHttpError(kHttpBadRequest, no_file, parts.error().message);
   const http::FormPart* file = nullptr;
-  for (const auto& part : parts) {
+  for (const auto& part : *parts) {
     if (part.name == "uploadfile") file = &part;
   }
-  if (!file) return Error{"invalid upload: no multipart field named 'uploadfile'", 400};
-  if (file->data.size() > kMaxUploadBytes) {
-    return Error{fmt::format("the pipeline file is {} bytes; at most {} are accepted",
-                             file->data.size(), kMaxUploadBytes),
-                 413};
+  // Go's FormFile takes only a part with a file name.
+  if (!file || file->filename.empty()) {
+    return PlainHttpError(kHttpBadRequest, no_file,
+                          "invalid upload: no multipart file field named 'uploadfile'");
   }
   for (const char* key :
        {"name", "display_name", "description", "namespace", "code_source_url", "pipelineid"}) {
     if (!IsValidUtf8(r.Query(key))) {
-      return Error{fmt::format("invalid upload: the query parameter {} is not valid UTF-8", key),
-                   400};
+      std::string why =
+          fmt::format("invalid upload: the query parameter {} is not valid UTF-8", key);
+      return PlainHttpError(kHttpBadRequest, why, why);
     }
   }
-  if (!IsValidUtf8(file->filename))
-    return Error{"invalid upload: file name is not valid UTF-8", 400};
-  if (!IsValidUtf8(file->data)) {
-    return Error{"invalid upload: the pipeline file is not valid UTF-8", 400};
+  if (!IsValidUtf8(file->filename)) {
+    return PlainHttpError(kHttpBadRequest, unreadable,
+                          "invalid upload: file name is not valid UTF-8");
   }
-  return file;
+  auto text = ReadPipelineFile(file->filename, file->data);
+  if (!text.ok()) return PlainHttpError(kHttpBadRequest, unreadable, text.error().message);
+  if (!IsValidUtf8(*text)) {
+    return PlainHttpError(kHttpBadRequest, unreadable,
+                          "invalid upload: the pipeline file is not valid UTF-8");
+  }
+  return UploadedFile{file->filename, std::move(*text)};
+}
+
+// Tags a body names, checked as KFP's model.ValidateTags checks them.
+Status CheckTags(const std::optional<kfp::Tags>& tags) {
+  return tags ? kfp::ValidateTags(*tags) : Ok();
+}
+
+// The upload's "tags" query parameter: a JSON object of strings (KFP's
+// ParseTagsJSON), or the upload error.
+std::variant<std::optional<kfp::Tags>, http::Response> UploadTags(const http::Request& r) {
+  std::string text = r.Query("tags");
+  if (text.empty()) return std::optional<kfp::Tags>();
+  json j = json::parse(text, nullptr, false);
+  kfp::Tags tags;
+  bool ok = j.is_object();
+  if (ok) {
+    for (const auto& [k, v] : j.items()) {
+      ok = ok && v.is_string();
+      if (v.is_string()) tags[k] = v.get<std::string>();
+    }
+  }
+  if (!ok) {
+    return PlainHttpError(kHttpBadRequest,
+                          "Failed to parse tags query parameter. Expected JSON object with string "
+                          "keys and values",
+                          "tags: " + text);
+  }
+  if (Status s = kfp::ValidateTags(tags); !s.ok()) {
+    return PlainHttpError(kHttpBadRequest, s.error().message, s.error().message);
+  }
+  return std::optional<kfp::Tags>(std::move(tags));
 }
 
 // The version's spec: inline pipeline_spec, else the file at package_url.
 Status FillVersionSpec(kfp::PipelineVersion& v, const std::filesystem::path& package_root) {
   if (!v.pipeline_spec.is_null()) {
     auto spec = ir::ParsePipelineSpecJson(v.pipeline_spec);
-    if (!spec.ok()) return Error{"invalid pipeline_spec: " + spec.error().message, 400};
+    if (!spec.ok()) return Error{"invalid pipeline_spec: " + spec.error().message, kHttpBadRequest};
     return Ok();
   }
   if (v.package_url.empty()) {
-    return Error{"pipeline_version.package_url.pipeline_url is required", 400};
+    return Error{"pipeline_version.package_url.pipeline_url is required", kHttpBadRequest};
   }
-  auto text = ReadPackageUrl(v.package_url, package_root);
+  auto bytes = ReadPackageUrl(v.package_url, package_root);
+  if (!bytes.ok()) return bytes.error();
+  // KFP reads the package as an upload named by the URL's last segment
+  // (pipeline_server.go: path.Base), so a .tar.gz or .zip works here too.
+  auto text = ReadPipelineFile(std::filesystem::path(v.package_url).filename().string(), *bytes);
   if (!text.ok()) return text.error();
   auto spec = ParseSpec(*text, v.package_url);
   if (!spec.ok()) return spec.error();
@@ -63,25 +130,29 @@ Status FillVersionSpec(kfp::PipelineVersion& v, const std::filesystem::path& pac
 
 }  // namespace
 
-Result<std::pair<kfp::Pipeline, kfp::PipelineVersion>> Handlers::UploadFromRequest(
-    const http::Request& r) {
-  auto parts = http::ParseMultipart(r.headers.Get("Content-Type"), r.body);
-  if (!parts.ok()) return Error{"invalid upload: " + parts.error().message, 400};
-  auto file = UploadFile(r, *parts);
-  if (!file.ok()) return file.error();
-  const std::string& filename = (*file)->filename;
-  auto spec = ParseSpec((*file)->data, filename.empty() ? "uploadfile" : filename);
-  if (!spec.ok()) return spec.error();
+std::variant<std::pair<kfp::Pipeline, kfp::PipelineVersion>, http::Response>
+Handlers::UploadFromRequest(const http::Request& r) {
+  // pipeline_upload_server.go, uploadPipeline.
+  constexpr const char* kCreateFailed = "Failed to create a pipeline and a pipeline version";
+  auto upload =
+      ReadUpload(r, "Failed to read pipeline from file", "Failed to read a pipeline spec file");
+  if (auto* refused = std::get_if<http::Response>(&upload)) return std::move(*refused);
+  auto& file = std::get<UploadedFile>(upload);
+  auto spec = ParseSpec(file.text, file.name);
+  if (!spec.ok()) return CreateFailure(spec.error(), kCreateFailed);
+  auto tags = UploadTags(r);
+  if (auto* refused = std::get_if<http::Response>(&tags)) return std::move(*refused);
 
   kfp::Pipeline p;
   p.pipeline_id = NewUuid();
-  p.name = r.Query("name");
-  if (p.name.empty()) p.name = filename.empty() ? spec->name : filename;
+  p.name = UploadName(r, file.name);
   p.display_name = r.Query("display_name");
   if (p.display_name.empty()) p.display_name = p.name;
   p.description = r.Query("description");
   p.namespace_ = r.Query("namespace");
   p.created_at = WallClock::now();
+  // KFP's uploadPipeline tags the pipeline, not its first version.
+  p.tags = std::get<0>(std::move(tags));
 
   kfp::PipelineVersion v;
   v.pipeline_id = p.pipeline_id;
@@ -92,49 +163,58 @@ Result<std::pair<kfp::Pipeline, kfp::PipelineVersion>> Handlers::UploadFromReque
   v.created_at = p.created_at;
   v.code_source_url = r.Query("code_source_url");
   v.pipeline_spec = spec->json;
-  if (Status s = store_.InsertPipelineAndVersion(p, v); !s.ok()) return s.error();
+  if (Status s = store_.InsertPipelineAndVersion(p, v); !s.ok()) {
+    return CreateFailure(s.error(), kCreateFailed);
+  }
   return std::make_pair(std::move(p), std::move(v));
 }
 
 http::Response Handlers::UploadPipeline(const http::Request& r, const Params&) {
   auto uploaded = UploadFromRequest(r);
-  if (!uploaded.ok()) return ErrorResponse(uploaded.error());
-  return JsonResponse(kfp::ToJson(uploaded->first));
+  if (auto* refused = std::get_if<http::Response>(&uploaded)) return std::move(*refused);
+  return JsonResponse(kfp::ToResponseJson(std::get<0>(uploaded).first));
 }
 
 http::Response Handlers::UploadPipelineVersion(const http::Request& r, const Params&) {
+  // pipeline_upload_server.go, uploadPipelineVersion: one message for every
+  // refusal but a bad pipeline, a missing pipeline included (400, not 404).
+  constexpr const char* kFailed = "Failed to create a pipeline version";
+  auto upload = ReadUpload(r, kFailed, kFailed);
+  if (auto* refused = std::get_if<http::Response>(&upload)) return std::move(*refused);
+  auto& file = std::get<UploadedFile>(upload);
   std::string pipeline_id = r.Query("pipelineid");
-  if (pipeline_id.empty()) return ErrorResponse(400, "the query parameter pipelineid is required");
-  auto pipeline = store_.GetPipeline(pipeline_id);
-  if (!pipeline.ok()) return ErrorResponse(pipeline.error());
-  auto parts = http::ParseMultipart(r.headers.Get("Content-Type"), r.body);
-  if (!parts.ok()) return ErrorResponse(400, "invalid upload: " + parts.error().message);
-  auto file = UploadFile(r, *parts);
-  if (!file.ok()) return ErrorResponse(file.error());
-  const std::string& filename = (*file)->filename;
-  auto spec = ParseSpec((*file)->data, filename.empty() ? "uploadfile" : filename);
-  if (!spec.ok()) return ErrorResponse(spec.error());
+  if (pipeline_id.empty()) {
+    return PlainHttpError(kHttpBadRequest, kFailed, "the query parameter pipelineid is required");
+  }
+  if (auto pipeline = store_.GetPipeline(pipeline_id); !pipeline.ok()) {
+    return PlainHttpError(kHttpBadRequest, kFailed, pipeline.error().message);
+  }
+  auto spec = ParseSpec(file.text, file.name);
+  if (!spec.ok()) return CreateFailure(spec.error(), kFailed);
+  auto tags = UploadTags(r);
+  if (auto* refused = std::get_if<http::Response>(&tags)) return std::move(*refused);
 
   kfp::PipelineVersion v;
   v.pipeline_id = pipeline_id;
   v.pipeline_version_id = NewUuid();
-  v.name = r.Query("name");
-  if (v.name.empty()) v.name = filename.empty() ? v.pipeline_version_id : filename;
+  v.name = UploadName(r, file.name);
   v.display_name = r.Query("display_name");
   if (v.display_name.empty()) v.display_name = v.name;
   v.description = r.Query("description");
   v.code_source_url = r.Query("code_source_url");
   v.created_at = WallClock::now();
   v.pipeline_spec = spec->json;
-  if (Status s = store_.InsertPipelineVersion(v); !s.ok()) return ErrorResponse(s.error());
-  return JsonResponse(kfp::ToJson(v));
+  v.tags = std::get<0>(std::move(tags));
+  if (Status s = store_.InsertPipelineVersion(v); !s.ok()) return CreateFailure(s.error(), kFailed);
+  return JsonResponse(kfp::ToResponseJson(v));
 }
 
 http::Response Handlers::CreatePipeline(const http::Request& r, const Params&) {
   auto body = ParseJsonBody(r);
-  if (!body.ok()) return ErrorResponse(body.error());
+  if (!body.ok()) return GatewayErrorResponse(body.error());
   auto p = kfp::PipelineFromJson(*body, true);
-  if (!p.ok()) return ErrorResponse(p.error());
+  if (!p.ok()) return GatewayErrorResponse(p.error());
+  if (Status s = CheckTags(p->tags); !s.ok()) return ErrorResponse(s.error());
   if (p->name.empty() && p->display_name.empty()) {
     return ErrorResponse(400, "pipeline name is required");
   }
@@ -143,23 +223,28 @@ http::Response Handlers::CreatePipeline(const http::Request& r, const Params&) {
   p->pipeline_id = NewUuid();
   p->created_at = WallClock::now();
   if (Status s = store_.InsertPipeline(*p); !s.ok()) return ErrorResponse(s.error());
-  return JsonResponse(kfp::ToJson(*p));
+  return JsonResponse(kfp::ToResponseJson(*p));
 }
 
 http::Response Handlers::CreatePipelineAndVersion(const http::Request& r, const Params&) {
   auto body = ParseJsonBody(r);
-  if (!body.ok()) return ErrorResponse(body.error());
+  if (!body.ok()) return GatewayErrorResponse(body.error());
   json pipeline_json, version_json;
   kfp::JsonReader reader(*body, "", true);
   reader.Object("pipeline", pipeline_json);
   reader.Object("pipeline_version", version_json);
-  if (Status s = reader.Finish(); !s.ok()) return ErrorResponse(s.error());
+  if (Status s = reader.Finish(); !s.ok()) return GatewayErrorResponse(s.error());
   if (pipeline_json.is_null()) return ErrorResponse(400, "pipeline is required");
   if (version_json.is_null()) return ErrorResponse(400, "pipeline_version is required");
   auto p = kfp::PipelineFromJson(pipeline_json, true);
-  if (!p.ok()) return ErrorResponse(Error{"pipeline." + p.error().message, 400});
+  if (!p.ok()) return GatewayErrorResponse(Error{"pipeline." + p.error().message, kHttpBadRequest});
   auto v = kfp::PipelineVersionFromJson(version_json, true);
-  if (!v.ok()) return ErrorResponse(Error{"pipeline_version." + v.error().message, 400});
+  if (v.ok()) {
+    if (Status s = CheckTags(v->tags); !s.ok()) return ErrorResponse(s.error());
+  }
+  if (!v.ok())
+    return GatewayErrorResponse(Error{"pipeline_version." + v.error().message, kHttpBadRequest});
+  if (Status s = CheckTags(p->tags); !s.ok()) return ErrorResponse(s.error());
   if (p->name.empty() && p->display_name.empty()) {
     return ErrorResponse(400, "pipeline name is required");
   }
@@ -174,33 +259,34 @@ http::Response Handlers::CreatePipelineAndVersion(const http::Request& r, const 
   if (v->display_name.empty()) v->display_name = v->name;
   v->created_at = p->created_at;
   if (Status s = store_.InsertPipelineAndVersion(*p, *v); !s.ok()) return ErrorResponse(s.error());
-  return JsonResponse(kfp::ToJson(*p));
+  return JsonResponse(kfp::ToResponseJson(*p));
 }
 
 http::Response Handlers::ListPipelines(const http::Request& r, const Params&) {
   auto list = store_.ListPipelines(ListRequestFrom(r), r.Query("namespace"));
   if (!list.ok()) return ErrorResponse(list.error());
-  return JsonResponse(ListBody("pipelines", *list, [](const auto& p) { return kfp::ToJson(p); }));
+  return JsonResponse(
+      ListBody("pipelines", *list, [](const auto& p) { return kfp::ToResponseJson(p); }));
 }
 
 http::Response Handlers::GetPipeline(const http::Request&, const Params& p) {
   auto pipeline = store_.GetPipeline(p.at("pipeline_id"));
   if (!pipeline.ok()) return ErrorResponse(pipeline.error());
-  return JsonResponse(kfp::ToJson(*pipeline));
+  return JsonResponse(kfp::ToResponseJson(*pipeline));
 }
 
 http::Response Handlers::GetPipelineByName(const http::Request& r, const Params& p) {
   auto pipeline = store_.GetPipelineByName(r.Query("namespace"), p.at("name"));
   if (!pipeline.ok()) return ErrorResponse(pipeline.error());
-  return JsonResponse(kfp::ToJson(*pipeline));
+  return JsonResponse(kfp::ToResponseJson(*pipeline));
 }
 
 http::Response Handlers::UpdatePipeline(const http::Request& r, const Params& p) {
   const std::string& id = p.at("pipeline_id");
   auto body = ParseJsonBody(r);
-  if (!body.ok()) return ErrorResponse(body.error());
+  if (!body.ok()) return GatewayErrorResponse(body.error());
   auto update = kfp::PipelineFromJson(*body, true);
-  if (!update.ok()) return ErrorResponse(update.error());
+  if (!update.ok()) return GatewayErrorResponse(update.error());
   if (!update->pipeline_id.empty() && update->pipeline_id != id) {
     return ErrorResponse(400, fmt::format("pipeline_id '{}' in the body does not match '{}' in "
                                           "the path",
@@ -211,8 +297,14 @@ http::Response Handlers::UpdatePipeline(const http::Request& r, const Params& p)
   // Only the mutable fields change; name, namespace and created_at stay.
   if (!update->display_name.empty()) current->display_name = update->display_name;
   if (!update->description.empty()) current->description = update->description;
+  // Present tags (even none) replace the set; absent ones keep it, as KFP's
+  // updateEntityFields does.
+  if (update->tags) {
+    if (Status s = kfp::ValidateTags(*update->tags); !s.ok()) return ErrorResponse(s.error());
+    current->tags = update->tags;
+  }
   if (Status s = store_.UpdatePipeline(*current); !s.ok()) return ErrorResponse(s.error());
-  return JsonResponse(kfp::ToJson(*current));
+  return JsonResponse(kfp::ToResponseJson(*current));
 }
 
 http::Response Handlers::DeletePipeline(const http::Request& r, const Params& p) {
@@ -232,15 +324,15 @@ http::Response Handlers::ListPipelineVersions(const http::Request& r, const Para
   auto list = store_.ListPipelineVersions(id, ListRequestFrom(r));
   if (!list.ok()) return ErrorResponse(list.error());
   return JsonResponse(
-      ListBody("pipeline_versions", *list, [](const auto& v) { return kfp::ToJson(v); }));
+      ListBody("pipeline_versions", *list, [](const auto& v) { return kfp::ToResponseJson(v); }));
 }
 
 http::Response Handlers::CreatePipelineVersion(const http::Request& r, const Params& p) {
   const std::string& pipeline_id = p.at("pipeline_id");
   auto body = ParseJsonBody(r);
-  if (!body.ok()) return ErrorResponse(body.error());
+  if (!body.ok()) return GatewayErrorResponse(body.error());
   auto v = kfp::PipelineVersionFromJson(*body, true);
-  if (!v.ok()) return ErrorResponse(v.error());
+  if (!v.ok()) return GatewayErrorResponse(v.error());
   if (!v->pipeline_id.empty() && v->pipeline_id != pipeline_id) {
     return ErrorResponse(400, fmt::format("pipeline_id '{}' in the body does not match '{}' in "
                                           "the path",
@@ -249,6 +341,7 @@ http::Response Handlers::CreatePipelineVersion(const http::Request& r, const Par
   if (auto pipeline = store_.GetPipeline(pipeline_id); !pipeline.ok()) {
     return ErrorResponse(pipeline.error());
   }
+  if (Status s = CheckTags(v->tags); !s.ok()) return ErrorResponse(s.error());
   if (v->name.empty() && v->display_name.empty()) {
     return ErrorResponse(400, "pipeline version name is required");
   }
@@ -259,26 +352,30 @@ http::Response Handlers::CreatePipelineVersion(const http::Request& r, const Par
   v->pipeline_version_id = NewUuid();
   v->created_at = WallClock::now();
   if (Status s = store_.InsertPipelineVersion(*v); !s.ok()) return ErrorResponse(s.error());
-  return JsonResponse(kfp::ToJson(*v));
+  return JsonResponse(kfp::ToResponseJson(*v));
 }
 
 http::Response Handlers::GetPipelineVersion(const http::Request&, const Params& p) {
   auto v = store_.GetPipelineVersion(p.at("pipeline_id"), p.at("pipeline_version_id"));
   if (!v.ok()) return ErrorResponse(v.error());
-  return JsonResponse(kfp::ToJson(*v));
+  return JsonResponse(kfp::ToResponseJson(*v));
 }
 
 http::Response Handlers::UpdatePipelineVersion(const http::Request& r, const Params& p) {
   auto body = ParseJsonBody(r);
-  if (!body.ok()) return ErrorResponse(body.error());
+  if (!body.ok()) return GatewayErrorResponse(body.error());
   auto update = kfp::PipelineVersionFromJson(*body, true);
-  if (!update.ok()) return ErrorResponse(update.error());
+  if (!update.ok()) return GatewayErrorResponse(update.error());
   auto current = store_.GetPipelineVersion(p.at("pipeline_id"), p.at("pipeline_version_id"));
   if (!current.ok()) return ErrorResponse(current.error());
   if (!update->display_name.empty()) current->display_name = update->display_name;
   if (!update->description.empty()) current->description = update->description;
+  if (update->tags) {
+    if (Status s = kfp::ValidateTags(*update->tags); !s.ok()) return ErrorResponse(s.error());
+    current->tags = update->tags;
+  }
   if (Status s = store_.UpdatePipelineVersion(*current); !s.ok()) return ErrorResponse(s.error());
-  return JsonResponse(kfp::ToJson(*current));
+  return JsonResponse(kfp::ToResponseJson(*current));
 }
 
 http::Response Handlers::DeletePipelineVersion(const http::Request&, const Params& p) {

@@ -59,6 +59,7 @@ class PodMetricsExecutor : public engine::Executor {
   PodMetricsExecutor(std::unique_ptr<engine::Executor> inner, PodMetrics& metrics);
   void Launch(engine::TaskLaunch launch, std::function<void(engine::TaskResult)> done) override;
   void Cancel(const std::string& task_id) override;
+  Status CanRun(const ir::PipelineSpec& spec) const override { return inner_->CanRun(spec); }
 
  private:
   std::unique_ptr<engine::Executor> inner_;

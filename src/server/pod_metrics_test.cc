@@ -64,11 +64,14 @@ TEST(PodMetrics, SamplesLiveProcessesByWorkDirAndKeepsFinishedOnes) {
   EXPECT_NE(text.find("# TYPE container_cpu_usage_seconds_total counter"), std::string::npos);
   EXPECT_NE(text.find("# TYPE container_memory_working_set_bytes gauge"), std::string::npos);
 
-  // Finished: the counter never goes back; memory shows the measured peak.
-  metrics.Finished("run-a-step-1", 0.01, 100 << 20);
+  // Finished: the counter never goes back; memory shows the measured peak
+  // (above anything sampled live).
+  int64_t peak = static_cast<int64_t>(memory) + (100 << 20);
+  metrics.Finished("run-a-step-1", 0.01, peak);
   text = metrics.Render();
   EXPECT_GE(Sample(text, "container_cpu_usage_seconds_total", "run-a-step-1"), cpu) << text;
-  EXPECT_EQ(Sample(text, "container_memory_working_set_bytes", "run-a-step-1"), 100 << 20);
+  EXPECT_EQ(Sample(text, "container_memory_working_set_bytes", "run-a-step-1"),
+            static_cast<double>(peak));
   fs::remove_all(dir);
 }
 

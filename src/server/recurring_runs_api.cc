@@ -16,24 +16,26 @@ constexpr int64_t kMaxConcurrency = 10;  // KFP's range is [1, 10]
 
 Status CheckTrigger(const kfp::RecurringRun& r) {
   if (r.cron_schedule.has_value() == r.periodic_schedule.has_value()) {
-    return Error{"trigger needs exactly one of cron_schedule and periodic_schedule", 400};
+    return Error{"trigger needs exactly one of cron_schedule and periodic_schedule",
+                 kHttpBadRequest};
   }
   WallTime start{}, end{};
   if (r.cron_schedule) {
-    if (r.cron_schedule->cron.empty()) return Error{"trigger.cron_schedule.cron is required", 400};
+    if (r.cron_schedule->cron.empty())
+      return Error{"trigger.cron_schedule.cron is required", kHttpBadRequest};
     auto cron = CronSchedule::Parse(r.cron_schedule->cron);
-    if (!cron.ok()) return Error{"trigger.cron_schedule: " + cron.error().message, 400};
+    if (!cron.ok()) return Error{"trigger.cron_schedule: " + cron.error().message, kHttpBadRequest};
     start = r.cron_schedule->start_time;
     end = r.cron_schedule->end_time;
   } else {
     if (r.periodic_schedule->interval_second <= 0) {
-      return Error{"trigger.periodic_schedule.interval_second must be positive", 400};
+      return Error{"trigger.periodic_schedule.interval_second must be positive", kHttpBadRequest};
     }
     start = r.periodic_schedule->start_time;
     end = r.periodic_schedule->end_time;
   }
   if (end.time_since_epoch().count() != 0 && start.time_since_epoch().count() != 0 && end < start) {
-    return Error{"trigger end_time is before its start_time", 400};
+    return Error{"trigger end_time is before its start_time", kHttpBadRequest};
   }
   return Ok();
 }
@@ -42,9 +44,9 @@ Status CheckTrigger(const kfp::RecurringRun& r) {
 
 http::Response Handlers::CreateRecurringRun(const http::Request& r, const Params&) {
   auto body = ParseJsonBody(r);
-  if (!body.ok()) return ErrorResponse(body.error());
+  if (!body.ok()) return GatewayErrorResponse(body.error());
   auto parsed = kfp::RecurringRunFromJson(*body, true);
-  if (!parsed.ok()) return ErrorResponse(parsed.error());
+  if (!parsed.ok()) return GatewayErrorResponse(parsed.error());
   kfp::RecurringRun rr = std::move(*parsed);
   if (rr.display_name.empty()) return ErrorResponse(400, "recurring run display_name is required");
   if (Status s = CheckTrigger(rr); !s.ok()) return ErrorResponse(s.error());
@@ -60,6 +62,8 @@ http::Response Handlers::CreateRecurringRun(const http::Request& r, const Params
   } else {
     return ErrorResponse(400, fmt::format("mode '{}' is not ENABLE or DISABLE", rr.mode));
   }
+  // Written back from the one flag, as the store reads it.
+  rr.mode = rr.status == "ENABLED" ? "ENABLE" : "DISABLE";
 
   // The pipeline is checked (and a version pinned) now, not at the first fire.
   if (!rr.pipeline_spec.is_null()) {
@@ -96,13 +100,13 @@ http::Response Handlers::CreateRecurringRun(const http::Request& r, const Params
   rr.error.reset();
   if (Status s = store_.InsertRecurringRun(rr); !s.ok()) return ErrorResponse(s.error());
   WakeScheduler();
-  return JsonResponse(kfp::ToJson(rr));
+  return JsonResponse(kfp::ToResponseJson(rr));
 }
 
 http::Response Handlers::GetRecurringRun(const http::Request&, const Params& p) {
   auto rr = store_.GetRecurringRun(p.at("recurring_run_id"));
   if (!rr.ok()) return ErrorResponse(rr.error());
-  return JsonResponse(kfp::ToJson(*rr));
+  return JsonResponse(kfp::ToResponseJson(*rr));
 }
 
 http::Response Handlers::ListRecurringRuns(const http::Request& r, const Params&) {
@@ -111,7 +115,7 @@ http::Response Handlers::ListRecurringRuns(const http::Request& r, const Params&
   if (!list.ok()) return ErrorResponse(list.error());
   // camelCase, as KFP's proto names this one field.
   return JsonResponse(
-      ListBody("recurringRuns", *list, [](const auto& rr) { return kfp::ToJson(rr); }));
+      ListBody("recurringRuns", *list, [](const auto& rr) { return kfp::ToResponseJson(rr); }));
 }
 
 http::Response Handlers::DeleteRecurringRun(const http::Request&, const Params& p) {

@@ -8,8 +8,7 @@ namespace {
 
 using http::Method;
 using nlohmann::json;
-using testing::BackendApiTest;
-using testing::kPipeline;
+using namespace testing;  // the part's test helpers
 
 class RecurringRunsTest : public BackendApiTest {
  protected:

@@ -5,6 +5,7 @@
 
 #include "engine/task_record_json.h"
 #include "server/api_util.h"
+#include "server/artifact_archive.h"
 #include "server/handlers.h"
 
 namespace kfpbench::server {
@@ -13,25 +14,26 @@ using nlohmann::json;
 
 http::Response Handlers::CreateRun(const http::Request& r, const Params&) {
   auto body = ParseJsonBody(r);
-  if (!body.ok()) return ErrorResponse(body.error());
+  if (!body.ok()) return GatewayErrorResponse(body.error());
   auto parsed = kfp::RunFromJson(*body, true);
-  if (!parsed.ok()) return ErrorResponse(parsed.error());
+  if (!parsed.ok()) return GatewayErrorResponse(parsed.error());
   if (parsed->experiment_id.empty()) parsed->experiment_id = r.Query("experiment_id");
   auto run = StartRun(std::move(*parsed));
   if (!run.ok()) return ErrorResponse(run.error());
-  return JsonResponse(kfp::ToJson(*run));
+  return JsonResponse(kfp::ToResponseJson(*run));
 }
 
 http::Response Handlers::ListRuns(const http::Request& r, const Params&) {
   auto list = store_.ListRuns(ListRequestFrom(r), r.Query("experiment_id"), r.Query("namespace"));
   if (!list.ok()) return ErrorResponse(list.error());
-  return JsonResponse(ListBody("runs", *list, [](const auto& run) { return kfp::ToJson(run); }));
+  return JsonResponse(
+      ListBody("runs", *list, [](const auto& run) { return kfp::ToResponseJson(run); }));
 }
 
 http::Response Handlers::GetRun(const http::Request&, const Params& p) {
   auto run = store_.GetRun(p.at("run_id"));
   if (!run.ok()) return ErrorResponse(run.error());
-  return JsonResponse(kfp::ToJson(*run));
+  return JsonResponse(kfp::ToResponseJson(*run));
 }
 
 http::Response Handlers::DeleteRun(const http::Request&, const Params& p) {
@@ -112,8 +114,15 @@ http::Response Handlers::RetryRun(const http::Request&, const Params& p) {
   if (Status s = store_.UpdateRunStatus(id, pending); !s.ok()) return ErrorResponse(s.error());
   json params =
       run->runtime_config.parameters.is_null() ? json::object() : run->runtime_config.parameters;
-  engine::RunRequest request{id, std::move(*spec), std::move(params),
-                             run->runtime_config.pipeline_root, std::move(keep)};
+  engine::RunRequest request;
+  request.run_id = id;
+  request.spec = std::move(*spec);
+  request.parameters = std::move(params);
+  request.pipeline_root = run->runtime_config.pipeline_root;
+  request.keep = std::move(keep);
+  request.display_name = run->display_name;
+  request.created_at = run->created_at;
+  request.scheduled_at = run->scheduled_at;
   if (Status s = engine_.Submit(std::move(request)); !s.ok()) {
     // Put the run back as it was.
     store::RunStatus previous{run->state, run->finished_at, run->error, run->state_history,
@@ -121,10 +130,55 @@ http::Response Handlers::RetryRun(const http::Request&, const Params& p) {
     (void)store_.UpdateRunStatus(id, previous);
     (void)tracker_.WithPrefix(id, {}, true);
     Error e = s.error();
-    if (e.code == 0) e.code = 400;
+    if (e.code == 0) e.code = kHttpBadRequest;
     return ErrorResponse(e);
   }
   return JsonResponse(json::object());
+}
+
+// run_artifact_server.go's ReadArtifact: {"data": "<base64>"} of what the
+// object store holds for an Argo node's artifact, a .tgz. Here the node is
+// a task (its task id or pod name), the artifact one of its output
+// artifacts or "main-logs" (its log, as Argo names it), and the .tgz is made
+// from what the step wrote. Tasks kept for :retry (those that succeeded)
+// are the ones whose files are known; errors are in KFP's {error_message,
+// error_details} shape.
+http::Response Handlers::ReadArtifact(const http::Request&, const Params& p) {
+  auto error = [](int status, const std::string& message) {
+    return PlainHttpError(status, message, message);
+  };
+  const std::string& run_id = p.at("run_id");
+  const std::string& node_id = p.at("node_id");
+  const std::string& name = p.at("artifact_name");
+  if (auto run = store_.GetRun(run_id); !run.ok())
+    return error(run.error().code, run.error().message);
+  auto kept = store_.GetRetryTasks(run_id);
+  if (!kept.ok()) return error(500, kept.error().message);
+  std::string path;
+  for (const auto& [key, text] : *kept) {
+    auto record = engine::TaskRecordFromJson(json::parse(text, nullptr, false));
+    if (!record.ok() || (record->task_id != node_id && record->pod_name != node_id)) continue;
+    if (name == "main-logs") {
+      path = record->log_path;
+      continue;
+    }
+    const json artifacts = record->outputs.value("artifacts", json::object());
+    if (auto list = artifacts.find(name);
+        list != artifacts.end() && list->is_array() && !list->empty() && (*list)[0].is_object()) {
+      path = (*list)[0].value("path", "");
+    }
+  }
+  auto not_found = [&] {
+    return error(kHttpNotFound, fmt::format("artifact not found: runs/{}/nodes/{}/artifacts/{}",
+                                            run_id, node_id, name));
+  };
+  if (path.empty()) return not_found();
+  auto archive = TarGzOf(path, kMaxUploadBytes);
+  if (!archive.ok()) {
+    if (archive.error().NotFound()) return not_found();
+    return error(archive.error().code >= 400 ? archive.error().code : 500, archive.error().message);
+  }
+  return http::Response::Json(200, "{\"data\":\"" + Base64(*archive) + "\"}");
 }
 
 }  // namespace kfpbench::server

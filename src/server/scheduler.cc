@@ -33,7 +33,7 @@ Result<std::optional<WallTime>> NextFireTime(const kfp::RecurringRun& r, WallTim
     start_time = r.periodic_schedule->start_time;
     end_time = r.periodic_schedule->end_time;
   } else {
-    return Error{"recurring run has no trigger", 400};
+    return Error{"recurring run has no trigger", kHttpBadRequest};
   }
   WallTime base = last_fire;
   if (!IsSet(base)) base = std::max(r.created_at, start_time);
@@ -45,7 +45,7 @@ Result<std::optional<WallTime>> NextFireTime(const kfp::RecurringRun& r, WallTim
     next = cron->Next(base);
   } else {
     if (r.periodic_schedule->interval_second <= 0) {
-      return Error{"trigger.periodic_schedule.interval_second must be positive", 400};
+      return Error{"trigger.periodic_schedule.interval_second must be positive", kHttpBadRequest};
     }
     next = base + seconds(r.periodic_schedule->interval_second);
   }

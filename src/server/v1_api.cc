@@ -97,7 +97,7 @@ Result<json> TypedParameter(const json& spec, const std::string& name, const std
     }
   }
   auto bad = [&](const char* what) {
-    return Error{fmt::format("parameter '{}': '{}' is not {}", name, value, what), 400};
+    return Error{fmt::format("parameter '{}': '{}' is not {}", name, value, what), kHttpBadRequest};
   };
   if (type == "NUMBER_INTEGER") {
     int64_t v = 0;
@@ -214,8 +214,9 @@ http::Response Handlers::V1Healthz(const http::Request&, const Params&) {
 
 http::Response Handlers::V1UploadPipeline(const http::Request& r, const Params&) {
   auto uploaded = UploadFromRequest(r);
-  if (!uploaded.ok()) return ErrorResponse(uploaded.error());
-  return JsonResponse(V1Pipeline(uploaded->first, &uploaded->second));
+  if (auto* refused = std::get_if<Response>(&uploaded)) return std::move(*refused);
+  const auto& [pipeline, version] = std::get<0>(uploaded);
+  return JsonResponse(V1Pipeline(pipeline, &version));
 }
 
 http::Response Handlers::V1ListPipelines(const http::Request& r, const Params&) {
@@ -239,7 +240,7 @@ http::Response Handlers::V1GetPipeline(const http::Request&, const Params& p) {
 
 http::Response Handlers::V1CreateExperiment(const http::Request& r, const Params&) {
   auto body = ParseJsonBody(r);
-  if (!body.ok()) return ErrorResponse(body.error());
+  if (!body.ok()) return GatewayErrorResponse(body.error());
   kfp::Experiment e;
   kfp::JsonReader reader(*body, "", true);
   json ignored;
@@ -287,7 +288,7 @@ http::Response Handlers::V1ListExperiments(const http::Request& r, const Params&
 
 http::Response Handlers::V1CreateRun(const http::Request& r, const Params&) {
   auto body = ParseJsonBody(r);
-  if (!body.ok()) return ErrorResponse(body.error());
+  if (!body.ok()) return GatewayErrorResponse(body.error());
   kfp::Run run;
   std::string manifest, workflow_manifest;
   std::vector<std::pair<std::string, std::string>> params;

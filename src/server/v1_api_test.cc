@@ -6,8 +6,7 @@ namespace {
 
 using http::Method;
 using nlohmann::json;
-using testing::BackendApiTest;
-using testing::kPipeline;
+using namespace testing;  // the part's test helpers
 
 TEST_F(BackendApiTest, V1UploadExperimentRunFlow) {
   auto form = http::BuildMultipart({{"uploadfile", "two.yaml", "", kPipeline}});

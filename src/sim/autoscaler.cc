@@ -23,7 +23,7 @@ void Nodes::Account() {
 void Nodes::Add(size_t pool) {
   Account();
   const NodePool& p = cluster_.pools[pool];
-  size_t index = engine_.AddNode({fmt::format("{}-{}", p.name, serial_[pool]++), p.cpu, p.memory});
+  size_t index = engine_.AddNode(p.Node(fmt::format("{}-{}", p.name, serial_[pool]++)));
   if (pool_of_.size() <= index) pool_of_.resize(index + 1, -1);
   pool_of_[index] = static_cast<int>(pool);
   ++live_[pool];
@@ -90,9 +90,13 @@ void Autoscaler::ScaleUp() {
   int total_headroom = 0;
   for (int h : headroom) total_headroom += std::max(h, 0);
   size_t open = 0;  // bins before it are closed
+  // A pool's labels and taints decide which waiting tasks its nodes would take.
+  std::vector<engine::NodeSpec> shapes;
+  for (const auto& pool : cluster_.pools) shapes.push_back(pool.Node(pool.name));
   placement.ForEachQueued([&](const engine::Demand& d) {
     for (size_t b = open; b < bins.size(); ++b) {
-      if (d.cpu_millis <= bins[b].free.cpu_millis && d.memory <= bins[b].free.memory) {
+      if (d.cpu_millis <= bins[b].free.cpu_millis && d.memory <= bins[b].free.memory &&
+          engine::Schedulable(shapes[bins[b].pool], d.scheduling)) {
         bins[b].free.cpu_millis -= d.cpu_millis;
         bins[b].free.memory -= d.memory;
         return true;
@@ -105,7 +109,10 @@ void Autoscaler::ScaleUp() {
     for (size_t p = 0; p < cluster_.pools.size(); ++p) {
       const NodePool& pool = cluster_.pools[p];
       engine::Demand cap{static_cast<int64_t>(pool.cpu * 1000 + 0.5), pool.memory};
-      if (headroom[p] <= 0 || d.cpu_millis > cap.cpu_millis || d.memory > cap.memory) continue;
+      if (headroom[p] <= 0 || d.cpu_millis > cap.cpu_millis || d.memory > cap.memory ||
+          !engine::Schedulable(shapes[p], d.scheduling)) {
+        continue;
+      }
       --headroom[p];
       --total_headroom;
       ++wanted[p];

@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 
 #include <fmt/format.h>
+
+#include "results/results_json.h"
 
 namespace kfpbench::sim {
 namespace {
@@ -14,13 +15,6 @@ double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   size_t n = v.size();
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-Result<WallTime> Time(const nlohmann::json& j, const char* key, const std::string& where) {
-  if (!j.contains(key) || !j[key].is_string()) return Error{where + "." + key + ": missing"};
-  auto t = ParseRfc3339(j[key].get<std::string>());
-  if (!t.ok()) return Error{fmt::format("{}.{}: {}", where, key, t.error().message)};
-  return *t;
 }
 
 }  // namespace
@@ -44,11 +38,8 @@ exec::DurationDist FitDuration(const std::vector<double>& seconds) {
   return d;
 }
 
-Result<Calibration> Calibrate(const nlohmann::json& results, const ir::PipelineSpec* pipeline) {
-  if (!results.is_object() || !results.contains("runs") || !results["runs"].is_object() ||
-      !results["runs"].contains("records") || !results["runs"]["records"].is_array()) {
-    return Error{"results: no runs.records (is this a kfpbench results.json?)"};
-  }
+Result<Calibration> Calibrate(const std::vector<results::RunRecord>& runs,
+                              const ir::PipelineSpec* pipeline) {
   std::map<std::string, std::string> label_of;  // task name -> executor label
   if (pipeline != nullptr && pipeline->root.dag) {
     for (const auto& [name, task] : pipeline->root.dag->tasks) {
@@ -61,27 +52,27 @@ Result<Calibration> Calibrate(const nlohmann::json& results, const ir::PipelineS
   std::map<std::string, std::vector<double>> durations;
   std::vector<double> gaps;
   Calibration c;
-  const auto& records = results["runs"]["records"];
-  for (size_t r = 0; r < records.size(); ++r) {
-    const auto& rec = records[r];
-    std::string where = fmt::format("runs.records[{}]", r);
-    if (rec.value("state", "") != "SUCCEEDED") continue;
-    auto created = Time(rec, "created_at", where);
-    if (!created.ok()) return created.error();
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const results::RunRecord& run = runs[r];
+    if (run.state != RuntimeState::kSucceeded) continue;
+    if (run.created == WallTime{}) {
+      return Error{fmt::format("runs.records[{}].created_at: missing", r)};
+    }
     struct Span {
       std::string name;
       WallTime start, end;
     };
     std::vector<Span> spans;
-    for (size_t t = 0; t < rec.value("tasks", nlohmann::json::array()).size(); ++t) {
-      const auto& task = rec["tasks"][t];
-      if (task.value("dag", false)) continue;
-      std::string tw = fmt::format("{}.tasks[{}]", where, t);
-      auto start = Time(task, "started_at", tw);
-      if (!start.ok()) return start.error();
-      auto end = Time(task, "finished_at", tw);
-      if (!end.ok()) return end.error();
-      spans.push_back({task.value("name", ""), *start, *end});
+    for (size_t t = 0; t < run.tasks.size(); ++t) {
+      const auto& task = run.tasks[t];
+      if (task.dag) continue;
+      for (auto [time, key] :
+           {std::pair{task.started, "started_at"}, {task.finished, "finished_at"}}) {
+        if (time == WallTime{}) {
+          return Error{fmt::format("runs.records[{}].tasks[{}].{}: missing", r, t, key)};
+        }
+      }
+      spans.push_back({task.name, task.started, task.finished});
     }
     if (spans.empty()) continue;
     ++c.runs;
@@ -93,7 +84,7 @@ Result<Calibration> Calibrate(const nlohmann::json& results, const ir::PipelineS
       }
       // Ready ~ the latest end, before this start, of the run's other tasks
       // (or the run's creation): the gap is the engine + launch overhead.
-      WallTime ready = *created;
+      WallTime ready = run.created;
       for (const auto& o : spans) {
         if (o.end <= s.start && o.end > ready) ready = o.end;
       }
@@ -116,13 +107,13 @@ Result<Calibration> Calibrate(const nlohmann::json& results, const ir::PipelineS
 
 Result<Calibration> CalibrateFile(const std::filesystem::path& path,
                                   const ir::PipelineSpec* pipeline) {
-  std::filesystem::path file = std::filesystem::is_directory(path) ? path / "results.json" : path;
-  std::ifstream in(file);
-  if (!in) return Error{"cannot read " + file.string()};
-  auto j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded()) return Error{file.string() + ": not JSON"};
-  auto c = Calibrate(j, pipeline);
-  if (!c.ok()) return Error{file.string() + ": " + c.error().message};
+  auto runs = results::LoadRunRecords(path);
+  if (!runs.ok()) return runs.error();
+  auto c = Calibrate(*runs, pipeline);
+  if (!c.ok()) {
+    std::filesystem::path file = std::filesystem::is_directory(path) ? path / "results.json" : path;
+    return Error{file.string() + ": " + c.error().message};
+  }
   return c;
 }
 

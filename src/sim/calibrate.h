@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ir/pipeline_spec.h"
+#include "results/results.h"
 #include "sim/sim_executor.h"
 #include "util/result.h"
 
@@ -27,10 +28,11 @@ struct Calibration {
 // constant when sigma is below 2% (a stub, or a deterministic step).
 exec::DurationDist FitDuration(const std::vector<double>& seconds);
 
-// `results` is results.json. Task names map to executor labels through
-// `pipeline` (root DAG tasks) when given; every step also feeds "default".
-// Runs that did not succeed are skipped.
-Result<Calibration> Calibrate(const nlohmann::json& results, const ir::PipelineSpec* pipeline);
+// `runs` are the run records of a results.json. Task names map to executor
+// labels through `pipeline` (root DAG tasks) when given; every step also feeds
+// "default". Runs that did not succeed are skipped.
+Result<Calibration> Calibrate(const std::vector<results::RunRecord>& runs,
+                              const ir::PipelineSpec* pipeline);
 // RESULTS_DIR/results.json (or a results.json path).
 Result<Calibration> CalibrateFile(const std::filesystem::path& path,
                                   const ir::PipelineSpec* pipeline);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "results/results_json.h"
 #include "sim/config.h"
 #include "sim/test_support.h"
 
@@ -28,6 +29,13 @@ nlohmann::json Record(int t0, std::vector<std::pair<std::string, double>> steps,
   return {{"state", state}, {"created_at", at(t0)}, {"tasks", tasks}};
 }
 
+// results.json's runs, read as calibrate reads them.
+Result<Calibration> CalibrateJson(const nlohmann::json& results, const ir::PipelineSpec* pipeline) {
+  auto runs = results::RunRecordsFromJson(results);
+  if (!runs.ok()) return runs.error();
+  return Calibrate(*runs, pipeline);
+}
+
 TEST(Calibrate, FitsDurationsAndOverheadPerExecutorLabel) {
   nlohmann::json results;
   results["runs"]["records"] = nlohmann::json::array();
@@ -37,7 +45,7 @@ TEST(Calibrate, FitsDurationsAndOverheadPerExecutorLabel) {
   }
   results["runs"]["records"].push_back(Record(900, {{"prepare", 99}}, 9, "FAILED"));  // skipped
   auto spec = testing::SixSteps();
-  auto c = Calibrate(results, spec.get());
+  auto c = CalibrateJson(results, spec.get());
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_EQ(c->runs, 5);
   EXPECT_NEAR(ToSeconds(c->overhead_p50), 0.5, 1e-3);
@@ -57,15 +65,16 @@ TEST(Calibrate, FitsDurationsAndOverheadPerExecutorLabel) {
 }
 
 TEST(Calibrate, RejectsWhatItCannotUse) {
-  EXPECT_FALSE(Calibrate(nlohmann::json::object(), nullptr).ok());
+  EXPECT_FALSE(CalibrateJson(nlohmann::json::object(), nullptr).ok());
   nlohmann::json results;
   results["runs"]["records"] = nlohmann::json::array({Record(0, {{"a", 1}}, 0, "FAILED")});
-  EXPECT_NE(Calibrate(results, nullptr).error().message.find("no succeeded run"),
+  EXPECT_NE(CalibrateJson(results, nullptr).error().message.find("no succeeded run"),
             std::string::npos);
   results["runs"]["records"] = nlohmann::json::array({Record(0, {{"a", 1}}, 0)});
   results["runs"]["records"][0]["tasks"][1]["started_at"] = "yesterday";
-  EXPECT_NE(Calibrate(results, nullptr).error().message.find("runs.records[0].tasks[1].started_at"),
-            std::string::npos);
+  EXPECT_NE(
+      CalibrateJson(results, nullptr).error().message.find("runs.records[0].tasks[1].started_at"),
+      std::string::npos);
   EXPECT_FALSE(CalibrateFile("/nonexistent/results", nullptr).ok());
 }
 

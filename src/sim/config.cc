@@ -140,7 +140,7 @@ ClusterSpec ParseClusterNode(const YAML::Node& root) {
   for (size_t i = 0; i < root["pools"].size(); ++i) {
     const YAML::Node& p = root["pools"][i];
     std::string where = fmt::format("cluster.pools[{}]", i);
-    CheckKeys(p, where, {"name", "cpu", "memory", "min", "max", "initial"});
+    CheckKeys(p, where, {"name", "cpu", "memory", "min", "max", "initial", "labels", "taints"});
     NodePool pool;
     if (p["name"]) pool.name = Text(p["name"], where + ".name");
     if (!p["cpu"] || !p["memory"] || !p["max"]) Fail(where + ": cpu, memory and max are required");
@@ -149,6 +149,31 @@ ClusterSpec ParseClusterNode(const YAML::Node& root) {
     pool.max = static_cast<int>(Int(p["max"], where + ".max"));
     if (p["min"]) pool.min = static_cast<int>(Int(p["min"], where + ".min"));
     if (p["initial"]) pool.initial = static_cast<int>(Int(p["initial"], where + ".initial"));
+    if (const auto& labels = p["labels"]) {
+      if (!labels.IsMap()) Fail(where + ".labels: expected a mapping of label to value");
+      for (const auto& kv : labels) {
+        std::string key = Text(kv.first, where + ".labels");
+        pool.labels[key] = Text(kv.second, where + ".labels." + key);
+      }
+    }
+    if (const auto& taints = p["taints"]) {
+      if (!taints.IsSequence()) Fail(where + ".taints: expected a list");
+      for (size_t t = 0; t < taints.size(); ++t) {
+        std::string at = fmt::format("{}.taints[{}]", where, t);
+        CheckKeys(taints[t], at, {"key", "value", "effect"});
+        engine::Taint taint;
+        if (!taints[t]["key"] || !taints[t]["effect"]) Fail(at + ": key and effect are required");
+        taint.key = Text(taints[t]["key"], at + ".key");
+        if (taints[t]["value"]) taint.value = Text(taints[t]["value"], at + ".value");
+        taint.effect = Text(taints[t]["effect"], at + ".effect");
+        if (taint.effect != "NoSchedule" && taint.effect != "PreferNoSchedule" &&
+            taint.effect != "NoExecute") {
+          Fail(at + ".effect: '" + taint.effect +
+               "' is not NoSchedule, PreferNoSchedule or NoExecute");
+        }
+        pool.taints.push_back(std::move(taint));
+      }
+    }
     c.pools.push_back(pool);
   }
   if (const auto& a = root["autoscaler"]) {

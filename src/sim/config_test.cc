@@ -55,6 +55,37 @@ TEST(Config, ClusterErrorsNameTheField) {
   EXPECT_FALSE(LoadCluster("/nonexistent/cluster.yaml").ok());
 }
 
+TEST(Config, PoolsCarryNodeLabelsAndTaints) {
+  auto c = ParseCluster(R"(pools:
+- name: gpu
+  cpu: 8
+  memory: 64Gi
+  max: 4
+  labels: {pool: gpu, accelerator: nvidia-t4}
+  taints:
+  - {key: nvidia.com/gpu, value: present, effect: NoSchedule}
+- {name: cpu, cpu: 4, memory: 16Gi, max: 10}
+)");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  engine::NodeSpec node = c->pools[0].Node("gpu-0");
+  EXPECT_EQ(node.labels.at("accelerator"), "nvidia-t4");
+  ASSERT_EQ(node.taints.size(), 1u);
+  EXPECT_EQ(node.taints[0].effect, "NoSchedule");
+  EXPECT_TRUE(c->pools[1].Node("cpu-0").taints.empty());
+
+  auto err = [](const char* yaml) {
+    auto bad = ParseCluster(yaml);
+    return bad.ok() ? std::string("ok") : bad.error().message;
+  };
+  EXPECT_EQ(err("pools: [{cpu: 4, memory: 16Gi, max: 2, taints: [{key: a, effect: Never}]}]"),
+            "cluster.pools[0].taints[0].effect: 'Never' is not NoSchedule, PreferNoSchedule or "
+            "NoExecute");
+  EXPECT_EQ(err("pools: [{cpu: 4, memory: 16Gi, max: 2, taints: [{key: a}]}]"),
+            "cluster.pools[0].taints[0]: key and effect are required");
+  EXPECT_EQ(err("pools: [{cpu: 4, memory: 16Gi, max: 2, labels: [a]}]"),
+            "cluster.pools[0].labels: expected a mapping of label to value");
+}
+
 TEST(Config, SharedServices) {
   auto c = LoadCluster(CapacityExamples() / "cluster_shared.yaml");
   ASSERT_TRUE(c.ok()) << c.error().message;

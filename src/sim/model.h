@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/resources.h"
 #include "ir/pipeline_spec.h"
 #include "sim/sim_executor.h"
 #include "util/time.h"
@@ -24,6 +25,18 @@ struct NodePool {
   int min = 0;
   int max = 0;
   int initial = -1;  // nodes at start; -1: min
+  // Node labels and taints, for steps pinned to a pool by node selectors,
+  // tolerations and affinity.
+  std::map<std::string, std::string> labels;
+  std::vector<engine::Taint> taints;
+
+  // A node of this pool.
+  engine::NodeSpec Node(std::string node_name) const {
+    engine::NodeSpec n(std::move(node_name), cpu, memory);
+    n.labels = labels;
+    n.taints = taints;
+    return n;
+  }
 };
 
 struct AutoscalerSpec {

@@ -22,17 +22,8 @@ SimExecutor::SimExecutor(engine::EventLoop& loop, StepModels models, uint64_t se
 void SimExecutor::Launch(engine::TaskLaunch launch, std::function<void(engine::TaskResult)> done) {
   const StepModel& model = models_.For(launch.executor_label);
   Duration run = model.duration.Sample(rng_);
-  uint32_t slot;
-  if (!free_.empty()) {
-    slot = free_.back();
-    free_.pop_back();
-  } else {
-    slot = static_cast<uint32_t>(slots_.size());
-    slots_.emplace_back();
-  }
+  uint32_t slot = slots_.Acquire();
   InFlight& f = slots_[slot];
-  ++f.generation;
-  f.live = true;
   f.task_id = std::move(launch.task_id);
   f.done = std::move(done);
   f.result = {};
@@ -93,7 +84,7 @@ void SimExecutor::Finish(uint32_t slot, uint32_t generation) {
   auto fn = std::move(f.done);
   engine::TaskResult result = std::move(f.result);
   f.done = nullptr;
-  free_.push_back(slot);
+  slots_.Release(slot);
   fn(std::move(result));
 }
 
@@ -106,7 +97,7 @@ void SimExecutor::Cancel(const std::string& task_id) {
     --running_;
     auto fn = std::move(f.done);
     f.done = nullptr;
-    free_.push_back(slot);
+    slots_.Release(slot);
     engine::TaskResult result;
     result.error = "canceled";
     loop_.Post(

@@ -15,6 +15,7 @@
 #include "engine/event_loop.h"
 #include "engine/executor.h"
 #include "exec/duration_dist.h"
+#include "sim/slot_pool.h"
 
 namespace kfpbench::sim {
 
@@ -78,8 +79,7 @@ class SimExecutor : public engine::Executor {
   StepModels models_;
   std::mt19937_64 rng_;
   SharedServices services_;
-  std::vector<InFlight> slots_;
-  std::vector<uint32_t> free_;
+  SlotPool<InFlight> slots_;
   size_t running_ = 0;
 };
 

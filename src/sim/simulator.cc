@@ -14,6 +14,7 @@
 #include "sim/shared_server.h"
 #include "sim/sim_executor.h"
 #include "sim/virtual_loop.h"
+#include "util/files.h"
 
 namespace kfpbench::sim {
 namespace {
@@ -135,7 +136,7 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
     };
   }
   eo.default_task_resources = {cluster.default_task_cpu, 0, cluster.default_task_memory, 0};
-  for (const auto& p : cluster.pools) eo.node_shapes.push_back({p.name, p.cpu, p.memory});
+  for (const auto& p : cluster.pools) eo.node_shapes.push_back(p.Node(p.name));
   engine::Engine engine(loop, executor, collector, eo);
   Nodes nodes(loop, engine, cluster);
   for (size_t p = 0; p < cluster.pools.size(); ++p) {
@@ -322,19 +323,7 @@ std::string Summary(const SimResult& r) {
 Status WriteResultJson(const SimResult& r, const std::filesystem::path& path) {
   std::error_code ec;
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
-  std::filesystem::path tmp = path;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return Error{"cannot write " + tmp.string()};
-    out << ToJson(r).dump(2) << "\n";
-    if (!out) return Error{"cannot write " + tmp.string()};
-  }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec)
-    return Error{
-        fmt::format("cannot rename {} to {}: {}", tmp.string(), path.string(), ec.message())};
-  return Ok();
+  return WriteFileAtomically(path, ToJson(r).dump(2) + "\n");
 }
 
 }  // namespace kfpbench::sim

@@ -1,6 +1,7 @@
 #include "sim/simulator.h"
 
 #include <fstream>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -11,8 +12,7 @@ namespace kfpbench::sim {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::FixedCluster;
-using testing::SixStepWorkload;
+using namespace testing;  // the part's test helpers
 
 double Secs(int64_t ms) { return ms / 1000.0; }
 
@@ -54,7 +54,7 @@ TEST(Simulator, RateArrivalsSpreadRuns) {
 
 TEST(Simulator, AutoscalerAddsNodesAfterProvisioningDelayUpToMax) {
   ClusterSpec c;
-  c.pools.push_back({"pool", 2, 16LL << 30, 0, 3, -1});
+  c.pools.push_back({"pool", 2, 16LL << 30, 0, 3, -1, {}, {}});
   c.autoscaler.provisioning_delay = 60s;
   auto r = Simulate(c, SixStepWorkload(20, 10s, 60s));
   ASSERT_TRUE(r.ok()) << r.error().message;
@@ -69,7 +69,7 @@ TEST(Simulator, AutoscalerAddsNodesAfterProvisioningDelayUpToMax) {
 
 TEST(Simulator, AutoscalerScalesDownIdleNodesBetweenRuns) {
   ClusterSpec c;
-  c.pools.push_back({"pool", 4, 16LL << 30, 0, 5, -1});
+  c.pools.push_back({"pool", 4, 16LL << 30, 0, 5, -1, {}, {}});
   c.autoscaler.provisioning_delay = 30s;
   c.autoscaler.scale_down_idle = 5min;
   WorkloadSpec w = SixStepWorkload(0, 10s, 60s);
@@ -88,11 +88,61 @@ TEST(Simulator, AutoscalerScalesDownIdleNodesBetweenRuns) {
   EXPECT_GT(r->node_hours, 0.05);
 }
 
+// six_steps.yaml with its trainers pinned to the training pool, as
+// kfp_kubernetes.add_node_selector and add_toleration write it.
+std::shared_ptr<const ir::PipelineSpec> SixStepsPinnedToTrain() {
+  std::ifstream in(CapacityExamples() / "six_steps.yaml");
+  std::stringstream text;
+  text << in.rdbuf() << R"(---
+platforms:
+  kubernetes:
+    deploymentSpec:
+      executors:
+        exec-train:
+          nodeSelector: {labels: {pool: train}}
+          tolerations: [{key: dedicated, operator: Equal, value: train, effect: NoSchedule}]
+)";
+  auto spec = ir::ParsePipelineSpec(text.str());
+  EXPECT_TRUE(spec.ok()) << spec.error().message;
+  return std::make_shared<const ir::PipelineSpec>(std::move(*spec));
+}
+
+TEST(Simulator, PinnedStepsBringUpTheirOwnPoolAndOthersStayOffIt) {
+  auto cluster = LoadCluster(CapacityExamples() / "cluster_pools.yaml");
+  ASSERT_TRUE(cluster.ok()) << cluster.error().message;
+  WorkloadSpec w = SixStepWorkload(10, 10s, 60s);
+  w.pipeline = SixStepsPinnedToTrain();
+  auto r = Simulate(*cluster, w);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->succeeded, 10) << r->first_error;
+  EXPECT_GT(r->peak_nodes, 1);  // the training pool starts empty: it was scaled up
+
+  // Unpinned steps never go to the tainted pool: with only that pool,
+  // they can go nowhere.
+  ClusterSpec train_only = *cluster;
+  train_only.pools.erase(train_only.pools.begin());
+  auto plain = Simulate(train_only, SixStepWorkload(10, 10s, 60s));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->failed, 10);
+  EXPECT_NE(plain->first_error.find("had untolerated taint"), std::string::npos)
+      << plain->first_error;
+
+  // Without a training pool, the pinned trainers can go nowhere: the runs
+  // fail with the scheduler's reason instead of waiting for ever.
+  ClusterSpec general_only = *cluster;
+  general_only.pools.pop_back();
+  auto stuck = Simulate(general_only, w);
+  ASSERT_TRUE(stuck.ok());
+  EXPECT_EQ(stuck->failed, 10);
+  EXPECT_NE(stuck->first_error.find("didn't match Pod's node affinity/selector"), std::string::npos)
+      << stuck->first_error;
+}
+
 TEST(Simulator, SameSeedSameResult) {
   WorkloadSpec w = SixStepWorkload(50, 10s, 60s);
   w.steps.by_label["exec-train"].duration = *exec::ParseDurationDist("lognormal:60s:0.5");
   ClusterSpec c;
-  c.pools.push_back({"pool", 4, 16LL << 30, 1, 4, -1});
+  c.pools.push_back({"pool", 4, 16LL << 30, 1, 4, -1, {}, {}});
   auto a = Simulate(c, w);
   auto b = Simulate(c, w);
   ASSERT_TRUE(a.ok() && b.ok());

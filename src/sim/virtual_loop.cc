@@ -7,17 +7,8 @@ namespace kfpbench::sim {
 void VirtualLoop::Post(std::function<void()> fn) { After(Duration::zero(), std::move(fn)); }
 
 engine::TimerId VirtualLoop::After(Duration delay, std::function<void()> fn) {
-  uint32_t slot;
-  if (!free_.empty()) {
-    slot = free_.back();
-    free_.pop_back();
-  } else {
-    slot = static_cast<uint32_t>(slots_.size());
-    slots_.emplace_back();
-  }
+  uint32_t slot = slots_.Acquire();
   Slot& s = slots_[slot];
-  ++s.generation;
-  s.live = true;
   s.fn = std::move(fn);
   ++live_;
   // A negative delay means "now": virtual time never runs backwards.
@@ -46,14 +37,14 @@ bool VirtualLoop::RunOne(WallTime limit) {
     Slot& s = slots_[e.slot];
     if (s.generation != e.generation) continue;  // cannot happen; defensive
     if (!s.live) {
-      free_.push_back(e.slot);  // canceled: reclaim the slot now
+      slots_.Release(e.slot);  // canceled: reclaim the slot now
       continue;
     }
     std::function<void()> fn = std::move(s.fn);
     s.fn = nullptr;
     s.live = false;
     --live_;
-    free_.push_back(e.slot);
+    slots_.Release(e.slot);
     if (e.when > now_) now_ = e.when;
     ++events_run_;
     fn();

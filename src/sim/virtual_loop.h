@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/event_loop.h"
+#include "sim/slot_pool.h"
 
 namespace kfpbench::sim {
 
@@ -54,8 +55,7 @@ class VirtualLoop : public engine::EventLoop {
   uint64_t seq_ = 0;
   uint64_t events_run_ = 0;
   size_t live_ = 0;
-  std::vector<Slot> slots_;
-  std::vector<uint32_t> free_;
+  SlotPool<Slot> slots_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> queue_;
 };
 

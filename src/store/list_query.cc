@@ -1,5 +1,7 @@
 #include "store/list_query.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 
 #include <fmt/format.h>
@@ -38,7 +40,7 @@ Result<std::string> Base64UrlDecode(const std::string& in) {
   int bits = 0;
   for (char c : in) {
     const char* p = std::char_traits<char>::find(kAlphabet, 64, c);
-    if (!p) return Error{"invalid page_token", 400};
+    if (!p) return Error{"Invalid page token", kHttpBadRequest};
     buffer = (buffer << 6) | static_cast<uint32_t>(p - kAlphabet);
     bits += 6;
     if (bits >= 8) {
@@ -51,6 +53,7 @@ Result<std::string> Base64UrlDecode(const std::string& in) {
 
 const Field* FindField(const std::vector<Field>& fields, const std::string& name) {
   for (const auto& f : fields) {
+    if (f.kind != FieldKind::kColumn) continue;
     for (const auto& n : f.api_names) {
       if (n == name) return &f;
     }
@@ -58,11 +61,111 @@ const Field* FindField(const std::vector<Field>& fields, const std::string& name
   return nullptr;
 }
 
-std::string FieldNames(const std::vector<Field>& fields) {
-  std::string out;
+const Field* FindSortField(const std::vector<Field>& fields, const std::string& name) {
+  if (const Field* f = FindField(fields, name)) return f;
   for (const auto& f : fields) {
-    if (!out.empty()) out += ", ";
-    out += f.api_names.front();
+    if (f.kind != FieldKind::kSortPrefix) continue;
+    for (const auto& n : f.api_names) {
+      if (name.size() > n.size() && name.compare(0, n.size(), n) == 0) return &f;
+    }
+  }
+  return nullptr;
+}
+
+// The tags field a "tags.<key>" filter key names, if the resource has tags.
+const Field* FindTagField(const std::vector<Field>& fields, const std::string& key) {
+  for (const auto& f : fields) {
+    if (f.kind != FieldKind::kTagPrefix) continue;
+    for (const auto& n : f.api_names) {
+      if (key.size() > n.size() && key.compare(0, n.size(), n) == 0) return &f;
+    }
+  }
+  return nullptr;
+}
+
+// Go's %q for the texts KFP quotes in its messages.
+std::string GoQuote(std::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          out += fmt::format("\\x{:02x}", c);
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+Error BadInput(std::string message) { return Error{std::move(message), kHttpBadRequest}; }
+
+// A predicate as protojson reads KFP's Predicate message: field names in
+// proto (string_value) or JSON (stringValue) form, the operation by name or
+// by its enum number; anything else is a 400, as it is from KFP's server.
+Result<json> NormalizePredicate(const json& p) {
+  static const std::pair<const char*, const char*> kNames[] = {
+      {"operation", "operation"},       {"key", "key"},
+      {"intValue", "int_value"},        {"longValue", "long_value"},
+      {"stringValue", "string_value"},  {"timestampValue", "timestamp_value"},
+      {"intValues", "int_values"},      {"longValues", "long_values"},
+      {"stringValues", "string_values"}};
+  json out = json::object();
+  for (const auto& [k, v] : p.items()) {
+    const char* proto = nullptr;
+    for (const auto& [json_name, proto_name] : kNames) {
+      if (k == json_name || k == proto_name) proto = proto_name;
+    }
+    if (proto == nullptr) return BadInput("unknown field \"" + k + "\"");
+    // protojson: a field given twice (under both names), or a second member
+    // of the value oneof.
+    if (out.contains(proto)) return BadInput(fmt::format("duplicate field \"{}\"", k));
+    if (std::string_view(proto).find("value") != std::string_view::npos) {
+      for (const auto& [name, value] : out.items()) {
+        if (name.find("value") != std::string::npos) {
+          return BadInput(fmt::format("oneof value is already set: \"{}\" and \"{}\"", name, k));
+        }
+      }
+    }
+    out[proto] = v;
+  }
+  if (out.contains("key") && !out["key"].is_string()) {
+    return Error{"invalid filter: a predicate's key must be a string", kHttpBadRequest};
+  }
+  // Predicate.Operation in KFP's filter.proto (4 is not used).
+  static const std::pair<int, const char*> kOperations[] = {
+      {0, "OPERATION_UNSPECIFIED"}, {1, "EQUALS"},    {2, "NOT_EQUALS"},       {3, "GREATER_THAN"},
+      {5, "GREATER_THAN_EQUALS"},   {6, "LESS_THAN"}, {7, "LESS_THAN_EQUALS"}, {8, "IN"},
+      {9, "IS_SUBSTRING"}};
+  if (auto op = out.find("operation"); op != out.end()) {
+    const char* name = nullptr;
+    for (const auto& [number, n] : kOperations) {
+      if ((op->is_number_integer() && op->get<int64_t>() == number) ||
+          (op->is_string() && op->get_ref<const std::string&>() == n)) {
+        name = n;
+      }
+    }
+    // protojson refuses an enum value the enum does not have.
+    if (name == nullptr) {
+      return Error{fmt::format("invalid value for enum type: {}", op->dump()), kHttpBadRequest};
+    }
+    *op = name;
   }
   return out;
 }
@@ -70,7 +173,7 @@ std::string FieldNames(const std::vector<Field>& fields) {
 // One predicate value converted to the column's storage type.
 Result<SqlValue> PredicateValue(const json& p, const Field& field, const std::string& key) {
   auto bad = [&](const std::string& why) {
-    return Error{fmt::format("invalid filter on '{}': {}", key, why), 400};
+    return Error{fmt::format("invalid filter on '{}': {}", key, why), kHttpBadRequest};
   };
   if (auto it = p.find("string_value"); it != p.end()) {
     if (!it->is_string()) return bad("string_value must be a string");
@@ -115,7 +218,7 @@ Result<SqlValue> PredicateValue(const json& p, const Field& field, const std::st
 Result<std::vector<SqlValue>> PredicateValues(const json& p, const Field& field,
                                               const std::string& key) {
   auto bad = [&](const std::string& why) {
-    return Error{fmt::format("invalid filter on '{}': {}", key, why), 400};
+    return Error{fmt::format("invalid filter on '{}': {}", key, why), kHttpBadRequest};
   };
   std::vector<SqlValue> out;
   for (const char* name : {"string_values", "int_values", "long_values"}) {
@@ -136,29 +239,89 @@ Result<std::vector<SqlValue>> PredicateValues(const json& p, const Field& field,
   return bad("IN needs string_values, int_values or long_values");
 }
 
-Status AddFilter(const std::string& filter_text, const std::vector<Field>& fields, ListPlan& plan) {
-  if (filter_text.empty()) return Ok();
-  json filter = json::parse(filter_text, nullptr, false);
-  if (filter.is_discarded() || !filter.is_object()) {
-    return Error{"invalid filter: not a JSON object", 400};
+// KFP's transformJSONForBackwardCompatibility: the camelCase value keys
+// older clients send, replaced as text (so also inside a string value, as
+// KFP's strings.Replacer does).
+std::string CamelCaseValueKeysToProto(std::string text) {
+  static const std::pair<std::string_view, std::string_view> kKeys[] = {
+      {"\"intValue\":", "\"int_value\":"},        {"\"longValue\":", "\"long_value\":"},
+      {"\"stringValue\":", "\"string_value\":"},  {"\"timestampValue\":", "\"timestamp_value\":"},
+      {"\"intValues\":", "\"int_values\":"},      {"\"longValues\":", "\"long_values\":"},
+      {"\"stringValues\":", "\"string_values\":"}};
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    bool replaced = false;
+    for (const auto& [from, to] : kKeys) {
+      if (text.compare(i, from.size(), from) == 0) {
+        out += to;
+        i += from.size();
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) out += text[i++];
   }
+  return out;
+}
+
+// One WHERE clause and its values; sorted so that two filters naming the same
+// predicates in another order plan alike (KFP groups predicates by key).
+struct Clause {
+  std::string sql;
+  std::vector<SqlValue> binds;
+};
+
+Status AddFilter(const std::string& encoded, const std::vector<Field>& fields, ListPlan& plan) {
+  if (encoded.empty()) return Ok();
+  auto unparsable = [&](const std::string& why) {
+    return BadInput(fmt::format("failed to parse valid filter from {}: {}", GoQuote(encoded), why));
+  };
+  // The query string was decoded once already; KFP unescapes the filter again.
+  auto decoded = QueryUnescape(encoded);
+  if (!decoded.ok()) return unparsable(decoded.error().message);
+  json filter = json::parse(CamelCaseValueKeysToProto(*decoded), nullptr, false);
+  if (filter.is_discarded()) return unparsable("not valid JSON");
+  if (!filter.is_object()) return unparsable("a Filter must be a JSON object");
   for (const auto& [k, v] : filter.items()) {
-    if (k != "predicates") return Error{"invalid filter: unknown field \"" + k + "\"", 400};
+    if (k != "predicates") return unparsable("unknown field \"" + k + "\"");
   }
   auto preds = filter.find("predicates");
-  if (preds == filter.end()) return Ok();
-  if (!preds->is_array()) return Error{"invalid filter: predicates must be an array", 400};
-  std::vector<std::string> clauses;
-  for (const auto& p : *preds) {
-    if (!p.is_object()) return Error{"invalid filter: each predicate must be an object", 400};
+  if (preds == filter.end() || preds->is_null()) return Ok();
+  if (!preds->is_array()) return unparsable("predicates must be an array");
+  std::vector<Clause> clauses;
+  for (const auto& raw : *preds) {
+    if (!raw.is_object()) return unparsable("each predicate must be an object");
+    auto normalized = NormalizePredicate(raw);
+    if (!normalized.ok()) return unparsable(normalized.error().message);
+    const json& p = *normalized;
     std::string key = p.value("key", "");
+    std::string op = p.value("operation", "OPERATION_UNSPECIFIED");
+    if (key.empty()) {
+      return BadInput(fmt::format("Predicate key cannot be empty for operation {}", op));
+    }
+    if (const Field* tags = FindTagField(fields, key)) {
+      if (op != "EQUALS") {
+        return BadInput(
+            fmt::format("only EQUALS operation is supported for tag filtering, got {} for key {}",
+                        op, GoQuote(key)));
+      }
+      auto value = p.find("string_value");
+      if (value == p.end() || !value->is_string()) {
+        return BadInput(fmt::format("tag filter value must be a string for key {}", GoQuote(key)));
+      }
+      plan.equals_only = false;
+      clauses.push_back(
+          {fmt::format("EXISTS (SELECT 1 FROM json_each({}) WHERE key = ? AND value = ?)",
+                       tags->column),
+           {SqlValue(key.substr(key.find('.') + 1)), SqlValue(value->get<std::string>())}});
+      continue;
+    }
     const Field* field = FindField(fields, key);
     if (!field) {
-      return Error{fmt::format("invalid filter: cannot filter on '{}' (fields: {})", key,
-                               FieldNames(fields)),
-                   400};
+      return BadInput(
+          fmt::format("no support for filtering on unrecognized field {}", GoQuote(key)));
     }
-    std::string op = p.value("operation", "");
     static const std::pair<const char*, const char*> kCompare[] = {
         {"EQUALS", "="},    {"NOT_EQUALS", "!="},          {"GREATER_THAN", ">"},
         {"LESS_THAN", "<"}, {"GREATER_THAN_EQUALS", ">="}, {"LESS_THAN_EQUALS", "<="}};
@@ -167,13 +330,12 @@ Status AddFilter(const std::string& filter_text, const std::vector<Field>& field
       if (op != name) continue;
       auto value = PredicateValue(p, *field, key);
       if (!value.ok()) return value.error();
-      clauses.push_back(fmt::format("{} {} ?", field->column, sql));
       if (std::string_view(name) == "EQUALS") {
         plan.equals.emplace_back(field->column, *value);
       } else {
         plan.equals_only = false;
       }
-      plan.where_binds.push_back(std::move(*value));
+      clauses.push_back({fmt::format("{} {} ?", field->column, sql), {std::move(*value)}});
       done = true;
     }
     if (done) continue;
@@ -182,108 +344,173 @@ Status AddFilter(const std::string& filter_text, const std::vector<Field>& field
       auto values = PredicateValues(p, *field, key);
       if (!values.ok()) return values.error();
       std::string marks;
-      for (auto& v : *values) {
-        marks += marks.empty() ? "?" : ", ?";
-        plan.where_binds.push_back(std::move(v));
-      }
-      clauses.push_back(fmt::format("{} IN ({})", field->column, marks));
+      for (size_t i = 0; i < values->size(); ++i) marks += i == 0 ? "?" : ", ?";
+      clauses.push_back({fmt::format("{} IN ({})", field->column, marks), std::move(*values)});
     } else if (op == "IS_SUBSTRING") {
       if (field->type != FieldType::kString) {
-        return Error{"invalid filter: IS_SUBSTRING needs a string field", 400};
+        return BadInput("invalid filter: IS_SUBSTRING needs a string field");
       }
       auto value = PredicateValue(p, *field, key);
       if (!value.ok()) return value.error();
       // instr() instead of LIKE: no wildcard characters to escape.
-      clauses.push_back(fmt::format("instr({}, ?) > 0", field->column));
-      plan.where_binds.push_back(std::move(*value));
+      clauses.push_back({fmt::format("instr({}, ?) > 0", field->column), {std::move(*value)}});
     } else {
-      return Error{fmt::format("invalid filter: unknown operation '{}'", op), 400};
+      return BadInput(fmt::format("invalid predicate operation: {}", op));
     }
   }
-  for (const auto& c : clauses) {
-    plan.where += plan.where.empty() ? "(" + c + ")" : " AND (" + c + ")";
+  std::stable_sort(clauses.begin(), clauses.end(),
+                   [](const Clause& a, const Clause& b) { return a.sql < b.sql; });
+  for (auto& c : clauses) {
+    plan.where += plan.where.empty() ? "(" + c.sql + ")" : " AND (" + c.sql + ")";
+    for (auto& v : c.binds) plan.where_binds.push_back(std::move(v));
   }
   return Ok();
 }
 
+Result<int> PageSize(const std::string& text) {
+  if (text.empty()) return kDefaultPageSize;
+  int size = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), size);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    // grpc-gateway's answer for a query parameter that does not parse.
+    return BadInput(fmt::format(
+        "type mismatch, parameter: page_size, error: strconv.ParseInt: parsing {}: invalid syntax",
+        GoQuote(text)));
+  }
+  if (size < 0) {
+    return BadInput(fmt::format("The page size should be greater than 0. Got {}", size));
+  }
+  return size == 0 ? kDefaultPageSize : std::min(size, kMaxPageSize);
+}
+
+// Sort and filter as list.NewOptions reads them: sort_by lowercased and split
+// on white space into a field and an optional direction.
+Status PlanCriteria(const std::string& sort_by, const std::string& filter, const Listable& listable,
+                    ListPlan& plan) {
+  std::vector<std::string> words;
+  std::string lowered = sort_by;
+  std::transform(lowered.begin(), lowered.end(), lowered.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (size_t i = 0; i < lowered.size();) {
+    if (std::isspace(static_cast<unsigned char>(lowered[i]))) {
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < lowered.size() && !std::isspace(static_cast<unsigned char>(lowered[end]))) ++end;
+    words.push_back(lowered.substr(i, end - i));
+    i = end;
+  }
+  if (words.size() > 2 || (words.size() == 2 && words[1] != "desc" && words[1] != "asc")) {
+    return BadInput(
+        fmt::format("Received invalid sort by format {}. Supported format: "
+                    "\"field_name\", \"field_name desc\", or \"field_name asc\"",
+                    GoQuote(sort_by)));
+  }
+  std::string field_name = words.empty() ? listable.default_sort : words[0];
+  plan.descending = words.size() == 2 && words[1] == "desc";
+  plan.sort_field = FindSortField(listable.fields, field_name);
+  if (!plan.sort_field) {
+    return BadInput(fmt::format("Invalid sorting field: {} on listable type {}",
+                                GoQuote(field_name), listable.model));
+  }
+  plan.sort_by = field_name + (plan.descending ? " desc" : " asc");
+  const char* dir = plan.descending ? "DESC" : "ASC";
+  plan.order_by =
+      fmt::format("{} {}, {} {}", plan.sort_field->column, dir, listable.id_column, dir);
+  plan.filter = filter;
+  return AddFilter(filter, listable.fields, plan);
+}
+
+// KFP's Options.Matches: the same sort column, direction and filter.
+bool SameCriteria(const ListPlan& a, const ListPlan& b) {
+  return a.sort_field->column == b.sort_field->column && a.descending == b.descending &&
+         a.where == b.where && a.where_binds == b.where_binds;
+}
+
 }  // namespace
 
-Result<ListPlan> PlanList(const ListRequest& request, const std::vector<Field>& fields,
-                          const std::string& default_sort, const std::string& id_column) {
-  ListPlan plan;
-  if (!request.page_size.empty()) {
-    int size = 0;
-    const auto& s = request.page_size;
-    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), size);
-    if (ec != std::errc() || end != s.data() + s.size()) {
-      return Error{"invalid page_size '" + s + "': not an integer", 400};
-    }
-    if (size < 0) return Error{"invalid page_size: must not be negative", 400};
-    plan.page_size = size == 0 ? kDefaultPageSize : std::min(size, kMaxPageSize);
-  }
-
-  std::string sort_by = request.sort_by;
-  std::string filter = request.filter;
-  json cursor;
-  if (!request.page_token.empty()) {
-    // The token carries the sort and filter of the first page, as KFP's does.
-    auto decoded = Base64UrlDecode(request.page_token);
-    if (!decoded.ok()) return decoded.error();
-    cursor = json::parse(*decoded, nullptr, false);
-    if (cursor.is_discarded() || !cursor.is_object() || !cursor.contains("s") ||
-        !cursor.contains("i") || !cursor.contains("v") || !cursor["s"].is_string() ||
-        !cursor["i"].is_string()) {
-      return Error{"invalid page_token", 400};
-    }
-    sort_by = cursor["s"].get<std::string>();
-    filter = cursor.value("f", "");
-  }
-
-  std::string field_name = sort_by;
-  if (auto space = sort_by.find(' '); space != std::string::npos) {
-    field_name = sort_by.substr(0, space);
-    std::string dir = sort_by.substr(space + 1);
-    if (dir == "desc") {
-      plan.descending = true;
-    } else if (dir != "asc") {
-      return Error{"invalid sort_by '" + sort_by + "': direction must be asc or desc", 400};
-    }
-  }
-  if (field_name.empty()) field_name = default_sort;
-  plan.sort_field = FindField(fields, field_name);
-  if (!plan.sort_field) {
-    return Error{fmt::format("invalid sort_by: cannot sort by '{}' (fields: {})", field_name,
-                             FieldNames(fields)),
-                 400};
-  }
-  const char* dir = plan.descending ? "DESC" : "ASC";
-  plan.order_by = fmt::format("{} {}, {} {}", plan.sort_field->column, dir, id_column, dir);
-  plan.filter = filter;
-  if (Status s = AddFilter(filter, fields, plan); !s.ok()) return s.error();
-  // Store the normalised sort so later pages agree with the first.
-  plan.filter = filter;
-
-  if (!cursor.is_null()) {
-    const json& v = cursor["v"];
-    SqlValue last;
-    if (v.is_number_integer()) {
-      last = v.get<int64_t>();
-    } else if (v.is_string()) {
-      last = v.get<std::string>();
+Result<std::string> QueryUnescape(std::string_view text) {
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '+') {
+      out += ' ';
+    } else if (text[i] != '%') {
+      out += text[i];
+    } else if (i + 2 < text.size() && hex(text[i + 1]) >= 0 && hex(text[i + 2]) >= 0) {
+      out += static_cast<char>(hex(text[i + 1]) * 16 + hex(text[i + 2]));
+      i += 2;
     } else {
-      return Error{"invalid page_token", 400};
+      return BadInput(fmt::format("invalid URL escape {}",
+                                  GoQuote(text.substr(i, std::min<size_t>(3, text.size() - i)))));
     }
-    plan.cursor_where = fmt::format("({}, {}) {} (?, ?)", plan.sort_field->column, id_column,
-                                    plan.descending ? "<" : ">");
-    plan.cursor_binds = {last, cursor["i"].get<std::string>()};
   }
+  return out;
+}
+
+Result<ListPlan> PlanList(const ListRequest& request, const Listable& listable) {
+  ListPlan plan;
+  auto size = PageSize(request.page_size);
+  if (!size.ok()) return size.error();
+  plan.page_size = *size;
+
+  if (request.page_token.empty()) {
+    if (Status s = PlanCriteria(request.sort_by, request.filter, listable, plan); !s.ok()) {
+      return s.error();
+    }
+    return plan;
+  }
+  // The token carries the sort and filter of the first page, as KFP's does.
+  auto decoded = Base64UrlDecode(request.page_token);
+  if (!decoded.ok()) return decoded.error();
+  json cursor = json::parse(*decoded, nullptr, false);
+  if (cursor.is_discarded() || !cursor.is_object() || !cursor.contains("s") ||
+      !cursor.contains("i") || !cursor.contains("v") || !cursor["s"].is_string() ||
+      !cursor["i"].is_string() || (cursor.contains("f") && !cursor["f"].is_string())) {
+    return BadInput("Invalid page token");
+  }
+  if (Status s =
+          PlanCriteria(cursor["s"].get<std::string>(), cursor.value("f", ""), listable, plan);
+      !s.ok()) {
+    return BadInput("Invalid page token");
+  }
+  if (!request.sort_by.empty() || !request.filter.empty()) {
+    ListPlan asked;
+    if (Status s = PlanCriteria(request.sort_by, request.filter, listable, asked); !s.ok()) {
+      return s.error();
+    }
+    if (!SameCriteria(plan, asked)) {
+      return BadInput(
+          "page token does not match the supplied sort by and/or filtering criteria. Either "
+          "specify the same criteria or leave the latter empty if page token is specified");
+    }
+  }
+  const json& v = cursor["v"];
+  SqlValue last;
+  if (v.is_number_integer()) {
+    last = v.get<int64_t>();
+  } else if (v.is_string()) {
+    last = v.get<std::string>();
+  } else {
+    return BadInput("Invalid page token");
+  }
+  plan.cursor_where = fmt::format("({}, {}) {} (?, ?)", plan.sort_field->column, listable.id_column,
+                                  plan.descending ? "<" : ">");
+  plan.cursor_binds = {last, cursor["i"].get<std::string>()};
   return plan;
 }
 
 std::string NextPageToken(const ListPlan& plan, const SqlValue& last_sort_value,
                           const std::string& last_id) {
   json token;
-  token["s"] = plan.sort_field->api_names.front() + (plan.descending ? " desc" : " asc");
+  token["s"] = plan.sort_by;
   token["f"] = plan.filter;
   token["i"] = last_id;
   if (const auto* i = std::get_if<int64_t>(&last_sort_value)) {
@@ -293,7 +520,8 @@ std::string NextPageToken(const ListPlan& plan, const SqlValue& last_sort_value,
   } else {
     token["v"] = "";
   }
-  return Base64UrlEncode(token.dump());
+  // The filter is the client's text: never let a byte that is not UTF-8 throw.
+  return Base64UrlEncode(token.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 }  // namespace kfpbench::store

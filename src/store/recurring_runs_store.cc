@@ -11,16 +11,23 @@ namespace {
 using namespace internal;  // NOLINT: this file is the store
 using nlohmann::json;
 
-const std::vector<Field>& RecurringRunFields() {
-  static const std::vector<Field> fields = {
-      {{"created_at"}, "created_at_ns", FieldType::kTime},
-      {{"updated_at"}, "updated_at_ns", FieldType::kTime},
-      {{"display_name", "name"}, "display_name", FieldType::kString},
-      {{"recurring_run_id", "id"}, "id", FieldType::kString},
-      {{"status"}, "status", FieldType::kString},
-      {{"experiment_id"}, "experiment_id", FieldType::kString},
-  };
-  return fields;
+// KFP's jobAPIToModelFieldMap (backend/src/apiserver/model/job.go).
+const Listable& RecurringRunListable() {
+  static const Listable listable{
+      "Job",
+      {
+          {{"recurring_run_id", "id"}, "id", FieldType::kString, FieldKind::kColumn},
+          {{"display_name", "name"}, "display_name", FieldType::kString, FieldKind::kColumn},
+          {{"created_at"}, "created_at_ns", FieldType::kTime, FieldKind::kColumn},
+          {{"updated_at"}, "updated_at_ns", FieldType::kTime, FieldKind::kColumn},
+          {{"description"},
+           "COALESCE(json_extract(body, '$.description'), '')",
+           FieldType::kString,
+           FieldKind::kColumn},
+      },
+      "created_at",
+      "id"};
+  return listable;
 }
 
 constexpr const char* kColumns = "id, status, updated_at_ns, body, last_fire_ns";
@@ -31,9 +38,15 @@ kfp::RecurringRun ReadRecurringRun(const Statement& s) {
   // The columns change after creation; the body keeps what was created.
   r.recurring_run_id = s.Text(0);
   r.status = s.Text(1);
+  // KFP's toApiRecurringRun writes mode and status from one flag
+  // (job.Enabled), so both follow every enable and disable.
+  r.mode = r.status == "ENABLED" ? "ENABLE" : "DISABLE";
   r.updated_at = FromNs(s.Int(2));
   return r;
 }
+
+const Table<kfp::RecurringRun> kRecurringRuns{"recurring_runs", kColumns, 5, ReadRecurringRun,
+                                              &kfp::RecurringRun::recurring_run_id};
 
 }  // namespace
 
@@ -49,15 +62,13 @@ Status Store::InsertRecurringRun(const kfp::RecurringRun& r) {
 
 Result<kfp::RecurringRun> Store::GetRecurringRun(const std::string& id) {
   std::lock_guard lock(mu_);
-  return GetOne<kfp::RecurringRun>(
-      *db_, fmt::format("SELECT {} FROM recurring_runs WHERE id = ?", kColumns), {id},
-      ReadRecurringRun, NotFound("recurring run", id));
+  return GetById(*db_, kRecurringRuns, id, NotFound("recurring run", id));
 }
 
 Result<ListResult<kfp::RecurringRun>> Store::ListRecurringRuns(const ListRequest& req,
                                                                const std::string& experiment_id,
                                                                const std::string& namespace_) {
-  auto plan = PlanList(req, RecurringRunFields(), "created_at", "id");
+  auto plan = PlanList(req, RecurringRunListable());
   if (!plan.ok()) return plan.error();
   std::string scope;
   std::vector<SqlValue> binds;
@@ -70,12 +81,7 @@ Result<ListResult<kfp::RecurringRun>> Store::ListRecurringRuns(const ListRequest
     binds.push_back(namespace_);
   }
   std::lock_guard lock(mu_);
-  return RunList<kfp::RecurringRun>(
-      *db_, "recurring_runs", kColumns, *plan, scope, binds, [&](const Statement& s) {
-        auto r = ReadRecurringRun(s);
-        std::string id = r.recurring_run_id;
-        return std::make_tuple(std::move(r), std::move(id), SortValue(s, 5, *plan));
-      });
+  return RunList(*db_, kRecurringRuns, *plan, scope, binds);
 }
 
 Status Store::DeleteRecurringRun(const std::string& id) {

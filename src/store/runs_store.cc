@@ -10,20 +10,40 @@ namespace internal {
 
 using nlohmann::json;
 
-const std::vector<Field>& RunFields() {
-  static const std::vector<Field> fields = {
-      {{"created_at"}, "created_at_ns", FieldType::kTime},
-      {{"finished_at"}, "finished_at_ns", FieldType::kTime},
-      {{"scheduled_at"}, "scheduled_at_ns", FieldType::kTime},
-      {{"display_name", "name"}, "display_name", FieldType::kString},
-      {{"run_id", "id"}, "id", FieldType::kString},
-      {{"state"}, "state", FieldType::kString},
-      {{"storage_state"}, "storage_state", FieldType::kString},
-      {{"experiment_id"}, "experiment_id", FieldType::kString},
-      {{"recurring_run_id"}, "recurring_run_id", FieldType::kString},
-      {{"pipeline_version_id"}, "pipeline_version_id", FieldType::kString},
-  };
-  return fields;
+// KFP's runAPIToModelFieldMap (backend/src/apiserver/model/run.go) and its
+// "metric:<name>" sort. The embedded backend stores no run metrics, so every
+// run's metric is the same (KFP: NULL for a run without it) and the order
+// falls to the id.
+const Listable& RunListable() {
+  static const Listable listable{
+      "Run",
+      {
+          {{"run_id", "id"}, "id", FieldType::kString, FieldKind::kColumn},
+          {{"display_name", "name"}, "display_name", FieldType::kString, FieldKind::kColumn},
+          {{"created_at"}, "created_at_ns", FieldType::kTime, FieldKind::kColumn},
+          {{"finished_at"}, "finished_at_ns", FieldType::kTime, FieldKind::kColumn},
+          {{"description"}, "description", FieldType::kString, FieldKind::kColumn},
+          {{"scheduled_at"}, "scheduled_at_ns", FieldType::kTime, FieldKind::kColumn},
+          {{"storage_state"}, "storage_state", FieldType::kString, FieldKind::kColumn},
+          // v1's "status" (KFP's Conditions column) holds the run's state.
+          {{"status"}, "state", FieldType::kString, FieldKind::kColumn},
+          {{"namespace"}, "namespace", FieldType::kString, FieldKind::kColumn},
+          {{"experiment_id"}, "experiment_id", FieldType::kString, FieldKind::kColumn},
+          {{"state"}, "state", FieldType::kString, FieldKind::kColumn},
+          {{"state_history"},
+           "COALESCE(json_extract(status, '$.state_history'), '')",
+           FieldType::kString,
+           FieldKind::kColumn},
+          // KFP's PipelineRuntimeManifest (the Argo workflow); here the run's
+          // status document is the nearest thing.
+          {{"runtime_details"}, "status", FieldType::kString, FieldKind::kColumn},
+          {{"recurring_run_id"}, "recurring_run_id", FieldType::kString, FieldKind::kColumn},
+          // abs(0), not 0: a bare integer in ORDER BY names a column.
+          {{"metric:"}, "abs(0)", FieldType::kInt, FieldKind::kSortPrefix},
+      },
+      "created_at",
+      "id"};
+  return listable;
 }
 
 // Runs one list query: total under the filter, then one page of rows after
@@ -63,6 +83,8 @@ kfp::Run ReadRun(const Statement& s) {
   }
   return r;
 }
+
+const Table<kfp::Run> kRuns{"runs", kRunColumns, 16, ReadRun, &kfp::Run::run_id};
 
 std::string StatusJson(const RunStatus& status) {
   kfp::Run partial;
@@ -165,14 +187,13 @@ Status Store::UpdateRunStatus(const std::string& run_id, const RunStatus& status
 
 Result<kfp::Run> Store::GetRun(const std::string& id) {
   std::lock_guard lock(mu_);
-  return GetOne<kfp::Run>(*db_, fmt::format("SELECT {} FROM runs WHERE id = ?", kRunColumns), {id},
-                          ReadRun, NotFound("run", id));
+  return GetById(*db_, kRuns, id, NotFound("run", id));
 }
 
 Result<ListResult<kfp::Run>> Store::ListRuns(const ListRequest& req,
                                              const std::string& experiment_id,
                                              const std::string& namespace_) {
-  auto plan = PlanList(req, RunFields(), "created_at", "id");
+  auto plan = PlanList(req, RunListable());
   if (!plan.ok()) return plan.error();
   // Runs belong to the namespace of their experiment. Without a namespace
   // (single-user mode) there is no scope at all, which also keeps the count
@@ -195,14 +216,7 @@ Result<ListResult<kfp::Run>> Store::ListRuns(const ListRequest& req,
     if (!counted.ok()) return counted.error();
     total = *counted;
   }
-  return RunList<kfp::Run>(
-      *db_, "runs", kRunColumns, *plan, scope, binds,
-      [&](const Statement& s) {
-        auto r = ReadRun(s);
-        std::string id = r.run_id;
-        return std::make_tuple(std::move(r), std::move(id), SortValue(s, 16, *plan));
-      },
-      total);
+  return RunList(*db_, kRuns, *plan, scope, binds, total);
 }
 
 Status Store::DeleteRun(const std::string& id) {
@@ -235,13 +249,16 @@ Result<std::vector<std::pair<std::string, int64_t>>> Store::CountRunsByState() {
   return out;
 }
 
-Result<int> Store::FailInFlightRuns(const std::string& message, WallTime now) {
+Result<int> Store::EndInFlightRuns(const InFlightEnd& end) {
   std::lock_guard lock(mu_);
-  int failed = 0;
+  int ended = 0;
   Status s = InTransaction([&]() -> Status {
-    auto select = db_->Prepare(fmt::format(
-        "SELECT {} FROM runs WHERE state IN ('PENDING', 'RUNNING', 'CANCELING')", kRunColumns));
+    std::string sql = fmt::format(
+        "SELECT {} FROM runs WHERE state IN ('PENDING', 'RUNNING', 'CANCELING')", kRunColumns);
+    if (end.run_id) sql += " AND id = ?";
+    auto select = db_->Prepare(sql);
     if (!select.ok()) return select.error();
+    if (end.run_id) select->BindAll({*end.run_id});
     std::vector<kfp::Run> runs;
     for (;;) {
       auto row = select->Step();
@@ -253,34 +270,34 @@ Result<int> Store::FailInFlightRuns(const std::string& message, WallTime now) {
     auto update = db_->PrepareCached(
         "UPDATE runs SET state = ?, finished_at_ns = ?, status = ? WHERE id = ?");
     if (!update.ok()) return update.error();
-    kfp::RpcStatus error{static_cast<int>(kfp::GrpcCode::kAborted), message, json::array()};
+    kfp::RpcStatus error{static_cast<int>(end.code), end.message, json::array()};
     for (auto& run : runs) {
       RunStatus status;
-      status.state = RuntimeState::kFailed;
-      status.finished_at = now;
+      status.state = end.state;
+      status.finished_at = end.now;
       status.error = error;
       status.state_history = std::move(run.state_history);
-      status.state_history.push_back({now, RuntimeState::kFailed, error});
+      status.state_history.push_back({end.now, end.state, error});
       // Tasks that were still going end with the run; finished ones keep their state.
       status.task_details = std::move(run.task_details);
       for (auto& t : status.task_details) {
         if (IsTerminal(t.state)) continue;
-        t.state = RuntimeState::kFailed;
-        t.end_time = now;
+        t.state = end.state;
+        t.end_time = end.now;
         t.error = error;
-        t.state_history.push_back({now, RuntimeState::kFailed, error});
+        t.state_history.push_back({end.now, end.state, error});
       }
       Status u = (*update)
-                     ->BindAll({std::string(RuntimeStateName(RuntimeState::kFailed)), ToNs(now),
+                     ->BindAll({std::string(RuntimeStateName(end.state)), ToNs(end.now),
                                 StatusJson(status), run.run_id})
                      .Run();
       if (!u.ok()) return u;
-      ++failed;
+      ++ended;
     }
     return Ok();
   });
   if (!s.ok()) return s.error();
-  return failed;
+  return ended;
 }
 
 }  // namespace kfpbench::store

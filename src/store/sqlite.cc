@@ -44,7 +44,7 @@ Result<bool> Statement::Step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  return Error{std::string("database error: ") + sqlite3_errmsg(db_), 500};
+  return Error{std::string("database error: ") + sqlite3_errmsg(db_), kHttpInternalError};
 }
 
 Status Statement::Run() {
@@ -99,7 +99,7 @@ Status Database::Exec(std::string_view sql) {
   if (rc != SQLITE_OK) {
     std::string text = message ? message : sqlite3_errstr(rc);
     sqlite3_free(message);
-    return Error{"database error: " + text, 500};
+    return Error{"database error: " + text, kHttpInternalError};
   }
   return Ok();
 }
@@ -108,7 +108,7 @@ Result<Statement> Database::Prepare(std::string_view sql) {
   sqlite3_stmt* stmt = nullptr;
   int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
                               SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
-  if (rc != SQLITE_OK) return Error{"database error: " + LastError(), 500};
+  if (rc != SQLITE_OK) return Error{"database error: " + LastError(), kHttpInternalError};
   return Statement(db_, stmt);
 }
 

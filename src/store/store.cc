@@ -18,6 +18,7 @@ CREATE TABLE IF NOT EXISTS pipelines (
   description TEXT NOT NULL DEFAULT '',
   namespace TEXT NOT NULL DEFAULT '',
   created_at_ns INTEGER NOT NULL,
+  tags TEXT NOT NULL DEFAULT '{}',
   UNIQUE (namespace, name)
 );
 CREATE TABLE IF NOT EXISTS pipeline_versions (
@@ -30,6 +31,7 @@ CREATE TABLE IF NOT EXISTS pipeline_versions (
   package_url TEXT NOT NULL DEFAULT '',
   code_source_url TEXT NOT NULL DEFAULT '',
   pipeline_spec TEXT NOT NULL,
+  tags TEXT NOT NULL DEFAULT '{}',
   UNIQUE (pipeline_id, name)
 );
 CREATE INDEX IF NOT EXISTS versions_by_pipeline ON pipeline_versions (pipeline_id, created_at_ns);
@@ -115,40 +117,79 @@ CREATE TRIGGER IF NOT EXISTS retry_tasks_delete AFTER DELETE ON runs BEGIN
   DELETE FROM retry_tasks WHERE run_id = OLD.id;
 END;
 )sql";
-const std::vector<Field>& PipelineFields() {
-  static const std::vector<Field> fields = {
-      {{"created_at"}, "created_at_ns", FieldType::kTime},
-      {{"name"}, "name", FieldType::kString},
-      {{"display_name"}, "display_name", FieldType::kString},
-      {{"pipeline_id", "id"}, "id", FieldType::kString},
-      {{"description"}, "description", FieldType::kString},
-  };
-  return fields;
+// The fields of KFP's APIToModelFieldMap per model (backend/src/apiserver/
+// model/*.go), v1beta1 and v2beta1 names alike; nothing else is accepted.
+const Listable& PipelineListable() {
+  static const Listable listable{
+      "Pipeline",
+      {
+          {{"pipeline_id", "id"}, "id", FieldType::kString, FieldKind::kColumn},
+          {{"name"}, "name", FieldType::kString, FieldKind::kColumn},
+          {{"display_name"}, "display_name", FieldType::kString, FieldKind::kColumn},
+          {{"created_at"}, "created_at_ns", FieldType::kTime, FieldKind::kColumn},
+          {{"description"}, "description", FieldType::kString, FieldKind::kColumn},
+          {{"namespace"}, "namespace", FieldType::kString, FieldKind::kColumn},
+          {{"tags."}, "tags", FieldType::kString, FieldKind::kTagPrefix},
+      },
+      "created_at",
+      "id"};
+  return listable;
 }
 
-const std::vector<Field>& VersionFields() {
-  static const std::vector<Field> fields = {
-      {{"created_at"}, "created_at_ns", FieldType::kTime},
-      {{"name"}, "name", FieldType::kString},
-      {{"display_name"}, "display_name", FieldType::kString},
-      {{"pipeline_version_id", "id"}, "id", FieldType::kString},
-  };
-  return fields;
+const Listable& VersionListable() {
+  static const Listable listable{
+      "PipelineVersion",
+      {
+          {{"pipeline_version_id", "id"}, "id", FieldType::kString, FieldKind::kColumn},
+          {{"name"}, "name", FieldType::kString, FieldKind::kColumn},
+          {{"display_name"}, "display_name", FieldType::kString, FieldKind::kColumn},
+          {{"created_at"}, "created_at_ns", FieldType::kTime, FieldKind::kColumn},
+          // Every stored version is READY: the embedded backend has no
+          // CREATING or DELETING phase.
+          {{"status"}, "'READY'", FieldType::kString, FieldKind::kColumn},
+          {{"description"}, "description", FieldType::kString, FieldKind::kColumn},
+          {{"pipeline_spec"}, "pipeline_spec", FieldType::kString, FieldKind::kColumn},
+          {{"tags."}, "tags", FieldType::kString, FieldKind::kTagPrefix},
+      },
+      "created_at",
+      "id"};
+  return listable;
 }
 
-const std::vector<Field>& ExperimentFields() {
-  static const std::vector<Field> fields = {
-      {{"created_at"}, "created_at_ns", FieldType::kTime},
-      {{"display_name", "name"}, "display_name", FieldType::kString},
-      {{"experiment_id", "id"}, "id", FieldType::kString},
-      {{"storage_state"}, "storage_state", FieldType::kString},
-      {{"description"}, "description", FieldType::kString},
-  };
-  return fields;
+const Listable& ExperimentListable() {
+  static const Listable listable{
+      "Experiment",
+      {
+          {{"experiment_id", "id"}, "id", FieldType::kString, FieldKind::kColumn},
+          {{"display_name", "name"}, "display_name", FieldType::kString, FieldKind::kColumn},
+          {{"created_at"}, "created_at_ns", FieldType::kTime, FieldKind::kColumn},
+          {{"last_run_created_at"}, "last_run_created_at_ns", FieldType::kTime, FieldKind::kColumn},
+          {{"description"}, "description", FieldType::kString, FieldKind::kColumn},
+          {{"namespace"}, "namespace", FieldType::kString, FieldKind::kColumn},
+          {{"storage_state"}, "storage_state", FieldType::kString, FieldKind::kColumn},
+      },
+      "created_at",
+      "id"};
+  return listable;
+}
+
+// Tags are kept as one JSON object per row (KFP keeps a table of them).
+std::string TagsJson(const std::optional<kfp::Tags>& tags) {
+  return tags ? json(*tags).dump() : "{}";
+}
+std::optional<kfp::Tags> ReadTags(const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  kfp::Tags tags;
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) {
+      if (v.is_string()) tags[k] = v.get<std::string>();
+    }
+  }
+  return tags;
 }
 
 constexpr const char* kPipelineColumns =
-    "id, name, display_name, description, namespace, created_at_ns";
+    "id, name, display_name, description, namespace, created_at_ns, tags";
 kfp::Pipeline ReadPipeline(const Statement& s) {
   kfp::Pipeline p;
   p.pipeline_id = s.Text(0);
@@ -157,12 +198,13 @@ kfp::Pipeline ReadPipeline(const Statement& s) {
   p.description = s.Text(3);
   p.namespace_ = s.Text(4);
   p.created_at = FromNs(s.Int(5));
+  p.tags = ReadTags(s.Text(6));
   return p;
 }
 
 constexpr const char* kVersionColumns =
     "id, pipeline_id, name, display_name, description, created_at_ns, package_url, "
-    "code_source_url, pipeline_spec";
+    "code_source_url, pipeline_spec, tags";
 kfp::PipelineVersion ReadVersion(const Statement& s) {
   kfp::PipelineVersion v;
   v.pipeline_version_id = s.Text(0);
@@ -175,6 +217,7 @@ kfp::PipelineVersion ReadVersion(const Statement& s) {
   v.code_source_url = s.Text(7);
   v.pipeline_spec = json::parse(s.Text(8), nullptr, false);
   if (v.pipeline_spec.is_discarded()) v.pipeline_spec = nullptr;
+  v.tags = ReadTags(s.Text(9));
   return v;
 }
 
@@ -192,6 +235,13 @@ kfp::Experiment ReadExperiment(const Statement& s) {
   if (int64_t last = s.Int(6)) e.last_run_created_at = FromNs(last);
   return e;
 }
+
+const Table<kfp::Pipeline> kPipelines{"pipelines", kPipelineColumns, 7, ReadPipeline,
+                                      &kfp::Pipeline::pipeline_id};
+const Table<kfp::PipelineVersion> kVersions{"pipeline_versions", kVersionColumns, 10, ReadVersion,
+                                            &kfp::PipelineVersion::pipeline_version_id};
+const Table<kfp::Experiment> kExperiments{"experiments", kExperimentColumns, 7, ReadExperiment,
+                                          &kfp::Experiment::experiment_id};
 
 }  // namespace
 
@@ -239,6 +289,18 @@ Status Store::CreateSchema(bool on_disk) {
     if (Status s = db_->Exec(kRunCountsTable); !s.ok()) return s;
   }
   if (Status s = db_->Exec(kSchema); !s.ok()) return s;
+  // A database from before tags existed gets the column, empty.
+  for (const char* table : {"pipelines", "pipeline_versions"}) {
+    auto has_tags = db_->Prepare(
+        fmt::format("SELECT COUNT(*) FROM pragma_table_info('{}') WHERE name = 'tags'", table));
+    if (!has_tags.ok()) return has_tags.error();
+    if (auto row = has_tags->Step(); !row.ok()) return row.error();
+    if (has_tags->Int(0) == 0) {
+      Status s = db_->Exec(
+          fmt::format("ALTER TABLE {} ADD COLUMN tags TEXT NOT NULL DEFAULT '{{}}'", table));
+      if (!s.ok()) return s;
+    }
+  }
   if (!have_counts) {
     return db_->Exec(
         "INSERT INTO run_counts SELECT experiment_id, state, storage_state, COUNT(*) FROM runs "
@@ -249,33 +311,25 @@ Status Store::CreateSchema(bool on_disk) {
 
 Status Store::InsertPipeline(const kfp::Pipeline& p) {
   std::lock_guard lock(mu_);
-  return Insert(
-      *db_,
-      "INSERT INTO pipelines (id, name, display_name, description, namespace, "
-      "created_at_ns) VALUES (?, ?, ?, ?, ?, ?)",
-      {p.pipeline_id, p.name, p.display_name, p.description, p.namespace_, ToNs(p.created_at)},
-      fmt::format("a pipeline named '{}' already exists", p.name));
+  return Insert(*db_,
+                "INSERT INTO pipelines (id, name, display_name, description, namespace, "
+                "created_at_ns, tags) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                {p.pipeline_id, p.name, p.display_name, p.description, p.namespace_,
+                 ToNs(p.created_at), TagsJson(p.tags)},
+                fmt::format("a pipeline named '{}' already exists", p.name));
 }
 
 Result<kfp::Pipeline> Store::GetPipeline(const std::string& id) {
   std::lock_guard lock(mu_);
-  return GetOne<kfp::Pipeline>(
-      *db_, fmt::format("SELECT {} FROM pipelines WHERE id = ?", kPipelineColumns), {id},
-      ReadPipeline, NotFound("pipeline", id));
+  return GetById(*db_, kPipelines, id, NotFound("pipeline", id));
 }
 
 Result<ListResult<kfp::Pipeline>> Store::ListPipelines(const ListRequest& req,
                                                        const std::string& namespace_) {
-  auto plan = PlanList(req, PipelineFields(), "created_at", "id");
+  auto plan = PlanList(req, PipelineListable());
   if (!plan.ok()) return plan.error();
   std::lock_guard lock(mu_);
-  return RunList<kfp::Pipeline>(*db_, "pipelines", kPipelineColumns, *plan, "namespace = ?",
-                                {namespace_}, [&](const Statement& s) {
-                                  auto p = ReadPipeline(s);
-                                  std::string id = p.pipeline_id;
-                                  return std::make_tuple(std::move(p), std::move(id),
-                                                         SortValue(s, 6, *plan));
-                                });
+  return RunList(*db_, kPipelines, *plan, "namespace = ?", {namespace_});
 }
 
 Status Store::DeletePipeline(const std::string& id, bool cascade) {
@@ -304,10 +358,11 @@ Status Store::InsertPipelineVersion(const kfp::PipelineVersion& v) {
   std::lock_guard lock(mu_);
   return Insert(*db_,
                 "INSERT INTO pipeline_versions (id, pipeline_id, name, display_name, description, "
-                "created_at_ns, package_url, code_source_url, pipeline_spec) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "created_at_ns, package_url, code_source_url, pipeline_spec, tags) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 {v.pipeline_version_id, v.pipeline_id, v.name, v.display_name, v.description,
-                 ToNs(v.created_at), v.package_url, v.code_source_url, v.pipeline_spec.dump()},
+                 ToNs(v.created_at), v.package_url, v.code_source_url, v.pipeline_spec.dump(),
+                 TagsJson(v.tags)},
                 fmt::format("pipeline {} already has a version named '{}'", v.pipeline_id, v.name));
 }
 
@@ -329,21 +384,15 @@ Result<kfp::PipelineVersion> Store::LatestPipelineVersion(const std::string& pip
                   "ORDER BY created_at_ns DESC, id DESC LIMIT 1",
                   kVersionColumns),
       {pipeline_id}, ReadVersion,
-      Error{fmt::format("pipeline {} has no versions", pipeline_id), 404});
+      Error{fmt::format("pipeline {} has no versions", pipeline_id), kHttpNotFound});
 }
 
 Result<ListResult<kfp::PipelineVersion>> Store::ListPipelineVersions(const std::string& pipeline_id,
                                                                      const ListRequest& req) {
-  auto plan = PlanList(req, VersionFields(), "created_at", "id");
+  auto plan = PlanList(req, VersionListable());
   if (!plan.ok()) return plan.error();
   std::lock_guard lock(mu_);
-  return RunList<kfp::PipelineVersion>(*db_, "pipeline_versions", kVersionColumns, *plan,
-                                       "pipeline_id = ?", {pipeline_id}, [&](const Statement& s) {
-                                         auto v = ReadVersion(s);
-                                         std::string id = v.pipeline_version_id;
-                                         return std::make_tuple(std::move(v), std::move(id),
-                                                                SortValue(s, 9, *plan));
-                                       });
+  return RunList(*db_, kVersions, *plan, "pipeline_id = ?", {pipeline_id});
 }
 
 Status Store::InsertExperiment(const kfp::Experiment& e) {
@@ -358,23 +407,15 @@ Status Store::InsertExperiment(const kfp::Experiment& e) {
 
 Result<kfp::Experiment> Store::GetExperiment(const std::string& id) {
   std::lock_guard lock(mu_);
-  return GetOne<kfp::Experiment>(
-      *db_, fmt::format("SELECT {} FROM experiments WHERE id = ?", kExperimentColumns), {id},
-      ReadExperiment, NotFound("experiment", id));
+  return GetById(*db_, kExperiments, id, NotFound("experiment", id));
 }
 
 Result<ListResult<kfp::Experiment>> Store::ListExperiments(const ListRequest& req,
                                                            const std::string& namespace_) {
-  auto plan = PlanList(req, ExperimentFields(), "created_at", "id");
+  auto plan = PlanList(req, ExperimentListable());
   if (!plan.ok()) return plan.error();
   std::lock_guard lock(mu_);
-  return RunList<kfp::Experiment>(*db_, "experiments", kExperimentColumns, *plan, "namespace = ?",
-                                  {namespace_}, [&](const Statement& s) {
-                                    auto e = ReadExperiment(s);
-                                    std::string id = e.experiment_id;
-                                    return std::make_tuple(std::move(e), std::move(id),
-                                                           SortValue(s, 7, *plan));
-                                  });
+  return RunList(*db_, kExperiments, *plan, "namespace = ?", {namespace_});
 }
 
 Status Store::DeleteExperiment(const std::string& id) {
@@ -395,15 +436,17 @@ Result<kfp::Pipeline> Store::GetPipelineByName(const std::string& namespace_,
       *db_,
       fmt::format("SELECT {} FROM pipelines WHERE namespace = ? AND name = ?", kPipelineColumns),
       {namespace_, name}, ReadPipeline,
-      Error{fmt::format("pipeline named '{}' not found", name), 404});
+      Error{fmt::format("pipeline named '{}' not found", name), kHttpNotFound});
 }
 
 Status Store::UpdatePipeline(const kfp::Pipeline& p) {
   std::lock_guard lock(mu_);
-  auto stmt =
-      db_->PrepareCached("UPDATE pipelines SET display_name = ?, description = ? WHERE id = ?");
+  auto stmt = db_->PrepareCached(
+      "UPDATE pipelines SET display_name = ?, description = ?, tags = ? WHERE id = ?");
   if (!stmt.ok()) return stmt.error();
-  if (Status s = (*stmt)->BindAll({p.display_name, p.description, p.pipeline_id}).Run(); !s.ok()) {
+  if (Status s =
+          (*stmt)->BindAll({p.display_name, p.description, TagsJson(p.tags), p.pipeline_id}).Run();
+      !s.ok()) {
     return s;
   }
   if (db_->Changes() == 0) return NotFound("pipeline", p.pipeline_id);
@@ -413,39 +456,40 @@ Status Store::UpdatePipeline(const kfp::Pipeline& p) {
 Status Store::InsertPipelineAndVersion(const kfp::Pipeline& p, const kfp::PipelineVersion& v) {
   std::lock_guard lock(mu_);
   return InTransaction([&]() -> Status {
-    Status s = Insert(
-        *db_,
-        "INSERT INTO pipelines (id, name, display_name, description, namespace, "
-        "created_at_ns) VALUES (?, ?, ?, ?, ?, ?)",
-        {p.pipeline_id, p.name, p.display_name, p.description, p.namespace_, ToNs(p.created_at)},
-        fmt::format("a pipeline named '{}' already exists", p.name));
+    Status s = Insert(*db_,
+                      "INSERT INTO pipelines (id, name, display_name, description, namespace, "
+                      "created_at_ns, tags) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                      {p.pipeline_id, p.name, p.display_name, p.description, p.namespace_,
+                       ToNs(p.created_at), TagsJson(p.tags)},
+                      fmt::format("a pipeline named '{}' already exists", p.name));
     if (!s.ok()) return s;
     return Insert(
         *db_,
         "INSERT INTO pipeline_versions (id, pipeline_id, name, display_name, "
-        "description, created_at_ns, package_url, code_source_url, pipeline_spec) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "description, created_at_ns, package_url, code_source_url, pipeline_spec, tags) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         {v.pipeline_version_id, v.pipeline_id, v.name, v.display_name, v.description,
-         ToNs(v.created_at), v.package_url, v.code_source_url, v.pipeline_spec.dump()},
+         ToNs(v.created_at), v.package_url, v.code_source_url, v.pipeline_spec.dump(),
+         TagsJson(v.tags)},
         fmt::format("pipeline {} already has a version named '{}'", v.pipeline_id, v.name));
   });
 }
 
 Result<kfp::PipelineVersion> Store::FindPipelineVersion(const std::string& version_id) {
   std::lock_guard lock(mu_);
-  return GetOne<kfp::PipelineVersion>(
-      *db_, fmt::format("SELECT {} FROM pipeline_versions WHERE id = ?", kVersionColumns),
-      {version_id}, ReadVersion, NotFound("pipeline version", version_id));
+  return GetById(*db_, kVersions, version_id, NotFound("pipeline version", version_id));
 }
 
 Status Store::UpdatePipelineVersion(const kfp::PipelineVersion& v) {
   std::lock_guard lock(mu_);
   auto stmt = db_->PrepareCached(
-      "UPDATE pipeline_versions SET display_name = ?, description = ? "
+      "UPDATE pipeline_versions SET display_name = ?, description = ?, tags = ? "
       "WHERE id = ? AND pipeline_id = ?");
   if (!stmt.ok()) return stmt.error();
-  Status s =
-      (*stmt)->BindAll({v.display_name, v.description, v.pipeline_version_id, v.pipeline_id}).Run();
+  Status s = (*stmt)
+                 ->BindAll({v.display_name, v.description, TagsJson(v.tags), v.pipeline_version_id,
+                            v.pipeline_id})
+                 .Run();
   if (!s.ok()) return s;
   if (db_->Changes() == 0) return NotFound("pipeline version", v.pipeline_version_id);
   return Ok();

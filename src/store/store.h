@@ -16,12 +16,9 @@
 
 namespace kfpbench::store {
 
+// One page of a list, as the API answers it.
 template <typename T>
-struct ListResult {
-  std::vector<T> items;
-  int total_size = 0;
-  std::string next_page_token;
-};
+using ListResult = kfp::Page<T>;
 
 // The parts of a run that change while it executes.
 struct RunStatus {
@@ -98,9 +95,18 @@ class Store {
   Status SetRunStorageState(const std::string& id, const std::string& state);
   // Runs per state, for metrics.
   Result<std::vector<std::pair<std::string, int64_t>>> CountRunsByState();
-  // Ends every PENDING, RUNNING or CANCELING run FAILED with `message` (the
-  // processes behind them died with the previous server). Returns how many.
-  Result<int> FailInFlightRuns(const std::string& message, WallTime now);
+  // Ends every PENDING, RUNNING or CANCELING run (or only `run_id`, if it
+  // is one) in `state`, with `message`, and its unfinished tasks with it: for
+  // runs nothing executes any more (their processes died with the previous
+  // server, or the engine no longer knows them). Returns how many it ended.
+  struct InFlightEnd {
+    std::optional<std::string> run_id;
+    RuntimeState state = RuntimeState::kFailed;
+    kfp::GrpcCode code = kfp::GrpcCode::kAborted;
+    std::string message;
+    WallTime now;
+  };
+  Result<int> EndInFlightRuns(const InFlightEnd& end);
 
   Status InsertRecurringRun(const kfp::RecurringRun& r);
   Result<kfp::RecurringRun> GetRecurringRun(const std::string& id);

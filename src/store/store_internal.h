@@ -27,13 +27,28 @@ inline WallTime FromNs(int64_t ns) {
 inline int64_t OptNs(WallTime t) { return t.time_since_epoch().count() ? ToNs(t) : 0; }
 
 inline Error NotFound(const char* what, const std::string& id) {
-  return Error{fmt::format("{} {} not found", what, id), 404};
+  return Error{fmt::format("{} {} not found", what, id), kHttpNotFound};
 }
 
-template <typename T, typename Read>
-Result<ListResult<T>> RunList(Database& db, const std::string& table, const std::string& columns,
-                              const ListPlan& plan, const std::string& scope_where,
-                              const std::vector<SqlValue>& scope_binds, Read read,
+// How one resource is kept: its table, the columns a read selects (in
+// order), how such a row becomes the resource, and which field is its id.
+template <typename T>
+struct Table {
+  const char* name;
+  const char* columns;
+  int column_count;  // a list query selects the sort column after these
+  T (*read)(const Statement&);
+  std::string T::*id;
+};
+
+inline SqlValue SortValue(const Statement& s, int column, const ListPlan& plan);
+
+// Runs one list query: total under the filter, then one page of rows after
+// the cursor.
+template <typename T>
+Result<ListResult<T>> RunList(Database& db, const Table<T>& table, const ListPlan& plan,
+                              const std::string& scope_where,
+                              const std::vector<SqlValue>& scope_binds,
                               std::optional<int64_t> known_total = std::nullopt) {
   std::string where = scope_where;
   std::vector<SqlValue> binds = scope_binds;
@@ -45,8 +60,8 @@ Result<ListResult<T>> RunList(Database& db, const std::string& table, const std:
   if (known_total) {
     out.total_size = static_cast<int>(*known_total);
   } else {
-    auto count = db.Prepare(
-        fmt::format("SELECT COUNT(*) FROM {}{}", table, where.empty() ? "" : " WHERE " + where));
+    auto count = db.Prepare(fmt::format("SELECT COUNT(*) FROM {}{}", table.name,
+                                        where.empty() ? "" : " WHERE " + where));
     if (!count.ok()) return count.error();
     count->BindAll(binds);
     auto row = count->Step();
@@ -60,9 +75,10 @@ Result<ListResult<T>> RunList(Database& db, const std::string& table, const std:
     page_binds.insert(page_binds.end(), plan.cursor_binds.begin(), plan.cursor_binds.end());
   }
   // One row more than the page tells whether there is a next page.
-  auto stmt = db.Prepare(fmt::format(
-      "SELECT {}, {} FROM {}{} ORDER BY {} LIMIT {}", columns, plan.sort_field->column, table,
-      page_where.empty() ? "" : " WHERE " + page_where, plan.order_by, plan.page_size + 1));
+  auto stmt = db.Prepare(fmt::format("SELECT {}, {} FROM {}{} ORDER BY {} LIMIT {}", table.columns,
+                                     plan.sort_field->column, table.name,
+                                     page_where.empty() ? "" : " WHERE " + page_where,
+                                     plan.order_by, plan.page_size + 1));
   if (!stmt.ok()) return stmt.error();
   stmt->BindAll(page_binds);
   SqlValue last_sort;
@@ -75,10 +91,10 @@ Result<ListResult<T>> RunList(Database& db, const std::string& table, const std:
       out.next_page_token = NextPageToken(plan, last_sort, last_id);
       break;
     }
-    auto [item, id, sort_value] = read(*stmt);
+    T item = table.read(*stmt);
+    last_id = item.*table.id;
+    last_sort = SortValue(*stmt, table.column_count, plan);
     out.items.push_back(std::move(item));
-    last_id = std::move(id);
-    last_sort = std::move(sort_value);
   }
   return out;
 }
@@ -96,10 +112,14 @@ inline Status Insert(Database& db, const std::string& sql, const std::vector<Sql
   (*stmt)->BindAll(binds);
   Status s = (*stmt)->Run();
   if (!s.ok() && s.error().message.find("UNIQUE") != std::string::npos) {
-    return Error{conflict_message, 409};
+    return Error{conflict_message, kHttpConflict};
   }
   return s;
 }
+
+// The row whose id is `id`, or `not_found`.
+template <typename T>
+Result<T> GetById(Database& db, const Table<T>& table, const std::string& id, Error not_found);
 
 template <typename T, typename Read>
 Result<T> GetOne(Database& db, const std::string& sql, const std::vector<SqlValue>& binds,
@@ -112,6 +132,12 @@ Result<T> GetOne(Database& db, const std::string& sql, const std::vector<SqlValu
   if (!row.ok()) return row.error();
   if (!*row) return not_found;
   return read(**stmt);
+}
+
+template <typename T>
+Result<T> GetById(Database& db, const Table<T>& table, const std::string& id, Error not_found) {
+  return GetOne<T>(db, fmt::format("SELECT {} FROM {} WHERE id = ?", table.columns, table.name),
+                   {id}, table.read, std::move(not_found));
 }
 
 inline Status DeleteOne(Database& db, const std::string& sql, const std::string& id,
@@ -128,7 +154,7 @@ inline Status DeleteOne(Database& db, const std::string& sql, const std::string&
 extern const char* const kRunColumns;
 kfp::Run ReadRun(const Statement& s);
 std::string StatusJson(const RunStatus& status);
-const std::vector<Field>& RunFields();
+const Listable& RunListable();
 
 }  // namespace kfpbench::store::internal
 
@@ -153,7 +179,7 @@ Status Store::InTransaction(Fn&& fn) {
   } catch (const std::exception& e) {
     // Storage is a boundary too: a value that cannot be written (a JSON
     // dump of a string that is not UTF-8 throws) fails this write only.
-    return Error{std::string("cannot store the value: ") + e.what(), 500};
+    return Error{std::string("cannot store the value: ") + e.what(), kHttpInternalError};
   }
   if (!s.ok()) return s;  // the guard rolls back
   Status end = db_->Exec("COMMIT");

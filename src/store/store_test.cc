@@ -8,6 +8,8 @@
 
 #include "util/ids.h"
 
+#include "store/test_support.h"
+
 namespace kfpbench::store {
 namespace {
 
@@ -23,15 +25,7 @@ kfp::Run MakeRun(int i, RuntimeState state) {
   return r;
 }
 
-class StoreTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto s = Store::Open("");
-    ASSERT_TRUE(s.ok()) << s.error().message;
-    store_ = std::move(*s);
-  }
-  std::unique_ptr<Store> store_;
-};
+using StoreTest = testing::InMemoryStoreTest;
 
 TEST_F(StoreTest, PagesThroughRunsWithoutGapsOrRepeats) {
   for (int i = 0; i < 45; ++i)
@@ -84,6 +78,31 @@ TEST_F(StoreTest, FiltersRunsByStateAndSubstring) {
   EXPECT_EQ(store_->ListRuns({"", "", "", time.dump()}, "", "")->total_size, 5);
 }
 
+// KFP's SDK sends what protojson reads: the operation as its enum number and
+// the value under its JSON name. Found by fuzzing: a number there threw.
+TEST_F(StoreTest, FiltersReadAsProtojsonReadsThem) {
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(
+        store_->InsertRun(MakeRun(i, i % 2 ? RuntimeState::kSucceeded : RuntimeState::kFailed))
+            .ok());
+  }
+  json sdk = {{"predicates", {{{"key", "state"}, {"operation", 1}, {"stringValue", "FAILED"}}}}};
+  auto page = store_->ListRuns({"", "", "", sdk.dump()}, "", "");
+  ASSERT_TRUE(page.ok()) << page.error().message;
+  EXPECT_EQ(page->total_size, 2);
+  json in = {{"predicates",
+              {{{"key", "name"}, {"operation", 8}, {"stringValues", {{"values", {"bench-1"}}}}}}}};
+  EXPECT_EQ(store_->ListRuns({"", "", "", in.dump()}, "", "")->total_size, 1);
+  for (const char* bad : {R"({"predicates":[{"key":"state","operation":4,"string_value":"x"}]})",
+                          R"({"predicates":[{"key":"state","operation":[1],"string_value":"x"}]})",
+                          R"({"predicates":[{"key":7,"operation":1,"string_value":"x"}]})",
+                          R"({"predicates":[{"key":"state","op":1,"string_value":"x"}]})"}) {
+    auto r = store_->ListRuns({"", "", "", bad}, "", "");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().code, 400) << bad;
+  }
+}
+
 TEST_F(StoreTest, SqlLookingFilterValuesAreJustValues) {
   ASSERT_TRUE(store_->InsertRun(MakeRun(1, RuntimeState::kPending)).ok());
   json f = {{"predicates",
@@ -100,18 +119,21 @@ TEST_F(StoreTest, BadListRequestsAre400WithAReason) {
   };
   for (
       const auto& c : std::vector<Case>{
-          {{"-1", "", "", ""}, "page_size"},
+          {{"-1", "", "", ""}, "The page size should be greater than 0. Got -1"},
           {{"abc", "", "", ""}, "page_size"},
-          {{"", "!!!", "", ""}, "page_token"},
-          {{"", "", "colour", ""}, "cannot sort by 'colour'"},
-          {{"", "", "name sideways", ""}, "asc or desc"},
-          {{"", "", "", "{"}, "filter"},
+          {{"", "!!!", "", ""}, "Invalid page token"},
+          {{"", "", "colour", ""}, "Invalid sorting field: \"colour\" on listable type Run"},
+          {{"", "", "name sideways", ""}, "Received invalid sort by format \"name sideways\""},
+          {{"", "", "", "{"}, "failed to parse valid filter from \"{\""},
           {{"", "", "",
             R"({"predicates":[{"key":"id; DROP TABLE runs","operation":"EQUALS","string_value":"x"}]})"},
-           "cannot filter"},
+           "no support for filtering on unrecognized field \"id; DROP TABLE runs\""},
           {{"", "", "",
             R"({"predicates":[{"key":"state","operation":"LIKE","string_value":"x"}]})"},
-           "unknown operation"},
+           "LIKE"},
+          // KFP's run model has no pipeline_version_id (model/run.go).
+          {{"", "", "pipeline_version_id", ""}, "Invalid sorting field"},
+          {{"", "", "", "%zz"}, "invalid URL escape \"%zz\""},
       }) {
     auto r = store_->ListRuns(c.req, "", "");
     ASSERT_FALSE(r.ok()) << c.fragment;
@@ -152,7 +174,7 @@ TEST_F(StoreTest, RunStatusUpdatesRoundTrip) {
 }
 
 TEST_F(StoreTest, PipelinesVersionsAndConflicts) {
-  kfp::Pipeline p{"p1", "hello", "hello", "", "", WallClock::now()};
+  kfp::Pipeline p{"p1", "hello", "hello", "", "", WallClock::now(), std::nullopt};
   ASSERT_TRUE(store_->InsertPipeline(p).ok());
   p.pipeline_id = "p2";
   EXPECT_EQ(store_->InsertPipeline(p).error().code, 409);
@@ -170,6 +192,40 @@ TEST_F(StoreTest, PipelinesVersionsAndConflicts) {
   ASSERT_TRUE(store_->DeletePipeline("p1", true).ok());
   EXPECT_EQ(store_->GetPipelineVersion("p1", "v1").error().code, 404);
   EXPECT_EQ(store_->DeletePipeline("p1", true).error().code, 404);
+}
+
+// A database written before pipelines and versions had tags opens with the
+// column added, every old row untagged.
+TEST(StoreOnDisk, OldDatabasesGainTags) {
+  auto dir = std::filesystem::temp_directory_path() / ("kfpbench-store-" + NewUuid());
+  std::filesystem::create_directories(dir);
+  std::string path = (dir / "state.db").string();
+  {
+    auto db = Database::Open(path);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)
+                    ->Exec("CREATE TABLE pipelines (id TEXT PRIMARY KEY, name TEXT NOT NULL, "
+                           "display_name TEXT NOT NULL, description TEXT NOT NULL DEFAULT '', "
+                           "namespace TEXT NOT NULL DEFAULT '', created_at_ns INTEGER NOT NULL, "
+                           "UNIQUE (namespace, name));"
+                           "CREATE TABLE pipeline_versions (id TEXT PRIMARY KEY, pipeline_id TEXT "
+                           "NOT NULL REFERENCES pipelines(id), name TEXT NOT NULL, display_name "
+                           "TEXT NOT NULL, description TEXT NOT NULL DEFAULT '', created_at_ns "
+                           "INTEGER NOT NULL, package_url TEXT NOT NULL DEFAULT '', "
+                           "code_source_url TEXT NOT NULL DEFAULT '', pipeline_spec TEXT NOT NULL, "
+                           "UNIQUE (pipeline_id, name));"
+                           "INSERT INTO pipelines VALUES ('old', 'old', 'old', '', '', 1);")
+                    .ok());
+  }
+  auto s = Store::Open(path);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  auto old = (*s)->GetPipeline("old");
+  ASSERT_TRUE(old.ok()) << old.error().message;
+  EXPECT_TRUE(old->tags.has_value() && old->tags->empty());
+  kfp::Pipeline p{"new", "new", "new", "", "", WallClock::now(), kfp::Tags{{"team", "a"}}};
+  ASSERT_TRUE((*s)->InsertPipeline(p).ok());
+  EXPECT_EQ((*s)->GetPipeline("new")->tags, p.tags);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(StoreOnDisk, SurvivesReopen) {

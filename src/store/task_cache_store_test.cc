@@ -7,18 +7,12 @@
 
 #include "store/store.h"
 
+#include "store/test_support.h"
+
 namespace kfpbench::store {
 namespace {
 
-class TaskCacheStoreTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto s = Store::Open("");
-    ASSERT_TRUE(s.ok()) << s.error().message;
-    store_ = std::move(*s);
-  }
-  std::unique_ptr<Store> store_;
-};
+using TaskCacheStoreTest = testing::InMemoryStoreTest;
 
 TEST_F(TaskCacheStoreTest, CachedExecutionsAreFoundByScopeAndFingerprint) {
   CachedExecutionRow row{"pipeline/p", "abc",        "run-1",

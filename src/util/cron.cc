@@ -34,10 +34,11 @@ Result<int> ParseValue(std::string_view text, const FieldSpec& f) {
   int v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || end != text.data() + text.size()) {
-    return Error{fmt::format("{} field: '{}' is not a number", f.name, text), 400};
+    return Error{fmt::format("{} field: '{}' is not a number", f.name, text), kHttpBadRequest};
   }
   if (v < f.min || v > f.max) {
-    return Error{fmt::format("{} field: {} is outside {}-{}", f.name, v, f.min, f.max), 400};
+    return Error{fmt::format("{} field: {} is outside {}-{}", f.name, v, f.min, f.max),
+                 kHttpBadRequest};
   }
   return v;
 }
@@ -52,13 +53,14 @@ Status ParseField(std::string_view text, const FieldSpec& f, std::bitset<N>& bit
     size_t comma = text.find(',', start);
     std::string_view item = text.substr(
         start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-    if (item.empty()) return Error{fmt::format("{} field: empty list item", f.name), 400};
+    if (item.empty())
+      return Error{fmt::format("{} field: empty list item", f.name), kHttpBadRequest};
     int step = 1;
     if (auto slash = item.find('/'); slash != std::string_view::npos) {
       std::string_view s = item.substr(slash + 1);
       auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), step);
       if (ec != std::errc() || end != s.data() + s.size() || step <= 0) {
-        return Error{fmt::format("{} field: bad step '{}'", f.name, s), 400};
+        return Error{fmt::format("{} field: bad step '{}'", f.name, s), kHttpBadRequest};
       }
       item = item.substr(0, slash);
     }
@@ -73,7 +75,8 @@ Status ParseField(std::string_view text, const FieldSpec& f, std::bitset<N>& bit
         if (!b.ok()) return b.error();
         hi = *b;
         if (hi < lo)
-          return Error{fmt::format("{} field: range {} is backwards", f.name, item), 400};
+          return Error{fmt::format("{} field: range {} is backwards", f.name, item),
+                       kHttpBadRequest};
       } else if (step > 1) {
         hi = f.max;  // "a/step" means from a to the end
       }
@@ -96,7 +99,7 @@ Result<CronSchedule> CronSchedule::Parse(const std::string& raw) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.erase(0, 1);
   auto bad = [&](const std::string& why) {
-    return Error{fmt::format("invalid cron '{}': {}", raw, why), 400};
+    return Error{fmt::format("invalid cron '{}': {}", raw, why), kHttpBadRequest};
   };
   if (text.rfind("@every ", 0) == 0) {
     auto d = ParseDuration(text.substr(7));

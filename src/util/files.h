@@ -1,9 +1,11 @@
-// Reading small files whole (/proc, cgroup control files).
+// Files read whole and written so that no reader ever sees half of one.
 #pragma once
 
 #include <cstdio>
 #include <filesystem>
 #include <string>
+
+#include "util/result.h"
 
 namespace kfpbench {
 
@@ -19,5 +21,13 @@ inline std::string ReadSmallFile(const std::filesystem::path& path) {
   std::fclose(f);
   return text;
 }
+
+// The file's bytes, or an Error "cannot read PATH: why".
+Result<std::string> ReadFile(const std::filesystem::path& path);
+
+// Writes `text` to `path` through a temporary file in the same folder, then
+// renames it into place. A full disk or a missing folder is an Error naming
+// the file, and the old file (if any) stays whole.
+Status WriteFileAtomically(const std::filesystem::path& path, const std::string& text);
 
 }  // namespace kfpbench

@@ -9,11 +9,25 @@
 
 namespace kfpbench {
 
-// An error with a message meant for a person. `code` is optional context such
-// as an HTTP status or a gRPC code; 0 means "none".
+// The HTTP statuses errors carry by name (Error::code).
+inline constexpr int kHttpBadRequest = 400;
+inline constexpr int kHttpUnauthorized = 401;
+inline constexpr int kHttpForbidden = 403;
+inline constexpr int kHttpNotFound = 404;
+inline constexpr int kHttpConflict = 409;
+inline constexpr int kHttpInternalError = 500;
+
+// An error with a message meant for a person. `code` is the HTTP status it
+// stands for: the one a server answered with (kfp::Client), or the one the
+// embedded server answers with; 0 for an error that never was HTTP
+// (transport, files, flags).
 struct Error {
   std::string message;
   int code = 0;
+
+  bool NotFound() const { return code == kHttpNotFound; }
+  // The request (or the input behind it) was wrong, not the system.
+  bool BadInput() const { return code >= 400 && code < 500; }
 };
 
 template <typename T>

@@ -47,6 +47,23 @@ inline std::string_view TrimSpace(std::string_view s) {
   return s;
 }
 
+// Text for one cell of a Markdown table: a '|' would end the cell and a line
+// break the row.
+inline std::string MarkdownCell(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    if (c == '|') {
+      out += "\\|";
+    } else if (c == '\n' || c == '\r') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 // A Prometheus label value in the text exposition format: backslash,
 // double quote and newline escaped.
 inline std::string EscapePrometheusLabel(std::string_view value) {

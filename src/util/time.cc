@@ -93,6 +93,10 @@ Result<WallTime> ParseRfc3339(std::string_view s) {
   std::chrono::year_month_day ymd{std::chrono::year(year), std::chrono::month(mon),
                                   std::chrono::day(day)};
   if (!ymd.ok()) return bad();
+  // WallTime counts nanoseconds in 64 bits: 1677-09-21 to 2262-04-11.
+  if (year < 1678 || year > 2261) {
+    return Error{fmt::format("'{}': out of range (years 1678 to 2261)", s)};
+  }
   auto t = std::chrono::sys_days(ymd) + std::chrono::hours(hour) + std::chrono::minutes(min) +
            std::chrono::seconds(sec) - std::chrono::minutes(offset_minutes);
   return WallTime(std::chrono::duration_cast<WallClock::duration>(t.time_since_epoch() +

@@ -42,6 +42,17 @@ TEST(Rfc3339, RejectsGarbage) {
   }
 }
 
+// Found by fuzzing: year 9999 overflowed the 64-bit nanosecond clock (UBSan).
+TEST(Rfc3339, RefusesYearsTheClockCannotHold) {
+  EXPECT_TRUE(ParseRfc3339("2261-12-31T23:59:59Z").ok());
+  EXPECT_TRUE(ParseRfc3339("1678-01-01T00:00:00Z").ok());
+  for (const char* s : {"9999-12-31T23:59:59Z", "0001-01-01T00:00:00Z", "2262-04-12T00:00:00Z"}) {
+    auto t = ParseRfc3339(s);
+    ASSERT_FALSE(t.ok()) << s;
+    EXPECT_NE(t.error().message.find("out of range"), std::string::npos) << t.error().message;
+  }
+}
+
 TEST(Duration, ParsesUnitsAndCompounds) {
   EXPECT_EQ(*ParseDuration("250ms"), std::chrono::milliseconds(250));
   EXPECT_EQ(*ParseDuration("30s"), std::chrono::seconds(30));

@@ -1,0 +1,24 @@
+// Small text values from outside: Kubernetes quantities, durations (ours and
+// protobuf's), RFC 3339 times, KFP's 6-field cron, URLs and query strings.
+#include "fuzz/fuzz_support.h"
+#include "http/url.h"
+#include "ir/pipeline_spec.h"
+#include "ir/quantity.h"
+#include "util/cron.h"
+#include "util/time.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace kfpbench;
+  std::string_view text = fuzz::Text(data, size);
+  (void)ir::ParseQuantityCpu(text);
+  (void)ir::ParseQuantityMemory(text);
+  (void)ir::ParseProtoDuration(text);
+  (void)ParseDuration(text);
+  (void)ParseRfc3339(text);
+  if (auto cron = CronSchedule::Parse(std::string(text)); cron.ok()) {
+    (void)cron->Next(WallTime(std::chrono::seconds(1'700'000'000)));
+  }
+  (void)http::ParseUrl(text);
+  (void)http::ParseQuery(text);
+  return 0;
+}

@@ -1,0 +1,436 @@
+// What KFP's driver does itself rather than in a pod: importers,
+// kfp-kubernetes' CreatePVC/DeletePVC, the run placeholders it substitutes
+// in constant inputs, resource fields from inputs, and pipeline input
+// artifacts (which a run cannot give). Each pipeline here is hand-written
+// after the shape KFP's compiler emits (test_data/sdk_compiled_pipelines).
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "engine/engine.h"
+#include "engine/engine_test_util.h"
+
+namespace kfpbench::engine {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+using namespace testing;  // the part's test helpers
+
+class DriverTaskTest : public ::testing::Test {
+ protected:
+  DriverTaskTest() : executor_(loop_) {
+    work_root_ = std::filesystem::temp_directory_path() /
+                 ("kfpbench-driver-test-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(work_root_);
+    EngineOptions options;
+    options.nodes = {{"node", 16, int64_t{64} << 30}};
+    options.random_seed = 7;
+    options.work_root = work_root_;
+    engine_ = std::make_unique<Engine>(loop_, executor_, observer_, options);
+  }
+  ~DriverTaskTest() override { std::filesystem::remove_all(work_root_); }
+
+  const RunSnapshot& RunToEnd(const std::string& yaml, json params = json::object(),
+                              RunRequest req = {}) {
+    req.run_id = "run";
+    req.spec = MustParse(yaml);
+    req.parameters = std::move(params);
+    auto s = engine_->Submit(std::move(req));
+    EXPECT_TRUE(s.ok()) << s.error().message;
+    loop_.Run();
+    return observer_.Of("run");
+  }
+
+  const TaskLaunch* LaunchOf(const std::string& label) {
+    for (const auto& l : executor_.launched) {
+      if (l.executor_label == label) return &l;
+    }
+    return nullptr;
+  }
+
+  std::filesystem::path work_root_;
+  VirtualLoop loop_;
+  FakeExecutor executor_;
+  RecordingObserver observer_;
+  std::unique_ptr<Engine> engine_;
+};
+
+// An importer (constant or runtime-parameter URI) feeding a container that
+// prints the artifact's URI and path.
+constexpr const char* kImporterPipeline = R"(
+pipelineInfo: {name: import-and-show}
+schemaVersion: 2.1.0
+components:
+  comp-importer:
+    executorLabel: exec-importer
+    inputDefinitions:
+      parameters:
+        uri: {parameterType: STRING}
+    outputDefinitions:
+      artifacts:
+        artifact:
+          artifactType: {schemaTitle: system.Artifact, schemaVersion: 0.0.1}
+  comp-show:
+    executorLabel: exec-show
+    inputDefinitions:
+      artifacts:
+        data:
+          artifactType: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}
+deploymentSpec:
+  executors:
+    exec-importer:
+      importer:
+        artifactUri: {runtimeParameter: uri}
+        metadata: {owner: "{{$.inputs.parameters['uri']}}", rows: 3}
+        reimport: false
+        typeSchema: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}
+    exec-show:
+      container:
+        image: alpine
+        command: [echo, "{{$.inputs.artifacts['data'].uri}}", "{{$.inputs.artifacts['data'].path}}"]
+root:
+  inputDefinitions:
+    parameters:
+      dataset_uri: {parameterType: STRING, defaultValue: "gs://bucket/data.csv"}
+  dag:
+    tasks:
+      importer:
+        componentRef: {name: comp-importer}
+        inputs:
+          parameters:
+            uri: {componentInputParameter: dataset_uri}
+        taskInfo: {name: importer}
+      show:
+        componentRef: {name: comp-show}
+        dependentTasks: [importer]
+        inputs:
+          artifacts:
+            data:
+              taskOutputArtifact: {producerTask: importer, outputArtifactKey: artifact}
+        taskInfo: {name: show}
+)";
+
+TEST_F(DriverTaskTest, AnImporterHandsItsUriToTheNextTaskWithoutAPod) {
+  const RunSnapshot& snap = RunToEnd(kImporterPipeline);
+  ASSERT_EQ(snap.state, RuntimeState::kSucceeded) << snap.error;
+  // Only the container ran; the importer took no pod and no node.
+  ASSERT_EQ(executor_.launched.size(), 1u);
+  const TaskLaunch* show = LaunchOf("exec-show");
+  ASSERT_NE(show, nullptr);
+  EXPECT_EQ(show->argv,
+            (std::vector<std::string>{"echo", "gs://bucket/data.csv", "/gcs/bucket/data.csv"}));
+  const TaskRecord* importer = FindTask(snap, "importer");
+  ASSERT_NE(importer, nullptr);
+  EXPECT_EQ(importer->state, RuntimeState::kSucceeded);
+  EXPECT_TRUE(importer->pod_name.empty());
+  const json& artifact = importer->outputs["artifacts"]["artifact"][0];
+  EXPECT_EQ(artifact["uri"], "gs://bucket/data.csv");
+  EXPECT_EQ(artifact["schema_title"], "system.Dataset");  // typeSchema wins
+  // KFP's importer launcher keeps metadata as written: no placeholder resolved.
+  EXPECT_EQ(artifact["metadata"]["owner"], "{{$.inputs.parameters['uri']}}");
+  EXPECT_EQ(artifact["metadata"]["rows"], 3);
+}
+
+TEST_F(DriverTaskTest, AnImporterWithAnEmptyUriFailsAsKfpsLauncherDoes) {
+  const RunSnapshot& snap = RunToEnd(kImporterPipeline, {{"dataset_uri", ""}});
+  EXPECT_EQ(snap.state, RuntimeState::kFailed);
+  EXPECT_NE(snap.error.find("empty artifact URI runtime value for parameter uri"),
+            std::string::npos)
+      << snap.error;
+  EXPECT_TRUE(executor_.launched.empty());
+}
+
+TEST_F(DriverTaskTest, AnImporterUriFromAnUpstreamOutputIsRefusedAsKfpRefusesIt) {
+  // KFP reads a runtimeParameter URI from the parent DAG's inputs only.
+  std::string yaml = kImporterPipeline;
+  yaml.replace(yaml.find("  comp-show:"), 0, R"(  comp-name:
+    executorLabel: exec-name
+    outputDefinitions:
+      parameters:
+        Output: {parameterType: STRING}
+)");
+  yaml.replace(yaml.find("    exec-show:"), 0, R"(    exec-name:
+      container: {image: alpine, command: [echo]}
+)");
+  yaml.replace(yaml.find("            uri: {componentInputParameter: dataset_uri}"),
+               std::string("            uri: {componentInputParameter: dataset_uri}").size(),
+               "            uri: {taskOutputParameter: {producerTask: name, outputParameterKey: "
+               "Output}}");
+  yaml.replace(yaml.find("      show:"), 0, R"(      name:
+        componentRef: {name: comp-name}
+        taskInfo: {name: name}
+)");
+  const RunSnapshot& snap = RunToEnd(yaml);
+  EXPECT_EQ(snap.state, RuntimeState::kFailed);
+  EXPECT_NE(snap.error.find("parent DAG does not have input parameter"), std::string::npos)
+      << snap.error;
+}
+
+constexpr const char* kPvcPipeline = R"(
+pipelineInfo: {name: volumes}
+schemaVersion: 2.1.0
+components:
+  comp-createpvc:
+    executorLabel: exec-createpvc
+    inputDefinitions:
+      parameters:
+        access_modes: {parameterType: LIST}
+        pvc_name: {parameterType: STRING, isOptional: true}
+        pvc_name_suffix: {parameterType: STRING, isOptional: true}
+        size: {parameterType: STRING}
+        storage_class_name: {parameterType: STRING, isOptional: true, defaultValue: ""}
+    outputDefinitions:
+      parameters:
+        name: {parameterType: STRING}
+  comp-deletepvc:
+    executorLabel: exec-deletepvc
+    inputDefinitions:
+      parameters:
+        pvc_name: {parameterType: STRING}
+  comp-use:
+    executorLabel: exec-use
+    inputDefinitions:
+      parameters:
+        claim: {parameterType: STRING}
+deploymentSpec:
+  executors:
+    exec-createpvc:
+      container: {image: argostub/createpvc}
+    exec-deletepvc:
+      container: {image: argostub/deletepvc}
+    exec-use:
+      container:
+        image: alpine
+        command: [echo, "{{$.inputs.parameters['claim']}}"]
+root:
+  dag:
+    tasks:
+      createpvc:
+        componentRef: {name: comp-createpvc}
+        inputs:
+          parameters:
+            access_modes: {runtimeValue: {constant: [ReadWriteOnce]}}
+            pvc_name_suffix: {runtimeValue: {constant: -my-pvc}}
+            size: {runtimeValue: {constant: 5Gi}}
+        taskInfo: {name: createpvc}
+      use:
+        componentRef: {name: comp-use}
+        dependentTasks: [createpvc]
+        inputs:
+          parameters:
+            claim: {taskOutputParameter: {producerTask: createpvc, outputParameterKey: name}}
+        taskInfo: {name: use}
+      deletepvc:
+        componentRef: {name: comp-deletepvc}
+        dependentTasks: [createpvc, use]
+        inputs:
+          parameters:
+            pvc_name: {taskOutputParameter: {producerTask: createpvc, outputParameterKey: name}}
+        taskInfo: {name: deletepvc}
+)";
+
+TEST_F(DriverTaskTest, CreatePvcMakesAFolderNamedAsKfpNamesItAndDeletePvcRemovesIt) {
+  const RunSnapshot& snap = RunToEnd(kPvcPipeline);
+  ASSERT_EQ(snap.state, RuntimeState::kSucceeded) << snap.error;
+  ASSERT_EQ(executor_.launched.size(), 1u);  // only `use` is a pod
+  const TaskRecord* create = FindTask(snap, "createpvc");
+  ASSERT_NE(create, nullptr);
+  std::string name = create->outputs["parameters"]["name"];
+  EXPECT_EQ(name.size(), 36 + std::string("-my-pvc").size());  // a UUID and the suffix
+  EXPECT_EQ(name.substr(36), "-my-pvc");
+  EXPECT_EQ(LaunchOf("exec-use")->argv, (std::vector<std::string>{"echo", name}));
+  EXPECT_FALSE(std::filesystem::exists(work_root_ / "pvcs" / name));  // deleted again
+  EXPECT_TRUE(std::filesystem::is_directory(work_root_ / "pvcs"));
+}
+
+TEST_F(DriverTaskTest, CreatePvcRefusesBothANameAndASuffixWithKfpsReason) {
+  std::string yaml = kPvcPipeline;
+  yaml.replace(yaml.find("            pvc_name_suffix:"), 0,
+               "            pvc_name: {runtimeValue: {constant: fixed}}\n");
+  const RunSnapshot& snap = RunToEnd(yaml);
+  EXPECT_EQ(snap.state, RuntimeState::kFailed);
+  EXPECT_NE(snap.error.find("at most one of pvc_name and pvc_name_suffix can be non-empty"),
+            std::string::npos)
+      << snap.error;
+}
+
+// A claim's name reaches the filesystem here: only a Kubernetes object name
+// may, never a path.
+TEST_F(DriverTaskTest, APvcNameThatIsNotAKubernetesNameIsRefusedBeforeAnyFileIsTouched) {
+  std::filesystem::create_directories(work_root_ / "keep");
+  const std::vector<std::string> bad = {"../keep", "a/b", "Upper", "-dash", ".."};
+  const std::string suffix_line =
+      "            pvc_name_suffix: {runtimeValue: {constant: -my-pvc}}";
+  for (size_t n = 0; n < bad.size(); ++n) {
+    std::string yaml = kPvcPipeline;
+    yaml.replace(yaml.find(suffix_line), suffix_line.size(),
+                 "            pvc_name: {runtimeValue: {constant: '" + bad[n] + "'}}");
+    RunRequest req;
+    req.run_id = "run-" + std::to_string(n);
+    req.spec = MustParse(yaml);
+    ASSERT_TRUE(engine_->Submit(std::move(req)).ok());
+    loop_.Run();
+    const RunSnapshot& snap = observer_.Of("run-" + std::to_string(n));
+    EXPECT_EQ(snap.state, RuntimeState::kFailed) << bad[n];
+    EXPECT_NE(snap.error.find("is invalid: metadata.name"), std::string::npos) << snap.error;
+  }
+  EXPECT_TRUE(std::filesystem::is_directory(work_root_ / "keep"));
+  EXPECT_FALSE(std::filesystem::exists(work_root_ / "pvcs"));
+}
+
+constexpr const char* kPlaceholderPipeline = R"(
+pipelineInfo: {name: placeholders}
+schemaVersion: 2.1.0
+components:
+  comp-print:
+    executorLabel: exec-print
+    inputDefinitions:
+      parameters:
+        job_name: {parameterType: STRING}
+        resource_name: {parameterType: STRING}
+        job_uuid: {parameterType: STRING}
+        task_name: {parameterType: STRING}
+        create_time: {parameterType: STRING}
+        workspace: {parameterType: STRING}
+        literal: {parameterType: STRING}
+deploymentSpec:
+  executors:
+    exec-print:
+      container:
+        image: alpine
+        command: [echo, "{{$.inputs.parameters['job_name']}}",
+                  "{{$.inputs.parameters['resource_name']}}", "{{$.inputs.parameters['job_uuid']}}",
+                  "{{$.inputs.parameters['task_name']}}", "{{$.inputs.parameters['create_time']}}",
+                  "{{$.inputs.parameters['workspace']}}"]
+root:
+  dag:
+    tasks:
+      print-all-placeholders:
+        componentRef: {name: comp-print}
+        inputs:
+          parameters:
+            job_name: {runtimeValue: {constant: "{{$.pipeline_job_name}}"}}
+            resource_name: {runtimeValue: {constant: "{{$.pipeline_job_resource_name}}"}}
+            job_uuid: {runtimeValue: {constant: "{{$.pipeline_job_uuid}}"}}
+            task_name: {runtimeValue: {constant: "{{$.pipeline_task_name}}"}}
+            create_time: {runtimeValue: {constant: "{{$.pipeline_job_create_time_utc}}"}}
+            workspace: {runtimeValue: {constant: "{{$.workspace_path}}/data.txt"}}
+            literal: {runtimeValue: {constant: "x {{$.pipeline_job_name}}"}}
+        taskInfo: {name: print-all-placeholders}
+)";
+
+TEST_F(DriverTaskTest, RunPlaceholdersInConstantsAreWhatKfpsDriverSubstitutes) {
+  RunRequest req;
+  req.display_name = "my run";
+  req.created_at = VirtualLoop::Epoch();
+  const RunSnapshot& snap = RunToEnd(kPlaceholderPipeline, json::object(), std::move(req));
+  ASSERT_EQ(snap.state, RuntimeState::kSucceeded) << snap.error;
+  const TaskLaunch* print = LaunchOf("exec-print");
+  ASSERT_NE(print, nullptr);
+  ASSERT_EQ(print->argv.size(), 7u);
+  EXPECT_EQ(print->argv[1], "my run");
+  // The resource name stands for the workflow's: pods are named after it.
+  EXPECT_EQ(print->pod_name.rfind(print->argv[2] + "-system-container-impl-", 0), 0u)
+      << print->argv[2] << " vs " << print->pod_name;
+  EXPECT_EQ(print->argv[2].rfind("placeholders-", 0), 0u);
+  EXPECT_EQ(print->argv[3], "run");
+  EXPECT_EQ(print->argv[4], "print-all-placeholders");
+  EXPECT_EQ(print->argv[5], "2023-11-14T22:13:20Z");
+  EXPECT_EQ(print->argv[6], (work_root_ / "run" / "workspace").string() + "/data.txt");
+  EXPECT_TRUE(std::filesystem::is_directory(work_root_ / "run" / "workspace"));
+}
+
+constexpr const char* kTemplatedResources = R"(
+pipelineInfo: {name: machine-fields}
+schemaVersion: 2.1.0
+components:
+  comp-sum:
+    executorLabel: exec-sum
+    inputDefinitions:
+      parameters:
+        pipelinechannel--cpu: {parameterType: STRING}
+        pipelinechannel--memory: {parameterType: STRING}
+deploymentSpec:
+  executors:
+    exec-sum:
+      container:
+        image: alpine
+        command: [sh]
+        resources:
+          resourceCpuLimit: "{{$.inputs.parameters['pipelinechannel--cpu']}}"
+          resourceMemoryLimit: "{{$.inputs.parameters['pipelinechannel--memory']}}"
+root:
+  inputDefinitions:
+    parameters:
+      cpu: {parameterType: STRING}
+      memory: {parameterType: STRING}
+  dag:
+    tasks:
+      sum:
+        componentRef: {name: comp-sum}
+        inputs:
+          parameters:
+            pipelinechannel--cpu: {componentInputParameter: cpu}
+            pipelinechannel--memory: {componentInputParameter: memory}
+        taskInfo: {name: sum}
+)";
+
+TEST_F(DriverTaskTest, ResourceFieldsFromPipelineInputsAreResolvedWhenTheTaskStarts) {
+  const RunSnapshot& snap = RunToEnd(kTemplatedResources, {{"cpu", "2"}, {"memory", "1Gi"}});
+  ASSERT_EQ(snap.state, RuntimeState::kSucceeded) << snap.error;
+  const TaskLaunch* sum = LaunchOf("exec-sum");
+  ASSERT_NE(sum, nullptr);
+  EXPECT_DOUBLE_EQ(sum->resources.cpu_limit, 2);
+  EXPECT_EQ(sum->resources.memory_limit, int64_t{1} << 30);
+}
+
+TEST_F(DriverTaskTest, AResourceFieldThatResolvesToNonsenseFailsTheTaskNamingIt) {
+  const RunSnapshot& snap = RunToEnd(kTemplatedResources, {{"cpu", "lots"}, {"memory", "1Gi"}});
+  EXPECT_EQ(snap.state, RuntimeState::kFailed);
+  EXPECT_NE(snap.error.find("resources.resourceCpuLimit = 'lots'"), std::string::npos)
+      << snap.error;
+}
+
+TEST_F(DriverTaskTest, APipelineInputArtifactHasNoValueAndItsReaderFailsAsInKfp) {
+  constexpr const char* kYaml = R"(
+pipelineInfo: {name: input-artifact}
+schemaVersion: 2.1.0
+components:
+  comp-read:
+    executorLabel: exec-read
+    inputDefinitions:
+      artifacts:
+        data:
+          artifactType: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}
+          isOptional: true
+deploymentSpec:
+  executors:
+    exec-read:
+      container: {image: alpine, command: [cat, "{{$.inputs.artifacts['data'].path}}"]}
+root:
+  inputDefinitions:
+    artifacts:
+      data:
+        artifactType: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}
+  dag:
+    tasks:
+      read:
+        componentRef: {name: comp-read}
+        inputs:
+          artifacts:
+            data: {componentInputArtifact: data}
+        taskInfo: {name: read}
+)";
+  // The run is accepted (KFP's CreateRun takes it), and fails at the task.
+  const RunSnapshot& snap = RunToEnd(kYaml);
+  EXPECT_EQ(snap.state, RuntimeState::kFailed);
+  EXPECT_NE(snap.error.find("parent DAG does not have input artifact data"), std::string::npos)
+      << snap.error;
+  EXPECT_TRUE(executor_.launched.empty());
+}
+
+}  // namespace
+}  // namespace kfpbench::engine

@@ -1,0 +1,102 @@
+#include "harness/preflight.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "harness/e2e_support.h"
+
+namespace kfpbench::harness {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kPipelines = fs::path(KFPBENCH_SOURCE_DIR) / "examples" / "pipelines";
+
+class PreflightTest : public kfpbench::testing::ScratchDirTest {};
+
+// What run checks before any load is what it then sends: the pipeline is read
+// once, and the text checked is the text uploaded.
+TEST_F(PreflightTest, ReadsEachPipelineOnceAndKeepsItsText) {
+  std::string file = Write("s.json", R"([
+    {"mode": "PIPELINE_RUN", "runTime": "1s", "numTimes": 4,
+     "pipelineFileName": "sleep_chain.yaml", "params": {"duration": "50ms"}},
+    {"mode": "PIPELINE_UPLOAD", "runTime": "1s", "pipelineFileName": "sleep_chain.yaml"}])");
+  LoadOptions load;
+  load.pipeline_dirs = {kPipelines};
+  auto checked = LoadCheckedScenarioFile(file, load, "1/2");
+  ASSERT_TRUE(checked.ok()) << checked.error().message;
+  ASSERT_EQ(checked->pipeline_texts.size(), 1u);
+  const auto& [path, text] = *checked->pipeline_texts.begin();
+  EXPECT_EQ(path, checked->scenarios[0].pipeline_path.string());
+  EXPECT_EQ(text, kfpbench::testing::ReadText(kPipelines / "sleep_chain.yaml"));
+  EXPECT_EQ(checked->shard_index, 1);
+  EXPECT_EQ(checked->shard_count, 2);
+}
+
+TEST_F(PreflightTest, RefusesWithEveryProblemAndABadShard) {
+  std::string file = Write("s.json", R"([
+    {"mode": "PIPELINE_RUN", "runTime": "1s", "pipelineFileName": "sleep_chain.yaml",
+     "params": {"durtion": "50ms"}},
+    {"mode": "PIPELINE_RUN", "runTime": "1s", "pipelineFileName": "sleep_chain.yaml",
+     "params": {"duration": 5}}])");
+  LoadOptions load;
+  load.pipeline_dirs = {kPipelines};
+  auto refused = LoadCheckedScenarioFile(file, load, "");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("[0].params: "), std::string::npos)
+      << refused.error().message;
+  EXPECT_NE(refused.error().message.find("[1].params: "), std::string::npos)
+      << refused.error().message;
+  std::string good = Write("g.json", R"([{"mode": "RANDOM_GETS", "runTime": "1s"}])");
+  auto shard = LoadCheckedScenarioFile(good, load, "3/2");
+  ASSERT_FALSE(shard.ok());
+  EXPECT_NE(shard.error().message.find("--shard"), std::string::npos) << shard.error().message;
+  auto words = LoadCheckedScenarioFile(good, load, "half");
+  ASSERT_FALSE(words.ok());
+  EXPECT_NE(words.error().message.find("--shard: expected i/N"), std::string::npos);
+}
+
+// A stress search's plan is said before it runs: the rates runTime holds,
+// and when it cannot reach maxRate; a runTime shorter than one step is
+// refused.
+TEST_F(PreflightTest, SaysWhichStressRatesRunTimeHolds) {
+  auto plan = [&](const std::string& stress, const std::string& run_time) {
+    std::string file = Write("s.json", R"([{"mode": "PIPELINE_RUN", "runTime": ")" + run_time +
+                                           R"(", "rate": 15, "shape": "stress",
+       "pipelineFileName": "sleep_chain.yaml", "params": {"duration": "50ms"},
+       "stress": )" + stress + "}]");
+    LoadOptions load;
+    load.pipeline_dirs = {kPipelines};
+    auto loaded = LoadScenarioFile(file, load);
+    EXPECT_TRUE(loaded.ok()) << loaded.error().message;
+    return loaded.ok() ? CheckScenarioFile(*loaded) : Preflight{};
+  };
+  auto fits = plan(R"({"stepTime": "1m", "rateFactor": 2, "maxRate": 100,
+                       "slo": {"p95": "5m"}})",
+                   "10m");
+  EXPECT_TRUE(fits.problems.empty());
+  ASSERT_EQ(fits.notes.size(), 1u);
+  EXPECT_NE(fits.notes[0].find(".stress: 3 step(s) of 1m0s at 15, 30, 60 runs/min"),
+            std::string::npos)
+      << fits.notes[0];
+
+  auto short_run = plan(R"({"stepTime": "1m", "rateFactor": 2, "maxRate": 1000,
+                            "slo": {"p95": "5m"}})",
+                        "3m");
+  ASSERT_EQ(short_run.notes.size(), 2u);
+  EXPECT_NE(short_run.notes[1].find("reaching maxRate 1000/min takes 7 steps (7m0s), but runTime "
+                                    "3m0s holds 3: the search may end with the SLO still holding"),
+            std::string::npos)
+      << short_run.notes[1];
+
+  auto none = plan(R"({"stepTime": "2m", "slo": {"p95": "5m"}})", "90s");
+  ASSERT_EQ(none.problems.size(), 1u);
+  EXPECT_NE(none.problems[0].find(".runTime: 1m30s is shorter than one stress step (2m0s)"),
+            std::string::npos)
+      << none.problems[0];
+}
+
+}  // namespace
+}  // namespace kfpbench::harness

@@ -1,0 +1,230 @@
+// What a benchmark measured: every API call (per-operation histograms) and
+// every run (durations, queue wait, per-task timing), plus what it ran against.
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kfp/runtime_state.h"
+#include "metrics/histogram.h"
+#include "metrics/recorder.h"
+#include "results/pod_lifecycle.h"
+#include "util/time.h"
+
+namespace kfpbench::results {
+
+struct TaskTiming {
+  std::string name;
+  RuntimeState state = RuntimeState::kUnspecified;
+  WallTime created{}, started{}, finished{};
+  bool dag = false;  // a DAG task (it has children); it starts with its run, so it is no step
+  // Braced defaults keep brace-initialised TaskTimings free of
+  // -Wmissing-field-initializers.
+  std::string pod_name{};  // as the server reports it; how resource series name the task
+  // The step's container CPU seconds and peak working-set memory, when a
+  // source gave them (resource_source: "prometheus" for --prometheus).
+  std::optional<double> cpu_seconds{};
+  std::optional<int64_t> peak_memory_bytes{};
+  std::string resource_source{};
+  // Fuller figures, from `kfpbench profile` or a cluster's own monitoring
+  // (docs/CAPACITY.md): CPU cores and memory bytes, peak and p95, and the
+  // samples behind them when kept.
+  struct Usage {
+    double peak = 0, p95 = 0;
+  };
+  std::optional<Usage> cpu_cores{}, memory_bytes{};
+  std::vector<double> cpu_cores_samples{}, memory_bytes_samples{};
+  int resource_samples = 0;
+  // Its pod_name, then its child_tasks' pod names (run --kube-context reads them).
+  std::vector<std::string> pods = {};
+};
+
+struct RunRecord {
+  size_t scenario = 0;
+  std::string run_id;
+  RuntimeState state = RuntimeState::kUnspecified;  // last state seen
+  std::string error;
+  WallTime intended{};           // open loop: when the run was meant to start (zero in closed loop)
+  std::string recurring_run_id;  // scheduled runs: the schedule that made it
+  WallTime scheduled{};          // scheduled runs: the fire time the server meant
+  WallTime submitted{};          // client: CreateRun sent
+  WallTime created{};            // server: created_at
+  WallTime finished{};           // server: finished_at (zero until terminal)
+  WallTime observed{};           // client: terminal state first seen
+  std::vector<TaskTiming> tasks;
+
+  bool Finished() const { return IsTerminal(state) && finished.time_since_epoch().count() != 0; }
+  // created_at -> finished_at, as the server recorded them.
+  Duration RunDuration() const { return finished - created; }
+  // Open loop: how late CreateRun was sent after its intended start.
+  std::optional<Duration> StartDelay() const;
+  // Open loop: intended start -> the client saw the run finish. Timed from the
+  // intended start, so a server that falls behind shows up here.
+  std::optional<Duration> LatencyFromIntended() const;
+  // Scheduled runs: created_at - scheduled_at, how late the trigger fired.
+  std::optional<Duration> TriggerLag() const;
+  // created_at -> the first step (non-DAG task) started: time spent waiting
+  // for the control plane and for capacity.
+  std::optional<Duration> QueueWait() const;
+};
+
+// Thread-safe collection of run records.
+class RunLog {
+ public:
+  void Add(RunRecord record);
+  std::vector<RunRecord> Records() const;
+  size_t size() const;
+  // Records of runs whose CreateRun failed (no run_id): never created.
+  size_t NotCreated() const;
+  // Counts for live metrics, without copying the records.
+  std::map<std::string, int> CountByState() const;
+  int LateStarts() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<RunRecord> records_;
+  std::map<std::string, int> by_state_;  // kept as records arrive, for CountByState()
+  int late_starts_ = 0;
+  size_t not_created_ = 0;
+};
+
+struct TargetInfo {
+  std::string url;
+  bool embedded = false;
+  std::string api_version = "v2beta1";
+  nlohmann::json healthz;
+};
+
+// What the report needs to know of each scenario beyond its source.
+struct ScenarioInfo {
+  size_t index = 0;
+  std::string mode;
+  int64_t artifact_bytes = 0;  // LARGE_DATASET
+};
+
+// Per step of LARGE_DATASET runs: artifact bytes over step duration.
+struct StepThroughput {
+  int64_t artifact_bytes = 0;
+  metrics::Histogram kib_per_s;  // one sample per finished step
+};
+
+// Per step name, over every run: how long the step ran, and how long it
+// waited between becoming ready (created) and starting (placed, launched).
+struct StepStats {
+  metrics::Histogram duration_ms;
+  metrics::Histogram scheduling_delay_ms;
+};
+
+// One step of a stress scenario: the rate tried and whether the SLO held.
+struct StressStep {
+  size_t scenario = 0;
+  double rate_per_minute = 0;
+  int runs = 0;
+  int failed = 0;      // CreateRun failed, or the run did not succeed
+  int64_t p95_ms = 0;  // latency from intended start, finished runs
+  double error_rate = 0;
+  bool held = false;
+};
+
+// Why a stress scenario's search ended: only kSloBroken means the peak is
+// the highest rate the target sustains; the others say it held as far as
+// the search went.
+enum class StressStopReason { kSloBroken, kRunTimeReached, kMaxRateReached, kInterrupted };
+std::string_view StressStopReasonName(StressStopReason reason);  // "slo_broken", ...
+std::optional<StressStopReason> ParseStressStopReason(std::string_view name);
+
+struct StressStop {
+  size_t scenario = 0;
+  StressStopReason reason = StressStopReason::kRunTimeReached;
+  std::string detail;  // for people: "at 16/min the p95 was 2.1s, above the SLO's 1s"
+};
+
+// A SCHEDULED_RUNS scenario: how many fires the schedules owed, how many runs
+// the server made.
+struct ScheduleSummary {
+  size_t scenario = 0;
+  int recurring_runs = 0;
+  int expected_fires = 0;
+  int observed_fires = 0;
+  int Missed() const { return std::max(0, expected_fires - observed_fires); }
+};
+
+// `run --repeat N`: what one repetition measured, kept in the combined results
+// so `compare` can test over repetitions.
+struct RepetitionSummary {
+  WallTime started{}, finished{};
+  std::map<std::string, metrics::Histogram> latency_us;  // per operation
+  metrics::Histogram run_duration_ms;                    // finished runs
+};
+
+// A moment of a benchmark in progress, for a live status line.
+struct Progress {
+  Duration elapsed{};
+  Duration planned{};  // the longest startTime + runTime
+  size_t runs_created = 0;
+  size_t runs_finished = 0;  // created runs followed to a terminal state (or given up on)
+  size_t runs_refused = 0;   // CreateRun failed: never created
+  uint64_t api_calls = 0;
+  uint64_t api_errors = 0;
+  int64_t p99_us = 0;                        // over every API call so far
+  std::map<std::string, int> runs_by_state;  // runs followed to the end, by last state
+  int late_starts = 0;                       // open loop: sent later than kLateStart
+};
+
+struct BenchmarkResults {
+  static constexpr int kSchemaVersion = 1;
+  std::string kfpbench_version;
+  WallTime started{}, finished{};
+  bool partial = false;
+  std::string partial_reason;
+  TargetInfo target;
+  std::string scenario_path;
+  nlohmann::json scenario_source;
+  std::vector<ScenarioInfo> scenarios;
+  int shard_index = 0;  // --shard i/N
+  int shard_count = 1;
+  std::map<std::string, metrics::OperationStats> operations;
+  std::vector<RunRecord> runs;
+  std::vector<StressStep> stress_steps;
+  std::vector<StressStop> stress_stops;  // one per stress scenario
+  std::vector<ScheduleSummary> schedules;
+  std::vector<std::string> errors;            // scenario-level failures
+  std::vector<std::string> cleanup_failures;  // things left behind on the target
+  // Idempotent requests sent a second time because a kept-alive connection
+  // closed as they went out (http::Client::retries); counted apart from the
+  // operations, which record each call once.
+  uint64_t resent_requests = 0;
+  nlohmann::json collectors = nlohmann::json::array();  // --collector outputs
+  PodLifecycle pod_lifecycle;                           // --kube-context
+  std::vector<RepetitionSummary> repetitions;           // run --repeat: one per repetition
+
+  // Histograms of run duration and queue wait over finished runs, in ms.
+  metrics::Histogram RunDurationsMs() const;
+  metrics::Histogram QueueWaitsMs() const;
+  metrics::Histogram StartDelaysMs() const;  // open-loop runs only
+  metrics::Histogram TriggerLagsMs() const;  // scheduled runs only
+  // A stress scenario's highest rate that held its SLO (runs per minute; 0:
+  // none held).
+  double StressPeakPerMinute(size_t scenario) const;
+  // Open-loop runs sent later than this after their intended start count as late.
+  static constexpr std::chrono::milliseconds kLateStart{100};
+  int LateStarts() const;
+  std::map<std::string, int> RunsByState() const;
+  std::map<std::string, StepStats> Steps() const;
+  // Step name -> throughput, over the runs of LARGE_DATASET scenarios.
+  std::map<std::string, StepThroughput> ArtifactThroughput() const;
+
+  // Replaces every registered secret (util/secrets.h) in the text the target
+  // or the harness put into the results: run errors echo what the server
+  // was sent, and a server that echoes request headers would otherwise put
+  // a token into results.json and report.html. Called once the load is done.
+  void RedactSecrets();
+};
+
+}  // namespace kfpbench::results

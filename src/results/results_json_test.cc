@@ -1,0 +1,124 @@
+#include "results/results_json.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "results/test_support.h"
+#include "util/ids.h"
+
+namespace kfpbench::results {
+namespace {
+
+using results::testing::TempDir;
+
+TEST(ResultsReader, RoundTripsEverythingResultsToJsonWrites) {
+  auto original = results::testing::SyntheticResults(1);
+  auto j = ResultsToJson(original);
+  auto back = ResultsFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(ResultsToJson(*back), j);
+  EXPECT_EQ(back->started, original.started);
+  EXPECT_EQ(back->runs.size(), original.runs.size());
+  EXPECT_EQ(back->runs[0].tasks[1].started, original.runs[0].tasks[1].started);
+  EXPECT_EQ(back->operations.at("GetRun").by_status, original.operations.at("GetRun").by_status);
+}
+
+TEST(ResultsReader, RoundTripsShardStressSchedulesAndCollectors) {
+  auto original = results::testing::SyntheticResults(2);
+  original.shard_index = 2;
+  original.shard_count = 4;
+  original.scenarios = {{0, "LARGE_DATASET", 64 << 20}, {1, "SCHEDULED_RUNS", 0}};
+  original.stress_steps = {{0, 15, 3, 0, 1200, 0, true}, {0, 120, 16, 1, 7000, 0.0625, false}};
+  original.stress_stops = {{0, StressStopReason::kSloBroken, "the SLO broke at 120/min: p95 7s"}};
+  original.schedules = {{1, 2, 8, 7}};
+  original.collectors = nlohmann::json::array({{{"phase", "start"}, {"ok", true}}});
+  auto j = ResultsToJson(original);
+  auto back = ResultsFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(ResultsToJson(*back), j);
+  EXPECT_EQ(back->shard_count, 4);
+  ASSERT_EQ(back->stress_steps.size(), 2u);
+  EXPECT_FALSE(back->stress_steps[1].held);
+  ASSERT_EQ(back->stress_stops.size(), 1u);
+  EXPECT_EQ(back->stress_stops[0].reason, StressStopReason::kSloBroken);
+  EXPECT_EQ(j["stress"]["0"]["stopped"], "slo_broken");
+  auto bad = j;
+  bad["stress"]["0"]["stopped"] = "tired";
+  auto refused = ResultsFromJson(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("stress.0.stopped: must be slo_broken"), std::string::npos)
+      << refused.error().message;
+  ASSERT_EQ(back->schedules.size(), 1u);
+  EXPECT_EQ(back->schedules[0].Missed(), 1);
+  EXPECT_EQ(back->scenarios[0].artifact_bytes, 64 << 20);
+}
+
+TEST(ResultsReader, LoadsAFolderOrAFile) {
+  TempDir dir;
+  ASSERT_TRUE(WriteResults(dir.path() / "results.json", testing::SyntheticResults(2)).ok());
+  auto from_dir = LoadResults(dir.path());
+  ASSERT_TRUE(from_dir.ok()) << from_dir.error().message;
+  auto from_file = LoadResults(dir.path() / "results.json");
+  ASSERT_TRUE(from_file.ok());
+  EXPECT_EQ(from_dir->operations.size(), 3u);
+}
+
+TEST(ResultsReader, RejectsOtherSchemaVersionsClearly) {
+  auto j = ResultsToJson(results::testing::SyntheticResults(3));
+  j["schema_version"] = 2;
+  auto r = ResultsFromJson(j);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("schema_version 2 is not supported"), std::string::npos);
+  EXPECT_NE(r.error().message.find("newer kfpbench"), std::string::npos);
+  j.erase("schema_version");
+  EXPECT_FALSE(ResultsFromJson(j).ok());
+  EXPECT_FALSE(ResultsFromJson(nlohmann::json::array()).ok());
+  EXPECT_FALSE(ResultsFromJson({{"schema", "other"}}).ok());
+}
+
+TEST(ResultsReader, NamesTheJsonPathOfABadField) {
+  auto j = ResultsToJson(results::testing::SyntheticResults(4));
+  auto bad = j;
+  bad["operations"]["GetRun"]["histogram"]["count"] = 1;
+  auto r = ResultsFromJson(bad);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("operations.GetRun.histogram"), std::string::npos)
+      << r.error().message;
+  bad = j;
+  bad["runs"]["records"][2]["created_at"] = "yesterday";
+  r = ResultsFromJson(bad);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("runs.records[2].created_at"), std::string::npos)
+      << r.error().message;
+  bad = j;
+  bad["runs"]["records"][0]["tasks"][1]["state"] = "DONE";
+  r = ResultsFromJson(bad);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("unknown state 'DONE'"), std::string::npos);
+  bad = j;
+  bad["operations"]["GetRun"]["timeseries"][0]["count"] = "many";
+  EXPECT_FALSE(ResultsFromJson(bad).ok());
+}
+
+TEST(ResultsReader, ReportsCorruptAndMissingFiles) {
+  TempDir dir;
+  std::string text = ResultsToJson(results::testing::SyntheticResults(5)).dump();
+  std::ofstream(dir.path() / "results.json") << text.substr(0, text.size() / 2);
+  auto r = LoadResults(dir.path());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("not valid JSON"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("results.json"), std::string::npos);
+  auto missing = LoadResults(dir.path() / "nope");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("no such file"), std::string::npos);
+  // A number JSON allows but a double cannot hold: an error, not an abort.
+  std::ofstream(dir.path() / "results.json", std::ios::trunc) << R"({"elapsed_s": 1e999})";
+  auto huge = LoadResults(dir.path());
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.error().message.find("results.json"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kfpbench::results

@@ -1,0 +1,36 @@
+#include "results/results.h"
+
+#include <gtest/gtest.h>
+
+#include "util/secrets.h"
+
+namespace kfpbench::results {
+namespace {
+
+// Issue #13, item 10: a target whose run errors echo the request headers put
+// the token into results.json and report.html.
+TEST(Results, SecretsAreRedactedFromEveryStringTheTargetSent) {
+  const std::string token = "results-test-token-4f1c9e";
+  RegisterSecret(token);
+  BenchmarkResults r;
+  RunRecord run;
+  run.run_id = "r1";
+  run.error = "failed: request had Authorization: Bearer " + token;
+  r.runs.push_back(run);
+  r.errors.push_back("scenario [0]: " + token);
+  r.cleanup_failures.push_back("DeleteRun r1: " + token);
+  r.partial_reason = "aborted: " + token;
+  r.operations["GetRun"].AddErrorMessage("HTTP 500: echo " + token, 3);
+  r.RedactSecrets();
+  EXPECT_EQ(r.runs[0].error.find(token), std::string::npos) << r.runs[0].error;
+  EXPECT_NE(r.runs[0].error.find("[REDACTED]"), std::string::npos) << r.runs[0].error;
+  EXPECT_EQ(r.errors[0].find(token), std::string::npos);
+  EXPECT_EQ(r.cleanup_failures[0].find(token), std::string::npos);
+  EXPECT_EQ(r.partial_reason.find(token), std::string::npos);
+  ASSERT_EQ(r.operations["GetRun"].error_messages.size(), 1u);
+  EXPECT_EQ(r.operations["GetRun"].error_messages.begin()->first.find(token), std::string::npos);
+  EXPECT_EQ(r.operations["GetRun"].error_messages.begin()->second, 3u);
+}
+
+}  // namespace
+}  // namespace kfpbench::results

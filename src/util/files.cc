@@ -1,0 +1,52 @@
+#include "util/files.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace kfpbench {
+
+Result<std::string> ReadFile(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return Error{fmt::format("cannot read {}: it is a folder", path.string())};
+  }
+  std::FILE* f = std::fopen(path.c_str(), "rbe");
+  if (f == nullptr) {
+    return Error{fmt::format("cannot read {}: {}", path.string(), std::strerror(errno))};
+  }
+  std::string text;
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  bool failed = std::ferror(f) != 0;
+  int saved = errno;
+  std::fclose(f);
+  if (failed) return Error{fmt::format("cannot read {}: {}", path.string(), std::strerror(saved))};
+  return text;
+}
+
+Status WriteFileAtomically(const std::filesystem::path& path, const std::string& text) {
+  std::filesystem::path tmp = path;
+  tmp += ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wbe");
+  if (!f) return Error{fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno))};
+  size_t written = std::fwrite(text.data(), 1, text.size(), f);
+  bool failed = written != text.size() || std::fflush(f) != 0;
+  int saved = errno;
+  if (std::fclose(f) != 0 && !failed) {
+    failed = true;
+    saved = errno;
+  }
+  if (failed) {
+    std::remove(tmp.c_str());
+    return Error{fmt::format("cannot write {}: {}", path.string(), std::strerror(saved))};
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return Error{fmt::format("cannot write {}: {}", path.string(), ec.message())};
+  return Ok();
+}
+
+}  // namespace kfpbench
