@@ -76,7 +76,10 @@ std::vector<Command> AddCommands(CLI::App& app, std::string& log_level) {
   // --log-level after the command too (kfpbench run s.json --log-level debug),
   // but not for `step`, whose flags pass through to a pipeline's command line.
   for (auto& c : commands) {
-    if (c.app->get_name() != "step") AddLogLevel(*c.app, log_level);
+    if (c.app->get_name() == "step") continue;
+    AddLogLevel(*c.app, log_level);
+    // and after a nested command (kfpbench job render x.yaml --log-level debug)
+    for (CLI::App* sub : c.app->get_subcommands({})) AddLogLevel(*sub, log_level);
   }
   // Hidden (no group): writes docs/CLI.md.
   auto* reference = app.add_subcommand("cli-reference", "print docs/CLI.md")->group("");

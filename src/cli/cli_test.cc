@@ -576,6 +576,10 @@ TEST_F(CliTest, FlagsMeanTheSameWhereverTheyAreWritten) {
     EXPECT_EQ(r.output.find("was not expected"), std::string::npos) << flags << ": " << r.output;
     EXPECT_EQ(r.output.find("--poll"), std::string::npos) << flags << ": " << r.output;
   }
+  // After a nested command too.
+  auto render = Kfpbench("job render " + config + " --log-level warn");
+  EXPECT_EQ(render.exit_code, 0) << render.output;
+  EXPECT_NE(render.output.find("kind:"), std::string::npos) << render.output;
   auto bad = Kfpbench("job " + config + " --poll-seconds 0");
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_NE(bad.output.find("expected a number of seconds above 0"), std::string::npos)

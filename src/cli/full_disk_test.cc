@@ -19,10 +19,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using nlohmann::json;
-using testing::ChildProcess;
-using testing::Kfpbench;
-using testing::KfpbenchBinary;
-using testing::ScratchDirTest;
+using namespace kfpbench::testing;  // Kfpbench(), ChildProcess, ScratchDirTest, ...
 namespace fs = std::filesystem;
 
 class FullDiskTest : public ScratchDirTest {

@@ -13,11 +13,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using nlohmann::json;
-using testing::ChildProcess;
-using testing::Kfpbench;
-using testing::KfpbenchBinary;
-using testing::ReadJson;
-using testing::ScratchDirTest;
+using namespace kfpbench::testing;  // Kfpbench(), ChildProcess, ScratchDirTest, ...
 
 uint64_t Calls(const json& results) {
   uint64_t n = 0;

@@ -251,9 +251,11 @@ Command AddHistory(CLI::App& app) {
       ->check(CLI::IsMember({"date", "version"}))
       ->capture_default_str();
   cmd->add_option("--html", f->html, "write a self-contained page with a chart");
-  cmd->add_option("--csv", f->csv, "write one row per results folder");
-  cmd->add_option("--format", f->format, "text or json on stdout")
-      ->check(CLI::IsMember({"text", "json"}))
+  cmd->add_option("--csv", f->csv,
+                  "folder for history.csv, one row per results folder (a folder, as for "
+                  "report --csv)");
+  cmd->add_option("--format", f->format, "text, markdown or json on stdout")
+      ->check(CLI::IsMember({"text", "markdown", "json"}))
       ->capture_default_str();
   return {cmd, [f] {
             std::vector<report::NamedResults> runs;
@@ -275,11 +277,20 @@ Command AddHistory(CLI::App& app) {
             if (!h.ok()) return Fail(h.error().message, kExitBadInput);
             if (f->format == "json") {
               std::cout << report::HistoryJson(*h).dump(2) << "\n";
+            } else if (f->format == "markdown") {
+              std::cout << report::HistoryMarkdown(*h);
             } else {
               std::cout << report::HistoryText(*h);
             }
-            for (auto [path, text] : {std::pair{f->html, &report::HistoryHtml},
-                                      std::pair{f->csv, &report::HistoryCsv}}) {
+            std::string csv;
+            if (!f->csv.empty()) {
+              std::error_code ec;
+              std::filesystem::create_directories(f->csv, ec);
+              if (ec) return Fail(fmt::format("cannot create {}: {}", f->csv, ec.message()));
+              csv = (std::filesystem::path(f->csv) / "history.csv").string();
+            }
+            for (auto [path, text] :
+                 {std::pair{f->html, &report::HistoryHtml}, std::pair{csv, &report::HistoryCsv}}) {
               if (path.empty()) continue;
               if (Status s = WriteFileAtomically(path, text(*h)); !s.ok()) {
                 return Fail(s.error().message, kExitFailed);

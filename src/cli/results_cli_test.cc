@@ -339,9 +339,10 @@ TEST_F(ResultsCliTest, HistoryTabulatesAndFlagsDriftAcrossResultsFolders) {
     ASSERT_TRUE(report::JsonReporter(d / "results.json").Report(results).ok());
     dirs = d.string() + " " + dirs;  // given newest first
   }
-  fs::path html = dir_ / "history.html", csv = dir_ / "history.csv";
+  // --csv takes a folder, as report's does.
+  fs::path html = dir_ / "history.html", csv_dir = dir_ / "tables", csv = csv_dir / "history.csv";
   auto r = Kfpbench("history " + dirs + "--metric GetRun --html " + html.string() + " --csv " +
-                    csv.string());
+                    csv_dir.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("GetRun across 8 result(s)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("drifting up"), std::string::npos) << r.output;
@@ -357,6 +358,12 @@ TEST_F(ResultsCliTest, HistoryTabulatesAndFlagsDriftAcrossResultsFolders) {
   auto j = nlohmann::json::parse(json.output, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << json.output;
   EXPECT_EQ(j["points"].size(), 8u);
+
+  auto markdown = Kfpbench("history " + dirs + "--metric GetRun --format markdown");
+  ASSERT_EQ(markdown.exit_code, 0) << markdown.output;
+  EXPECT_NE(markdown.output.find("| # | started | version |"), std::string::npos)
+      << markdown.output;
+  EXPECT_NE(markdown.output.find("**drifting up**"), std::string::npos) << markdown.output;
 
   auto bad = Kfpbench("history " + dirs + "--metric Nope");
   EXPECT_EQ(bad.exit_code, 2) << bad.output;

@@ -4,19 +4,10 @@
 
 #include <set>
 
+#include "util/strings.h"
+
 namespace kfpbench::kube {
 namespace {
-
-std::string Cell(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out.push_back('"');
-    out.push_back(c);
-  }
-  out.push_back('"');
-  return out;
-}
 
 std::string Number(double v) { return fmt::format("{:.6g}", v); }
 
@@ -36,17 +27,20 @@ std::string ToCsv(const JobSweepResult& result) {
     for (const auto& [k, v] : run.metrics) metrics.insert(k);
   }
   std::string out = "config,run,job_name,status,duration_s";
-  for (const auto& p : params) out.append(",").append(Cell(p));
-  for (const auto& m : metrics) out.append(",").append(Cell(m));
+  for (const auto& p : params) out.append(",").append(CsvField(p));
+  for (const auto& m : metrics) out.append(",").append(CsvField(m));
   out.append("\n");
   for (const auto& run : result.runs) {
-    out.append(Cell(result.config_name)).append(",").append(std::to_string(run.index)).append(",");
-    out.append(Cell(run.job_name)).append(",").append(run.succeeded ? "Succeeded" : "Failed");
+    out.append(CsvField(result.config_name))
+        .append(",")
+        .append(std::to_string(run.index))
+        .append(",");
+    out.append(CsvField(run.job_name)).append(",").append(run.succeeded ? "Succeeded" : "Failed");
     out.append(",").append(Number(run.duration_seconds));
     for (const auto& p : params) {
       out.append(",");
       auto it = run.params.find(p);
-      if (it != run.params.end()) out.append(Cell(it->second));
+      if (it != run.params.end()) out.append(CsvField(it->second));
     }
     for (const auto& m : metrics) {
       out.append(",");

@@ -3,26 +3,16 @@
 #include <fmt/format.h>
 
 #include "report/reporter.h"
+#include "util/strings.h"
 
 namespace kfpbench::report {
 namespace {
-
-// RFC 4180: quote a field holding a comma, quote or line break; double quotes.
-std::string Field(std::string_view s) {
-  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 std::string Row(std::initializer_list<std::string> fields) {
   std::string out;
   for (const auto& f : fields) {
     if (!out.empty()) out += ',';
-    out += Field(f);
+    out += CsvField(f);
   }
   return out + "\r\n";
 }

@@ -10,6 +10,7 @@
 #include "report/html_assets.h"
 #include "report/html_inline.h"
 #include "report/markup.h"
+#include "util/strings.h"
 
 namespace kfpbench::report {
 namespace {
@@ -252,24 +253,46 @@ std::string HistoryText(const History& h) {
   return out;
 }
 
-std::string HistoryCsv(const History& h) {
-  auto quote = [](const std::string& s) {
-    if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-    std::string out = "\"";
-    for (char c : s) {
-      if (c == '"') out += '"';
-      out += c;
+std::string HistoryMarkdown(const History& h) {
+  std::string out =
+      fmt::format("### {} across {} result(s)\n\n", MarkdownCell(h.metric), h.points.size());
+  out += "| # | started | version | count | p50 | p95 | p99 | mean | errors | results |\n";
+  out += "|---:|---|---|---:|---:|---:|---:|---:|---:|---|\n";
+  for (size_t i = 0; i < h.points.size(); ++i) {
+    const auto& p = h.points[i];
+    bool data = p.count > 0;
+    out +=
+        fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {:.2f}% | {} |\n", i + 1,
+                    Day(p.started), p.target_version.empty() ? "-" : MarkdownCell(p.target_version),
+                    p.count, data ? Ms(p.p50) : "-", data ? Ms(p.p95) : "-", data ? Ms(p.p99) : "-",
+                    data ? Ms(p.mean) : "-", p.error_rate * 100, MarkdownCell(p.source));
+  }
+  out += "\n**Trend** (least squares per run; Mann-Kendall test)\n\n";
+  for (const auto& t : h.trends) {
+    if (t.verdict == "too few runs") {
+      out += fmt::format("- {}: too few runs ({} with data; 4 needed)\n", t.stat, t.n);
+    } else if (t.stat == "error_rate") {
+      out += fmt::format(
+          "- {}: {:+.3f} points per run, {:+.2f} points over the runs, p = {:.3g}: **{}**\n",
+          t.stat, t.slope * 100, t.drift * 100, t.p_value, t.verdict);
+    } else {
+      out += fmt::format(
+          "- {}: {:+.3f} ms per run ({:+.2f}%), {:+.1f}% over the runs, p = {:.3g}: **{}**\n",
+          t.stat, t.slope, t.relative * 100, t.drift * 100, t.p_value, t.verdict);
     }
-    return out + "\"";
-  };
+  }
+  return out;
+}
+
+std::string HistoryCsv(const History& h) {
   std::string out =
       "index,source,started_at,target_version,metric,count,p50_ms,p95_ms,p99_ms,mean_ms,"
       "error_rate\r\n";
   for (size_t i = 0; i < h.points.size(); ++i) {
     const auto& p = h.points[i];
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\r\n", i + 1, quote(p.source),
-                       IsSet(p.started) ? FormatRfc3339(p.started) : "", quote(p.target_version),
-                       quote(h.metric), p.count, p.p50, p.p95, p.p99, p.mean, p.error_rate);
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\r\n", i + 1, CsvField(p.source),
+                       IsSet(p.started) ? FormatRfc3339(p.started) : "", CsvField(p.target_version),
+                       CsvField(h.metric), p.count, p.p50, p.p95, p.p99, p.mean, p.error_rate);
   }
   return out;
 }

@@ -68,6 +68,7 @@ std::string TargetVersion(const results::BenchmarkResults& results);
 bool VersionLess(const std::string& a, const std::string& b);
 
 std::string HistoryText(const History& history);
+std::string HistoryMarkdown(const History& history);  // for a pull-request comment
 std::string HistoryCsv(const History& history);
 nlohmann::json HistoryJson(const History& history);
 // One self-contained page: the table, the trend verdicts and a uPlot chart.

@@ -64,6 +64,18 @@ inline std::string MarkdownCell(std::string_view s) {
   return out;
 }
 
+// One CSV field (RFC 4180): quoted when it holds a comma, a quote or a line
+// break, with its quotes doubled.
+inline std::string CsvField(std::string_view s) {
+  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
 // A Prometheus label value in the text exposition format: backslash,
 // double quote and newline escaped.
 inline std::string EscapePrometheusLabel(std::string_view value) {
