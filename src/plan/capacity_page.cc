@@ -87,7 +87,8 @@ constexpr const char* kPageJs = R"JS(
       const series = [{ label: xLabel }];
       const columns = [x];
       lines.forEach((l, i) => {
-        series.push({ label: l.label, stroke: colors[i % colors.length], width: 2,
+        series.push({ label: l.label, stroke: l.stroke || colors[i % colors.length],
+                      width: l.width || 2,
                       dash: l.dash, points: { show: x.length < 40 } });
         columns.push(l.values);
       });
@@ -118,7 +119,8 @@ constexpr const char* kPageJs = R"JS(
             ctx.moveTo(u.bbox.left, py);
             ctx.lineTo(u.bbox.left + u.bbox.width, py);
             ctx.stroke();
-            ctx.fillText(marks.yLabel, u.bbox.left + 4, py - 4);
+            const w = ctx.measureText(marks.yLabel).width;
+            ctx.fillText(marks.yLabel, u.bbox.left + u.bbox.width - w - 4, py - 4);
           }
           ctx.restore();
         }] };
@@ -138,8 +140,9 @@ constexpr const char* kPageJs = R"JS(
   const answer = data.answer;
   const q = answer ? answer.quantile_name : 'quantile';
   function sweepLines(d) {
-    return [{ label: 'makespan, slowest replication', values: hours(d.max), dash: [2, 3] },
-            { label: 'makespan, fastest replication', values: hours(d.min), dash: [2, 3] },
+    const edge = '#9ecae1';
+    return [{ label: 'makespan, slowest replication', values: hours(d.max), stroke: edge, width: 1 },
+            { label: 'makespan, fastest replication', values: hours(d.min), stroke: edge, width: 1 },
             { label: 'makespan ' + q, values: hours(d.makespan) },
             { label: 'makespan median', values: hours(d.median) },
             { label: 'run p50', values: hours(d.p50) },
