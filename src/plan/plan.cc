@@ -393,8 +393,9 @@ std::string Describe(const Answer& a) {
   if (a.analytic_nodes > 0) s += fmt::format("analytic    nodes: {}\n", a.analytic_nodes);
   if (a.analytic_runs > 0) s += fmt::format("analytic    runs: {}\n", a.analytic_runs);
   if (!a.explanation.empty()) s += "why         " + a.explanation + "\n";
-  s += fmt::format("searched    {} probes x {} replications\n", a.probes.size(),
-                   a.replications.count);
+  s += fmt::format("searched    {} probe{} x {} replication{}\n", a.probes.size(),
+                   a.probes.size() == 1 ? "" : "s", a.replications.count,
+                   a.replications.count == 1 ? "" : "s");
   return s;
 }
 
