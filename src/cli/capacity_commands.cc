@@ -23,6 +23,7 @@ Command AddSimulateCommand(CLI::App& app) {
     std::string workload;
     std::string out = "simulation.json";
     int64_t runs = 0;
+    int64_t concurrency = 0;
     bool quiet = false;
     std::string html;
   };
@@ -34,6 +35,10 @@ Command AddSimulateCommand(CLI::App& app) {
       ->required();
   cmd->add_option("--out", f->out, "JSON output file")->capture_default_str();
   cmd->add_option("--runs", f->runs, "override the workload's run count")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--concurrency", f->concurrency,
+                  "closed loop: keep this many runs in flight, the next starting when one ends "
+                  "(overrides the workload's arrivals)")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--quiet", f->quiet, "no console summary");
   cmd->add_option("--html", f->html,
@@ -50,6 +55,10 @@ Command AddSimulateCommand(CLI::App& app) {
       return kExitBadInput;
     }
     if (f->runs > 0) workload->runs = f->runs;
+    if (f->concurrency > 0) {
+      workload->arrival_kind = sim::WorkloadSpec::ArrivalKind::kClosed;
+      workload->concurrency = f->concurrency;
+    }
     auto result = sim::Simulate(*cluster, *workload);
     if (!result.ok()) {
       std::cerr << "kfpbench simulate: " << result.error().message << "\n";
@@ -134,6 +143,8 @@ Command AddPlanCommand(CLI::App& app) {
     std::string within;
     std::string out;
     std::string html;
+    int replications = plan::Replications{}.count;
+    std::string quantile = "P90";
   };
   auto f = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand(
@@ -147,10 +158,17 @@ Command AddPlanCommand(CLI::App& app) {
   cmd->add_option("--runs", f->runs, "how many runs")->check(CLI::PositiveNumber);
   cmd->add_option("--nodes", f->nodes, "how many nodes")->check(CLI::PositiveNumber);
   cmd->add_option("--within", f->within, "time allowed, e.g. 2h");
+  cmd->add_option("--replications", f->replications,
+                  "simulate every probe with this many seeds (the workload's seed, +1, ...)")
+      ->capture_default_str();
+  cmd->add_option("--quantile", f->quantile,
+                  "answers hold for this share of the replications: 0.9, 90% or P90")
+      ->capture_default_str();
   cmd->add_option("--out", f->out, "also write the answer as JSON here");
   cmd->add_option("--html", f->html,
-                  "also write a self-contained HTML page: makespan and run time versus runs and "
-                  "versus nodes around the answer, and the cluster over time");
+                  "also write a self-contained HTML page: makespan (quantile, median, band of the "
+                  "replications) and run time versus runs and versus nodes around the answer, "
+                  "with T and the answer marked, and the cluster over time");
   auto run = [f]() -> int {
     auto fail = [](const std::string& m, int code) {
       std::cerr << "kfpbench plan: " << m << "\n";
@@ -166,17 +184,25 @@ Command AddPlanCommand(CLI::App& app) {
       }
       within = *d;
     }
+    plan::Replications reps;
+    reps.count = f->replications;
+    auto quantile = plan::ParseQuantile(f->quantile);
+    if (!quantile.ok()) return fail("--quantile: " + quantile.error().message, kExitBadInput);
+    reps.quantile = *quantile;
+    if (auto st = plan::CheckReplications(reps); !st.ok()) {
+      return fail("--replications: " + st.error().message, kExitBadInput);
+    }
     auto cluster = sim::LoadCluster(f->cluster);
     if (!cluster.ok()) return fail(cluster.error().message, kExitBadInput);
     auto workload = sim::LoadWorkload(f->workload);
     if (!workload.ok()) return fail(workload.error().message, kExitBadInput);
     Result<plan::Answer> a = Error{""};
     if (f->within.empty()) {
-      a = plan::TimeFor(*cluster, *workload, f->runs, f->nodes);
+      a = plan::TimeFor(*cluster, *workload, f->runs, f->nodes, reps);
     } else if (f->nodes == 0) {
-      a = plan::NodesFor(*cluster, *workload, f->runs, within);
+      a = plan::NodesFor(*cluster, *workload, f->runs, within, reps);
     } else {
-      a = plan::RunsIn(*cluster, *workload, within, f->nodes);
+      a = plan::RunsIn(*cluster, *workload, within, f->nodes, reps);
     }
     if (!a.ok()) return fail(a.error().message, kExitFailed);
     std::cout << plan::Describe(*a);
@@ -186,7 +212,7 @@ Command AddPlanCommand(CLI::App& app) {
       if (!out) return fail("cannot write " + f->out, kExitFailed);
     }
     if (!f->html.empty()) {
-      auto sweeps = plan::SweepAround(*cluster, *workload, a->runs, a->nodes);
+      auto sweeps = plan::SweepAround(*cluster, *workload, a->runs, a->nodes, reps);
       if (!sweeps.ok()) return fail(sweeps.error().message, kExitFailed);
       sim::WorkloadSpec w = *workload;
       w.arrival_kind = sim::WorkloadSpec::ArrivalKind::kAllAtOnce;
@@ -194,7 +220,7 @@ Command AddPlanCommand(CLI::App& app) {
       auto at_answer = sim::Simulate(plan::FixedNodes(*cluster, a->nodes), w);
       if (!at_answer.ok()) return fail(at_answer.error().message, kExitFailed);
       plan::CapacityPage page{"kfpbench plan " + f->workload, plan::Describe(*a), &*sweeps,
-                              &*at_answer};
+                              &*at_answer, &*a};
       if (auto st = plan::WriteCapacityPage(page, f->html); !st.ok()) {
         return fail(st.error().message, kExitFailed);
       }

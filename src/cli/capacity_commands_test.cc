@@ -59,6 +59,50 @@ TEST_F(CapacityCliTest, PlanWritesThePageWithBothSweeps) {
   EXPECT_NE(r.output.find("cannot write /proc/kfpbench/plan.html"), std::string::npos) << r.output;
 }
 
+TEST_F(CapacityCliTest, PlanAnswersAtAQuantileOverReplications) {
+  auto r = Kfpbench("plan " + Example("cluster.yaml") + " " + Example("workload.yaml") +
+                    " --nodes 4 --within 1h --replications 5 --quantile 80% --out " +
+                    Path("plan.json") + " --html " + Path("plan.html"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("of 5 replications"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("finish within 1h0m0s"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("P80 "), std::string::npos) << r.output;
+  auto j = nlohmann::json::parse(testing::ReadText(Path("plan.json")));
+  EXPECT_EQ(j["replications"], 5);
+  EXPECT_DOUBLE_EQ(j["quantile"].get<double>(), 0.8);
+  EXPECT_EQ(j["at_answer"]["replication_makespans_seconds"].size(), 5u);
+  EXPECT_GE(j["replications_within_deadline"].get<int>(), 4);
+  EXPECT_LE(j["makespan_seconds"].get<double>(), 3600);
+  std::string page = testing::ReadText(Path("plan.html"));
+  EXPECT_NE(page.find("\"answer\""), std::string::npos);
+  EXPECT_NE(page.find("\"deadline_seconds\""), std::string::npos);
+}
+
+TEST_F(CapacityCliTest, BadPlanAndSimulateFlagsExitTwo) {
+  const std::string base =
+      "plan " + Example("cluster.yaml") + " " + Example("workload.yaml") + " --runs 5 --nodes 2 ";
+  for (const char* bad : {"--quantile 0", "--quantile 1.5", "--quantile P", "--quantile ninety",
+                          "--replications 0", "--replications 10001", "--replications x"}) {
+    auto r = Kfpbench(base + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad << "\n" << r.output;
+  }
+  auto r = Kfpbench(base + "--quantile 0");
+  EXPECT_NE(r.output.find("--quantile"), std::string::npos) << r.output;
+  r = Kfpbench("simulate " + Example("cluster.yaml") + " " + Example("workload.yaml") +
+               " --concurrency 0");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
+TEST_F(CapacityCliTest, SimulateClosedLoopKeepsRunsInFlight) {
+  auto r = Kfpbench("simulate " + Example("cluster.yaml") + " " + Example("workload.yaml") +
+                    " --runs 12 --concurrency 3 --out " + Path("sim.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(testing::ReadText(Path("sim.json")));
+  EXPECT_EQ(j["runs"]["succeeded"], 12);
+  EXPECT_EQ(j["peak_runs_alive"], 3);
+  EXPECT_GT(j["memory_utilisation"].get<double>(), 0);
+}
+
 TEST_F(CapacityCliTest, BadBranchesAndServicesExitTwoNamingTheField) {
   std::ofstream(dir_ / "branching.yaml") << testing::ReadText(Example("branching.yaml"));
   std::ofstream(dir_ / "wl.yaml") << "pipeline: branching.yaml\nbranches: {condition-2: 2}\n";

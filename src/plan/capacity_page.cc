@@ -17,13 +17,18 @@ namespace {
 using nlohmann::json;
 
 Result<SweepPoint> SweepProbe(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload,
-                              int64_t runs, int nodes) {
+                              int64_t runs, int nodes, const Replications& reps) {
+  auto replicated = Replicate(cluster, workload, runs, nodes, reps);
+  if (!replicated.ok()) return replicated.error();
   auto r = SimulateAllAtOnce(cluster, workload, runs, nodes);
   if (!r.ok()) return r.error();
   SweepPoint p;
   p.nodes = nodes;
   p.runs = runs;
-  p.makespan_s = ToSeconds(r->makespan);
+  p.makespan_s = ToSeconds(replicated->makespan);
+  p.median_s = ToSeconds(replicated->median);
+  p.min_s = ToSeconds(replicated->min);
+  p.max_s = ToSeconds(replicated->max);
   p.p50_s = r->run_ms.ValueAtPercentile(50) / 1000.0;
   p.p95_s = r->run_ms.ValueAtPercentile(95) / 1000.0;
   if (auto waves = Waves(cluster, workload, runs, nodes); waves.ok()) {
@@ -33,12 +38,16 @@ Result<SweepPoint> SweepProbe(const sim::ClusterSpec& cluster, const sim::Worklo
 }
 
 json Columns(const std::vector<SweepPoint>& points) {
-  json j = {{"nodes", json::array()}, {"runs", json::array()}, {"makespan", json::array()},
-            {"p50", json::array()},   {"p95", json::array()},  {"waves", json::array()}};
+  json j = {{"nodes", json::array()},  {"runs", json::array()}, {"makespan", json::array()},
+            {"median", json::array()}, {"min", json::array()},  {"max", json::array()},
+            {"p50", json::array()},    {"p95", json::array()},  {"waves", json::array()}};
   for (const auto& p : points) {
     j["nodes"].push_back(p.nodes);
     j["runs"].push_back(p.runs);
     j["makespan"].push_back(p.makespan_s);
+    j["median"].push_back(p.median_s);
+    j["min"].push_back(p.min_s);
+    j["max"].push_back(p.max_s);
     j["p50"].push_back(p.p50_s);
     j["p95"].push_back(p.p95_s);
     j["waves"].push_back(p.waves_s);
@@ -62,7 +71,10 @@ constexpr const char* kPageJs = R"JS(
   const data = JSON.parse(document.getElementById('capacity-data').textContent);
   const charts = document.getElementById('charts');
   const colors = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e'];
-  function chart(title, xLabel, yLabel, x, lines) {
+  // marks: {x, xLabel, y, yLabel} draws a vertical line at x and a
+  // horizontal one at y (in the chart's units); band: [upper, lower] line
+  // indexes whose area is shaded.
+  function chart(title, xLabel, yLabel, x, lines, marks, band) {
     const box = document.createElement('section');
     box.className = 'chart';
     box.dataset.drawn = 'false';
@@ -75,34 +87,88 @@ constexpr const char* kPageJs = R"JS(
       const series = [{ label: xLabel }];
       const columns = [x];
       lines.forEach((l, i) => {
-        series.push({ label: l.label, stroke: colors[i % colors.length], width: 2,
+        series.push({ label: l.label, stroke: l.stroke || colors[i % colors.length],
+                      width: l.width || 2,
                       dash: l.dash, points: { show: x.length < 40 } });
         columns.push(l.values);
       });
-      new uPlot({ width: 900, height: 300, series: series,
-                  scales: { x: { time: false } },
-                  axes: [{ label: xLabel }, { label: yLabel }] }, columns, box);
+      const opts = { width: 900, height: 300, series: series,
+                     scales: { x: { time: false } },
+                     axes: [{ label: xLabel }, { label: yLabel }] };
+      if (band) opts.bands = [{ series: [band[0] + 1, band[1] + 1], fill: 'rgba(31,119,180,0.15)' }];
+      if (marks) {
+        opts.hooks = { draw: [(u) => {
+          const ctx = u.ctx;
+          ctx.save();
+          ctx.strokeStyle = '#444';
+          ctx.fillStyle = '#444';
+          ctx.setLineDash([4, 4]);
+          ctx.lineWidth = 1;
+          ctx.font = '12px sans-serif';
+          if (marks.x != null) {
+            const px = u.valToPos(marks.x, 'x', true);
+            ctx.beginPath();
+            ctx.moveTo(px, u.bbox.top);
+            ctx.lineTo(px, u.bbox.top + u.bbox.height);
+            ctx.stroke();
+            ctx.fillText(marks.xLabel, px + 4, u.bbox.top + 14);
+          }
+          if (marks.y != null) {
+            const py = u.valToPos(marks.y, 'y', true);
+            ctx.beginPath();
+            ctx.moveTo(u.bbox.left, py);
+            ctx.lineTo(u.bbox.left + u.bbox.width, py);
+            ctx.stroke();
+            const w = ctx.measureText(marks.yLabel).width;
+            ctx.fillText(marks.yLabel, u.bbox.left + u.bbox.width - w - 4, py - 4);
+          }
+          ctx.restore();
+        }] };
+        if (marks.y != null) {
+          // Keep T on the chart even when every makespan is far below it.
+          const top = Math.max(marks.y, ...lines.map((l) => Math.max(...l.values)));
+          opts.scales.y = { range: (u, lo, hi) => [0, Math.max(hi, top) * 1.05] };
+        }
+      }
+      new uPlot(opts, columns, box);
       box.dataset.drawn = 'true';
     } catch (e) {
       fail(title + ': ' + e);
     }
   }
   const hours = (v) => v.map((s) => s / 3600);
+  const answer = data.answer;
+  const q = answer ? answer.quantile_name : 'quantile';
+  function sweepLines(d) {
+    const edge = '#9ecae1';
+    return [{ label: 'makespan, slowest replication', values: hours(d.max), stroke: edge, width: 1 },
+            { label: 'makespan, fastest replication', values: hours(d.min), stroke: edge, width: 1 },
+            { label: 'makespan ' + q, values: hours(d.makespan) },
+            { label: 'makespan median', values: hours(d.median) },
+            { label: 'run p50', values: hours(d.p50) },
+            { label: 'run p95', values: hours(d.p95) },
+            { label: 'waves x single run', values: hours(d.waves), dash: [6, 4] }];
+  }
+  function marks(x, xLabel) {
+    if (!answer) return null;
+    const m = { x: x, xLabel: xLabel };
+    if (answer.deadline_seconds) {
+      m.y = answer.deadline_seconds / 3600;
+      m.yLabel = 'T = ' + answer.deadline_text;
+    }
+    return m;
+  }
   if (data.by_runs) {
     const d = data.by_runs;
     chart('Makespan and run duration versus runs (at ' + d.nodes[0] + ' nodes)', 'runs',
-          'hours', d.runs, [{ label: 'makespan', values: hours(d.makespan) },
-                            { label: 'run p50', values: hours(d.p50) },
-                            { label: 'run p95', values: hours(d.p95) },
-                            { label: 'waves x single run', values: hours(d.waves), dash: [6, 4] }]);
+          'hours', d.runs, sweepLines(d),
+          marks(answer ? answer.runs : null, answer ? 'N = ' + answer.runs : ''), [0, 1]);
   }
   if (data.by_nodes) {
     const d = data.by_nodes;
     chart('Makespan and run duration versus nodes (' + d.runs[0] + ' runs)', 'nodes', 'hours',
-          d.nodes, [{ label: 'makespan', values: hours(d.makespan) },
-                    { label: 'run p50', values: hours(d.p50) },
-                    { label: 'run p95', values: hours(d.p95) },
-                    { label: 'waves x single run', values: hours(d.waves), dash: [6, 4] }]);
+          d.nodes, sweepLines(d),
+          marks(answer ? answer.nodes : null, answer ? 'K = ' + answer.nodes : ''), [0, 1]);
   }
   if (data.series) {
     const s = data.series;
@@ -134,7 +200,7 @@ section.chart h2 { font-size: 1.05em; }
 }  // namespace
 
 Result<Sweeps> SweepAround(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload,
-                           int64_t runs, int nodes) {
+                           int64_t runs, int nodes, const Replications& reps) {
   if (runs <= 0 || nodes <= 0) return Error{"a sweep needs positive runs and nodes"};
   Sweeps out;
   std::set<int64_t> run_counts;
@@ -142,7 +208,7 @@ Result<Sweeps> SweepAround(const sim::ClusterSpec& cluster, const sim::WorkloadS
     run_counts.insert(std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(runs) * f)));
   }
   for (int64_t n : run_counts) {
-    auto p = SweepProbe(cluster, workload, n, nodes);
+    auto p = SweepProbe(cluster, workload, n, nodes, reps);
     if (!p.ok()) return p.error();
     out.by_runs.push_back(*p);
   }
@@ -151,7 +217,7 @@ Result<Sweeps> SweepAround(const sim::ClusterSpec& cluster, const sim::WorkloadS
     node_counts.insert(std::max(1, static_cast<int>(static_cast<double>(nodes) * f)));
   }
   for (int k : node_counts) {
-    auto p = SweepProbe(cluster, workload, runs, k);
+    auto p = SweepProbe(cluster, workload, runs, k, reps);
     if (!p.ok()) return p.error();
     out.by_nodes.push_back(*p);
   }
@@ -165,6 +231,22 @@ json PageData(const CapacityPage& page) {
     if (!page.sweeps->by_nodes.empty()) j["by_nodes"] = Columns(page.sweeps->by_nodes);
   }
   if (page.over_time != nullptr) j["series"] = page.over_time->series.ToJson();
+  if (page.answer != nullptr) {
+    const Answer& a = *page.answer;
+    j["answer"] = {{"nodes", a.nodes},
+                   {"runs", a.runs},
+                   {"quantile", a.replications.quantile},
+                   {"quantile_name", QuantileName(a.replications.quantile)},
+                   {"replications", a.replications.count},
+                   {"makespan_seconds", ToSeconds(a.makespan)},
+                   {"median_seconds", ToSeconds(a.at_answer.median)},
+                   {"min_seconds", ToSeconds(a.at_answer.min)},
+                   {"max_seconds", ToSeconds(a.at_answer.max)}};
+    if (a.deadline > Duration::zero()) {
+      j["answer"]["deadline_seconds"] = ToSeconds(a.deadline);
+      j["answer"]["deadline_text"] = FormatUpToSecond(a.deadline);
+    }
+  }
   return j;
 }
 

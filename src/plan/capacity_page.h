@@ -1,7 +1,9 @@
 // The capacity page: one self-contained HTML file (uPlot inlined, nothing
-// fetched) with makespan and run duration versus the number of runs and
-// versus the number of nodes, the waves estimate beside them, and the
-// cluster over time (nodes, CPU allocated, pending tasks, runs alive).
+// fetched) with makespan (at the quantile, median and the band of every
+// replication) and run duration versus the number of runs and versus the
+// number of nodes, the waves estimate beside them, the target time T and the
+// answer marked, and the cluster over time (nodes, CPU allocated, pending
+// tasks, runs alive).
 #pragma once
 
 #include <cstdint>
@@ -11,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "plan/plan.h"
 #include "sim/model.h"
 #include "sim/simulator.h"
 #include "util/result.h"
@@ -20,8 +23,11 @@ namespace kfpbench::plan {
 struct SweepPoint {
   int nodes = 0;
   int64_t runs = 0;
-  double makespan_s = 0;
-  double p50_s = 0;  // run duration
+  double makespan_s = 0;  // at the quantile over replications
+  double median_s = 0;    // makespan, median over replications
+  double min_s = 0;       // makespan, fastest and slowest replication
+  double max_s = 0;
+  double p50_s = 0;  // run duration, in the workload's own seed
   double p95_s = 0;
   double waves_s = 0;  // the analytic estimate, waves x single-run time
 };
@@ -33,13 +39,14 @@ struct Sweeps {
 
 // Simulates the workload (all at once, first pool fixed) around (runs, nodes).
 Result<Sweeps> SweepAround(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload,
-                           int64_t runs, int nodes);
+                           int64_t runs, int nodes, const Replications& reps = {});
 
 struct CapacityPage {
   std::string title;
   std::string summary;             // plain text shown as is (escaped), e.g. plan::Describe
   const Sweeps* sweeps = nullptr;  // omitted when null
   const sim::SimResult* over_time = nullptr;  // its series; omitted when null
+  const Answer* answer = nullptr;  // marked on the sweeps (T, K or N, the band); may be null
 };
 
 nlohmann::json PageData(const CapacityPage& page);

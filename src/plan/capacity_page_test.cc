@@ -70,6 +70,18 @@ TEST_F(CapacityPageTest, PageIsSelfContainedAndEscapesItsText) {
   EXPECT_EQ(data["by_nodes"]["makespan"].size(), sweeps_.by_nodes.size());
   EXPECT_FALSE(data["series"]["nodes"].empty());
   EXPECT_FALSE(PageData({"t", "s", nullptr, nullptr}).contains("series"));
+  EXPECT_FALSE(data.contains("answer"));
+  // With an answer the page carries what it marks: T, K and N, the band.
+  auto answer = NodesFor(cluster_, workload_, 40, 1h, {3, 0.9});
+  ASSERT_TRUE(answer.ok()) << answer.error().message;
+  page.answer = &*answer;
+  nlohmann::json marked = PageData(page);
+  EXPECT_EQ(marked["answer"]["nodes"], answer->nodes);
+  EXPECT_EQ(marked["answer"]["runs"], 40);
+  EXPECT_EQ(marked["answer"]["deadline_seconds"], 3600);
+  EXPECT_EQ(marked["answer"]["deadline_text"], "1h0m0s");
+  EXPECT_EQ(marked["answer"]["quantile_name"], "P90");
+  EXPECT_EQ(marked["by_nodes"]["max"].size(), sweeps_.by_nodes.size());
 }
 
 // Opens the page in headless Chromium: every chart draws, no script error.
@@ -78,7 +90,10 @@ TEST_F(CapacityPageTest, EveryChartDrawsInABrowser) {
   auto dir = std::filesystem::temp_directory_path() / ("kfpbench-capacity-" + NewUuid());
   std::filesystem::create_directories(dir / "profile");
   auto path = dir / "capacity.html";
-  ASSERT_TRUE(WriteCapacityPage({"capacity", "summary", &sweeps_, &over_time_}, path).ok());
+  auto answer = NodesFor(cluster_, workload_, 40, 1h, {3, 0.9});
+  ASSERT_TRUE(answer.ok()) << answer.error().message;
+  ASSERT_TRUE(
+      WriteCapacityPage({"capacity", "summary", &sweeps_, &over_time_, &*answer}, path).ok());
   std::string dom = testing::ChromiumDom(path, dir / "profile", "1200,2400");
   std::filesystem::remove_all(dir);
   ASSERT_NE(dom.find("id=\"status\" data-ready=\"true\""), std::string::npos)

@@ -1,6 +1,7 @@
 #include "plan/plan.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <map>
 
@@ -8,8 +9,55 @@
 
 #include "engine/placement.h"
 #include "sim/simulator.h"
+#include "sim/step_draw.h"
 
 namespace kfpbench::plan {
+
+Status CheckReplications(const Replications& r) {
+  if (r.count < 1 || r.count > 10000) {
+    return Error{fmt::format("replications must be between 1 and 10000, got {}", r.count)};
+  }
+  if (!(r.quantile > 0 && r.quantile <= 1)) {
+    return Error{fmt::format("quantile must be above 0 and at most 1, got {}", r.quantile)};
+  }
+  return Ok();
+}
+
+Result<double> ParseQuantile(const std::string& text) {
+  std::string_view t = text;
+  double scale = 1;
+  if (!t.empty() && (t.front() == 'p' || t.front() == 'P')) {
+    t.remove_prefix(1);
+    scale = 100;
+  } else if (!t.empty() && t.back() == '%') {
+    t.remove_suffix(1);
+    scale = 100;
+  }
+  double v = 0;
+  auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (t.empty() || ec != std::errc() || ptr != t.data() + t.size() || !std::isfinite(v)) {
+    return Error{fmt::format("quantile '{}': expected 0.9, 90% or P90", text)};
+  }
+  v /= scale;
+  if (!(v > 0 && v <= 1)) {
+    return Error{fmt::format("quantile '{}': must be above 0 and at most 1 (100%)", text)};
+  }
+  return v;
+}
+
+std::string QuantileName(double q) { return fmt::format("P{:g}", q * 100); }
+
+std::string FormatUpToSecond(Duration d) {
+  const auto s = static_cast<int64_t>(std::ceil(std::max(0.0, ToSeconds(d)) - 1e-9));
+  if (s < 60) return fmt::format("{}s", s);
+  if (s < 3600) return fmt::format("{}m{}s", s / 60, s % 60);
+  return fmt::format("{}h{}m{}s", s / 3600, (s % 3600) / 60, s % 60);
+}
+
+int Probe::Within(Duration limit) const {
+  return static_cast<int>(
+      std::count_if(makespans.begin(), makespans.end(), [&](Duration d) { return d <= limit; }));
+}
 
 Result<sim::SimResult> SimulateAllAtOnce(const sim::ClusterSpec& cluster,
                                          const sim::WorkloadSpec& workload, int64_t runs,
@@ -23,14 +71,34 @@ Result<sim::SimResult> SimulateAllAtOnce(const sim::ClusterSpec& cluster,
   return r;
 }
 
-namespace {
-
-Result<Probe> Run(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload, int64_t runs,
-                  int nodes) {
-  auto r = SimulateAllAtOnce(cluster, workload, runs, nodes);
-  if (!r.ok()) return r.error();
-  return Probe{nodes, runs, r->makespan};
+Result<Probe> Replicate(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload,
+                        int64_t runs, int nodes, const Replications& reps) {
+  if (auto st = CheckReplications(reps); !st.ok()) return st.error();
+  Probe p;
+  p.nodes = nodes;
+  p.runs = runs;
+  sim::WorkloadSpec w = workload;
+  for (int i = 0; i < reps.count; ++i) {
+    w.seed = sim::ReplicationSeed(workload.seed, i);
+    auto r = SimulateAllAtOnce(cluster, w, runs, nodes);
+    if (!r.ok()) return r.error();
+    p.makespans.push_back(r->makespan);
+  }
+  std::vector<Duration> sorted = p.makespans;
+  std::sort(sorted.begin(), sorted.end());
+  // Nearest rank: at least a `q` share of the replications are at or below it.
+  auto at = [&](double q) {
+    auto rank = static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size()) - 1e-9));
+    return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+  };
+  p.makespan = at(reps.quantile);
+  p.median = at(0.5);
+  p.min = sorted.front();
+  p.max = sorted.back();
+  return p;
 }
+
+namespace {
 
 void Explain(Answer& a, Duration simulated, Duration analytic) {
   double s = ToSeconds(simulated), w = ToSeconds(analytic);
@@ -45,9 +113,17 @@ void Explain(Answer& a, Duration simulated, Duration analytic) {
     a.explanation = fmt::format(
         "the simulation is {:.0f}% slower than waves x single-run time: runs started together "
         "compete for slots in FIFO order, so stages interleave and a run's later steps wait "
-        "behind other runs' earlier ones (fragmentation by CPU and memory adds to it)",
+        "behind other runs' earlier ones (fragmentation by CPU and memory adds to it), and "
+        "the slowest of many runs is slower than the expected one",
         (s - w) / w * 100);
   }
+}
+
+void SetAnswer(Answer& a, const Probe& p) {
+  a.nodes = p.nodes;
+  a.runs = p.runs;
+  a.at_answer = p;
+  a.makespan = p.makespan;
 }
 
 }  // namespace
@@ -103,7 +179,11 @@ Result<Analytic> Waves(const sim::ClusterSpec& cluster, const sim::WorkloadSpec&
   a.runs_per_wave =
       std::max<int64_t>(1, static_cast<int64_t>(nodes) * a.slots_per_node / std::max(a.width, 1));
   a.waves = (runs + a.runs_per_wave - 1) / a.runs_per_wave;
-  auto single = Run(cluster, workload, 1, std::max(nodes, 1));
+  // The run a person would time by hand: every step at its expected length,
+  // not one draw of them.
+  sim::WorkloadSpec expected = workload;
+  expected.steps = sim::ExpectedSteps(workload.steps);
+  auto single = SimulateAllAtOnce(cluster, expected, 1, std::max(nodes, 1));
   if (!single.ok()) return single.error();
   a.single_run = single->makespan;
   a.time = a.single_run * a.waves;
@@ -111,14 +191,13 @@ Result<Analytic> Waves(const sim::ClusterSpec& cluster, const sim::WorkloadSpec&
 }
 
 Result<Answer> TimeFor(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload,
-                       int64_t runs, int nodes) {
+                       int64_t runs, int nodes, const Replications& reps) {
   if (runs <= 0 || nodes <= 0) return Error{"runs and nodes must be positive"};
-  auto p = Run(cluster, workload, runs, nodes);
+  auto p = Replicate(cluster, workload, runs, nodes, reps);
   if (!p.ok()) return p.error();
   Answer a;
-  a.nodes = nodes;
-  a.runs = runs;
-  a.makespan = p->makespan;
+  a.replications = reps;
+  SetAnswer(a, *p);
   a.probes.push_back(*p);
   auto w = Waves(cluster, workload, runs, nodes);
   if (!w.ok()) return w.error();
@@ -128,26 +207,32 @@ Result<Answer> TimeFor(const sim::ClusterSpec& cluster, const sim::WorkloadSpec&
 }
 
 Result<Answer> NodesFor(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload,
-                        int64_t runs, Duration deadline) {
+                        int64_t runs, Duration deadline, const Replications& reps) {
   if (runs <= 0 || deadline <= Duration::zero()) return Error{"runs and time must be positive"};
   if (cluster.pools.empty()) return Error{"cluster has no node pools"};
   Answer a;
   a.runs = runs;
+  a.deadline = deadline;
+  a.replications = reps;
   int hi = std::max(cluster.pools[0].max, 1);
-  auto top = Run(cluster, workload, runs, hi);
+  auto top = Replicate(cluster, workload, runs, hi, reps);
   if (!top.ok()) return top.error();
   a.probes.push_back(*top);
   if (top->makespan > deadline) {
-    return Error{fmt::format("{} runs need {} even on the pool's max of {} nodes, more than {}",
-                             runs, FormatDuration(top->makespan), hi, FormatDuration(deadline))};
+    return Error{
+        fmt::format("{} runs need {} ({} of {} replications) even on the pool's max of "
+                    "{} nodes, more than {}",
+                    runs, FormatUpToSecond(top->makespan), QuantileName(reps.quantile), reps.count,
+                    hi, FormatUpToSecond(deadline))};
   }
-  // Makespan does not grow with nodes (more room never delays first fit
-  // FIFO placement here), so bisect on the node count.
+  // Bisect on the node count: every probe that met the deadline had at least
+  // as many nodes as the answer and every probe that missed it fewer, so the
+  // answer never contradicts a simulation the search ran.
   int lo = 1;
   Probe best = *top;
   while (lo < hi) {
     int mid = lo + (hi - lo) / 2;
-    auto p = Run(cluster, workload, runs, mid);
+    auto p = Replicate(cluster, workload, runs, mid, reps);
     if (!p.ok()) return p.error();
     a.probes.push_back(*p);
     if (p->makespan <= deadline) {
@@ -157,15 +242,9 @@ Result<Answer> NodesFor(const sim::ClusterSpec& cluster, const sim::WorkloadSpec
       lo = mid + 1;
     }
   }
-  if (best.nodes != hi) {
-    auto p = Run(cluster, workload, runs, hi);
-    if (!p.ok()) return p.error();
-    best = *p;
-  }
-  a.nodes = hi;
-  a.makespan = best.makespan;
+  SetAnswer(a, best);
   // Analytic: fewest nodes whose waves fit the deadline.
-  auto one = Waves(cluster, workload, runs, hi);
+  auto one = Waves(cluster, workload, runs, a.nodes);
   if (!one.ok()) return one.error();
   a.analytic = *one;
   int64_t waves_allowed =
@@ -192,22 +271,27 @@ Result<Answer> NodesFor(const sim::ClusterSpec& cluster, const sim::WorkloadSpec
 }
 
 Result<Answer> RunsIn(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload,
-                      Duration deadline, int nodes) {
+                      Duration deadline, int nodes, const Replications& reps) {
   if (nodes <= 0 || deadline <= Duration::zero()) return Error{"nodes and time must be positive"};
   Answer a;
   a.nodes = nodes;
-  auto one = Run(cluster, workload, 1, nodes);
+  a.deadline = deadline;
+  a.replications = reps;
+  auto one = Replicate(cluster, workload, 1, nodes, reps);
   if (!one.ok()) return one.error();
   a.probes.push_back(*one);
   if (one->makespan > deadline) {
-    return Error{fmt::format("a single run takes {}, more than {}", FormatDuration(one->makespan),
-                             FormatDuration(deadline))};
+    return Error{fmt::format("a single run takes {} ({} of {} replications), more than {}",
+                             FormatUpToSecond(one->makespan), QuantileName(reps.quantile),
+                             reps.count, FormatUpToSecond(deadline))};
   }
-  // Double until it no longer fits, then bisect.
+  // Double until it no longer fits, then bisect: every probe that met the
+  // deadline had at most as many runs as the answer, every one that missed it
+  // more.
   int64_t lo = 1, hi = 2;
   Probe best = *one;
   while (true) {
-    auto p = Run(cluster, workload, hi, nodes);
+    auto p = Replicate(cluster, workload, hi, nodes, reps);
     if (!p.ok()) return p.error();
     a.probes.push_back(*p);
     if (p->makespan > deadline) break;
@@ -218,7 +302,7 @@ Result<Answer> RunsIn(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& 
   }
   while (hi - lo > 1) {
     int64_t mid = lo + (hi - lo) / 2;
-    auto p = Run(cluster, workload, mid, nodes);
+    auto p = Replicate(cluster, workload, mid, nodes, reps);
     if (!p.ok()) return p.error();
     a.probes.push_back(*p);
     if (p->makespan <= deadline) {
@@ -228,9 +312,8 @@ Result<Answer> RunsIn(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& 
       hi = mid;
     }
   }
-  a.runs = lo;
-  a.makespan = best.makespan;
-  auto w = Waves(cluster, workload, lo, nodes);
+  SetAnswer(a, best);
+  auto w = Waves(cluster, workload, a.runs, nodes);
   if (!w.ok()) return w.error();
   a.analytic = *w;
   int64_t waves_allowed = deadline / a.analytic.single_run;
@@ -241,39 +324,78 @@ Result<Answer> RunsIn(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& 
   return a;
 }
 
+namespace {
+
+nlohmann::json ProbeJson(const Probe& p) {
+  nlohmann::json seeds = nlohmann::json::array();
+  for (Duration d : p.makespans) seeds.push_back(ToSeconds(d));
+  return {{"nodes", p.nodes},
+          {"runs", p.runs},
+          {"makespan_seconds", ToSeconds(p.makespan)},
+          {"median_seconds", ToSeconds(p.median)},
+          {"min_seconds", ToSeconds(p.min)},
+          {"max_seconds", ToSeconds(p.max)},
+          {"replication_makespans_seconds", seeds}};
+}
+
+}  // namespace
+
 nlohmann::json ToJson(const Answer& a) {
   nlohmann::json probes = nlohmann::json::array();
-  for (const auto& p : a.probes) {
-    probes.push_back(
-        {{"nodes", p.nodes}, {"runs", p.runs}, {"makespan_seconds", ToSeconds(p.makespan)}});
+  for (const auto& p : a.probes) probes.push_back(ProbeJson(p));
+  nlohmann::json j = {{"nodes", a.nodes},
+                      {"runs", a.runs},
+                      {"makespan_seconds", ToSeconds(a.makespan)},
+                      {"replications", a.replications.count},
+                      {"quantile", a.replications.quantile},
+                      {"at_answer", ProbeJson(a.at_answer)},
+                      {"analytic",
+                       {{"single_run_seconds", ToSeconds(a.analytic.single_run)},
+                        {"single_run_from", "expected step times"},
+                        {"width", a.analytic.width},
+                        {"slots_per_node", a.analytic.slots_per_node},
+                        {"runs_per_wave", a.analytic.runs_per_wave},
+                        {"waves", a.analytic.waves},
+                        {"time_seconds", ToSeconds(a.analytic.time)},
+                        {"nodes", a.analytic_nodes},
+                        {"runs", a.analytic_runs}}},
+                      {"explanation", a.explanation},
+                      {"probes", probes}};
+  if (a.deadline > Duration::zero()) {
+    j["deadline_seconds"] = ToSeconds(a.deadline);
+    j["replications_within_deadline"] = a.at_answer.Within(a.deadline);
   }
-  return {{"nodes", a.nodes},
-          {"runs", a.runs},
-          {"makespan_seconds", ToSeconds(a.makespan)},
-          {"analytic",
-           {{"single_run_seconds", ToSeconds(a.analytic.single_run)},
-            {"width", a.analytic.width},
-            {"slots_per_node", a.analytic.slots_per_node},
-            {"runs_per_wave", a.analytic.runs_per_wave},
-            {"waves", a.analytic.waves},
-            {"time_seconds", ToSeconds(a.analytic.time)},
-            {"nodes", a.analytic_nodes},
-            {"runs", a.analytic_runs}}},
-          {"explanation", a.explanation},
-          {"probes", probes}};
+  return j;
 }
 
 std::string Describe(const Answer& a) {
-  std::string s = fmt::format("simulated   {} runs on {} nodes: {}\n", a.runs, a.nodes,
-                              FormatDuration(a.makespan));
+  const Probe& p = a.at_answer;
+  const std::string q = QuantileName(a.replications.quantile);
+  std::string s;
+  const char* plural = p.makespans.size() == 1 ? "" : "s";
+  if (a.deadline > Duration::zero()) {
+    const int within = p.Within(a.deadline);
+    s += fmt::format(
+        "answer      {} runs on {} nodes: {} of {} replication{} ({:.0f}%) finish within {}\n",
+        a.runs, a.nodes, within, p.makespans.size(), plural,
+        100.0 * within / static_cast<double>(std::max<size_t>(p.makespans.size(), 1)),
+        FormatUpToSecond(a.deadline));
+  }
   s += fmt::format(
-      "analytic    {} waves of {} runs x {} single run = {} ({} tasks wide, {} per node)\n",
-      a.analytic.waves, a.analytic.runs_per_wave, FormatDuration(a.analytic.single_run),
-      FormatDuration(a.analytic.time), a.analytic.width, a.analytic.slots_per_node);
+      "simulated   {} runs on {} nodes: {} {}, median {}, range {} to {} ({} replication{})\n",
+      a.runs, a.nodes, q, FormatUpToSecond(a.makespan), FormatUpToSecond(p.median),
+      FormatUpToSecond(p.min), FormatUpToSecond(p.max), p.makespans.size(), plural);
+  s += fmt::format(
+      "analytic    {} waves of {} runs x {} expected single run = {} ({} tasks wide, {} per "
+      "node)\n",
+      a.analytic.waves, a.analytic.runs_per_wave, FormatUpToSecond(a.analytic.single_run),
+      FormatUpToSecond(a.analytic.time), a.analytic.width, a.analytic.slots_per_node);
   if (a.analytic_nodes > 0) s += fmt::format("analytic    nodes: {}\n", a.analytic_nodes);
   if (a.analytic_runs > 0) s += fmt::format("analytic    runs: {}\n", a.analytic_runs);
   if (!a.explanation.empty()) s += "why         " + a.explanation + "\n";
-  s += fmt::format("searched    {} simulations\n", a.probes.size());
+  s += fmt::format("searched    {} probe{} x {} replication{}\n", a.probes.size(),
+                   a.probes.size() == 1 ? "" : "s", a.replications.count,
+                   a.replications.count == 1 ? "" : "s");
   return s;
 }
 

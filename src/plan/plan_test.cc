@@ -1,7 +1,11 @@
 #include "plan/plan.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <gtest/gtest.h>
 
+#include "sim/step_draw.h"
 #include "sim/test_support.h"
 
 namespace kfpbench::plan {
@@ -63,6 +67,138 @@ TEST(Plan, RunsInIsTheMostThatFinish) {
   EXPECT_FALSE(RunsIn(Pool(10), Work(), 30s, 2).ok());
   EXPECT_FALSE(RunsIn(Pool(10), Work(), 300s, 0).ok());
   EXPECT_FALSE(TimeFor(Pool(10), Work(), 0, 2).ok());
+}
+
+// The example's step distributions on the six-step pipeline: prepare,
+// evaluate and publish lognormal(10 s, 0.3), each trainer lognormal(60 s, 0.4).
+sim::WorkloadSpec Random(uint64_t seed = 1) {
+  sim::WorkloadSpec w = Work();
+  w.steps.fallback.duration = *exec::ParseDurationDist("lognormal:10s:0.3");
+  w.steps.by_label["exec-train"].duration = *exec::ParseDurationDist("lognormal:60s:0.4");
+  w.seed = seed;
+  return w;
+}
+
+TEST(Plan, ExactOnAHandCalculatedCase) {
+  // Four runs on one 4-core node with fixed 1-CPU steps: FIFO keeps every
+  // core busy, so the makespan is the work over the cores: 4 runs x (10 +
+  // 3 x 60 + 10 + 10) core-seconds / 4 = 210 s, in every replication.
+  auto a = TimeFor(Pool(10), Work(), 4, 1, {5, 0.9});
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_EQ(a->makespan, 210s);
+  EXPECT_EQ(a->at_answer.min, 210s);
+  EXPECT_EQ(a->at_answer.max, 210s);
+  EXPECT_EQ(a->at_answer.makespans.size(), 5u);
+  // Waves: one node holds 4 / 3 = 1 run at a time, 4 waves of 90 s.
+  EXPECT_EQ(a->analytic.waves, 4);
+  EXPECT_EQ(a->analytic.time, 360s);
+}
+
+TEST(Plan, AnalyticSingleRunIsTheExpectedOneNotASample) {
+  // Every step at its mean: 3 x 10 s x e^(0.3^2/2) + 60 s x e^(0.4^2/2).
+  const double expected = 3 * 10 * std::exp(0.045) + 60 * std::exp(0.08);
+  for (uint64_t seed : {1, 2, 3}) {
+    auto w = Waves(Pool(10), Random(seed), 8, 2);
+    ASSERT_TRUE(w.ok()) << w.error().message;
+    EXPECT_NEAR(ToSeconds(w->single_run), expected, 1e-3) << "seed " << seed;
+  }
+}
+
+TEST(Plan, MakespanNeverFallsWithMoreRunsNorRisesWithMoreNodes) {
+  const Replications reps{10, 0.9};
+  Duration previous{0};
+  for (int64_t runs = 1; runs <= 30; ++runs) {
+    auto p = Replicate(Pool(10), Random(), runs, 2, reps);
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    EXPECT_GE(p->makespan, previous) << runs << " runs";
+    EXPECT_LE(p->min, p->median);
+    EXPECT_LE(p->median, p->makespan);
+    EXPECT_LE(p->makespan, p->max);
+    previous = p->makespan;
+  }
+  previous = Duration::max();
+  for (int nodes = 1; nodes <= 12; ++nodes) {
+    auto p = Replicate(Pool(12), Random(), 30, nodes, reps);
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    EXPECT_LE(p->makespan, previous) << nodes << " nodes";
+    previous = p->makespan;
+  }
+}
+
+TEST(Plan, AnswersHoldAtTheirQuantileAndAgreeWithTimeFor) {
+  const Replications reps{10, 0.9};
+  auto runs = RunsIn(Pool(10), Random(), 10min, 3, reps);
+  ASSERT_TRUE(runs.ok()) << runs.error().message;
+  EXPECT_GE(runs->at_answer.Within(10min), 9);  // 90% of 10
+  // TimeFor agrees with the search at the answer and one run more.
+  auto at = TimeFor(Pool(10), Random(), runs->runs, 3, reps);
+  ASSERT_TRUE(at.ok());
+  EXPECT_EQ(at->makespan, runs->makespan);
+  EXPECT_LE(at->makespan, 10min);
+  auto more = TimeFor(Pool(10), Random(), runs->runs + 1, 3, reps);
+  ASSERT_TRUE(more.ok());
+  EXPECT_GT(more->makespan, 10min);
+  auto nodes = NodesFor(Pool(20), Random(), 40, 10min, reps);
+  ASSERT_TRUE(nodes.ok()) << nodes.error().message;
+  EXPECT_GE(nodes->at_answer.Within(10min), 9);
+  auto fewer = TimeFor(Pool(20), Random(), 40, nodes->nodes - 1, reps);
+  ASSERT_TRUE(fewer.ok());
+  EXPECT_GT(fewer->makespan, 10min);
+}
+
+TEST(Plan, AnswersAreStableAcrossSeeds) {
+  // Six disjoint sets of 20 seeds each: the node counts they answer differ
+  // by at most one, the run counts by at most 10%.
+  std::vector<int> nodes;
+  std::vector<int64_t> runs;
+  for (uint64_t base : {1, 101, 201, 301, 401, 501}) {
+    auto n = NodesFor(Pool(30), Random(base), 60, 8min);
+    ASSERT_TRUE(n.ok()) << n.error().message;
+    nodes.push_back(n->nodes);
+    auto r = RunsIn(Pool(30), Random(base), 8min, 6);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    runs.push_back(r->runs);
+  }
+  auto [nlo, nhi] = std::minmax_element(nodes.begin(), nodes.end());
+  EXPECT_LE(*nhi - *nlo, 1) << ::testing::PrintToString(nodes);
+  auto [rlo, rhi] = std::minmax_element(runs.begin(), runs.end());
+  EXPECT_LE(static_cast<double>(*rhi - *rlo), 0.1 * static_cast<double>(*rhi))
+      << ::testing::PrintToString(runs);
+}
+
+TEST(Plan, DurationsNeverRoundAcrossALimit) {
+  EXPECT_EQ(FormatUpToSecond(7247s), "2h0m47s");
+  EXPECT_EQ(FormatUpToSecond(7200s), "2h0m0s");
+  EXPECT_EQ(FormatUpToSecond(7200s + 1ms), "2h0m1s");  // above 2h never prints as 2h
+  EXPECT_EQ(FormatUpToSecond(7199s + 200ms), "2h0m0s");
+  EXPECT_EQ(FormatUpToSecond(90s), "1m30s");
+  EXPECT_EQ(FormatUpToSecond(9500ms), "10s");
+  auto a = TimeFor(Pool(10), Work(), 4, 1, {3, 0.9});
+  ASSERT_TRUE(a.ok());
+  std::string text = Describe(*a);
+  EXPECT_NE(text.find("P90 3m30s, median 3m30s, range 3m30s to 3m30s (3 replications)"),
+            std::string::npos)
+      << text;
+}
+
+TEST(Plan, BadReplicationsAndQuantilesAreRefused) {
+  EXPECT_TRUE(CheckReplications({20, 0.9}).ok());
+  EXPECT_TRUE(CheckReplications({1, 1.0}).ok());
+  EXPECT_FALSE(CheckReplications({0, 0.9}).ok());
+  EXPECT_FALSE(CheckReplications({10001, 0.9}).ok());
+  EXPECT_FALSE(CheckReplications({20, 0}).ok());
+  EXPECT_FALSE(CheckReplications({20, 1.5}).ok());
+  EXPECT_FALSE(TimeFor(Pool(10), Work(), 4, 1, {0, 0.9}).ok());
+  for (const char* good : {"0.9", "90%", "p90", "P90", "1", "P99.5"}) {
+    EXPECT_TRUE(ParseQuantile(good).ok()) << good;
+  }
+  EXPECT_DOUBLE_EQ(*ParseQuantile("P90"), 0.9);
+  EXPECT_DOUBLE_EQ(*ParseQuantile("95%"), 0.95);
+  for (const char* bad : {"", "0", "P0", "1.5", "P101", "-0.1", "ninety", "P", "0.9x", "nan"}) {
+    EXPECT_FALSE(ParseQuantile(bad).ok()) << bad;
+  }
+  EXPECT_EQ(QuantileName(0.9), "P90");
+  EXPECT_EQ(QuantileName(0.995), "P99.5");
 }
 
 TEST(Plan, ImpossibleClusterIsAnError) {

@@ -200,6 +200,16 @@ std::string Describe(const ProfileReport& r) {
         "any step.\n",
         r.options.node_text, r.bottleneck_step, r.bottleneck_jobs);
   }
+  if (r.pipeline_fit) {
+    const PipelineFit& f = *r.pipeline_fit;
+    std::string tasks;
+    for (const auto& t : f.tasks) tasks += (tasks.empty() ? "" : ", ") + t;
+    out << fmt::format(
+        "Node {}: {} whole pipelines fit at once, limited by {} at their widest level ({}: {} "
+        "CPU, {} requested together).\n",
+        r.options.node_text, f.pipelines, f.limited_by, tasks, FormatCpu(f.cpu_request),
+        FormatMemory(f.memory_request));
+  }
   return out.str();
 }
 
@@ -239,6 +249,13 @@ nlohmann::json ToJson(const ProfileReport& r) {
                  {"cpu", r.options.node->cpu},
                  {"memory_bytes", r.options.node->memory}};
     j["bottleneck"] = {{"step", r.bottleneck_step}, {"jobs_per_node", r.bottleneck_jobs}};
+  }
+  if (r.pipeline_fit) {
+    j["pipelines_per_node"] = {{"pipelines", r.pipeline_fit->pipelines},
+                               {"level", r.pipeline_fit->tasks},
+                               {"cpu_request", FormatCpu(r.pipeline_fit->cpu_request)},
+                               {"memory_request", FormatMemory(r.pipeline_fit->memory_request)},
+                               {"limited_by", r.pipeline_fit->limited_by}};
   }
   return j;
 }

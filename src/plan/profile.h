@@ -92,6 +92,16 @@ struct StepProfile {
   std::optional<Fit> fit;  // with a node size
 };
 
+// How many whole runs fit on a node at once, by the DAG level whose
+// recommended requests add up to the most (plan/pipeline_fit.h).
+struct PipelineFit {
+  int64_t pipelines = 0;
+  std::vector<std::string> tasks;  // that level's steps
+  double cpu_request = 0;          // their requests together
+  int64_t memory_request = 0;
+  std::string limited_by;  // "cpu" or "memory"
+};
+
 struct ProfileOptions {
   double headroom = 0.2;
   std::optional<NodeSize> node;
@@ -108,6 +118,8 @@ struct ProfileReport {
   // With a node size: the step that fits fewest times per node.
   std::string bottleneck_step;
   int64_t bottleneck_jobs = 0;
+  // With a node size and the pipeline's DAG: whole runs per node.
+  std::optional<PipelineFit> pipeline_fit;
 };
 
 // Groups executions by step; p95 and peak are over all samples of a step.

@@ -1,5 +1,7 @@
 #include "plan/profile_results.h"
 
+#include "plan/pipeline_fit.h"
+
 #include <fmt/format.h>
 
 #include "plan/profile_run.h"
@@ -94,6 +96,7 @@ Result<ProfileReport> ProfileFromResultsFile(const std::filesystem::path& path,
   if (!executions.ok())
     return Error{fmt::format("{}: {}", file.string(), executions.error().message)};
   ProfileReport report = BuildProfile(*executions, options);
+  if (pipeline != nullptr) AddPipelineFit(*pipeline, report);
   report.pipeline = pipeline != nullptr ? pipeline->name : "(from results)";
   report.source = file.string();
   int succeeded = 0;

@@ -1,5 +1,7 @@
 #include "plan/profile_run.h"
 
+#include "plan/pipeline_fit.h"
+
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -167,6 +169,7 @@ Result<ProfileRun> ProfileOnEmbeddedBackend(const ProfileRunOptions& options) {
     return Failed(fmt::format("no step of {} ran", path));
   }
   out.report = BuildProfile(executions, options.profile);
+  AddPipelineFit(*spec, out.report);
   out.executions = executions;
   out.report.pipeline = path;
   out.report.source = "embedded backend, process executor, no limits";

@@ -16,7 +16,10 @@ Nodes::Nodes(engine::EventLoop& loop, engine::Engine& engine, const ClusterSpec&
 
 void Nodes::Account() {
   WallTime now = loop_.Now();
-  node_seconds_ += ToSeconds(now - last_change_) * live_total_;
+  const double dt = ToSeconds(now - last_change_);
+  node_seconds_ += dt * live_total_;
+  cpu_seconds_ += dt * CpuCapacity();
+  memory_seconds_ += dt * MemoryCapacity();
   last_change_ = now;
 }
 
@@ -45,6 +48,22 @@ int Nodes::pool_of(size_t index) const { return index < pool_of_.size() ? pool_o
 
 double Nodes::NodeSeconds(WallTime t) const {
   return node_seconds_ + ToSeconds(t - last_change_) * live_total_;
+}
+
+double Nodes::CpuSeconds(WallTime t) const {
+  return cpu_seconds_ + ToSeconds(t - last_change_) * CpuCapacity();
+}
+
+double Nodes::MemorySeconds(WallTime t) const {
+  return memory_seconds_ + ToSeconds(t - last_change_) * MemoryCapacity();
+}
+
+double Nodes::MemoryCapacity() const {
+  double memory = 0;
+  for (size_t i = 0; i < live_.size(); ++i) {
+    memory += live_[i] * static_cast<double>(cluster_.pools[i].memory);
+  }
+  return memory;
 }
 
 double Nodes::CpuCapacity() const {

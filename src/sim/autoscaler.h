@@ -12,7 +12,8 @@
 
 namespace kfpbench::sim {
 
-// Live nodes per pool, and node-hours integrated exactly at every change.
+// Live nodes per pool, and node-hours (and core- and byte-seconds of
+// allocatable capacity) integrated exactly at every change.
 class Nodes {
  public:
   Nodes(engine::EventLoop& loop, engine::Engine& engine, const ClusterSpec& cluster);
@@ -28,7 +29,11 @@ class Nodes {
   int pool_of(size_t index) const;
   // Node-seconds up to `t`.
   double NodeSeconds(WallTime t) const;
+  // Allocatable core-seconds and byte-seconds of live nodes up to `t`.
+  double CpuSeconds(WallTime t) const;
+  double MemorySeconds(WallTime t) const;
   double CpuCapacity() const;
+  double MemoryCapacity() const;
 
  private:
   void Account();
@@ -41,6 +46,8 @@ class Nodes {
   int live_total_ = 0;
   int peak_ = 0;
   double node_seconds_ = 0;
+  double cpu_seconds_ = 0;
+  double memory_seconds_ = 0;
   WallTime last_change_;
 };
 

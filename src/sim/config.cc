@@ -342,7 +342,7 @@ Result<WorkloadSpec> ParseWorkload(std::string_view yaml, const std::filesystem:
     }
     if (root["seed"]) w.seed = static_cast<uint64_t>(Int(root["seed"], "workload.seed"));
     if (const auto& a = root["arrivals"]) {
-      CheckKeys(a, "workload.arrivals", {"kind", "ratePerSecond", "file"});
+      CheckKeys(a, "workload.arrivals", {"kind", "ratePerSecond", "file", "concurrency"});
       std::string kind = a["kind"] ? Text(a["kind"], "workload.arrivals.kind") : "all-at-once";
       if (kind == "all-at-once") {
         w.arrival_kind = WorkloadSpec::ArrivalKind::kAllAtOnce;
@@ -351,6 +351,11 @@ Result<WorkloadSpec> ParseWorkload(std::string_view yaml, const std::filesystem:
         if (!a["ratePerSecond"]) Fail("workload.arrivals.ratePerSecond: required for kind rate");
         w.rate_per_second = Number(a["ratePerSecond"], "workload.arrivals.ratePerSecond");
         if (w.rate_per_second <= 0) Fail("workload.arrivals.ratePerSecond: must be positive");
+      } else if (kind == "closed") {
+        w.arrival_kind = WorkloadSpec::ArrivalKind::kClosed;
+        if (!a["concurrency"]) Fail("workload.arrivals.concurrency: required for kind closed");
+        w.concurrency = Int(a["concurrency"], "workload.arrivals.concurrency");
+        if (w.concurrency <= 0) Fail("workload.arrivals.concurrency: must be positive");
       } else if (kind == "csv") {
         w.arrival_kind = WorkloadSpec::ArrivalKind::kCsv;
         if (!a["file"]) Fail("workload.arrivals.file: required for kind csv");
@@ -361,7 +366,8 @@ Result<WorkloadSpec> ParseWorkload(std::string_view yaml, const std::filesystem:
         if (rows->empty()) Fail("workload.arrivals.file: no rows");
         w.csv = std::move(*rows);
       } else {
-        Fail("workload.arrivals.kind: expected all-at-once, rate or csv, got '" + kind + "'");
+        Fail("workload.arrivals.kind: expected all-at-once, rate, closed or csv, got '" + kind +
+             "'");
       }
     }
     if (root["calibration"]) {

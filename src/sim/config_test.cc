@@ -132,7 +132,7 @@ TEST(Config, WorkloadErrorsNameTheField) {
   EXPECT_EQ(err("pipeline: six_steps.yaml\nruns: 0"), "workload.runs: must be positive");
   EXPECT_EQ(err("pipeline: six_steps.yaml\nruns: many"), "workload.runs: expected an integer");
   EXPECT_EQ(err("pipeline: six_steps.yaml\narrivals: {kind: burst}"),
-            "workload.arrivals.kind: expected all-at-once, rate or csv, got 'burst'");
+            "workload.arrivals.kind: expected all-at-once, rate, closed or csv, got 'burst'");
   EXPECT_EQ(err("pipeline: six_steps.yaml\narrivals: {kind: rate}"),
             "workload.arrivals.ratePerSecond: required for kind rate");
   EXPECT_NE(err("pipeline: six_steps.yaml\nsteps: {default: 'weibull:1s'}")

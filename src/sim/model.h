@@ -78,12 +78,16 @@ struct Arrival {
 struct WorkloadSpec {
   std::shared_ptr<const ir::PipelineSpec> pipeline;
   nlohmann::json parameters = nlohmann::json::object();
-  enum class ArrivalKind { kAllAtOnce, kRate, kCsv };
+  // kClosed keeps `concurrency` runs in flight: the next starts when one
+  // ends (the harness's closed loop).
+  enum class ArrivalKind { kAllAtOnce, kRate, kClosed, kCsv };
   ArrivalKind arrival_kind = ArrivalKind::kAllAtOnce;
   int64_t runs = 1;
   double rate_per_second = 0;  // kRate: evenly spaced
+  int64_t concurrency = 0;     // kClosed: runs in flight
   std::vector<Arrival> csv;    // kCsv: one run per row
   StepModels steps;
+  // Step durations are drawn per run and task from this seed (step_draw.h).
   uint64_t seed = 1;
   // Probability that a conditional task (by its name in its DAG, e.g.
   // "condition-2") is taken, instead of evaluating its condition on the

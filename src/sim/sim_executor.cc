@@ -2,8 +2,10 @@
 
 #include <utility>
 
+#include "engine/placement.h"
 #include "exec/stub_executor.h"
 #include "sim/shared_server.h"
+#include "sim/step_draw.h"
 
 namespace kfpbench::sim {
 
@@ -13,17 +15,38 @@ const StepModel& StepModels::For(const std::string& label) const {
 }
 
 SimExecutor::SimExecutor(engine::EventLoop& loop, StepModels models, uint64_t seed,
-                         SharedServices services)
-    : loop_(loop), models_(std::move(models)), rng_(seed), services_(services) {
+                         SharedServices services, engine::Resources default_task)
+    : loop_(loop),
+      models_(std::move(models)),
+      seed_(seed),
+      services_(services),
+      default_task_(default_task) {
   if (services_.task_update <= Duration::zero()) services_.api = nullptr;
   if (services_.bandwidth <= 0) services_.store = nullptr;
 }
 
 void SimExecutor::Launch(engine::TaskLaunch launch, std::function<void(engine::TaskResult)> done) {
   const StepModel& model = models_.For(launch.executor_label);
-  Duration run = model.duration.Sample(rng_);
+  uint32_t ordinal = launches_[launch.run_id][launch.executor_label]++;
+  Duration run = model.duration.kind == exec::DurationDist::Kind::kConstant
+                     ? model.duration.a
+                     : DurationAt(model.duration, TaskUniform(seed_, launch.run_id,
+                                                              launch.executor_label, ordinal));
+  // What placement holds for it: the engine's demand of the same request.
+  engine::Demand demand = engine::DemandOf(launch.resources, default_task_);
+  if (!any_launched_) {
+    any_launched_ = true;
+    first_launch_ = loop_.Now();
+    last_hold_change_ = first_launch_;
+    if (on_first_launch) on_first_launch();
+  }
+  const double cpu = static_cast<double>(demand.cpu_millis) / 1000.0;
+  const auto memory = static_cast<double>(demand.memory);
+  Hold(cpu, memory);
   uint32_t slot = slots_.Acquire();
   InFlight& f = slots_[slot];
+  f.cpu = cpu;
+  f.memory = memory;
   f.task_id = std::move(launch.task_id);
   f.done = std::move(done);
   f.result = {};
@@ -76,9 +99,30 @@ void SimExecutor::Advance(uint32_t slot, uint32_t generation) {
   }
 }
 
+void SimExecutor::Hold(double cpu, double memory) {
+  WallTime now = loop_.Now();
+  const double dt = ToSeconds(now - last_hold_change_);
+  cpu_seconds_ += held_cpu_ * dt;
+  memory_seconds_ += held_memory_ * dt;
+  last_hold_change_ = now;
+  held_cpu_ += cpu;
+  held_memory_ += memory;
+}
+
+double SimExecutor::AllocatedCpuSeconds(WallTime t) const {
+  if (!any_launched_) return 0;
+  return cpu_seconds_ + held_cpu_ * ToSeconds(t - last_hold_change_);
+}
+
+double SimExecutor::AllocatedMemorySeconds(WallTime t) const {
+  if (!any_launched_) return 0;
+  return memory_seconds_ + held_memory_ * ToSeconds(t - last_hold_change_);
+}
+
 void SimExecutor::Finish(uint32_t slot, uint32_t generation) {
   InFlight& f = slots_[slot];
   if (!f.live || f.generation != generation) return;
+  Hold(-f.cpu, -f.memory);
   f.live = false;
   --running_;
   auto fn = std::move(f.done);
@@ -93,6 +137,7 @@ void SimExecutor::Cancel(const std::string& task_id) {
     InFlight& f = slots_[slot];
     if (!f.live || f.task_id != task_id) continue;
     loop_.Cancel(f.timer);
+    Hold(-f.cpu, -f.memory);
     f.live = false;
     --running_;
     auto fn = std::move(f.done);

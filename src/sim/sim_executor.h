@@ -2,18 +2,22 @@
 // start-up, the launcher) plus a duration drawn from its executor label's
 // distribution, on the loop's clock, then succeeds with type-correct
 // placeholder outputs. Unlike exec::StubExecutor it takes no locks and keeps
-// only the timers of tasks in flight.
+// only the timers of tasks in flight. Durations are common random numbers
+// (step_draw.h): keyed by the task's run, label and launch within the run,
+// never by the order of launches across runs. It also integrates the
+// resources its tasks hold, for exact time-weighted utilisation.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <random>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/event_loop.h"
 #include "engine/executor.h"
+#include "engine/resources.h"
 #include "exec/duration_dist.h"
 #include "sim/slot_pool.h"
 
@@ -46,14 +50,28 @@ struct StepModels {
 
 class SimExecutor : public engine::Executor {
  public:
+  // `default_task` is what a task whose IR asks for nothing holds (the
+  // engine's default_task_resources), for the utilisation integral.
   SimExecutor(engine::EventLoop& loop, StepModels models, uint64_t seed,
-              SharedServices services = {});
+              SharedServices services = {}, engine::Resources default_task = {});
 
   void Launch(engine::TaskLaunch launch, std::function<void(engine::TaskResult)> done) override;
   // Fires `done` (posted), failed with "canceled".
   void Cancel(const std::string& task_id) override;
 
   size_t running() const { return running_; }
+
+  // The run ended: forget its launch counts (memory follows runs alive).
+  void ForgetRun(const std::string& run_id) { launches_.erase(run_id); }
+
+  // Requested cores and bytes held by tasks in flight, integrated over time
+  // up to `t` (core-seconds, byte-seconds); and when the first task started.
+  double AllocatedCpuSeconds(WallTime t) const;
+  double AllocatedMemorySeconds(WallTime t) const;
+  bool any_launched() const { return any_launched_; }
+  // Called once, when the first task launches.
+  std::function<void()> on_first_launch;
+  WallTime first_launch() const { return first_launch_; }
 
  private:
   // Tasks in flight live in slots reused through a free list; the timer
@@ -70,15 +88,27 @@ class SimExecutor : public engine::Executor {
     int stage = 0;
     Duration run{0};
     int64_t bytes = 0;
+    double cpu = 0;     // cores it holds
+    double memory = 0;  // bytes it holds
   };
   void Finish(uint32_t slot, uint32_t generation);
   // Moves a task through overhead, update, run, upload, update.
   void Advance(uint32_t slot, uint32_t generation);
+  // Brings the allocation integrals to now, then changes what is held.
+  void Hold(double cpu, double memory);
 
   engine::EventLoop& loop_;
   StepModels models_;
-  std::mt19937_64 rng_;
+  uint64_t seed_;
   SharedServices services_;
+  engine::Resources default_task_;
+  // Per run alive: launches so far per executor label, the key of a draw.
+  std::unordered_map<std::string, std::map<std::string, uint32_t>> launches_;
+  double held_cpu_ = 0, held_memory_ = 0;
+  double cpu_seconds_ = 0, memory_seconds_ = 0;
+  WallTime last_hold_change_{};
+  bool any_launched_ = false;
+  WallTime first_launch_{};
   SlotPool<InFlight> slots_;
   size_t running_ = 0;
 };

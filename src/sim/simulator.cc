@@ -25,7 +25,8 @@ int64_t Ms(Duration d) { return std::chrono::duration_cast<std::chrono::millisec
 // and only while the run is alive.
 class Collector : public engine::RunObserver {
  public:
-  Collector(engine::EventLoop& loop, SimResult& result) : loop_(loop), result_(result) {}
+  Collector(engine::EventLoop& loop, SimResult& result, SimExecutor& executor)
+      : loop_(loop), result_(result), executor_(executor) {}
 
   void Arrived(const std::string& run_id) {
     arrivals_.emplace(run_id, loop_.Now());
@@ -39,8 +40,10 @@ class Collector : public engine::RunObserver {
     if (it == arrivals_.end()) return;
     result_.run_ms.Record(Ms(s.finished_at - it->second));
     arrivals_.erase(it);
+    executor_.ForgetRun(s.run_id);
     last_end_ = std::max(last_end_, s.finished_at);
     if (arrivals_.empty() && on_idle) on_idle();
+    if (on_run_end) on_run_end();
     if (s.state == RuntimeState::kSucceeded) {
       ++result_.succeeded;
     } else {
@@ -56,12 +59,14 @@ class Collector : public engine::RunObserver {
   }
 
   size_t alive() const { return arrivals_.size(); }
-  std::function<void()> on_idle;  // called when the last run alive ends
+  std::function<void()> on_idle;     // called when the last run alive ends
+  std::function<void()> on_run_end;  // called when any run ends
   WallTime last_end() const { return last_end_; }
 
  private:
   engine::EventLoop& loop_;
   SimResult& result_;
+  SimExecutor& executor_;
   std::unordered_map<std::string, WallTime> arrivals_;
   WallTime last_end_{};
 };
@@ -108,6 +113,9 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
   if (workload.arrival_kind == WorkloadSpec::ArrivalKind::kRate && workload.rate_per_second <= 0) {
     return Error{"arrival rate must be positive"};
   }
+  if (workload.arrival_kind == WorkloadSpec::ArrivalKind::kClosed && workload.concurrency <= 0) {
+    return Error{"closed-loop concurrency must be positive"};
+  }
 
   SimResult result;
   result.series = Series(ToSeconds(options.sample_interval), options.max_series_points);
@@ -118,8 +126,9 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
                                ? SharedServer::Discipline::kFifo
                                : SharedServer::Discipline::kProcessorSharing);
   SharedServices services{&api, cluster.api.task_update, &store, cluster.artifact_store.bandwidth};
-  SimExecutor executor(loop, workload.steps, workload.seed, services);
-  Collector collector(loop, result);
+  const engine::Resources default_task{cluster.default_task_cpu, 0, cluster.default_task_memory, 0};
+  SimExecutor executor(loop, workload.steps, workload.seed, services, default_task);
+  Collector collector(loop, result, executor);
   engine::EngineOptions eo;
   eo.random_seed = workload.seed;
   eo.light_snapshots = true;
@@ -135,7 +144,7 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
       return std::uniform_real_distribution<double>(0, 1)(branch_rng) < it->second;
     };
   }
-  eo.default_task_resources = {cluster.default_task_cpu, 0, cluster.default_task_memory, 0};
+  eo.default_task_resources = default_task;
   for (const auto& p : cluster.pools) eo.node_shapes.push_back(p.Node(p.name));
   engine::Engine engine(loop, executor, collector, eo);
   Nodes nodes(loop, engine, cluster);
@@ -173,6 +182,7 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
   auto offset_of = [&](int64_t i) -> Duration {
     switch (workload.arrival_kind) {
       case WorkloadSpec::ArrivalKind::kAllAtOnce:
+      case WorkloadSpec::ArrivalKind::kClosed:
         return Duration::zero();
       case WorkloadSpec::ArrivalKind::kRate:
         return FromSeconds(static_cast<double>(i) / workload.rate_per_second);
@@ -186,8 +196,10 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
   std::stable_sort(csv_order.begin(), csv_order.end(), [&](size_t a, size_t b) {
     return workload.csv[a].offset < workload.csv[b].offset;
   });
+  const bool closed = workload.arrival_kind == WorkloadSpec::ArrivalKind::kClosed;
   arrive = [&] {
     while (submitted < total && submit_error.ok()) {
+      if (closed && static_cast<int64_t>(collector.alive()) >= workload.concurrency) return;
       int64_t i = submitted;
       bool csv = workload.arrival_kind == WorkloadSpec::ArrivalKind::kCsv;
       int64_t row = csv ? static_cast<int64_t>(csv_order[static_cast<size_t>(i)]) : i;
@@ -201,11 +213,32 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
     }
   };
   loop.Post(arrive);
+  // Closed loop: each run that ends makes room for the next (posted, so the
+  // engine is not re-entered from its own observer).
+  if (closed) collector.on_run_end = [&] { loop.Post(arrive); };
 
-  // Node-hours stop at the last run's end, not when the loop drains.
+  // Node-hours and utilisation stop at the last run's end, not when the loop
+  // drains; utilisation starts at the first task placed, so neither idle
+  // nodes before any work nor after it dilute it.
   double node_seconds = 0;
+  double capacity_cpu_before = 0, capacity_memory_before = 0;
+  std::optional<WallTime> utilisation_end;
+  executor.on_first_launch = [&] {
+    capacity_cpu_before = nodes.CpuSeconds(loop.Now());
+    capacity_memory_before = nodes.MemorySeconds(loop.Now());
+  };
+  auto close_utilisation = [&](WallTime t) {
+    double cpu = nodes.CpuSeconds(t) - capacity_cpu_before;
+    double memory = nodes.MemorySeconds(t) - capacity_memory_before;
+    result.cpu_utilisation = cpu > 0 ? executor.AllocatedCpuSeconds(t) / cpu : 0;
+    result.memory_utilisation = memory > 0 ? executor.AllocatedMemorySeconds(t) / memory : 0;
+    utilisation_end = t;
+  };
   collector.on_idle = [&] {
-    if (submitted >= total) node_seconds = nodes.NodeSeconds(loop.Now());
+    if (submitted >= total) {
+      node_seconds = nodes.NodeSeconds(loop.Now());
+      close_utilisation(loop.Now());
+    }
   };
 
   // Sampling and autoscaler scans share one tick, which stops once every run
@@ -240,12 +273,7 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
   result.node_hours = node_seconds / 3600.0;
   result.peak_nodes = nodes.peak();
   result.events = loop.events_run();
-  double used = 0, cap = 0;
-  for (const auto& p : result.series.points()) {
-    used += p.cpu_used;
-    cap += p.cpu_capacity;
-  }
-  result.cpu_utilisation = cap > 0 ? used / cap : 0;
+  if (!utilisation_end) close_utilisation(end);
   auto stats = [&](const SharedServer& server, bool modelled) {
     ServiceStats st;
     st.modelled = modelled;
@@ -283,6 +311,7 @@ nlohmann::json ToJson(const SimResult& r) {
   j["node_hours"] = r.node_hours;
   j["peak_nodes"] = r.peak_nodes;
   j["cpu_utilisation"] = r.cpu_utilisation;
+  j["memory_utilisation"] = r.memory_utilisation;
   j["peak_runs_alive"] = r.peak_runs_alive;
   j["events"] = r.events;
   j["tasks_by_label"] = r.tasks_by_label;
@@ -308,8 +337,10 @@ std::string Summary(const SimResult& r) {
   s += fmt::format("pending     p50 {:.1f}s  p95 {:.1f}s per task\n",
                    r.pending_ms.ValueAtPercentile(50) / 1000.0,
                    r.pending_ms.ValueAtPercentile(95) / 1000.0);
-  s += fmt::format("nodes       peak {}, {:.2f} node-hours, CPU allocated {:.0f}%\n", r.peak_nodes,
-                   r.node_hours, r.cpu_utilisation * 100);
+  s += fmt::format(
+      "nodes       peak {}, {:.2f} node-hours, CPU allocated {:.1f}%, memory {:.1f}% "
+      "(time-weighted, first placement to last end)\n",
+      r.peak_nodes, r.node_hours, r.cpu_utilisation * 100, r.memory_utilisation * 100);
   auto service = [&](const char* name, const ServiceStats& st) {
     if (!st.modelled) return;
     s += fmt::format("{:<11} {} requests, {:.0f}% busy, {:.2f}s each incl. queueing\n", name,

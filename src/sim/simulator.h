@@ -36,7 +36,10 @@ struct SimResult {
   metrics::Histogram pending_ms;  // per task: ready -> placed
   double node_hours = 0;          // up to the last run's end
   int peak_nodes = 0;
-  double cpu_utilisation = 0;  // allocated / capacity, time-weighted over the series
+  // Requested over allocatable, each integrated exactly over time from the
+  // first task placed to the last run's end.
+  double cpu_utilisation = 0;
+  double memory_utilisation = 0;
   int64_t peak_runs_alive = 0;
   uint64_t events = 0;                            // loop events run
   std::map<std::string, int64_t> tasks_by_label;  // container tasks launched, by executor label

@@ -1,0 +1,46 @@
+#include "plan/pipeline_fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace kfpbench::plan {
+
+std::optional<PipelineFit> PipelinesPerNode(const ir::PipelineSpec& spec,
+                                            const ProfileReport& report) {
+  if (!report.options.node || !spec.root.dag) return std::nullopt;
+  const NodeSize& node = *report.options.node;
+  const ir::DagSpec& dag = *spec.root.dag;
+  std::map<std::string, const StepProfile*> by_step;
+  for (const auto& s : report.steps) by_step.emplace(s.step, &s);
+  std::map<std::string, int> depth;
+  for (const auto& name : dag.topo_order) {
+    int d = 0;
+    for (const auto& dep : dag.tasks.at(name).dependent_tasks) d = std::max(d, depth[dep] + 1);
+    depth[name] = d;
+  }
+  std::map<int, PipelineFit> levels;
+  for (const auto& name : dag.topo_order) {
+    auto it = by_step.find(name);
+    if (it == by_step.end()) continue;  // a sub-DAG or a step that never ran
+    PipelineFit& level = levels[depth[name]];
+    level.tasks.push_back(name);
+    level.cpu_request += it->second->recommended.cpu_request;
+    level.memory_request += it->second->recommended.memory_request;
+  }
+  std::optional<PipelineFit> tightest;
+  for (auto& [d, level] : levels) {
+    auto by_cpu = static_cast<int64_t>(std::floor(node.cpu / level.cpu_request + 1e-9));
+    int64_t by_memory = node.memory / level.memory_request;
+    level.pipelines = std::min(by_cpu, by_memory);
+    level.limited_by = by_cpu <= by_memory ? "cpu" : "memory";
+    if (!tightest || level.pipelines < tightest->pipelines) tightest = level;
+  }
+  return tightest;
+}
+
+void AddPipelineFit(const ir::PipelineSpec& spec, ProfileReport& report) {
+  report.pipeline_fit = PipelinesPerNode(spec, report);
+}
+
+}  // namespace kfpbench::plan

@@ -1,0 +1,21 @@
+// How many whole runs of a pipeline fit on one node at once: by the level of
+// its DAG (tasks at the same longest-path depth, which run together) whose
+// recommended requests add up to the most, normally the widest. Jobs per step
+// says how many of one step fit; this says how many pipelines do.
+#pragma once
+
+#include <optional>
+
+#include "ir/pipeline_spec.h"
+#include "plan/profile.h"
+
+namespace kfpbench::plan {
+
+// Empty without a node size or when no step of the root DAG was profiled.
+std::optional<PipelineFit> PipelinesPerNode(const ir::PipelineSpec& spec,
+                                            const ProfileReport& report);
+
+// Sets report.pipeline_fit from PipelinesPerNode.
+void AddPipelineFit(const ir::PipelineSpec& spec, ProfileReport& report);
+
+}  // namespace kfpbench::plan
