@@ -45,9 +45,11 @@ struct TaskRecord {
   RuntimeState state = RuntimeState::kPending;
   WallTime create_time{}, start_time{}, end_time{};  // epoch (zero) until they happen
   std::vector<StateChange> history;
-  nlohmann::json inputs = nlohmann::json(nlohmann::json::value_t::object);  // {"parameters": {...}}
-  nlohmann::json outputs =
-      nlohmann::json(nlohmann::json::value_t::object);  // {"parameters": {...}}
+  // {"parameters": {...}} (outputs also {"artifacts": {...}}) when the engine
+  // keeps task details (EngineOptions::task_details); null without them, as
+  // an empty object would cost an allocation per record.
+  nlohmann::json inputs;
+  nlohmann::json outputs;
   std::string error;
   std::string node;             // the node it was placed on
   Duration scheduling_delay{};  // ready -> placed
