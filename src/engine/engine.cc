@@ -962,7 +962,7 @@ struct Engine::Impl {
       out_artifacts[name] = a;
       task.out_artifacts[name] = {std::move(a)};
     }
-    if (!options.work_root.empty()) {
+    if (options.create_work_dirs && !options.work_root.empty()) {
       std::error_code ec;
       std::filesystem::create_directories(launch.work_dir / "outputs", ec);
       if (!ec && !out_artifacts.empty()) {

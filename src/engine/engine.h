@@ -136,6 +136,10 @@ struct EngineOptions {
   // directory and pod name for the executor. An executor that only keeps time (the
   // simulator's) needs none of it; output parameter types are always given.
   bool resolve_command_lines = true;
+  // Make each container task's work directory (its outputs and artifacts
+  // folders) before launching it. An executor whose steps never write there
+  // (the stub) does without: that is several file system calls per task.
+  bool create_work_dirs = true;
   // Where cachingOptions.enableCache looks up and records executions; null:
   // no caching, every task runs. Must outlive the engine.
   TaskCache* cache = nullptr;

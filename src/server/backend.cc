@@ -335,6 +335,15 @@ Result<std::unique_ptr<Backend>> Backend::Create(BackendOptions options) {
   engine::EngineOptions eo;
   eo.work_root = work_root;
   eo.nodes = options.nodes;
+  // Stub steps write no files, so their tasks need no work directories.
+  eo.create_work_dirs = options.executor != "stub";
+  // Every run, not only wide ones, is snapshotted at most once per interval
+  // while only its tasks change (its own state changes and its end go out at
+  // once). Each snapshot copies every task record and rewrites the run's
+  // whole status in SQLite; a ten-step run of short steps would otherwise
+  // write it a dozen times in a few milliseconds, for states no client could
+  // have seen.
+  eo.large_run_records = 0;
   if (options.cache) {
     impl->cache = std::make_unique<StoreTaskCache>(*impl->store);
     eo.cache = impl->cache.get();
