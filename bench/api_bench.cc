@@ -353,6 +353,8 @@ void BM_ExecutedRunsHttp(benchmark::State& state) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     state.SetIterationTime(seconds);
     state.counters["executed_runs_per_s"] = runs / seconds;
+    // Ten steps a run: the figure (target 15,000 a second).
+    state.counters["task_completions_per_s"] = 10 * runs / seconds;
   }
 }
 BENCHMARK(BM_ExecutedRunsHttp)

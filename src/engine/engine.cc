@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <map>
 #include <random>
 #include <system_error>
@@ -101,9 +102,15 @@ struct Engine::Impl {
   Placement placement;
   std::mt19937_64 rng;
   std::unordered_map<std::string, std::unique_ptr<Run>> runs;
-  std::unordered_map<uint64_t, Container> containers;
-  uint64_t next_container = 1;
-  int depth = 0;  // nesting of engine handlers; notifications go out at 0
+  // Container attempts live in slots reused through a free list: a warm
+  // engine allocates nothing per attempt and reuses the slot freed last,
+  // still in cache. An id is the slot and its generation, so an id whose
+  // attempt is gone (a late completion, a stale timer) finds nothing. A
+  // deque keeps references to slots valid while it grows.
+  std::deque<Container> container_slots;
+  std::vector<uint32_t> free_container_slots;
+  uint64_t next_container = 1;  // Container::serial
+  int depth = 0;                // nesting of engine handlers; notifications go out at 0
   // The last spec started and its DAG plans, for the next run of the same
   // spec object (a simulation submits one spec many times). Holding the spec
   // keeps the plans' pointers into it valid.
@@ -119,6 +126,39 @@ struct Engine::Impl {
     }
     Impl& impl;
   };
+
+  // ---- Container slots ----
+
+  uint64_t NewContainer() {
+    uint32_t slot;
+    if (!free_container_slots.empty()) {
+      slot = free_container_slots.back();
+      free_container_slots.pop_back();
+    } else {
+      slot = static_cast<uint32_t>(container_slots.size());
+      container_slots.emplace_back();
+    }
+    Container& c = container_slots[slot];
+    ++c.generation;
+    c.live = true;
+    c.serial = next_container++;
+    return (static_cast<uint64_t>(c.generation) << 32) | slot;
+  }
+
+  Container* FindContainer(uint64_t id) {
+    auto slot = static_cast<uint32_t>(id & 0xffffffffu);
+    if (slot >= container_slots.size()) return nullptr;
+    Container& c = container_slots[slot];
+    return c.live && c.generation == static_cast<uint32_t>(id >> 32) ? &c : nullptr;
+  }
+
+  // `c` must be the live container `id` names. Its fields stay until the
+  // slot is reused (each use sets what it reads; the launch was moved to
+  // the executor): resetting them would touch every cache line of the slot.
+  void FreeContainer(uint64_t id, Container& c) {
+    c.live = false;
+    free_container_slots.push_back(static_cast<uint32_t>(id & 0xffffffffu));
+  }
 
   // ---- Records and states ----
 
@@ -162,7 +202,11 @@ struct Engine::Impl {
     rec.executor_label = executor_label;
     rec.create_time = loop.Now();
     rec.state = RuntimeState::kPending;
-    if (options.task_details) rec.history.push_back({rec.create_time, RuntimeState::kPending, ""});
+    if (options.task_details) {
+      rec.history.push_back({rec.create_time, RuntimeState::kPending, ""});
+      rec.inputs = json::object();
+      rec.outputs = json::object();
+    }
     if (parent >= 0) {
       rec.parent_task_id = run.records[parent].task_id;
       run.records[parent].child_task_ids.push_back(rec.task_id);
@@ -203,7 +247,11 @@ struct Engine::Impl {
       if (DeferSnapshot(*run)) continue;
       run->snapshot_state = run->state;
       run->snapshot_time = loop.Now();
-      auto cost_from = std::chrono::steady_clock::now();
+      // What a snapshot costs matters only to DeferSnapshot, which light
+      // snapshots skip: reading the clock twice per change is not free.
+      const bool timed = !options.light_snapshots;
+      auto cost_from =
+          timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
       RunSnapshot snap;
       snap.run_id = run->id;
       snap.state = run->state;
@@ -218,7 +266,7 @@ struct Engine::Impl {
         snap.tasks = run->records;
       }
       observer.OnRunChanged(snap);
-      run->snapshot_cost = std::chrono::steady_clock::now() - cost_from;
+      if (timed) run->snapshot_cost = std::chrono::steady_clock::now() - cost_from;
     }
     for (Run* run : pending) {
       if (!run->finished) continue;
@@ -305,7 +353,7 @@ struct Engine::Impl {
     if (state != RuntimeState::kFailed && state != RuntimeState::kCanceled) run.error.clear();
     if (state == RuntimeState::kCanceled && run.error.empty()) run.error = "run canceled";
     DagExec& root = *run.dags.front();
-    if (options.task_details) run.records[0].outputs = {{"parameters", root.outputs}};
+    if (options.task_details) run.records[0].outputs = {{"parameters", ObjectOr(root.outputs)}};
     SetState(run, 0, state, run.error);
     SetRunState(run, state, run.error);
   }
@@ -322,20 +370,24 @@ struct Engine::Impl {
     run.canceled = true;
     run.stopping = true;
     SetRunState(run, RuntimeState::kCanceling);
-    std::vector<uint64_t> ids(run.live.begin(), run.live.end());
-    std::sort(ids.begin(), ids.end());  // deterministic order
-    for (uint64_t id : ids) {
-      auto c = containers.find(id);
-      if (c == containers.end()) continue;
-      if (c->second.where == Container::Where::kRunning) {
-        executor.Cancel(run.records[c->second.dag->tasks[c->second.task].record].task_id);
+    // In creation order, so that cancellations happen in a deterministic order.
+    std::vector<std::pair<uint64_t, uint64_t>> order;  // serial, id
+    for (uint64_t id : run.live) {
+      if (const Container* c = FindContainer(id)) order.emplace_back(c->serial, id);
+    }
+    std::sort(order.begin(), order.end());
+    for (const auto& [serial, id] : order) {
+      Container* c = FindContainer(id);
+      if (c == nullptr) continue;
+      if (c->where == Container::Where::kRunning) {
+        executor.Cancel(run.records[c->dag->tasks[c->task].record].task_id);
         continue;  // its result arrives later and ends it CANCELED
       }
-      if (c->second.where == Container::Where::kQueued) placement.Remove(id);
-      if (c->second.where == Container::Where::kBackoff) loop.Cancel(c->second.timer);
-      DagExec& dag = *c->second.dag;
-      int task = c->second.task;
-      containers.erase(c);
+      if (c->where == Container::Where::kQueued) placement.Remove(id);
+      if (c->where == Container::Where::kBackoff) loop.Cancel(c->timer);
+      DagExec& dag = *c->dag;
+      int task = c->task;
+      FreeContainer(id, *c);
       std::erase(run.live, id);
       FinishTask(dag, task, RuntimeState::kCanceled, "canceled");
     }
@@ -423,7 +475,8 @@ struct Engine::Impl {
     if (dag.parent == nullptr) {
       FinishRun(run, dag.state, dag.error);
     } else if (dag.iteration >= 0) {
-      if (options.task_details) run.records[dag.record].outputs = {{"parameters", dag.outputs}};
+      if (options.task_details)
+        run.records[dag.record].outputs = {{"parameters", ObjectOr(dag.outputs)}};
       SetState(run, dag.record, dag.state, dag.error);
       OnIterationDone(*dag.parent, dag.parent_task);
     } else {
@@ -453,7 +506,16 @@ struct Engine::Impl {
     task.phase = Phase::kActive;
     ++dag.active;
     task.record = NewRecord(run, spec.name, spec.display_name, dag.record, comp.executor_label);
-    run.records[task.record].key = (dag.dir / spec.name).generic_string();
+    // The same text as (dag.dir / spec.name).generic_string(), without
+    // building and splitting a path per task.
+    std::string& key = run.records[task.record].key;
+    if (dag.dir.empty()) {
+      key = spec.name;
+    } else {
+      key = dag.dir.generic_string();
+      key += '/';
+      key += spec.name;
+    }
     // Exit handlers run again: they report on the attempt that is running.
     if (!comp.is_dag() && !spec.run_when_upstream_done) {
       if (auto kept = run.keep.find(run.records[task.record].key); kept != run.keep.end()) {
@@ -464,7 +526,8 @@ struct Engine::Impl {
     if (auto s = detail::ResolveTaskInputs(dag, i, skipped); !s) {
       return FinishTask(dag, i, RuntimeState::kFailed, s.error().message);
     }
-    if (options.task_details) run.records[task.record].inputs = {{"parameters", task.params}};
+    if (options.task_details)
+      run.records[task.record].inputs = {{"parameters", ObjectOr(task.params)}};
     if (skipped) {
       return FinishTask(dag, i, RuntimeState::kSkipped, "an input's producer did not run");
     }
@@ -472,7 +535,7 @@ struct Engine::Impl {
       std::optional<bool> go;
       if (options.decide_condition) go = options.decide_condition(spec.name);
       if (!go) {
-        auto eval = ir::EvalCondition(dag.plan->conditions[i], task.params);
+        auto eval = ir::EvalCondition(dag.plan->conditions[i], ObjectOr(task.params));
         if (!eval.ok()) {
           return FinishTask(dag, i, RuntimeState::kFailed,
                             "triggerPolicy.condition: " + eval.error().message);
@@ -484,8 +547,8 @@ struct Engine::Impl {
     if (comp.is_dag()) {
       if (spec.iterator) return StartLoop(dag, i);
       SetState(run, task.record, RuntimeState::kRunning);
-      DagExec& child = NewDag(run, &dag, i, -1, comp, task.params, task.in_artifacts, task.record,
-                              dag.dir / spec.name);
+      DagExec& child = NewDag(run, &dag, i, -1, comp, ObjectOr(task.params), task.in_artifacts,
+                              task.record, dag.dir / spec.name);
       return StartDag(child);
     }
     const ir::ExecutorSpec* exec = run.spec->FindExecutor(comp.executor_label);
@@ -637,7 +700,7 @@ struct Engine::Impl {
     task.retry_launch.reset();
     if (task.record >= 0 && options.task_details) {
       TaskRecord& rec = run.records[task.record];
-      json outputs = {{"parameters", task.outputs}};
+      json outputs = {{"parameters", ObjectOr(task.outputs)}};
       if (!task.out_artifacts.empty()) {
         json arts = json::object();
         for (const auto& [name, list] : task.out_artifacts) {
@@ -668,8 +731,9 @@ struct Engine::Impl {
     TaskExec& task = dag.tasks[i];
     Run& run = *dag.run;
     const int index = task.record;
-    task.outputs = kept.outputs.value("parameters", json::object());
-    task.out_artifacts = ArtifactsFromJson(kept.outputs.value("artifacts", json::object()));
+    task.outputs = ObjectOr(kept.outputs).value("parameters", json::object());
+    task.out_artifacts =
+        ArtifactsFromJson(ObjectOr(kept.outputs).value("artifacts", json::object()));
     task.cached = kept.state == RuntimeState::kSkipped;
     task.fingerprint.clear();
     FinishTask(dag, i, kept.state, kept.error);
@@ -706,7 +770,7 @@ struct Engine::Impl {
     } else if (it.raw) {
       task.items = it.raw_items;
     } else {
-      json items = task.params.value(it.input_parameter, json());
+      json items = ObjectOr(task.params).value(it.input_parameter, json());
       if (items.is_string()) {
         json parsed = json::parse(items.get<std::string>(), nullptr, false);
         if (!parsed.is_discarded()) items = std::move(parsed);
@@ -734,7 +798,7 @@ struct Engine::Impl {
     // Each iteration's inputs are the loop's, less the list being iterated
     // when no task of the body reads it: copying a 10,000-item list into
     // every iteration would make a wide loop quadratic in time and memory.
-    task.iteration_inputs = task.params;
+    task.iteration_inputs = ObjectOr(task.params);
     if (!it.raw && !it.over_artifacts() && !BodyReadsInput(body, it.input_parameter)) {
       task.iteration_inputs.erase(it.input_parameter);
     }
@@ -898,7 +962,7 @@ struct Engine::Impl {
       out_artifacts[name] = a;
       task.out_artifacts[name] = {std::move(a)};
     }
-    if (!options.work_root.empty()) {
+    if (options.create_work_dirs && !options.work_root.empty()) {
       std::error_code ec;
       std::filesystem::create_directories(launch.work_dir / "outputs", ec);
       if (!ec && !out_artifacts.empty()) {
@@ -910,7 +974,7 @@ struct Engine::Impl {
       }
     }
     ir::PlaceholderContext ctx;
-    ctx.parameters = &task.params;
+    ctx.parameters = &ObjectOr(task.params);
     ctx.output_parameter_files = &output_files;
     ctx.input_artifacts = &task.in_artifacts;
     ctx.output_artifacts = &out_artifacts;
@@ -936,7 +1000,7 @@ struct Engine::Impl {
     if (spec.templated.empty()) return spec;
     ir::ResourceSpec out = spec;
     ir::PlaceholderContext ctx;
-    ctx.parameters = &task.params;
+    ctx.parameters = &ObjectOr(task.params);
     for (const auto& [key, text] : spec.templated) {
       auto value = ir::ResolvePlaceholders(text, ctx);
       if (!value.ok()) return Error{fmt::format("resources.{}: {}", key, value.error().message)};
@@ -948,7 +1012,7 @@ struct Engine::Impl {
   }
 
   // Queues a launch for a node with room, unless no node could ever hold it.
-  Status Place(DagExec& dag, int i, const ir::ExecutorSpec& executor_spec, TaskLaunch launch) {
+  Status Place(DagExec& dag, int i, const ir::ExecutorSpec& executor_spec, TaskLaunch&& launch) {
     Run& run = *dag.run;
     TaskExec& task = dag.tasks[i];
     const ir::TaskSpec& spec = *dag.plan->tasks[i];
@@ -978,7 +1042,7 @@ struct Engine::Impl {
         for (const auto& a : list) uris.push_back(a.uri);
         input_artifacts[name] = std::move(uris);
       }
-      task.fingerprint = CacheFingerprint(comp, *exec, task.params, input_artifacts);
+      task.fingerprint = CacheFingerprint(comp, *exec, ObjectOr(task.params), input_artifacts);
       run.records[task.record].cache_fingerprint = task.fingerprint;
       if (auto hit = options.cache->Lookup(CacheScope(*run.spec), task.fingerprint)) {
         ReuseCached(dag, i, *hit);
@@ -1007,7 +1071,7 @@ struct Engine::Impl {
     CachedExecution execution;
     execution.run_id = run.id;
     execution.task_id = run.records[task.record].task_id;
-    execution.output_parameters = task.outputs;
+    execution.output_parameters = ObjectOr(task.outputs);
     for (const auto& [name, list] : task.out_artifacts) {
       json values = json::array();
       for (const auto& a : list) values.push_back(ArtifactJson(a));
@@ -1016,9 +1080,9 @@ struct Engine::Impl {
     options.cache->Record(CacheScope(*run.spec), task.fingerprint, execution);
   }
 
-  void Enqueue(DagExec& dag, int i, TaskLaunch launch, const Demand& demand) {
-    uint64_t id = next_container++;
-    Container& c = containers[id];
+  void Enqueue(DagExec& dag, int i, TaskLaunch&& launch, const Demand& demand) {
+    uint64_t id = NewContainer();
+    Container& c = *FindContainer(id);
     c.run = dag.run;
     c.dag = &dag;
     c.task = i;
@@ -1033,9 +1097,9 @@ struct Engine::Impl {
 
   void SchedulePending() {
     for (const auto& placed : placement.Schedule()) {
-      auto it = containers.find(placed.ticket);
-      if (it == containers.end()) continue;
-      Launch(placed.ticket, it->second, placed.node);
+      Container* c = FindContainer(placed.ticket);
+      if (c == nullptr) continue;
+      Launch(placed.ticket, *c, placed.node);
     }
   }
 
@@ -1066,24 +1130,26 @@ struct Engine::Impl {
 
   void OnDone(uint64_t id, TaskResult result) {
     Scope scope(*this);
-    auto it = containers.find(id);
-    if (it == containers.end()) return;
-    Container c = std::move(it->second);
-    containers.erase(it);
-    Run& run = *c.run;
+    Container* held = FindContainer(id);
+    if (held == nullptr) return;
+    // The few fields needed below (the launch went to the executor).
+    Run& run = *held->run;
+    DagExec& dag = *held->dag;
+    const int i = held->task;
+    const Demand demand = held->demand;
+    placement.Release(held->node, demand);
+    FreeContainer(id, *held);
     std::erase(run.live, id);
-    placement.Release(c.node, c.demand);
-    DagExec& dag = *c.dag;
-    TaskExec& task = dag.tasks[c.task];
-    const ir::TaskSpec& spec = *dag.plan->tasks[c.task];
-    const ir::ComponentSpec& comp = *dag.plan->components[c.task];
+    TaskExec& task = dag.tasks[i];
+    const ir::TaskSpec& spec = *dag.plan->tasks[i];
+    const ir::ComponentSpec& comp = *dag.plan->components[i];
     TaskRecord& rec = run.records[task.record];
     rec.cpu_seconds += result.cpu_seconds;
     rec.peak_rss_bytes = std::max(rec.peak_rss_bytes, result.peak_rss_bytes);
     if (!result.log_path.empty()) rec.log_path = result.log_path;
 
     if (run.canceled) {
-      FinishTask(dag, c.task, RuntimeState::kCanceled, "canceled");
+      FinishTask(dag, i, RuntimeState::kCanceled, "canceled");
     } else {
       std::string error;
       if (result.succeeded) {
@@ -1105,12 +1171,12 @@ struct Engine::Impl {
       }
       if (error.empty()) {
         if (!task.fingerprint.empty()) RecordInCache(run, task);
-        FinishTask(dag, c.task, RuntimeState::kSucceeded);
+        FinishTask(dag, i, RuntimeState::kSucceeded);
       } else if (spec.retry && task.attempt <= spec.retry->max_retry_count && task.retry_launch) {
-        ScheduleRetry(dag, c.task, c.demand, error);
+        ScheduleRetry(dag, i, demand, error);
       } else {
         task.outputs = json::object();
-        FinishTask(dag, c.task, RuntimeState::kFailed, error);
+        FinishTask(dag, i, RuntimeState::kFailed, error);
       }
     }
     SchedulePending();
@@ -1129,8 +1195,8 @@ struct Engine::Impl {
     SetState(run, task.record, RuntimeState::kRunning,
              fmt::format("attempt {} failed: {}; retry {} of {} in {}", task.attempt, error,
                          task.attempt, policy.max_retry_count, FormatDuration(delay)));
-    uint64_t id = next_container++;
-    Container& c = containers[id];
+    uint64_t id = NewContainer();
+    Container& c = *FindContainer(id);
     c.run = &run;
     c.dag = &dag;
     c.task = i;
@@ -1142,9 +1208,9 @@ struct Engine::Impl {
 
   void OnRetryTimer(uint64_t id) {
     Scope scope(*this);
-    auto it = containers.find(id);
-    if (it == containers.end() || it->second.where != Container::Where::kBackoff) return;
-    Container& c = it->second;
+    Container* found = FindContainer(id);
+    if (found == nullptr || found->where != Container::Where::kBackoff) return;
+    Container& c = *found;
     TaskExec& task = c.dag->tasks[c.task];
     c.where = Container::Where::kQueued;
     c.ready_at = loop.Now();

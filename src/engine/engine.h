@@ -45,9 +45,11 @@ struct TaskRecord {
   RuntimeState state = RuntimeState::kPending;
   WallTime create_time{}, start_time{}, end_time{};  // epoch (zero) until they happen
   std::vector<StateChange> history;
-  nlohmann::json inputs = nlohmann::json(nlohmann::json::value_t::object);  // {"parameters": {...}}
-  nlohmann::json outputs =
-      nlohmann::json(nlohmann::json::value_t::object);  // {"parameters": {...}}
+  // {"parameters": {...}} (outputs also {"artifacts": {...}}) when the engine
+  // keeps task details (EngineOptions::task_details); null without them, as
+  // an empty object would cost an allocation per record.
+  nlohmann::json inputs;
+  nlohmann::json outputs;
   std::string error;
   std::string node;             // the node it was placed on
   Duration scheduling_delay{};  // ready -> placed
@@ -134,6 +136,10 @@ struct EngineOptions {
   // directory and pod name for the executor. An executor that only keeps time (the
   // simulator's) needs none of it; output parameter types are always given.
   bool resolve_command_lines = true;
+  // Make each container task's work directory (its outputs and artifacts
+  // folders) before launching it. An executor whose steps never write there
+  // (the stub) does without: that is several file system calls per task.
+  bool create_work_dirs = true;
   // Where cachingOptions.enableCache looks up and records executions; null:
   // no caching, every task runs. Must outlive the engine.
   TaskCache* cache = nullptr;

@@ -2,6 +2,11 @@
 
 namespace kfpbench::engine::detail {
 
+const nlohmann::json& ObjectOr(const nlohmann::json& map) {
+  static const nlohmann::json kEmpty = nlohmann::json::object();
+  return map.is_null() ? kEmpty : map;
+}
+
 const DagPlan& PlanFor(Run& run, const ir::ComponentSpec& comp) {
   if (!run.plans) run.plans = std::make_shared<std::unordered_map<const ir::DagSpec*, DagPlan>>();
   auto [it, inserted] = run.plans->try_emplace(comp.dag.get());

@@ -38,6 +38,12 @@ struct DagPlan {
 
 enum class Phase { kWaiting, kActive, kDone };
 
+// TaskExec's and DagExec's parameter maps start null, not as empty objects:
+// an empty nlohmann object is a heap allocation, and most tasks of a
+// simulated run never hold a parameter. Whatever reads one as a map (and
+// what observers see) goes through ObjectOr: the map, or an empty object.
+const nlohmann::json& ObjectOr(const nlohmann::json& map);
+
 struct DagExec;
 
 struct TaskExec {
@@ -45,10 +51,9 @@ struct TaskExec {
   RuntimeState state = RuntimeState::kPending;  // final once kDone
   int record = -1;                              // index in Run::records once created
   int unfinished_upstream = 0;
-  nlohmann::json params =
-      nlohmann::json(nlohmann::json::value_t::object);  // resolved input parameters
+  nlohmann::json params;  // resolved input parameters (null: none; see ObjectOr)
   ArtifactMap in_artifacts;
-  nlohmann::json outputs = nlohmann::json(nlohmann::json::value_t::object);  // output parameters
+  nlohmann::json outputs;  // output parameters (null: none)
   ArtifactMap out_artifacts;
   std::string error;
   // Container tasks.
@@ -72,7 +77,7 @@ struct DagExec {
   int iteration = -1;    // >= 0 for a ParallelFor iteration
   const ir::ComponentSpec* component = nullptr;
   const DagPlan* plan = nullptr;
-  nlohmann::json inputs = nlohmann::json(nlohmann::json::value_t::object);
+  nlohmann::json inputs;  // null: none (see ObjectOr)
   ArtifactMap in_artifacts;
   int record = -1;
   std::filesystem::path dir;  // relative work dir of its tasks
@@ -82,7 +87,7 @@ struct DagExec {
   bool finished = false;
   RuntimeState state = RuntimeState::kPending;
   std::string error;
-  nlohmann::json outputs = nlohmann::json(nlohmann::json::value_t::object);
+  nlohmann::json outputs;  // null: none
   ArtifactMap out_artifacts;
 };
 
@@ -128,6 +133,9 @@ struct Run {
 // One attempt of a container task, from queueing to its result.
 struct Container {
   enum class Where { kQueued, kRunning, kBackoff };
+  uint64_t serial = 0;      // creation order (Terminate cancels in it)
+  uint32_t generation = 0;  // of its slot in the engine's pool
+  bool live = false;
   Run* run = nullptr;
   DagExec* dag = nullptr;
   int task = 0;

@@ -143,6 +143,13 @@ void StubExecutor::Launch(engine::TaskLaunch launch, std::function<void(engine::
   // finds it; the timer id is filled in just after, still under the lock.
   auto& pending = s.pending[launch.task_id];
   pending = State::Pending{serial, 0, std::move(done)};
+  if (duration <= Duration::zero()) {
+    // A 0 s step needs no timer: a real-time timer costs an allocation, a
+    // lock and a timerfd update, and posting runs it just as soon (a cancel
+    // finds the task gone from `pending` and the posted call does nothing).
+    s.loop.Post(std::move(fire));
+    return;
+  }
   pending.timer = s.loop.After(duration, std::move(fire));
 }
 

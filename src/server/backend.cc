@@ -23,6 +23,7 @@
 #include "server/pod_metrics.h"
 #include "server/run_tracker.h"
 #include "server/scheduler.h"
+#include "server/status_writer.h"
 #include "store/store.h"
 #include "util/ids.h"
 
@@ -30,47 +31,46 @@ namespace kfpbench::server {
 namespace {
 
 // Persists every change the engine reports, in the API's own form, so that
-// GetRun is one row read. A status the store refuses (a full disk, a locked
-// database) is kept and written again every kRewriteInterval until it lands
-// or a newer one replaces it: otherwise a run whose last write failed would
-// show RUNNING forever.
+// GetRun is one row read. The snapshot is turned into a status on the loop
+// and written by a StatusWriter on its own thread (the newest status of each
+// run, in order; a status the store refuses, a full disk or a locked
+// database, is written again every second until it lands or a newer one
+// replaces it: otherwise a run whose last write failed would show RUNNING
+// forever).
 class StoreObserver : public engine::RunObserver {
  public:
-  static constexpr Duration kRewriteInterval = std::chrono::seconds(1);
-
   // `steps_write_files`: steps leave outputs and logs on disk (the process
   // executor), so succeeded runs' tasks are kept too, for the artifact read
   // endpoint. Stub steps write nothing, and keeping every run's tasks would
   // cost a benchmark's backend a write per run for nothing.
   StoreObserver(store::Store& store, RunTracker& tracker, engine::EventLoop& loop,
                 bool steps_write_files)
-      : store_(store), tracker_(tracker), loop_(loop), steps_write_files_(steps_write_files) {}
+      : store_(store),
+        tracker_(tracker),
+        loop_(loop),
+        steps_write_files_(steps_write_files),
+        writer_(store) {}
 
   void OnRunChanged(const engine::RunSnapshot& snapshot) override {
     tracker_.OnSnapshot(snapshot);
     store::RunStatus status = ToRunStatus(snapshot);
     status.state_history = tracker_.WithPrefix(snapshot.run_id, std::move(status.state_history),
                                                IsTerminal(snapshot.state));
-    unwritten_.erase(snapshot.run_id);  // this one is newer
     // Kept before the end is written: a client that sees the end may retry
     // the run or read its artifacts at once.
+    std::optional<StatusWriter::KeptTasks> kept;
     if (snapshot.state == RuntimeState::kFailed || snapshot.state == RuntimeState::kCanceled ||
         (snapshot.state == RuntimeState::kSucceeded && steps_write_files_)) {
-      KeepTasks(snapshot);
+      kept = KeepTasks(snapshot);
     }
-    Write(snapshot.run_id, std::move(status));
+    writer_.Submit(snapshot.run_id, std::move(status), std::move(kept));
   }
 
   // A run the store shows in flight but the engine does not execute: either
   // its last status is still waiting to be written (then that is its truth),
   // or nothing will ever end it, and terminating it ends it CANCELED.
   void OnTerminateNotExecuting(const std::string& run_id) override {
-    if (auto it = unwritten_.find(run_id); it != unwritten_.end()) {
-      store::RunStatus status = std::move(it->second);
-      unwritten_.erase(it);
-      Write(run_id, std::move(status));
-      return;
-    }
+    if (writer_.WriteNow(run_id)) return;
     auto ended = store_.EndInFlightRuns({.run_id = run_id,
                                          .state = RuntimeState::kCanceled,
                                          .code = kfp::GrpcCode::kCancelled,
@@ -84,55 +84,19 @@ class StoreObserver : public engine::RunObserver {
   }
 
  private:
-  void Write(const std::string& run_id, store::RunStatus status) {
-    Status s = store_.UpdateRunStatus(run_id, status);
-    // A run deleted while it executes has no row left; nothing to keep.
-    if (s.ok() || s.error().NotFound()) return;
-    spdlog::error("cannot record run {} ({}); trying again every {}s: {}", run_id,
-                  RuntimeStateName(status.state),
-                  std::chrono::duration_cast<std::chrono::seconds>(kRewriteInterval).count(),
-                  s.error().message);
-    unwritten_[run_id] = std::move(status);
-    ArmRewrite();
-  }
-
-  void ArmRewrite() {
-    if (rewrite_armed_ || unwritten_.empty()) return;
-    rewrite_armed_ = true;
-    loop_.After(kRewriteInterval, [this] { RewriteUnwritten(); });
-  }
-
-  void RewriteUnwritten() {
-    rewrite_armed_ = false;
-    auto pending = std::move(unwritten_);
-    unwritten_.clear();
-    for (auto& [run_id, status] : pending) {
-      Status s = store_.UpdateRunStatus(run_id, status);
-      if (s.ok() || s.error().NotFound()) {
-        spdlog::info("recorded run {} ({}) after all", run_id, RuntimeStateName(status.state));
-        continue;
-      }
-      unwritten_[run_id] = std::move(status);
-    }
-    ArmRewrite();
-  }
-
   // What a later :retry keeps, and where the artifact read endpoint finds
   // files: the container tasks that succeeded (or were cache hits), outputs
   // included; the API's task details carry neither parameter values nor
   // paths, so they are kept apart.
-  void KeepTasks(const engine::RunSnapshot& snapshot) {
-    std::vector<std::pair<std::string, std::string>> keep;
+  static StatusWriter::KeptTasks KeepTasks(const engine::RunSnapshot& snapshot) {
+    StatusWriter::KeptTasks keep;
     for (const auto& t : snapshot.tasks) {
       if (t.executor_label.empty() || t.key.empty()) continue;
       bool cache_hit = t.state == RuntimeState::kSkipped && !t.cache_fingerprint.empty();
       if (t.state != RuntimeState::kSucceeded && !cache_hit) continue;
       keep.emplace_back(t.key, engine::TaskRecordToJson(t).dump());
     }
-    if (Status s = store_.PutRetryTasks(snapshot.run_id, keep); !s.ok()) {
-      spdlog::error("cannot keep the tasks of run {} for a retry: {}", snapshot.run_id,
-                    s.error().message);
-    }
+    return keep;
   }
 
   static std::optional<kfp::RpcStatus> ToError(const std::string& message) {
@@ -204,8 +168,7 @@ class StoreObserver : public engine::RunObserver {
   RunTracker& tracker_;
   engine::EventLoop& loop_;
   const bool steps_write_files_;
-  std::map<std::string, store::RunStatus> unwritten_;  // by run id; touched on the loop only
-  bool rewrite_armed_ = false;
+  StatusWriter writer_;  // last: its destructor writes what still waits
 };
 
 // The execution cache in SQLite, so that it survives restarts as KFP's does.
@@ -335,6 +298,15 @@ Result<std::unique_ptr<Backend>> Backend::Create(BackendOptions options) {
   engine::EngineOptions eo;
   eo.work_root = work_root;
   eo.nodes = options.nodes;
+  // Stub steps write no files, so their tasks need no work directories.
+  eo.create_work_dirs = options.executor != "stub";
+  // Every run, not only wide ones, is snapshotted at most once per interval
+  // while only its tasks change (its own state changes and its end go out at
+  // once). Each snapshot copies every task record and rewrites the run's
+  // whole status in SQLite; a ten-step run of short steps would otherwise
+  // write it a dozen times in a few milliseconds, for states no client could
+  // have seen.
+  eo.large_run_records = 0;
   if (options.cache) {
     impl->cache = std::make_unique<StoreTaskCache>(*impl->store);
     eo.cache = impl->cache.get();

@@ -33,21 +33,57 @@ bool Expect(std::string_view s, size_t& pos, char c) {
 }  // namespace
 
 std::string FormatRfc3339(WallTime t) {
-  auto since = t.time_since_epoch();
-  auto secs = std::chrono::floor<std::chrono::seconds>(since);
-  auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(since - secs).count();
-  std::time_t tt = secs.count();
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  std::string out = fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", tm.tm_year + 1900,
-                                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
-  if (nanos != 0) {
-    std::string frac = fmt::format("{:09}", nanos);
-    while (!frac.empty() && frac.back() == '0') frac.pop_back();
-    out += "." + frac;
+  // Digits by hand and the date from the calendar types: this runs for every
+  // time in every status the backend writes, and fmt's format-string parsing
+  // plus gmtime_r (which takes glibc's time-zone lock) cost more than the
+  // rest of the work.
+  using namespace std::chrono;
+  const auto day = floor<days>(t);
+  const year_month_day ymd{day};
+  const int year = static_cast<int>(ymd.year());
+  const auto since = t.time_since_epoch();
+  const auto secs = floor<seconds>(since);
+  const int64_t nanos = duration_cast<nanoseconds>(since - secs).count();
+  const int64_t of_day = (secs - duration_cast<seconds>(day.time_since_epoch())).count();
+  if (year < 0 || year > 9999) {
+    // Outside what four digits hold: as fmt writes it.
+    std::string out =
+        fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", year, static_cast<unsigned>(ymd.month()),
+                    static_cast<unsigned>(ymd.day()), of_day / 3600, of_day / 60 % 60, of_day % 60);
+    if (nanos != 0) {
+      std::string frac = fmt::format("{:09}", nanos);
+      while (!frac.empty() && frac.back() == '0') frac.pop_back();
+      out += "." + frac;
+    }
+    return out + "Z";
   }
-  out += "Z";
-  return out;
+  char buf[32];
+  auto put = [&buf](size_t at, int64_t value, int digits) {
+    for (int i = digits - 1; i >= 0; --i) {
+      buf[at + static_cast<size_t>(i)] = static_cast<char>('0' + value % 10);
+      value /= 10;
+    }
+  };
+  put(0, year, 4);
+  buf[4] = '-';
+  put(5, static_cast<unsigned>(ymd.month()), 2);
+  buf[7] = '-';
+  put(8, static_cast<unsigned>(ymd.day()), 2);
+  buf[10] = 'T';
+  put(11, of_day / 3600, 2);
+  buf[13] = ':';
+  put(14, of_day / 60 % 60, 2);
+  buf[16] = ':';
+  put(17, of_day % 60, 2);
+  size_t n = 19;
+  if (nanos != 0) {
+    buf[n++] = '.';
+    put(n, nanos, 9);
+    n += 9;
+    while (buf[n - 1] == '0') --n;  // nanos != 0: a digit other than 0 stops it
+  }
+  buf[n++] = 'Z';
+  return std::string(buf, n);
 }
 
 Result<WallTime> ParseRfc3339(std::string_view s) {
