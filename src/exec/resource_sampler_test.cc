@@ -82,7 +82,11 @@ TEST(ResourceSamplerTest, SumsCpuAndMemoryOverTheWholeProcessGroup) {
   EXPECT_GT(kernel_cpu_seconds, 0.1);
   EXPECT_GT(cpu_peak, 0.02);
   EXPECT_LT(cores[cores.size() / 2], 1.3);
-  EXPECT_LT(cpu_peak, std::thread::hardware_concurrency() + 0.3);
+  // One interval can read above the cores: /proc counts CPU in 10 ms ticks
+  // per process, and on a loaded machine an interval's CPU can be charged
+  // just after its end (2.36 seen on 2 cores at a load average of 7). A
+  // process counted twice would read twice the cores.
+  EXPECT_LT(cpu_peak, 1.5 * std::thread::hardware_concurrency());
   EXPECT_GE(profile->cpu_seconds, 0.6 * kernel_cpu_seconds);
   EXPECT_LE(profile->cpu_seconds, kernel_cpu_seconds + 0.05);
   // 200 MiB touched, plus two small processes and a shell (each far larger
