@@ -355,6 +355,48 @@
     }
   }
 
+  // ---- growth: latency against objects stored ---------------------------------
+
+  // Each growth scenario: a log-log chart of every operation's p99 at each
+  // level (dots) with its fitted line (dashed), and the fits in a table.
+  function growth() {
+    const entries = Object.entries(R.growth || {});
+    if (entries.length === 0) return;
+    const s = section("Growth", "Latency against the runs the target stores (ListRuns total_size), level by level; the dashed lines are least-squares fits on log-log axes, latency ~ runs^k, with k's 95% interval. k below 0.1 reads constant, below 0.5 logarithmic, below 1.25 linear.");
+    for (const [scenario, g] of entries) {
+      const levels = g.levels || [];
+      s.appendChild(el("p", {}, "Scenario " + scenario + ": " + levels.length + " level(s)" +
+        (g.stopped_because ? "; stopped: " + g.stopped_because : "") + "."));
+      s.appendChild(table(["level", "runs stored", "experiments", "runs filled", "fill time", "objects/s", "measured"], levels.map((l) => [
+        l.target_runs, l.runs_stored, l.experiments_stored, l.fill.runs_created, fmtMs(l.fill.seconds * 1000),
+        l.fill.objects_per_s.toFixed(1), fmtMs(l.measure_seconds * 1000)]), 1));
+      const fits = g.fits || {};
+      const k = (f) => (f ? f.exponent.toFixed(2) + (f.exponent_low === null ? "" : " [" + f.exponent_low.toFixed(2) + ", " + f.exponent_high.toFixed(2) + "]") + " " + f.verdict : "–");
+      s.appendChild(table(["operation", "p50 exponent", "p99 exponent", "p99 at " + g.extrapolate_to + " runs"], Object.entries(fits).map(([op, f]) => [
+        op, k(f.p50), k(f.p99), f.p99_at_extrapolation_us === null ? "–" : fmtMs(f.p99_at_extrapolation_us / 1000) +
+          (f.p99_at_extrapolation_low_us === null ? "" : " (" + fmtMs(f.p99_at_extrapolation_low_us / 1000) + " to " + fmtMs(f.p99_at_extrapolation_high_us / 1000) + ")")]), 1));
+      const box = chartBox(s, "growth-" + scenario, "p99 latency against runs stored (log-log)");
+      const xs = levels.map((l) => l.runs_stored);
+      if (xs.length < 2 || xs.some((x) => !(x > 0))) { markEmpty(box, "Fewer than two levels with runs stored."); continue; }
+      const series = [{ label: "runs stored" }];
+      const data = [xs];
+      Object.keys(fits).forEach((op, i) => {
+        const c = PALETTE[i % PALETTE.length];
+        const f = fits[op].p99;
+        data.push(levels.map((l) => (l.operations[op] && l.operations[op].latency_us.count ? l.operations[op].latency_us.p99 / 1000 : null)));
+        series.push({ label: op + " p99", stroke: c, width: 0, paths: () => null, points: { show: true, size: 8, fill: c }, value: (u, v) => fmtMs(v) });
+        data.push(xs.map((x) => (f ? Math.exp(f.intercept_ln_us + f.exponent * Math.log(x)) / 1000 : null)));
+        series.push({ label: op + " fit", stroke: c, width: 1.5, dash: [6, 4], points: { show: false }, value: (u, v) => fmtMs(v) });
+      });
+      plot(box, {
+        height: 320,
+        scales: { x: { time: false, distr: 3 }, y: { distr: 3 } },
+        axes: [{ label: "runs stored" }, { label: "ms", size: 60 }],
+        series: series,
+      }, data);
+    }
+  }
+
   function schedules() {
     const entries = Object.entries(R.schedules || {}).filter(([k]) => /^[0-9]+$/.test(k));
     if (entries.length === 0) return;
@@ -415,7 +457,7 @@
 
   // Each part draws on its own, so one failure leaves the rest of the page.
   for (const part of [header, verdicts, operationsTable, latencyOverTime, latencyDistribution, throughput,
-    durationCdf, timeline, stressSearch, schedules, runsSummary, context]) {
+    durationCdf, timeline, stressSearch, growth, schedules, runsSummary, context]) {
     try {
       part();
     } catch (e) {

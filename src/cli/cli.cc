@@ -72,6 +72,7 @@ std::vector<Command> AddCommands(CLI::App& app, std::string& log_level) {
       AddSimulateCommand(app), AddCalibrateCommand(app), AddPlanCommand(app)};
   commands.push_back(AddProfileCommand(app));
   commands.push_back(AddOrchestrateCommand(app));
+  commands.push_back(AddGrowthCleanupCommand(app));
   AddReportCommands(app, commands);
   // --log-level after the command too (kfpbench run s.json --log-level debug),
   // but not for `step`, whose flags pass through to a pipeline's command line.

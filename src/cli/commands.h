@@ -45,6 +45,8 @@ Command AddStepCommand(CLI::App& app);      // step_command.cc: a pipeline step'
 Command AddValidateCommand(CLI::App& app);  // step_command.cc: what run would refuse
 // orchestrate_command.cc: one run per CSV row, an ORCHESTRATE scenario
 Command AddOrchestrateCommand(CLI::App& app);
+// growth_command.cc: delete a growth scenario's fill by its prefix
+Command AddGrowthCleanupCommand(CLI::App& app);
 // profile_command.cc: step resources and recommended requests and limits
 Command AddProfileCommand(CLI::App& app);
 // capacity_commands.cc: the cluster simulator; they never contact a KFP server

@@ -53,6 +53,13 @@ Command AddRunCommand(CLI::App& app) {
   AddDurationOption(*cmd, "--checkpoint-every", b.harness.checkpoint_interval,
                     "how often the results so far are written while the load runs");
   cmd->add_flag("--keep", b.harness.keep, "keep the pipelines, experiments and runs created");
+  cmd->add_option(
+         "--growth-fill", b.harness.growth_fill,
+         "let growth scenarios fill a real target, creating experiments NAME-e0, "
+         "NAME-e1, ... and pipelines NAME-p0, ... (deleted by experiment afterwards unless "
+         "--keep; kfpbench growth-cleanup --prefix NAME finishes an interrupted "
+         "clean-up)")
+      ->type_name("NAME");
   f->target.Add(*cmd);
   AddParsedOption(*cmd, "--prometheus", b.prometheus, http::ParseUrl,
                   "Prometheus URL: after the load, read each step's container CPU and memory", "",

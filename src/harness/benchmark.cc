@@ -160,6 +160,19 @@ Result<Outcome> RunBenchmark(Session& session, const ScenarioFile& file,
   if (!with_defaults.pods.context.empty() && with_defaults.pods.namespace_.empty()) {
     with_defaults.pods.namespace_ = ns.empty() ? "kubeflow" : ns;
   }
+  with_defaults.harness.embedded_target = session.embedded();
+  // Filling a real deployment with runs is never a side effect of a file:
+  // its operator names what may be filled (and is deleted afterwards).
+  for (const auto& s : file.scenarios) {
+    if (s.growth && !session.embedded() && options.harness.growth_fill.empty()) {
+      return Error{fmt::format(
+          "scenario [{}] has the growth shape, which fills the target with runs: on a real "
+          "target it runs only with --growth-fill NAME, naming what it may create (experiments "
+          "NAME-e0, NAME-e1, ..., pipelines NAME-p0, ...; deleted by experiment afterwards "
+          "unless --keep)",
+          s.index)};
+    }
+  }
   ScenarioFile prepared = file;
   if (Status s = PrepareScenarios(prepared, session.client()); !s.ok()) return s.error();
   if (Status s = ClaimOutputFolder(options.finish.out_dir); !s.ok()) return s.error();

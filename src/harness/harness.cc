@@ -117,6 +117,7 @@ results::BenchmarkResults RunScenarios(
       copy = results;
     }
     copy.runs = runs.Records();
+    copy.growth = context.growth_curves();
     copy.operations = recorder.Snapshot();
     copy.finished = WallClock::now();
     copy.partial = true;
@@ -178,6 +179,7 @@ results::BenchmarkResults RunScenarios(
   results.stress_steps = context.stress_steps();
   results.stress_stops = context.stress_stops();
   results.schedules = context.schedules();
+  results.growth = context.growth_curves();
   MarkPartial(context, results);
   // Clean-up calls are not part of the measured load.
   results.operations = recorder.Snapshot();

@@ -29,6 +29,7 @@ struct ModeSpec {
   // checks them against the pipeline's inputs.
   bool starts_runs = false;
   bool stress = false;         // the stress shape (open-loop steps of rising rate) applies
+  bool growth = false;         // the growth shape (levels of runs stored) applies
   bool needs_run_time = true;  // false: the mode knows how much load it sends
   // Scenario keys only this mode reads, each with what it does there, for
   // the message when another mode is given it: "[0].mix: only RANDOM_GETS

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/growth_fill.h"
 #include "harness/load_loops.h"
 #include "harness/run_follower.h"
 #include "ir/quantity.h"
@@ -66,6 +67,8 @@ bool CreateOne(Context& context, const kfp::RunCreate& base, const std::string& 
 }  // namespace
 
 Status PipelineRunRunner::Run(const Scenario& scenario, Context& context) {
+  // The growth shape uploads its own fill pipelines (harness/growth_fill.h).
+  if (scenario.growth) return RunGrowth(scenario, context);
   auto pipeline = context.EnsurePipeline(scenario.pipeline_path);
   if (!pipeline.ok()) return pipeline.error();
   kfp::RunCreate base;
@@ -219,6 +222,7 @@ const ModeSpec& PipelineRunMode() {
       .needs_pipeline = true,
       .starts_runs = true,
       .stress = true,
+      .growth = true,
       .make_runner = [] { return std::unique_ptr<ModeRunner>(new PipelineRunRunner(false)); },
   };
   return mode;

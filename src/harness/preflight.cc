@@ -71,6 +71,32 @@ void PlanStress(const Scenario& s, const std::string& at, Preflight& out) {
   }
 }
 
+// A growth scenario fills to each level and measures there for measureTime:
+// runTime must at least hold every level's measurement (the fills come on
+// top, at a rate only the target knows). Says what the last level creates.
+void PlanGrowth(const Scenario& s, const std::string& at, Preflight& out) {
+  if (!s.growth) return;
+  const Scenario::Growth& g = *s.growth;
+  const int64_t top = g.levels.back();
+  const auto levels = static_cast<int64_t>(g.levels.size());
+  const Duration measuring = g.measure_time * levels;
+  if (s.run_time < measuring) {
+    out.problems.push_back(fmt::format(
+        "{}.runTime: {} cannot hold {} level(s) of growth.measureTime {} ({}), let alone the fills",
+        at, FormatDuration(s.run_time), levels, FormatDuration(g.measure_time),
+        FormatDuration(measuring)));
+    return;
+  }
+  out.notes.push_back(fmt::format(
+      "{}.growth: {} level(s) up to {} runs stored ({} experiments, {} pipelines of {} "
+      "version(s) at the top), filled {} CreateRun at a time, then {} of the mix at each level "
+      "with {} worker(s); runTime {} bounds it all",
+      at, levels, top, (top + g.runs_per_experiment - 1) / g.runs_per_experiment,
+      (top + g.runs_per_pipeline - 1) / g.runs_per_pipeline, g.versions_per_pipeline,
+      g.fill_concurrency, FormatDuration(g.measure_time), g.measure_concurrency,
+      FormatDuration(s.run_time)));
+}
+
 }  // namespace
 
 Preflight CheckScenarioFile(const ScenarioFile& file) {
@@ -87,6 +113,7 @@ Preflight CheckScenarioFile(const ScenarioFile& file) {
           at, t->dump(), t->dump()));
     }
     PlanStress(s, at, out);
+    PlanGrowth(s, at, out);
     if (s.pipeline_path.empty()) continue;
     auto it = pipelines.find(s.pipeline_path);
     if (it == pipelines.end())

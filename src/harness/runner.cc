@@ -1,14 +1,22 @@
 #include "harness/runner.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "harness/growth_fill.h"
 #include "util/ids.h"
 
 namespace kfpbench::harness {
+namespace {
+
+// DeleteRun calls in flight while a growth fill is deleted.
+constexpr int kGrowthCleanUpConcurrency = 8;
+
+}  // namespace
 
 Context::Context(kfp::Client& client, results::RunLog& runs, const HarnessOptions& options)
     : client_(client), runs_(runs), options_(options) {}
@@ -145,6 +153,29 @@ std::vector<results::StressStop> Context::stress_stops() const {
   return stress_stops_;
 }
 
+void Context::SetGrowthCurve(const results::GrowthCurve& curve) {
+  std::lock_guard lock(mu_);
+  for (auto& c : growth_curves_) {
+    if (c.scenario == curve.scenario) {
+      c = curve;
+      return;
+    }
+  }
+  growth_curves_.push_back(curve);
+}
+
+std::vector<results::GrowthCurve> Context::growth_curves() const {
+  std::lock_guard lock(mu_);
+  return growth_curves_;
+}
+
+void Context::TrackGrowthFill(const std::string& prefix) {
+  std::lock_guard lock(mu_);
+  if (std::find(growth_fills_.begin(), growth_fills_.end(), prefix) == growth_fills_.end()) {
+    growth_fills_.push_back(prefix);
+  }
+}
+
 std::vector<std::string> Context::CleanUp() {
   std::vector<std::string> failures;
   if (options_.keep) return failures;
@@ -157,6 +188,18 @@ std::vector<std::string> Context::CleanUp() {
   for (const auto& id : recurring_run_ids_) {
     note("recurring run " + id, client_.DeleteRecurringRun(id));
   }
+  for (const auto& prefix : growth_fills_) {
+    auto outcome =
+        CleanUpFill(client_, prefix, kGrowthCleanUpConcurrency, [this] { return Hurried(); });
+    for (auto& f : outcome.failures) failures.push_back(std::move(f));
+    if (outcome.stopped) {
+      failures.push_back(fmt::format(
+          "the growth fill '{}': clean-up stopped after {} runs; run `kfpbench growth-cleanup "
+          "--prefix {}` with the same target flags to delete the rest",
+          prefix, outcome.runs_deleted, prefix));
+    }
+  }
+  growth_fills_.clear();
   for (const auto& id : run_ids_) note("run " + id, client_.DeleteRun(id));
   for (const auto& id : experiment_ids_) note("experiment " + id, client_.DeleteExperiment(id));
   for (const auto& [path, p] : pipelines_) {

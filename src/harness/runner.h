@@ -27,6 +27,12 @@ struct HarnessOptions {
   // After an interruption (Ctrl-C), how long runs in flight are awaited.
   Duration grace = std::chrono::seconds(30);
   bool keep = false;  // leave what the benchmark created on the target
+  // The target is kfpbench's embedded backend (its database goes with it).
+  bool embedded_target = false;
+  // run --growth-fill: the name a growth scenario's fill may create under on
+  // a real target (experiments NAME-e0, NAME-e1, ...; pipelines NAME-p0, ...).
+  // Empty: growth scenarios fill the embedded backend only.
+  std::string growth_fill;
   const std::atomic<bool>* interrupted = nullptr;
   // Set by a second Ctrl-C: stop waiting at once and skip the clean-up.
   const std::atomic<bool>* hurry = nullptr;
@@ -89,6 +95,12 @@ class Context {
   void AddStressStep(const results::StressStep& step);
   void SetStressStop(const results::StressStop& stop);
   void AddSchedule(const results::ScheduleSummary& summary);
+  // A growth scenario's curve so far (replaces the scenario's earlier one).
+  void SetGrowthCurve(const results::GrowthCurve& curve);
+  std::vector<results::GrowthCurve> growth_curves() const;
+  // What a growth fill created under `prefix` is deleted by experiment at
+  // clean-up (harness/growth_fill.h), unless --keep.
+  void TrackGrowthFill(const std::string& prefix);
   std::vector<results::ScheduleSummary> schedules() const;
   std::vector<results::StressStep> stress_steps() const;
   std::vector<results::StressStop> stress_stops() const;
@@ -113,6 +125,8 @@ class Context {
   std::vector<results::StressStop> stress_stops_;
   std::vector<std::string> recurring_run_ids_;
   std::vector<results::ScheduleSummary> schedules_;
+  std::vector<results::GrowthCurve> growth_curves_;
+  std::vector<std::string> growth_fills_;
 };
 
 class ModeRunner {

@@ -21,7 +21,7 @@ using nlohmann::json;
 constexpr std::string_view kCommonFields[] = {
     "mode",    "startTime", "runTime",     "numTimes",       "pipelineFileName",
     "params",  "cron",      "concurrency", "resourceLimits", "rate",
-    "arrival", "seed",      "shape",       "stress"};
+    "arrival", "seed",      "shape",       "stress",         "growth"};
 
 // The common fields, then each mode's own, in registration order.
 std::vector<std::string_view> KnownFields() {
@@ -139,6 +139,102 @@ Result<Scenario::Stress> ReadStress(const json& entry, const Scenario& s, const 
   return st;
 }
 
+// {"levels": [1000, 10000, 100000], "measureTime": "30s", "fillConcurrency": 8, ...}
+Result<Scenario::Growth> ReadGrowth(const json& entry, const Scenario& s, const std::string& at,
+                                    double scale) {
+  if (!s.mode->growth) return Error{at + ".shape: growth works with mode PIPELINE_RUN"};
+  if (s.rate_per_minute) {
+    return Error{at + ".rate: the growth shape fills and measures in closed loop; remove rate"};
+  }
+  auto v = entry.find("growth");
+  if (v == entry.end() || !v->is_object()) {
+    return Error{at + ".growth: required with \"shape\": \"growth\" (levels, measureTime)"};
+  }
+  // Far above what any KFP deployment stores; keeps every count in range.
+  constexpr int64_t kMaxLevel = 100'000'000;
+  Scenario::Growth g;
+  auto whole = [&](const json& value, const std::string& where, int64_t low,
+                   int64_t high) -> Result<int64_t> {
+    if (!value.is_number_integer() || value.get<int64_t>() < low || value.get<int64_t>() > high) {
+      return Error{fmt::format("{}: must be a whole number from {} to {} (got {})", where, low,
+                               high, value.dump())};
+    }
+    return value.get<int64_t>();
+  };
+  for (const auto& [key, value] : v->items()) {
+    std::string where = at + ".growth." + key;
+    if (key == "levels") {
+      if (!value.is_array() || value.empty()) {
+        return Error{where + ": must be a non-empty array of run counts, e.g. [1000, 10000]"};
+      }
+      for (size_t i = 0; i < value.size(); ++i) {
+        std::string item = fmt::format("{}[{}]", where, i);
+        const json& level = value[i];
+        if (!level.is_number()) {
+          return Error{fmt::format("{}: must be a number of runs (got {})", item, level.dump())};
+        }
+        if (!level.is_number_integer()) {
+          return Error{
+              fmt::format("{}: must be a whole number of runs (got {})", item, level.dump())};
+        }
+        if (level.get<int64_t>() <= 0 ||
+            (level.is_number_unsigned() &&
+             level.get<uint64_t>() > static_cast<uint64_t>(kMaxLevel))) {
+          return Error{
+              fmt::format("{}: must be from 1 to {} runs (got {})", item, kMaxLevel, level.dump())};
+        }
+        if (level.get<int64_t>() > kMaxLevel) {
+          return Error{
+              fmt::format("{}: must be from 1 to {} runs (got {})", item, kMaxLevel, level.dump())};
+        }
+        int64_t runs = level.get<int64_t>();
+        if (!g.levels.empty() && runs <= g.levels.back()) {
+          return Error{fmt::format(
+              "{}: levels must increase ({} follows {}); each level adds runs to the last", item,
+              runs, g.levels.back())};
+        }
+        g.levels.push_back(runs);
+      }
+    } else if (key == "measureTime") {
+      auto t = ReadTime(value, where, scale);
+      if (!t.ok()) return t.error();
+      g.measure_time = *t;
+    } else if (key == "settleTimeout") {
+      auto t = ReadTime(value, where, scale);
+      if (!t.ok()) return t.error();
+      g.settle_timeout = *t;
+    } else if (key == "fillConcurrency" || key == "measureConcurrency" ||
+               key == "runsPerExperiment" || key == "runsPerPipeline" ||
+               key == "versionsPerPipeline") {
+      int64_t high = key == "fillConcurrency" || key == "measureConcurrency" ? 256
+                     : key == "versionsPerPipeline"                          ? 100
+                                                                             : kMaxLevel;
+      auto n = whole(value, where, 1, high);
+      if (!n.ok()) return n.error();
+      int as_int = static_cast<int>(*n);
+      if (key == "fillConcurrency") g.fill_concurrency = as_int;
+      if (key == "measureConcurrency") g.measure_concurrency = as_int;
+      if (key == "runsPerExperiment") g.runs_per_experiment = as_int;
+      if (key == "runsPerPipeline") g.runs_per_pipeline = as_int;
+      if (key == "versionsPerPipeline") g.versions_per_pipeline = as_int;
+    } else if (key == "extrapolateTo") {
+      auto n = whole(value, where, 0, int64_t{1} << 40);
+      if (!n.ok()) return n.error();
+      g.extrapolate_to = *n;
+    } else {
+      return Error{where +
+                   ": unknown field (known: levels, measureTime, fillConcurrency, "
+                   "measureConcurrency, runsPerExperiment, runsPerPipeline, versionsPerPipeline, "
+                   "settleTimeout, extrapolateTo)"};
+    }
+  }
+  if (g.levels.empty()) return Error{at + ".growth.levels: required, e.g. [1000, 10000, 100000]"};
+  if (g.measure_time <= Duration::zero()) {
+    return Error{at + ".growth.measureTime: required, > 0 (how long the mix runs at each level)"};
+  }
+  return g;
+}
+
 Result<Scenario> ReadScenario(const json& entry, size_t index, const std::filesystem::path& path,
                               const LoadOptions& options) {
   std::string at = fmt::format("[{}]", index);
@@ -239,9 +335,18 @@ Result<Scenario> ReadScenario(const json& entry, size_t index, const std::filesy
     s.seed = v->get<uint64_t>();
   }
   if (auto v = entry.find("shape"); v != entry.end()) {
-    if (!v->is_string() || (*v != "smoke" && *v != "load" && *v != "stress" && *v != "soak")) {
-      return Error{
-          fmt::format("{}.shape: must be smoke, load, stress or soak (got {})", at, v->dump())};
+    if (!v->is_string() ||
+        (*v != "smoke" && *v != "load" && *v != "stress" && *v != "soak" && *v != "growth")) {
+      return Error{fmt::format("{}.shape: must be smoke, load, stress, soak or growth (got {})", at,
+                               v->dump())};
+    }
+    if (*v != "growth" && entry.contains("growth")) {
+      return Error{at + ".growth: goes with \"shape\": \"growth\""};
+    }
+    if (*v == "growth") {
+      auto g = ReadGrowth(entry, s, at, options.time_scale);
+      if (!g.ok()) return g.error();
+      s.growth = *g;
     }
     if (*v == "stress") {
       auto st = ReadStress(entry, s, at, options.time_scale);
@@ -250,6 +355,8 @@ Result<Scenario> ReadScenario(const json& entry, size_t index, const std::filesy
     }
   } else if (entry.contains("stress")) {
     return Error{at + ".stress: goes with \"shape\": \"stress\""};
+  } else if (entry.contains("growth")) {
+    return Error{at + ".growth: goes with \"shape\": \"growth\""};
   }
   if (auto v = entry.find("pipelineFileName"); v != entry.end()) {
     if (!v->is_string() || v->get<std::string>().empty()) {
@@ -367,6 +474,14 @@ Status ApplyShard(ScenarioFile& file, int index, int count) {
   file.shard_index = index;
   file.shard_count = count;
   if (count == 1) return Ok();
+  for (const auto& s : file.scenarios) {
+    if (s.growth) {
+      return Error{fmt::format(
+          "--shard: scenario [{}] has the growth shape, whose levels count the runs one target "
+          "stores; run it from one process",
+          s.index)};
+    }
+  }
   for (auto& s : file.scenarios) {
     // Workers dealt round-robin: shard i gets one more while i < total % N.
     int total = s.InFlight();

@@ -60,6 +60,21 @@ struct Scenario {
     double slo_error_rate = 0.01;
   };
   std::optional<Stress> stress;
+  // Growth shape: level by level, fill the target through the API until it
+  // stores `levels[i]` runs (with experiments, pipelines and versions in
+  // proportion), then measure a read-and-write mix there for measure_time.
+  struct Growth {
+    std::vector<int64_t> levels;  // runs stored, strictly increasing
+    Duration measure_time{};      // per level
+    int fill_concurrency = 8;     // CreateRun calls in flight while filling
+    int measure_concurrency = 4;  // closed-loop workers of the mix
+    int runs_per_experiment = 100;
+    int runs_per_pipeline = 1000;
+    int versions_per_pipeline = 2;  // the first comes with the upload
+    Duration settle_timeout = std::chrono::minutes(5);
+    int64_t extrapolate_to = 1000000;  // runs; 0: none
+  };
+  std::optional<Growth> growth;
   // RANDOM_GETS: read calls drawn one at a time by weight (operation name ->
   // weight) instead of the perf-tests chain; empty: the chain.
   std::vector<std::pair<std::string, double>> mix;

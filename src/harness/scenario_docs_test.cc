@@ -112,6 +112,20 @@ TEST(ScenarioDocs, SchemaRefusesWhatTheReaderRefuses) {
       R"([{"mode": "PIPELINE_RUN", "runTime": 1, "pipelineFileName": "sleep_chain.yaml",
            "rate": 10, "shape": "stress",
            "stress": {"stepTime": "1m", "slo": {"p95": "1s", "p99": "2s"}}}])",
+      R"([{"mode": "PIPELINE_RUN", "runTime": 1, "pipelineFileName": "sleep_chain.yaml",
+           "shape": "growth"}])",
+      R"([{"mode": "EXPERIMENT", "runTime": 1, "pipelineFileName": "sleep_chain.yaml",
+           "shape": "growth", "growth": {"levels": [10], "measureTime": "1s"}}])",
+      R"([{"mode": "PIPELINE_RUN", "runTime": 1, "pipelineFileName": "sleep_chain.yaml",
+           "rate": 5, "shape": "growth", "growth": {"levels": [10], "measureTime": "1s"}}])",
+      R"([{"mode": "PIPELINE_RUN", "runTime": 1, "pipelineFileName": "sleep_chain.yaml",
+           "shape": "growth", "growth": {"levels": [0, 10], "measureTime": "1s"}}])",
+      R"([{"mode": "PIPELINE_RUN", "runTime": 1, "pipelineFileName": "sleep_chain.yaml",
+           "shape": "growth", "growth": {"levels": [10, 20.5], "measureTime": "1s"}}])",
+      R"([{"mode": "PIPELINE_RUN", "runTime": 1, "pipelineFileName": "sleep_chain.yaml",
+           "shape": "growth", "growth": {"levels": [10]}}])",
+      R"([{"mode": "PIPELINE_RUN", "runTime": 1, "pipelineFileName": "sleep_chain.yaml",
+           "growth": {"levels": [10], "measureTime": "1s"}}])",
   };
   LoadOptions options;
   options.pipeline_dirs = {kSource / "examples/pipelines"};

@@ -248,6 +248,61 @@ TEST_F(ScenarioTest, StressShape) {
   }
 }
 
+TEST_F(ScenarioTest, GrowthShapeReadsItsLevelsAndRefusesBadOnes) {
+  std::string base = R"({"mode":"PIPELINE_RUN","runTime":"10m","pipelineFileName":"here.yaml",)";
+  auto f = Parse("[" + base + R"("shape":"growth","growth":{"levels":[20,60,150],
+      "measureTime":"5s","fillConcurrency":3,"runsPerExperiment":10,"extrapolateTo":200000}}])");
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  ASSERT_TRUE(f->scenarios[0].growth.has_value());
+  const auto& g = *f->scenarios[0].growth;
+  EXPECT_EQ(g.levels, (std::vector<int64_t>{20, 60, 150}));
+  EXPECT_EQ(g.measure_time, std::chrono::seconds(5));
+  EXPECT_EQ(g.fill_concurrency, 3);
+  EXPECT_EQ(g.measure_concurrency, 4);
+  EXPECT_EQ(g.runs_per_experiment, 10);
+  EXPECT_EQ(g.extrapolate_to, 200000);
+  for (auto [growth, fragment] : std::vector<std::pair<std::string, const char*>>{
+           {R"({"levels":[100,50],"measureTime":"5s"})",
+            "[0].growth.levels[1]: levels must increase (50 follows 100)"},
+           {R"({"levels":[100,100],"measureTime":"5s"})", "levels must increase"},
+           {R"({"levels":[0,10],"measureTime":"5s"})",
+            "[0].growth.levels[0]: must be from 1 to 100000000 runs (got 0)"},
+           {R"({"levels":[10,-5],"measureTime":"5s"})",
+            "[0].growth.levels[1]: must be from 1 to 100000000 runs (got -5)"},
+           {R"({"levels":[10,20.5],"measureTime":"5s"})",
+            "[0].growth.levels[1]: must be a whole number of runs (got 20.5)"},
+           {R"({"levels":["10"],"measureTime":"5s"})", "must be a number of runs"},
+           {R"({"levels":[],"measureTime":"5s"})", "must be a non-empty array"},
+           {R"({"measureTime":"5s"})", "[0].growth.levels: required"},
+           {R"({"levels":[10]})", "[0].growth.measureTime: required"},
+           {R"({"levels":[10],"measureTime":"5s","fillConcurrency":0})",
+            "fillConcurrency: must be a whole number from 1 to 256"},
+           {R"({"levels":[10],"measureTime":"5s","level":[1]})", "growth.level: unknown field"},
+       }) {
+    auto bad = Parse("[" + base + R"("shape":"growth","growth":)" + growth + "}]");
+    ASSERT_FALSE(bad.ok()) << growth;
+    EXPECT_NE(bad.error().message.find(fragment), std::string::npos) << bad.error().message;
+  }
+  for (auto [tail, fragment] : std::vector<std::pair<std::string, const char*>>{
+           {R"("shape":"growth"})", "[0].growth: required"},
+           {R"("growth":{"levels":[1],"measureTime":"1s"}})", "[0].growth: goes with"},
+           {R"("shape":"load","growth":{"levels":[1],"measureTime":"1s"}})", "goes with"},
+           {R"("rate":5,"shape":"growth","growth":{"levels":[1],"measureTime":"1s"}})",
+            "[0].rate: the growth shape fills and measures in closed loop"},
+       }) {
+    auto bad = Parse("[" + base + tail + "]");
+    ASSERT_FALSE(bad.ok()) << tail;
+    EXPECT_NE(bad.error().message.find(fragment), std::string::npos) << bad.error().message;
+  }
+  auto experiment = Parse(R"([{"mode":"EXPERIMENT","runTime":"1m","pipelineFileName":"here.yaml",
+      "shape":"growth","growth":{"levels":[1],"measureTime":"1s"}}])");
+  ASSERT_FALSE(experiment.ok());
+  EXPECT_NE(experiment.error().message.find("growth works with mode PIPELINE_RUN"),
+            std::string::npos);
+  // Levels count the runs of one target: a growth scenario is not split.
+  EXPECT_FALSE(ApplyShard(*f, 0, 2).ok());
+}
+
 TEST(KfpCron, FiveFieldCronGetsSeconds) {
   EXPECT_EQ(KfpCron("0 */2 * * *"), "0 0 */2 * * *");
   EXPECT_EQ(KfpCron("*/10 * * * * *"), "*/10 * * * * *");

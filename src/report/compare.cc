@@ -139,6 +139,54 @@ std::string_view VerdictName(ChangeVerdict v) {
   return "";
 }
 
+namespace {
+
+const std::vector<results::GrowthCurve>* FirstGrowth(const std::vector<BenchmarkResults>& side) {
+  for (const auto& r : side) {
+    if (!r.growth.empty()) return &r.growth;
+  }
+  return nullptr;
+}
+
+std::vector<GrowthChange> CompareGrowth(const std::vector<BenchmarkResults>& baseline,
+                                        const std::vector<BenchmarkResults>& candidate) {
+  std::vector<GrowthChange> out;
+  const auto* base = FirstGrowth(baseline);
+  const auto* cand = FirstGrowth(candidate);
+  if (base == nullptr || cand == nullptr) return out;
+  for (const auto& b : *base) {
+    for (const auto& c : *cand) {
+      if (b.scenario != c.scenario) continue;
+      auto base_fits = b.Fits();
+      for (const auto& [op, cf] : c.Fits()) {
+        auto bf = base_fits.find(op);
+        if (bf == base_fits.end()) continue;
+        for (const char* stat : {"p50", "p99"}) {
+          const auto& x = std::string(stat) == "p50" ? bf->second.p50 : bf->second.p99;
+          const auto& y = std::string(stat) == "p50" ? cf.p50 : cf.p99;
+          if (!x || !y) continue;
+          GrowthChange g{.scenario = b.scenario,
+                         .metric = op,
+                         .stat = stat,
+                         .baseline = *x,
+                         .candidate = *y,
+                         .steeper = x->exponent_high && y->exponent_low &&
+                                    *y->exponent_low > *x->exponent_high};
+          out.push_back(std::move(g));
+        }
+      }
+    }
+  }
+  return out;
+}
+
+std::string ExponentText(const results::PowerLawFit& f) {
+  if (!f.exponent_low) return fmt::format("{:.2f}", f.exponent);
+  return fmt::format("{:.2f} [{:.2f}, {:.2f}]", f.exponent, *f.exponent_low, *f.exponent_high);
+}
+
+}  // namespace
+
 Result<Comparison> Compare(const std::vector<BenchmarkResults>& baseline,
                            const std::vector<BenchmarkResults>& candidate,
                            const CompareOptions& o) {
@@ -170,6 +218,8 @@ Result<Comparison> Compare(const std::vector<BenchmarkResults>& baseline,
                                 RunSamples(candidate, cand_reps, s, repetitions), o, seed++));
   }
   for (const auto& c : out.changes) out.regressed |= c.fails;
+  out.growth = CompareGrowth(baseline, candidate);
+  for (const auto& g : out.growth) out.regressed |= g.steeper;
   return out;
 }
 
@@ -183,6 +233,15 @@ std::string ComparisonText(const Comparison& c, const CompareOptions& o) {
                        Ms(m.baseline), Ms(m.candidate), Pct(m.change),
                        fmt::format("[{}, {}]", Pct(m.ci_low), Pct(m.ci_high)), m.p_value,
                        VerdictName(m.verdict), m.fails ? " (FAIL)" : "");
+  }
+  if (!c.growth.empty()) {
+    out += fmt::format("\n{:<22} {:<5} {:>24} {:>24}  {}\n", "growth exponent", "stat",
+                       "baseline [95% CI]", "candidate [95% CI]", "verdict");
+    for (const auto& g : c.growth) {
+      out += fmt::format("{:<22} {:<5} {:>24} {:>24}  {}\n", g.metric, g.stat,
+                         ExponentText(g.baseline), ExponentText(g.candidate),
+                         g.steeper ? "steeper (FAIL)" : "not steeper");
+    }
   }
   out += fmt::format("\nU test at alpha {} over {}; a regression fails above {:.1f}%: {}\n",
                      o.alpha, c.changes.empty() ? "-" : c.changes.front().sample,
@@ -222,8 +281,26 @@ nlohmann::json ComparisonJson(const Comparison& c, const CompareOptions& o) {
                     {"verdict", VerdictName(m.verdict)},
                     {"fails", m.fails}});
   }
-  return {{"alpha", o.alpha}, {"min_effect", o.min_effect}, {"confidence", o.confidence},
-          {"seed", o.seed},   {"regressed", c.regressed},   {"changes", std::move(rows)}};
+  nlohmann::json growth = nlohmann::json::array();
+  for (const auto& g : c.growth) {
+    auto side = [](const results::PowerLawFit& f) {
+      return nlohmann::json{{"exponent", f.exponent},
+                            {"exponent_low", f.exponent_low ? nlohmann::json(*f.exponent_low)
+                                                            : nlohmann::json(nullptr)},
+                            {"exponent_high", f.exponent_high ? nlohmann::json(*f.exponent_high)
+                                                              : nlohmann::json(nullptr)}};
+    };
+    growth.push_back({{"scenario", g.scenario},
+                      {"metric", g.metric},
+                      {"stat", g.stat},
+                      {"baseline", side(g.baseline)},
+                      {"candidate", side(g.candidate)},
+                      {"steeper", g.steeper}});
+  }
+  return {{"alpha", o.alpha},           {"min_effect", o.min_effect},
+          {"confidence", o.confidence}, {"seed", o.seed},
+          {"regressed", c.regressed},   {"changes", std::move(rows)},
+          {"growth", std::move(growth)}};
 }
 
 std::vector<std::string> ComparabilityWarnings(

@@ -46,9 +46,21 @@ struct MetricChange {
   bool fails = false;  // a significant regression larger than min_effect
 };
 
+// A growth scenario on both sides: an operation's fitted exponent of latency
+// on runs stored. Steeper means the candidate's 95% interval lies wholly
+// above the baseline's: the same state costs it more as it grows.
+struct GrowthChange {
+  size_t scenario = 0;
+  std::string metric;  // a growth operation
+  std::string stat;    // "p50" or "p99"
+  results::PowerLawFit baseline, candidate;
+  bool steeper = false;  // fails the comparison
+};
+
 struct Comparison {
   std::vector<MetricChange> changes;
-  bool regressed = false;  // any change fails: `compare` exits 1
+  std::vector<GrowthChange> growth;  // from the first results of each side that have it
+  bool regressed = false;            // any change fails: `compare` exits 1
 };
 
 // Each side is one or more repetitions of the same benchmark.

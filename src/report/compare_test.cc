@@ -137,5 +137,30 @@ TEST(Comparability, WarnsAboutOtherScenariosAndTargets) {
             "https://kfp.example.com (v2beta1))");
 }
 
+TEST(Compare, AGrowthCurveThatGotSteeperIsARegression) {
+  results::BenchmarkResults flat, steep;
+  flat.growth = {results::testing::SyntheticGrowth(0.05)};
+  steep.growth = {results::testing::SyntheticGrowth(0.9)};
+  auto c = Compare({flat}, {steep}, {});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  bool found = false;
+  for (const auto& g : c->growth) {
+    if (g.metric == "ListRuns" && g.stat == "p50") {
+      found = true;
+      EXPECT_TRUE(g.steeper);
+      EXPECT_NEAR(g.candidate.exponent, 0.9, 0.05);
+    }
+    if (g.metric == "GetRun") {
+      EXPECT_FALSE(g.steeper);
+    }
+  }
+  EXPECT_TRUE(found);
+  EXPECT_TRUE(c->regressed);
+  EXPECT_NE(ComparisonText(*c, {}).find("steeper (FAIL)"), std::string::npos);
+  auto back = Compare({steep}, {flat}, {});
+  ASSERT_TRUE(back.ok());
+  EXPECT_FALSE(back->regressed);
+}
+
 }  // namespace
 }  // namespace kfpbench::report

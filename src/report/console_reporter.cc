@@ -15,6 +15,70 @@ std::string Ms(int64_t us) { return FormatDuration(std::chrono::microseconds(us)
 
 std::string Seconds(int64_t ms) { return FormatDuration(std::chrono::milliseconds(ms)); }
 
+std::string Exponent(const std::optional<results::PowerLawFit>& fit) {
+  if (!fit) return "-";
+  std::string interval =
+      fit->exponent_low ? fmt::format(" [{:.2f}, {:.2f}]", *fit->exponent_low, *fit->exponent_high)
+                        : " [2 levels: no interval]";
+  return fmt::format("{:.2f}{} {}", fit->exponent, interval, fit->verdict);
+}
+
+// Per growth scenario: the levels (fill and what the target stored), each
+// operation's p50/p99 per level, and the fits.
+void GrowthSection(std::ostream& out, const results::BenchmarkResults& r) {
+  for (const auto& curve : r.growth) {
+    out << fmt::format(
+        "\nGrowth, scenario {} (objects: runs stored, as ListRuns total_size says)\n",
+        curve.scenario);
+    out << fmt::format("{:>10} {:>10} {:>12} {:>11} {:>9} {:>10} {:>9} {:>11}\n", "level", "stored",
+                       "experiments", "runs filled", "fill (s)", "objects/s", "unsettled",
+                       "measure (s)");
+    for (const auto& l : curve.levels) {
+      out << fmt::format("{:>10} {:>10} {:>12} {:>11} {:>9.1f} {:>10.1f} {:>9} {:>11.1f}\n",
+                         l.target_runs, l.runs_stored, l.experiments_stored, l.runs_created,
+                         l.fill_seconds, l.FillRatePerSecond(), l.unsettled_runs,
+                         l.measure_seconds);
+    }
+    out << fmt::format("{:<20}", "p50 / p99 (calls)");
+    for (const auto& l : curve.levels) out << fmt::format(" {:>24}", l.runs_stored);
+    out << "\n";
+    for (auto op : results::kGrowthOperations) {
+      out << fmt::format("{:<20}", op);
+      for (const auto& l : curve.levels) {
+        auto it = l.latency_us.find(std::string(op));
+        std::string cell = "-";
+        if (it != l.latency_us.end() && it->second.count() > 0) {
+          cell = fmt::format("{} / {} ({})", Ms(it->second.ValueAtPercentile(50)),
+                             Ms(it->second.ValueAtPercentile(99)), it->second.count());
+        }
+        out << fmt::format(" {:>24}", cell);
+      }
+      out << "\n";
+    }
+    auto fits = curve.Fits();
+    if (!fits.empty()) {
+      out << "Growth order: latency ~ runs^k, k by least squares on log-log with its 95% "
+             "interval\n";
+      for (const auto& [op, f] : fits) {
+        std::string at;
+        if (f.p99_at_extrapolation) {
+          at = fmt::format("; p99 at {} runs ~{}", curve.extrapolate_to,
+                           Ms(static_cast<int64_t>(*f.p99_at_extrapolation)));
+          if (f.p99_at_extrapolation_low) {
+            at += fmt::format(" ({} to {})", Ms(static_cast<int64_t>(*f.p99_at_extrapolation_low)),
+                              Ms(static_cast<int64_t>(*f.p99_at_extrapolation_high)));
+          }
+        }
+        out << fmt::format("  {:<20} p50 k={}; p99 k={}{}\n", op, Exponent(f.p50), Exponent(f.p99),
+                           at);
+      }
+    }
+    if (!curve.stopped_because.empty()) {
+      out << fmt::format("scenario {}: stopped: {}\n", curve.scenario, curve.stopped_because);
+    }
+  }
+}
+
 }  // namespace
 
 Status ConsoleReporter::Report(const results::BenchmarkResults& r) {
@@ -91,6 +155,7 @@ Status ConsoleReporter::Report(const results::BenchmarkResults& r) {
                                                   peak));
     }
   }
+  GrowthSection(out_, r);
   if (auto artifacts = r.ArtifactThroughput(); !artifacts.empty()) {
     out_ << "\nArtifact throughput per step (artifact size / step duration, MiB/s)\n";
     out_ << fmt::format("{:<22} {:>7} {:>10} {:>8} {:>8} {:>8}\n", "step", "count", "size", "min",

@@ -83,6 +83,27 @@ std::string Stress(const results::BenchmarkResults& r) {
   return out;
 }
 
+// One row per level and operation of each growth scenario: the points the
+// fits go through, for plotting elsewhere.
+std::string Growth(const results::BenchmarkResults& r) {
+  std::string out = Row({"scenario", "target_runs", "runs_stored", "operation", "count", "errors",
+                         "p50_us", "p99_us", "fill_objects_per_s"});
+  for (const auto& curve : r.growth) {
+    for (const auto& level : curve.levels) {
+      for (const auto& [op, h] : level.latency_us) {
+        auto errors = level.errors.find(op);
+        out +=
+            Row({std::to_string(curve.scenario), std::to_string(level.target_runs),
+                 std::to_string(level.runs_stored), op, std::to_string(h.count()),
+                 std::to_string(errors == level.errors.end() ? 0 : errors->second),
+                 std::to_string(h.ValueAtPercentile(50)), std::to_string(h.ValueAtPercentile(99)),
+                 fmt::format("{:.1f}", level.FillRatePerSecond())});
+      }
+    }
+  }
+  return out;
+}
+
 std::string Schedules(const results::BenchmarkResults& r) {
   std::string out = Row({"scenario", "recurring_runs", "expected_fires", "observed_fires",
                          "missed_fires", "trigger_lag_p50_ms", "trigger_lag_max_ms"});
@@ -123,7 +144,7 @@ Status CsvReporter::Report(const results::BenchmarkResults& results) {
   for (const auto& [name, text] :
        {std::pair{"operations.csv", Operations(results)}, std::pair{"runs.csv", Runs(results)},
         std::pair{"tasks.csv", Tasks(results)}, std::pair{"stress.csv", Stress(results)},
-        std::pair{"schedules.csv", Schedules(results)}}) {
+        std::pair{"schedules.csv", Schedules(results)}, std::pair{"growth.csv", Growth(results)}}) {
     if (Status s = WriteFileAtomically(dir_ / name, text); !s.ok()) return s;
   }
   return Ok();

@@ -64,6 +64,30 @@ TEST(CsvReport, WritesStressStepsSchedulesAndEachRunsLateness) {
   EXPECT_EQ(schedules[1], "1,1,3,2,1,40,40");
 }
 
+TEST(CsvReport, GrowthHasARowPerLevelAndOperation) {
+  results::testing::TempDir dir;
+  auto r = results::testing::SyntheticResults(1);
+  results::GrowthLevel level;
+  level.target_runs = 1000;
+  level.runs_stored = 1004;
+  level.runs_created = 500;
+  level.fill_seconds = 2;
+  level.latency_us["ListRuns"].Record(3000);
+  level.latency_us["CreateRun"].Record(100);
+  level.errors["CreateRun"] = 1;
+  results::GrowthCurve curve;
+  curve.levels = {level};
+  r.growth = {curve};
+  ASSERT_TRUE(CsvReporter(dir.path() / "csv").Report(r).ok());
+  auto growth = Lines(ReadFile(dir.path() / "csv" / "growth.csv"));
+  ASSERT_EQ(growth.size(), 3u);
+  EXPECT_EQ(growth[0],
+            "scenario,target_runs,runs_stored,operation,count,errors,p50_us,p99_us,"
+            "fill_objects_per_s");
+  EXPECT_EQ(growth[1], "0,1000,1004,CreateRun,1,1,100,100,250.0");
+  EXPECT_EQ(growth[2], "0,1000,1004,ListRuns,1,0,3000,3000,250.0");
+}
+
 TEST(CsvReport, FailsOnAnUnwritableFolder) {
   results::testing::TempDir dir;
   std::ofstream(dir.path() / "file") << "x";

@@ -117,6 +117,35 @@ TEST(HtmlReportBrowser, StressSearchAndSchedulesAreDrawnWithWhyTheSearchStopped)
   EXPECT_NE(dom.find("trigger lag"), std::string::npos);
 }
 
+TEST(HtmlReportBrowser, GrowthCurvesAreDrawnOnLogLogAxesWithTheirFits) {
+  if (!std::filesystem::exists(testing::kChromium)) GTEST_SKIP() << "no " << testing::kChromium;
+  results::testing::TempDir dir;
+  auto page = dir.path() / "report.html";
+  auto r = results::testing::SyntheticResults(3, 0, 10);
+  results::GrowthCurve curve;
+  curve.extrapolate_to = 1000000;
+  for (int64_t runs : {20, 60, 150}) {
+    results::GrowthLevel level;
+    level.target_runs = runs;
+    level.runs_stored = runs;
+    level.runs_created = runs;
+    level.fill_seconds = 1;
+    for (int i = 0; i < 10; ++i) {
+      level.latency_us["ListRuns"].Record(100 * runs);
+      level.latency_us["GetRun"].Record(500);
+    }
+    curve.levels.push_back(level);
+  }
+  r.growth = {curve};
+  ASSERT_TRUE(HtmlReporter(page).Report(r).ok());
+  std::string dom = testing::ChromiumDom(page, dir.path() / "profile");
+  ASSERT_NE(dom.find("data-ready=\"true\""), std::string::npos) << dom.substr(0, 2000);
+  EXPECT_EQ(Errors(dom).find("<li"), std::string::npos) << Errors(dom);
+  EXPECT_NE(dom.find("data-chart=\"growth-0\" data-drawn=\"true\""), std::string::npos);
+  EXPECT_NE(dom.find(" linear"), std::string::npos);
+  EXPECT_NE(dom.find("constant"), std::string::npos);
+}
+
 TEST(HtmlReportBrowser, AnEmptyBenchmarkStillRenders) {
   if (!std::filesystem::exists(testing::kChromium)) GTEST_SKIP() << "no " << testing::kChromium;
   results::testing::TempDir dir;

@@ -81,6 +81,25 @@ Result<std::string> MarkdownReporter::Render(const results::BenchmarkResults& r,
                          Ms(static_cast<double>(s.p95_ms)), s.held ? "✅ held" : "❌ broken");
     }
   }
+  for (const auto& curve : r.growth) {
+    out += fmt::format(
+        "\n**Growth, scenario {}**: latency ~ runs stored^k over {} level(s){}\n\n"
+        "| operation | k of p50 [95%] | k of p99 [95%] | p99 at {} runs |\n|---|---|---|---:|\n",
+        curve.scenario, curve.levels.size(),
+        curve.stopped_because.empty() ? ""
+                                      : " (stopped: " + MarkdownCell(curve.stopped_because) + ")",
+        curve.extrapolate_to);
+    auto k = [](const std::optional<results::PowerLawFit>& f) {
+      if (!f) return std::string("–");
+      return f->exponent_low ? fmt::format("{:.2f} [{:.2f}, {:.2f}] {}", f->exponent,
+                                           *f->exponent_low, *f->exponent_high, f->verdict)
+                             : fmt::format("{:.2f} {}", f->exponent, f->verdict);
+    };
+    for (const auto& [op, f] : curve.Fits()) {
+      out += fmt::format("| {} | {} | {} | {} |\n", op, k(f.p50), k(f.p99),
+                         f.p99_at_extrapolation ? Ms(*f.p99_at_extrapolation / 1000) : "–");
+    }
+  }
   if (!r.schedules.empty()) {
     auto lags = r.TriggerLagsMs();
     out += "\n| scheduled runs | fires owed | runs made | missed |\n|---|---:|---:|---:|\n";

@@ -39,6 +39,22 @@ TEST(MarkdownReport, StressStepsWithWhyTheSearchStoppedAndScheduleFires) {
   EXPECT_NE(md->find("Trigger lag: p50 "), std::string::npos) << *md;
 }
 
+TEST(MarkdownReport, GrowthFitsPerOperation) {
+  auto r = results::testing::Sample();
+  r.growth = {results::testing::SyntheticGrowth(1.0)};
+  auto md = MarkdownReporter::Render(r, nullptr);
+  ASSERT_TRUE(md.ok()) << md.error().message;
+  EXPECT_NE(md->find("**Growth, scenario 0**: latency ~ runs stored^k over 4 level(s)"),
+            std::string::npos)
+      << *md;
+  auto row = [&](const std::string& op) {
+    size_t at = md->find("| " + op + " | ", md->find("**Growth"));
+    return at == std::string::npos ? std::string() : md->substr(at, md->find('\n', at) - at);
+  };
+  EXPECT_NE(row("ListRuns").find("] linear | "), std::string::npos) << *md;
+  EXPECT_NE(row("GetRun").find("] constant | "), std::string::npos) << *md;
+}
+
 TEST(MarkdownReport, AllPassedAndNoThresholds) {
   auto r = results::testing::SyntheticResults(2);
   auto md = MarkdownReporter::Render(r, {{"GetRun", "count > 10"}});

@@ -76,6 +76,26 @@ Result<BenchmarkResults> MergeResults(const std::vector<BenchmarkResults>& parts
     out.resent_requests += p.resent_requests;
     out.stress_steps.insert(out.stress_steps.end(), p.stress_steps.begin(), p.stress_steps.end());
     out.stress_stops.insert(out.stress_stops.end(), p.stress_stops.begin(), p.stress_stops.end());
+    // Growth is never sharded (ApplyShard refuses it); the same scenario in
+    // two parts (repetitions) adds its histograms level by level.
+    for (const auto& curve : p.growth) {
+      auto same = std::find_if(out.growth.begin(), out.growth.end(),
+                               [&](const auto& o) { return o.scenario == curve.scenario; });
+      if (same == out.growth.end()) {
+        out.growth.push_back(curve);
+        continue;
+      }
+      for (const auto& level : curve.levels) {
+        auto at = std::find_if(same->levels.begin(), same->levels.end(),
+                               [&](const auto& l) { return l.target_runs == level.target_runs; });
+        if (at == same->levels.end()) {
+          same->levels.push_back(level);
+          continue;
+        }
+        for (const auto& [op, h] : level.latency_us) at->latency_us[op].Merge(h);
+        for (const auto& [op, n] : level.errors) at->errors[op] += n;
+      }
+    }
     // Shards of one schedule scenario add up: fires owed and made.
     for (const auto& s : p.schedules) {
       auto same = std::find_if(out.schedules.begin(), out.schedules.end(),

@@ -47,6 +47,13 @@ std::optional<double> Percentile(std::string_view stat) {
 
 bool IsRunMetric(const std::string& m) { return m == "run_duration" || m == "queue_wait"; }
 
+bool IsKnownOperation(const std::string& m) {
+  for (auto op : kfp::kOperations) {
+    if (op == m) return true;
+  }
+  return false;
+}
+
 std::string Ms(double ms) { return FormatDuration(FromSeconds(ms / 1000)); }
 
 std::string Text(ThresholdKind kind, double v) {
@@ -59,6 +66,8 @@ std::string Text(ThresholdKind kind, double v) {
       return fmt::format("{}", v);
     case ThresholdKind::kRate:
       return fmt::format("{:.3g}/s", v);
+    case ThresholdKind::kExponent:
+      return fmt::format("{:.3g}", v);
   }
   return "";
 }
@@ -112,6 +121,11 @@ Result<double> ParseLimit(ThresholdKind kind, std::string_view value) {
       }
       return *n / per;
     }
+    case ThresholdKind::kExponent: {
+      auto n = Number(value);
+      if (!n) return Error{"expected an exponent, a plain number such as 0.3"};
+      return *n;
+    }
   }
   return Error{"unknown kind"};
 }
@@ -143,7 +157,23 @@ Observation Latency(const metrics::Histogram& h, const Threshold& t, double to_m
   return {true, v * to_ms};
 }
 
+// The steepest fitted exponent of the operation over the growth scenarios.
+Observation GrowthExponent(const results::BenchmarkResults& r, const Threshold& t) {
+  Observation o;
+  for (const auto& curve : r.growth) {
+    auto fits = curve.Fits();
+    auto it = fits.find(t.metric);
+    if (it == fits.end()) continue;
+    const auto& fit = t.stat == "growth_exponent_p99" ? it->second.p99 : it->second.p50;
+    if (!fit) continue;
+    o.value = o.has_data ? std::max(o.value, fit->exponent) : fit->exponent;
+    o.has_data = true;
+  }
+  return o;
+}
+
 Observation Observe(const results::BenchmarkResults& r, const Threshold& t) {
+  if (t.kind == ThresholdKind::kExponent) return GrowthExponent(r, t);
   double elapsed_s = ToSeconds(r.finished - r.started);
   if (IsRunMetric(t.metric)) {
     auto h = t.metric == "run_duration" ? r.RunDurationsMs() : r.QueueWaitsMs();
@@ -154,6 +184,8 @@ Observation Observe(const results::BenchmarkResults& r, const Threshold& t) {
         return {true, static_cast<double>(h.count())};
       case ThresholdKind::kRate:
         return {true, elapsed_s > 0 ? h.count() / elapsed_s : 0.0};
+      case ThresholdKind::kExponent:
+        return {};
       case ThresholdKind::kErrorRate: {
         if (r.runs.empty()) return {};
         size_t bad = 0;
@@ -178,6 +210,8 @@ Observation Observe(const results::BenchmarkResults& r, const Threshold& t) {
     case ThresholdKind::kErrorRate:
       if (n == 0) return {};
       return {true, static_cast<double>(op.errors) / n};
+    case ThresholdKind::kExponent:
+      return {};
   }
   return {};
 }
@@ -274,11 +308,24 @@ Result<Threshold> ParseThreshold(const std::string& metric, const std::string& e
     t.kind = ThresholdKind::kCount;
   } else if (t.stat == "rate") {
     t.kind = ThresholdKind::kRate;
+  } else if (t.stat == "growth_exponent" || t.stat == "growth_exponent_p99") {
+    t.kind = ThresholdKind::kExponent;
+    if (!results::IsGrowthOperation(metric)) {
+      return bad(fmt::format("{} is measured for the growth shape's operations only ({})", t.stat,
+                             fmt::join(results::kGrowthOperations, ", ")));
+    }
   } else {
     return bad(fmt::format(
         "unknown statistic '{}' (known: p50 p90 p95 p99 p999 p(NN) med min max mean avg count "
-        "error_rate rate)",
+        "error_rate rate growth_exponent growth_exponent_p99)",
         t.stat));
+  }
+  if (t.kind != ThresholdKind::kExponent && results::IsGrowthOperation(metric) &&
+      !IsKnownOperation(metric)) {
+    return bad(
+        fmt::format("{} is a growth operation: only growth_exponent and "
+                    "growth_exponent_p99 are measured for it",
+                    metric));
   }
   if (metric == "queue_wait" &&
       (t.kind == ThresholdKind::kErrorRate || t.kind == ThresholdKind::kRate)) {
@@ -291,11 +338,7 @@ Result<Threshold> ParseThreshold(const std::string& metric, const std::string& e
 }
 
 bool IsKnownMetric(const std::string& metric) {
-  if (IsRunMetric(metric)) return true;
-  for (auto op : kfp::kOperations) {
-    if (op == metric) return true;
-  }
-  return false;
+  return IsRunMetric(metric) || IsKnownOperation(metric) || results::IsGrowthOperation(metric);
 }
 
 Result<std::vector<Threshold>> ParseThresholds(const json& thresholds) {
@@ -308,8 +351,9 @@ Result<std::vector<Threshold>> ParseThresholds(const json& thresholds) {
   for (const auto& [metric, spec] : thresholds.items()) {
     if (!IsKnownMetric(metric)) {
       problems.push_back(fmt::format(
-          "thresholds.{}: no such metric (known: run_duration, queue_wait, and the operations {})",
-          metric, fmt::join(kfp::kOperations, ", ")));
+          "thresholds.{}: no such metric (known: run_duration, queue_wait, the operations {}, and "
+          "for growth_exponent {})",
+          metric, fmt::join(kfp::kOperations, ", "), fmt::join(results::kGrowthOperations, ", ")));
       continue;
     }
     for (const auto& item : spec.is_array() ? spec : json::array({spec})) {

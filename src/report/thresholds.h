@@ -3,7 +3,10 @@
 // Metrics are operation names (API latency), `run_duration` and `queue_wait`.
 // Expressions are `STAT OP VALUE`:
 //   STAT  p50 p90 p95 p99 p999 (any pNN or p(NN.N)), med, min, max, mean|avg,
-//         count, error_rate, rate
+//         count, error_rate, rate, growth_exponent, growth_exponent_p99
+//         (growth scenarios: the fitted exponent of p50 or p99 latency on
+//         runs stored; the worst over growth scenarios; metrics may then
+//         also be ListRuns:state, ListRuns:experiment, ListRuns:deep)
 //   OP    < <= > >=
 //   VALUE latencies with a unit (us ms s m h; a bare number is ms, as in k6),
 //         error_rate as a percentage ("1%") or a fraction ("0.01"),
@@ -21,7 +24,10 @@
 
 namespace kfpbench::report {
 
-enum class ThresholdKind { kLatency, kErrorRate, kCount, kRate };
+// kExponent: a growth scenario's fitted exponent of latency on runs stored
+// (growth_exponent of the p50 fit, growth_exponent_p99 of the p99 fit), a
+// plain number.
+enum class ThresholdKind { kLatency, kErrorRate, kCount, kRate, kExponent };
 
 struct Threshold {
   std::string metric;      // "CreateRun", "run_duration", "queue_wait"

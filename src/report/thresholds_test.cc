@@ -153,5 +153,38 @@ TEST(Thresholds, ComeFromTheScenarioSource) {
   EXPECT_TRUE(ThresholdsOf(r).empty());
 }
 
+TEST(Thresholds, GrowthExponentJudgesTheFittedCurve) {
+  auto r = Known();
+  r.growth = {results::testing::SyntheticGrowth(0.6)};
+  auto v = EvaluateThresholds(
+      r, json{{"ListRuns", {"growth_exponent < 0.3"}}, {"GetRun", {"growth_exponent_p99 < 0.3"}}});
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  ASSERT_EQ(v->size(), 2u);
+  for (const auto& verdict : *v) {
+    if (verdict.metric == "ListRuns") {
+      EXPECT_FALSE(verdict.passed);
+      EXPECT_NEAR(verdict.observed, 0.6, 0.05);
+    } else {
+      EXPECT_TRUE(verdict.passed) << verdict.observed_text;
+    }
+  }
+  // No growth scenario ran: nothing to judge, which fails.
+  auto none = EvaluateThresholds(Known(), json{{"ListRuns", {"growth_exponent < 0.3"}}});
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->front().passed);
+  EXPECT_EQ(none->front().observed_text, "no data");
+  // The growth-only operations take growth statistics only, and only they do.
+  EXPECT_TRUE(ParseThresholds(json{{"ListRuns:deep", {"growth_exponent < 1"}}}).ok());
+  auto latency = ParseThresholds(json{{"ListRuns:deep", {"p95 < 1s"}}});
+  ASSERT_FALSE(latency.ok());
+  EXPECT_NE(latency.error().message.find("only growth_exponent"), std::string::npos)
+      << latency.error().message;
+  auto not_growth = ParseThresholds(json{{"UploadPipeline", {"growth_exponent < 1"}}});
+  ASSERT_FALSE(not_growth.ok());
+  EXPECT_NE(not_growth.error().message.find("growth shape's operations only"), std::string::npos)
+      << not_growth.error().message;
+  EXPECT_FALSE(ParseThresholds(json{{"ListRuns", {"growth_exponent < fast"}}}).ok());
+}
+
 }  // namespace
 }  // namespace kfpbench::report

@@ -54,6 +54,7 @@ void BenchmarkResults::RedactSecrets() {
   for (auto& e : errors) e = Redact(e);
   for (auto& c : cleanup_failures) c = Redact(c);
   partial_reason = Redact(partial_reason);
+  for (auto& g : growth) g.stopped_because = Redact(g.stopped_because);
   for (auto& [name, op] : operations) {
     std::map<std::string, uint64_t> messages;
     for (auto& [message, n] : op.error_messages) messages[Redact(message)] += n;

@@ -14,6 +14,7 @@
 #include "kfp/runtime_state.h"
 #include "metrics/histogram.h"
 #include "metrics/recorder.h"
+#include "results/growth.h"
 #include "results/pod_lifecycle.h"
 #include "util/time.h"
 
@@ -194,6 +195,7 @@ struct BenchmarkResults {
   std::vector<StressStep> stress_steps;
   std::vector<StressStop> stress_stops;  // one per stress scenario
   std::vector<ScheduleSummary> schedules;
+  std::vector<GrowthCurve> growth;            // one per growth scenario
   std::vector<std::string> errors;            // scenario-level failures
   std::vector<std::string> cleanup_failures;  // things left behind on the target
   // Idempotent requests sent a second time because a kept-alive connection

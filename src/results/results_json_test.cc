@@ -120,5 +120,53 @@ TEST(ResultsReader, ReportsCorruptAndMissingFiles) {
   EXPECT_NE(huge.error().message.find("results.json"), std::string::npos);
 }
 
+TEST(ResultsReader, RoundTripsGrowthLevelsAndRecomputesTheirFits) {
+  auto original = results::testing::SyntheticResults(1);
+  GrowthCurve curve;
+  curve.scenario = 0;
+  curve.extrapolate_to = 1000000;
+  curve.stopped_because = "interrupted during the fill of level 3 (150 runs)";
+  for (int64_t runs : {20, 60}) {
+    GrowthLevel level;
+    level.target_runs = runs;
+    level.runs_stored = runs + 1;
+    level.experiments_stored = 3;
+    level.pipelines_stored = 1;
+    level.runs_created = runs;
+    level.experiments_created = 1;
+    level.fill_seconds = 0.5;
+    level.measure_seconds = 2;
+    level.deepest_page = 4;
+    level.latency_us["ListRuns"].Record(1000 + runs);
+    level.latency_us["CreateRun"].Record(3000);
+    level.errors["CreateRun"] = 2;
+    curve.levels.push_back(level);
+  }
+  original.growth = {curve};
+  auto j = ResultsToJson(original);
+  ASSERT_TRUE(j["growth"]["0"]["fits"].contains("ListRuns"));
+  EXPECT_EQ(j["growth"]["0"]["levels"][1]["fill"]["objects_per_s"], 122.0);
+  auto back = ResultsFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(ResultsToJson(*back), j);
+  ASSERT_EQ(back->growth.size(), 1u);
+  EXPECT_EQ(back->growth[0].levels[1].errors.at("CreateRun"), 2u);
+  EXPECT_EQ(back->growth[0].stopped_because, curve.stopped_because);
+}
+
+TEST(ResultsReader, ReadsFilesWrittenBeforeGrowthAndRefusesAMisshapenSection) {
+  auto j = ResultsToJson(results::testing::SyntheticResults(1));
+  j.erase("growth");
+  auto old = ResultsFromJson(j);
+  ASSERT_TRUE(old.ok()) << old.error().message;
+  EXPECT_TRUE(old->growth.empty());
+  j["growth"] = {{"0", {{"levels", {{{"runs_stored", 5}}}}}}};
+  auto bad = ResultsFromJson(j);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("growth.0.levels[0]: missing field 'target_runs'"),
+            std::string::npos)
+      << bad.error().message;
+}
+
 }  // namespace
 }  // namespace kfpbench::results

@@ -223,6 +223,59 @@ Result<RunRecord> Run(const json& j, const std::string& path) {
   return r;
 }
 
+// One growth scenario's levels (fits are derived and recomputed).
+Result<GrowthCurve> GrowthFromJson(const json& entry, size_t scenario, const std::string& path) {
+  if (!entry.is_object()) return At(path, "must be an object");
+  GrowthCurve curve;
+  curve.scenario = scenario;
+  KFPBENCH_ASSIGN(curve.extrapolate_to, Number<int64_t>(entry, "extrapolate_to", path, false));
+  KFPBENCH_ASSIGN(curve.stopped_because, String(entry, "stopped_because", path));
+  auto levels = entry.find("levels");
+  if (levels == entry.end()) return curve;
+  if (!levels->is_array()) return At(path + ".levels", "must be an array");
+  for (size_t i = 0; i < levels->size(); ++i) {
+    const json& l = (*levels)[i];
+    std::string p = fmt::format("{}.levels[{}]", path, i);
+    if (!l.is_object()) return At(p, "must be an object");
+    GrowthLevel level;
+    KFPBENCH_ASSIGN(level.target_runs, Number<int64_t>(l, "target_runs", p, true));
+    KFPBENCH_ASSIGN(level.runs_stored, Number<int64_t>(l, "runs_stored", p, true));
+    KFPBENCH_ASSIGN(level.experiments_stored, Number<int64_t>(l, "experiments_stored", p, false));
+    KFPBENCH_ASSIGN(level.pipelines_stored, Number<int64_t>(l, "pipelines_stored", p, false));
+    KFPBENCH_ASSIGN(level.measure_seconds, Number<double>(l, "measure_seconds", p, false));
+    KFPBENCH_ASSIGN(level.deepest_page, Number<int64_t>(l, "deepest_page", p, false));
+    if (auto fill = l.find("fill"); fill != l.end()) {
+      std::string f = p + ".fill";
+      if (!fill->is_object()) return At(f, "must be an object");
+      KFPBENCH_ASSIGN(level.runs_created, Number<int64_t>(*fill, "runs_created", f, false));
+      KFPBENCH_ASSIGN(level.experiments_created,
+                      Number<int64_t>(*fill, "experiments_created", f, false));
+      KFPBENCH_ASSIGN(level.pipelines_created,
+                      Number<int64_t>(*fill, "pipelines_created", f, false));
+      KFPBENCH_ASSIGN(level.versions_created, Number<int64_t>(*fill, "versions_created", f, false));
+      KFPBENCH_ASSIGN(level.fill_failures, Number<int64_t>(*fill, "failures", f, false));
+      KFPBENCH_ASSIGN(level.fill_seconds, Number<double>(*fill, "seconds", f, false));
+      KFPBENCH_ASSIGN(level.settle_seconds, Number<double>(*fill, "settle_seconds", f, false));
+      KFPBENCH_ASSIGN(level.unsettled_runs, Number<int64_t>(*fill, "unsettled_runs", f, false));
+    }
+    if (auto ops = l.find("operations"); ops != l.end()) {
+      if (!ops->is_object()) return At(p + ".operations", "must be an object");
+      for (const auto& [name, op] : ops->items()) {
+        std::string o = p + ".operations." + name;
+        if (!op.is_object() || !op.contains("histogram")) return At(o, "missing field 'histogram'");
+        auto hist = metrics::Histogram::FromJson(op["histogram"]);
+        if (!hist.ok()) return At(o + ".histogram", hist.error().message);
+        level.latency_us[name] = std::move(*hist);
+        uint64_t errors = 0;
+        KFPBENCH_ASSIGN(errors, Number<uint64_t>(op, "errors", o, false));
+        if (errors > 0) level.errors[name] = errors;
+      }
+    }
+    curve.levels.push_back(std::move(level));
+  }
+  return curve;
+}
+
 // The sections added as modes grew: shard, scenarios, stress, schedules and
 // collectors. Each is optional; present, it must have its written shape.
 Status ReadExtensions(const json& j, BenchmarkResults& r) {
@@ -278,6 +331,17 @@ Status ReadExtensions(const json& j, BenchmarkResults& r) {
         KFPBENCH_ASSIGN(stop.detail, String(entry, "stopped_because", "stress." + key));
         r.stress_stops.push_back(std::move(stop));
       }
+    }
+  }
+  // Files written before growth scenarios existed have no "growth": none ran.
+  if (auto growth = j.find("growth"); growth != j.end()) {
+    if (!growth->is_object()) return At("growth", "must be an object");
+    for (const auto& [key, entry] : growth->items()) {
+      auto index = scenario_key(key);
+      if (!index) return At("growth." + key, "must be keyed by scenario index");
+      auto curve = GrowthFromJson(entry, *index, "growth." + key);
+      if (!curve.ok()) return curve.error();
+      r.growth.push_back(std::move(*curve));
     }
   }
   if (auto schedules = j.find("schedules"); schedules != j.end() && schedules->is_object()) {

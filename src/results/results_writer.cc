@@ -131,6 +131,69 @@ json StressJson(const BenchmarkResults& results) {
   return out;
 }
 
+json FitJson(const std::optional<PowerLawFit>& fit) {
+  if (!fit) return nullptr;
+  auto optional = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+  return {{"points", fit->points},
+          {"exponent", fit->exponent},
+          {"exponent_low", optional(fit->exponent_low)},
+          {"exponent_high", optional(fit->exponent_high)},
+          {"confidence", 0.95},
+          {"intercept_ln_us", fit->intercept},
+          {"r_squared", fit->r_squared},
+          {"verdict", fit->verdict}};
+}
+
+// Per growth scenario: each level's fill and histograms, and the fits over
+// the levels (derived: the reader recomputes them).
+json GrowthJson(const BenchmarkResults& results) {
+  json out = json::object();
+  for (const auto& curve : results.growth) {
+    json levels = json::array();
+    for (const auto& l : curve.levels) {
+      json ops = json::object();
+      for (const auto& [name, h] : l.latency_us) {
+        auto errors = l.errors.find(name);
+        ops[name] = {{"latency_us", SummaryJson(h)},
+                     {"histogram", h.ToJson()},
+                     {"errors", errors == l.errors.end() ? 0 : errors->second}};
+      }
+      levels.push_back({{"target_runs", l.target_runs},
+                        {"runs_stored", l.runs_stored},
+                        {"experiments_stored", l.experiments_stored},
+                        {"pipelines_stored", l.pipelines_stored},
+                        {"fill",
+                         {{"runs_created", l.runs_created},
+                          {"experiments_created", l.experiments_created},
+                          {"pipelines_created", l.pipelines_created},
+                          {"versions_created", l.versions_created},
+                          {"failures", l.fill_failures},
+                          {"seconds", l.fill_seconds},
+                          {"objects_per_s", l.FillRatePerSecond()},
+                          {"settle_seconds", l.settle_seconds},
+                          {"unsettled_runs", l.unsettled_runs}}},
+                        {"measure_seconds", l.measure_seconds},
+                        {"deepest_page", l.deepest_page},
+                        {"operations", std::move(ops)}});
+    }
+    json fits = json::object();
+    for (const auto& [name, f] : curve.Fits()) {
+      auto optional = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+      fits[name] = {{"p50", FitJson(f.p50)},
+                    {"p99", FitJson(f.p99)},
+                    {"p99_at_extrapolation_us", optional(f.p99_at_extrapolation)},
+                    {"p99_at_extrapolation_low_us", optional(f.p99_at_extrapolation_low)},
+                    {"p99_at_extrapolation_high_us", optional(f.p99_at_extrapolation_high)}};
+    }
+    out[std::to_string(curve.scenario)] = {{"objects", "runs stored (ListRuns total_size)"},
+                                           {"extrapolate_to", curve.extrapolate_to},
+                                           {"stopped_because", curve.stopped_because},
+                                           {"levels", std::move(levels)},
+                                           {"fits", std::move(fits)}};
+  }
+  return out;
+}
+
 // Per SCHEDULED_RUNS scenario: fires owed and made, and trigger lag.
 json SchedulesJson(const BenchmarkResults& results) {
   json out = json::object();
@@ -235,6 +298,7 @@ json ResultsToJson(const BenchmarkResults& results) {
       {"steps", StepsJson(results)},
       {"stress", StressJson(results)},
       {"schedules", SchedulesJson(results)},
+      {"growth", GrowthJson(results)},
       {"artifacts", ArtifactsJson(results)},
       {"errors", results.errors},
       {"cleanup_failures", results.cleanup_failures},

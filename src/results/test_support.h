@@ -3,6 +3,7 @@
 // without running anything.
 #pragma once
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -132,6 +133,29 @@ inline std::string ReadFile(const std::filesystem::path& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// A growth curve whose operation latencies grow as runs^exponent: ListRuns
+// at 100 us per run^exponent, GetRun flat at 500 us; 20 calls per level.
+inline GrowthCurve SyntheticGrowth(double exponent, size_t scenario = 0) {
+  GrowthCurve curve;
+  curve.scenario = scenario;
+  curve.extrapolate_to = 1000000;
+  uint64_t noise = 1;
+  for (int64_t runs : {1000, 5000, 20000, 100000}) {
+    GrowthLevel level;
+    level.target_runs = runs;
+    level.runs_stored = runs;
+    for (int i = 0; i < 20; ++i) {
+      noise = noise * 6364136223846793005ULL + 1442695040888963407ULL;
+      double jitter = 1 + static_cast<double>(noise >> 40) / (1ULL << 24) * 0.05;
+      level.latency_us["ListRuns"].Record(
+          static_cast<int64_t>(100 * std::pow(static_cast<double>(runs), exponent) * jitter));
+      level.latency_us["GetRun"].Record(static_cast<int64_t>(500 * jitter));
+    }
+    curve.levels.push_back(level);
+  }
+  return curve;
 }
 
 }  // namespace kfpbench::results::testing

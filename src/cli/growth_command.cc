@@ -1,0 +1,60 @@
+// `kfpbench growth-cleanup --prefix NAME`: deletes what a growth scenario's
+// fill created under NAME on the target (every run in the experiments
+// NAME-e<n>, those experiments, the pipelines NAME-p<n>), and nothing else.
+// It lists what is left each time, so an interrupted clean-up (of `run` or
+// of this command) is finished by running it again.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "cli/target_flags.h"
+#include "harness/growth_fill.h"
+#include "harness/session.h"
+
+namespace kfpbench::cli {
+
+Command AddGrowthCleanupCommand(CLI::App& app) {
+  struct Flags {
+    std::string prefix;
+    int concurrency = 8;
+    TargetFlags target;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* cmd = app.add_subcommand(
+      "growth-cleanup",
+      "delete what a growth scenario's fill created under --prefix (the runs of experiments "
+      "PREFIX-e<n>, those experiments, pipelines PREFIX-p<n>); run again to resume");
+  cmd->add_option("--prefix", f->prefix, "the name given to run --growth-fill")->required();
+  cmd->add_option("--concurrency", f->concurrency, "DeleteRun calls in flight")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  f->target.Add(*cmd);
+  return {cmd, [f] {
+            if (f->prefix.empty()) return Fail("--prefix: must not be empty");
+            InstallSignalHandlers();
+            auto target = f->target.Resolve();
+            if (!target.ok()) return Fail(target.error().message);
+            auto session = harness::Session::Open(*target);
+            if (!session.ok()) return Fail(session.error().message);
+            if (Status s = (*session)->CheckReachable(); !s.ok()) return Fail(s.error().message);
+            auto outcome = harness::CleanUpFill((*session)->client(), f->prefix, f->concurrency,
+                                                [] { return g_interrupted.load(); });
+            std::cout << fmt::format(
+                "deleted {} runs, {} experiments and {} pipelines of the growth fill '{}'\n",
+                outcome.runs_deleted, outcome.experiments_deleted, outcome.pipelines_deleted,
+                f->prefix);
+            for (const auto& failure : outcome.failures)
+              std::cerr << "  not deleted: " << failure << "\n";
+            if (outcome.stopped) {
+              std::cout << "interrupted: run the same command again to delete the rest\n";
+              return kExitInterrupted;
+            }
+            return outcome.failures.empty() ? kExitOk : kExitFailed;
+          }};
+}
+
+}  // namespace kfpbench::cli
