@@ -98,7 +98,8 @@ std::string WhyNotRunnable(const DocCommand& c) {
   for (size_t i = 1; i < words.size(); ++i) {
     static const std::regex file(R"(.*\.(json|yaml|csv)$)");
     const std::string& w = words[i];
-    bool flag_value = words[i - 1].rfind("--", 0) == 0 && words[i - 1].find('=') == std::string::npos;
+    bool flag_value =
+        words[i - 1].rfind("--", 0) == 0 && words[i - 1].find('=') == std::string::npos;
     if (!flag_value && std::regex_match(w, file) && w.find('/') == std::string::npos) {
       return w + " is a file the reader writes first";
     }
