@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -24,8 +25,8 @@
 #include "server/run_tracker.h"
 #include "server/scheduler.h"
 #include "server/status_writer.h"
+#include "server/work_root.h"
 #include "store/store.h"
-#include "util/ids.h"
 
 namespace kfpbench::server {
 namespace {
@@ -217,7 +218,7 @@ constexpr const char* kRestartMessage =
 
 struct Backend::Impl {
   BackendOptions options;
-  std::filesystem::path temp_root;  // removed at exit when we made it
+  std::optional<TempWorkRoot> temp_root;  // when no work root was given; removed at exit
   std::unique_ptr<store::Store> store;
   engine::RealTimeLoop loop;
   PodMetrics pod_metrics;  // outlives the executor that reports to it
@@ -239,10 +240,7 @@ struct Backend::Impl {
     loop.Stop();
     engine.reset();
     executor.reset();
-    if (!temp_root.empty()) {
-      std::error_code ec;
-      std::filesystem::remove_all(temp_root, ec);
-    }
+    temp_root.reset();
   }
 };
 
@@ -267,9 +265,10 @@ Result<std::unique_ptr<Backend>> Backend::Create(BackendOptions options) {
   std::filesystem::path work_root = options.work_root;
   std::error_code ec;
   if (work_root.empty()) {
-    work_root = std::filesystem::temp_directory_path(ec) /
-                fmt::format("kfpbench-{}-{}", getpid(), NewUuid().substr(0, 8));
-    impl->temp_root = work_root;
+    auto temp = TempWorkRoot::Create(std::filesystem::temp_directory_path(ec));
+    if (!temp.ok()) return temp.error();
+    work_root = temp->path();
+    impl->temp_root.emplace(std::move(*temp));
   }
   std::filesystem::create_directories(work_root, ec);
   if (ec)
