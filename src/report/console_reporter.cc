@@ -1,3 +1,4 @@
+#include <cmath>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -10,10 +11,17 @@ namespace kfpbench::report {
 namespace {
 
 // Each value in the unit that shows it (42us, 3.1ms, 1.52s, 2m5s): a fixed
-// unit prints a 30 us call as 0.0 ms.
-std::string Ms(int64_t us) { return FormatDuration(std::chrono::microseconds(us)); }
+// unit prints a 30 us call as 0.0 ms. Saturated, never overflowed: a
+// results.json from elsewhere, or an extrapolation far past what was measured
+// (1.2e17 us seen under UBSan), can hold more than int64 nanoseconds do.
+std::string Us(double us) {
+  if (std::fabs(us) < 9e12) {
+    return FormatDuration(std::chrono::microseconds(static_cast<int64_t>(us)));
+  }
+  return FormatDuration(FromSeconds(us / 1e6));
+}
 
-std::string Seconds(int64_t ms) { return FormatDuration(std::chrono::milliseconds(ms)); }
+std::string Ms(double ms) { return Us(ms * 1000); }
 
 std::string Exponent(const std::optional<results::PowerLawFit>& fit) {
   if (!fit) return "-";
@@ -48,8 +56,8 @@ void GrowthSection(std::ostream& out, const results::BenchmarkResults& r) {
         auto it = l.latency_us.find(std::string(op));
         std::string cell = "-";
         if (it != l.latency_us.end() && it->second.count() > 0) {
-          cell = fmt::format("{} / {} ({})", Ms(it->second.ValueAtPercentile(50)),
-                             Ms(it->second.ValueAtPercentile(99)), it->second.count());
+          cell = fmt::format("{} / {} ({})", Us(it->second.ValueAtPercentile(50)),
+                             Us(it->second.ValueAtPercentile(99)), it->second.count());
         }
         out << fmt::format(" {:>24}", cell);
       }
@@ -63,10 +71,10 @@ void GrowthSection(std::ostream& out, const results::BenchmarkResults& r) {
         std::string at;
         if (f.p99_at_extrapolation) {
           at = fmt::format("; p99 at {} runs ~{}", curve.extrapolate_to,
-                           Ms(static_cast<int64_t>(*f.p99_at_extrapolation)));
+                           Us(*f.p99_at_extrapolation));
           if (f.p99_at_extrapolation_low) {
-            at += fmt::format(" ({} to {})", Ms(static_cast<int64_t>(*f.p99_at_extrapolation_low)),
-                              Ms(static_cast<int64_t>(*f.p99_at_extrapolation_high)));
+            at += fmt::format(" ({} to {})", Us(*f.p99_at_extrapolation_low),
+                              Us(*f.p99_at_extrapolation_high));
           }
         }
         out << fmt::format("  {:<20} p50 k={}; p99 k={}{}\n", op, Exponent(f.p50), Exponent(f.p99),
@@ -93,8 +101,8 @@ Status ConsoleReporter::Report(const results::BenchmarkResults& r) {
     const auto& h = op.latency_us;
     out_ << fmt::format("{:<22} {:>7} {:>7} {:>8.1f} {:>8} {:>8} {:>8} {:>8}\n", name, h.count(),
                         op.errors, elapsed > 0 ? h.count() / elapsed : 0.0,
-                        Ms(h.ValueAtPercentile(50)), Ms(h.ValueAtPercentile(95)),
-                        Ms(h.ValueAtPercentile(99)), Ms(h.max()));
+                        Us(h.ValueAtPercentile(50)), Us(h.ValueAtPercentile(95)),
+                        Us(h.ValueAtPercentile(99)), Us(h.max()));
   }
   auto durations = r.RunDurationsMs();
   auto waits = r.QueueWaitsMs();
@@ -116,9 +124,8 @@ Status ConsoleReporter::Report(const results::BenchmarkResults& r) {
   for (const auto& [label, h] :
        {std::pair{"run duration", &durations}, std::pair{"queue wait", &waits}}) {
     out_ << fmt::format("{:<22} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}\n", label, h->count(),
-                        Seconds(h->min()), Seconds(h->ValueAtPercentile(50)),
-                        Seconds(h->ValueAtPercentile(95)), Seconds(h->ValueAtPercentile(99)),
-                        Seconds(h->max()));
+                        Ms(h->min()), Ms(h->ValueAtPercentile(50)), Ms(h->ValueAtPercentile(95)),
+                        Ms(h->ValueAtPercentile(99)), Ms(h->max()));
   }
   if (auto delays = r.StartDelaysMs(); delays.count() > 0) {
     out_ << fmt::format(

@@ -75,5 +75,21 @@ TEST(ConsoleReport, EachValueInTheUnitThatShowsIt) {
   EXPECT_EQ(text.find(" 0.0 "), std::string::npos) << text;
 }
 
+// A growth curve extrapolated far past what was measured can predict more
+// than a duration holds (seen under UBSan: a p99 interval's end of 1.2e17 us
+// overflowed on the way to nanoseconds). It prints, saturated.
+TEST(ConsoleReport, AnAstronomicalExtrapolationPrintsInsteadOfOverflowing) {
+  results::BenchmarkResults r;
+  r.finished = r.started + std::chrono::seconds(1);
+  r.growth = {results::testing::SyntheticGrowth(1.0)};  // 10 s at 100,000 runs
+  r.growth[0].extrapolate_to = int64_t{1} << 50;
+  ASSERT_GT(*r.growth[0].Fits().at("ListRuns").p99_at_extrapolation, 1e16);
+  // A results.json from elsewhere can hold such a value too.
+  r.operations["GetRun"].latency_us.Record(int64_t{1} << 60);
+  std::ostringstream out;
+  ASSERT_TRUE(ConsoleReporter(out).Report(r).ok());
+  EXPECT_NE(out.str().find("p99 at 1125899906842624 runs ~"), std::string::npos) << out.str();
+}
+
 }  // namespace
 }  // namespace kfpbench::report
