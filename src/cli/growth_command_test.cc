@@ -13,6 +13,7 @@
 #include "http/url.h"
 #include "kfp/client.h"
 #include "server/backend.h"
+#include "server/test_support.h"
 
 namespace kfpbench::cli {
 namespace {
@@ -116,45 +117,38 @@ class GrowthOnARealTargetTest : public GrowthCommandTest {
     so.port = 0;
     so.backend.executor = "stub";
     so.backend.stub_durations = {"constant:1ms"};
-    auto started = server::ApiServer::Start(so);
-    ASSERT_TRUE(started.ok()) << started.error().message;
-    server_ = std::move(*started);
-    http::ClientOptions co;
-    co.base = *http::ParseUrl(server_->url());
-    http_ = std::make_unique<http::Client>(co);
-    client_ = std::make_unique<kfp::Client>(*http_, kfp::ClientConfig{}, nullptr);
+    auto served = server::testing::ServeWithClient(so);
+    ASSERT_TRUE(served.ok()) << served.error().message;
+    backend_ = std::move(*served);
   }
   void TearDown() override {
-    client_.reset();
-    http_.reset();
-    server_.reset();
+    backend_ = {};
     GrowthCommandTest::TearDown();
   }
   int64_t Runs() {
     kfp::ListOptions one;
     one.page_size = 1;
-    auto page = client_->ListRunIds(one);
+    auto page = backend_.client->ListRunIds(one);
     EXPECT_TRUE(page.ok());
     return page.ok() ? page->total_size : -1;
   }
 
-  std::unique_ptr<server::ApiServer> server_;
-  std::unique_ptr<http::Client> http_;
-  std::unique_ptr<kfp::Client> client_;
+  server::testing::ServedBackend backend_;
 };
 
 TEST_F(GrowthOnARealTargetTest, FillsOnlyWithGrowthFillAndDeletesWhatItCreated) {
   std::string file = Scenario("[15, 30]");
   auto refused = Kfpbench("run " + file + " --pipelines " + Pipelines() + " --host " +
-                          server_->url() + " --quiet --out " + (dir_ / "refused").string());
+                          backend_.server->url() + " --quiet --out " + (dir_ / "refused").string());
   EXPECT_EQ(refused.exit_code, 2) << refused.output;
   EXPECT_NE(refused.output.find("only with --growth-fill NAME"), std::string::npos)
       << refused.output;
   EXPECT_EQ(Runs(), 0);
 
   fs::path out = dir_ / "out";
-  auto r = Kfpbench("run " + file + " --pipelines " + Pipelines() + " --host " + server_->url() +
-                    " --growth-fill gtest-fill --quiet --out " + out.string());
+  auto r =
+      Kfpbench("run " + file + " --pipelines " + Pipelines() + " --host " + backend_.server->url() +
+               " --growth-fill gtest-fill --quiet --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto j = ReadJson(out / "results.json");
   ASSERT_EQ(j["growth"]["0"]["levels"].size(), 2u) << j["growth"];
@@ -165,17 +159,17 @@ TEST_F(GrowthOnARealTargetTest, FillsOnlyWithGrowthFillAndDeletesWhatItCreated) 
 
   // --keep leaves the fill; growth-cleanup deletes it, and again finds nothing.
   auto kept =
-      Kfpbench("run " + file + " --pipelines " + Pipelines() + " --host " + server_->url() +
+      Kfpbench("run " + file + " --pipelines " + Pipelines() + " --host " + backend_.server->url() +
                " --growth-fill gtest-fill --keep --quiet --out " + (dir_ / "kept").string());
   ASSERT_EQ(kept.exit_code, 0) << kept.output;
   EXPECT_GE(Runs(), 30);
-  auto cleanup = Kfpbench("growth-cleanup --prefix gtest-fill --host " + server_->url());
+  auto cleanup = Kfpbench("growth-cleanup --prefix gtest-fill --host " + backend_.server->url());
   EXPECT_EQ(cleanup.exit_code, 0) << cleanup.output;
   EXPECT_NE(cleanup.output.find("experiments and 1 pipelines of the growth fill 'gtest-fill'"),
             std::string::npos)
       << cleanup.output;
   EXPECT_EQ(Runs(), 0);
-  auto again = Kfpbench("growth-cleanup --prefix gtest-fill --host " + server_->url());
+  auto again = Kfpbench("growth-cleanup --prefix gtest-fill --host " + backend_.server->url());
   EXPECT_EQ(again.exit_code, 0) << again.output;
   EXPECT_NE(again.output.find("deleted 0 runs, 0 experiments and 0 pipelines"), std::string::npos)
       << again.output;

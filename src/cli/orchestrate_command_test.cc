@@ -20,6 +20,7 @@
 #include "http/url.h"
 #include "kfp/client.h"
 #include "server/backend.h"
+#include "server/test_support.h"
 #include "util/ids.h"
 #include "util/time.h"
 
@@ -38,18 +39,12 @@ class OrchestrateCommandTest : public ScratchDirTest {
     so.port = 0;
     so.backend.executor = "process";
     so.backend.self_binary = std::string(KFPBENCH_BINARY_DIR) + "/kfpbench";
-    auto started = server::ApiServer::Start(so);
-    ASSERT_TRUE(started.ok()) << started.error().message;
-    server_ = std::move(*started);
-    http::ClientOptions co;
-    co.base = *http::ParseUrl(server_->url());
-    http_ = std::make_unique<http::Client>(co);
-    client_ = std::make_unique<kfp::Client>(*http_, kfp::ClientConfig{}, nullptr);
+    auto served = server::testing::ServeWithClient(so);
+    ASSERT_TRUE(served.ok()) << served.error().message;
+    backend_ = std::move(*served);
   }
   void TearDown() override {
-    client_.reset();
-    http_.reset();
-    server_.reset();
+    backend_ = {};
     ScratchDirTest::TearDown();
   }
   std::string Sweep() const {
@@ -58,14 +53,12 @@ class OrchestrateCommandTest : public ScratchDirTest {
   std::vector<kfp::Run> AllRuns() {
     kfp::ListOptions options;
     options.page_size = 100;
-    auto page = client_->ListRuns(options);
+    auto page = backend_.client->ListRuns(options);
     EXPECT_TRUE(page.ok()) << page.error().message;
     return page.ok() ? page->items : std::vector<kfp::Run>{};
   }
 
-  std::unique_ptr<server::ApiServer> server_;
-  std::unique_ptr<http::Client> http_;
-  std::unique_ptr<kfp::Client> client_;
+  server::testing::ServedBackend backend_;
 };
 
 TEST_F(OrchestrateCommandTest, StartsOneRunPerRowWithThatRowsTypedParameters) {
@@ -77,9 +70,10 @@ TEST_F(OrchestrateCommandTest, StartsOneRunPerRowWithThatRowsTypedParameters) {
                           "\"resnet50, wide\",0.001,3,false\r\n"
                           "vit-small,1e-4,,true\r\n"
                           "vit-small,0.05,5,\r\n");
-  Outcome r = Kfpbench("orchestrate " + csv + " --pipeline " + Sweep() + " --host " +
-                       server_->url() + " --experiment sweep --concurrency 2 --keep --out " +
-                       (dir_ / "out").string() + " --poll-interval 100ms");
+  Outcome r =
+      Kfpbench("orchestrate " + csv + " --pipeline " + Sweep() + " --host " +
+               backend_.server->url() + " --experiment sweep --concurrency 2 --keep --out " +
+               (dir_ / "out").string() + " --poll-interval 100ms");
   ASSERT_EQ(r.exit_code, 0) << r.output;
 
   // Line of the CSV -> what the run must have been given.
@@ -94,7 +88,7 @@ TEST_F(OrchestrateCommandTest, StartsOneRunPerRowWithThatRowsTypedParameters) {
   ASSERT_EQ(runs.size(), 5u) << r.output;
   std::set<int> seen;
   for (const auto& listed : runs) {
-    auto run = client_->GetRun(listed.run_id);
+    auto run = backend_.client->GetRun(listed.run_id);
     ASSERT_TRUE(run.ok());
     size_t at = run->display_name.find("-line");
     ASSERT_NE(at, std::string::npos) << run->display_name;
@@ -127,9 +121,9 @@ TEST_F(OrchestrateCommandTest, StartsOneRunPerRowWithThatRowsTypedParameters) {
 
 TEST_F(OrchestrateCommandTest, RateStartsRowsAtTheirIntendedTimes) {
   std::string csv = Write("three.csv", "model\na\nb\nc\n");
-  Outcome r =
-      Kfpbench("orchestrate " + csv + " --pipeline " + Sweep() + " --host " + server_->url() +
-               " --rate 5/s --keep --out " + (dir_ / "out").string() + " --poll-interval 100ms");
+  Outcome r = Kfpbench("orchestrate " + csv + " --pipeline " + Sweep() + " --host " +
+                       backend_.server->url() + " --rate 5/s --keep --out " +
+                       (dir_ / "out").string() + " --poll-interval 100ms");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(AllRuns().size(), 3u);
   std::ifstream in(dir_ / "out" / "results.json");
@@ -153,12 +147,12 @@ TEST_F(OrchestrateCommandTest, RateStartsRowsAtTheirIntendedTimes) {
 TEST_F(OrchestrateCommandTest, AnOffsetColumnStartsEachRowAtItsOffset) {
   std::string csv = Write("offsets.csv", "offset,model\n0.6,c\n0s,a\n300ms,b\n");
   Outcome both = Kfpbench("orchestrate " + csv + " --pipeline " + Sweep() + " --host " +
-                          server_->url() + " --rate 1/s");
+                          backend_.server->url() + " --rate 1/s");
   EXPECT_EQ(both.exit_code, 2);
   EXPECT_NE(both.output.find("offset column schedules the runs"), std::string::npos) << both.output;
-  Outcome r =
-      Kfpbench("orchestrate " + csv + " --pipeline " + Sweep() + " --host " + server_->url() +
-               " --keep --out " + (dir_ / "out").string() + " --poll-interval 100ms");
+  Outcome r = Kfpbench("orchestrate " + csv + " --pipeline " + Sweep() + " --host " +
+                       backend_.server->url() + " --keep --out " + (dir_ / "out").string() +
+                       " --poll-interval 100ms");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::vector<kfp::Run> runs = AllRuns();
   ASSERT_EQ(runs.size(), 3u);
@@ -193,19 +187,20 @@ TEST_F(OrchestrateCommandTest, FindsAnUploadedPipelineByName) {
   std::ifstream in(Sweep());
   std::stringstream text;
   text << in.rdbuf();
-  auto uploaded = client_->UploadPipeline("sweep-by-name", "train_sweep.yaml", text.str());
+  auto uploaded = backend_.client->UploadPipeline("sweep-by-name", "train_sweep.yaml", text.str());
   ASSERT_TRUE(uploaded.ok()) << uploaded.error().message;
   std::string csv = Write("one.csv", "model,epochs\nbert,7\n");
-  Outcome r = Kfpbench("orchestrate " + csv + " --pipeline sweep-by-name --host " + server_->url() +
-                       " --keep --out " + (dir_ / "out").string() + " --poll-interval 100ms");
+  Outcome r =
+      Kfpbench("orchestrate " + csv + " --pipeline sweep-by-name --host " + backend_.server->url() +
+               " --keep --out " + (dir_ / "out").string() + " --poll-interval 100ms");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::vector<kfp::Run> runs = AllRuns();
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].pipeline_id, uploaded->pipeline_id);
   EXPECT_EQ(runs[0].runtime_config.parameters, (nlohmann::json{{"model", "bert"}, {"epochs", 7}}));
 
-  Outcome missing =
-      Kfpbench("orchestrate " + csv + " --pipeline no-such-pipeline --host " + server_->url());
+  Outcome missing = Kfpbench("orchestrate " + csv + " --pipeline no-such-pipeline --host " +
+                             backend_.server->url());
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.output.find("--pipeline 'no-such-pipeline': neither a file nor a pipeline"),
             std::string::npos)
@@ -229,7 +224,7 @@ TEST_F(OrchestrateCommandTest, BadCsvExitsTwoNamingLineAndColumnBeforeAnyRun) {
        }) {
     std::string csv = Write("bad.csv", c.csv);
     Outcome r = Kfpbench("orchestrate " + csv + " --pipeline " + Sweep() + " --host " +
-                         server_->url() + " --out " + (dir_ / "never").string());
+                         backend_.server->url() + " --out " + (dir_ / "never").string());
     EXPECT_EQ(r.exit_code, 2) << c.csv << "\n" << r.output;
     EXPECT_NE(r.output.find(c.message), std::string::npos) << c.csv << "\n" << r.output;
   }
@@ -259,8 +254,9 @@ TEST_F(OrchestrateCommandTest, AScenarioFileOrchestratesThroughRun) {
                                     .dump());
   Outcome valid = Kfpbench("validate " + file);
   EXPECT_EQ(valid.exit_code, 0) << valid.output;
-  Outcome r = Kfpbench("run " + file + " --host " + server_->url() + " --keep --quiet --out " +
-                       (dir_ / "out").string() + " --poll-interval 100ms");
+  Outcome r =
+      Kfpbench("run " + file + " --host " + backend_.server->url() + " --keep --quiet --out " +
+               (dir_ / "out").string() + " --poll-interval 100ms");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::vector<kfp::Run> runs = AllRuns();
   ASSERT_EQ(runs.size(), 2u);
@@ -298,7 +294,8 @@ TEST_F(OrchestrateCommandTest, AScenarioFileOrchestratesThroughRun) {
 // The alias takes every target flag `run` takes, checked the same way.
 TEST_F(OrchestrateCommandTest, TakesEveryTargetFlagOfRun) {
   std::string csv = Write("runs.csv", "model\nx\n");
-  std::string base = "orchestrate " + csv + " --pipeline " + Sweep() + " --host " + server_->url();
+  std::string base =
+      "orchestrate " + csv + " --pipeline " + Sweep() + " --host " + backend_.server->url();
   for (const auto& [flags, message] : std::vector<std::pair<std::string, std::string>>{
            {" --api v9", "--api:"},
            {" --header nocolon", "--header: expected NAME:VALUE"},

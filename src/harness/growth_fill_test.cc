@@ -8,6 +8,7 @@
 #include "http/client.h"
 #include "http/url.h"
 #include "server/backend.h"
+#include "server/test_support.h"
 
 namespace kfpbench::harness {
 namespace {
@@ -20,13 +21,9 @@ class GrowthFillTest : public ::testing::Test {
     so.port = 0;
     so.backend.executor = "stub";
     so.backend.stub_durations = {"constant:1ms"};
-    auto started = server::ApiServer::Start(so);
-    ASSERT_TRUE(started.ok()) << started.error().message;
-    server_ = std::move(*started);
-    http::ClientOptions co;
-    co.base = *http::ParseUrl(server_->url());
-    http_ = std::make_unique<http::Client>(co);
-    client_ = std::make_unique<kfp::Client>(*http_, kfp::ClientConfig{}, nullptr);
+    auto served = server::testing::ServeWithClient(so);
+    ASSERT_TRUE(served.ok()) << served.error().message;
+    backend_ = std::move(*served);
     plan_.prefix = "growth-test";
     plan_.pipeline_text = testing::ReadText(std::string(KFPBENCH_SOURCE_DIR) +
                                             "/examples/pipelines/growth_tiny.yaml");
@@ -36,13 +33,9 @@ class GrowthFillTest : public ::testing::Test {
     plan_.runs_per_pipeline = 25;
     plan_.versions_per_pipeline = 2;
   }
-  void TearDown() override {
-    client_.reset();
-    http_.reset();
-    server_.reset();
-  }
+  void TearDown() override { backend_ = {}; }
   StoredCounts Stored() {
-    auto counts = CountStored(*client_);
+    auto counts = CountStored(*backend_.client);
     EXPECT_TRUE(counts.ok()) << counts.error().message;
     return counts.ok() ? *counts : StoredCounts{};
   }
@@ -50,20 +43,18 @@ class GrowthFillTest : public ::testing::Test {
     kfp::ListOptions options;
     options.page_size = 1;
     options.experiment_id = experiment_id;
-    auto page = client_->ListRunIds(options);
+    auto page = backend_.client->ListRunIds(options);
     EXPECT_TRUE(page.ok()) << page.error().message;
     return page.ok() ? page->total_size : -1;
   }
 
-  std::unique_ptr<server::ApiServer> server_;
-  std::unique_ptr<http::Client> http_;
-  std::unique_ptr<kfp::Client> client_;
+  server::testing::ServedBackend backend_;
   FillPlan plan_;
 };
 
 TEST_F(GrowthFillTest, FillsToTheLevelInTheStatedProportions) {
   const int64_t experiments_before = Stored().experiments;  // KFP's Default, if any
-  auto fill = FillTo(*client_, plan_, 60, [] { return false; });
+  auto fill = FillTo(*backend_.client, plan_, 60, [] { return false; });
   ASSERT_TRUE(fill.ok()) << fill.error().message;
   EXPECT_FALSE(fill->stopped);
   EXPECT_EQ(fill->runs_created, 60);
@@ -76,17 +67,17 @@ TEST_F(GrowthFillTest, FillsToTheLevelInTheStatedProportions) {
   EXPECT_EQ(stored.runs, 60);
   EXPECT_EQ(stored.experiments, experiments_before + 6);
   EXPECT_EQ(stored.pipelines, 3);
-  auto objects = FindFill(*client_, plan_.prefix);
+  auto objects = FindFill(*backend_.client, plan_.prefix);
   ASSERT_TRUE(objects.ok()) << objects.error().message;
   ASSERT_EQ(objects->experiment_ids.size(), 6u);
   for (const auto& id : objects->experiment_ids) EXPECT_EQ(RunsIn(id), 10);
   EXPECT_EQ(objects->pipeline_versions.size(), 3u);
   // A level already reached creates nothing.
-  auto again = FillTo(*client_, plan_, 60, [] { return false; });
+  auto again = FillTo(*backend_.client, plan_, 60, [] { return false; });
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->runs_created + again->experiments_created + again->pipelines_created, 0);
   auto settled =
-      Settle(*client_, WallClock::now() + std::chrono::seconds(30), [] { return false; });
+      Settle(*backend_.client, WallClock::now() + std::chrono::seconds(30), [] { return false; });
   ASSERT_TRUE(settled.ok()) << settled.error().message;
   EXPECT_EQ(*settled, 0);
 }
@@ -94,13 +85,13 @@ TEST_F(GrowthFillTest, FillsToTheLevelInTheStatedProportions) {
 TEST_F(GrowthFillTest, AnInterruptedFillResumesFromWhatTheTargetStores) {
   std::atomic<int> calls{0};
   // Stops after about 25 of the runs have been asked for.
-  auto interrupted = FillTo(*client_, plan_, 80, [&] { return calls.fetch_add(1) > 30; });
+  auto interrupted = FillTo(*backend_.client, plan_, 80, [&] { return calls.fetch_add(1) > 30; });
   ASSERT_TRUE(interrupted.ok()) << interrupted.error().message;
   EXPECT_TRUE(interrupted->stopped);
   EXPECT_LT(interrupted->runs_created, 80);
   EXPECT_EQ(Stored().runs, interrupted->runs_created);
 
-  auto resumed = FillTo(*client_, plan_, 80, [] { return false; });
+  auto resumed = FillTo(*backend_.client, plan_, 80, [] { return false; });
   ASSERT_TRUE(resumed.ok()) << resumed.error().message;
   EXPECT_FALSE(resumed->stopped);
   EXPECT_EQ(interrupted->runs_created + resumed->runs_created, 80);
@@ -114,28 +105,30 @@ TEST_F(GrowthFillTest, AnInterruptedFillResumesFromWhatTheTargetStores) {
 
 TEST_F(GrowthFillTest, CleanUpDeletesExactlyWhatTheFillCreatedAndResumes) {
   // Someone else's experiment, run and pipeline, with names close to the fill's.
-  auto theirs = client_->CreateExperiment("growth-test-e-not-ours", "");
+  auto theirs = backend_.client->CreateExperiment("growth-test-e-not-ours", "");
   ASSERT_TRUE(theirs.ok()) << theirs.error().message;
-  auto their_pipeline = client_->UploadPipeline("growth-testing-p0", "p.yaml", plan_.pipeline_text);
+  auto their_pipeline =
+      backend_.client->UploadPipeline("growth-testing-p0", "p.yaml", plan_.pipeline_text);
   ASSERT_TRUE(their_pipeline.ok()) << their_pipeline.error().message;
   kfp::RunCreate their_run;
   their_run.display_name = "not ours";
   their_run.experiment_id = theirs->experiment_id;
   their_run.pipeline_id = their_pipeline->pipeline_id;
-  ASSERT_TRUE(client_->CreateRun(their_run).ok());
+  ASSERT_TRUE(backend_.client->CreateRun(their_run).ok());
 
   // The level counts every run stored, theirs too: 40 of the 41 are the fill's.
-  ASSERT_TRUE(FillTo(*client_, plan_, 41, [] { return false; }).ok());
+  ASSERT_TRUE(FillTo(*backend_.client, plan_, 41, [] { return false; }).ok());
   ASSERT_EQ(Stored().runs, 41);
 
   // Interrupted after a few deletions, then run again.
   std::atomic<int> calls{0};
-  auto first = CleanUpFill(*client_, plan_.prefix, 2, [&] { return calls.fetch_add(1) > 12; });
+  auto first =
+      CleanUpFill(*backend_.client, plan_.prefix, 2, [&] { return calls.fetch_add(1) > 12; });
   EXPECT_TRUE(first.stopped);
   EXPECT_TRUE(first.failures.empty()) << first.failures.front();
   EXPECT_GT(first.runs_deleted, 0);
   EXPECT_GT(Stored().runs, 1);
-  auto second = CleanUpFill(*client_, plan_.prefix, 2, [] { return false; });
+  auto second = CleanUpFill(*backend_.client, plan_.prefix, 2, [] { return false; });
   EXPECT_FALSE(second.stopped);
   EXPECT_TRUE(second.failures.empty()) << second.failures.front();
   EXPECT_EQ(first.runs_deleted + second.runs_deleted, 40);
@@ -146,12 +139,12 @@ TEST_F(GrowthFillTest, CleanUpDeletesExactlyWhatTheFillCreatedAndResumes) {
   EXPECT_EQ(stored.runs, 1);
   EXPECT_EQ(stored.pipelines, 1);
   EXPECT_EQ(RunsIn(theirs->experiment_id), 1);
-  auto left = FindFill(*client_, plan_.prefix);
+  auto left = FindFill(*backend_.client, plan_.prefix);
   ASSERT_TRUE(left.ok());
   EXPECT_TRUE(left->experiment_ids.empty());
   EXPECT_TRUE(left->pipeline_versions.empty());
   // A third time finds nothing to do.
-  auto third = CleanUpFill(*client_, plan_.prefix, 2, [] { return false; });
+  auto third = CleanUpFill(*backend_.client, plan_.prefix, 2, [] { return false; });
   EXPECT_EQ(third.runs_deleted + third.experiments_deleted + third.pipelines_deleted, 0);
 }
 

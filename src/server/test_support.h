@@ -14,6 +14,7 @@
 #include "http/client.h"
 #include "http/multipart.h"
 #include "http/url.h"
+#include "kfp/client.h"
 #include "server/backend.h"
 
 namespace kfpbench::server::testing {
@@ -85,6 +86,26 @@ root:
 schemaVersion: 2.1.0
 sdkVersion: kfp-2.13.0
 )";
+
+// A backend served on loopback and KFP's client of it over real HTTP, as a
+// harness or a command sees a target. Members are destroyed client first.
+struct ServedBackend {
+  std::unique_ptr<ApiServer> server;
+  std::unique_ptr<http::Client> http;
+  std::unique_ptr<kfp::Client> client;
+};
+
+inline Result<ServedBackend> ServeWithClient(const ServeOptions& options) {
+  auto started = ApiServer::Start(options);
+  if (!started.ok()) return started.error();
+  ServedBackend b;
+  b.server = std::move(*started);
+  http::ClientOptions co;
+  co.base = *http::ParseUrl(b.server->url());
+  b.http = std::make_unique<http::Client>(co);
+  b.client = std::make_unique<kfp::Client>(*b.http, kfp::ClientConfig{}, nullptr);
+  return b;
+}
 
 class BackendApiTest : public ::testing::Test {
  protected:
