@@ -23,6 +23,8 @@ struct BackendFlags {
   std::string executor = "process";
   std::vector<std::string> stub_durations;
   std::vector<std::string> stub_failures;
+  std::vector<std::string> stub_artifact_bytes;
+  std::string artifact_bandwidth;
   std::string artifact_root;
   std::string package_root;
   int nodes = 0;

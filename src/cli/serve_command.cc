@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "exec/artifact_store.h"
 #include "ir/quantity.h"
 #include "sim/config.h"
 
@@ -23,6 +24,13 @@ void BackendFlags::Add(CLI::App& app) {
                  "stub step duration, e.g. constant:1s or exec-train=lognormal:60s:0.3");
   app.add_option("--stub-failure", stub_failures,
                  "probability that a stub step fails, e.g. exec-train=5% or 0.01 for every step");
+  app.add_option("--stub-artifact-bytes", stub_artifact_bytes,
+                 "bytes a stub step uploads to the artifact store when its time is up (the task "
+                 "ends when the upload does), e.g. exec-train=2Gi or 10Mi for every step");
+  app.add_option("--artifact-bandwidth", artifact_bandwidth,
+                 "the artifact store's bandwidth, shared equally by the uploads in progress, e.g. "
+                 "200Mi (bytes per second; default: no limit): a real limit to measure a shared "
+                 "bottleneck with");
   app.add_option("--artifact-root", artifact_root,
                  "folder for task work dirs and logs (default: a temporary folder)");
   app.add_option("--package-root", package_root,
@@ -42,6 +50,12 @@ Status BackendFlags::Apply(server::BackendOptions& out) const {
   out.executor = executor;
   out.stub_durations = stub_durations;
   out.stub_failures = stub_failures;
+  out.stub_artifact_bytes = stub_artifact_bytes;
+  if (!artifact_bandwidth.empty()) {
+    auto bandwidth = exec::ParseBandwidth(artifact_bandwidth);
+    if (!bandwidth.ok()) return Error{"--artifact-bandwidth: " + bandwidth.error().message};
+    out.artifact_bandwidth = *bandwidth;
+  }
   out.work_root = artifact_root;
   out.package_root = package_root;
   if (!cluster_file.empty()) {

@@ -8,25 +8,29 @@
 
 #include <fmt/format.h>
 
+#include "ir/quantity.h"
+
 namespace kfpbench::exec {
 
-struct StubExecutor::State {
+struct StubExecutor::State : std::enable_shared_from_this<State> {
   struct Pending {
     uint64_t serial = 0;  // tells a relaunch of the same task id from the old timer
     engine::TimerId timer = 0;
+    ArtifactStore::UploadId upload = 0;  // once its time is up, while it uploads
     std::function<void(engine::TaskResult)> done;
   };
 
   engine::EventLoop& loop;
   StubExecutorOptions options;
+  ArtifactStore* store;
 
   std::mutex mu;  // guards the rest; Launch and Cancel may come from any thread
   std::mt19937_64 rng;
   uint64_t next_serial = 1;
   std::unordered_map<std::string, Pending> pending;  // by task id
 
-  State(engine::EventLoop& l, StubExecutorOptions o)
-      : loop(l), options(std::move(o)), rng(options.seed) {}
+  State(engine::EventLoop& l, StubExecutorOptions o, ArtifactStore* s)
+      : loop(l), options(std::move(o)), store(s), rng(options.seed) {}
 
   // Removes the task if it is still the launch `serial` names; its done, or
   // an empty function when the task is gone or was relaunched.
@@ -35,9 +39,42 @@ struct StubExecutor::State {
     auto it = pending.find(task_id);
     if (it == pending.end() || (serial != 0 && it->second.serial != serial)) return nullptr;
     auto done = std::move(it->second.done);
-    if (serial == 0) loop.Cancel(it->second.timer);
+    if (serial == 0) {
+      loop.Cancel(it->second.timer);
+      if (it->second.upload != 0) {
+        // The store belongs to the loop's thread; Cancel may come from any.
+        loop.Post([store = store, upload = it->second.upload] { store->Cancel(upload); });
+      }
+    }
     pending.erase(it);
     return done;
+  }
+
+  // On the loop, when a step's time is up: its outputs go to the store, and
+  // the task ends when they are there (or failed, if they could not be).
+  void StartUpload(const std::string& task_id, uint64_t serial, std::string key, int64_t bytes,
+                   engine::TaskResult result) {
+    std::lock_guard lock(mu);
+    auto it = pending.find(task_id);
+    if (it == pending.end() || it->second.serial != serial) return;
+    // The store answers later, on the loop, never inside Upload: holding
+    // `mu` here is safe.
+    it->second.upload = store->Upload(
+        std::move(key), bytes,
+        [weak = weak_from_this(), task_id, serial, result = std::move(result)](Status s) mutable {
+          auto state = weak.lock();
+          if (!state) return;
+          auto done = state->Take(task_id, serial);
+          if (!done) return;
+          if (!s.ok()) {
+            result.succeeded = false;
+            result.exit_code = 1;
+            result.error =
+                "uploading the step's outputs to the artifact store: " + s.error().message;
+            result.output_parameters.clear();
+          }
+          done(std::move(result));
+        });
   }
 };
 
@@ -81,6 +118,24 @@ Status AddStubFailures(const std::vector<std::string>& specs, StubExecutorOption
   return Ok();
 }
 
+Status AddStubArtifactBytes(const std::vector<std::string>& specs, StubExecutorOptions& options) {
+  for (const auto& spec : specs) {
+    size_t eq = spec.rfind('=');
+    std::string label = eq == std::string::npos ? "" : spec.substr(0, eq);
+    auto bytes = ir::ParseQuantityMemory(eq == std::string::npos ? spec : spec.substr(eq + 1));
+    if (!bytes.ok()) {
+      return Error{
+          fmt::format("'{}': expected [LABEL=]SIZE, such as exec-train=2Gi or 10Mi", spec)};
+    }
+    if (label.empty()) {
+      options.default_artifact_bytes = *bytes;
+    } else {
+      options.artifact_bytes_by_label.insert_or_assign(label, *bytes);
+    }
+  }
+  return Ok();
+}
+
 std::string StubValueForType(const std::string& type) {
   if (type == "NUMBER_INTEGER") return "1";
   if (type == "NUMBER_DOUBLE") return "1.0";
@@ -90,8 +145,9 @@ std::string StubValueForType(const std::string& type) {
   return "stub";  // STRING, and a safe guess for anything unknown
 }
 
-StubExecutor::StubExecutor(engine::EventLoop& loop, StubExecutorOptions options)
-    : state_(std::make_shared<State>(loop, std::move(options))) {}
+StubExecutor::StubExecutor(engine::EventLoop& loop, StubExecutorOptions options,
+                           ArtifactStore* store)
+    : state_(std::make_shared<State>(loop, std::move(options), store)) {}
 
 StubExecutor::~StubExecutor() {
   std::lock_guard lock(state_->mu);
@@ -128,13 +184,23 @@ void StubExecutor::Launch(engine::TaskLaunch launch, std::function<void(engine::
     result.error = fmt::format("the stub step failed, as asked (failure probability {:g})", p);
     result.output_parameters.clear();
   }
+  auto sized = s.options.artifact_bytes_by_label.find(launch.executor_label);
+  const int64_t upload_bytes = s.store == nullptr || !result.succeeded ? 0
+                               : sized != s.options.artifact_bytes_by_label.end()
+                                   ? sized->second
+                                   : s.options.default_artifact_bytes;
 
   // Timer callbacks hold the state weakly: a timer that fires after the
   // executor is gone finds nothing to do.
   std::weak_ptr<State> weak = state_;
-  auto fire = [weak, task_id = launch.task_id, serial, result = std::move(result)]() mutable {
+  auto fire = [weak, task_id = launch.task_id, serial, result = std::move(result), upload_bytes,
+               key = launch.run_id + "/" + launch.task_id]() mutable {
     auto state = weak.lock();
     if (!state) return;
+    if (upload_bytes > 0) {
+      state->StartUpload(task_id, serial, std::move(key), upload_bytes, std::move(result));
+      return;
+    }
     auto done = state->Take(task_id, serial);
     // Already on the loop (a timer), so call directly rather than post.
     if (done) done(std::move(result));
@@ -142,7 +208,7 @@ void StubExecutor::Launch(engine::TaskLaunch launch, std::function<void(engine::
   // Inserted before After() so a zero-length timer firing on another thread
   // finds it; the timer id is filled in just after, still under the lock.
   auto& pending = s.pending[launch.task_id];
-  pending = State::Pending{serial, 0, std::move(done)};
+  pending = State::Pending{serial, 0, 0, std::move(done)};
   if (duration <= Duration::zero()) {
     // A 0 s step needs no timer: a real-time timer costs an allocation, a
     // lock and a timerfd update, and posting runs it just as soon (a cancel

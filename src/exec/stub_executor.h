@@ -13,6 +13,7 @@
 
 #include "engine/event_loop.h"
 #include "engine/executor.h"
+#include "exec/artifact_store.h"
 #include "exec/duration_dist.h"
 #include "util/result.h"
 
@@ -26,6 +27,10 @@ struct StubExecutorOptions {
   // to fail, and for measuring a platform under failing steps.
   double default_failure_probability = 0;
   std::map<std::string, double> failure_by_executor_label;
+  // Bytes a step uploads to the artifact store when its time is up, by
+  // executor label, else the default; the task ends when the upload does.
+  int64_t default_artifact_bytes = 0;
+  std::map<std::string, int64_t> artifact_bytes_by_label;
   uint64_t seed = 1;  // same seed and launch order, same durations
 };
 
@@ -40,11 +45,18 @@ Status AddStubFailures(const std::vector<std::string>& specs, StubExecutorOption
 
 // The value a stub reports for an output of IR parameter type `type`
 // ("STRING" -> "stub", "NUMBER_INTEGER" -> "1", ...; unknown types -> "stub").
+// Adds artifact sizes from specs like "exec-train=2Gi" or "10Mi" (the
+// default for every step).
+Status AddStubArtifactBytes(const std::vector<std::string>& specs, StubExecutorOptions& options);
+
 std::string StubValueForType(const std::string& type);
 
 class StubExecutor : public engine::Executor {
  public:
-  StubExecutor(engine::EventLoop& loop, StubExecutorOptions options = {});
+  // `store` receives the steps' uploads (it must outlive the executor and
+  // belong to the same loop); without one, sizes are ignored.
+  StubExecutor(engine::EventLoop& loop, StubExecutorOptions options = {},
+               ArtifactStore* store = nullptr);
   // Pending tasks are dropped without calling `done`.
   ~StubExecutor() override;
   StubExecutor(const StubExecutor&) = delete;

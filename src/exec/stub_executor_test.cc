@@ -9,6 +9,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "engine/engine_test_util.h"
 #include "exec/test_support.h"
 
 namespace kfpbench::exec {
@@ -326,6 +327,96 @@ TEST_F(StubExecutorTest, RunsManyTasksAtOnce) {
     EXPECT_TRUE(result->succeeded);
   }
   EXPECT_EQ(executor.running(), 0u);
+}
+
+}  // namespace
+}  // namespace kfpbench::exec
+
+namespace kfpbench::exec {
+namespace {
+
+TEST(StubArtifactBytesTest, ParsesDefaultAndPerLabelSizes) {
+  StubExecutorOptions options;
+  ASSERT_TRUE(AddStubArtifactBytes({"10Mi", "exec-train=2Gi", "exec-train=1Gi"}, options).ok());
+  EXPECT_EQ(options.default_artifact_bytes, int64_t{10} << 20);
+  EXPECT_EQ(options.artifact_bytes_by_label.at("exec-train"), int64_t{1} << 30);
+  for (const char* bad : {"exec-x=", "exec-x=big", "=", "-5Mi"}) {
+    Status s = AddStubArtifactBytes({bad}, options);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_THAT(s.error().message, ::testing::HasSubstr("[LABEL=]SIZE")) << bad;
+  }
+}
+
+// A stub step with an artifact size lasts its duration, then its upload
+// through the store's shared link: two 1Mi uploads at 1Mi/s after 1 s steps
+// share the link and both tasks end at 3 s; a step without a size ends at 1 s.
+class StubUploadTest : public ::testing::Test {
+ protected:
+  StubUploadTest() : store_(loop_, {dir_.path(), 1 << 20}) {
+    options_.default_duration = DurationDist::Constant(std::chrono::seconds(1));
+    options_.artifact_bytes_by_label["exec-up"] = 1 << 20;
+  }
+
+  // Launches `id` and returns where its end time and result will go.
+  std::shared_ptr<std::optional<std::pair<double, engine::TaskResult>>> Launch(
+      StubExecutor& executor, const std::string& id, const std::string& label) {
+    auto out = std::make_shared<std::optional<std::pair<double, engine::TaskResult>>>();
+    engine::TaskLaunch launch;
+    launch.run_id = "run";
+    launch.task_id = id;
+    launch.executor_label = label;
+    executor.Launch(std::move(launch), [this, out](engine::TaskResult r) {
+      *out = std::pair{ToSeconds(loop_.Now() - engine::testing::VirtualLoop::Epoch()), r};
+    });
+    return out;
+  }
+
+  testing::TempDir dir_;
+  engine::testing::VirtualLoop loop_;
+  ArtifactStore store_;
+  StubExecutorOptions options_;
+};
+
+TEST_F(StubUploadTest, TasksEndWhenTheirSharedUploadsDo) {
+  StubExecutor executor(loop_, options_, &store_);
+  auto a = Launch(executor, "a", "exec-up");
+  auto b = Launch(executor, "b", "exec-up");
+  auto c = Launch(executor, "c", "exec-plain");
+  loop_.Run();
+  ASSERT_TRUE(a->has_value() && b->has_value() && c->has_value());
+  EXPECT_NEAR((*a)->first, 3.0, 0.006);
+  EXPECT_NEAR((*b)->first, 3.0, 0.006);
+  EXPECT_NEAR((*c)->first, 1.0, 1e-9);
+  EXPECT_TRUE((*a)->second.succeeded);
+  EXPECT_EQ(std::filesystem::file_size(dir_.path() / "run" / "a"), uintmax_t{1} << 20);
+  EXPECT_EQ(executor.running(), 0u);
+}
+
+TEST_F(StubUploadTest, CancelDuringTheUploadEndsTheTaskOnceAndFreesTheLink) {
+  StubExecutor executor(loop_, options_, &store_);
+  auto a = Launch(executor, "a", "exec-up");
+  auto b = Launch(executor, "b", "exec-up");
+  loop_.RunUntil(engine::testing::VirtualLoop::Epoch() + std::chrono::milliseconds(1500));
+  executor.Cancel("b");  // each has 0.25Mi of 1Mi
+  loop_.Run();
+  ASSERT_TRUE(b->has_value());
+  EXPECT_FALSE((*b)->second.succeeded);
+  EXPECT_EQ((*b)->second.error, "canceled");
+  EXPECT_NEAR((*b)->first, 1.5, 1e-9);
+  ASSERT_TRUE(a->has_value());
+  EXPECT_NEAR((*a)->first, 2.25, 0.006);  // 0.75Mi left at full speed
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / "run" / "b"));
+}
+
+TEST_F(StubUploadTest, AFailedUploadFailsTheTaskWithTheReason) {
+  std::filesystem::create_directories(dir_.path() / "run" / "a");  // in the file's way
+  StubExecutor executor(loop_, options_, &store_);
+  auto a = Launch(executor, "a", "exec-up");
+  loop_.Run();
+  ASSERT_TRUE(a->has_value());
+  EXPECT_FALSE((*a)->second.succeeded);
+  EXPECT_THAT((*a)->second.error, ::testing::HasSubstr("uploading the step's outputs"));
+  EXPECT_TRUE((*a)->second.output_parameters.empty());
 }
 
 }  // namespace

@@ -132,4 +132,14 @@ Result<Duration> ParseProtoDuration(std::string_view text) {
   return FromSeconds(seconds);
 }
 
+std::string FormatBytesRounded(double bytes) {
+  static constexpr std::string_view kUnits[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+  size_t unit = 0;
+  while (unit + 1 < std::size(kUnits) && std::abs(bytes) >= 1024) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return fmt::format("{:.3g}{}", bytes, kUnits[unit]);
+}
+
 }  // namespace kfpbench::ir

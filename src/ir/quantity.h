@@ -22,5 +22,8 @@ Result<int64_t> ParseQuantityMemory(std::string_view text);
 // "256Mi" when `bytes` is a whole number of a binary unit, else plain bytes
 // ("1000"), as Kubernetes prints quantities.
 std::string FormatQuantityBytes(int64_t bytes);
+// Bytes to three significant digits in the largest binary unit that keeps
+// the number at least 1, for people: "200Mi", "2.93Ti", "512".
+std::string FormatBytesRounded(double bytes);
 
 }  // namespace kfpbench::ir

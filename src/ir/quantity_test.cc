@@ -65,3 +65,17 @@ TEST(FormatQuantityBytesTest, UsesTheLargestWholeBinaryUnit) {
 
 }  // namespace
 }  // namespace kfpbench::ir
+
+namespace kfpbench::ir {
+namespace {
+
+TEST(FormatBytesRoundedTest, ThreeDigitsInTheLargestUnitAboveOne) {
+  EXPECT_EQ(FormatBytesRounded(0), "0");
+  EXPECT_EQ(FormatBytesRounded(512), "512");
+  EXPECT_EQ(FormatBytesRounded(200.0 * (1 << 20)), "200Mi");
+  EXPECT_EQ(FormatBytesRounded(1500.0 * 2 * (1 << 30)), "2.93Ti");
+  EXPECT_EQ(FormatBytesRounded(1536), "1.5Ki");
+}
+
+}  // namespace
+}  // namespace kfpbench::ir

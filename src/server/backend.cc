@@ -221,7 +221,8 @@ struct Backend::Impl {
   std::optional<TempWorkRoot> temp_root;  // when no work root was given; removed at exit
   std::unique_ptr<store::Store> store;
   engine::RealTimeLoop loop;
-  PodMetrics pod_metrics;  // outlives the executor that reports to it
+  PodMetrics pod_metrics;                               // outlives the executor that reports to it
+  std::unique_ptr<exec::ArtifactStore> artifact_store;  // outlives the executor that uploads
   std::unique_ptr<engine::Executor> executor;
   RunTracker tracker;
   ApiMetrics metrics;
@@ -240,6 +241,7 @@ struct Backend::Impl {
     loop.Stop();
     engine.reset();
     executor.reset();
+    artifact_store.reset();
     temp_root.reset();
   }
 };
@@ -275,6 +277,17 @@ Result<std::unique_ptr<Backend>> Backend::Create(BackendOptions options) {
     return Error{
         fmt::format("cannot create work directory {}: {}", work_root.string(), ec.message())};
 
+  if (options.executor != "stub" &&
+      (options.artifact_bandwidth > 0 || !options.stub_artifact_bytes.empty())) {
+    return Error{
+        "--artifact-bandwidth and --stub-artifact-bytes shape the stub executor's uploads: "
+        "add --executor stub (process steps write their artifacts to local files)"};
+  }
+  if (options.artifact_bandwidth > 0 && options.stub_artifact_bytes.empty()) {
+    return Error{
+        "--artifact-bandwidth limits uploads, and no step uploads anything: add "
+        "--stub-artifact-bytes (e.g. exec-train=10Mi)"};
+  }
   if (options.executor == "process") {
     exec::ProcessExecutorOptions po;
     po.self_binary = options.self_binary;
@@ -287,7 +300,16 @@ Result<std::unique_ptr<Backend>> Backend::Create(BackendOptions options) {
     if (Status s = exec::AddStubFailures(options.stub_failures, *so); !s.ok()) {
       return Error{"--stub-failure: " + s.error().message};
     }
-    impl->executor = std::make_unique<exec::StubExecutor>(impl->loop, std::move(*so));
+    if (Status s = exec::AddStubArtifactBytes(options.stub_artifact_bytes, *so); !s.ok()) {
+      return Error{"--stub-artifact-bytes: " + s.error().message};
+    }
+    if (!options.stub_artifact_bytes.empty()) {
+      impl->artifact_store = std::make_unique<exec::ArtifactStore>(
+          impl->loop,
+          exec::ArtifactStore::Options{work_root / "artifact-store", options.artifact_bandwidth});
+    }
+    impl->executor = std::make_unique<exec::StubExecutor>(impl->loop, std::move(*so),
+                                                          impl->artifact_store.get());
   } else {
     return Error{fmt::format("unknown executor '{}' (expected process or stub)", options.executor)};
   }

@@ -26,6 +26,11 @@ struct BackendOptions {
   std::string executor = "process";         // "process" or "stub"
   std::vector<std::string> stub_durations;  // "exec-x=lognormal:60s:0.3", "constant:1s"
   std::vector<std::string> stub_failures;   // "exec-x=1", "5%"
+  // Stub steps upload this much to the artifact store when their time is
+  // up ("exec-x=2Gi", "10Mi"), through a link of `artifact_bandwidth` bytes
+  // per second shared by every upload (0: no limit): exec::ArtifactStore.
+  std::vector<std::string> stub_artifact_bytes;
+  double artifact_bandwidth = 0;
   std::string self_binary;  // what a step command "kfpbench" runs; empty: this program
   // cachingOptions.enableCache honoured (the cache lives in the database);
   // false: every task runs, as with KFP's cache server turned off.

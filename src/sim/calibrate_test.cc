@@ -60,8 +60,8 @@ TEST(Calibrate, FitsDurationsAndOverheadPerExecutorLabel) {
   // The file round-trips through what simulate reads.
   auto back = ParseCalibration(ToJson(*c).dump());
   ASSERT_TRUE(back.ok()) << back.error().message;
-  EXPECT_EQ(back->For("exec-train").duration.ToString(), train.duration.ToString());
-  EXPECT_NEAR(ToSeconds(back->For("exec-step").overhead), 0.5, 1e-3);
+  EXPECT_EQ(back->steps.For("exec-train").duration.ToString(), train.duration.ToString());
+  EXPECT_NEAR(ToSeconds(back->steps.For("exec-step").overhead), 0.5, 1e-3);
 }
 
 TEST(Calibrate, RejectsWhatItCannotUse) {

@@ -131,6 +131,22 @@ void ParseSteps(const YAML::Node& n, const std::string& where, StepModels& out) 
   }
 }
 
+ArtifactStoreSpec ParseArtifactStore(const YAML::Node& s, const std::string& where) {
+  CheckKeys(s, where, {"bandwidth", "sharing"});
+  if (!s["bandwidth"]) Fail(where + ".bandwidth: required (bytes per second, e.g. 500Mi)");
+  ArtifactStoreSpec store;
+  store.bandwidth = static_cast<double>(Bytes(s["bandwidth"], where + ".bandwidth"));
+  if (store.bandwidth <= 0) Fail(where + ".bandwidth: must be positive");
+  if (s["sharing"]) {
+    std::string sharing = Text(s["sharing"], where + ".sharing");
+    if (sharing != "fair" && sharing != "fifo") {
+      Fail(where + ".sharing: expected fair or fifo, got '" + sharing + "'");
+    }
+    store.fifo = sharing == "fifo";
+  }
+  return store;
+}
+
 ClusterSpec ParseClusterNode(const YAML::Node& root) {
   CheckKeys(root, "cluster", {"pools", "autoscaler", "defaultTask", "api", "artifactStore"});
   ClusterSpec c;
@@ -206,19 +222,7 @@ ClusterSpec ParseClusterNode(const YAML::Node& root) {
     }
   }
   if (const auto& s = root["artifactStore"]) {
-    CheckKeys(s, "cluster.artifactStore", {"bandwidth", "sharing"});
-    if (!s["bandwidth"])
-      Fail("cluster.artifactStore.bandwidth: required (bytes per second, e.g. 500Mi)");
-    c.artifact_store.bandwidth =
-        static_cast<double>(Bytes(s["bandwidth"], "cluster.artifactStore.bandwidth"));
-    if (c.artifact_store.bandwidth <= 0) Fail("cluster.artifactStore.bandwidth: must be positive");
-    if (s["sharing"]) {
-      std::string sharing = Text(s["sharing"], "cluster.artifactStore.sharing");
-      if (sharing != "fair" && sharing != "fifo") {
-        Fail("cluster.artifactStore.sharing: expected fair or fifo, got '" + sharing + "'");
-      }
-      c.artifact_store.fifo = sharing == "fifo";
-    }
+    c.artifact_store = ParseArtifactStore(s, "cluster.artifactStore");
   }
   if (const auto& d = root["defaultTask"]) {
     CheckKeys(d, "cluster.defaultTask", {"cpu", "memory"});
@@ -248,13 +252,17 @@ Result<ClusterSpec> LoadCluster(const std::filesystem::path& path) {
   return c;
 }
 
-Result<StepModels> ParseCalibration(std::string_view text) {
+Result<CalibratedModels> ParseCalibration(std::string_view text) {
   try {
     YAML::Node root = YAML::Load(std::string(text));  // JSON is YAML
-    CheckKeys(root, "calibration", {"steps", "default", "source", "scheduling_delay", "note"});
-    StepModels out;
-    if (root["default"]) out.fallback = ParseStep(root["default"], "calibration.default", {});
-    if (root["steps"]) ParseSteps(root["steps"], "calibration.steps", out);
+    CheckKeys(root, "calibration",
+              {"steps", "default", "source", "scheduling_delay", "note", "artifactStore", "fit"});
+    CalibratedModels out;
+    if (root["default"]) out.steps.fallback = ParseStep(root["default"], "calibration.default", {});
+    if (root["steps"]) ParseSteps(root["steps"], "calibration.steps", out.steps);
+    if (root["artifactStore"]) {
+      out.artifact_store = ParseArtifactStore(root["artifactStore"], "calibration.artifactStore");
+    }
     return out;
   } catch (const ParseError& e) {
     return Error{e.message};
@@ -376,7 +384,8 @@ Result<WorkloadSpec> ParseWorkload(std::string_view yaml, const std::filesystem:
       if (!cal_text.ok()) Fail("workload.calibration: " + cal_text.error().message);
       auto cal = ParseCalibration(*cal_text);
       if (!cal.ok()) Fail("workload.calibration: " + cal.error().message);
-      w.steps = std::move(*cal);
+      w.steps = std::move(cal->steps);
+      w.calibrated_artifact_store = cal->artifact_store;
     }
     if (root["steps"]) ParseSteps(root["steps"], "workload.steps", w.steps);
     if (const auto& b = root["branches"]) {

@@ -25,7 +25,7 @@ Result<std::vector<Arrival>> ParseArrivalsCsv(std::string_view csv);
 
 // Step models from a calibration file (`kfpbench calibrate` writes it):
 // {"steps": {"exec-x": {"duration": "lognormal:..", "overhead": "1.2s"}},
-//  "default": {...}}.
-Result<StepModels> ParseCalibration(std::string_view text);
+//  "default": {...}, "artifactStore": {"bandwidth": 4194304, "sharing": "fair"}}.
+Result<CalibratedModels> ParseCalibration(std::string_view text);
 
 }  // namespace kfpbench::sim

@@ -1,5 +1,6 @@
 #include "sim/config.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "sim/test_support.h"
@@ -186,10 +187,27 @@ TEST(Config, Calibration) {
   auto cal = ParseCalibration(R"({"default": {"duration": "constant:1s", "overhead": "200ms"},
       "steps": {"exec-a": {"duration": "lognormal:2s:0.1"}}})");
   ASSERT_TRUE(cal.ok()) << cal.error().message;
-  EXPECT_EQ(cal->For("exec-a").overhead, 200ms);  // inherits the default's
-  EXPECT_EQ(cal->For("other").duration.a, 1s);
+  EXPECT_EQ(cal->steps.For("exec-a").overhead, 200ms);  // inherits the default's
+  EXPECT_EQ(cal->steps.For("other").duration.a, 1s);
+  EXPECT_EQ(cal->artifact_store.bandwidth, 0);  // none fitted
   EXPECT_FALSE(ParseCalibration("{\"stepz\": {}}").ok());
   EXPECT_FALSE(ParseCalibration("{").ok());
+}
+
+TEST(Config, CalibratedArtifactStore) {
+  auto cal = ParseCalibration(R"({"default": {"duration": "constant:1s"},
+      "steps": {"exec-a": {"duration": "constant:2s", "artifactBytes": 1048576}},
+      "artifactStore": {"bandwidth": 4194304, "sharing": "fair"}, "fit": {"levels": []}})");
+  ASSERT_TRUE(cal.ok()) << cal.error().message;
+  EXPECT_EQ(cal->artifact_store.bandwidth, 4194304.0);
+  EXPECT_FALSE(cal->artifact_store.fifo);
+  EXPECT_EQ(cal->steps.For("exec-a").artifact_bytes, 1048576);
+  auto bad = ParseCalibration(R"({"artifactStore": {"bandwidth": 0}})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.error().message, ::testing::HasSubstr("calibration.artifactStore.bandwidth"));
+  bad = ParseCalibration(R"({"artifactStore": {"bandwidth": "4Mi", "speed": 1}})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.error().message, ::testing::HasSubstr("speed"));
 }
 
 }  // namespace

@@ -93,6 +93,16 @@ struct WorkloadSpec {
   // "condition-2") is taken, instead of evaluating its condition on the
   // simulated step outputs. Drawn per run from a stream seeded by `seed`.
   std::map<std::string, double> branches;
+  // The artifact store `kfpbench calibrate` fitted from two or more load
+  // levels (its calibration file): used when the cluster file declares none.
+  ArtifactStoreSpec calibrated_artifact_store;
+};
+
+// What a calibration file holds for a workload: step models, and the shared
+// services fitted from load levels (bandwidth 0: none was fitted).
+struct CalibratedModels {
+  StepModels steps;
+  ArtifactStoreSpec artifact_store;
 };
 
 // Names of tasks with a triggerPolicy.condition anywhere in `spec`.

@@ -19,6 +19,7 @@ Duration SharedServer::busy() const {
 void SharedServer::Submit(Duration work, std::function<void()> done) {
   ++in_system_;
   if (work < Duration::zero()) work = Duration::zero();
+  work_submitted_ += work;
   Waiting w{work, loop_.Now(), std::move(done)};
   if (discipline_ == Discipline::kFifo) {
     if (busy_servers_ < servers_) {

@@ -33,6 +33,10 @@ class SharedServer {
   // Capacity-weighted busy time (FIFO: summed service over the workers), so
   // busy() / elapsed is the utilisation.
   Duration busy() const;
+  // All the work submitted, at full speed (seconds of one server; for FIFO
+  // divide by the servers for the time they need together).
+  Duration work_submitted() const { return work_submitted_; }
+  int servers() const { return servers_; }
   // Requests waiting or in service now.
   size_t in_system() const { return in_system_; }
   // Sum over requests of the time from Submit to done, for the mean.
@@ -55,6 +59,7 @@ class SharedServer {
   uint64_t served_ = 0;
   size_t in_system_ = 0;
   Duration total_sojourn_{0};
+  Duration work_submitted_{0};
   // FIFO.
   int busy_servers_ = 0;
   std::deque<Waiting> queue_;

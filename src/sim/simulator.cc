@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "engine/engine.h"
+#include "ir/quantity.h"
 #include "sim/autoscaler.h"
 #include "sim/shared_server.h"
 #include "sim/sim_executor.h"
@@ -121,11 +122,14 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
   result.series = Series(ToSeconds(options.sample_interval), options.max_series_points);
   VirtualLoop loop;
   const WallTime start = loop.Now();
+  // The cluster file's store, else the one calibrated from load levels.
+  const ArtifactStoreSpec& store_spec = cluster.artifact_store.bandwidth > 0
+                                            ? cluster.artifact_store
+                                            : workload.calibrated_artifact_store;
   SharedServer api(loop, SharedServer::Discipline::kFifo, cluster.api.workers);
-  SharedServer store(loop, cluster.artifact_store.fifo
-                               ? SharedServer::Discipline::kFifo
-                               : SharedServer::Discipline::kProcessorSharing);
-  SharedServices services{&api, cluster.api.task_update, &store, cluster.artifact_store.bandwidth};
+  SharedServer store(loop, store_spec.fifo ? SharedServer::Discipline::kFifo
+                                           : SharedServer::Discipline::kProcessorSharing);
+  SharedServices services{&api, cluster.api.task_update, &store, store_spec.bandwidth};
   const engine::Resources default_task{cluster.default_task_cpu, 0, cluster.default_task_memory, 0};
   SimExecutor executor(loop, workload.steps, workload.seed, services, default_task);
   Collector collector(loop, result, executor);
@@ -274,6 +278,17 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
   result.peak_nodes = nodes.peak();
   result.events = loop.events_run();
   if (!utilisation_end) close_utilisation(end);
+  switch (workload.arrival_kind) {
+    case WorkloadSpec::ArrivalKind::kRate:
+      result.arrival_window = offset_of(total - 1);
+      break;
+    case WorkloadSpec::ArrivalKind::kCsv:
+      result.arrival_window = offset_of(static_cast<int64_t>(csv_order.back())) -
+                              offset_of(static_cast<int64_t>(csv_order.front()));
+      break;
+    default:
+      break;
+  }
   auto stats = [&](const SharedServer& server, bool modelled) {
     ServiceStats st;
     st.modelled = modelled;
@@ -283,11 +298,18 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
     if (st.served > 0) {
       st.mean_seconds = ToSeconds(server.total_sojourn()) / static_cast<double>(st.served);
     }
+    st.demand_seconds = ToSeconds(server.work_submitted()) / server.servers();
+    if (result.arrival_window > Duration::zero()) {
+      st.offered_load = st.demand_seconds / ToSeconds(result.arrival_window);
+    }
     return st;
   };
   result.api = stats(
       api, cluster.api.run_create > Duration::zero() || cluster.api.task_update > Duration::zero());
-  result.artifact_store = stats(store, cluster.artifact_store.bandwidth > 0);
+  result.api.workers = cluster.api.workers;
+  result.artifact_store = stats(store, store_spec.bandwidth > 0);
+  result.artifact_store.bandwidth = store_spec.bandwidth;
+  result.artifact_store.bytes = result.artifact_store.demand_seconds * store_spec.bandwidth;
   return result;
 }
 
@@ -318,10 +340,21 @@ nlohmann::json ToJson(const SimResult& r) {
   auto service = [](const ServiceStats& st) {
     return nlohmann::json{{"requests", st.served},
                           {"utilisation", st.utilisation},
-                          {"mean_seconds", st.mean_seconds}};
+                          {"mean_seconds", st.mean_seconds},
+                          {"demand_seconds", st.demand_seconds},
+                          {"offered_load", st.offered_load}};
   };
-  if (r.api.modelled) j["api"] = service(r.api);
-  if (r.artifact_store.modelled) j["artifact_store"] = service(r.artifact_store);
+  if (r.api.modelled) {
+    j["api"] = service(r.api);
+    j["api"]["workers"] = r.api.workers;
+  }
+  if (r.artifact_store.modelled) {
+    j["artifact_store"] = service(r.artifact_store);
+    j["artifact_store"]["bandwidth_bytes_per_second"] = r.artifact_store.bandwidth;
+    j["artifact_store"]["bytes"] = r.artifact_store.bytes;
+  }
+  j["arrival_window_seconds"] = ToSeconds(r.arrival_window);
+  j["bottleneck"] = Bottleneck(r);
   j["series"] = r.series.ToJson();
   return j;
 }
@@ -341,14 +374,55 @@ std::string Summary(const SimResult& r) {
       "nodes       peak {}, {:.2f} node-hours, CPU allocated {:.1f}%, memory {:.1f}% "
       "(time-weighted, first placement to last end)\n",
       r.peak_nodes, r.node_hours, r.cpu_utilisation * 100, r.memory_utilisation * 100);
-  auto service = [&](const char* name, const ServiceStats& st) {
+  auto service = [&](const char* name, const ServiceStats& st, bool artifact_store) {
     if (!st.modelled) return;
-    s += fmt::format("{:<11} {} requests, {:.0f}% busy, {:.2f}s each incl. queueing\n", name,
-                     st.served, st.utilisation * 100, st.mean_seconds);
+    s += fmt::format("{:<11} {}; {:.0f}% busy, {:.2f}s each incl. queueing", name,
+                     DescribeDemand(st, artifact_store), st.utilisation * 100, st.mean_seconds);
+    if (st.offered_load > 0) {
+      s += fmt::format("; offered {:.0f}% of capacity while runs arrived", st.offered_load * 100);
+    }
+    s += "\n";
   };
-  service("api", r.api);
-  service("artifacts", r.artifact_store);
+  service("api", r.api, false);
+  service("artifacts", r.artifact_store, true);
+  if (std::string b = Bottleneck(r); !b.empty()) s += "bottleneck  " + b + "\n";
   return s;
+}
+
+std::string DescribeDemand(const ServiceStats& st, bool artifact_store) {
+  const std::string alone = FormatDuration(FromSeconds(st.demand_seconds));
+  if (artifact_store) {
+    return fmt::format("{} uploads, {} at {}/s = {} of transfer", st.served,
+                       ir::FormatBytesRounded(st.bytes), ir::FormatBytesRounded(st.bandwidth),
+                       alone);
+  }
+  return fmt::format("{} calls over {} worker{} = {} of service", st.served, st.workers,
+                     st.workers == 1 ? "" : "s", alone);
+}
+
+std::string Bottleneck(const SimResult& r, double share) {
+  const double makespan = ToSeconds(r.makespan);
+  const ServiceStats* worst = nullptr;
+  bool store = false;
+  for (auto [st, is_store] : {std::pair{&r.api, false}, {&r.artifact_store, true}}) {
+    if (st->modelled && (worst == nullptr || st->demand_seconds > worst->demand_seconds)) {
+      worst = st;
+      store = is_store;
+    }
+  }
+  // Runs asked more of it than it can serve while they arrived, or it needed
+  // most of the makespan by itself.
+  if (worst == nullptr || makespan <= 0 ||
+      (worst->offered_load < 1 && worst->demand_seconds < share * makespan)) {
+    return "";
+  }
+  std::string s = fmt::format(
+      "the {}: {} alone, {:.0f}% of the makespan", store ? "artifact store" : "API server",
+      DescribeDemand(*worst, store), worst->demand_seconds / makespan * 100);
+  if (worst->offered_load > 1) {
+    s += fmt::format("; runs offered {:.0f}% of its capacity", worst->offered_load * 100);
+  }
+  return s + "; more nodes cannot help";
 }
 
 Status WriteResultJson(const SimResult& r, const std::filesystem::path& path) {

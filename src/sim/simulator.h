@@ -24,6 +24,15 @@ struct ServiceStats {
   uint64_t served = 0;
   double utilisation = 0;   // busy time / makespan
   double mean_seconds = 0;  // per request, waiting plus service
+  // What was asked of it: all its work at full capacity, so the shortest
+  // time in which it could have served everything, however many nodes.
+  double demand_seconds = 0;
+  // Demand over the window in which runs arrived (open-loop arrivals only;
+  // 0 otherwise): above 1, the queue in front of it grows while runs arrive.
+  double offered_load = 0;
+  int workers = 0;       // the API: calls served at once
+  double bandwidth = 0;  // the artifact store: bytes per second
+  double bytes = 0;      // the artifact store: bytes uploaded
 };
 
 struct SimResult {
@@ -46,6 +55,8 @@ struct SimResult {
   ServiceStats api;                               // run creations and task status updates
   ServiceStats artifact_store;                    // uploads
   Series series{10};
+  // Open-loop arrivals (rate, CSV): first to last arrival; 0 otherwise.
+  Duration arrival_window{0};
 };
 
 struct SimOptions {
@@ -64,6 +75,15 @@ Status ValidateCluster(const ClusterSpec& cluster);
 nlohmann::json ToJson(const SimResult& r);
 // A few lines for the console.
 std::string Summary(const SimResult& r);
+
+// The shared service that bounds the makespan, in words and numbers ("the
+// artifact store: 1500 uploads, 2.9Ti at 200Mi/s = 4h10m of transfer alone,
+// 93% of the makespan; more nodes cannot help"); empty when no service's
+// demand reaches `share` of the makespan or its capacity over the window in
+// which runs arrived.
+std::string Bottleneck(const SimResult& r, double share = 0.8);
+// The demand of one service in words: "1500 uploads, 2.9Ti at 200Mi/s = 4h10m".
+std::string DescribeDemand(const ServiceStats& st, bool artifact_store);
 
 // Writes ToJson(r) to `path` atomically (a temporary file, then rename).
 Status WriteResultJson(const SimResult& r, const std::filesystem::path& path);

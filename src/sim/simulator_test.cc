@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "sim/config.h"
@@ -354,6 +355,59 @@ TEST(SimulatorBottlenecks, ArtifactStoreBandwidthIsShared) {
   // One at a time: the last upload still ends at 80 s, but earlier runs go on sooner.
   EXPECT_NEAR(ToSeconds(fifo.makespan), 100, 1e-3);
   EXPECT_LT(fifo.run_ms.ValueAtPercentile(50) / 1000.0, 80);
+}
+
+// Demand and offered load, and the bottleneck named: 30 runs at one a
+// second, each trainer uploading 1Gi to a 1Gi/s store: 90 s of transfer
+// offered over 29 s of arrivals (310%), and the store, busy all along,
+// bounds the makespan.
+TEST(SimulatorBottlenecks, NamesTheServiceWithItsDemandAndOfferedLoad) {
+  ClusterSpec c = testing::FixedCluster(100, 4);
+  c.artifact_store.bandwidth = static_cast<double>(int64_t{1} << 30);
+  WorkloadSpec w = testing::SixStepWorkload(30, 10s, 10s);
+  w.arrival_kind = WorkloadSpec::ArrivalKind::kRate;
+  w.rate_per_second = 1;
+  w.steps.by_label["exec-train"].artifact_bytes = int64_t{1} << 30;
+  auto r = Simulate(c, w);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_NEAR(ToSeconds(r->arrival_window), 29, 1e-9);
+  EXPECT_NEAR(r->artifact_store.demand_seconds, 90, 1e-6);
+  EXPECT_NEAR(r->artifact_store.bytes, 90.0 * (int64_t{1} << 30), 1e3);
+  EXPECT_NEAR(r->artifact_store.offered_load, 90.0 / 29, 1e-6);
+  std::string b = Bottleneck(*r);
+  EXPECT_THAT(b, ::testing::HasSubstr("the artifact store: 90 uploads, 90Gi at 1Gi/s = 1m30s"));
+  EXPECT_THAT(b, ::testing::HasSubstr("offered 310%"));
+  EXPECT_THAT(b, ::testing::HasSubstr("more nodes cannot help"));
+  EXPECT_THAT(Summary(*r), ::testing::HasSubstr("bottleneck  the artifact store"));
+  EXPECT_EQ(ToJson(*r)["bottleneck"], b);
+
+  // A store that keeps up is not named.
+  c.artifact_store.bandwidth *= 100;
+  auto fast = Simulate(c, w);
+  ASSERT_TRUE(fast.ok());
+  EXPECT_EQ(Bottleneck(*fast), "");
+  // Nor is anything when no service is modelled.
+  c.artifact_store.bandwidth = 0;
+  auto none = Simulate(c, w);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(Bottleneck(*none), "");
+  EXPECT_EQ(none->artifact_store.demand_seconds, 0);
+}
+
+// A calibration's store stands in when the cluster file declares none, and
+// the cluster's wins when it does.
+TEST(SimulatorBottlenecks, ACalibratedStoreAppliesWhenTheClusterHasNone) {
+  WorkloadSpec w = testing::SixStepWorkload(1, 10s, 10s);
+  w.steps.by_label["exec-train"].artifact_bytes = int64_t{1} << 30;
+  w.calibrated_artifact_store.bandwidth = static_cast<double>(int64_t{1} << 30);
+  ClusterSpec c = testing::FixedCluster(1, 4);
+  auto calibrated = Simulate(c, w);
+  ASSERT_TRUE(calibrated.ok());
+  EXPECT_NEAR(ToSeconds(calibrated->makespan), 43, 1e-3);  // three 1Gi uploads at 1Gi/s
+  c.artifact_store.bandwidth = 3.0 * (int64_t{1} << 30);
+  auto declared = Simulate(c, w);
+  ASSERT_TRUE(declared.ok());
+  EXPECT_NEAR(ToSeconds(declared->makespan), 41, 1e-3);
 }
 
 }  // namespace
