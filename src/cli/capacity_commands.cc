@@ -9,11 +9,14 @@
 
 #include "cli/cli.h"
 #include "ir/pipeline_spec.h"
+#include "ir/quantity.h"
 #include "plan/capacity_page.h"
 #include "plan/plan.h"
+#include "results/results_json.h"
 #include "sim/calibrate.h"
 #include "sim/config.h"
 #include "sim/simulator.h"
+#include "util/files.h"
 
 namespace kfpbench::cli {
 
@@ -83,21 +86,64 @@ Command AddSimulateCommand(CLI::App& app) {
   return {cmd, run};
 }
 
+namespace {
+
+// "| level | runs | in flight | makespan measured -> predicted | p95 ... |" rows.
+std::string LevelTable(const std::vector<sim::LevelFit>& fits) {
+  auto cell = [](double measured, double predicted) {
+    return fmt::format("{:.2f}s -> {:.2f}s ({:+.1f}%)", measured, predicted,
+                       measured > 0 ? (predicted - measured) / measured * 100 : 0.0);
+  };
+  std::string s = fmt::format("  {:<28} {:>5} {:>9}  {:<30} {}\n", "level", "runs", "in flight",
+                              "makespan measured -> predicted", "p95 run measured -> predicted");
+  for (const auto& f : fits) {
+    s += fmt::format("  {:<28} {:>5} {:>9.2f}  {:<30} {}\n", f.source, f.runs, f.runs_in_flight,
+                     cell(f.measured_makespan, f.predicted_makespan),
+                     cell(f.measured_p95, f.predicted_p95));
+  }
+  return s;
+}
+
+}  // namespace
+
 Command AddCalibrateCommand(CLI::App& app) {
   struct Flags {
-    std::string results;
+    std::vector<std::string> results;
     std::string pipeline;
+    std::string cluster;
+    std::vector<std::string> artifact_bytes;
+    std::string sharing = "fair";
     std::string out = "calibration.json";
   };
   auto f = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand(
-      "calibrate", "fit the simulator's step durations and overhead from measured runs");
-  cmd->add_option("results", f->results, "RESULTS_DIR (or its results.json)")->required();
+      "calibrate",
+      "fit the simulator's step durations and overhead from measured runs, and with two or "
+      "more load levels the artifact store's bandwidth");
+  cmd->add_option("results", f->results,
+                  "RESULTS_DIR (or its results.json), one per load level: step models come from "
+                  "the lightest, shared services are fitted to all")
+      ->required();
   cmd->add_option("--pipeline", f->pipeline,
                   "the pipeline the runs ran, to fit each executor label on its own");
+  cmd->add_option("--cluster", f->cluster,
+                  "CLUSTER.yaml the levels ran on (for the embedded backend, the one given to "
+                  "run --cluster): needed to fit shared services");
+  cmd->add_option("--artifact-bytes", f->artifact_bytes,
+                  "what a step uploads to the artifact store, LABEL=SIZE (e.g. exec-train=1Gi); "
+                  "with two or more levels the store's bandwidth is fitted");
+  cmd->add_option("--artifact-sharing", f->sharing,
+                  "how the store shares its bandwidth: fair (uploads in progress share it "
+                  "equally) or fifo (one at a time)")
+      ->check(CLI::IsMember({"fair", "fifo"}))
+      ->capture_default_str();
   cmd->add_option("--out", f->out, "calibration file for simulate (workload `calibration:`)")
       ->capture_default_str();
   auto run = [f]() -> int {
+    auto fail = [](const std::string& message) {
+      std::cerr << "kfpbench calibrate: " << message << "\n";
+      return kExitBadInput;
+    };
     std::shared_ptr<const ir::PipelineSpec> spec;
     if (!f->pipeline.empty()) {
       std::ifstream in(f->pipeline, std::ios::binary);
@@ -105,28 +151,74 @@ Command AddCalibrateCommand(CLI::App& app) {
       text << in.rdbuf();
       auto parsed = ir::ParsePipelineSpec(text.str());
       if (!in || !parsed.ok()) {
-        std::cerr << "kfpbench calibrate: " << f->pipeline << ": "
-                  << (in ? parsed.error().message : "cannot read") << "\n";
-        return kExitBadInput;
+        return fail(f->pipeline + ": " + (in ? parsed.error().message : "cannot read"));
       }
       spec = std::make_shared<const ir::PipelineSpec>(std::move(*parsed));
     }
-    auto c = sim::CalibrateFile(f->results, spec.get());
-    if (!c.ok()) {
-      std::cerr << "kfpbench calibrate: " << c.error().message << "\n";
-      return kExitBadInput;
+    sim::SharedServiceInputs inputs;
+    inputs.fifo = f->sharing == "fifo";
+    for (const auto& spec_text : f->artifact_bytes) {
+      size_t eq = spec_text.find('=');
+      auto bytes = eq == std::string::npos || eq == 0
+                       ? Result<int64_t>(Error{"expected LABEL=SIZE"})
+                       : ir::ParseQuantityMemory(spec_text.substr(eq + 1));
+      if (!bytes.ok()) {
+        return fail(
+            fmt::format("--artifact-bytes '{}': expected LABEL=SIZE, such as "
+                        "exec-train=1Gi",
+                        spec_text));
+      }
+      inputs.artifact_bytes[spec_text.substr(0, eq)] = *bytes;
     }
-    std::ofstream out(f->out, std::ios::binary | std::ios::trunc);
-    out << sim::ToJson(*c).dump(2) << "\n";
-    if (!out) {
-      std::cerr << "kfpbench calibrate: cannot write " << f->out << "\n";
+    const bool shared = f->results.size() > 1 && !inputs.artifact_bytes.empty();
+    if (shared && f->cluster.empty()) {
+      return fail(
+          "--cluster: fitting the artifact store replays each level on the cluster it "
+          "ran on; name it");
+    }
+    if (shared && spec == nullptr) {
+      return fail(
+          "--pipeline: fitting the artifact store replays each level's runs; name the "
+          "pipeline they ran");
+    }
+    if (!f->cluster.empty()) {
+      auto cluster = sim::LoadCluster(f->cluster);
+      if (!cluster.ok()) return fail(cluster.error().message);
+      inputs.cluster = std::move(*cluster);
+    }
+    std::vector<sim::MeasuredLevel> levels;
+    for (const auto& path : f->results) {
+      auto runs = results::LoadRunRecords(path);
+      if (!runs.ok()) return fail(runs.error().message);
+      levels.push_back({path, std::move(*runs)});
+    }
+    auto c = sim::CalibrateLevels(levels, spec, inputs);
+    if (!c.ok()) return fail(c.error().message);
+    if (auto st = WriteFileAtomically(f->out, sim::ToJson(*c).dump(2) + "\n"); !st.ok()) {
+      std::cerr << "kfpbench calibrate: " << st.error().message << "\n";
       return kExitFailed;
     }
     std::cout << fmt::format("calibrated from {} runs; overhead {} per task\n", c->runs,
                              FormatDuration(c->overhead_p50));
     std::cout << fmt::format("  {:<24} {}\n", "default", c->models.fallback.duration.ToString());
     for (const auto& [label, m] : c->models.by_label) {
-      std::cout << fmt::format("  {:<24} {}\n", label, m.duration.ToString());
+      std::cout << fmt::format(
+          "  {:<24} {}{}\n", label, m.duration.ToString(),
+          m.artifact_bytes > 0
+              ? " + uploads " + ir::FormatBytesRounded(static_cast<double>(m.artifact_bytes))
+              : "");
+    }
+    if (c->shared.fitted) {
+      std::cout << fmt::format(
+          "artifact store {}/s, {} sharing: fitted so the simulator reproduces every level\n",
+          ir::FormatBytesRounded(c->shared.artifact_store.bandwidth),
+          c->shared.artifact_store.fifo ? "fifo" : "fair");
+      std::cout << LevelTable(c->shared.levels);
+      std::cout << "without a shared service (steps fitted at the lightest level alone):\n"
+                << LevelTable(c->shared.without);
+    } else if (!c->shared.why_not.empty() &&
+               (f->results.size() > 1 || !inputs.artifact_bytes.empty())) {
+      std::cout << "shared services not fitted: " << c->shared.why_not << "\n";
     }
     std::cout << "written     " << f->out << "\n";
     return kExitOk;

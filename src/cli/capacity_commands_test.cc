@@ -123,3 +123,58 @@ TEST_F(CapacityCliTest, BadBranchesAndServicesExitTwoNamingTheField) {
 
 }  // namespace
 }  // namespace kfpbench::cli
+
+namespace kfpbench::cli {
+namespace {
+
+using namespace kfpbench::testing;
+
+class CalibrateCliTest : public ScratchDirTest {
+ protected:
+  std::string Example(const std::string& name) const {
+    return std::string(KFPBENCH_SOURCE_DIR) + "/examples/capacity/" + name;
+  }
+};
+
+// Fitting the store needs the cluster and pipeline the levels ran on, and
+// sizes written LABEL=SIZE; each refusal says which flag, with exit code 2.
+TEST_F(CalibrateCliTest, SharedServiceFlagsAreCheckedBeforeAnythingIsRead) {
+  auto r = Kfpbench("calibrate a b --artifact-bytes exec-train=1Mi --pipeline " +
+                    Example("six_steps.yaml"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--cluster"), std::string::npos) << r.output;
+  r = Kfpbench("calibrate a b --artifact-bytes exec-train=1Mi --cluster " +
+               Example("cluster_loopback.yaml"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--pipeline"), std::string::npos) << r.output;
+  for (const char* bad : {"exec-train", "=1Mi", "exec-train=lots"}) {
+    r = Kfpbench(std::string("calibrate a --artifact-bytes ") + bad);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("LABEL=SIZE"), std::string::npos) << bad << ": " << r.output;
+  }
+  r = Kfpbench("calibrate a --artifact-sharing sometimes");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  r = Kfpbench("calibrate " + (dir_ / "missing").string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("missing"), std::string::npos) << r.output;
+}
+
+// The embedded backend's limits refuse what they cannot mean.
+TEST_F(CalibrateCliTest, ArtifactStoreFlagsOfTheBackendAreChecked) {
+  auto r = Kfpbench("serve --port 0 --artifact-bandwidth 4Mi --stub-artifact-bytes 1Mi");
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("--executor stub"), std::string::npos) << r.output;
+  r = Kfpbench("serve --port 0 --executor stub --artifact-bandwidth 4Mi");
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("--stub-artifact-bytes"), std::string::npos) << r.output;
+  r = Kfpbench(
+      "serve --port 0 --executor stub --stub-artifact-bytes 1Mi --artifact-bandwidth fast");
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("bytes per second"), std::string::npos) << r.output;
+  r = Kfpbench("serve --port 0 --executor stub --stub-artifact-bytes exec-x=big");
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("[LABEL=]SIZE"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace kfpbench::cli

@@ -12,16 +12,50 @@
 
 #include "ir/pipeline_spec.h"
 #include "results/results.h"
+#include "sim/model.h"
 #include "sim/sim_executor.h"
 #include "util/result.h"
 
 namespace kfpbench::sim {
+
+// One load level as measured, beside what the simulator predicts for it.
+struct LevelFit {
+  std::string source;         // the results folder
+  int64_t runs = 0;           // succeeded runs measured
+  double runs_in_flight = 0;  // mean, by Little's law: run time summed over the makespan
+  double measured_makespan = 0, predicted_makespan = 0;  // seconds
+  double measured_p95 = 0, predicted_p95 = 0;            // run duration, seconds
+};
+
+// The shared services fitted from two or more load levels.
+struct SharedServiceFit {
+  bool fitted = false;
+  std::string why_not;  // when not fitted
+  ArtifactStoreSpec artifact_store;
+  std::vector<LevelFit> levels;   // predicted with the fitted store
+  std::vector<LevelFit> without;  // predicted with steps fitted at the lightest level and no store
+};
 
 struct Calibration {
   StepModels models;
   std::map<std::string, int64_t> samples;  // by executor label ("default" too)
   int64_t runs = 0;
   Duration overhead_p50{0};
+  SharedServiceFit shared;
+};
+
+// One load level: the runs of one results.json.
+struct MeasuredLevel {
+  std::string source;
+  std::vector<results::RunRecord> runs;
+};
+
+// What the levels ran on and what the steps upload: the simulator replays
+// each level (its measured arrival times) on `cluster`.
+struct SharedServiceInputs {
+  ClusterSpec cluster;
+  std::map<std::string, int64_t> artifact_bytes;  // by executor label
+  bool fifo = false;                              // the store serves one upload at a time
 };
 
 // Lognormal by log-moments (median = exp(mean ln d), sigma = sd ln d); a
@@ -33,6 +67,17 @@ exec::DurationDist FitDuration(const std::vector<double>& seconds);
 // "default". Runs that did not succeed are skipped.
 Result<Calibration> Calibrate(const std::vector<results::RunRecord>& runs,
                               const ir::PipelineSpec* pipeline);
+// Two or more load levels: step models from the lightest (fewest runs in
+// flight), with each uploading step's own time being its measured time less
+// its upload at the fitted bandwidth; the bandwidth is the one with which
+// the simulator best reproduces every level's makespan and p95 run duration
+// (least squares on log ratios, a grid then golden-section search), and each
+// level's error is stated. With one level, or no step uploading anything,
+// only the step models are fitted and `shared.why_not` says why.
+Result<Calibration> CalibrateLevels(const std::vector<MeasuredLevel>& levels,
+                                    std::shared_ptr<const ir::PipelineSpec> pipeline,
+                                    const SharedServiceInputs& inputs);
+
 // RESULTS_DIR/results.json (or a results.json path).
 Result<Calibration> CalibrateFile(const std::filesystem::path& path,
                                   const ir::PipelineSpec* pipeline);

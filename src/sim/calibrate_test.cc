@@ -1,9 +1,11 @@
 #include "sim/calibrate.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "results/results_json.h"
 #include "sim/config.h"
+#include "sim/simulator.h"
 #include "sim/test_support.h"
 
 namespace kfpbench::sim {
@@ -86,6 +88,160 @@ TEST(Calibrate, FitDuration) {
   d = FitDuration({1, 4});
   EXPECT_EQ(d.kind, exec::DurationDist::Kind::kLognormal);
   EXPECT_NEAR(ToSeconds(d.a), 2, 1e-6);  // geometric mean
+}
+
+// Shared services fitted from load levels. The "measurements" are the
+// simulator's own, with a known bandwidth, so the fit has a right answer:
+// six-step runs (10 s steps, 20 s trainers), each trainer uploading 1Gi to a
+// store of 512Mi/s (three uploads a run, 6 s of the link), on 100 nodes.
+constexpr double kTrueBandwidth = 512.0 * (1 << 20);
+
+ClusterSpec HundredNodes() { return testing::FixedCluster(100, 4); }
+
+WorkloadSpec Uploading(int64_t runs, double seconds_between) {
+  WorkloadSpec w = testing::SixStepWorkload(runs, 10s, 20s);
+  w.arrival_kind = WorkloadSpec::ArrivalKind::kRate;
+  w.rate_per_second = 1 / seconds_between;
+  w.steps.by_label["exec-train"].artifact_bytes = int64_t{1} << 30;
+  return w;
+}
+
+// Runs the workload with the true store and keeps every run's record, as a
+// results.json would hold it.
+MeasuredLevel SimulatedLevel(const std::string& name, const WorkloadSpec& w) {
+  ClusterSpec c = HundredNodes();
+  c.artifact_store.bandwidth = kTrueBandwidth;
+  MeasuredLevel level;
+  level.source = name;
+  SimOptions options;
+  options.on_run_end = [&](const engine::RunSnapshot& s, WallTime arrived) {
+    results::RunRecord r;
+    r.run_id = s.run_id;
+    r.state = s.state;
+    r.created = arrived;
+    r.finished = s.finished_at;
+    for (const auto& t : s.tasks) {
+      r.tasks.push_back({.name = t.name,
+                         .state = t.state,
+                         .created = t.create_time,
+                         .started = t.start_time,
+                         .finished = t.end_time,
+                         .dag = t.executor_label.empty()});
+    }
+    level.runs.push_back(std::move(r));
+  };
+  auto result = Simulate(c, w, options);
+  EXPECT_TRUE(result.ok()) << result.error().message;
+  return level;
+}
+
+SharedServiceInputs Inputs() {
+  SharedServiceInputs in;
+  in.cluster = HundredNodes();
+  in.artifact_bytes["exec-train"] = int64_t{1} << 30;
+  return in;
+}
+
+TEST(CalibrateLevels, FitsTheStoreFromTwoLoadsAndPredictsAThird) {
+  // Light: a run every 2 minutes, never two at once. Heavy: one every 5 s,
+  // offering 6 s of transfer every 5 s (120%): the store is the bottleneck.
+  std::vector<MeasuredLevel> levels = {SimulatedLevel("light", Uploading(5, 120)),
+                                       SimulatedLevel("heavy", Uploading(30, 5))};
+  auto c = CalibrateLevels(levels, testing::SixSteps(), Inputs());
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_TRUE(c->shared.fitted) << c->shared.why_not;
+  EXPECT_NEAR(c->shared.artifact_store.bandwidth / kTrueBandwidth, 1.0, 0.02);
+  // The trainer's own time is its measured time less its upload alone.
+  EXPECT_NEAR(ToSeconds(c->models.For("exec-train").duration.a), 20, 0.2);
+  EXPECT_EQ(c->models.For("exec-train").artifact_bytes, int64_t{1} << 30);
+  ASSERT_EQ(c->shared.levels.size(), 2u);
+  for (const auto& f : c->shared.levels) {
+    EXPECT_NEAR(f.predicted_makespan / f.measured_makespan, 1.0, 0.02) << f.source;
+    EXPECT_NEAR(f.predicted_p95 / f.measured_p95, 1.0, 0.02) << f.source;
+  }
+  // Without the store, the heavy level is badly underestimated.
+  ASSERT_EQ(c->shared.without.size(), 2u);
+  EXPECT_LT(c->shared.without[1].predicted_makespan / c->shared.without[1].measured_makespan, 0.9);
+  EXPECT_LT(c->shared.without[1].predicted_p95 / c->shared.without[1].measured_p95, 0.6);
+  EXPECT_GT(c->shared.levels[1].runs_in_flight, 3 * c->shared.levels[0].runs_in_flight);
+
+  // The file simulate reads carries the store, and predicts a third load
+  // (one run every 8 s: 75% offered) as the truth has it.
+  auto file = ParseCalibration(ToJson(*c).dump());
+  ASSERT_TRUE(file.ok()) << file.error().message;
+  EXPECT_NEAR(file->artifact_store.bandwidth / kTrueBandwidth, 1.0, 0.02);
+  WorkloadSpec third = Uploading(40, 8);
+  MeasuredLevel truth = SimulatedLevel("third", third);
+  WorkloadSpec predicted = third;
+  predicted.steps = file->steps;
+  predicted.calibrated_artifact_store = file->artifact_store;
+  auto p = Simulate(HundredNodes(), predicted);
+  ASSERT_TRUE(p.ok());
+  WallTime last{};
+  for (const auto& r : truth.runs) last = std::max(last, r.finished);
+  double measured = ToSeconds(last - truth.runs.front().created);
+  EXPECT_NEAR(ToSeconds(p->makespan) / measured, 1.0, 0.02);
+}
+
+TEST(CalibrateLevels, OneLevelFitsStepsAndSaysWhyNotTheStore) {
+  auto c =
+      CalibrateLevels({SimulatedLevel("light", Uploading(5, 120))}, testing::SixSteps(), Inputs());
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_FALSE(c->shared.fitted);
+  EXPECT_THAT(c->shared.why_not, ::testing::HasSubstr("one load level"));
+  // The trainer's measured time, upload included: 20 s + 6 s.
+  EXPECT_NEAR(ToSeconds(c->models.For("exec-train").duration.a), 26, 0.2);
+  EXPECT_THAT(ToJson(*c)["fit"]["shared_services"].get<std::string>(),
+              ::testing::HasSubstr("not fitted: one load level"));
+  EXPECT_FALSE(ToJson(*c).contains("artifactStore"));
+}
+
+TEST(CalibrateLevels, SaysWhyNotWithoutSizesOrWithLoadsTooClose) {
+  std::vector<MeasuredLevel> levels = {SimulatedLevel("light", Uploading(5, 120)),
+                                       SimulatedLevel("heavy", Uploading(30, 5))};
+  SharedServiceInputs no_sizes = Inputs();
+  no_sizes.artifact_bytes.clear();
+  auto c = CalibrateLevels(levels, testing::SixSteps(), no_sizes);
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->shared.fitted);
+  EXPECT_THAT(c->shared.why_not, ::testing::HasSubstr("--artifact-bytes"));
+
+  std::vector<MeasuredLevel> close = {SimulatedLevel("a", Uploading(5, 120)),
+                                      SimulatedLevel("b", Uploading(5, 110))};
+  c = CalibrateLevels(close, testing::SixSteps(), Inputs());
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->shared.fitted);
+  EXPECT_THAT(c->shared.why_not, ::testing::HasSubstr("too close"));
+
+  // More runs in flight, but a run every 30 s never uploads while another
+  // does: nothing waited for the store, so nothing tells its bandwidth.
+  std::vector<MeasuredLevel> apart = {SimulatedLevel("light", Uploading(5, 120)),
+                                      SimulatedLevel("busier", Uploading(10, 30))};
+  c = CalibrateLevels(apart, testing::SixSteps(), Inputs());
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->shared.fitted);
+  EXPECT_THAT(c->shared.why_not, ::testing::HasSubstr("no level waited for the store"));
+}
+
+TEST(CalibrateLevels, RefusesBadLevels) {
+  std::vector<MeasuredLevel> levels = {SimulatedLevel("light", Uploading(5, 120)),
+                                       SimulatedLevel("heavy", Uploading(30, 5))};
+  SharedServiceInputs wrong = Inputs();
+  wrong.artifact_bytes = {{"exec-trian", 1 << 20}};
+  auto c = CalibrateLevels(levels, testing::SixSteps(), wrong);
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.error().message, ::testing::HasSubstr("'exec-trian'"));
+  EXPECT_THAT(c.error().message, ::testing::HasSubstr("exec-train"));
+
+  MeasuredLevel empty{"nothing-succeeded", {}};
+  c = CalibrateLevels({levels[0], empty}, testing::SixSteps(), Inputs());
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.error().message, ::testing::HasSubstr("nothing-succeeded"));
+
+  EXPECT_FALSE(CalibrateLevels({}, testing::SixSteps(), Inputs()).ok());
+  c = CalibrateLevels(levels, nullptr, Inputs());
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.error().message, ::testing::HasSubstr("pipeline"));
 }
 
 }  // namespace

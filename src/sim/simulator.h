@@ -6,11 +6,13 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "engine/engine.h"
 #include "metrics/histogram.h"
 #include "sim/model.h"
 #include "sim/series.h"
@@ -63,6 +65,9 @@ struct SimOptions {
   // Cluster samples (and autoscaler scans when it is off) this often.
   Duration sample_interval = std::chrono::seconds(10);
   size_t max_series_points = 2048;
+  // Called as each run ends, with its final snapshot and its arrival: for a
+  // caller that wants per-run records (tests replaying measured levels).
+  std::function<void(const engine::RunSnapshot&, WallTime arrived)> on_run_end;
 };
 
 Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workload,

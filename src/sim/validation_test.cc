@@ -112,5 +112,84 @@ TEST(Validation, PredictsFourAndSixteenTimesTheLoadWithin15Percent) {
   std::filesystem::remove_all(dir);
 }
 
+// A shared bottleneck fitted, not given: the embedded backend's artifact
+// store limited for real (--artifact-bandwidth 4Mi; each of a run's three
+// trainers uploads 1Mi after its 300 ms, so a run offers 0.75 s of the link)
+// on eight 4-CPU nodes, open loop for 12 s at four rates. `kfpbench
+// calibrate` fits the bandwidth from the lightest (10/min) and a saturated
+// level (120/min, 150% offered); `kfpbench simulate` with that calibration
+// then predicts 90/min (113%) and 180/min (225%), and each prediction of
+// makespan and p95 run duration must be within 10% of the real run. About
+// 80 s of wall time.
+TEST(Validation, FitsTheArtifactStoreFromTwoLoadsAndPredictsTwoMoreWithin10Percent) {
+  if (!std::filesystem::exists(Binary())) GTEST_SKIP() << "no " << Binary();
+  auto dir = std::filesystem::temp_directory_path() /
+             fmt::format("kfpbench_shared_validation_{}", ::getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string cluster = (testing::CapacityExamples() / "cluster_loopback.yaml").string();
+  const std::string pipeline = (testing::CapacityExamples() / "six_steps.yaml").string();
+  auto shell = [&](const std::string& cmd) {
+    return std::system((cmd + " >> " + (dir / "log.txt").string() + " 2>&1").c_str());
+  };
+  auto run = [&](int rate_per_min) {
+    std::filesystem::path scenario = dir / fmt::format("rate{}.json", rate_per_min);
+    std::ofstream(scenario) << fmt::format(
+        R"([{{"mode": "PIPELINE_RUN", "startTime": 0, "runTime": "12s", "rate": {},
+            "pipelineFileName": "{}"}}])",
+        rate_per_min, pipeline);
+    std::filesystem::path out = dir / fmt::format("rate{}", rate_per_min);
+    int rc = shell(fmt::format(
+        "{} run {} --executor stub --stub-duration constant:300ms --stub-artifact-bytes "
+        "exec-train=1Mi --artifact-bandwidth 4Mi --cluster {} --poll-interval 100ms --quiet "
+        "--out {}",
+        Binary().string(), scenario.string(), cluster, out.string()));
+    EXPECT_EQ(rc, 0) << "run at " << rate_per_min << "/min; see " << dir / "log.txt";
+    return out;
+  };
+  auto low = run(10), high = run(120);
+  std::filesystem::path calibration = dir / "calibration.json";
+  ASSERT_EQ(shell(fmt::format("{} calibrate {} {} --pipeline {} --cluster {} --artifact-bytes "
+                              "exec-train=1Mi --out {}",
+                              Binary().string(), low.string(), high.string(), pipeline, cluster,
+                              calibration.string())),
+            0);
+  auto fitted = nlohmann::json::parse(std::ifstream(calibration));
+  ASSERT_TRUE(fitted.contains("artifactStore")) << fitted.dump(2);
+  const double bandwidth = fitted["artifactStore"]["bandwidth"].get<double>();
+  EXPECT_NEAR(bandwidth / (4 << 20), 1.0, 0.1);
+
+  std::string table = fmt::format(
+      "fitted bandwidth: {:.2f} MiB/s (the real limit: 4 MiB/s)\n"
+      "| load | runs | metric | measured | predicted | error |\n"
+      "|---|---|---|---|---|---|\n",
+      bandwidth / (1 << 20));
+  for (int rate : {90, 180}) {
+    Measured m = Measure(run(rate));
+    ASSERT_GT(m.runs, 0);
+    std::filesystem::path workload = dir / fmt::format("workload{}.yaml", rate);
+    std::ofstream(workload) << fmt::format(
+        "pipeline: {}\nruns: {}\narrivals: {{kind: rate, ratePerSecond: {}}}\ncalibration: {}\n",
+        pipeline, m.runs, rate / 60.0, calibration.string());
+    std::filesystem::path sim_out = dir / fmt::format("sim{}.json", rate);
+    ASSERT_EQ(shell(fmt::format("{} simulate {} {} --quiet --out {}", Binary().string(), cluster,
+                                workload.string(), sim_out.string())),
+              0);
+    auto p = nlohmann::json::parse(std::ifstream(sim_out));
+    const double pm = p["makespan_seconds"].get<double>();
+    const double p95 = p["run_duration_seconds"]["p95"].get<double>();
+    for (auto [name, measured, predicted] :
+         {std::tuple{"makespan", m.makespan, pm}, std::tuple{"p95 run", m.p95, p95}}) {
+      double err = (predicted - measured) / measured;
+      table += fmt::format("| {}/min | {} | {} | {:.2f}s | {:.2f}s | {:+.1f}% |\n", rate, m.runs,
+                           name, measured, predicted, err * 100);
+      EXPECT_LT(std::abs(err), 0.10) << rate << "/min " << name << ": measured " << measured
+                                     << "s, predicted " << predicted << "s";
+    }
+  }
+  std::cout << table;
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace kfpbench::sim
