@@ -33,6 +33,8 @@ Result<SweepPoint> SweepProbe(const sim::ClusterSpec& cluster, const sim::Worklo
   p.p95_s = r->run_ms.ValueAtPercentile(95) / 1000.0;
   if (auto waves = Waves(cluster, workload, runs, nodes); waves.ok()) {
     p.waves_s = ToSeconds(waves->time);
+    p.api_s = waves->api_per_run.demand_seconds * static_cast<double>(runs);
+    p.store_s = waves->store_per_run.demand_seconds * static_cast<double>(runs);
   }
   return p;
 }
@@ -40,7 +42,8 @@ Result<SweepPoint> SweepProbe(const sim::ClusterSpec& cluster, const sim::Worklo
 json Columns(const std::vector<SweepPoint>& points) {
   json j = {{"nodes", json::array()},  {"runs", json::array()}, {"makespan", json::array()},
             {"median", json::array()}, {"min", json::array()},  {"max", json::array()},
-            {"p50", json::array()},    {"p95", json::array()},  {"waves", json::array()}};
+            {"p50", json::array()},    {"p95", json::array()},  {"waves", json::array()},
+            {"api", json::array()},    {"store", json::array()}};
   for (const auto& p : points) {
     j["nodes"].push_back(p.nodes);
     j["runs"].push_back(p.runs);
@@ -51,6 +54,8 @@ json Columns(const std::vector<SweepPoint>& points) {
     j["p50"].push_back(p.p50_s);
     j["p95"].push_back(p.p95_s);
     j["waves"].push_back(p.waves_s);
+    j["api"].push_back(p.api_s);
+    j["store"].push_back(p.store_s);
   }
   return j;
 }
@@ -105,14 +110,16 @@ constexpr const char* kPageJs = R"JS(
           ctx.setLineDash([4, 4]);
           ctx.lineWidth = 1;
           ctx.font = '12px sans-serif';
-          if (marks.x != null) {
-            const px = u.valToPos(marks.x, 'x', true);
+          const vertical = (x, label, row) => {
+            const px = u.valToPos(x, 'x', true);
             ctx.beginPath();
             ctx.moveTo(px, u.bbox.top);
             ctx.lineTo(px, u.bbox.top + u.bbox.height);
             ctx.stroke();
-            ctx.fillText(marks.xLabel, px + 4, u.bbox.top + 14);
-          }
+            ctx.fillText(label, px + 4, u.bbox.top + 14 * row);
+          };
+          if (marks.x != null) vertical(marks.x, marks.xLabel, 1);
+          if (marks.knee != null) vertical(marks.knee, marks.kneeLabel, 2);
           if (marks.y != null) {
             const py = u.valToPos(marks.y, 'y', true);
             ctx.beginPath();
@@ -139,36 +146,63 @@ constexpr const char* kPageJs = R"JS(
   const hours = (v) => v.map((s) => s / 3600);
   const answer = data.answer;
   const q = answer ? answer.quantile_name : 'quantile';
+  const any = (v) => v && v.some((s) => s > 0);
   function sweepLines(d) {
     const edge = '#9ecae1';
-    return [{ label: 'makespan, slowest replication', values: hours(d.max), stroke: edge, width: 1 },
-            { label: 'makespan, fastest replication', values: hours(d.min), stroke: edge, width: 1 },
-            { label: 'makespan ' + q, values: hours(d.makespan) },
-            { label: 'makespan median', values: hours(d.median) },
-            { label: 'run p50', values: hours(d.p50) },
-            { label: 'run p95', values: hours(d.p95) },
-            { label: 'waves x single run', values: hours(d.waves), dash: [6, 4] }];
+    const lines =
+        [{ label: 'makespan, slowest replication', values: hours(d.max), stroke: edge, width: 1 },
+         { label: 'makespan, fastest replication', values: hours(d.min), stroke: edge, width: 1 },
+         { label: 'makespan ' + q, values: hours(d.makespan) },
+         { label: 'makespan median', values: hours(d.median) },
+         { label: 'run p50', values: hours(d.p50) },
+         { label: 'run p95', values: hours(d.p95) },
+         { label: 'waves x single run', values: hours(d.waves), dash: [6, 4] }];
+    // A shared service's demand alone: the floor more nodes cannot lower.
+    if (any(d.store)) {
+      lines.push({ label: 'artifact store alone', values: hours(d.store), stroke: '#8c564b',
+                   dash: [2, 3] });
+    }
+    if (any(d.api)) {
+      lines.push({ label: 'API server alone', values: hours(d.api), stroke: '#e377c2',
+                   dash: [2, 3] });
+    }
+    return lines;
   }
-  function marks(x, xLabel) {
-    if (!answer) return null;
-    const m = { x: x, xLabel: xLabel };
-    if (answer.deadline_seconds) {
+  // The first x from which a shared service's demand alone is at least the
+  // nodes' waves estimate: from there on, scaling is no longer linear.
+  function knee(d, x) {
+    for (let i = 0; i < x.length; ++i) {
+      const floor = Math.max(d.store ? d.store[i] : 0, d.api ? d.api[i] : 0);
+      if (floor > 0 && floor >= d.waves[i]) return x[i];
+    }
+    return null;
+  }
+  function marks(d, x, at, label, kneeText) {
+    const m = { x: answer ? at : null, xLabel: answer ? label : '' };
+    if (answer && answer.deadline_seconds) {
       m.y = answer.deadline_seconds / 3600;
       m.yLabel = 'T = ' + answer.deadline_text;
     }
-    return m;
+    const k = knee(d, x);
+    if (k != null) {
+      m.knee = k;
+      m.kneeLabel = kneeText + k;
+    }
+    return (m.x == null && m.y == null && m.knee == null) ? null : m;
   }
   if (data.by_runs) {
     const d = data.by_runs;
     chart('Makespan and run duration versus runs (at ' + d.nodes[0] + ' nodes)', 'runs',
           'hours', d.runs, sweepLines(d),
-          marks(answer ? answer.runs : null, answer ? 'N = ' + answer.runs : ''), [0, 1]);
+          marks(d, d.runs, answer && answer.runs, answer ? 'N = ' + answer.runs : '',
+                'a shared service alone sets the pace from runs = '), [0, 1]);
   }
   if (data.by_nodes) {
     const d = data.by_nodes;
     chart('Makespan and run duration versus nodes (' + d.runs[0] + ' runs)', 'nodes', 'hours',
           d.nodes, sweepLines(d),
-          marks(answer ? answer.nodes : null, answer ? 'K = ' + answer.nodes : ''), [0, 1]);
+          marks(d, d.nodes, answer && answer.nodes, answer ? 'K = ' + answer.nodes : '',
+                'more nodes stop helping from nodes = '), [0, 1]);
   }
   if (data.series) {
     const s = data.series;

@@ -30,6 +30,10 @@ struct SweepPoint {
   double p50_s = 0;  // run duration, in the workload's own seed
   double p95_s = 0;
   double waves_s = 0;  // the analytic estimate, waves x single-run time
+  // The shared services' demand for these runs alone (runs x one run's):
+  // a floor under the makespan that no number of nodes lowers. 0: not modelled.
+  double api_s = 0;
+  double store_s = 0;
 };
 
 struct Sweeps {

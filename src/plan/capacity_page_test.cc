@@ -111,5 +111,36 @@ TEST_F(CapacityPageTest, EveryChartDrawsInABrowser) {
   EXPECT_NE(body.find("class=\"uplot"), std::string::npos);
 }
 
+// With a store past its capacity, each sweep carries its demand alone, and
+// the by-nodes sweep shows the makespan stop falling at that floor: the
+// page draws it, with the knee marked, in a real browser.
+TEST(CapacityPageShared, SweepsCarryTheStoreFloorAndThePageDrawsIt) {
+  sim::ClusterSpec cluster = sim::testing::FixedCluster(4, 4);
+  cluster.artifact_store.bandwidth = 100.0 * (1 << 20);
+  sim::WorkloadSpec workload = sim::testing::SixStepWorkload(1, 60s, 5min);
+  workload.steps.by_label["exec-train"].artifact_bytes = int64_t{1} << 30;
+  auto sweeps = SweepAround(cluster, workload, 40, 4, {1, 0.9});
+  ASSERT_TRUE(sweeps.ok()) << sweeps.error().message;
+  for (const auto& p : sweeps->by_nodes) {
+    EXPECT_NEAR(p.store_s, 40 * 3 * 1024 / 100.0, 1e-6);
+    EXPECT_GE(p.makespan_s, p.store_s);  // the floor holds at every size
+    EXPECT_EQ(p.api_s, 0);
+  }
+  auto data = PageData({"capacity", "summary", &*sweeps, nullptr, nullptr});
+  EXPECT_EQ(data["by_nodes"]["store"].size(), sweeps->by_nodes.size());
+
+  if (!std::filesystem::exists(testing::kChromium)) GTEST_SKIP() << "no " << testing::kChromium;
+  auto dir = std::filesystem::temp_directory_path() / ("kfpbench-capacity-" + NewUuid());
+  std::filesystem::create_directories(dir / "profile");
+  auto path = dir / "capacity.html";
+  ASSERT_TRUE(WriteCapacityPage({"capacity", "summary", &*sweeps, nullptr, nullptr}, path).ok());
+  std::string dom = testing::ChromiumDom(path, dir / "profile", "1200,2400");
+  std::filesystem::remove_all(dir);
+  ASSERT_NE(dom.find("id=\"status\" data-ready=\"true\""), std::string::npos)
+      << dom.substr(0, 3000);
+  EXPECT_EQ(testing::CountOf(dom, "data-drawn=\"true\""), 2u);
+  EXPECT_NE(dom.find("artifact store alone"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kfpbench::plan

@@ -103,6 +103,13 @@ namespace {
 void Explain(Answer& a, Duration simulated, Duration analytic) {
   double s = ToSeconds(simulated), w = ToSeconds(analytic);
   if (w <= 0 || std::abs(s - w) / w <= 0.15) return;
+  if (s > w && !a.bottleneck.empty()) {
+    a.explanation = fmt::format(
+        "the simulation is {:.0f}% slower than waves x single-run time, which counts nodes "
+        "only: {}",
+        (s - w) / w * 100, a.bottleneck);
+    return;
+  }
   if (s < w) {
     a.explanation = fmt::format(
         "the simulation is {:.0f}% faster than waves x single-run time: waves assume each run "
@@ -187,7 +194,30 @@ Result<Analytic> Waves(const sim::ClusterSpec& cluster, const sim::WorkloadSpec&
   if (!single.ok()) return single.error();
   a.single_run = single->makespan;
   a.time = a.single_run * a.waves;
+  a.api_per_run = single->api;
+  a.store_per_run = single->artifact_store;
   return a;
+}
+
+std::string ServiceLimit(const Analytic& a, int64_t runs, Duration horizon, double share) {
+  auto scaled = [runs](sim::ServiceStats st) {
+    const auto n = static_cast<double>(runs);
+    st.served = static_cast<uint64_t>(static_cast<double>(st.served) * n);
+    st.demand_seconds *= n;
+    st.bytes *= n;
+    return st;
+  };
+  const sim::ServiceStats api = scaled(a.api_per_run), store = scaled(a.store_per_run);
+  const bool is_store =
+      store.modelled && (!api.modelled || store.demand_seconds >= api.demand_seconds);
+  const sim::ServiceStats& worst = is_store ? store : api;
+  if (!worst.modelled || worst.demand_seconds <= 0 ||
+      worst.demand_seconds < share * ToSeconds(horizon)) {
+    return "";
+  }
+  return fmt::format("the {}: {} for {} runs; more nodes cannot help",
+                     is_store ? "artifact store" : "API server",
+                     sim::DescribeDemand(worst, is_store), runs);
 }
 
 Result<Answer> TimeFor(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload,
@@ -202,6 +232,7 @@ Result<Answer> TimeFor(const sim::ClusterSpec& cluster, const sim::WorkloadSpec&
   auto w = Waves(cluster, workload, runs, nodes);
   if (!w.ok()) return w.error();
   a.analytic = *w;
+  a.bottleneck = ServiceLimit(a.analytic, a.runs, a.makespan);
   Explain(a, a.makespan, a.analytic.time);
   return a;
 }
@@ -219,11 +250,17 @@ Result<Answer> NodesFor(const sim::ClusterSpec& cluster, const sim::WorkloadSpec
   if (!top.ok()) return top.error();
   a.probes.push_back(*top);
   if (top->makespan > deadline) {
+    std::string why;
+    if (auto w = Waves(cluster, workload, runs, hi); w.ok()) {
+      if (std::string limit = ServiceLimit(*w, runs, deadline); !limit.empty()) {
+        why = "; " + limit;
+      }
+    }
     return Error{
         fmt::format("{} runs need {} ({} of {} replications) even on the pool's max of "
-                    "{} nodes, more than {}",
+                    "{} nodes, more than {}{}",
                     runs, FormatUpToSecond(top->makespan), QuantileName(reps.quantile), reps.count,
-                    hi, FormatUpToSecond(deadline))};
+                    hi, FormatUpToSecond(deadline), why)};
   }
   // Bisect on the node count: every probe that met the deadline had at least
   // as many nodes as the answer and every probe that missed it fewer, so the
@@ -247,6 +284,7 @@ Result<Answer> NodesFor(const sim::ClusterSpec& cluster, const sim::WorkloadSpec
   auto one = Waves(cluster, workload, runs, a.nodes);
   if (!one.ok()) return one.error();
   a.analytic = *one;
+  a.bottleneck = ServiceLimit(a.analytic, a.runs, a.makespan);
   int64_t waves_allowed =
       a.analytic.single_run > Duration::zero() ? deadline / a.analytic.single_run : runs;
   if (waves_allowed <= 0) {
@@ -316,6 +354,7 @@ Result<Answer> RunsIn(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& 
   auto w = Waves(cluster, workload, a.runs, nodes);
   if (!w.ok()) return w.error();
   a.analytic = *w;
+  a.bottleneck = ServiceLimit(a.analytic, a.runs, a.makespan);
   int64_t waves_allowed = deadline / a.analytic.single_run;
   a.analytic_runs = waves_allowed * a.analytic.runs_per_wave;
   if (a.analytic_runs > 0 && std::abs(a.analytic_runs - a.runs) > 0.15 * a.analytic_runs) {
@@ -360,6 +399,7 @@ nlohmann::json ToJson(const Answer& a) {
                         {"nodes", a.analytic_nodes},
                         {"runs", a.analytic_runs}}},
                       {"explanation", a.explanation},
+                      {"bottleneck", a.bottleneck},
                       {"probes", probes}};
   if (a.deadline > Duration::zero()) {
     j["deadline_seconds"] = ToSeconds(a.deadline);
@@ -393,6 +433,9 @@ std::string Describe(const Answer& a) {
   if (a.analytic_nodes > 0) s += fmt::format("analytic    nodes: {}\n", a.analytic_nodes);
   if (a.analytic_runs > 0) s += fmt::format("analytic    runs: {}\n", a.analytic_runs);
   if (!a.explanation.empty()) s += "why         " + a.explanation + "\n";
+  if (!a.bottleneck.empty() && a.explanation.find(a.bottleneck) == std::string::npos) {
+    s += "bottleneck  " + a.bottleneck + "\n";
+  }
   s += fmt::format("searched    {} probe{} x {} replication{}\n", a.probes.size(),
                    a.probes.size() == 1 ? "" : "s", a.replications.count,
                    a.replications.count == 1 ? "" : "s");

@@ -57,7 +57,17 @@ struct Analytic {
   int64_t runs_per_wave = 0;
   int64_t waves = 0;
   Duration time{0};  // waves x single_run
+  // What one run asks of each shared service (the single run's demand):
+  // N runs ask N times as much, which no number of nodes shortens.
+  sim::ServiceStats api_per_run;
+  sim::ServiceStats store_per_run;
 };
+
+// The shared service whose demand for `runs` runs alone reaches `share` of
+// `horizon`, in words and numbers ("the artifact store: 1800 uploads, 3.5Ti
+// at 200Mi/s = 5h7m of transfer for 600 runs; more nodes cannot help");
+// empty when none does.
+std::string ServiceLimit(const Analytic& a, int64_t runs, Duration horizon, double share = 0.8);
 
 struct Answer {
   int nodes = 0;
@@ -70,6 +80,7 @@ struct Answer {
   int analytic_nodes = 0;     // NodesFor: what the waves formula asks for
   int64_t analytic_runs = 0;  // RunsIn
   std::string explanation;    // when the two disagree by more than 15%
+  std::string bottleneck;     // ServiceLimit at the answer, against its makespan
   std::vector<Probe> probes;  // every probe the search ran
 };
 

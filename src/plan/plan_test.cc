@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "sim/step_draw.h"
@@ -206,6 +207,50 @@ TEST(Plan, ImpossibleClusterIsAnError) {
   tiny.pools[0].cpu = 0.5;  // no task fits
   EXPECT_FALSE(TimeFor(tiny, Work(), 2, 2).ok());
   EXPECT_FALSE(Waves(sim::ClusterSpec{}, Work(), 2, 2).ok());
+}
+
+// A shared store past its capacity: each run's three trainers upload 1Gi to
+// a 100Mi/s store, ~31 s of transfer a run. 200 runs ask 1h42m of it, which
+// no number of nodes shortens: plan names it, in the answer and in the
+// refusal of a deadline below it.
+sim::ClusterSpec WithStore(int max) {
+  sim::ClusterSpec c = Pool(max);
+  c.artifact_store.bandwidth = 100.0 * (1 << 20);
+  return c;
+}
+
+sim::WorkloadSpec Uploading() {
+  sim::WorkloadSpec w = Work();
+  w.steps.by_label["exec-train"].artifact_bytes = int64_t{1} << 30;
+  return w;
+}
+
+TEST(Plan, NamesASharedServiceThatBoundsTheAnswer) {
+  auto w = Waves(WithStore(50), Uploading(), 200, 50);
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  EXPECT_NEAR(w->store_per_run.demand_seconds, 3 * 1024 / 100.0, 1e-6);
+  EXPECT_THAT(ServiceLimit(*w, 200, 1h), ::testing::HasSubstr("more nodes cannot help"));
+  EXPECT_THAT(ServiceLimit(*w, 200, 2h),
+              ::testing::HasSubstr("the artifact store: 600 uploads, 600Gi at 100Mi/s = 1h42m"));
+  EXPECT_EQ(ServiceLimit(*w, 200, 3h), "");  // under 80% of 3 h
+
+  auto a = TimeFor(WithStore(50), Uploading(), 200, 50, {1, 0.9});
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_GE(ToSeconds(a->makespan), 200 * 3 * 1024 / 100.0);
+  EXPECT_THAT(a->bottleneck, ::testing::HasSubstr("more nodes cannot help"));
+  EXPECT_THAT(a->explanation, ::testing::HasSubstr("the artifact store"));
+  EXPECT_THAT(Describe(*a), ::testing::HasSubstr("artifact store"));
+  EXPECT_EQ(ToJson(*a)["bottleneck"], a->bottleneck);
+
+  auto refused = NodesFor(WithStore(50), Uploading(), 200, 90min, {1, 0.9});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.error().message,
+              ::testing::HasSubstr("the artifact store: 600 uploads, 600Gi at 100Mi/s = 1h42m"));
+
+  // Without the store, nothing is named.
+  auto free = TimeFor(Pool(50), Work(), 200, 50, {1, 0.9});
+  ASSERT_TRUE(free.ok());
+  EXPECT_EQ(free->bottleneck, "");
 }
 
 }  // namespace
