@@ -28,6 +28,13 @@ struct DocCommand {
   std::string args;   // after "kfpbench "
 };
 
+std::vector<std::string> Words(const std::string& args) {
+  std::istringstream in(args);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
 // `kfpbench ...` lines inside fenced code blocks, with `\` continuations
 // joined and trailing `# comments` dropped.
 std::vector<DocCommand> CommandsIn(const fs::path& doc) {
@@ -47,6 +54,11 @@ std::vector<DocCommand> CommandsIn(const fs::path& doc) {
       static const std::regex start(R"(^\s*(build/)?kfpbench (.*)$)");
       std::smatch m;
       if (!std::regex_match(line, m, start)) continue;
+      // "kfpbench plan: 600 runs need ..." is a message shown as output.
+      if (std::string first = Words(m[2]).empty() ? "" : Words(m[2])[0];
+          !first.empty() && first.back() == ':') {
+        continue;
+      }
       pending = m[2];
       pending_where = fmt::format("{}:{}", doc.filename().string(), number);
     }
@@ -74,13 +86,6 @@ std::vector<DocCommand> AllDocCommands() {
     all.insert(all.end(), found.begin(), found.end());
   }
   return all;
-}
-
-std::vector<std::string> Words(const std::string& args) {
-  std::istringstream in(args);
-  std::vector<std::string> words;
-  for (std::string w; in >> w;) words.push_back(w);
-  return words;
 }
 
 // Why a documented command cannot run here as written; empty when it can.
