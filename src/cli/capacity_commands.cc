@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/cli.h"
+#include "exec/artifact_store.h"
 #include "ir/pipeline_spec.h"
 #include "ir/quantity.h"
 #include "plan/capacity_page.h"
@@ -158,17 +159,14 @@ Command AddCalibrateCommand(CLI::App& app) {
     sim::SharedServiceInputs inputs;
     inputs.fifo = f->sharing == "fifo";
     for (const auto& spec_text : f->artifact_bytes) {
-      size_t eq = spec_text.find('=');
-      auto bytes = eq == std::string::npos || eq == 0
-                       ? Result<int64_t>(Error{"expected LABEL=SIZE"})
-                       : ir::ParseQuantityMemory(spec_text.substr(eq + 1));
-      if (!bytes.ok()) {
+      auto labeled = exec::ParseLabeledBytes(spec_text);
+      if (!labeled.ok() || labeled->first.empty()) {
         return fail(
             fmt::format("--artifact-bytes '{}': expected LABEL=SIZE, such as "
                         "exec-train=1Gi",
                         spec_text));
       }
-      inputs.artifact_bytes[spec_text.substr(0, eq)] = *bytes;
+      inputs.artifact_bytes[labeled->first] = labeled->second;
     }
     const bool shared = f->results.size() > 1 && !inputs.artifact_bytes.empty();
     if (shared && f->cluster.empty()) {

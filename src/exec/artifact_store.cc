@@ -158,4 +158,14 @@ Result<double> ParseBandwidth(std::string_view text) {
   return static_cast<double>(*bytes);
 }
 
+Result<std::pair<std::string, int64_t>> ParseLabeledBytes(std::string_view spec) {
+  const size_t eq = spec.rfind('=');
+  std::string_view label = eq == std::string_view::npos ? "" : spec.substr(0, eq);
+  auto bytes = ir::ParseQuantityMemory(eq == std::string_view::npos ? spec : spec.substr(eq + 1));
+  if (!bytes.ok() || (eq != std::string_view::npos && label.empty())) {
+    return Error{fmt::format("'{}': expected [LABEL=]SIZE, such as exec-train=2Gi or 10Mi", spec)};
+  }
+  return std::pair{std::string(label), *bytes};
+}
+
 }  // namespace kfpbench::exec

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <utility>
 
 #include "engine/event_loop.h"
 #include "util/result.h"
@@ -89,5 +90,8 @@ class ArtifactStore {
 
 // "200Mi", "200Mi/s", "1.5e6": bytes per second; an Error says what it expected.
 Result<double> ParseBandwidth(std::string_view text);
+
+// "exec-train=2Gi" -> {"exec-train", 2Gi}; "10Mi" -> {"", 10Mi} (no label).
+Result<std::pair<std::string, int64_t>> ParseLabeledBytes(std::string_view spec);
 
 }  // namespace kfpbench::exec

@@ -157,5 +157,21 @@ TEST(ArtifactStoreTest, ParsesBandwidths) {
   }
 }
 
+TEST(ArtifactStoreTest, ParsesLabeledSizes) {
+  auto labeled = ParseLabeledBytes("exec-train=2Gi");
+  ASSERT_TRUE(labeled.ok());
+  EXPECT_EQ(labeled->first, "exec-train");
+  EXPECT_EQ(labeled->second, int64_t{2} << 30);
+  auto bare = ParseLabeledBytes("10Mi");
+  ASSERT_TRUE(bare.ok());
+  EXPECT_EQ(bare->first, "");
+  EXPECT_EQ(bare->second, 10 * kMi);
+  for (const char* bad : {"", "=1Mi", "exec-x=", "exec-x=lots", "-1Mi"}) {
+    auto b = ParseLabeledBytes(bad);
+    ASSERT_FALSE(b.ok()) << bad;
+    EXPECT_THAT(b.error().message, HasSubstr("[LABEL=]SIZE")) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace kfpbench::exec

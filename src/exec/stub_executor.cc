@@ -8,8 +8,6 @@
 
 #include <fmt/format.h>
 
-#include "ir/quantity.h"
-
 namespace kfpbench::exec {
 
 struct StubExecutor::State : std::enable_shared_from_this<State> {
@@ -120,17 +118,13 @@ Status AddStubFailures(const std::vector<std::string>& specs, StubExecutorOption
 
 Status AddStubArtifactBytes(const std::vector<std::string>& specs, StubExecutorOptions& options) {
   for (const auto& spec : specs) {
-    size_t eq = spec.rfind('=');
-    std::string label = eq == std::string::npos ? "" : spec.substr(0, eq);
-    auto bytes = ir::ParseQuantityMemory(eq == std::string::npos ? spec : spec.substr(eq + 1));
-    if (!bytes.ok()) {
-      return Error{
-          fmt::format("'{}': expected [LABEL=]SIZE, such as exec-train=2Gi or 10Mi", spec)};
-    }
+    auto labeled = ParseLabeledBytes(spec);
+    if (!labeled.ok()) return labeled.error();
+    auto& [label, bytes] = *labeled;
     if (label.empty()) {
-      options.default_artifact_bytes = *bytes;
+      options.default_artifact_bytes = bytes;
     } else {
-      options.artifact_bytes_by_label.insert_or_assign(label, *bytes);
+      options.artifact_bytes_by_label.insert_or_assign(label, bytes);
     }
   }
   return Ok();
