@@ -188,7 +188,14 @@ Command AddCalibrateCommand(CLI::App& app) {
     for (const auto& path : f->results) {
       auto runs = results::LoadRunRecords(path);
       if (!runs.ok()) return fail(runs.error().message);
-      levels.push_back({path, std::move(*runs)});
+      sim::MeasuredLevel level{path, std::move(*runs), {}};
+      // CreateRun latencies, when the file is one kfpbench run wrote.
+      if (auto full = results::LoadResults(path); full.ok()) {
+        if (auto op = full->operations.find("CreateRun"); op != full->operations.end()) {
+          level.create_run_us = op->second.latency_us;
+        }
+      }
+      levels.push_back(std::move(level));
     }
     auto c = sim::CalibrateLevels(levels, spec, inputs);
     if (!c.ok()) return fail(c.error().message);
@@ -216,7 +223,20 @@ Command AddCalibrateCommand(CLI::App& app) {
                 << LevelTable(c->shared.without);
     } else if (!c->shared.why_not.empty() &&
                (f->results.size() > 1 || !inputs.artifact_bytes.empty())) {
-      std::cout << "shared services not fitted: " << c->shared.why_not << "\n";
+      std::cout << "artifact store not fitted: " << c->shared.why_not << "\n";
+    }
+    if (c->shared.api_fitted) {
+      std::cout << fmt::format(
+          "api         CreateRun {} each over {} worker{}: fitted to every level's mean latency\n",
+          FormatDuration(c->shared.api.run_create), c->shared.api.workers,
+          c->shared.api.workers == 1 ? "" : "s");
+      for (const auto& l : c->shared.api_levels) {
+        std::cout << fmt::format("  {:<28} {:>5} calls  mean {:.1f}ms -> {:.1f}ms ({:+.1f}%)\n",
+                                 l.source, l.calls, l.measured_mean * 1e3, l.predicted_mean * 1e3,
+                                 (l.predicted_mean - l.measured_mean) / l.measured_mean * 100);
+      }
+    } else if (f->results.size() > 1) {
+      std::cout << "api not fitted: " << c->shared.api_why_not << "\n";
     }
     std::cout << "written     " << f->out << "\n";
     return kExitOk;

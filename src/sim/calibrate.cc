@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <queue>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -258,9 +259,94 @@ double SquaredLogError(const std::vector<LevelFit>& fits) {
 
 }  // namespace
 
-Result<Calibration> CalibrateLevels(const std::vector<MeasuredLevel>& measured,
-                                    std::shared_ptr<const ir::PipelineSpec> pipeline,
-                                    const SharedServiceInputs& inputs) {
+namespace {
+
+// Mean time from submission to answer of calls submitted at `arrivals`
+// (seconds, sorted) to a FIFO queue of `workers` servers taking `service`
+// each.
+double FifoMeanSojourn(const std::vector<double>& arrivals, double service, int workers) {
+  std::priority_queue<double, std::vector<double>, std::greater<>> free_at;
+  for (int i = 0; i < workers; ++i) free_at.push(-std::numeric_limits<double>::infinity());
+  double total = 0;
+  for (double a : arrivals) {
+    double start = std::max(a, free_at.top());
+    free_at.pop();
+    free_at.push(start + service);
+    total += start + service - a;
+  }
+  return arrivals.empty() ? 0 : total / static_cast<double>(arrivals.size());
+}
+
+void FitApi(const std::vector<MeasuredLevel>& measured, SharedServiceFit& fit) {
+  struct Calls {
+    const MeasuredLevel* level;
+    std::vector<double> arrivals;  // CreateRun sent, seconds from the first
+    double rate;                   // calls a second
+  };
+  std::vector<Calls> levels;
+  for (const auto& m : measured) {
+    if (m.create_run_us.count() == 0) continue;
+    std::vector<WallTime> sent;
+    for (const auto& r : m.runs) {
+      if (r.submitted != WallTime{}) sent.push_back(r.submitted);
+    }
+    if (sent.size() < 2) continue;
+    std::sort(sent.begin(), sent.end());
+    Calls c{&m, {}, 0};
+    for (WallTime t : sent) c.arrivals.push_back(ToSeconds(t - sent.front()));
+    c.rate = static_cast<double>(sent.size() - 1) / std::max(c.arrivals.back(), 1e-6);
+    levels.push_back(std::move(c));
+  }
+  if (levels.size() < 2) {
+    fit.api_why_not =
+        "two levels with CreateRun latencies and run submission times are needed (a results.json "
+        "kfpbench run wrote has both)";
+    return;
+  }
+  const Calls& lightest = *std::min_element(
+      levels.begin(), levels.end(), [](const Calls& a, const Calls& b) { return a.rate < b.rate; });
+  const double service = lightest.level->create_run_us.ValueAtPercentile(50) / 1e6;
+  double worst_queueing = 0;
+  for (const auto& l : levels) {
+    worst_queueing = std::max(worst_queueing, l.level->create_run_us.mean() / 1e6 / service);
+  }
+  if (worst_queueing < 1.2) {
+    fit.api_why_not = fmt::format(
+        "CreateRun never queued: its mean latency stayed within {:.0f}% of the {} it takes at the "
+        "lightest level, so the API's workers cannot be told apart",
+        (worst_queueing - 1) * 100, FormatDuration(FromSeconds(service)));
+    return;
+  }
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (int workers = 1; workers <= 256; ++workers) {
+    double cost = 0;
+    for (const auto& l : levels) {
+      double e = std::log(FifoMeanSojourn(l.arrivals, service, workers) /
+                          (l.level->create_run_us.mean() / 1e6));
+      cost += e * e;
+    }
+    if (cost < best_cost) {
+      best_cost = cost;
+      fit.api.workers = workers;
+    }
+  }
+  fit.api.run_create = FromSeconds(service);
+  fit.api_fitted = true;
+  for (const auto& l : levels) {
+    fit.api_levels.push_back({l.level->source, static_cast<int64_t>(l.arrivals.size()),
+                              l.level->create_run_us.mean() / 1e6,
+                              FifoMeanSojourn(l.arrivals, service, fit.api.workers)});
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// Step models, and the artifact store when the levels allow (CalibrateLevels).
+Result<Calibration> CalibrateStore(const std::vector<MeasuredLevel>& measured,
+                                   std::shared_ptr<const ir::PipelineSpec> pipeline,
+                                   const SharedServiceInputs& inputs) {
   if (measured.empty()) return Error{"no load level to calibrate from"};
   const auto label_of = LabelsOf(pipeline.get());
   std::vector<Level> levels;
@@ -414,6 +500,16 @@ Result<Calibration> CalibrateLevels(const std::vector<MeasuredLevel>& measured,
   return c;
 }
 
+}  // namespace
+
+Result<Calibration> CalibrateLevels(const std::vector<MeasuredLevel>& measured,
+                                    std::shared_ptr<const ir::PipelineSpec> pipeline,
+                                    const SharedServiceInputs& inputs) {
+  auto c = CalibrateStore(measured, std::move(pipeline), inputs);
+  if (c.ok() && measured.size() > 1) FitApi(measured, c->shared);
+  return c;
+}
+
 Result<Calibration> CalibrateFile(const std::filesystem::path& path,
                                   const ir::PipelineSpec* pipeline) {
   auto runs = results::LoadRunRecords(path);
@@ -453,13 +549,27 @@ nlohmann::json ToJson(const Calibration& c) {
   j["steps"] = nlohmann::json::object();
   for (const auto& [label, m] : c.models.by_label) j["steps"][label] = model(m);
   j["source"] = {{"runs", c.runs}, {"samples", c.samples}};
+  if (c.shared.api_fitted) {
+    j["api"] = {{"runCreate", FormatDuration(c.shared.api.run_create)},
+                {"workers", c.shared.api.workers}};
+    nlohmann::json calls = nlohmann::json::array();
+    for (const auto& l : c.shared.api_levels) {
+      calls.push_back({{"source", l.source},
+                       {"calls", l.calls},
+                       {"measured_mean_seconds", l.measured_mean},
+                       {"predicted_mean_seconds", l.predicted_mean}});
+    }
+    j["fit"]["api_levels"] = calls;
+  } else if (!c.shared.api_why_not.empty()) {
+    j["fit"]["api"] = "not fitted: " + c.shared.api_why_not;
+  }
   if (c.shared.fitted) {
     j["artifactStore"] = {{"bandwidth", std::llround(c.shared.artifact_store.bandwidth)},
                           {"sharing", c.shared.artifact_store.fifo ? "fifo" : "fair"}};
-    j["fit"] = {{"levels", levels(c.shared.levels)},
-                {"without_shared_services", levels(c.shared.without)}};
+    j["fit"]["levels"] = levels(c.shared.levels);
+    j["fit"]["without_shared_services"] = levels(c.shared.without);
   } else if (!c.shared.why_not.empty()) {
-    j["fit"] = {{"shared_services", "not fitted: " + c.shared.why_not}};
+    j["fit"]["shared_services"] = "not fitted: " + c.shared.why_not;
   }
   j["note"] =
       "fitted by kfpbench calibrate: step durations lognormal by log-moments (constant when "

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ir/pipeline_spec.h"
+#include "metrics/histogram.h"
 #include "results/results.h"
 #include "sim/model.h"
 #include "sim/sim_executor.h"
@@ -27,6 +28,14 @@ struct LevelFit {
   double measured_p95 = 0, predicted_p95 = 0;            // run duration, seconds
 };
 
+// CreateRun at one level: the client's mean latency, and what a FIFO queue
+// of the fitted workers and service time gives for the same submissions.
+struct ApiLevelFit {
+  std::string source;
+  int64_t calls = 0;
+  double measured_mean = 0, predicted_mean = 0;  // seconds
+};
+
 // The shared services fitted from two or more load levels.
 struct SharedServiceFit {
   bool fitted = false;
@@ -34,6 +43,14 @@ struct SharedServiceFit {
   ArtifactStoreSpec artifact_store;
   std::vector<LevelFit> levels;   // predicted with the fitted store
   std::vector<LevelFit> without;  // predicted with steps fitted at the lightest level and no store
+  // The API server, from CreateRun: its service time is the median latency
+  // at the level with the fewest calls a second, its workers those with
+  // which a FIFO queue replaying every level's submissions best gives each
+  // level's mean latency.
+  bool api_fitted = false;
+  std::string api_why_not;
+  ApiSpec api;
+  std::vector<ApiLevelFit> api_levels;
 };
 
 struct Calibration {
@@ -44,10 +61,12 @@ struct Calibration {
   SharedServiceFit shared;
 };
 
-// One load level: the runs of one results.json.
+// One load level: the runs of one results.json, and its CreateRun
+// latencies (empty when the file has no operations, as a hand-made one).
 struct MeasuredLevel {
   std::string source;
   std::vector<results::RunRecord> runs;
+  metrics::Histogram create_run_us;
 };
 
 // What the levels ran on and what the steps upload: the simulator replays
@@ -73,7 +92,9 @@ Result<Calibration> Calibrate(const std::vector<results::RunRecord>& runs,
 // the simulator best reproduces every level's makespan and p95 run duration
 // (least squares on log ratios, a grid then golden-section search), and each
 // level's error is stated. With one level, or no step uploading anything,
-// only the step models are fitted and `shared.why_not` says why.
+// only the step models are fitted and `shared.why_not` says why. The API is
+// fitted from the levels' CreateRun latencies when some level queued for it
+// (else `shared.api_why_not` says so).
 Result<Calibration> CalibrateLevels(const std::vector<MeasuredLevel>& levels,
                                     std::shared_ptr<const ir::PipelineSpec> pipeline,
                                     const SharedServiceInputs& inputs);

@@ -233,7 +233,7 @@ TEST(CalibrateLevels, RefusesBadLevels) {
   EXPECT_THAT(c.error().message, ::testing::HasSubstr("'exec-trian'"));
   EXPECT_THAT(c.error().message, ::testing::HasSubstr("exec-train"));
 
-  MeasuredLevel empty{"nothing-succeeded", {}};
+  MeasuredLevel empty{"nothing-succeeded", {}, {}};
   c = CalibrateLevels({levels[0], empty}, testing::SixSteps(), Inputs());
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(c.error().message, ::testing::HasSubstr("nothing-succeeded"));
@@ -242,6 +242,78 @@ TEST(CalibrateLevels, RefusesBadLevels) {
   c = CalibrateLevels(levels, nullptr, Inputs());
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(c.error().message, ::testing::HasSubstr("pipeline"));
+}
+
+// The API from CreateRun latencies: `calls` submitted every `gap` seconds
+// to 3 workers taking 50 ms each, the latencies computed here by hand (each
+// call takes the worker free soonest) as a client would have measured them.
+MeasuredLevel CreateRunLevel(const std::string& name, int calls, double gap) {
+  MeasuredLevel level;
+  level.source = name;
+  std::vector<double> free_at(3, 0);
+  for (int i = 0; i < calls; ++i) {
+    double sent = i * gap;
+    auto worker = std::min_element(free_at.begin(), free_at.end());
+    double done = std::max(sent, *worker) + 0.05;
+    *worker = done;
+    level.create_run_us.Record(static_cast<int64_t>(std::llround((done - sent) * 1e6)));
+    results::RunRecord r;
+    r.state = RuntimeState::kSucceeded;
+    r.submitted = WallTime(std::chrono::seconds(1'700'000'000)) + FromSeconds(sent);
+    r.created = r.submitted + FromSeconds(done - sent);
+    r.finished = r.created + 1s;
+    r.tasks.push_back({.name = "prepare",
+                       .state = RuntimeState::kSucceeded,
+                       .created = r.created,
+                       .started = r.created,
+                       .finished = r.finished});
+    level.runs.push_back(r);
+  }
+  return level;
+}
+
+TEST(CalibrateApi, FitsServiceTimeAndWorkersFromCreateRunLatencies) {
+  SharedServiceFit fit;
+  // One call a second never queues; 100 a second ask 5 workers' worth.
+  auto c = CalibrateLevels({CreateRunLevel("light", 20, 1), CreateRunLevel("heavy", 200, 0.01)},
+                           nullptr, {});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_TRUE(c->shared.api_fitted) << c->shared.api_why_not;
+  EXPECT_NEAR(ToSeconds(c->shared.api.run_create), 0.05, 0.001);
+  EXPECT_EQ(c->shared.api.workers, 3);
+  ASSERT_EQ(c->shared.api_levels.size(), 2u);
+  for (const auto& l : c->shared.api_levels) {
+    EXPECT_NEAR(l.predicted_mean / l.measured_mean, 1.0, 0.02) << l.source;
+  }
+  // The calibration file carries it, and simulate applies it.
+  auto file = ParseCalibration(ToJson(*c).dump());
+  ASSERT_TRUE(file.ok()) << file.error().message;
+  EXPECT_EQ(file->api.workers, 3);
+  EXPECT_NEAR(ToSeconds(file->api.run_create), 0.05, 0.001);
+  WorkloadSpec w = testing::SixStepWorkload(6, 1s, 1s);
+  w.calibrated_api = file->api;
+  auto r = Simulate(testing::FixedCluster(20, 4), w);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->api.modelled);
+  EXPECT_EQ(r->api.served, 6u);
+  EXPECT_NEAR(ToSeconds(r->makespan), 4.1, 1e-6);  // the last create waits for a worker: 0.1 s
+}
+
+TEST(CalibrateApi, SaysWhyWhenNothingQueuedOrNothingWasMeasured) {
+  auto c = CalibrateLevels({CreateRunLevel("light", 20, 1), CreateRunLevel("also-light", 40, 0.5)},
+                           nullptr, {});
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->shared.api_fitted);
+  EXPECT_THAT(c->shared.api_why_not, ::testing::HasSubstr("CreateRun never queued"));
+  EXPECT_THAT(ToJson(*c)["fit"]["api"].get<std::string>(), ::testing::HasSubstr("not fitted"));
+  EXPECT_FALSE(ToJson(*c).contains("api"));
+
+  MeasuredLevel bare = CreateRunLevel("no-latencies", 20, 1);
+  bare.create_run_us = metrics::Histogram();
+  c = CalibrateLevels({bare, CreateRunLevel("heavy", 200, 0.01)}, nullptr, {});
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->shared.api_fitted);
+  EXPECT_THAT(c->shared.api_why_not, ::testing::HasSubstr("CreateRun latencies"));
 }
 
 }  // namespace

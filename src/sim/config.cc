@@ -131,6 +131,18 @@ void ParseSteps(const YAML::Node& n, const std::string& where, StepModels& out) 
   }
 }
 
+ApiSpec ParseApi(const YAML::Node& a, const std::string& where) {
+  CheckKeys(a, where, {"runCreate", "taskUpdate", "workers"});
+  ApiSpec api;
+  if (a["runCreate"]) api.run_create = Dur(a["runCreate"], where + ".runCreate");
+  if (a["taskUpdate"]) api.task_update = Dur(a["taskUpdate"], where + ".taskUpdate");
+  if (a["workers"]) {
+    api.workers = static_cast<int>(Int(a["workers"], where + ".workers"));
+    if (api.workers < 1) Fail(where + ".workers: must be at least 1");
+  }
+  return api;
+}
+
 ArtifactStoreSpec ParseArtifactStore(const YAML::Node& s, const std::string& where) {
   CheckKeys(s, where, {"bandwidth", "sharing"});
   if (!s["bandwidth"]) Fail(where + ".bandwidth: required (bytes per second, e.g. 500Mi)");
@@ -212,15 +224,7 @@ ClusterSpec ParseClusterNode(const YAML::Node& root) {
       c.autoscaler.scale_down_idle = Dur(a["scaleDownIdle"], "cluster.autoscaler.scaleDownIdle");
     }
   }
-  if (const auto& a = root["api"]) {
-    CheckKeys(a, "cluster.api", {"runCreate", "taskUpdate", "workers"});
-    if (a["runCreate"]) c.api.run_create = Dur(a["runCreate"], "cluster.api.runCreate");
-    if (a["taskUpdate"]) c.api.task_update = Dur(a["taskUpdate"], "cluster.api.taskUpdate");
-    if (a["workers"]) {
-      c.api.workers = static_cast<int>(Int(a["workers"], "cluster.api.workers"));
-      if (c.api.workers < 1) Fail("cluster.api.workers: must be at least 1");
-    }
-  }
+  if (const auto& a = root["api"]) c.api = ParseApi(a, "cluster.api");
   if (const auto& s = root["artifactStore"]) {
     c.artifact_store = ParseArtifactStore(s, "cluster.artifactStore");
   }
@@ -255,14 +259,16 @@ Result<ClusterSpec> LoadCluster(const std::filesystem::path& path) {
 Result<CalibratedModels> ParseCalibration(std::string_view text) {
   try {
     YAML::Node root = YAML::Load(std::string(text));  // JSON is YAML
-    CheckKeys(root, "calibration",
-              {"steps", "default", "source", "scheduling_delay", "note", "artifactStore", "fit"});
+    CheckKeys(
+        root, "calibration",
+        {"steps", "default", "source", "scheduling_delay", "note", "artifactStore", "api", "fit"});
     CalibratedModels out;
     if (root["default"]) out.steps.fallback = ParseStep(root["default"], "calibration.default", {});
     if (root["steps"]) ParseSteps(root["steps"], "calibration.steps", out.steps);
     if (root["artifactStore"]) {
       out.artifact_store = ParseArtifactStore(root["artifactStore"], "calibration.artifactStore");
     }
+    if (root["api"]) out.api = ParseApi(root["api"], "calibration.api");
     return out;
   } catch (const ParseError& e) {
     return Error{e.message};
@@ -386,6 +392,7 @@ Result<WorkloadSpec> ParseWorkload(std::string_view yaml, const std::filesystem:
       if (!cal.ok()) Fail("workload.calibration: " + cal.error().message);
       w.steps = std::move(cal->steps);
       w.calibrated_artifact_store = cal->artifact_store;
+      w.calibrated_api = cal->api;
     }
     if (root["steps"]) ParseSteps(root["steps"], "workload.steps", w.steps);
     if (const auto& b = root["branches"]) {

@@ -197,14 +197,20 @@ TEST(Config, Calibration) {
 TEST(Config, CalibratedArtifactStore) {
   auto cal = ParseCalibration(R"({"default": {"duration": "constant:1s"},
       "steps": {"exec-a": {"duration": "constant:2s", "artifactBytes": 1048576}},
-      "artifactStore": {"bandwidth": 4194304, "sharing": "fair"}, "fit": {"levels": []}})");
+      "artifactStore": {"bandwidth": 4194304, "sharing": "fair"}, "fit": {"levels": []},
+      "api": {"runCreate": "50ms", "workers": 3}})");
   ASSERT_TRUE(cal.ok()) << cal.error().message;
   EXPECT_EQ(cal->artifact_store.bandwidth, 4194304.0);
   EXPECT_FALSE(cal->artifact_store.fifo);
   EXPECT_EQ(cal->steps.For("exec-a").artifact_bytes, 1048576);
+  EXPECT_EQ(cal->api.workers, 3);
+  EXPECT_EQ(cal->api.run_create, 50ms);
   auto bad = ParseCalibration(R"({"artifactStore": {"bandwidth": 0}})");
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.error().message, ::testing::HasSubstr("calibration.artifactStore.bandwidth"));
+  bad = ParseCalibration(R"({"api": {"runCreate": "50ms", "workers": 0}})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.error().message, ::testing::HasSubstr("calibration.api.workers"));
   bad = ParseCalibration(R"({"artifactStore": {"bandwidth": "4Mi", "speed": 1}})");
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.error().message, ::testing::HasSubstr("speed"));

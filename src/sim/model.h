@@ -52,6 +52,8 @@ struct ApiSpec {
   Duration run_create{0};   // per run: CreateRun, before the run starts
   Duration task_update{0};  // per task status update: one when it starts, one when it ends
   int workers = 1;          // calls served at once (API replicas x DB connections)
+
+  bool modelled() const { return run_create > Duration::zero() || task_update > Duration::zero(); }
 };
 
 struct ArtifactStoreSpec {
@@ -96,6 +98,9 @@ struct WorkloadSpec {
   // The artifact store `kfpbench calibrate` fitted from two or more load
   // levels (its calibration file): used when the cluster file declares none.
   ArtifactStoreSpec calibrated_artifact_store;
+  // Likewise the API server fitted from CreateRun latencies, used when the
+  // cluster file gives the API no service time.
+  ApiSpec calibrated_api;
 };
 
 // What a calibration file holds for a workload: step models, and the shared
@@ -103,6 +108,7 @@ struct WorkloadSpec {
 struct CalibratedModels {
   StepModels steps;
   ArtifactStoreSpec artifact_store;
+  ApiSpec api;  // run_create zero: none was fitted
 };
 
 // Names of tasks with a triggerPolicy.condition anywhere in `spec`.

@@ -129,10 +129,12 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
   const ArtifactStoreSpec& store_spec = cluster.artifact_store.bandwidth > 0
                                             ? cluster.artifact_store
                                             : workload.calibrated_artifact_store;
-  SharedServer api(loop, SharedServer::Discipline::kFifo, cluster.api.workers);
+  // Likewise the API.
+  const ApiSpec& api_spec = cluster.api.modelled() ? cluster.api : workload.calibrated_api;
+  SharedServer api(loop, SharedServer::Discipline::kFifo, api_spec.workers);
   SharedServer store(loop, store_spec.fifo ? SharedServer::Discipline::kFifo
                                            : SharedServer::Discipline::kProcessorSharing);
-  SharedServices services{&api, cluster.api.task_update, &store, store_spec.bandwidth};
+  SharedServices services{&api, api_spec.task_update, &store, store_spec.bandwidth};
   const engine::Resources default_task{cluster.default_task_cpu, 0, cluster.default_task_memory, 0};
   SimExecutor executor(loop, workload.steps, workload.seed, services, default_task);
   Collector collector(loop, result, executor, options);
@@ -178,9 +180,9 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
         submit_error = st.error();
       }
     };
-    if (cluster.api.run_create > Duration::zero()) {
+    if (api_spec.run_create > Duration::zero()) {
       // CreateRun queues at the API server; the run starts once it is served.
-      api.Submit(cluster.api.run_create,
+      api.Submit(api_spec.run_create,
                  [submit, r = std::move(req)]() mutable { submit(std::move(r)); });
     } else {
       submit(std::move(req));
@@ -307,9 +309,8 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
     }
     return st;
   };
-  result.api = stats(
-      api, cluster.api.run_create > Duration::zero() || cluster.api.task_update > Duration::zero());
-  result.api.workers = cluster.api.workers;
+  result.api = stats(api, api_spec.modelled());
+  result.api.workers = api_spec.workers;
   result.artifact_store = stats(store, store_spec.bandwidth > 0);
   result.artifact_store.bandwidth = store_spec.bandwidth;
   result.artifact_store.bytes = result.artifact_store.demand_seconds * store_spec.bandwidth;
