@@ -177,6 +177,7 @@ Result<Level> Measure(const MeasuredLevel& in, const std::map<std::string, std::
     durations.push_back(ToSeconds(run.RunDuration()));
     last_end = std::max(last_end, run.finished);
   }
+  if (created.empty()) return Error{in.source + ": no succeeded run has its finished_at"};
   std::sort(created.begin(), created.end());
   std::sort(durations.begin(), durations.end());
   for (WallTime c : created) level.arrivals.push_back({c - created.front(), {}});
@@ -257,10 +258,6 @@ double SquaredLogError(const std::vector<LevelFit>& fits) {
   return sum;
 }
 
-}  // namespace
-
-namespace {
-
 // Mean time from submission to answer of calls submitted at `arrivals`
 // (seconds, sorted) to a FIFO queue of `workers` servers taking `service`
 // each.
@@ -285,7 +282,7 @@ void FitApi(const std::vector<MeasuredLevel>& measured, SharedServiceFit& fit) {
   };
   std::vector<Calls> levels;
   for (const auto& m : measured) {
-    if (m.create_run_us.count() == 0) continue;
+    if (m.create_run_us.count() == 0 || m.create_run_us.mean() <= 0) continue;
     std::vector<WallTime> sent;
     for (const auto& r : m.runs) {
       if (r.submitted != WallTime{}) sent.push_back(r.submitted);
@@ -306,6 +303,10 @@ void FitApi(const std::vector<MeasuredLevel>& measured, SharedServiceFit& fit) {
   const Calls& lightest = *std::min_element(
       levels.begin(), levels.end(), [](const Calls& a, const Calls& b) { return a.rate < b.rate; });
   const double service = lightest.level->create_run_us.ValueAtPercentile(50) / 1e6;
+  if (service <= 0) {
+    fit.api_why_not = "CreateRun's median latency at the lightest level is 0";
+    return;
+  }
   double worst_queueing = 0;
   for (const auto& l : levels) {
     worst_queueing = std::max(worst_queueing, l.level->create_run_us.mean() / 1e6 / service);
@@ -338,10 +339,6 @@ void FitApi(const std::vector<MeasuredLevel>& measured, SharedServiceFit& fit) {
                               FifoMeanSojourn(l.arrivals, service, fit.api.workers)});
   }
 }
-
-}  // namespace
-
-namespace {
 
 // Step models, and the artifact store when the levels allow (CalibrateLevels).
 Result<Calibration> CalibrateStore(const std::vector<MeasuredLevel>& measured,

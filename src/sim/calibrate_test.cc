@@ -238,6 +238,13 @@ TEST(CalibrateLevels, RefusesBadLevels) {
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(c.error().message, ::testing::HasSubstr("nothing-succeeded"));
 
+  MeasuredLevel unfinished = levels[0];
+  unfinished.source = "unfinished";
+  for (auto& r : unfinished.runs) r.finished = WallTime{};
+  c = CalibrateLevels({levels[0], unfinished}, testing::SixSteps(), Inputs());
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.error().message, ::testing::HasSubstr("unfinished: no succeeded run"));
+
   EXPECT_FALSE(CalibrateLevels({}, testing::SixSteps(), Inputs()).ok());
   c = CalibrateLevels(levels, nullptr, Inputs());
   ASSERT_FALSE(c.ok());
