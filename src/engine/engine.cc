@@ -195,7 +195,8 @@ struct Engine::Impl {
 
   int NewRecord(Run& run, const std::string& name, const std::string& display, int parent,
                 const std::string& executor_label) {
-    TaskRecord rec;
+    // Built where it stays: a TaskRecord is ~500 bytes of strings to move.
+    TaskRecord& rec = run.records.emplace_back();
     rec.task_id = NewId();
     rec.name = name;
     rec.display_name = display;
@@ -208,10 +209,10 @@ struct Engine::Impl {
       rec.outputs = json::object();
     }
     if (parent >= 0) {
-      rec.parent_task_id = run.records[parent].task_id;
-      run.records[parent].child_task_ids.push_back(rec.task_id);
+      TaskRecord& parent_rec = run.records[parent];
+      rec.parent_task_id = parent_rec.task_id;
+      parent_rec.child_task_ids.push_back(rec.task_id);
     }
-    run.records.push_back(std::move(rec));
     MarkDirty(run);
     return static_cast<int>(run.records.size()) - 1;
   }
@@ -326,10 +327,17 @@ struct Engine::Impl {
     static constexpr char kAlnum[] = "abcdefghijklmnopqrstuvwxyz0123456789";
     run.resource_name = SanitizeName(run.spec->name, 40) + "-";
     for (int i = 0; i < 5; ++i) run.resource_name += kAlnum[rng() % 36];
+    // Pending, running, and its end (or canceling, canceled): growing the
+    // vector would allocate three times per run.
+    run.history.reserve(4);
     run.history.push_back({loop.Now(), RuntimeState::kPending, ""});
     // One record per root task and the root: growing the vector would move
-    // every record several times per run.
-    if (run.spec->root.dag) run.records.reserve(1 + run.spec->root.dag->tasks.size());
+    // every record several times per run. At most every root task is in
+    // flight at once.
+    if (run.spec->root.dag) {
+      run.records.reserve(1 + run.spec->root.dag->tasks.size());
+      run.live.reserve(run.spec->root.dag->tasks.size());
+    }
     MarkDirty(run);
     const std::string& display =
         run.spec->display_name.empty() ? run.spec->name : run.spec->display_name;
@@ -410,6 +418,8 @@ struct Engine::Impl {
     dag->record = record;
     dag->dir = std::move(dir);
     dag->tasks.resize(dag->plan->tasks.size());
+    // Each task that starts becomes a child of the DAG's record.
+    if (record >= 0) run.records[record].child_task_ids.reserve(dag->tasks.size());
     for (size_t i = 0; i < dag->tasks.size(); ++i) {
       dag->tasks[i].unfinished_upstream = static_cast<int>(dag->plan->upstream[i].size());
     }
@@ -551,7 +561,7 @@ struct Engine::Impl {
                               task.record, dag.dir / spec.name);
       return StartDag(child);
     }
-    const ir::ExecutorSpec* exec = run.spec->FindExecutor(comp.executor_label);
+    const ir::ExecutorSpec* exec = dag.plan->executors[i];
     if (exec != nullptr && exec->runs_in_driver()) return RunInDriver(dag, i, *exec);
     if (auto s = StartContainer(dag, i); !s) {
       FinishTask(dag, i, RuntimeState::kFailed, s.error().message);
@@ -914,7 +924,7 @@ struct Engine::Impl {
     TaskExec& task = dag.tasks[i];
     const ir::TaskSpec& spec = *dag.plan->tasks[i];
     const ir::ComponentSpec& comp = *dag.plan->components[i];
-    const ir::ExecutorSpec* exec = run.spec->FindExecutor(comp.executor_label);
+    const ir::ExecutorSpec* exec = dag.plan->executors[i];
     if (exec == nullptr) return Error{"unknown executor '" + comp.executor_label + "'"};
     const TaskRecord& rec = run.records[task.record];
 

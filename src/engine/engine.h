@@ -31,6 +31,16 @@ struct StateChange {
 };
 
 struct TaskRecord {
+  // What every state change and the simulator's tally read, first and
+  // together: records of thousands of runs are alive at once, and a task's
+  // record is cold by the time it changes again.
+  RuntimeState state = RuntimeState::kPending;
+  WallTime start_time{}, end_time{};  // epoch (zero) until they happen
+  Duration scheduling_delay{};        // ready -> placed
+  std::string executor_label;         // empty for DAG tasks
+  WallTime create_time{};
+  double cpu_seconds = 0;
+  int64_t peak_rss_bytes = 0;
   std::string task_id;  // unique across runs
   // The task's path within its run ("for-loop-2/iteration-0/train"): the same
   // task in a retry of the run has the same key. Empty for the root DAG and
@@ -41,9 +51,6 @@ struct TaskRecord {
   std::string parent_task_id;  // empty for the root DAG
   std::vector<std::string> child_task_ids;
   std::string pod_name;
-  std::string executor_label;  // empty for DAG tasks
-  RuntimeState state = RuntimeState::kPending;
-  WallTime create_time{}, start_time{}, end_time{};  // epoch (zero) until they happen
   std::vector<StateChange> history;
   // {"parameters": {...}} (outputs also {"artifacts": {...}}) when the engine
   // keeps task details (EngineOptions::task_details); null without them, as
@@ -51,10 +58,7 @@ struct TaskRecord {
   nlohmann::json inputs;
   nlohmann::json outputs;
   std::string error;
-  std::string node;             // the node it was placed on
-  Duration scheduling_delay{};  // ready -> placed
-  double cpu_seconds = 0;
-  int64_t peak_rss_bytes = 0;
+  std::string node;  // the node it was placed on
   std::string log_path;
   std::string cache_fingerprint;  // when caching was enabled for the task
 };

@@ -17,7 +17,11 @@ const DagPlan& PlanFor(Run& run, const ir::ComponentSpec& comp) {
     plan.index[name] = static_cast<int>(plan.tasks.size());
     const ir::TaskSpec& t = dag.tasks.at(name);
     plan.tasks.push_back(&t);
-    plan.components.push_back(run.spec->FindComponent(t.component_ref));
+    const ir::ComponentSpec* comp = run.spec->FindComponent(t.component_ref);
+    plan.components.push_back(comp);
+    plan.executors.push_back(comp != nullptr && !comp->is_dag()
+                                 ? run.spec->FindExecutor(comp->executor_label)
+                                 : nullptr);
   }
   size_t n = plan.tasks.size();
   plan.upstream.resize(n);

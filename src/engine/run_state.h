@@ -30,6 +30,7 @@ struct Run;
 struct DagPlan {
   std::vector<const ir::TaskSpec*> tasks;  // topological order
   std::vector<const ir::ComponentSpec*> components;
+  std::vector<const ir::ExecutorSpec*> executors;  // null for DAG tasks and unknown labels
   std::vector<std::vector<int>> upstream, downstream;
   std::unordered_map<std::string, int> index;
   std::vector<ir::CelExpr> conditions;
@@ -46,21 +47,23 @@ const nlohmann::json& ObjectOr(const nlohmann::json& map);
 
 struct DagExec;
 
+// Fields in the order a task's life touches them: thousands of runs are
+// alive at once, so a task's state is cold whenever it changes, and what one
+// change reads should share as few cache lines as possible.
 struct TaskExec {
   Phase phase = Phase::kWaiting;
+  bool cached = false;  // SKIPPED because its outputs were reused: they count as produced
   RuntimeState state = RuntimeState::kPending;  // final once kDone
   int record = -1;                              // index in Run::records once created
   int unfinished_upstream = 0;
-  nlohmann::json params;  // resolved input parameters (null: none; see ObjectOr)
-  ArtifactMap in_artifacts;
-  nlohmann::json outputs;  // output parameters (null: none)
-  ArtifactMap out_artifacts;
-  std::string error;
-  // Container tasks.
-  int attempt = 0;
-  std::string fingerprint;  // set when caching is enabled for the task
-  bool cached = false;      // SKIPPED because its outputs were reused: they count as produced
+  int attempt = 0;                           // container tasks
   std::unique_ptr<TaskLaunch> retry_launch;  // kept only when a retry may need it
+  nlohmann::json params;                     // resolved input parameters (null: none; see ObjectOr)
+  nlohmann::json outputs;                    // output parameters (null: none)
+  std::string error;
+  ArtifactMap out_artifacts;
+  ArtifactMap in_artifacts;
+  std::string fingerprint;  // set when caching is enabled for the task
   // ParallelFor tasks.
   nlohmann::json items;
   nlohmann::json iteration_inputs;  // what every iteration gets, besides its item
@@ -92,8 +95,25 @@ struct DagExec {
 };
 
 struct Run {
+  // What each event reads or writes, first (see TaskExec).
+  RuntimeState state = RuntimeState::kPending;
+  bool stopping = false;  // a task failed: start nothing new but exit handlers
+  bool canceled = false;
+  bool finished = false;
+  bool dirty = false;
   std::string id;
+  WallTime finished_at{};
+  std::vector<TaskRecord> records;
+  // Container attempts queued, running or backing off: a handful per run, so
+  // a vector (ids are unique) is cheaper than a hash set.
+  std::vector<uint64_t> live;
+  std::vector<StateChange> history;
+  std::string error;
+  std::vector<std::unique_ptr<DagExec>> dags;
   std::shared_ptr<const ir::PipelineSpec> spec;
+  // Plans depend only on the spec, so runs of one spec share them (the
+  // engine hands the same set to consecutive runs of the same spec object).
+  std::shared_ptr<std::unordered_map<const ir::DagSpec*, DagPlan>> plans;
   std::string pipeline_root;
   std::string display_name;
   WallTime created_at{};
@@ -104,25 +124,8 @@ struct Run {
   // {{$.workspace_path}}: KFP mounts the run's workspace PVC at
   // /kfp-workspace; local steps get a folder of the run's own.
   std::string workspace_path;
-  bool workspace_is_local = false;  // a folder made on first use
-
-  RuntimeState state = RuntimeState::kPending;
-  std::vector<StateChange> history;
-  WallTime finished_at{};
-  std::string error;
-  std::vector<TaskRecord> records;
-  std::vector<std::unique_ptr<DagExec>> dags;
-  // Plans depend only on the spec, so runs of one spec share them (the
-  // engine hands the same set to consecutive runs of the same spec object).
-  std::shared_ptr<std::unordered_map<const ir::DagSpec*, DagPlan>> plans;
-  // Container attempts queued, running or backing off: a handful per run, so
-  // a vector (ids are unique) is cheaper than a hash set.
+  bool workspace_is_local = false;         // a folder made on first use
   std::map<std::string, TaskRecord> keep;  // RunRequest::keep
-  std::vector<uint64_t> live;
-  bool stopping = false;  // a task failed: start nothing new but exit handlers
-  bool canceled = false;
-  bool finished = false;
-  bool dirty = false;
   // Snapshot throttling of large runs (EngineOptions::large_run_records).
   RuntimeState snapshot_state = RuntimeState::kPending;  // in the last snapshot
   WallTime snapshot_time{};
@@ -131,17 +134,19 @@ struct Run {
 };
 
 // One attempt of a container task, from queueing to its result.
-struct Container {
+// Aligned to a cache line, with what a completion reads in the first one:
+// a running attempt's slot is cold by the time its task ends.
+struct alignas(64) Container {
   enum class Where { kQueued, kRunning, kBackoff };
-  uint64_t serial = 0;      // creation order (Terminate cancels in it)
   uint32_t generation = 0;  // of its slot in the engine's pool
   bool live = false;
+  Where where = Where::kQueued;
+  int task = 0;
   Run* run = nullptr;
   DagExec* dag = nullptr;
-  int task = 0;
-  Where where = Where::kQueued;
   Demand demand;
   size_t node = 0;
+  uint64_t serial = 0;  // creation order (Terminate cancels in it)
   TimerId timer = 0;
   WallTime ready_at{};
   TaskLaunch launch;
