@@ -117,6 +117,7 @@ struct Engine::Impl {
   std::shared_ptr<const ir::PipelineSpec> last_spec;
   decltype(Run::plans) last_plans;
   std::vector<Run*> dirty_runs;
+  std::vector<Placement::Placed> placed_buffer;  // SchedulePending's
 
   // Every entry point from the loop holds one; the outermost flushes.
   struct Scope {
@@ -1106,11 +1107,17 @@ struct Engine::Impl {
   }
 
   void SchedulePending() {
-    for (const auto& placed : placement.Schedule()) {
-      Container* c = FindContainer(placed.ticket);
+    // The buffer is reused from call to call; a nested call (none is
+    // expected) would find it moved out and use a fresh one.
+    std::vector<Placement::Placed> placed = std::move(placed_buffer);
+    placed.clear();
+    placement.Schedule(placed);
+    for (const auto& p : placed) {
+      Container* c = FindContainer(p.ticket);
       if (c == nullptr) continue;
-      Launch(placed.ticket, *c, placed.node);
+      Launch(p.ticket, *c, p.node);
     }
+    placed_buffer = std::move(placed);
   }
 
   void Launch(uint64_t id, Container& c, size_t node) {

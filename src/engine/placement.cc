@@ -263,46 +263,54 @@ Demand Placement::LargestNode() const {
 }
 
 void Placement::Enqueue(Ticket ticket, const Demand& d) {
-  queue_.push_back({ticket, d});
-  index_[ticket] = std::prev(queue_.end());
+  queue_.push_back({ticket, d, true});
+  ++queued_;
+}
+
+void Placement::DropGaps() {
+  while (!queue_.empty() && !queue_.front().queued) queue_.pop_front();
+  if (queue_.size() > 2 * queued_ + 64) {
+    std::erase_if(queue_, [](const Entry& e) { return !e.queued; });
+  }
 }
 
 bool Placement::Remove(Ticket ticket) {
-  auto it = index_.find(ticket);
-  if (it == index_.end()) return false;
-  queue_.erase(it->second);
-  index_.erase(it);
+  auto it = std::find_if(queue_.begin(), queue_.end(),
+                         [&](const Entry& e) { return e.queued && e.ticket == ticket; });
+  if (it == queue_.end()) return false;
+  it->queued = false;
+  --queued_;
+  DropGaps();
   return true;
 }
 
-std::vector<Placement::Placed> Placement::Schedule() {
-  std::vector<Placed> placed;
+void Placement::Schedule(std::vector<Placed>& placed) {
   // Demands that found no node in this pass: free room only shrinks during a
   // pass, so a later ticket asking for at least as much cannot fit either.
   // With few distinct demands this skips most of a long queue cheaply.
-  std::vector<Demand> failed;
-  for (auto it = queue_.begin(); it != queue_.end();) {
+  failed_.clear();
+  for (auto& e : queue_) {
     // Nothing more can fit once every node is full; saves scanning a long queue.
     if (nodes_with_room_ == 0) break;
-    const Demand& d = it->demand;
+    if (!e.queued) continue;
+    const Demand& d = e.demand;
     bool hopeless = false;
-    for (const auto& f : failed) {
+    for (const auto& f : failed_) {
       hopeless = hopeless || (d.cpu_millis >= f.cpu_millis && d.memory >= f.memory &&
                               d.scheduling == f.scheduling);
     }
     size_t chosen = hopeless ? nodes_.size() : FirstFit(d);
     if (chosen == nodes_.size()) {
-      if (!hopeless) failed.push_back(d);
-      ++it;
+      if (!hopeless) failed_.push_back(d);
       continue;
     }
     SetFree(chosen, {free_[chosen].cpu_millis - d.cpu_millis, free_[chosen].memory - d.memory});
     if (!HasRoom(chosen)) --nodes_with_room_;
-    placed.push_back({it->ticket, chosen});
-    index_.erase(it->ticket);
-    it = queue_.erase(it);
+    placed.push_back({e.ticket, chosen});
+    e.queued = false;
+    --queued_;
   }
-  return placed;
+  DropGaps();
 }
 
 void Placement::Release(size_t node, const Demand& d) {

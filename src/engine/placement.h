@@ -4,9 +4,8 @@
 #pragma once
 
 #include <cstdint>
-#include <list>
+#include <deque>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "engine/resources.h"
@@ -59,12 +58,18 @@ class Placement {
   Demand LargestNode() const;
 
   void Enqueue(Ticket ticket, const Demand& d);
-  // Drops a queued ticket; false when it is not queued.
+  // Drops a queued ticket; false when it is not queued. Scans the queue
+  // (only a run's cancellation removes tickets).
   bool Remove(Ticket ticket);
   // Scans the queue in order and places, first fit over nodes, every ticket
-  // that fits now. Placed tickets leave the queue and hold their demand until
-  // Release.
-  std::vector<Placed> Schedule();
+  // that fits now, appending them to `placed`. Placed tickets leave the queue
+  // and hold their demand until Release.
+  void Schedule(std::vector<Placed>& placed);
+  std::vector<Placed> Schedule() {
+    std::vector<Placed> placed;
+    Schedule(placed);
+    return placed;
+  }
   void Release(size_t node, const Demand& d);
 
   // Runtime node changes, for the simulator's autoscaler. A node index stays
@@ -84,20 +89,24 @@ class Placement {
   template <typename Fn>
   void ForEachQueued(Fn&& fn) const {
     for (const auto& e : queue_) {
-      if (!fn(e.demand)) return;
+      if (e.queued && !fn(e.demand)) return;
     }
   }
 
-  size_t queued() const { return queue_.size(); }
+  size_t queued() const { return queued_; }
   bool any_taints() const { return any_taints_; }
   const NodeSpec& node(size_t i) const { return nodes_[i]; }
   size_t node_count() const { return nodes_.size(); }
   Demand free(size_t i) const { return free_[i]; }
 
  private:
+  // Tickets placed or removed from the middle of the queue stay as gaps
+  // (queued false) until they reach its front or outnumber the rest: the
+  // queue is contiguous, with no allocation or hashing per ticket.
   struct Entry {
     Ticket ticket;
     Demand demand;
+    bool queued;
   };
   std::vector<NodeSpec> nodes_;
   std::vector<Demand> capacity_;
@@ -123,8 +132,10 @@ class Placement {
   void SetFree(size_t i, const Demand& d);  // free_[i] = d, and the tree above it
   void RebuildRoom();
   size_t FirstFit(const Demand& d) const;  // nodes_.size() when none fits
-  std::list<Entry> queue_;
-  std::unordered_map<Ticket, std::list<Entry>::iterator> index_;
+  std::deque<Entry> queue_;
+  size_t queued_ = 0;  // entries of queue_ still queued
+  void DropGaps();
+  std::vector<Demand> failed_;  // Schedule's, kept to reuse its memory
 };
 
 }  // namespace kfpbench::engine
