@@ -116,6 +116,7 @@ struct Engine::Impl {
   // keeps the plans' pointers into it valid.
   std::shared_ptr<const ir::PipelineSpec> last_spec;
   decltype(Run::plans) last_plans;
+  std::string last_resource_prefix;  // SanitizeName(last_spec->name) + "-"
   std::vector<Run*> dirty_runs;
   std::vector<Placement::Placed> placed_buffer;  // SchedulePending's
 
@@ -246,7 +247,14 @@ struct Engine::Impl {
     dirty_runs.clear();
     for (Run* run : pending) {
       run->dirty = false;
+      // Light snapshots carry nothing of tasks, so one whose run state is
+      // unchanged would tell the observer nothing new.
+      if (options.light_snapshots && run->snapshot_sent && !run->finished &&
+          run->state == run->snapshot_state) {
+        continue;
+      }
       if (DeferSnapshot(*run)) continue;
+      run->snapshot_sent = true;
       run->snapshot_state = run->state;
       run->snapshot_time = loop.Now();
       // What a snapshot costs matters only to DeferSnapshot, which light
@@ -314,6 +322,7 @@ struct Engine::Impl {
     if (run.spec != last_spec || !last_plans) {
       last_spec = run.spec;
       last_plans = std::make_shared<decltype(last_plans)::element_type>();
+      last_resource_prefix = SanitizeName(run.spec->name, 40) + "-";
     }
     run.plans = last_plans;
     run.pipeline_root = std::move(req.pipeline_root);
@@ -326,7 +335,7 @@ struct Engine::Impl {
     run.created_at = req.created_at;
     run.scheduled_at = req.scheduled_at;
     static constexpr char kAlnum[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-    run.resource_name = SanitizeName(run.spec->name, 40) + "-";
+    run.resource_name = last_resource_prefix;
     for (int i = 0; i < 5; ++i) run.resource_name += kAlnum[rng() % 36];
     // Pending, running, and its end (or canceling, canceled): growing the
     // vector would allocate three times per run.

@@ -114,8 +114,9 @@ struct EngineOptions {
   // set, an empty `nodes` means "no nodes yet", not this machine.
   std::vector<NodeSpec> node_shapes;
   // Snapshots carry tasks and histories only when the run ends; earlier ones
-  // carry the run's id and state. Copying every record on every change is
-  // what a simulation of many runs would otherwise spend its time on.
+  // carry the run's id and state, and go out only when that state changes
+  // (a task's change alone is not reported). Copying every record on every
+  // change is what a simulation of many runs would otherwise spend its time on.
   bool light_snapshots = false;
   // A run with at least this many task records (a wide ParallelFor) is
   // snapshotted at most once per `large_run_snapshot_interval` while only its

@@ -101,6 +101,8 @@ struct Run {
   bool canceled = false;
   bool finished = false;
   bool dirty = false;
+  bool snapshot_sent = false;
+  RuntimeState snapshot_state = RuntimeState::kPending;  // in the last snapshot
   std::string id;
   WallTime finished_at{};
   std::vector<TaskRecord> records;
@@ -126,8 +128,8 @@ struct Run {
   std::string workspace_path;
   bool workspace_is_local = false;         // a folder made on first use
   std::map<std::string, TaskRecord> keep;  // RunRequest::keep
-  // Snapshot throttling of large runs (EngineOptions::large_run_records).
-  RuntimeState snapshot_state = RuntimeState::kPending;  // in the last snapshot
+  // Snapshot throttling of large runs (EngineOptions::large_run_records),
+  // with snapshot_state.
   WallTime snapshot_time{};
   Duration snapshot_cost{};  // real time the last snapshot and its observer took
   bool snapshot_scheduled = false;

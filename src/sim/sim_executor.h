@@ -103,7 +103,14 @@ class SimExecutor : public engine::Executor {
   SharedServices services_;
   engine::Resources default_task_;
   // Per run alive: launches so far per executor label, the key of a draw.
-  std::unordered_map<std::string, std::map<std::string, uint32_t>> launches_;
+  // A run has a handful of labels: a vector is one allocation where a map
+  // was one per label.
+  struct LabelLaunches {
+    std::string label;
+    uint32_t launches = 0;
+  };
+  std::unordered_map<std::string, std::vector<LabelLaunches>> launches_;
+  uint32_t NextOrdinal(const std::string& run_id, const std::string& label);
   double held_cpu_ = 0, held_memory_ = 0;
   double cpu_seconds_ = 0, memory_seconds_ = 0;
   WallTime last_hold_change_{};

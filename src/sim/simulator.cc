@@ -167,13 +167,15 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
   int64_t submitted = 0;
   Status submit_error = Ok();
   std::function<void()> arrive;
-  auto submit_one = [&](const nlohmann::json& extra) {
+  auto submit_one = [&](const nlohmann::json* extra) {  // a CSV row's parameters, or null
     engine::RunRequest req;
     req.run_id = "run-";
     req.run_id += std::to_string(submitted++);
     req.spec = workload.pipeline;
     req.parameters = workload.parameters;
-    for (const auto& [k, v] : extra.items()) req.parameters[k] = v;
+    if (extra != nullptr) {
+      for (const auto& [k, v] : extra->items()) req.parameters[k] = v;
+    }
     collector.Arrived(req.run_id);
     auto submit = [&engine, &submit_error](engine::RunRequest r) {
       if (auto st = engine.Submit(std::move(r)); !st.ok() && submit_error.ok()) {
@@ -217,8 +219,7 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
         loop.After(start + due - loop.Now(), arrive);
         return;
       }
-      submit_one(csv ? workload.csv[static_cast<size_t>(row)].parameters
-                     : nlohmann::json::object());
+      submit_one(csv ? &workload.csv[static_cast<size_t>(row)].parameters : nullptr);
     }
   };
   loop.Post(arrive);
