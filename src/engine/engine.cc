@@ -1141,6 +1141,7 @@ struct Engine::Impl {
       rec.pod_name = c.launch.pod_name;
     }
     rec.scheduling_delay = loop.Now() - c.ready_at;
+    c.launch.label_launches_before = CountLaunch(run, c.dag->plan->executors[c.task]);
     MarkRunning(run);
     SetState(run, task.record, RuntimeState::kRunning);
     // Retries rebuild from task.retry_launch, so the executor can have ours.
@@ -1152,6 +1153,15 @@ struct Engine::Impl {
       }
       OnDone(id, std::move(result));
     });
+  }
+
+  // Launches of `exec` in the run before this one.
+  static uint32_t CountLaunch(Run& run, const ir::ExecutorSpec* exec) {
+    for (auto& [counted, launches] : run.launches) {
+      if (counted == exec) return launches++;
+    }
+    run.launches.emplace_back(exec, 1);
+    return 0;
   }
 
   void OnDone(uint64_t id, TaskResult result) {

@@ -32,6 +32,10 @@ struct TaskLaunch {
   // so that a stub can produce type-correct values.
   std::map<std::string, std::string> output_parameter_types;
   Resources resources;
+  // How many launches of this executor label the run made before this one,
+  // retries included: with the run id and label, what the simulator keys a
+  // step's random duration by.
+  uint32_t label_launches_before = 0;
 };
 
 struct TaskResult {

@@ -109,6 +109,9 @@ struct Run {
   // Container attempts queued, running or backing off: a handful per run, so
   // a vector (ids are unique) is cheaper than a hash set.
   std::vector<uint64_t> live;
+  // Launches so far per executor (TaskLaunch::label_launches_before); a run
+  // has a handful of executors.
+  std::vector<std::pair<const ir::ExecutorSpec*, uint32_t>> launches;
   std::vector<StateChange> history;
   std::string error;
   std::vector<std::unique_ptr<DagExec>> dags;

@@ -27,7 +27,7 @@ SimExecutor::SimExecutor(engine::EventLoop& loop, StepModels models, uint64_t se
 
 void SimExecutor::Launch(engine::TaskLaunch launch, std::function<void(engine::TaskResult)> done) {
   const StepModel& model = models_.For(launch.executor_label);
-  uint32_t ordinal = NextOrdinal(launch.run_id, launch.executor_label);
+  const uint32_t ordinal = launch.label_launches_before;
   Duration run = model.duration.kind == exec::DurationDist::Kind::kConstant
                      ? model.duration.a
                      : DurationAt(model.duration, TaskUniform(seed_, launch.run_id,
@@ -66,15 +66,6 @@ void SimExecutor::Launch(engine::TaskLaunch launch, std::function<void(engine::T
   f.run = run;
   f.bytes = model.artifact_bytes;
   f.timer = loop_.After(model.overhead, [this, slot, generation] { Advance(slot, generation); });
-}
-
-uint32_t SimExecutor::NextOrdinal(const std::string& run_id, const std::string& label) {
-  std::vector<LabelLaunches>& counts = launches_[run_id];
-  for (LabelLaunches& c : counts) {
-    if (c.label == label) return c.launches++;
-  }
-  counts.push_back({label, 1});
-  return 0;
 }
 
 void SimExecutor::Advance(uint32_t slot, uint32_t generation) {

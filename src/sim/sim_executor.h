@@ -3,8 +3,9 @@
 // distribution, on the loop's clock, then succeeds with type-correct
 // placeholder outputs. Unlike exec::StubExecutor it takes no locks and keeps
 // only the timers of tasks in flight. Durations are common random numbers
-// (step_draw.h): keyed by the task's run, label and launch within the run,
-// never by the order of launches across runs. It also integrates the
+// (step_draw.h): keyed by the task's run, label and launch within the run
+// (TaskLaunch::label_launches_before, which the engine counts), never by the
+// order of launches across runs. It also integrates the
 // resources its tasks hold, for exact time-weighted utilisation.
 #pragma once
 
@@ -61,9 +62,6 @@ class SimExecutor : public engine::Executor {
 
   size_t running() const { return running_; }
 
-  // The run ended: forget its launch counts (memory follows runs alive).
-  void ForgetRun(const std::string& run_id) { launches_.erase(run_id); }
-
   // Requested cores and bytes held by tasks in flight, integrated over time
   // up to `t` (core-seconds, byte-seconds); and when the first task started.
   double AllocatedCpuSeconds(WallTime t) const;
@@ -102,15 +100,6 @@ class SimExecutor : public engine::Executor {
   uint64_t seed_;
   SharedServices services_;
   engine::Resources default_task_;
-  // Per run alive: launches so far per executor label, the key of a draw.
-  // A run has a handful of labels: a vector is one allocation where a map
-  // was one per label.
-  struct LabelLaunches {
-    std::string label;
-    uint32_t launches = 0;
-  };
-  std::unordered_map<std::string, std::vector<LabelLaunches>> launches_;
-  uint32_t NextOrdinal(const std::string& run_id, const std::string& label);
   double held_cpu_ = 0, held_memory_ = 0;
   double cpu_seconds_ = 0, memory_seconds_ = 0;
   WallTime last_hold_change_{};

@@ -26,9 +26,8 @@ int64_t Ms(Duration d) { return std::chrono::duration_cast<std::chrono::millisec
 // and only while the run is alive.
 class Collector : public engine::RunObserver {
  public:
-  Collector(engine::EventLoop& loop, SimResult& result, SimExecutor& executor,
-            const SimOptions& options)
-      : loop_(loop), result_(result), executor_(executor), options_(options) {}
+  Collector(engine::EventLoop& loop, SimResult& result, const SimOptions& options)
+      : loop_(loop), result_(result), options_(options) {}
 
   void Arrived(const std::string& run_id) {
     arrivals_.emplace(run_id, loop_.Now());
@@ -43,7 +42,6 @@ class Collector : public engine::RunObserver {
     if (options_.on_run_end) options_.on_run_end(s, it->second);
     result_.run_ms.Record(Ms(s.finished_at - it->second));
     arrivals_.erase(it);
-    executor_.ForgetRun(s.run_id);
     last_end_ = std::max(last_end_, s.finished_at);
     if (arrivals_.empty() && on_idle) on_idle();
     if (on_run_end) on_run_end();
@@ -69,7 +67,6 @@ class Collector : public engine::RunObserver {
  private:
   engine::EventLoop& loop_;
   SimResult& result_;
-  SimExecutor& executor_;
   const SimOptions& options_;
   std::unordered_map<std::string, WallTime> arrivals_;
   WallTime last_end_{};
@@ -137,7 +134,7 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
   SharedServices services{&api, api_spec.task_update, &store, store_spec.bandwidth};
   const engine::Resources default_task{cluster.default_task_cpu, 0, cluster.default_task_memory, 0};
   SimExecutor executor(loop, workload.steps, workload.seed, services, default_task);
-  Collector collector(loop, result, executor, options);
+  Collector collector(loop, result, options);
   engine::EngineOptions eo;
   eo.random_seed = workload.seed;
   eo.light_snapshots = true;
