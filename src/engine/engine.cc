@@ -144,6 +144,10 @@ struct Engine::Impl {
     ++c.generation;
     c.live = true;
     c.serial = next_container++;
+    return ContainerId(slot, c);
+  }
+
+  static uint64_t ContainerId(uint32_t slot, const Container& c) {
     return (static_cast<uint64_t>(c.generation) << 32) | slot;
   }
 
@@ -342,12 +346,8 @@ struct Engine::Impl {
     run.history.reserve(4);
     run.history.push_back({loop.Now(), RuntimeState::kPending, ""});
     // One record per root task and the root: growing the vector would move
-    // every record several times per run. At most every root task is in
-    // flight at once.
-    if (run.spec->root.dag) {
-      run.records.reserve(1 + run.spec->root.dag->tasks.size());
-      run.live.reserve(run.spec->root.dag->tasks.size());
-    }
+    // every record several times per run.
+    if (run.spec->root.dag) run.records.reserve(1 + run.spec->root.dag->tasks.size());
     MarkDirty(run);
     const std::string& display =
         run.spec->display_name.empty() ? run.spec->name : run.spec->display_name;
@@ -388,17 +388,21 @@ struct Engine::Impl {
     run.canceled = true;
     run.stopping = true;
     SetRunState(run, RuntimeState::kCanceling);
-    // In creation order, so that cancellations happen in a deterministic order.
+    // The run's attempts, found by a scan of every slot: cancelling is rare,
+    // where a list per run would cost every attempt a write and an erase in
+    // the run's (cold) state. In creation order, so that cancellations happen
+    // in a deterministic order.
     std::vector<std::pair<uint64_t, uint64_t>> order;  // serial, id
-    for (uint64_t id : run.live) {
-      if (const Container* c = FindContainer(id)) order.emplace_back(c->serial, id);
+    for (uint32_t slot = 0; slot < container_slots.size(); ++slot) {
+      const Container& c = container_slots[slot];
+      if (c.live && c.run == &run) order.emplace_back(c.serial, ContainerId(slot, c));
     }
     std::sort(order.begin(), order.end());
     for (const auto& [serial, id] : order) {
       Container* c = FindContainer(id);
       if (c == nullptr) continue;
       if (c->where == Container::Where::kRunning) {
-        executor.Cancel(run.records[c->dag->tasks[c->task].record].task_id);
+        executor.Cancel(run.records[c->record].task_id);
         continue;  // its result arrives later and ends it CANCELED
       }
       if (c->where == Container::Where::kQueued) placement.Remove(id);
@@ -406,7 +410,6 @@ struct Engine::Impl {
       DagExec& dag = *c->dag;
       int task = c->task;
       FreeContainer(id, *c);
-      std::erase(run.live, id);
       FinishTask(dag, task, RuntimeState::kCanceled, "canceled");
     }
   }
@@ -1106,12 +1109,12 @@ struct Engine::Impl {
     c.run = dag.run;
     c.dag = &dag;
     c.task = i;
+    c.record = dag.tasks[i].record;
     c.where = Container::Where::kQueued;
     c.demand = demand;
     c.ready_at = loop.Now();
     c.launch = std::move(launch);
     if (options.resolve_command_lines) c.launch.pod_name = PodName(*dag.run);
-    dag.run->live.push_back(id);
     placement.Enqueue(id, demand);
   }
 
@@ -1131,8 +1134,8 @@ struct Engine::Impl {
 
   void Launch(uint64_t id, Container& c, size_t node) {
     Run& run = *c.run;
+    TaskRecord& rec = run.records[c.record];  // not through the task: see OnDone
     TaskExec& task = c.dag->tasks[c.task];
-    TaskRecord& rec = run.records[task.record];
     c.where = Container::Where::kRunning;
     c.node = node;
     ++task.attempt;
@@ -1143,7 +1146,7 @@ struct Engine::Impl {
     rec.scheduling_delay = loop.Now() - c.ready_at;
     c.launch.label_launches_before = CountLaunch(run, c.dag->plan->executors[c.task]);
     MarkRunning(run);
-    SetState(run, task.record, RuntimeState::kRunning);
+    SetState(run, c.record, RuntimeState::kRunning);
     // Retries rebuild from task.retry_launch, so the executor can have ours.
     executor.Launch(std::move(c.launch), [this, id](TaskResult result) {
       if (depth > 0) {
@@ -1160,6 +1163,7 @@ struct Engine::Impl {
     for (auto& [counted, launches] : run.launches) {
       if (counted == exec) return launches++;
     }
+    if (run.launches.empty()) run.launches.reserve(run.spec->executors.size());
     run.launches.emplace_back(exec, 1);
     return 0;
   }
@@ -1168,21 +1172,26 @@ struct Engine::Impl {
     Scope scope(*this);
     Container* held = FindContainer(id);
     if (held == nullptr) return;
-    // The few fields needed below (the launch went to the executor).
+    // The few fields needed below (the launch went to the executor). The
+    // record is found from the attempt, not the task, so that the run's, the
+    // task's and the record's cache lines load at once, not one after another.
     Run& run = *held->run;
     DagExec& dag = *held->dag;
     const int i = held->task;
     const Demand demand = held->demand;
+    TaskRecord& rec = run.records[held->record];
+    TaskExec& task = dag.tasks[i];
+    // Only what was measured: the simulator's results carry none of these,
+    // and the record's line holding them need not load.
+    if (result.cpu_seconds != 0) rec.cpu_seconds += result.cpu_seconds;
+    if (result.peak_rss_bytes > 0) {
+      rec.peak_rss_bytes = std::max(rec.peak_rss_bytes, result.peak_rss_bytes);
+    }
+    if (!result.log_path.empty()) rec.log_path = result.log_path;
     placement.Release(held->node, demand);
     FreeContainer(id, *held);
-    std::erase(run.live, id);
-    TaskExec& task = dag.tasks[i];
     const ir::TaskSpec& spec = *dag.plan->tasks[i];
     const ir::ComponentSpec& comp = *dag.plan->components[i];
-    TaskRecord& rec = run.records[task.record];
-    rec.cpu_seconds += result.cpu_seconds;
-    rec.peak_rss_bytes = std::max(rec.peak_rss_bytes, result.peak_rss_bytes);
-    if (!result.log_path.empty()) rec.log_path = result.log_path;
 
     if (run.canceled) {
       FinishTask(dag, i, RuntimeState::kCanceled, "canceled");
@@ -1236,9 +1245,9 @@ struct Engine::Impl {
     c.run = &run;
     c.dag = &dag;
     c.task = i;
+    c.record = dag.tasks[i].record;
     c.where = Container::Where::kBackoff;
     c.demand = demand;
-    run.live.push_back(id);
     c.timer = loop.After(delay, [this, id] { OnRetryTimer(id); });
   }
 

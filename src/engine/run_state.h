@@ -106,9 +106,6 @@ struct Run {
   std::string id;
   WallTime finished_at{};
   std::vector<TaskRecord> records;
-  // Container attempts queued, running or backing off: a handful per run, so
-  // a vector (ids are unique) is cheaper than a hash set.
-  std::vector<uint64_t> live;
   // Launches so far per executor (TaskLaunch::label_launches_before); a run
   // has a handful of executors.
   std::vector<std::pair<const ir::ExecutorSpec*, uint32_t>> launches;
@@ -142,15 +139,16 @@ struct Run {
 // Aligned to a cache line, with what a completion reads in the first one:
 // a running attempt's slot is cold by the time its task ends.
 struct alignas(64) Container {
-  enum class Where { kQueued, kRunning, kBackoff };
+  enum class Where : uint8_t { kQueued, kRunning, kBackoff };
   uint32_t generation = 0;  // of its slot in the engine's pool
   bool live = false;
   Where where = Where::kQueued;
-  int task = 0;
+  int task = 0;    // index in dag->tasks
+  int record = 0;  // the task's, index in run->records
   Run* run = nullptr;
   DagExec* dag = nullptr;
   Demand demand;
-  size_t node = 0;
+  size_t node = 0;      // the first cache line ends here
   uint64_t serial = 0;  // creation order (Terminate cancels in it)
   TimerId timer = 0;
   WallTime ready_at{};
