@@ -644,6 +644,39 @@ TEST_F(DagTest, RetriesWithBackoffThenSucceeds) {
   EXPECT_EQ(flaky->pod_name, executor_.launched[2].pod_name);
   EXPECT_NE(executor_.launched[0].pod_name, executor_.launched[2].pod_name);
   EXPECT_NE(flaky->history[2].error.find("attempt 1 failed: boom"), std::string::npos);
+  // Each attempt is a launch of its executor (what the simulator keys a step's draw by).
+  for (uint32_t k = 0; k < 3; ++k) EXPECT_EQ(executor_.launched[k].label_launches_before, k);
+}
+
+TEST_F(DagTest, LaunchesAreCountedPerExecutorWithinTheRun) {
+  const RunSnapshot& snap = RunToEnd(Spec(R"(
+  comp-flip:
+    executorLabel: exec-flip
+    outputDefinitions:
+      parameters:
+        Output: {parameterType: STRING}
+root:
+  dag:
+    tasks:
+      first:
+        componentRef: {name: comp-echo}
+        inputs: {parameters: {msg: {runtimeValue: {constant: x}}}}
+      flip:
+        componentRef: {name: comp-flip}
+        dependentTasks: [first]
+      second:
+        componentRef: {name: comp-echo}
+        dependentTasks: [flip]
+        inputs: {parameters: {msg: {runtimeValue: {constant: y}}}}
+)"));
+  EXPECT_EQ(snap.state, RuntimeState::kSucceeded) << snap.error;
+  ASSERT_EQ(executor_.launched.size(), 3u);
+  EXPECT_EQ(executor_.launched[0].executor_label, "exec-echo");
+  EXPECT_EQ(executor_.launched[0].label_launches_before, 0u);
+  EXPECT_EQ(executor_.launched[1].executor_label, "exec-flip");
+  EXPECT_EQ(executor_.launched[1].label_launches_before, 0u);
+  EXPECT_EQ(executor_.launched[2].executor_label, "exec-echo");
+  EXPECT_EQ(executor_.launched[2].label_launches_before, 1u);
 }
 
 TEST_F(DagTest, RetriesRunOut) {

@@ -72,6 +72,35 @@ TEST(Placement, RemoveAndNeverFits) {
   EXPECT_EQ(placed[0].ticket, 2u);
 }
 
+TEST(Placement, QueueOrderHoldsAcrossTicketsPlacedOrRemovedFromItsMiddle) {
+  Placement p({{"a", 2, 4 * kGi}});
+  p.Enqueue(1, {3000, kGi});  // larger than the node: stays queued
+  p.Enqueue(2, {1000, kGi});
+  p.Enqueue(3, {3000, kGi});
+  p.Enqueue(4, {1000, kGi});
+  p.Enqueue(5, {2000, kGi});
+  auto placed = p.Schedule();
+  ASSERT_EQ(placed.size(), 2u);
+  EXPECT_EQ(placed[0].ticket, 2u);
+  EXPECT_EQ(placed[1].ticket, 4u);
+  EXPECT_EQ(p.queued(), 3u);
+  EXPECT_FALSE(p.Remove(2));  // placed, no longer queued
+  EXPECT_TRUE(p.Remove(3));
+  EXPECT_EQ(p.queued(), 2u);
+  std::vector<int64_t> queued_cpu;
+  p.ForEachQueued([&](const Demand& d) {
+    queued_cpu.push_back(d.cpu_millis);
+    return true;
+  });
+  EXPECT_EQ(queued_cpu, (std::vector<int64_t>{3000, 2000}));
+  p.Release(0, {1000, kGi});
+  p.Release(0, {1000, kGi});
+  placed = p.Schedule();
+  ASSERT_EQ(placed.size(), 1u);
+  EXPECT_EQ(placed[0].ticket, 5u);
+  EXPECT_EQ(p.queued(), 1u);
+}
+
 // The tree-backed first fit must pick exactly the node a linear scan would,
 // through mixed demands (largest CPU and largest memory on different nodes),
 // releases, and nodes added and removed.
