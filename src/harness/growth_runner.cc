@@ -54,7 +54,11 @@ void MixWorker(kfp::Client& client, const MixInputs& in, int worker, WallTime en
     }
   };
   constexpr size_t kOps = std::size(results::kGrowthOperations);
-  for (size_t n = static_cast<size_t>(worker); WallClock::now() < end && !stop(); ++n) {
+  // At least one whole turn, even past `end`: on a slow target a short
+  // measureTime would otherwise leave an operation without a sample at this
+  // level, and its curve without a point.
+  const size_t first = static_cast<size_t>(worker);
+  for (size_t n = first; (n < first + kOps || WallClock::now() < end) && !stop(); ++n) {
     const std::string op(results::kGrowthOperations[n % kOps]);
     kfp::ListOptions list;
     list.page_size = kFirstPage;
