@@ -186,14 +186,18 @@ Command AddCalibrateCommand(CLI::App& app) {
     }
     std::vector<sim::MeasuredLevel> levels;
     for (const auto& path : f->results) {
-      auto runs = results::LoadRunRecords(path);
-      if (!runs.ok()) return fail(runs.error().message);
-      sim::MeasuredLevel level{path, std::move(*runs), {}};
-      // CreateRun latencies, when the file is one kfpbench run wrote.
+      sim::MeasuredLevel level{path, {}, {}};
+      // A results.json kfpbench run wrote gives CreateRun latencies too; a
+      // hand-made {"runs": ...} gives run records only.
       if (auto full = results::LoadResults(path); full.ok()) {
+        level.runs = std::move(full->runs);
         if (auto op = full->operations.find("CreateRun"); op != full->operations.end()) {
           level.create_run_us = op->second.latency_us;
         }
+      } else {
+        auto runs = results::LoadRunRecords(path);
+        if (!runs.ok()) return fail(runs.error().message);
+        level.runs = std::move(*runs);
       }
       levels.push_back(std::move(level));
     }

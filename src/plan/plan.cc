@@ -208,16 +208,13 @@ std::string ServiceLimit(const Analytic& a, int64_t runs, Duration horizon, doub
     return st;
   };
   const sim::ServiceStats api = scaled(a.api_per_run), store = scaled(a.store_per_run);
-  const bool is_store =
-      store.modelled && (!api.modelled || store.demand_seconds >= api.demand_seconds);
-  const sim::ServiceStats& worst = is_store ? store : api;
-  if (!worst.modelled || worst.demand_seconds <= 0 ||
-      worst.demand_seconds < share * ToSeconds(horizon)) {
+  const sim::ServiceStats* worst = sim::BusiestService(api, store);
+  if (worst == nullptr || worst->demand_seconds <= 0 ||
+      worst->demand_seconds < share * ToSeconds(horizon)) {
     return "";
   }
-  return fmt::format("the {}: {} for {} runs; more nodes cannot help",
-                     is_store ? "artifact store" : "API server",
-                     sim::DescribeDemand(worst, is_store), runs);
+  return fmt::format("the {}: {} for {} runs; more nodes cannot help", sim::ServiceName(*worst),
+                     sim::DescribeDemand(*worst), runs);
 }
 
 Result<Answer> TimeFor(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <queue>
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 
 #include "ir/quantity.h"
 #include "results/results_json.h"
+#include "results/stats.h"
 #include "sim/simulator.h"
 
 namespace kfpbench::sim {
@@ -179,17 +181,15 @@ Result<Level> Measure(const MeasuredLevel& in, const std::map<std::string, std::
   }
   if (created.empty()) return Error{in.source + ": no succeeded run has its finished_at"};
   std::sort(created.begin(), created.end());
-  std::sort(durations.begin(), durations.end());
   for (WallTime c : created) level.arrivals.push_back({c - created.front(), {}});
   LevelFit& f = level.fit;
   f.source = in.source;
   f.runs = static_cast<int64_t>(durations.size());
   f.measured_makespan = ToSeconds(last_end - created.front());
   // Nearest rank, as the simulator's histogram reads its percentiles.
-  size_t rank = static_cast<size_t>(std::ceil(0.95 * static_cast<double>(durations.size())));
-  f.measured_p95 = durations[std::clamp<size_t>(rank, 1, durations.size()) - 1];
-  double total = 0;
-  for (double d : durations) total += d;
+  f.measured_p95 = results::Percentile(durations, 95);
+  // Little's law: run time summed over the makespan.
+  const double total = std::accumulate(durations.begin(), durations.end(), 0.0);
   f.runs_in_flight = f.measured_makespan > 0 ? total / f.measured_makespan : 0;
   return level;
 }

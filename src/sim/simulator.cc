@@ -376,24 +376,24 @@ std::string Summary(const SimResult& r) {
       "nodes       peak {}, {:.2f} node-hours, CPU allocated {:.1f}%, memory {:.1f}% "
       "(time-weighted, first placement to last end)\n",
       r.peak_nodes, r.node_hours, r.cpu_utilisation * 100, r.memory_utilisation * 100);
-  auto service = [&](const char* name, const ServiceStats& st, bool artifact_store) {
+  auto service = [&](const char* name, const ServiceStats& st) {
     if (!st.modelled) return;
     s += fmt::format("{:<11} {}; {:.0f}% busy, {:.2f}s each incl. queueing", name,
-                     DescribeDemand(st, artifact_store), st.utilisation * 100, st.mean_seconds);
+                     DescribeDemand(st), st.utilisation * 100, st.mean_seconds);
     if (st.offered_load > 0) {
       s += fmt::format("; offered {:.0f}% of capacity while runs arrived", st.offered_load * 100);
     }
     s += "\n";
   };
-  service("api", r.api, false);
-  service("artifacts", r.artifact_store, true);
+  service("api", r.api);
+  service("artifacts", r.artifact_store);
   if (std::string b = Bottleneck(r); !b.empty()) s += "bottleneck  " + b + "\n";
   return s;
 }
 
-std::string DescribeDemand(const ServiceStats& st, bool artifact_store) {
+std::string DescribeDemand(const ServiceStats& st) {
   const std::string alone = FormatDuration(FromSeconds(st.demand_seconds));
-  if (artifact_store) {
+  if (st.bandwidth > 0) {
     return fmt::format("{} uploads, {} at {}/s = {} of transfer", st.served,
                        ir::FormatBytesRounded(st.bytes), ir::FormatBytesRounded(st.bandwidth),
                        alone);
@@ -402,25 +402,28 @@ std::string DescribeDemand(const ServiceStats& st, bool artifact_store) {
                      st.workers == 1 ? "" : "s", alone);
 }
 
+std::string ServiceName(const ServiceStats& st) {
+  return st.bandwidth > 0 ? "artifact store" : "API server";
+}
+
+const ServiceStats* BusiestService(const ServiceStats& api, const ServiceStats& store) {
+  if (store.modelled && (!api.modelled || store.demand_seconds >= api.demand_seconds)) {
+    return &store;
+  }
+  return api.modelled ? &api : nullptr;
+}
+
 std::string Bottleneck(const SimResult& r, double share) {
   const double makespan = ToSeconds(r.makespan);
-  const ServiceStats* worst = nullptr;
-  bool store = false;
-  for (auto [st, is_store] : {std::pair{&r.api, false}, {&r.artifact_store, true}}) {
-    if (st->modelled && (worst == nullptr || st->demand_seconds > worst->demand_seconds)) {
-      worst = st;
-      store = is_store;
-    }
-  }
+  const ServiceStats* worst = BusiestService(r.api, r.artifact_store);
   // Runs asked more of it than it can serve while they arrived, or it needed
   // most of the makespan by itself.
   if (worst == nullptr || makespan <= 0 ||
       (worst->offered_load < 1 && worst->demand_seconds < share * makespan)) {
     return "";
   }
-  std::string s = fmt::format(
-      "the {}: {} alone, {:.0f}% of the makespan", store ? "artifact store" : "API server",
-      DescribeDemand(*worst, store), worst->demand_seconds / makespan * 100);
+  std::string s = fmt::format("the {}: {} alone, {:.0f}% of the makespan", ServiceName(*worst),
+                              DescribeDemand(*worst), worst->demand_seconds / makespan * 100);
   if (worst->offered_load > 1) {
     s += fmt::format("; runs offered {:.0f}% of its capacity", worst->offered_load * 100);
   }

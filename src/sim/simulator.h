@@ -88,7 +88,12 @@ std::string Summary(const SimResult& r);
 // which runs arrived.
 std::string Bottleneck(const SimResult& r, double share = 0.8);
 // The demand of one service in words: "1500 uploads, 2.9Ti at 200Mi/s = 4h10m".
-std::string DescribeDemand(const ServiceStats& st, bool artifact_store);
+std::string DescribeDemand(const ServiceStats& st);
+// "artifact store" (a service with a bandwidth) or "API server".
+std::string ServiceName(const ServiceStats& st);
+// Of the API and the store, the modelled one with the larger demand (the
+// store on a tie); null when neither is modelled.
+const ServiceStats* BusiestService(const ServiceStats& api, const ServiceStats& store);
 
 // Writes ToJson(r) to `path` atomically (a temporary file, then rename).
 Status WriteResultJson(const SimResult& r, const std::filesystem::path& path);
