@@ -48,6 +48,9 @@ std::string SanitizeName(std::string_view name, size_t max_len) {
   return out.empty() ? "pipeline" : out;
 }
 
+// The label of records that have none (DAGs); RecordState points at it.
+const std::string kNoLabel;
+
 bool IsFailure(RuntimeState s) {
   return s == RuntimeState::kFailed || s == RuntimeState::kCanceled;
 }
@@ -110,6 +113,7 @@ struct Engine::Impl {
   std::deque<Container> container_slots;
   std::vector<uint32_t> free_container_slots;
   uint64_t next_container = 1;  // Container::serial
+  uint64_t next_short_id = 1;   // without task details
   int depth = 0;                // nesting of engine handlers; notifications go out at 0
   // The last spec started and its DAG plans, for the next run of the same
   // spec object (a simulation submits one spec many times). Holding the spec
@@ -118,6 +122,7 @@ struct Engine::Impl {
   decltype(Run::plans) last_plans;
   std::string last_resource_prefix;  // SanitizeName(last_spec->name) + "-"
   std::vector<Run*> dirty_runs;
+  std::vector<Run*> spare_dirty_runs;  // Flush's
   std::vector<Placement::Placed> placed_buffer;  // SchedulePending's
 
   // Every entry point from the loop holds one; the outermost flushes.
@@ -199,39 +204,47 @@ struct Engine::Impl {
     dirty_runs.push_back(&run);
   }
 
+  // The strings must outlive the run: the spec's, or in run.names.
   int NewRecord(Run& run, const std::string& name, const std::string& display, int parent,
                 const std::string& executor_label) {
-    // Built where it stays: a TaskRecord is ~500 bytes of strings to move.
-    TaskRecord& rec = run.records.emplace_back();
-    rec.task_id = NewId();
-    rec.name = name;
-    rec.display_name = display;
-    rec.executor_label = executor_label;
+    RecordState& rec = run.records.emplace_back();
+    rec.name = &name;
+    rec.display_name = &display;
+    rec.executor_label = &executor_label;
     rec.create_time = loop.Now();
-    rec.state = RuntimeState::kPending;
+    rec.parent = parent;
     if (options.task_details) {
-      rec.history.push_back({rec.create_time, RuntimeState::kPending, ""});
-      rec.inputs = json::object();
-      rec.outputs = json::object();
-    }
-    if (parent >= 0) {
-      TaskRecord& parent_rec = run.records[parent];
-      rec.parent_task_id = parent_rec.task_id;
-      parent_rec.child_task_ids.push_back(rec.task_id);
+      // Built where it stays: a TaskRecord is ~500 bytes of strings to move.
+      TaskRecord& d = run.details.emplace_back();
+      d.task_id = NewId();
+      d.name = name;
+      d.display_name = display;
+      d.executor_label = executor_label;
+      d.history.push_back({rec.create_time, RuntimeState::kPending, ""});
+      d.inputs = json::object();
+      d.outputs = json::object();
+      if (parent >= 0) {
+        TaskRecord& parent_details = run.details[parent];
+        d.parent_task_id = parent_details.task_id;
+        parent_details.child_task_ids.push_back(d.task_id);
+      }
+    } else {
+      rec.short_id = next_short_id++;
     }
     MarkDirty(run);
     return static_cast<int>(run.records.size()) - 1;
   }
 
   void SetState(Run& run, int record, RuntimeState state, const std::string& error = "") {
-    TaskRecord& rec = run.records[record];
+    RecordState& rec = run.records[record];
     WallTime now = loop.Now();
     rec.state = state;
-    if (options.task_details) rec.history.push_back({now, state, error});
     if (state == RuntimeState::kRunning && rec.start_time == WallTime{}) rec.start_time = now;
-    if (IsTerminal(state)) {
-      rec.end_time = now;
-      if (!error.empty()) rec.error = error;
+    if (IsTerminal(state)) rec.end_time = now;
+    if (options.task_details) {
+      TaskRecord& d = run.details[record];
+      d.history.push_back({now, state, error});
+      if (IsTerminal(state) && !error.empty()) d.error = error;
     }
     MarkDirty(run);
   }
@@ -247,7 +260,10 @@ struct Engine::Impl {
 
   void Flush() {
     // Observers may call Submit/Terminate; those only Post, so this loop is safe.
-    auto pending = std::move(dirty_runs);
+    // The two vectors trade places, keeping their capacity: a moved-from
+    // vector would allocate again on the next change, once per event.
+    std::vector<Run*> pending = std::move(dirty_runs);
+    dirty_runs = std::move(spare_dirty_runs);
     dirty_runs.clear();
     for (Run* run : pending) {
       run->dirty = false;
@@ -274,10 +290,10 @@ struct Engine::Impl {
       if (run->finished) {
         // The run is erased just below, so its records can move, not copy.
         snap.history = std::move(run->history);
-        snap.tasks = std::move(run->records);
+        snap.tasks = TaskRecords(*run, /*take=*/true);
       } else if (!options.light_snapshots) {
         snap.history = run->history;
-        snap.tasks = run->records;
+        snap.tasks = TaskRecords(*run, /*take=*/false);
       }
       observer.OnRunChanged(snap);
       if (timed) run->snapshot_cost = std::chrono::steady_clock::now() - cost_from;
@@ -287,6 +303,8 @@ struct Engine::Impl {
       std::string id = run->id;  // erase must not compare against the dying key
       runs.erase(id);
     }
+    pending.clear();
+    spare_dirty_runs = std::move(pending);
   }
 
   // A large run whose own state is unchanged waits for its next snapshot
@@ -347,12 +365,15 @@ struct Engine::Impl {
     run.history.push_back({loop.Now(), RuntimeState::kPending, ""});
     // One record per root task and the root: growing the vector would move
     // every record several times per run.
-    if (run.spec->root.dag) run.records.reserve(1 + run.spec->root.dag->tasks.size());
+    if (run.spec->root.dag) {
+      run.records.reserve(1 + run.spec->root.dag->tasks.size());
+      if (options.task_details) run.details.reserve(run.records.capacity());
+    }
     MarkDirty(run);
     const std::string& display =
         run.spec->display_name.empty() ? run.spec->name : run.spec->display_name;
-    int root_record = NewRecord(run, run.spec->name, display, -1, "");
-    if (options.task_details) run.records[root_record].inputs = {{"parameters", params}};
+    int root_record = NewRecord(run, run.spec->name, display, -1, kNoLabel);
+    if (options.task_details) run.details[root_record].inputs = {{"parameters", params}};
     DagExec& root =
         NewDag(run, nullptr, -1, -1, run.spec->root, std::move(params), {}, root_record, {});
     StartDag(root);
@@ -371,7 +392,7 @@ struct Engine::Impl {
     if (state != RuntimeState::kFailed && state != RuntimeState::kCanceled) run.error.clear();
     if (state == RuntimeState::kCanceled && run.error.empty()) run.error = "run canceled";
     DagExec& root = *run.dags.front();
-    if (options.task_details) run.records[0].outputs = {{"parameters", ObjectOr(root.outputs)}};
+    if (options.task_details) run.details[0].outputs = {{"parameters", ObjectOr(root.outputs)}};
     SetState(run, 0, state, run.error);
     SetRunState(run, state, run.error);
   }
@@ -402,7 +423,7 @@ struct Engine::Impl {
       Container* c = FindContainer(id);
       if (c == nullptr) continue;
       if (c->where == Container::Where::kRunning) {
-        executor.Cancel(run.records[c->record].task_id);
+        executor.Cancel(TaskId(run, c->record));
         continue;  // its result arrives later and ends it CANCELED
       }
       if (c->where == Container::Where::kQueued) placement.Remove(id);
@@ -432,7 +453,9 @@ struct Engine::Impl {
     dag->dir = std::move(dir);
     dag->tasks.resize(dag->plan->tasks.size());
     // Each task that starts becomes a child of the DAG's record.
-    if (record >= 0) run.records[record].child_task_ids.reserve(dag->tasks.size());
+    if (record >= 0 && options.task_details) {
+      run.details[record].child_task_ids.reserve(dag->tasks.size());
+    }
     for (size_t i = 0; i < dag->tasks.size(); ++i) {
       dag->tasks[i].unfinished_upstream = static_cast<int>(dag->plan->upstream[i].size());
     }
@@ -499,7 +522,7 @@ struct Engine::Impl {
       FinishRun(run, dag.state, dag.error);
     } else if (dag.iteration >= 0) {
       if (options.task_details)
-        run.records[dag.record].outputs = {{"parameters", ObjectOr(dag.outputs)}};
+        run.details[dag.record].outputs = {{"parameters", ObjectOr(dag.outputs)}};
       SetState(run, dag.record, dag.state, dag.error);
       OnIterationDone(*dag.parent, dag.parent_task);
     } else {
@@ -529,28 +552,24 @@ struct Engine::Impl {
     task.phase = Phase::kActive;
     ++dag.active;
     task.record = NewRecord(run, spec.name, spec.display_name, dag.record, comp.executor_label);
-    // The same text as (dag.dir / spec.name).generic_string(), without
-    // building and splitting a path per task.
-    std::string& key = run.records[task.record].key;
-    if (dag.dir.empty()) {
-      key = spec.name;
-    } else {
-      key = dag.dir.generic_string();
-      key += '/';
-      key += spec.name;
-    }
-    // Exit handlers run again: they report on the attempt that is running.
-    if (!comp.is_dag() && !spec.run_when_upstream_done) {
-      if (auto kept = run.keep.find(run.records[task.record].key); kept != run.keep.end()) {
-        return Keep(dag, i, kept->second);
-      }
+    // The key, where it is shown (details) or looked up (a retry's kept
+    // tasks): the same text as (dag.dir / spec.name).generic_string(),
+    // without building and splitting a path per task.
+    if (options.task_details || !run.keep.empty()) {
+      std::string key = spec.name;
+      if (!dag.dir.empty()) key = dag.dir.generic_string() + '/' + spec.name;
+      // Exit handlers run again: they report on the attempt that is running.
+      auto kept = !comp.is_dag() && !spec.run_when_upstream_done ? run.keep.find(key)
+                                                                 : run.keep.end();
+      if (options.task_details) run.details[task.record].key = std::move(key);
+      if (kept != run.keep.end()) return Keep(dag, i, kept->second);
     }
     bool skipped = false;
     if (auto s = detail::ResolveTaskInputs(dag, i, skipped); !s) {
       return FinishTask(dag, i, RuntimeState::kFailed, s.error().message);
     }
     if (options.task_details)
-      run.records[task.record].inputs = {{"parameters", ObjectOr(task.params)}};
+      run.details[task.record].inputs = {{"parameters", ObjectOr(task.params)}};
     if (skipped) {
       return FinishTask(dag, i, RuntimeState::kSkipped, "an input's producer did not run");
     }
@@ -722,7 +741,7 @@ struct Engine::Impl {
     task.error = error;
     task.retry_launch.reset();
     if (task.record >= 0 && options.task_details) {
-      TaskRecord& rec = run.records[task.record];
+      TaskRecord& rec = run.details[task.record];
       json outputs = {{"parameters", ObjectOr(task.outputs)}};
       if (!task.out_artifacts.empty()) {
         json arts = json::object();
@@ -760,18 +779,26 @@ struct Engine::Impl {
     task.cached = kept.state == RuntimeState::kSkipped;
     task.fingerprint.clear();
     FinishTask(dag, i, kept.state, kept.error);
-    TaskRecord& rec = run.records[index];
-    const std::string fresh_id = rec.task_id;
-    const std::string parent_id = rec.parent_task_id;
-    const std::string key = rec.key;
-    rec = kept;
-    rec.parent_task_id = parent_id;
-    rec.key = key;
-    rec.child_task_ids.clear();
-    for (auto& r : run.records) {
-      if (r.task_id != parent_id) continue;
-      for (auto& child : r.child_task_ids) {
-        if (child == fresh_id) child = kept.task_id;
+    RecordState& rec = run.records[index];
+    rec.state = kept.state;
+    rec.create_time = kept.create_time;
+    rec.start_time = kept.start_time;
+    rec.end_time = kept.end_time;
+    rec.scheduling_delay = kept.scheduling_delay;
+    if (options.task_details) {
+      TaskRecord& d = run.details[index];
+      const std::string fresh_id = d.task_id;
+      const std::string parent_id = d.parent_task_id;
+      const std::string key = d.key;
+      d = kept;
+      d.parent_task_id = parent_id;
+      d.key = key;
+      d.child_task_ids.clear();
+      for (auto& r : run.details) {
+        if (r.task_id != parent_id) continue;
+        for (auto& child : r.child_task_ids) {
+          if (child == fresh_id) child = kept.task_id;
+        }
       }
     }
     MarkDirty(run);
@@ -853,9 +880,10 @@ struct Engine::Impl {
         }
         inputs[it.item_input] = std::move(item);
       }
-      std::string name = fmt::format("{}-iteration-{}", spec.name, index);
-      int record = NewRecord(run, name, name, task.record, "");
-      if (options.task_details) run.records[record].inputs = {{"parameters", inputs}};
+      const std::string& name =
+          run.names.emplace_back(fmt::format("{}-iteration-{}", spec.name, index));
+      int record = NewRecord(run, name, name, task.record, kNoLabel);
+      if (options.task_details) run.details[record].inputs = {{"parameters", inputs}};
       SetState(run, record, RuntimeState::kRunning);
       DagExec& child = NewDag(run, &dag, i, static_cast<int>(index), comp, std::move(inputs),
                               std::move(artifacts), record,
@@ -939,11 +967,10 @@ struct Engine::Impl {
     const ir::ComponentSpec& comp = *dag.plan->components[i];
     const ir::ExecutorSpec* exec = dag.plan->executors[i];
     if (exec == nullptr) return Error{"unknown executor '" + comp.executor_label + "'"};
-    const TaskRecord& rec = run.records[task.record];
 
     TaskLaunch launch;
     launch.run_id = run.id;
-    launch.task_id = rec.task_id;
+    launch.task_id = TaskId(run, task.record);
     launch.executor_label = exec->label;
     if (!options.resolve_command_lines) {
       // Only what a time-keeping executor reads; artifact URIs still flow
@@ -1005,7 +1032,7 @@ struct Engine::Impl {
     ctx.pipeline_job_name = run.display_name;
     ctx.pipeline_job_uuid = run.id;
     ctx.pipeline_task_name = spec.name;
-    ctx.pipeline_task_uuid = rec.task_id;
+    ctx.pipeline_task_uuid = launch.task_id;
     auto command = ir::ResolveCommandLine(exec->container.command, ctx);
     if (!command.ok()) return command.error();
     auto args = ir::ResolveCommandLine(exec->container.args, ctx);
@@ -1066,7 +1093,7 @@ struct Engine::Impl {
         input_artifacts[name] = std::move(uris);
       }
       task.fingerprint = CacheFingerprint(comp, *exec, ObjectOr(task.params), input_artifacts);
-      run.records[task.record].cache_fingerprint = task.fingerprint;
+      if (options.task_details) run.details[task.record].cache_fingerprint = task.fingerprint;
       if (auto hit = options.cache->Lookup(CacheScope(*run.spec), task.fingerprint)) {
         ReuseCached(dag, i, *hit);
         return Ok();
@@ -1093,7 +1120,7 @@ struct Engine::Impl {
   void RecordInCache(const Run& run, const TaskExec& task) {
     CachedExecution execution;
     execution.run_id = run.id;
-    execution.task_id = run.records[task.record].task_id;
+    execution.task_id = TaskId(run, task.record);
     execution.output_parameters = ObjectOr(task.outputs);
     for (const auto& [name, list] : task.out_artifacts) {
       json values = json::array();
@@ -1134,14 +1161,15 @@ struct Engine::Impl {
 
   void Launch(uint64_t id, Container& c, size_t node) {
     Run& run = *c.run;
-    TaskRecord& rec = run.records[c.record];  // not through the task: see OnDone
+    RecordState& rec = run.records[c.record];  // not through the task: see OnDone
     TaskExec& task = c.dag->tasks[c.task];
     c.where = Container::Where::kRunning;
     c.node = node;
     ++task.attempt;
     if (options.task_details) {
-      rec.node = placement.node(node).name;
-      rec.pod_name = c.launch.pod_name;
+      TaskRecord& d = run.details[c.record];
+      d.node = placement.node(node).name;
+      d.pod_name = c.launch.pod_name;
     }
     rec.scheduling_delay = loop.Now() - c.ready_at;
     c.launch.label_launches_before = CountLaunch(run, c.dag->plan->executors[c.task]);
@@ -1179,15 +1207,13 @@ struct Engine::Impl {
     DagExec& dag = *held->dag;
     const int i = held->task;
     const Demand demand = held->demand;
-    TaskRecord& rec = run.records[held->record];
     TaskExec& task = dag.tasks[i];
-    // Only what was measured: the simulator's results carry none of these,
-    // and the record's line holding them need not load.
-    if (result.cpu_seconds != 0) rec.cpu_seconds += result.cpu_seconds;
-    if (result.peak_rss_bytes > 0) {
-      rec.peak_rss_bytes = std::max(rec.peak_rss_bytes, result.peak_rss_bytes);
+    if (options.task_details) {
+      TaskRecord& d = run.details[held->record];
+      d.cpu_seconds += result.cpu_seconds;
+      d.peak_rss_bytes = std::max(d.peak_rss_bytes, result.peak_rss_bytes);
+      if (!result.log_path.empty()) d.log_path = result.log_path;
     }
-    if (!result.log_path.empty()) rec.log_path = result.log_path;
     placement.Release(held->node, demand);
     FreeContainer(id, *held);
     const ir::TaskSpec& spec = *dag.plan->tasks[i];

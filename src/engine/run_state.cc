@@ -1,5 +1,7 @@
 #include "engine/run_state.h"
 
+#include <fmt/format.h>
+
 namespace kfpbench::engine::detail {
 
 const nlohmann::json& ObjectOr(const nlohmann::json& map) {
@@ -45,6 +47,59 @@ const DagPlan& PlanFor(Run& run, const ir::ComponentSpec& comp) {
     }
   }
   return plan;
+}
+
+namespace {
+
+std::string ShortId(uint64_t n) {
+  // "t" and up to 14 digits fit std::string's inline buffer: no allocation.
+  char text[24];
+  char* end = fmt::format_to(text, "t{}", n);
+  return std::string(text, end);
+}
+
+}  // namespace
+
+std::string TaskId(const Run& run, int record) {
+  const auto i = static_cast<size_t>(record);
+  return i < run.details.size() ? run.details[i].task_id : ShortId(run.records[i].short_id);
+}
+
+std::vector<TaskRecord> TaskRecords(Run& run, bool take) {
+  const size_t n = run.records.size();
+  std::vector<TaskRecord> out;
+  if (run.details.size() == n) {
+    if (take) {
+      out = std::move(run.details);
+    } else {
+      out = run.details;
+    }
+  } else {
+    out.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      const RecordState& rec = run.records[i];
+      TaskRecord& r = out[i];
+      r.task_id = ShortId(rec.short_id);
+      r.name = *rec.name;
+      r.display_name = *rec.display_name;
+      r.executor_label = *rec.executor_label;
+      if (rec.parent >= 0) {
+        TaskRecord& parent = out[static_cast<size_t>(rec.parent)];
+        r.parent_task_id = parent.task_id;
+        parent.child_task_ids.push_back(r.task_id);
+      }
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const RecordState& rec = run.records[i];
+    TaskRecord& r = out[i];
+    r.state = rec.state;
+    r.create_time = rec.create_time;
+    r.start_time = rec.start_time;
+    r.end_time = rec.end_time;
+    r.scheduling_delay = rec.scheduling_delay;
+  }
+  return out;
 }
 
 }  // namespace kfpbench::engine::detail

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -94,6 +95,24 @@ struct DagExec {
   ArtifactMap out_artifacts;
 };
 
+// A task's record while its run executes: what a change of its state reads
+// and writes, in ~80 bytes, where a TaskRecord is ~500 bytes with its strings.
+// Records of thousands of runs are alive at once, each cold by the time it
+// changes again. The TaskRecords observers see are built from these only when
+// a snapshot goes out (TaskRecords), with Run::details when the engine keeps
+// them.
+struct RecordState {
+  RuntimeState state = RuntimeState::kPending;
+  int32_t parent = -1;  // index of its DAG's record; -1 for the root
+  WallTime create_time{}, start_time{}, end_time{};
+  Duration scheduling_delay{};  // ready -> placed
+  // The spec's strings (the run holds the spec), or Run::names'.
+  const std::string* name = nullptr;
+  const std::string* display_name = nullptr;
+  const std::string* executor_label = nullptr;  // empty for DAG tasks
+  uint64_t short_id = 0;                        // the id is "t<short_id>" without details
+};
+
 struct Run {
   // What each event reads or writes, first (see TaskExec).
   RuntimeState state = RuntimeState::kPending;
@@ -105,7 +124,15 @@ struct Run {
   RuntimeState snapshot_state = RuntimeState::kPending;  // in the last snapshot
   std::string id;
   WallTime finished_at{};
-  std::vector<TaskRecord> records;
+  std::vector<RecordState> records;
+  // With EngineOptions::task_details, the rest of each record by the same
+  // index (ids, key, inputs, outputs, history, error, pod, node, ...); its
+  // state, times and delay are in `records` until a snapshot copies them.
+  // Empty without details.
+  std::vector<TaskRecord> details;
+  // Record names the spec does not hold (ParallelFor iterations'); a deque,
+  // so that RecordState's pointers stay valid as it grows.
+  std::deque<std::string> names;
   // Launches so far per executor (TaskLaunch::label_launches_before); a run
   // has a handful of executors.
   std::vector<std::pair<const ir::ExecutorSpec*, uint32_t>> launches;
@@ -157,5 +184,12 @@ struct alignas(64) Container {
 
 // The plan for `comp`'s DAG, built on first use and kept for the run.
 const DagPlan& PlanFor(Run& run, const ir::ComponentSpec& comp);
+
+// A record's task id.
+std::string TaskId(const Run& run, int record);
+
+// The run's records as observers see them; with details, moved out of the run
+// when `take` (the run is ending), else copied.
+std::vector<TaskRecord> TaskRecords(Run& run, bool take);
 
 }  // namespace kfpbench::engine::detail

@@ -55,7 +55,7 @@ json RuntimeConstant(const DagExec& dag, int i, const json& constant) {
     return spec.display_name.empty() ? spec.name : spec.display_name;
   }
   // KFP gives the enclosing DAG's execution id; the DAG's task id stands for it.
-  if (text == "{{$.pipeline_task_uuid}}") return run.records[dag.record].task_id;
+  if (text == "{{$.pipeline_task_uuid}}") return TaskId(run, dag.record);
   if (text == "{{$.pipeline_job_create_time_utc}}") return FormatRfc3339(run.created_at);
   if (text == "{{$.pipeline_job_schedule_time_utc}}") {
     return run.scheduled_at == WallTime{} ? std::string() : FormatRfc3339(run.scheduled_at);
