@@ -122,7 +122,7 @@ struct Engine::Impl {
   decltype(Run::plans) last_plans;
   std::string last_resource_prefix;  // SanitizeName(last_spec->name) + "-"
   std::vector<Run*> dirty_runs;
-  std::vector<Run*> spare_dirty_runs;  // Flush's
+  std::vector<Run*> spare_dirty_runs;            // Flush's
   std::vector<Placement::Placed> placed_buffer;  // SchedulePending's
 
   // Every entry point from the loop holds one; the outermost flushes.
@@ -559,8 +559,8 @@ struct Engine::Impl {
       std::string key = spec.name;
       if (!dag.dir.empty()) key = dag.dir.generic_string() + '/' + spec.name;
       // Exit handlers run again: they report on the attempt that is running.
-      auto kept = !comp.is_dag() && !spec.run_when_upstream_done ? run.keep.find(key)
-                                                                 : run.keep.end();
+      auto kept =
+          !comp.is_dag() && !spec.run_when_upstream_done ? run.keep.find(key) : run.keep.end();
       if (options.task_details) run.details[task.record].key = std::move(key);
       if (kept != run.keep.end()) return Keep(dag, i, kept->second);
     }
@@ -969,15 +969,9 @@ struct Engine::Impl {
     if (exec == nullptr) return Error{"unknown executor '" + comp.executor_label + "'"};
 
     TaskLaunch launch;
-    launch.run_id = run.id;
-    launch.task_id = TaskId(run, task.record);
-    launch.executor_label = exec->label;
     if (!options.resolve_command_lines) {
-      // Only what a time-keeping executor reads; artifact URIs still flow
-      // downstream as they would.
-      for (const auto& [name, def] : comp.outputs.parameters) {
-        launch.output_parameter_types[name] = std::string(ir::ParameterTypeName(def.type));
-      }
+      // The launch is built once placed (TimingLaunch); artifact URIs still
+      // flow downstream as they would.
       task.out_artifacts.clear();
       if (!comp.outputs.artifacts.empty()) {
         std::filesystem::path dir = (options.work_root.empty() ? std::filesystem::path(run.id)
@@ -991,6 +985,9 @@ struct Engine::Impl {
       }
       return Place(dag, i, *exec, std::move(launch));
     }
+    launch.run_id = run.id;
+    launch.task_id = TaskId(run, task.record);
+    launch.executor_label = exec->label;
     launch.image = exec->container.image;
     launch.env = exec->container.env;
     std::filesystem::path base =
@@ -1045,10 +1042,13 @@ struct Engine::Impl {
 
   // Resource fields set from a pipeline input or an upstream output, resolved
   // from the task's inputs as KFP's driver does when it builds the pod.
-  static Result<ir::ResourceSpec> ResolveResources(const TaskExec& task,
-                                                   const ir::ResourceSpec& spec) {
-    if (spec.templated.empty()) return spec;
-    ir::ResourceSpec out = spec;
+  // `spec` itself when nothing is templated (a copy per task would cost
+  // its string and map); else the resolved copy in `resolved`.
+  static Result<const ir::ResourceSpec*> ResolveResources(const TaskExec& task,
+                                                          const ir::ResourceSpec& spec,
+                                                          ir::ResourceSpec& resolved) {
+    if (spec.templated.empty()) return &spec;
+    ir::ResourceSpec& out = resolved = spec;
     ir::PlaceholderContext ctx;
     ctx.parameters = &ObjectOr(task.params);
     for (const auto& [key, text] : spec.templated) {
@@ -1058,7 +1058,7 @@ struct Engine::Impl {
         return Error{fmt::format("resources.{} = '{}': {}", key, *value, s.error().message)};
       }
     }
-    return out;
+    return &out;
   }
 
   // Queues a launch for a node with room, unless no node could ever hold it.
@@ -1068,9 +1068,10 @@ struct Engine::Impl {
     const ir::TaskSpec& spec = *dag.plan->tasks[i];
     const ir::ComponentSpec& comp = *dag.plan->components[i];
     const ir::ExecutorSpec* exec = &executor_spec;
-    auto resources = ResolveResources(task, exec->container.resources);
+    ir::ResourceSpec resolved;
+    auto resources = ResolveResources(task, exec->container.resources, resolved);
     if (!resources.ok()) return resources.error();
-    Resources ir_res = ToResources(*resources);
+    Resources ir_res = ToResources(**resources);
     bool any = ir_res.cpu_request > 0 || ir_res.cpu_limit > 0 || ir_res.memory_request > 0 ||
                ir_res.memory_limit > 0;
     launch.resources = any ? ir_res : options.default_task_resources;
@@ -1140,8 +1141,13 @@ struct Engine::Impl {
     c.where = Container::Where::kQueued;
     c.demand = demand;
     c.ready_at = loop.Now();
-    c.launch = std::move(launch);
-    if (options.resolve_command_lines) c.launch.pod_name = PodName(*dag.run);
+    c.exec = dag.plan->executors[i];
+    c.component = dag.plan->components[i];
+    c.resources = launch.resources;
+    if (options.resolve_command_lines) {
+      c.launch = std::move(launch);
+      c.launch.pod_name = PodName(*dag.run);
+    }
     placement.Enqueue(id, demand);
   }
 
@@ -1161,39 +1167,49 @@ struct Engine::Impl {
 
   void Launch(uint64_t id, Container& c, size_t node) {
     Run& run = *c.run;
-    RecordState& rec = run.records[c.record];  // not through the task: see OnDone
-    TaskExec& task = c.dag->tasks[c.task];
+    // Only the attempt's, the run's and the record's lines, not the DAG's
+    // or the task's: each is cold by the time a queued task is placed.
+    RecordState& rec = run.records[c.record];
     c.where = Container::Where::kRunning;
     c.node = node;
-    ++task.attempt;
     if (options.task_details) {
       TaskRecord& d = run.details[c.record];
       d.node = placement.node(node).name;
       d.pod_name = c.launch.pod_name;
     }
     rec.scheduling_delay = loop.Now() - c.ready_at;
-    c.launch.label_launches_before = CountLaunch(run, c.dag->plan->executors[c.task]);
     MarkRunning(run);
     SetState(run, c.record, RuntimeState::kRunning);
-    // Retries rebuild from task.retry_launch, so the executor can have ours.
-    executor.Launch(std::move(c.launch), [this, id](TaskResult result) {
+    auto done = [this, id](TaskResult result) {
       if (depth > 0) {
         // Called from inside Launch: finish it after this handler.
         loop.Post([this, id, r = std::move(result)]() mutable { OnDone(id, std::move(r)); });
         return;
       }
       OnDone(id, std::move(result));
-    });
+    };
+    const uint32_t launches_before = run.launches.Count(c.exec);
+    if (!options.resolve_command_lines) {
+      return executor.Launch(TimingLaunch(c, launches_before), std::move(done));
+    }
+    // Retries rebuild from task.retry_launch, so the executor can have ours.
+    c.launch.label_launches_before = launches_before;
+    executor.Launch(std::move(c.launch), std::move(done));
   }
 
-  // Launches of `exec` in the run before this one.
-  static uint32_t CountLaunch(Run& run, const ir::ExecutorSpec* exec) {
-    for (auto& [counted, launches] : run.launches) {
-      if (counted == exec) return launches++;
+  // Without resolve_command_lines: only what an executor that keeps time
+  // reads.
+  static TaskLaunch TimingLaunch(const Container& c, uint32_t launches_before) {
+    TaskLaunch launch;
+    launch.label_launches_before = launches_before;
+    launch.run_id = c.run->id;
+    launch.task_id = TaskId(*c.run, c.record);
+    launch.executor_label = c.exec->label;
+    for (const auto& [name, def] : c.component->outputs.parameters) {
+      launch.output_parameter_types[name] = std::string(ir::ParameterTypeName(def.type));
     }
-    if (run.launches.empty()) run.launches.reserve(run.spec->executors.size());
-    run.launches.emplace_back(exec, 1);
-    return 0;
+    launch.resources = c.resources;
+    return launch;
   }
 
   void OnDone(uint64_t id, TaskResult result) {
@@ -1218,6 +1234,7 @@ struct Engine::Impl {
     FreeContainer(id, *held);
     const ir::TaskSpec& spec = *dag.plan->tasks[i];
     const ir::ComponentSpec& comp = *dag.plan->components[i];
+    ++task.attempt;  // counted here, not at launch: see Launch
 
     if (run.canceled) {
       FinishTask(dag, i, RuntimeState::kCanceled, "canceled");
@@ -1274,6 +1291,9 @@ struct Engine::Impl {
     c.record = dag.tasks[i].record;
     c.where = Container::Where::kBackoff;
     c.demand = demand;
+    c.exec = dag.plan->executors[i];
+    c.component = dag.plan->components[i];
+    c.resources = task.retry_launch->resources;
     c.timer = loop.After(delay, [this, id] { OnRetryTimer(id); });
   }
 
@@ -1285,8 +1305,10 @@ struct Engine::Impl {
     TaskExec& task = c.dag->tasks[c.task];
     c.where = Container::Where::kQueued;
     c.ready_at = loop.Now();
-    c.launch = *task.retry_launch;
-    if (options.resolve_command_lines) c.launch.pod_name = PodName(*c.run);
+    if (options.resolve_command_lines) {
+      c.launch = *task.retry_launch;
+      c.launch.pod_name = PodName(*c.run);
+    }
     placement.Enqueue(id, c.demand);
     SchedulePending();
   }

@@ -1,6 +1,6 @@
 #include "engine/run_state.h"
 
-#include <fmt/format.h>
+#include <charconv>
 
 namespace kfpbench::engine::detail {
 
@@ -53,12 +53,29 @@ namespace {
 
 std::string ShortId(uint64_t n) {
   // "t" and up to 14 digits fit std::string's inline buffer: no allocation.
-  char text[24];
-  char* end = fmt::format_to(text, "t{}", n);
+  char text[24] = {'t'};
+  char* end = std::to_chars(text + 1, text + sizeof text, n).ptr;
   return std::string(text, end);
 }
 
 }  // namespace
+
+uint32_t LaunchCounts::Count(const ir::ExecutorSpec* exec) {
+  for (size_t i = 0; i < kInline; ++i) {
+    if (exec_[i] == exec) return launches_[i]++;
+    if (exec_[i] == nullptr) {
+      exec_[i] = exec;
+      launches_[i] = 1;
+      return 0;
+    }
+  }
+  if (!more_) more_ = std::make_unique<std::vector<std::pair<const ir::ExecutorSpec*, uint32_t>>>();
+  for (auto& [counted, launches] : *more_) {
+    if (counted == exec) return launches++;
+  }
+  more_->emplace_back(exec, 1);
+  return 0;
+}
 
 std::string TaskId(const Run& run, int record) {
   const auto i = static_cast<size_t>(record);

@@ -3,6 +3,7 @@
 // RunSnapshot.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <filesystem>
@@ -113,8 +114,23 @@ struct RecordState {
   uint64_t short_id = 0;                        // the id is "t<short_id>" without details
 };
 
+// Launches so far per executor (TaskLaunch::label_launches_before). A run
+// has a handful of executors: the first three are counted inline, in the
+// run's first cache line, which a launch reads anyway; any more in a vector.
+class LaunchCounts {
+ public:
+  // The launches of `exec` counted before this one, which it counts.
+  uint32_t Count(const ir::ExecutorSpec* exec);
+
+ private:
+  static constexpr size_t kInline = 3;
+  std::array<const ir::ExecutorSpec*, kInline> exec_{};
+  std::array<uint32_t, kInline> launches_{};
+  std::unique_ptr<std::vector<std::pair<const ir::ExecutorSpec*, uint32_t>>> more_;
+};
+
 struct Run {
-  // What each event reads or writes, first (see TaskExec).
+  // What each event reads or writes, first, in one cache line (see TaskExec).
   RuntimeState state = RuntimeState::kPending;
   bool stopping = false;  // a task failed: start nothing new but exit handlers
   bool canceled = false;
@@ -122,6 +138,7 @@ struct Run {
   bool dirty = false;
   bool snapshot_sent = false;
   RuntimeState snapshot_state = RuntimeState::kPending;  // in the last snapshot
+  LaunchCounts launches;
   std::string id;
   WallTime finished_at{};
   std::vector<RecordState> records;
@@ -133,9 +150,6 @@ struct Run {
   // Record names the spec does not hold (ParallelFor iterations'); a deque,
   // so that RecordState's pointers stay valid as it grows.
   std::deque<std::string> names;
-  // Launches so far per executor (TaskLaunch::label_launches_before); a run
-  // has a handful of executors.
-  std::vector<std::pair<const ir::ExecutorSpec*, uint32_t>> launches;
   std::vector<StateChange> history;
   std::string error;
   std::vector<std::unique_ptr<DagExec>> dags;
@@ -179,6 +193,13 @@ struct alignas(64) Container {
   uint64_t serial = 0;  // creation order (Terminate cancels in it)
   TimerId timer = 0;
   WallTime ready_at{};
+  const ir::ExecutorSpec* exec = nullptr;
+  const ir::ComponentSpec* component = nullptr;
+  Resources resources;  // what the launch asks for
+  // Built when the task starts, with EngineOptions::resolve_command_lines
+  // (what can fail is found then, not once placed). Without, the launch is
+  // built at placement from the fields above, and this stays untouched: it
+  // would be six cold cache lines to move per launch.
   TaskLaunch launch;
 };
 
