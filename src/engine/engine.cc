@@ -48,7 +48,7 @@ std::string SanitizeName(std::string_view name, size_t max_len) {
   return out.empty() ? "pipeline" : out;
 }
 
-// The label of records that have none (DAGs); RecordState points at it.
+// The label of records that have none (DAGs); TaskState points at it.
 const std::string kNoLabel;
 
 bool IsFailure(RuntimeState s) {
@@ -207,7 +207,7 @@ struct Engine::Impl {
   // The strings must outlive the run: the spec's, or in run.names.
   int NewRecord(Run& run, const std::string& name, const std::string& display, int parent,
                 const std::string& executor_label) {
-    RecordState& rec = run.records.emplace_back();
+    TaskState& rec = run.records.emplace_back();
     rec.name = &name;
     rec.display_name = &display;
     rec.executor_label = &executor_label;
@@ -236,7 +236,7 @@ struct Engine::Impl {
   }
 
   void SetState(Run& run, int record, RuntimeState state, const std::string& error = "") {
-    RecordState& rec = run.records[record];
+    TaskState& rec = run.records[record];
     WallTime now = loop.Now();
     rec.state = state;
     if (state == RuntimeState::kRunning && rec.start_time == WallTime{}) rec.start_time = now;
@@ -287,7 +287,11 @@ struct Engine::Impl {
       snap.state = run->state;
       snap.finished_at = run->finished_at;
       snap.error = run->error;
-      if (run->finished) {
+      snap.created_at = run->created_at;
+      if (run->finished && options.light_snapshots) {
+        snap.history = std::move(run->history);
+        snap.task_states = run->records;  // the run is erased only below
+      } else if (run->finished) {
         // The run is erased just below, so its records can move, not copy.
         snap.history = std::move(run->history);
         snap.tasks = TaskRecords(*run, /*take=*/true);
@@ -779,7 +783,7 @@ struct Engine::Impl {
     task.cached = kept.state == RuntimeState::kSkipped;
     task.fingerprint.clear();
     FinishTask(dag, i, kept.state, kept.error);
-    RecordState& rec = run.records[index];
+    TaskState& rec = run.records[index];
     rec.state = kept.state;
     rec.create_time = kept.create_time;
     rec.start_time = kept.start_time;
@@ -1169,7 +1173,7 @@ struct Engine::Impl {
     Run& run = *c.run;
     // Only the attempt's, the run's and the record's lines, not the DAG's
     // or the task's: each is cold by the time a queued task is placed.
-    RecordState& rec = run.records[c.record];
+    TaskState& rec = run.records[c.record];
     c.where = Container::Where::kRunning;
     c.node = node;
     if (options.task_details) {

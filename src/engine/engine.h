@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -63,13 +64,35 @@ struct TaskRecord {
   std::string cache_fingerprint;  // when caching was enabled for the task
 };
 
+// A task record while its run executes: what a change of its state reads
+// and writes, in ~80 bytes, where a TaskRecord is ~500 with its strings.
+// Records of thousands of runs are alive at once, each cold by the time it
+// changes again. The TaskRecords observers see are built from these only when
+// a snapshot carries them.
+struct TaskState {
+  RuntimeState state = RuntimeState::kPending;
+  int32_t parent = -1;  // index of its DAG's record; -1 for the root
+  WallTime create_time{}, start_time{}, end_time{};
+  Duration scheduling_delay{};  // ready -> placed
+  // Owned by the run's spec, or by the run (ParallelFor iterations' names).
+  const std::string* name = nullptr;
+  const std::string* display_name = nullptr;
+  const std::string* executor_label = nullptr;  // empty for DAG tasks
+  uint64_t short_id = 0;                        // the id is "t<short_id>" without task details
+};
+
 struct RunSnapshot {
   std::string run_id;
   RuntimeState state = RuntimeState::kPending;
   std::vector<StateChange> history;
+  WallTime created_at{};  // RunRequest::created_at
   WallTime finished_at{};
   std::string error;
   std::vector<TaskRecord> tasks;
+  // Only in light snapshots (EngineOptions::light_snapshots), and only in
+  // the last, when the run ends: the engine's own task states, in place of
+  // `tasks`, valid during OnRunChanged alone.
+  std::span<const TaskState> task_states;
 };
 
 class RunObserver {
@@ -113,10 +136,12 @@ struct EngineOptions {
   // that fits one waits for it instead of failing at once; with any shape
   // set, an empty `nodes` means "no nodes yet", not this machine.
   std::vector<NodeSpec> node_shapes;
-  // Snapshots carry tasks and histories only when the run ends; earlier ones
+  // Snapshots carry no task records: the last, when the run ends, carries
+  // its history and its task states (RunSnapshot::task_states); earlier ones
   // carry the run's id and state, and go out only when that state changes
   // (a task's change alone is not reported). Copying every record on every
-  // change is what a simulation of many runs would otherwise spend its time on.
+  // change, or building them at the end, is what a simulation of many runs
+  // would otherwise spend its time on.
   bool light_snapshots = false;
   // A run with at least this many task records (a wide ParallelFor) is
   // snapshotted at most once per `large_run_snapshot_interval` while only its

@@ -124,7 +124,7 @@ TEST_F(EngineNodesTest, TaskLargerThanEveryShapeStillFails) {
   EXPECT_EQ(observer_.Of("run-1").state, RuntimeState::kFailed);
 }
 
-TEST_F(EngineNodesTest, LightSnapshotsCarryTasksOnlyAtTheEnd) {
+TEST_F(EngineNodesTest, LightSnapshotsCarryTaskStatesOnlyAtTheEnd) {
   EngineOptions options;
   options.nodes = {{"n", 4, 8 * kGi}};
   options.light_snapshots = true;
@@ -132,9 +132,17 @@ TEST_F(EngineNodesTest, LightSnapshotsCarryTasksOnlyAtTheEnd) {
   struct Counting : RunObserver {
     int with_tasks = 0, without = 0;
     RunSnapshot last;
+    std::vector<std::string> names, labels;  // valid only during the call: copied
     void OnRunChanged(const RunSnapshot& s) override {
-      (s.tasks.empty() ? without : with_tasks)++;
+      EXPECT_TRUE(s.tasks.empty());
+      (s.task_states.empty() ? without : with_tasks)++;
       last = s;
+      for (const auto& t : s.task_states) {
+        names.push_back(*t.name);
+        labels.push_back(*t.executor_label);
+        EXPECT_EQ(t.state, RuntimeState::kSucceeded);
+        EXPECT_LE(t.start_time, t.end_time);
+      }
     }
   } counting;
   engine_ = std::make_unique<Engine>(loop_, executor_, counting, options);
@@ -143,8 +151,11 @@ TEST_F(EngineNodesTest, LightSnapshotsCarryTasksOnlyAtTheEnd) {
   EXPECT_EQ(counting.with_tasks, 1);
   EXPECT_GE(counting.without, 1);
   EXPECT_EQ(counting.last.state, RuntimeState::kSucceeded);
-  EXPECT_EQ(counting.last.tasks.size(), 3u);  // root + a + b
   EXPECT_FALSE(counting.last.history.empty());
+  // The root, then a and b, each with its DAG's record as parent.
+  ASSERT_EQ(counting.names.size(), 3u);
+  EXPECT_EQ(counting.labels[0], "");
+  EXPECT_NE(counting.labels[1], "");
 }
 
 // A training step pinned by kfp-kubernetes to a tainted GPU pool, beside an

@@ -94,7 +94,7 @@ std::vector<TaskRecord> TaskRecords(Run& run, bool take) {
   } else {
     out.resize(n);
     for (size_t i = 0; i < n; ++i) {
-      const RecordState& rec = run.records[i];
+      const TaskState& rec = run.records[i];
       TaskRecord& r = out[i];
       r.task_id = ShortId(rec.short_id);
       r.name = *rec.name;
@@ -108,7 +108,7 @@ std::vector<TaskRecord> TaskRecords(Run& run, bool take) {
     }
   }
   for (size_t i = 0; i < n; ++i) {
-    const RecordState& rec = run.records[i];
+    const TaskState& rec = run.records[i];
     TaskRecord& r = out[i];
     r.state = rec.state;
     r.create_time = rec.create_time;

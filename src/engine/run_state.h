@@ -5,8 +5,8 @@
 
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <filesystem>
+#include <list>
 #include <map>
 #include <memory>
 #include <string>
@@ -96,24 +96,6 @@ struct DagExec {
   ArtifactMap out_artifacts;
 };
 
-// A task's record while its run executes: what a change of its state reads
-// and writes, in ~80 bytes, where a TaskRecord is ~500 bytes with its strings.
-// Records of thousands of runs are alive at once, each cold by the time it
-// changes again. The TaskRecords observers see are built from these only when
-// a snapshot goes out (TaskRecords), with Run::details when the engine keeps
-// them.
-struct RecordState {
-  RuntimeState state = RuntimeState::kPending;
-  int32_t parent = -1;  // index of its DAG's record; -1 for the root
-  WallTime create_time{}, start_time{}, end_time{};
-  Duration scheduling_delay{};  // ready -> placed
-  // The spec's strings (the run holds the spec), or Run::names'.
-  const std::string* name = nullptr;
-  const std::string* display_name = nullptr;
-  const std::string* executor_label = nullptr;  // empty for DAG tasks
-  uint64_t short_id = 0;                        // the id is "t<short_id>" without details
-};
-
 // Launches so far per executor (TaskLaunch::label_launches_before). A run
 // has a handful of executors: the first three are counted inline, in the
 // run's first cache line, which a launch reads anyway; any more in a vector.
@@ -141,15 +123,16 @@ struct Run {
   LaunchCounts launches;
   std::string id;
   WallTime finished_at{};
-  std::vector<RecordState> records;
+  std::vector<TaskState> records;
   // With EngineOptions::task_details, the rest of each record by the same
   // index (ids, key, inputs, outputs, history, error, pod, node, ...); its
   // state, times and delay are in `records` until a snapshot copies them.
   // Empty without details.
   std::vector<TaskRecord> details;
-  // Record names the spec does not hold (ParallelFor iterations'); a deque,
-  // so that RecordState's pointers stay valid as it grows.
-  std::deque<std::string> names;
+  // Record names the spec does not hold (ParallelFor iterations'): a list,
+  // so that TaskState's pointers stay valid as it grows, and nothing is
+  // allocated for a run without loops (a deque allocates when made).
+  std::list<std::string> names;
   std::vector<StateChange> history;
   std::string error;
   std::vector<std::unique_ptr<DagExec>> dags;

@@ -226,9 +226,9 @@ Result<std::vector<LevelFit>> Predict(const std::vector<Level>& levels,
     SimOptions options;
     if (step_medians != nullptr) {
       options.on_run_end = [&steps](const engine::RunSnapshot& s, WallTime) {
-        for (const auto& t : s.tasks) {
-          if (!t.executor_label.empty() && t.end_time != WallTime{}) {
-            steps.push_back({t.executor_label, ToSeconds(t.end_time - t.start_time)});
+        for (const auto& t : s.task_states) {
+          if (!t.executor_label->empty() && t.end_time != WallTime{}) {
+            steps.push_back({*t.executor_label, ToSeconds(t.end_time - t.start_time)});
           }
         }
       };

@@ -120,13 +120,13 @@ MeasuredLevel SimulatedLevel(const std::string& name, const WorkloadSpec& w) {
     r.state = s.state;
     r.created = arrived;
     r.finished = s.finished_at;
-    for (const auto& t : s.tasks) {
-      r.tasks.push_back({.name = t.name,
+    for (const auto& t : s.task_states) {
+      r.tasks.push_back({.name = *t.name,
                          .state = t.state,
                          .created = t.create_time,
                          .started = t.start_time,
                          .finished = t.end_time,
-                         .dag = t.executor_label.empty()});
+                         .dag = t.executor_label->empty()});
     }
     level.runs.push_back(std::move(r));
   };

@@ -22,28 +22,24 @@ namespace {
 
 int64_t Ms(Duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); }
 
-// Records each run's end; the only per-run state kept is its arrival time,
-// and only while the run is alive.
+// Records each run's end. Runs alive are counted, not kept: each knows its
+// arrival (RunRequest::created_at).
 class Collector : public engine::RunObserver {
  public:
-  Collector(engine::EventLoop& loop, SimResult& result, const SimOptions& options)
-      : loop_(loop), result_(result), options_(options) {}
+  Collector(SimResult& result, const SimOptions& options) : result_(result), options_(options) {}
 
-  void Arrived(const std::string& run_id) {
-    arrivals_.emplace(run_id, loop_.Now());
-    result_.peak_runs_alive =
-        std::max<int64_t>(result_.peak_runs_alive, static_cast<int64_t>(arrivals_.size()));
+  void Arrived() {
+    ++alive_;
+    result_.peak_runs_alive = std::max<int64_t>(result_.peak_runs_alive, alive_);
   }
 
   void OnRunChanged(const engine::RunSnapshot& s) override {
     if (!IsTerminal(s.state)) return;
-    auto it = arrivals_.find(s.run_id);
-    if (it == arrivals_.end()) return;
-    if (options_.on_run_end) options_.on_run_end(s, it->second);
-    result_.run_ms.Record(Ms(s.finished_at - it->second));
-    arrivals_.erase(it);
+    if (options_.on_run_end) options_.on_run_end(s, s.created_at);
+    result_.run_ms.Record(Ms(s.finished_at - s.created_at));
+    --alive_;
     last_end_ = std::max(last_end_, s.finished_at);
-    if (arrivals_.empty() && on_idle) on_idle();
+    if (alive_ == 0 && on_idle) on_idle();
     if (on_run_end) on_run_end();
     if (s.state == RuntimeState::kSucceeded) {
       ++result_.succeeded;
@@ -51,24 +47,41 @@ class Collector : public engine::RunObserver {
       ++result_.failed;
       if (result_.first_error.empty()) result_.first_error = s.error;
     }
-    for (const auto& t : s.tasks) {
-      if (!t.executor_label.empty() && t.start_time != WallTime{}) {
+    for (const auto& t : s.task_states) {
+      if (!t.executor_label->empty() && t.start_time != WallTime{}) {
         result_.pending_ms.Record(Ms(t.scheduling_delay));
-        ++result_.tasks_by_label[t.executor_label];
+        CountTask(t.executor_label);
       }
     }
   }
 
-  size_t alive() const { return arrivals_.size(); }
+  // Moves the tasks counted by label into the result.
+  void Finish() {
+    for (const auto& [label, n] : tasks_by_label_) result_.tasks_by_label[*label] += n;
+    tasks_by_label_.clear();
+  }
+
+  size_t alive() const { return static_cast<size_t>(alive_); }
   std::function<void()> on_idle;     // called when the last run alive ends
   std::function<void()> on_run_end;  // called when any run ends
   WallTime last_end() const { return last_end_; }
 
  private:
-  engine::EventLoop& loop_;
+  // By the spec's label strings: a run's tasks point at the same few.
+  void CountTask(const std::string* label) {
+    for (auto& [counted, n] : tasks_by_label_) {
+      if (counted == label) {
+        ++n;
+        return;
+      }
+    }
+    tasks_by_label_.emplace_back(label, 1);
+  }
+
   SimResult& result_;
   const SimOptions& options_;
-  std::unordered_map<std::string, WallTime> arrivals_;
+  int64_t alive_ = 0;
+  std::vector<std::pair<const std::string*, int64_t>> tasks_by_label_;
   WallTime last_end_{};
 };
 
@@ -134,7 +147,7 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
   SharedServices services{&api, api_spec.task_update, &store, store_spec.bandwidth};
   const engine::Resources default_task{cluster.default_task_cpu, 0, cluster.default_task_memory, 0};
   SimExecutor executor(loop, workload.steps, workload.seed, services, default_task);
-  Collector collector(loop, result, options);
+  Collector collector(result, options);
   engine::EngineOptions eo;
   eo.random_seed = workload.seed;
   eo.light_snapshots = true;
@@ -169,11 +182,12 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
     req.run_id = "run-";
     req.run_id += std::to_string(submitted++);
     req.spec = workload.pipeline;
+    req.created_at = loop.Now();
     req.parameters = workload.parameters;
     if (extra != nullptr) {
       for (const auto& [k, v] : extra->items()) req.parameters[k] = v;
     }
-    collector.Arrived(req.run_id);
+    collector.Arrived();
     auto submit = [&engine, &submit_error](engine::RunRequest r) {
       if (auto st = engine.Submit(std::move(r)); !st.ok() && submit_error.ok()) {
         submit_error = st.error();
@@ -272,6 +286,7 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
   };
   loop.Post(tick);
   loop.RunUntilIdle();
+  collector.Finish();
   if (!submit_error.ok()) return submit_error.error();
 
   result.runs = submitted;
