@@ -259,6 +259,7 @@ Command AddPlanCommand(CLI::App& app) {
     std::string html;
     int replications = plan::Replications{}.count;
     std::string quantile = "P90";
+    int threads = 0;
   };
   auto f = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand(
@@ -277,6 +278,11 @@ Command AddPlanCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--quantile", f->quantile,
                   "answers hold for this share of the replications: 0.9, 90% or P90")
+      ->capture_default_str();
+  cmd->add_option("--threads", f->threads,
+                  "replications simulated at once (0: one per hardware thread); memory grows "
+                  "with it, as each holds its own runs")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--out", f->out, "also write the answer as JSON here");
   cmd->add_option("--html", f->html,
@@ -300,6 +306,7 @@ Command AddPlanCommand(CLI::App& app) {
     }
     plan::Replications reps;
     reps.count = f->replications;
+    reps.threads = f->threads;
     auto quantile = plan::ParseQuantile(f->quantile);
     if (!quantile.ok()) return fail("--quantile: " + quantile.error().message, kExitBadInput);
     reps.quantile = *quantile;

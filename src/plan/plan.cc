@@ -1,9 +1,12 @@
 #include "plan/plan.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <optional>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -77,12 +80,37 @@ Result<Probe> Replicate(const sim::ClusterSpec& cluster, const sim::WorkloadSpec
   Probe p;
   p.nodes = nodes;
   p.runs = runs;
-  sim::WorkloadSpec w = workload;
-  for (int i = 0; i < reps.count; ++i) {
-    w.seed = sim::ReplicationSeed(workload.seed, i);
-    auto r = SimulateAllAtOnce(cluster, w, runs, nodes);
-    if (!r.ok()) return r.error();
-    p.makespans.push_back(r->makespan);
+  const auto count = static_cast<size_t>(reps.count);
+  p.makespans.resize(count);
+  std::vector<std::optional<Error>> errors(count);
+  std::atomic<size_t> next{0};
+  // Each worker takes the next replication until none is left; results land
+  // by index, so they are in seed order whatever the threads.
+  auto work = [&] {
+    for (size_t i = next++; i < count; i = next++) {
+      sim::WorkloadSpec w = workload;
+      w.seed = sim::ReplicationSeed(workload.seed, static_cast<int>(i));
+      try {
+        auto r = SimulateAllAtOnce(cluster, w, runs, nodes);
+        if (r.ok()) {
+          p.makespans[i] = r->makespan;
+        } else {
+          errors[i] = r.error();
+        }
+      } catch (const std::bad_alloc&) {
+        errors[i] = Error{fmt::format("out of memory simulating {} runs", runs)};
+      }
+    }
+  };
+  const size_t hardware = std::max(1u, std::thread::hardware_concurrency());
+  const size_t threads =
+      std::min(count, reps.threads > 0 ? static_cast<size_t>(reps.threads) : hardware);
+  std::vector<std::thread> workers;
+  for (size_t t = 1; t < threads; ++t) workers.emplace_back(work);
+  work();
+  for (auto& t : workers) t.join();
+  for (auto& e : errors) {
+    if (e) return *e;
   }
   std::vector<Duration> sorted = p.makespans;
   std::sort(sorted.begin(), sorted.end());

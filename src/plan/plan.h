@@ -30,6 +30,10 @@ namespace kfpbench::plan {
 struct Replications {
   int count = 20;
   double quantile = 0.9;
+  // Replications simulated at once, each on a thread of its own: they are
+  // independent, and a simulation is single-threaded. 0: one per hardware
+  // thread. Memory grows with it: each holds its own runs.
+  int threads = 0;
 };
 
 // `count` in [1, 10000] and `quantile` in (0, 1].

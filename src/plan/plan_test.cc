@@ -126,6 +126,25 @@ TEST(Plan, MakespanNeverFallsWithMoreRunsNorRisesWithMoreNodes) {
   }
 }
 
+TEST(Plan, ReplicationsOnManyThreadsAreThoseOfOneInSeedOrder) {
+  const Replications one{9, 0.9, 1}, many{9, 0.9, 4};
+  auto serial = Replicate(Pool(10), Random(), 20, 2, one);
+  auto parallel = Replicate(Pool(10), Random(), 20, 2, many);
+  ASSERT_TRUE(serial.ok()) << serial.error().message;
+  ASSERT_TRUE(parallel.ok()) << parallel.error().message;
+  EXPECT_EQ(parallel->makespans, serial->makespans);
+  EXPECT_EQ(parallel->makespan, serial->makespan);
+  // Each replication is its own seed's: not all alike.
+  EXPECT_LT(serial->min, serial->max);
+  // A replication that fails fails the probe, on any thread: a task of 1 CPU
+  // on nodes of half a CPU can never run.
+  sim::ClusterSpec tiny = Pool(10);
+  tiny.pools[0].cpu = 0.5;
+  auto failed = Replicate(tiny, Random(), 4, 2, many);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_THAT(failed.error().message, ::testing::HasSubstr("fail"));
+}
+
 TEST(Plan, AnswersHoldAtTheirQuantileAndAgreeWithTimeFor) {
   const Replications reps{10, 0.9};
   auto runs = RunsIn(Pool(10), Random(), 10min, 3, reps);
