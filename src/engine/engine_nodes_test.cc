@@ -3,6 +3,7 @@
 
 #include "engine/engine.h"
 #include "engine/engine_test_util.h"
+#include "util/units.h"
 
 namespace kfpbench::engine {
 namespace {
@@ -10,8 +11,6 @@ namespace {
 using namespace std::chrono_literals;
 using nlohmann::json;
 using namespace testing;  // the part's test helpers
-
-constexpr int64_t kGi = int64_t{1} << 30;
 
 // Two independent tasks of 1 CPU, 1Gi each.
 constexpr const char* kTwoTasks = R"(

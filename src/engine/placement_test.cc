@@ -1,4 +1,5 @@
 #include "engine/placement.h"
+#include "util/units.h"
 
 #include <algorithm>
 #include <map>
@@ -9,8 +10,6 @@
 
 namespace kfpbench::engine {
 namespace {
-
-constexpr int64_t kGi = int64_t{1} << 30;
 
 TEST(Demand, PrefersRequestThenLimitThenDefault) {
   Resources fallback{0.1, 0, 64 << 20, 0};

@@ -10,6 +10,7 @@
 
 #include "engine/engine_test_util.h"
 #include "exec/test_support.h"
+#include "util/units.h"
 
 namespace kfpbench::exec {
 namespace {
@@ -17,8 +18,6 @@ namespace {
 using engine::testing::VirtualLoop;
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
-
-constexpr int64_t kMi = 1 << 20;
 
 // Uploads on virtual time, recording when each one's `done` ran.
 struct StoreOnVirtualTime {

@@ -13,11 +13,10 @@
 
 #include "exec/spawn.h"
 #include "util/sanitizers.h"
+#include "util/units.h"
 
 namespace kfpbench::exec {
 namespace {
-
-constexpr int64_t kMi = 1 << 20;
 
 std::string KfpbenchBinary() { return std::string(KFPBENCH_BINARY_DIR) + "/kfpbench"; }
 

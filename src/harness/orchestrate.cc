@@ -21,8 +21,6 @@
 namespace kfpbench::harness {
 namespace {
 
-constexpr int kOpenLoopPollers = 4;
-
 std::string NameFilter(const std::string& key, const std::string& value) {
   nlohmann::json filter = {
       {"predicates",

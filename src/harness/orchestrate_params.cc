@@ -11,12 +11,6 @@
 namespace kfpbench::harness {
 namespace {
 
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::string DeclaredNames(const ir::PipelineSpec& spec) {
   std::string names;
   for (const auto& [name, p] : spec.root.inputs.parameters) {
@@ -53,7 +47,7 @@ Result<nlohmann::json> TypedValue(const ir::ParameterSpec& spec, std::string_vie
       return nlohmann::json(v);
     }
     case T::kBoolean: {
-      std::string v = Lower(trimmed);
+      std::string v = AsciiLower(trimmed);
       if (v == "true" || v == "1") return nlohmann::json(true);
       if (v == "false" || v == "0") return nlohmann::json(false);
       return Error{fmt::format("expected true or false (BOOLEAN), got '{}'", text)};

@@ -45,7 +45,6 @@ namespace {
 // rarely delays the next arrival; a delay that happens anyway is measured
 // (start delay, late starts), not hidden.
 constexpr int kOpenLoopSenders = 8;
-constexpr int kOpenLoopPollers = 4;
 
 // Sends one CreateRun; the record carries the outcome either way.
 bool CreateOne(Context& context, const kfp::RunCreate& base, const std::string& name,

@@ -13,6 +13,10 @@
 
 namespace kfpbench::harness {
 
+// Threads that poll the runs an open-loop load created (orchestrate's and
+// PIPELINE_RUN's).
+inline constexpr int kOpenLoopPollers = 4;
+
 class RunFollower {
  public:
   RunFollower(Context& context, int threads);

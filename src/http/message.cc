@@ -2,18 +2,9 @@
 
 #include <algorithm>
 
+#include "util/strings.h"
+
 namespace kfpbench::http {
-namespace {
-
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool IEquals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
-                                            [](char x, char y) { return Lower(x) == Lower(y); });
-}
-
-}  // namespace
-
 std::string_view MethodName(Method m) {
   switch (m) {
     case Method::kGet:
@@ -37,7 +28,7 @@ std::string_view MethodName(Method m) {
 }
 
 void Headers::Set(std::string name, std::string value) {
-  std::erase_if(entries_, [&](const auto& e) { return IEquals(e.first, name); });
+  std::erase_if(entries_, [&](const auto& e) { return AsciiIEquals(e.first, name); });
   entries_.emplace_back(std::move(name), std::move(value));
 }
 
@@ -47,14 +38,14 @@ void Headers::Add(std::string name, std::string value) {
 
 std::string Headers::Get(std::string_view name) const {
   for (const auto& [n, v] : entries_) {
-    if (IEquals(n, name)) return v;
+    if (AsciiIEquals(n, name)) return v;
   }
   return {};
 }
 
 bool Headers::Has(std::string_view name) const {
   return std::any_of(entries_.begin(), entries_.end(),
-                     [&](const auto& e) { return IEquals(e.first, name); });
+                     [&](const auto& e) { return AsciiIEquals(e.first, name); });
 }
 
 std::string Request::Query(std::string_view name) const {

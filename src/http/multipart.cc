@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "http/url.h"
+#include "util/strings.h"
 
 namespace kfpbench::http {
 namespace {
@@ -18,16 +19,6 @@ std::string_view Trim(std::string_view s) {
   size_t end = s.find_last_not_of(kWhitespace);
   return s.substr(begin, end - begin + 1);
 }
-
-std::string ToLower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
-bool IEquals(std::string_view a, std::string_view b) { return ToLower(a) == ToLower(b); }
 
 // A header value of the form `value; name=token; name="quoted"` (RFC 9110
 // parameters), as Content-Type and Content-Disposition use.
@@ -54,7 +45,7 @@ Result<ParamValue> ParseParamValue(std::string_view text) {
     std::string_view name = Trim(text.substr(pos, name_end - pos));
     if (name_end == std::string_view::npos || text[name_end] == ';') {
       // A parameter without a value; kept so that it does not break parsing.
-      if (!name.empty()) out.params.emplace_back(ToLower(name), "");
+      if (!name.empty()) out.params.emplace_back(AsciiLower(name), "");
       pos = name_end;
       continue;
     }
@@ -82,7 +73,7 @@ Result<ParamValue> ParseParamValue(std::string_view text) {
       if (pos != std::string_view::npos) value = std::string(Trim(text.substr(pos, end - pos)));
       pos = end;
     }
-    out.params.emplace_back(ToLower(name), std::move(value));
+    out.params.emplace_back(AsciiLower(name), std::move(value));
   }
   return out;
 }
@@ -182,7 +173,7 @@ MultipartBody BuildMultipart(const std::vector<FormPart>& parts) {
 Result<std::vector<FormPart>> ParseMultipart(std::string_view content_type, std::string_view body) {
   auto ct = ParseParamValue(content_type);
   if (!ct.ok()) return Error{"multipart: bad Content-Type: " + ct.error().message};
-  if (ToLower(ct->value).rfind("multipart/", 0) != 0) {
+  if (AsciiLower(ct->value).rfind("multipart/", 0) != 0) {
     return Error{fmt::format("multipart: Content-Type \"{}\" is not multipart", ct->value)};
   }
   const std::string* boundary = ct->Find("boundary");
@@ -244,15 +235,15 @@ Result<std::vector<FormPart>> ParseMultipart(std::string_view content_type, std:
       last_value = &headers.back().second;
     }
     for (const auto& [name, value] : headers) {
-      if (IEquals(name, "Content-Type")) {
+      if (AsciiIEquals(name, "Content-Type")) {
         part.content_type = value;
-      } else if (IEquals(name, "Content-Disposition")) {
+      } else if (AsciiIEquals(name, "Content-Disposition")) {
         auto cd = ParseParamValue(value);
         if (!cd.ok()) {
           return Error{fmt::format("multipart: bad Content-Disposition in part {}: {}", index,
                                    cd.error().message)};
         }
-        if (!IEquals(cd->value, "form-data")) {
+        if (!AsciiIEquals(cd->value, "form-data")) {
           return Error{fmt::format("multipart: part {} is not form-data", index)};
         }
         if (const auto* n = cd->Find("name")) part.name = *n;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "util/strings.h"
+
 namespace kfpbench::http {
 namespace {
 
@@ -16,14 +18,6 @@ int HexValue(char c) {
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
-}
-
-std::string ToLower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
 }
 
 // Host names as DNS allows them (plus '_', which some internal names use), so
@@ -62,7 +56,7 @@ Result<Url> ParseUrl(std::string_view text) {
   size_t scheme_end = text.find("://");
   if (scheme_end == std::string_view::npos) return fail("expected http:// or https://");
   Url url;
-  url.scheme = ToLower(text.substr(0, scheme_end));
+  url.scheme = AsciiLower(text.substr(0, scheme_end));
   if (url.scheme == "http") {
     url.port = 80;
   } else if (url.scheme == "https") {

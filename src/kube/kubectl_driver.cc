@@ -8,17 +8,13 @@
 
 #include "kube/manifest.h"
 #include "kube/process.h"
+#include "util/strings.h"
 
 namespace kfpbench::kube {
 namespace {
 
 bool IsTrue(const nlohmann::json& c, const std::string& type) {
   return c.value("type", "") == type && c.value("status", "") == "True";
-}
-
-std::string Lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
 }
 
 }  // namespace
@@ -139,7 +135,7 @@ JobOutcome KubectlDriver::Run(const JobConfig& config, const SweepPoint& point) 
         if (config.kind != JobKind::kJob) {
           std::string type = labels.value("training.kubeflow.org/replica-type", "");
           for (const auto& r : KindInfo(config.kind).roles) {
-            if (Lower(r) == Lower(type)) role = r;
+            if (AsciiLower(r) == AsciiLower(type)) role = r;
           }
           index = std::atoi(labels.value("training.kubeflow.org/replica-index", "0").c_str());
         }

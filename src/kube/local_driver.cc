@@ -12,14 +12,10 @@
 #include "kube/driver.h"
 #include "kube/manifest.h"
 #include "kube/process.h"
+#include "util/strings.h"
 
 namespace kfpbench::kube {
 namespace {
-
-std::string Lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 int Total(const JobConfig& config) {
   int n = 0;
@@ -146,7 +142,7 @@ Result<std::vector<LocalReplica>> PlanLocalReplicas(const JobConfig& config,
       LocalReplica rep;
       rep.role = r.role;
       rep.index = i;
-      rep.name = point.job_name + "-" + Lower(r.role) + "-" + std::to_string(i);
+      rep.name = point.job_name + "-" + AsciiLower(r.role) + "-" + std::to_string(i);
       rep.env = resolved->env;
       rep.decides = Decides(config, r.role);
       out.push_back(std::move(rep));
@@ -181,11 +177,11 @@ Result<std::vector<LocalReplica>> PlanLocalReplicas(const JobConfig& config,
       if (ports.size() < out.size()) return Error{"not enough ports for TF_CONFIG"};
       nlohmann::json cluster = nlohmann::json::object();
       for (size_t i = 0; i < out.size(); ++i) {
-        cluster[Lower(out[i].role)].push_back("localhost:" + std::to_string(ports[i]));
+        cluster[AsciiLower(out[i].role)].push_back("localhost:" + std::to_string(ports[i]));
       }
       for (auto& rep : out) {
         nlohmann::json tf = {{"cluster", cluster},
-                             {"task", {{"type", Lower(rep.role)}, {"index", rep.index}}},
+                             {"task", {{"type", AsciiLower(rep.role)}, {"index", rep.index}}},
                              {"environment", "cloud"}};
         rep.env.emplace_back("TF_CONFIG", tf.dump());
       }

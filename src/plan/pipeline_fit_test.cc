@@ -3,11 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "sim/test_support.h"
+#include "util/units.h"
 
 namespace kfpbench::plan {
 namespace {
-
-constexpr int64_t kGi = int64_t{1} << 30;
 
 StepExecution Step(const std::string& name, double cpu, double memory_gi) {
   StepExecution e;

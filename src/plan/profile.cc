@@ -9,12 +9,10 @@
 
 #include "ir/pipeline_spec.h"
 #include "util/strings.h"
+#include "util/units.h"
 
 namespace kfpbench::plan {
 namespace {
-
-constexpr int64_t kMi = 1 << 20;
-constexpr int64_t kGi = 1 << 30;
 
 // A hair of tolerance, so 0.30000000004 cores stays 300m rather than 400m.
 constexpr double kEpsilon = 1e-9;

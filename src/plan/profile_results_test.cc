@@ -7,11 +7,10 @@
 
 #include "results/results_json.h"
 #include "util/ids.h"
+#include "util/units.h"
 
 namespace kfpbench::plan {
 namespace {
-
-constexpr double kMi = 1 << 20;
 
 nlohmann::json Task(const std::string& name, nlohmann::json extra) {
   nlohmann::json t = {{"name", name},

@@ -4,12 +4,10 @@
 
 #include "ir/pipeline_spec.h"
 #include "plan/profile_run.h"
+#include "util/units.h"
 
 namespace kfpbench::plan {
 namespace {
-
-constexpr int64_t kMi = 1 << 20;
-constexpr int64_t kGi = 1 << 30;
 
 TEST(ProfileTest, CpuRoundsUpTo100mAndMemoryTo64Mi) {
   EXPECT_DOUBLE_EQ(RoundCpuUp(0), 0.1);

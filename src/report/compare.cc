@@ -121,8 +121,6 @@ MetricChange Judge(const std::string& metric, const StatDef& s, const Samples& b
 
 std::string Pct(double f) { return fmt::format("{:+.1f}%", f * 100); }
 
-std::string Ms(double ms) { return FormatDuration(FromSeconds(ms / 1000)); }
-
 }  // namespace
 
 std::string_view VerdictName(ChangeVerdict v) {
@@ -230,7 +228,7 @@ std::string ComparisonText(const Comparison& c, const CompareOptions& o) {
   for (const auto& m : c.changes) {
     if (m.verdict == ChangeVerdict::kNotTested) continue;
     out += fmt::format("{:<20} {:<5} {:>10} {:>10} {:>8} {:>19} {:>8.3g}  {}{}\n", m.metric, m.stat,
-                       Ms(m.baseline), Ms(m.candidate), Pct(m.change),
+                       FormatMillis(m.baseline), FormatMillis(m.candidate), Pct(m.change),
                        fmt::format("[{}, {}]", Pct(m.ci_low), Pct(m.ci_high)), m.p_value,
                        VerdictName(m.verdict), m.fails ? " (FAIL)" : "");
   }
@@ -259,8 +257,9 @@ std::string ComparisonMarkdown(const Comparison& c, const CompareOptions& o) {
   for (const auto& m : c.changes) {
     if (m.verdict == ChangeVerdict::kNotTested) continue;
     out += fmt::format("| {} | {} | {} | {} | {} | [{}, {}] | {:.3g} | {}{} |\n", m.metric, m.stat,
-                       Ms(m.baseline), Ms(m.candidate), Pct(m.change), Pct(m.ci_low),
-                       Pct(m.ci_high), m.p_value, m.fails ? "❌ " : "", VerdictName(m.verdict));
+                       FormatMillis(m.baseline), FormatMillis(m.candidate), Pct(m.change),
+                       Pct(m.ci_low), Pct(m.ci_high), m.p_value, m.fails ? "❌ " : "",
+                       VerdictName(m.verdict));
   }
   return out;
 }

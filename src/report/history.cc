@@ -124,7 +124,7 @@ Trend Fit(const std::string& stat, const std::vector<HistoryPoint>& points,
   return t;
 }
 
-std::string Ms(double ms) {
+std::string CompactMs(double ms) {
   if (ms >= 1000) return fmt::format("{:.2f}s", ms / 1000);
   if (ms >= 10) return fmt::format("{:.1f}ms", ms);
   return fmt::format("{:.2f}ms", ms);
@@ -231,8 +231,9 @@ std::string HistoryText(const History& h) {
     bool data = p.count > 0;
     out += fmt::format("{:>3}  {:<{}} {:<{}} {:>7} {:>9} {:>9} {:>9} {:>9} {:>6.2f}%  {}\n", i + 1,
                        Day(p.started), started_width, version(p), version_width, p.count,
-                       data ? Ms(p.p50) : "-", data ? Ms(p.p95) : "-", data ? Ms(p.p99) : "-",
-                       data ? Ms(p.mean) : "-", p.error_rate * 100, p.source);
+                       data ? CompactMs(p.p50) : "-", data ? CompactMs(p.p95) : "-",
+                       data ? CompactMs(p.p99) : "-", data ? CompactMs(p.mean) : "-",
+                       p.error_rate * 100, p.source);
   }
   out += "\nTrend (least squares per run; Mann-Kendall test)\n";
   for (const auto& t : h.trends) {
@@ -261,11 +262,11 @@ std::string HistoryMarkdown(const History& h) {
   for (size_t i = 0; i < h.points.size(); ++i) {
     const auto& p = h.points[i];
     bool data = p.count > 0;
-    out +=
-        fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {:.2f}% | {} |\n", i + 1,
-                    Day(p.started), p.target_version.empty() ? "-" : MarkdownCell(p.target_version),
-                    p.count, data ? Ms(p.p50) : "-", data ? Ms(p.p95) : "-", data ? Ms(p.p99) : "-",
-                    data ? Ms(p.mean) : "-", p.error_rate * 100, MarkdownCell(p.source));
+    out += fmt::format(
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {:.2f}% | {} |\n", i + 1, Day(p.started),
+        p.target_version.empty() ? "-" : MarkdownCell(p.target_version), p.count,
+        data ? CompactMs(p.p50) : "-", data ? CompactMs(p.p95) : "-", data ? CompactMs(p.p99) : "-",
+        data ? CompactMs(p.mean) : "-", p.error_rate * 100, MarkdownCell(p.source));
   }
   out += "\n**Trend** (least squares per run; Mann-Kendall test)\n\n";
   for (const auto& t : h.trends) {

@@ -5,11 +5,7 @@
 #include "util/strings.h"
 
 namespace kfpbench::report {
-namespace {
-
-std::string Ms(double ms) { return FormatDuration(FromSeconds(ms / 1000)); }
-
-}  // namespace
+namespace {}  // namespace
 
 Result<std::string> MarkdownReporter::Render(const results::BenchmarkResults& r,
                                              const nlohmann::json& thresholds) {
@@ -41,10 +37,10 @@ Result<std::string> MarkdownReporter::Render(const results::BenchmarkResults& r,
         "|---|---:|---:|---:|---:|---:|---:|---:|\n";
     for (const auto& [name, op] : r.operations) {
       const auto& h = op.latency_us;
-      auto p = [&](double q) { return Ms(h.ValueAtPercentile(q) / 1000.0); };
+      auto p = [&](double q) { return FormatMillis(h.ValueAtPercentile(q) / 1000.0); };
       out += fmt::format("| {} | {} | {} | {:.1f} | {} | {} | {} | {} |\n", MarkdownCell(name),
                          h.count(), op.errors, elapsed > 0 ? h.count() / elapsed : 0.0, p(50),
-                         p(95), p(99), Ms(h.max() / 1000.0));
+                         p(95), p(99), FormatMillis(h.max() / 1000.0));
     }
   }
   auto durations = r.RunDurationsMs();
@@ -60,8 +56,9 @@ Result<std::string> MarkdownReporter::Render(const results::BenchmarkResults& r,
     for (const auto& [label, h] :
          {std::pair{"run duration", &durations}, std::pair{"queue wait", &waits}}) {
       out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", label, h->count(),
-                         Ms(h->ValueAtPercentile(50)), Ms(h->ValueAtPercentile(95)),
-                         Ms(h->ValueAtPercentile(99)), Ms(h->max()));
+                         FormatMillis(h->ValueAtPercentile(50)),
+                         FormatMillis(h->ValueAtPercentile(95)),
+                         FormatMillis(h->ValueAtPercentile(99)), FormatMillis(h->max()));
     }
   }
   for (const auto& stop : r.stress_stops) {
@@ -77,8 +74,9 @@ Result<std::string> MarkdownReporter::Render(const results::BenchmarkResults& r,
         MarkdownCell(stop.detail));
     for (const auto& s : r.stress_steps) {
       if (s.scenario != stop.scenario) continue;
-      out += fmt::format("| {:g} | {} | {} | {} | {} |\n", s.rate_per_minute, s.runs, s.failed,
-                         Ms(static_cast<double>(s.p95_ms)), s.held ? "✅ held" : "❌ broken");
+      out +=
+          fmt::format("| {:g} | {} | {} | {} | {} |\n", s.rate_per_minute, s.runs, s.failed,
+                      FormatMillis(static_cast<double>(s.p95_ms)), s.held ? "✅ held" : "❌ broken");
     }
   }
   for (const auto& curve : r.growth) {
@@ -96,8 +94,9 @@ Result<std::string> MarkdownReporter::Render(const results::BenchmarkResults& r,
                              : fmt::format("{:.2f} {}", f->exponent, f->verdict);
     };
     for (const auto& [op, f] : curve.Fits()) {
-      out += fmt::format("| {} | {} | {} | {} |\n", op, k(f.p50), k(f.p99),
-                         f.p99_at_extrapolation ? Ms(*f.p99_at_extrapolation / 1000) : "–");
+      out +=
+          fmt::format("| {} | {} | {} | {} |\n", op, k(f.p50), k(f.p99),
+                      f.p99_at_extrapolation ? FormatMillis(*f.p99_at_extrapolation / 1000) : "–");
     }
   }
   if (!r.schedules.empty()) {
@@ -109,8 +108,8 @@ Result<std::string> MarkdownReporter::Render(const results::BenchmarkResults& r,
     }
     if (lags.count() > 0) {
       out += fmt::format("\nTrigger lag: p50 {}, max {} over {} runs\n",
-                         Ms(static_cast<double>(lags.ValueAtPercentile(50))),
-                         Ms(static_cast<double>(lags.max())), lags.count());
+                         FormatMillis(static_cast<double>(lags.ValueAtPercentile(50))),
+                         FormatMillis(static_cast<double>(lags.max())), lags.count());
     }
   }
   if (!r.errors.empty()) {

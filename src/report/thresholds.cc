@@ -54,12 +54,10 @@ bool IsKnownOperation(const std::string& m) {
   return false;
 }
 
-std::string Ms(double ms) { return FormatDuration(FromSeconds(ms / 1000)); }
-
 std::string Text(ThresholdKind kind, double v) {
   switch (kind) {
     case ThresholdKind::kLatency:
-      return Ms(v);
+      return FormatMillis(v);
     case ThresholdKind::kErrorRate:
       return fmt::format("{:.3g}%", v * 100);
     case ThresholdKind::kCount:

@@ -9,11 +9,9 @@ namespace {
 
 using nlohmann::json;
 
-int64_t Ms(Duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); }
-
 std::optional<int64_t> Since(WallTime from, const std::optional<WallTime>& to) {
   if (!to) return std::nullopt;
-  return Ms(*to - from);
+  return ToMillis(*to - from);
 }
 
 // Every latency of a pod but the image pulls (which are per container).
@@ -28,7 +26,7 @@ std::map<std::string, int64_t> Latencies(const kube::PodTimeline& p) {
   put("containers_ready", Since(p.created, p.containers_ready));
   put("ready", Since(p.created, p.ready));
   if (const auto* main = p.Main(); main && main->started && main->finished) {
-    put("running", Ms(*main->finished - *main->started));
+    put("running", ToMillis(*main->finished - *main->started));
   }
   return out;
 }
@@ -50,7 +48,7 @@ json PodJson(const PodRecord& r) {
     containers.push_back({{"name", c.name},
                           {"init", c.init},
                           {"image", c.image},
-                          {"pull_ms", c.pull ? json(Ms(*c.pull)) : json(nullptr)},
+                          {"pull_ms", c.pull ? json(ToMillis(*c.pull)) : json(nullptr)},
                           {"image_present", c.image_present},
                           {"pull_failed", c.pull_failed},
                           {"started_at", Time(c.started)},
@@ -191,7 +189,7 @@ void PodLifecycle::Add(PodRecord record) {
   for (const auto& c : p.containers) {
     if (c.pull) {
       ++step.image_pulls;
-      step.ms["image_pull"].Record(Ms(*c.pull));
+      step.ms["image_pull"].Record(ToMillis(*c.pull));
     }
     if (c.image_present) ++step.images_present;
     if (c.pull_failed) ++step.pull_failures;

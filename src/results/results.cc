@@ -3,11 +3,7 @@
 #include "util/secrets.h"
 
 namespace kfpbench::results {
-namespace {
-
-int64_t Ms(Duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); }
-
-}  // namespace
+namespace {}  // namespace
 
 std::optional<Duration> RunRecord::QueueWait() const {
   std::optional<WallTime> first;
@@ -90,7 +86,7 @@ std::vector<RunRecord> RunLog::Records() const {
 metrics::Histogram BenchmarkResults::RunDurationsMs() const {
   metrics::Histogram h;
   for (const auto& r : runs) {
-    if (r.Finished()) h.Record(Ms(r.RunDuration()));
+    if (r.Finished()) h.Record(ToMillis(r.RunDuration()));
   }
   return h;
 }
@@ -98,7 +94,7 @@ metrics::Histogram BenchmarkResults::RunDurationsMs() const {
 metrics::Histogram BenchmarkResults::QueueWaitsMs() const {
   metrics::Histogram h;
   for (const auto& r : runs) {
-    if (auto w = r.QueueWait()) h.Record(Ms(*w));
+    if (auto w = r.QueueWait()) h.Record(ToMillis(*w));
   }
   return h;
 }
@@ -106,7 +102,7 @@ metrics::Histogram BenchmarkResults::QueueWaitsMs() const {
 metrics::Histogram BenchmarkResults::StartDelaysMs() const {
   metrics::Histogram h;
   for (const auto& r : runs) {
-    if (auto d = r.StartDelay()) h.Record(Ms(*d));
+    if (auto d = r.StartDelay()) h.Record(ToMillis(*d));
   }
   return h;
 }
@@ -122,7 +118,7 @@ double BenchmarkResults::StressPeakPerMinute(size_t scenario) const {
 metrics::Histogram BenchmarkResults::TriggerLagsMs() const {
   metrics::Histogram h;
   for (const auto& r : runs) {
-    if (auto d = r.TriggerLag(); d && !r.recurring_run_id.empty()) h.Record(Ms(*d));
+    if (auto d = r.TriggerLag(); d && !r.recurring_run_id.empty()) h.Record(ToMillis(*d));
   }
   return h;
 }
@@ -141,9 +137,9 @@ std::map<std::string, StepStats> BenchmarkResults::Steps() const {
     for (const auto& t : r.tasks) {
       if (t.dag || t.started.time_since_epoch().count() == 0) continue;
       auto& s = out[t.name];
-      s.scheduling_delay_ms.Record(Ms(t.started - t.created));
+      s.scheduling_delay_ms.Record(ToMillis(t.started - t.created));
       if (t.finished.time_since_epoch().count() != 0)
-        s.duration_ms.Record(Ms(t.finished - t.started));
+        s.duration_ms.Record(ToMillis(t.finished - t.started));
     }
   }
   return out;

@@ -20,8 +20,6 @@
 namespace kfpbench::sim {
 namespace {
 
-int64_t Ms(Duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); }
-
 // Records each run's end. Runs alive are counted, not kept: each knows its
 // arrival (RunRequest::created_at).
 class Collector : public engine::RunObserver {
@@ -36,7 +34,7 @@ class Collector : public engine::RunObserver {
   void OnRunChanged(const engine::RunSnapshot& s) override {
     if (!IsTerminal(s.state)) return;
     if (options_.on_run_end) options_.on_run_end(s, s.created_at);
-    result_.run_ms.Record(Ms(s.finished_at - s.created_at));
+    result_.run_ms.Record(ToMillis(s.finished_at - s.created_at));
     --alive_;
     last_end_ = std::max(last_end_, s.finished_at);
     if (alive_ == 0 && on_idle) on_idle();
@@ -49,7 +47,7 @@ class Collector : public engine::RunObserver {
     }
     for (const auto& t : s.task_states) {
       if (!t.executor_label->empty() && t.start_time != WallTime{}) {
-        result_.pending_ms.Record(Ms(t.scheduling_delay));
+        result_.pending_ms.Record(ToMillis(t.scheduling_delay));
         CountTask(t.executor_label);
       }
     }

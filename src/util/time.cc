@@ -192,6 +192,8 @@ std::string FormatDuration(Duration d) {
   return fmt::format("{}h{}m", whole / 3600, (whole % 3600) / 60);
 }
 
+std::string FormatMillis(double ms) { return FormatDuration(FromSeconds(ms / 1000)); }
+
 double ToSeconds(Duration d) { return std::chrono::duration<double>(d).count(); }
 
 Duration FromSeconds(double seconds) {

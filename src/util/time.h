@@ -25,6 +25,12 @@ Result<Duration> ParseDuration(std::string_view text);
 std::string FormatDuration(Duration d);  // "1.25s", "340ms", "2m5s"
 
 double ToSeconds(Duration d);
+// Whole milliseconds, truncated: what latency histograms record.
+inline int64_t ToMillis(Duration d) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+}
+// FormatDuration of a number of milliseconds (a histogram's unit).
+std::string FormatMillis(double ms);
 // Saturates at Duration::max()/min(); NaN is zero.
 Duration FromSeconds(double seconds);
 
