@@ -560,8 +560,7 @@ struct Engine::Impl {
     // tasks): the same text as (dag.dir / spec.name).generic_string(),
     // without building and splitting a path per task.
     if (options.task_details || !run.keep.empty()) {
-      std::string key = spec.name;
-      if (!dag.dir.empty()) key = dag.dir.generic_string() + '/' + spec.name;
+      std::string key = dag.dir.empty() ? spec.name : dag.dir.generic_string() + '/' + spec.name;
       // Exit handlers run again: they report on the attempt that is running.
       auto kept =
           !comp.is_dag() && !spec.run_when_upstream_done ? run.keep.find(key) : run.keep.end();
@@ -1135,19 +1134,27 @@ struct Engine::Impl {
     options.cache->Record(CacheScope(*run.spec), task.fingerprint, execution);
   }
 
-  void Enqueue(DagExec& dag, int i, TaskLaunch&& launch, const Demand& demand) {
+  // A new attempt of task `i`, in a slot; returns its id.
+  uint64_t NewAttempt(DagExec& dag, int i, Container::Where where, const Demand& demand,
+                      const Resources& resources) {
     uint64_t id = NewContainer();
     Container& c = *FindContainer(id);
     c.run = dag.run;
     c.dag = &dag;
     c.task = i;
     c.record = dag.tasks[i].record;
-    c.where = Container::Where::kQueued;
+    c.where = where;
     c.demand = demand;
-    c.ready_at = loop.Now();
     c.exec = dag.plan->executors[i];
     c.component = dag.plan->components[i];
-    c.resources = launch.resources;
+    c.resources = resources;
+    return id;
+  }
+
+  void Enqueue(DagExec& dag, int i, TaskLaunch&& launch, const Demand& demand) {
+    uint64_t id = NewAttempt(dag, i, Container::Where::kQueued, demand, launch.resources);
+    Container& c = *FindContainer(id);
+    c.ready_at = loop.Now();
     if (options.resolve_command_lines) {
       c.launch = std::move(launch);
       c.launch.pod_name = PodName(*dag.run);
@@ -1287,17 +1294,9 @@ struct Engine::Impl {
     SetState(run, task.record, RuntimeState::kRunning,
              fmt::format("attempt {} failed: {}; retry {} of {} in {}", task.attempt, error,
                          task.attempt, policy.max_retry_count, FormatDuration(delay)));
-    uint64_t id = NewContainer();
+    uint64_t id =
+        NewAttempt(dag, i, Container::Where::kBackoff, demand, task.retry_launch->resources);
     Container& c = *FindContainer(id);
-    c.run = &run;
-    c.dag = &dag;
-    c.task = i;
-    c.record = dag.tasks[i].record;
-    c.where = Container::Where::kBackoff;
-    c.demand = demand;
-    c.exec = dag.plan->executors[i];
-    c.component = dag.plan->components[i];
-    c.resources = task.retry_launch->resources;
     c.timer = loop.After(delay, [this, id] { OnRetryTimer(id); });
   }
 

@@ -1,4 +1,6 @@
 // Runtime node changes (the simulator's autoscaler) and light snapshots.
+#include <set>
+
 #include <gtest/gtest.h>
 
 #include "engine/engine.h"
@@ -155,6 +157,45 @@ TEST_F(EngineNodesTest, LightSnapshotsCarryTaskStatesOnlyAtTheEnd) {
   ASSERT_EQ(counting.names.size(), 3u);
   EXPECT_EQ(counting.labels[0], "");
   EXPECT_NE(counting.labels[1], "");
+}
+
+TEST_F(EngineNodesTest, WithoutDetailsRecordsCarryCounterIdsNamesTimesAndLinks) {
+  EngineOptions options;
+  options.nodes = {{"n", 4, 8 * kGi}};
+  options.task_details = false;
+  Make(options);
+  executor_.behave = [](const TaskLaunch&) { return Takes(10s); };
+  Submit("run-1");
+  Submit("run-2");
+  loop_.Run();
+  const RunSnapshot& one = observer_.Of("run-1");
+  const RunSnapshot& two = observer_.Of("run-2");
+  ASSERT_EQ(one.tasks.size(), 3u);  // the root, a, b
+  ASSERT_EQ(two.tasks.size(), 3u);
+  std::set<std::string> ids;
+  for (const auto* run : {&one, &two}) {
+    const TaskRecord& root = run->tasks[0];
+    EXPECT_EQ(root.name, "two");
+    EXPECT_EQ(root.executor_label, "");
+    EXPECT_EQ(root.parent_task_id, "");
+    ASSERT_EQ(root.child_task_ids.size(), 2u);
+    for (size_t i = 1; i < 3; ++i) {
+      const TaskRecord& t = run->tasks[i];
+      EXPECT_EQ(t.parent_task_id, root.task_id);
+      EXPECT_EQ(root.child_task_ids[i - 1], t.task_id);
+      EXPECT_EQ(t.executor_label, "exec-t");
+      EXPECT_EQ(t.state, RuntimeState::kSucceeded);
+      EXPECT_EQ(t.end_time - t.start_time, 10s);
+      EXPECT_TRUE(t.history.empty());  // a detail
+    }
+    for (const auto& t : run->tasks) {
+      EXPECT_EQ(t.task_id.front(), 't') << t.task_id;
+      ids.insert(t.task_id);
+    }
+  }
+  EXPECT_EQ(ids.size(), 6u);  // unique across runs
+  EXPECT_EQ(one.tasks[1].name, "a");
+  EXPECT_EQ(one.tasks[2].name, "b");
 }
 
 // A training step pinned by kfp-kubernetes to a tainted GPU pool, beside an
