@@ -65,7 +65,7 @@ struct TaskRecord {
 };
 
 // A task record while its run executes: what a change of its state reads
-// and writes, in ~80 bytes, where a TaskRecord is ~500 with its strings.
+// and writes, in 72 bytes, where a TaskRecord is 488 and its strings.
 // Records of thousands of runs are alive at once, each cold by the time it
 // changes again. The TaskRecords observers see are built from these only when
 // a snapshot carries them.
@@ -163,7 +163,7 @@ struct EngineOptions {
   // Without details a record has its names, label, state, times, scheduling
   // delay and links to its parent and children, and its id is "t" and a
   // counter unique within the engine: what the simulator reads. A run's
-  // records are then ~80 bytes each instead of ~500 and their strings, which
+  // records are then 72 bytes each instead of ~500 and their strings, which
   // is what lets thousands of simulated runs stay in cache. A retry's kept
   // tasks (RunRequest::keep) keep their ids only with details.
   bool task_details = true;

@@ -112,7 +112,7 @@ class LaunchCounts {
 };
 
 struct Run {
-  // What each event reads or writes, first, in one cache line (see TaskExec).
+  // What each event reads or writes, first and together (see TaskExec).
   RuntimeState state = RuntimeState::kPending;
   bool stopping = false;  // a task failed: start nothing new but exit handlers
   bool canceled = false;
