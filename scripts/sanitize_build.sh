@@ -24,10 +24,11 @@ configure_sanitize_build() {
 
 # The concurrent parts, whose tests scripts/test --tsan runs under
 # ThreadSanitizer (build-tsan/, -O1): the HTTP server and client, the
-# recorder, the engine's event loop, the store, and the embedded backend end
-# to end (API threads, engine loop, scheduler and SQLite at once). Not the
-# tests that start the kfpbench binary, which this build does not make.
-tsan_parts=(http metrics engine store server)
+# recorder, the engine's event loop, the store, the embedded backend end to
+# end (API threads, engine loop, scheduler and SQLite at once), and capacity
+# planning (replications simulated on threads at once). Not the tests that
+# start the kfpbench binary, which this build does not make.
+tsan_parts=(http metrics engine store server plan)
 tsan_filter='-RestartTest.*'
 configure_tsan_build() {
   if ! command -v clang++ > /dev/null; then
