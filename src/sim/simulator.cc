@@ -5,7 +5,6 @@
 #include <functional>
 #include <optional>
 #include <random>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
