@@ -282,7 +282,7 @@ Command AddPlanCommand(CLI::App& app) {
   cmd->add_option("--threads", f->threads,
                   "replications simulated at once (0: one per hardware thread); memory grows "
                   "with it, as each holds its own runs")
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Range(0, 1024))
       ->capture_default_str();
   cmd->add_option("--out", f->out, "also write the answer as JSON here");
   cmd->add_option("--html", f->html,
