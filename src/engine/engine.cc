@@ -50,6 +50,9 @@ std::string SanitizeName(std::string_view name, size_t max_len) {
 
 // The label of records that have none (DAGs); TaskState points at it.
 const std::string kNoLabel;
+// The default error of state changes: a "" default argument would build a
+// string on every call.
+const std::string kNoError;
 
 bool IsFailure(RuntimeState s) {
   return s == RuntimeState::kFailed || s == RuntimeState::kCanceled;
@@ -220,7 +223,7 @@ struct Engine::Impl {
       d.name = name;
       d.display_name = display;
       d.executor_label = executor_label;
-      d.history.push_back({rec.create_time, RuntimeState::kPending, ""});
+      d.history.push_back({rec.create_time, RuntimeState::kPending, {}});
       d.inputs = json::object();
       d.outputs = json::object();
       if (parent >= 0) {
@@ -235,7 +238,7 @@ struct Engine::Impl {
     return static_cast<int>(run.records.size()) - 1;
   }
 
-  void SetState(Run& run, int record, RuntimeState state, const std::string& error = "") {
+  void SetState(Run& run, int record, RuntimeState state, const std::string& error = kNoError) {
     TaskState& rec = run.records[record];
     WallTime now = loop.Now();
     rec.state = state;
@@ -249,7 +252,7 @@ struct Engine::Impl {
     MarkDirty(run);
   }
 
-  void SetRunState(Run& run, RuntimeState state, const std::string& error = "") {
+  void SetRunState(Run& run, RuntimeState state, const std::string& error = kNoError) {
     if (run.state == state) return;
     WallTime now = loop.Now();
     run.state = state;
@@ -366,7 +369,7 @@ struct Engine::Impl {
     // Pending, running, and its end (or canceling, canceled): growing the
     // vector would allocate three times per run.
     run.history.reserve(4);
-    run.history.push_back({loop.Now(), RuntimeState::kPending, ""});
+    run.history.push_back({loop.Now(), RuntimeState::kPending, {}});
     // One record per root task and the root: growing the vector would move
     // every record several times per run.
     if (run.spec->root.dag) {
@@ -596,8 +599,7 @@ struct Engine::Impl {
                               task.record, dag.dir / spec.name);
       return StartDag(child);
     }
-    const ir::ExecutorSpec* exec = dag.plan->executors[i];
-    if (exec != nullptr && exec->runs_in_driver()) return RunInDriver(dag, i, *exec);
+    if (dag.plan->runs_in_driver[i]) return RunInDriver(dag, i, *dag.plan->executors[i]);
     if (auto s = StartContainer(dag, i); !s) {
       FinishTask(dag, i, RuntimeState::kFailed, s.error().message);
     }
@@ -734,14 +736,18 @@ struct Engine::Impl {
     return options.work_root / "pvcs" / name;
   }
 
-  void FinishTask(DagExec& dag, int i, RuntimeState state, const std::string& error = "") {
+  void FinishTask(DagExec& dag, int i, RuntimeState state, const std::string& error = kNoError) {
     TaskExec& task = dag.tasks[i];
     if (task.phase == Phase::kDone) return;
     Run& run = *dag.run;
     if (task.phase == Phase::kActive) --dag.active;
     task.phase = Phase::kDone;
     task.state = state;
-    task.error = error;
+    if (error.empty()) {
+      task.error.clear();  // no copy of an empty string on every success
+    } else {
+      task.error = error;
+    }
     task.retry_launch.reset();
     if (task.record >= 0 && options.task_details) {
       TaskRecord& rec = run.details[task.record];

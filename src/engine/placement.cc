@@ -140,8 +140,9 @@ Placement::Placement(std::vector<NodeSpec> nodes) : nodes_(std::move(nodes)) {
 void Placement::RebuildRoom() {
   leaves_ = 1;
   while (leaves_ < nodes_.size()) leaves_ *= 2;
-  room_.assign(2 * leaves_, Demand{-1, -1});  // padding fits nothing, not even zero
-  for (size_t i = 0; i < free_.size(); ++i) room_[leaves_ + i] = free_[i];
+  room_.assign(2 * leaves_, Room{-1, -1});  // padding fits nothing, not even zero
+  for (size_t i = 0; i < free_.size(); ++i)
+    room_[leaves_ + i] = {free_[i].cpu_millis, free_[i].memory};
   for (size_t k = leaves_ - 1; k >= 1; --k) {
     room_[k] = {std::max(room_[2 * k].cpu_millis, room_[2 * k + 1].cpu_millis),
                 std::max(room_[2 * k].memory, room_[2 * k + 1].memory)};
@@ -151,10 +152,14 @@ void Placement::RebuildRoom() {
 void Placement::SetFree(size_t i, const Demand& d) {
   free_[i] = d;
   size_t k = leaves_ + i;
-  room_[k] = d;
+  room_[k] = {d.cpu_millis, d.memory};
   for (k /= 2; k >= 1; k /= 2) {
-    room_[k] = {std::max(room_[2 * k].cpu_millis, room_[2 * k + 1].cpu_millis),
-                std::max(room_[2 * k].memory, room_[2 * k + 1].memory)};
+    const Room most{std::max(room_[2 * k].cpu_millis, room_[2 * k + 1].cpu_millis),
+                    std::max(room_[2 * k].memory, room_[2 * k + 1].memory)};
+    // An unchanged range leaves every range above it unchanged: most
+    // placements stop a level or two up instead of at the root.
+    if (most.cpu_millis == room_[k].cpu_millis && most.memory == room_[k].memory) return;
+    room_[k] = most;
   }
 }
 
@@ -305,6 +310,8 @@ void Placement::Schedule(std::vector<Placed>& placed) {
       continue;
     }
     SetFree(chosen, {free_[chosen].cpu_millis - d.cpu_millis, free_[chosen].memory - d.memory});
+    used_total_.cpu_millis += d.cpu_millis;
+    used_total_.memory += d.memory;
     if (!HasRoom(chosen)) --nodes_with_room_;
     placed.push_back({e.ticket, chosen});
     e.queued = false;
@@ -316,6 +323,8 @@ void Placement::Schedule(std::vector<Placed>& placed) {
 void Placement::Release(size_t node, const Demand& d) {
   bool had_room = HasRoom(node);
   SetFree(node, {free_[node].cpu_millis + d.cpu_millis, free_[node].memory + d.memory});
+  used_total_.cpu_millis -= d.cpu_millis;
+  used_total_.memory -= d.memory;
   if (!had_room && HasRoom(node)) ++nodes_with_room_;
 }
 

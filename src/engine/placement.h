@@ -82,6 +82,9 @@ class Placement {
   bool removed(size_t i) const { return removed_[i]; }
   // What is placed on node i right now.
   Demand used(size_t i) const;
+  // What is placed on all nodes right now, kept as tasks come and go (a sum
+  // over nodes would cost a scan per question).
+  Demand used_total() const { return used_total_; }
   // A shape that a node may have later (an autoscaled pool): a task that fits
   // one waits in the queue instead of failing at once.
   void AllowShape(const NodeSpec& shape);
@@ -123,11 +126,18 @@ class Placement {
   // Nodes with some CPU and memory free, so Schedule can stop early without
   // scanning every node for every queued ticket.
   size_t nodes_with_room_ = 0;
+  Demand used_total_;
   bool HasRoom(size_t i) const { return free_[i].cpu_millis > 0 && free_[i].memory > 0; }
   // First fit over many nodes: a tree over the nodes whose every inner entry
   // holds the largest free CPU and the largest free memory below it, so the
   // search skips whole ranges of full nodes instead of testing each one.
-  std::vector<Demand> room_;  // 1-based heap layout; leaves at [leaves_, 2 * leaves_)
+  // The most CPU and the most memory free in a range of nodes (not
+  // necessarily on one node): 16 bytes, four to a cache line.
+  struct Room {
+    int64_t cpu_millis = 0;
+    int64_t memory = 0;
+  };
+  std::vector<Room> room_;  // 1-based heap layout; leaves at [leaves_, 2 * leaves_)
   size_t leaves_ = 0;
   void SetFree(size_t i, const Demand& d);  // free_[i] = d, and the tree above it
   void RebuildRoom();

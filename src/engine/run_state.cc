@@ -21,9 +21,10 @@ const DagPlan& PlanFor(Run& run, const ir::ComponentSpec& comp) {
     plan.tasks.push_back(&t);
     const ir::ComponentSpec* comp = run.spec->FindComponent(t.component_ref);
     plan.components.push_back(comp);
-    plan.executors.push_back(comp != nullptr && !comp->is_dag()
-                                 ? run.spec->FindExecutor(comp->executor_label)
-                                 : nullptr);
+    const ir::ExecutorSpec* exec =
+        comp != nullptr && !comp->is_dag() ? run.spec->FindExecutor(comp->executor_label) : nullptr;
+    plan.executors.push_back(exec);
+    plan.runs_in_driver.push_back(exec != nullptr && exec->runs_in_driver());
   }
   size_t n = plan.tasks.size();
   plan.upstream.resize(n);

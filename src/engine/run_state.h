@@ -33,6 +33,8 @@ struct DagPlan {
   std::vector<const ir::TaskSpec*> tasks;  // topological order
   std::vector<const ir::ComponentSpec*> components;
   std::vector<const ir::ExecutorSpec*> executors;  // null for DAG tasks and unknown labels
+  // ExecutorSpec::runs_in_driver, which compares strings, once per plan.
+  std::vector<bool> runs_in_driver;
   std::vector<std::vector<int>> upstream, downstream;
   std::unordered_map<std::string, int> index;
   std::vector<ir::CelExpr> conditions;

@@ -161,8 +161,11 @@ void Autoscaler::ScaleDown() {
   if (idle_since_.size() < placement.node_count()) {
     idle_since_.resize(placement.node_count(), WallTime::max());
   }
-  // Not while tasks wait: an empty node then is about to be used.
+  // Not while tasks wait: an empty node then is about to be used. Scans
+  // while tasks keep waiting would find every node marked busy already.
   bool waiting = placement.queued() > 0;
+  if (waiting && all_busy_) return;
+  all_busy_ = waiting;
   for (size_t i = 0; i < placement.node_count(); ++i) {
     int pool = nodes_.pool_of(i);
     if (pool < 0) continue;

@@ -69,6 +69,7 @@ class Autoscaler {
   std::vector<int> provisioning_;  // per pool
   int provisioning_total_ = 0;
   std::vector<WallTime> idle_since_;  // by engine node index; max() = busy
+  bool all_busy_ = false;             // every idle_since_ is max(): tasks have been waiting
 };
 
 }  // namespace kfpbench::sim

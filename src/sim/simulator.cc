@@ -267,9 +267,7 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
     SeriesPoint s;
     s.t = ToSeconds(loop.Now() - start);
     s.nodes = nodes.live_total();
-    for (size_t i = 0; i < pl.node_count(); ++i) {
-      if (!pl.removed(i)) s.cpu_used += pl.used(i).cpu_millis / 1000.0;
-    }
+    s.cpu_used = static_cast<double>(pl.used_total().cpu_millis) / 1000.0;
     s.cpu_capacity = nodes.CpuCapacity();
     s.pending = static_cast<double>(pl.queued());
     s.running_runs = static_cast<double>(collector.alive());
