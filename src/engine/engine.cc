@@ -14,6 +14,7 @@
 #include <cmath>
 #include <deque>
 #include <map>
+#include <mutex>
 #include <random>
 #include <system_error>
 #include <unordered_map>
@@ -127,6 +128,11 @@ struct Engine::Impl {
   std::vector<Run*> dirty_runs;
   std::vector<Run*> spare_dirty_runs;            // Flush's
   std::vector<Placement::Placed> placed_buffer;  // SchedulePending's
+  // RunParameters' defaults of the last spec submitted without parameters;
+  // Submit runs on any thread.
+  std::mutex defaults_mu;
+  std::shared_ptr<const ir::PipelineSpec> defaults_spec;
+  json defaults;
 
   // Every entry point from the loop holds one; the outermost flushes.
   struct Scope {
@@ -339,6 +345,24 @@ struct Engine::Impl {
   }
 
   // ---- Runs ----
+
+  // ResolveRunParameters, on the caller's thread. Runs of one spec that give
+  // no parameters all get its defaults: resolved once, then copied (a
+  // simulation submits one spec many times).
+  Result<json> RunParameters(const RunRequest& req) {
+    const bool none_given = req.parameters.is_null() || req.parameters.empty();
+    if (none_given) {
+      std::lock_guard lock(defaults_mu);
+      if (defaults_spec == req.spec) return defaults;
+    }
+    auto params = ResolveRunParameters(*req.spec, req.parameters);
+    if (none_given && params.ok()) {
+      std::lock_guard lock(defaults_mu);
+      defaults_spec = req.spec;
+      defaults = *params;
+    }
+    return params;
+  }
 
   void StartRun(RunRequest req, json params) {
     Scope scope(*this);
@@ -1197,13 +1221,13 @@ struct Engine::Impl {
     rec.scheduling_delay = loop.Now() - c.ready_at;
     MarkRunning(run);
     SetState(run, c.record, RuntimeState::kRunning);
-    auto done = [this, id](TaskResult result) {
+    auto done = [this, id](TaskResult&& result) {
       if (depth > 0) {
         // Called from inside Launch: finish it after this handler.
-        loop.Post([this, id, r = std::move(result)]() mutable { OnDone(id, std::move(r)); });
+        loop.Post([this, id, r = std::move(result)] { OnDone(id, r); });
         return;
       }
-      OnDone(id, std::move(result));
+      OnDone(id, result);
     };
     const uint32_t launches_before = run.launches.Count(c.exec);
     if (!options.resolve_command_lines) {
@@ -1229,7 +1253,7 @@ struct Engine::Impl {
     return launch;
   }
 
-  void OnDone(uint64_t id, TaskResult result) {
+  void OnDone(uint64_t id, const TaskResult& result) {
     Scope scope(*this);
     Container* held = FindContainer(id);
     if (held == nullptr) return;
@@ -1332,7 +1356,7 @@ Status Engine::Submit(RunRequest request) {
   if (request.run_id.empty()) return Error{"run id is empty", kHttpBadRequest};
   if (request.spec == nullptr) return Error{"run has no pipeline spec", kHttpBadRequest};
   if (Status s = impl_->executor.CanRun(*request.spec); !s.ok()) return s;
-  auto params = ResolveRunParameters(*request.spec, request.parameters);
+  auto params = impl_->RunParameters(request);
   if (!params.ok()) return params.error();
   Impl* impl = impl_.get();
   impl->loop.Post([impl, req = std::move(request), p = std::move(*params)]() mutable {

@@ -109,7 +109,7 @@ class RunObserver {
 struct RunRequest {
   std::string run_id;
   std::shared_ptr<const ir::PipelineSpec> spec;
-  nlohmann::json parameters = nlohmann::json::object();  // runtime_config.parameters
+  nlohmann::json parameters;  // runtime_config.parameters: an object, or null for none
   std::string pipeline_root;
   // A retry (Argo's retry, which KFP's :retry is): tasks of the failed
   // attempt, by key, that ended SUCCEEDED (or SKIPPED on a cache hit). They are

@@ -93,7 +93,7 @@ class FakeExecutor : public Executor {
   int running = 0;
   int max_running = 0;
 
-  void Launch(TaskLaunch launch, std::function<void(TaskResult)> done) override {
+  void Launch(TaskLaunch launch, TaskDone done) override {
     Behavior b = behave(launch);
     ++running;
     max_running = std::max(max_running, running);
@@ -154,13 +154,12 @@ class FakeExecutor : public Executor {
   struct Pending {
     TimerId timer;
     std::string label;
-    std::function<void(TaskResult)> done;
+    TaskDone done;
   };
-  void Finish(const std::string& label, const TaskResult& result,
-              const std::function<void(TaskResult)>& done) {
+  void Finish(const std::string& label, const TaskResult& result, const TaskDone& done) {
     --running;
     events.push_back({loop_.Now(), "end " + label});
-    done(result);
+    done(TaskResult(result));
   }
 
   EventLoop& loop_;

@@ -81,7 +81,7 @@ struct ProcessExecutor::Impl {
     int pidfd = -1;
     std::map<std::string, std::filesystem::path> output_files;
     std::filesystem::path log_path;
-    std::function<void(engine::TaskResult)> done;
+    engine::TaskDone done;
     bool canceled = false;
     std::string forced_error;                        // fails the task whatever its exit status
     std::optional<SteadyClock::time_point> kill_at;  // SIGKILL due (after Cancel)
@@ -112,8 +112,7 @@ struct ProcessExecutor::Impl {
     [[maybe_unused]] ssize_t n = write(wake_fd, &one, sizeof one);
   }
 
-  void Fail(std::function<void(engine::TaskResult)> done, std::string error,
-            std::string log_path = "") {
+  void Fail(engine::TaskDone done, std::string error, std::string log_path = "") {
     engine::TaskResult result;
     result.error = std::move(error);
     result.log_path = std::move(log_path);
@@ -168,8 +167,7 @@ ProcessExecutor::~ProcessExecutor() {
   close(impl_->epoll_fd);
 }
 
-void ProcessExecutor::Launch(engine::TaskLaunch launch,
-                             std::function<void(engine::TaskResult)> done) {
+void ProcessExecutor::Launch(engine::TaskLaunch launch, engine::TaskDone done) {
   Impl& impl = *impl_;
   std::error_code ec;
   std::filesystem::path work_dir = std::filesystem::absolute(launch.work_dir, ec);

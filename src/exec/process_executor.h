@@ -47,7 +47,7 @@ class ProcessExecutor : public engine::Executor {
   // from /dev/null and stdout+stderr to work_dir/log.txt. Thread-safe. Never
   // calls `done` before returning: every outcome, including a command that
   // cannot be run, is posted to the loop.
-  void Launch(engine::TaskLaunch launch, std::function<void(engine::TaskResult)> done) override;
+  void Launch(engine::TaskLaunch launch, engine::TaskDone done) override;
   // SIGTERM to the task's process group, SIGKILL after kill_grace; `done`
   // follows once the main process has exited, failed with "canceled".
   // Thread-safe; unknown or finished tasks are ignored.

@@ -15,7 +15,7 @@ struct StubExecutor::State : std::enable_shared_from_this<State> {
     uint64_t serial = 0;  // tells a relaunch of the same task id from the old timer
     engine::TimerId timer = 0;
     ArtifactStore::UploadId upload = 0;  // once its time is up, while it uploads
-    std::function<void(engine::TaskResult)> done;
+    engine::TaskDone done;
   };
 
   engine::EventLoop& loop;
@@ -32,7 +32,7 @@ struct StubExecutor::State : std::enable_shared_from_this<State> {
 
   // Removes the task if it is still the launch `serial` names; its done, or
   // an empty function when the task is gone or was relaunched.
-  std::function<void(engine::TaskResult)> Take(const std::string& task_id, uint64_t serial) {
+  engine::TaskDone Take(const std::string& task_id, uint64_t serial) {
     std::lock_guard lock(mu);
     auto it = pending.find(task_id);
     if (it == pending.end() || (serial != 0 && it->second.serial != serial)) return nullptr;
@@ -149,7 +149,7 @@ StubExecutor::~StubExecutor() {
   state_->pending.clear();
 }
 
-void StubExecutor::Launch(engine::TaskLaunch launch, std::function<void(engine::TaskResult)> done) {
+void StubExecutor::Launch(engine::TaskLaunch launch, engine::TaskDone done) {
   engine::TaskResult result;
   result.succeeded = true;
   for (const auto& [name, type] : launch.output_parameter_types) {

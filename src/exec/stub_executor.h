@@ -62,7 +62,7 @@ class StubExecutor : public engine::Executor {
   StubExecutor(const StubExecutor&) = delete;
   StubExecutor& operator=(const StubExecutor&) = delete;
 
-  void Launch(engine::TaskLaunch launch, std::function<void(engine::TaskResult)> done) override;
+  void Launch(engine::TaskLaunch launch, engine::TaskDone done) override;
   // Fires `done` (posted) at once, failed with "canceled".
   void Cancel(const std::string& task_id) override;
 

@@ -36,8 +36,8 @@ class TempDir {
 // Collects what `done` receives, from whichever thread calls it.
 class DoneWaiter {
  public:
-  std::function<void(engine::TaskResult)> Callback() {
-    return [self = state_](engine::TaskResult result) {
+  engine::TaskDone Callback() {
+    return [self = state_](engine::TaskResult&& result) {
       std::lock_guard lock(self->mu);
       self->result = std::move(result);
       self->thread = std::this_thread::get_id();

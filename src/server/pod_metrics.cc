@@ -132,8 +132,7 @@ std::string PodMetrics::Render() {
 PodMetricsExecutor::PodMetricsExecutor(std::unique_ptr<engine::Executor> inner, PodMetrics& metrics)
     : inner_(std::move(inner)), metrics_(metrics) {}
 
-void PodMetricsExecutor::Launch(engine::TaskLaunch launch,
-                                std::function<void(engine::TaskResult)> done) {
+void PodMetricsExecutor::Launch(engine::TaskLaunch launch, engine::TaskDone done) {
   std::string pod = launch.pod_name;
   metrics_.Started(pod, launch.work_dir);
   inner_->Launch(std::move(launch), [this, pod, done = std::move(done)](engine::TaskResult result) {

@@ -57,7 +57,7 @@ class PodMetrics {
 class PodMetricsExecutor : public engine::Executor {
  public:
   PodMetricsExecutor(std::unique_ptr<engine::Executor> inner, PodMetrics& metrics);
-  void Launch(engine::TaskLaunch launch, std::function<void(engine::TaskResult)> done) override;
+  void Launch(engine::TaskLaunch launch, engine::TaskDone done) override;
   void Cancel(const std::string& task_id) override;
   Status CanRun(const ir::PipelineSpec& spec) const override { return inner_->CanRun(spec); }
 

@@ -14,6 +14,15 @@ const StepModel& StepModels::For(const std::string& label) const {
   return it != by_label.end() ? it->second : fallback;
 }
 
+const StepModel& StepModelCache::For(const std::string& label) {
+  for (const auto& [seen, model] : seen_) {
+    if (seen == label) return *model;
+  }
+  const StepModel& model = models_.For(label);
+  seen_.emplace_back(label, &model);
+  return model;
+}
+
 SimExecutor::SimExecutor(engine::EventLoop& loop, StepModels models, uint64_t seed,
                          SharedServices services, engine::Resources default_task)
     : loop_(loop),
@@ -25,8 +34,8 @@ SimExecutor::SimExecutor(engine::EventLoop& loop, StepModels models, uint64_t se
   if (services_.bandwidth <= 0) services_.store = nullptr;
 }
 
-void SimExecutor::Launch(engine::TaskLaunch launch, std::function<void(engine::TaskResult)> done) {
-  const StepModel& model = models_.For(launch.executor_label);
+void SimExecutor::Launch(engine::TaskLaunch launch, engine::TaskDone done) {
+  const StepModel& model = model_cache_.For(launch.executor_label);
   const uint32_t ordinal = launch.label_launches_before;
   Duration run = model.duration.kind == exec::DurationDist::Kind::kConstant
                      ? model.duration.a
@@ -49,10 +58,9 @@ void SimExecutor::Launch(engine::TaskLaunch launch, std::function<void(engine::T
   f.memory = memory;
   f.task_id = std::move(launch.task_id);
   f.done = std::move(done);
-  f.result = {};
-  f.result.succeeded = true;
+  f.outputs.clear();
   for (const auto& [name, type] : launch.output_parameter_types) {
-    f.result.output_parameters[name] = exec::StubValueForType(type);
+    f.outputs[name] = exec::StubValueForType(type);
   }
   ++running_;
   const uint32_t generation = f.generation;
@@ -126,7 +134,9 @@ void SimExecutor::Finish(uint32_t slot, uint32_t generation) {
   f.live = false;
   --running_;
   auto fn = std::move(f.done);
-  engine::TaskResult result = std::move(f.result);
+  engine::TaskResult result;
+  result.succeeded = true;
+  result.output_parameters = std::move(f.outputs);
   f.done = nullptr;
   slots_.Release(slot);
   fn(std::move(result));

@@ -49,14 +49,28 @@ struct StepModels {
   const StepModel& For(const std::string& label) const;
 };
 
+// StepModels::For through a short list of the labels seen so far: a run has
+// a handful, and comparing a few short strings beats a map's walk per launch.
+class StepModelCache {
+ public:
+  explicit StepModelCache(const StepModels& models) : models_(models) {}
+  const StepModel& For(const std::string& label);
+
+ private:
+  const StepModels& models_;
+  std::vector<std::pair<std::string, const StepModel*>> seen_;
+};
+
 class SimExecutor : public engine::Executor {
  public:
   // `default_task` is what a task whose IR asks for nothing holds (the
   // engine's default_task_resources), for the utilisation integral.
   SimExecutor(engine::EventLoop& loop, StepModels models, uint64_t seed,
               SharedServices services = {}, engine::Resources default_task = {});
+  SimExecutor(const SimExecutor&) = delete;  // model_cache_ refers to models_
+  SimExecutor& operator=(const SimExecutor&) = delete;
 
-  void Launch(engine::TaskLaunch launch, std::function<void(engine::TaskResult)> done) override;
+  void Launch(engine::TaskLaunch launch, engine::TaskDone done) override;
   // Fires `done` (posted), failed with "canceled".
   void Cancel(const std::string& task_id) override;
 
@@ -80,8 +94,10 @@ class SimExecutor : public engine::Executor {
     bool live = false;
     std::string task_id;
     engine::TimerId timer = 0;
-    std::function<void(engine::TaskResult)> done;
-    engine::TaskResult result;
+    engine::TaskDone done;
+    // Output parameter name -> placeholder value; the result is built from
+    // it when the task ends.
+    std::map<std::string, std::string> outputs;
     // With shared services: the stage reached, the step's own time, its bytes.
     int stage = 0;
     Duration run{0};
@@ -97,6 +113,7 @@ class SimExecutor : public engine::Executor {
 
   engine::EventLoop& loop_;
   StepModels models_;
+  StepModelCache model_cache_{models_};
   uint64_t seed_;
   SharedServices services_;
   engine::Resources default_task_;

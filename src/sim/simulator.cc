@@ -180,7 +180,7 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
     req.run_id += std::to_string(submitted++);
     req.spec = workload.pipeline;
     req.created_at = loop.Now();
-    req.parameters = workload.parameters;
+    if (!workload.parameters.empty()) req.parameters = workload.parameters;
     if (extra != nullptr) {
       for (const auto& [k, v] : extra->items()) req.parameters[k] = v;
     }
