@@ -115,6 +115,10 @@ struct Engine::Impl {
   // attempt is gone (a late completion, a stale timer) finds nothing. A
   // deque keeps references to slots valid while it grows.
   std::deque<Container> container_slots;
+  // By slot, with EngineOptions::resolve_command_lines: built when the task
+  // starts (what can fail is found then, not once placed). Without, the
+  // launch is built at placement from the attempt's fields (TimingLaunch).
+  std::deque<TaskLaunch> container_launches;
   std::vector<uint32_t> free_container_slots;
   uint64_t next_container = 1;  // Container::serial
   uint64_t next_short_id = 1;   // without task details
@@ -153,6 +157,7 @@ struct Engine::Impl {
     } else {
       slot = static_cast<uint32_t>(container_slots.size());
       container_slots.emplace_back();
+      if (options.resolve_command_lines) container_launches.emplace_back();
     }
     Container& c = container_slots[slot];
     ++c.generation;
@@ -164,6 +169,8 @@ struct Engine::Impl {
   static uint64_t ContainerId(uint32_t slot, const Container& c) {
     return (static_cast<uint64_t>(c.generation) << 32) | slot;
   }
+
+  TaskLaunch& LaunchOf(uint64_t id) { return container_launches[id & 0xffffffffu]; }
 
   Container* FindContainer(uint64_t id) {
     auto slot = static_cast<uint32_t>(id & 0xffffffffu);
@@ -1186,8 +1193,9 @@ struct Engine::Impl {
     Container& c = *FindContainer(id);
     c.ready_at = loop.Now();
     if (options.resolve_command_lines) {
-      c.launch = std::move(launch);
-      c.launch.pod_name = PodName(*dag.run);
+      TaskLaunch& kept = LaunchOf(id);
+      kept = std::move(launch);
+      kept.pod_name = PodName(*dag.run);
     }
     placement.Enqueue(id, demand);
   }
@@ -1216,7 +1224,7 @@ struct Engine::Impl {
     if (options.task_details) {
       TaskRecord& d = run.details[c.record];
       d.node = placement.node(node).name;
-      d.pod_name = c.launch.pod_name;
+      d.pod_name = LaunchOf(id).pod_name;
     }
     rec.scheduling_delay = loop.Now() - c.ready_at;
     MarkRunning(run);
@@ -1234,8 +1242,9 @@ struct Engine::Impl {
       return executor.Launch(TimingLaunch(c, launches_before), std::move(done));
     }
     // Retries rebuild from task.retry_launch, so the executor can have ours.
-    c.launch.label_launches_before = launches_before;
-    executor.Launch(std::move(c.launch), std::move(done));
+    TaskLaunch& launch = LaunchOf(id);
+    launch.label_launches_before = launches_before;
+    executor.Launch(std::move(launch), std::move(done));
   }
 
   // Without resolve_command_lines: only what an executor that keeps time
@@ -1339,8 +1348,9 @@ struct Engine::Impl {
     c.where = Container::Where::kQueued;
     c.ready_at = loop.Now();
     if (options.resolve_command_lines) {
-      c.launch = *task.retry_launch;
-      c.launch.pod_name = PodName(*c.run);
+      TaskLaunch& launch = LaunchOf(id);
+      launch = *task.retry_launch;
+      launch.pod_name = PodName(*c.run);
     }
     placement.Enqueue(id, c.demand);
     SchedulePending();

@@ -181,11 +181,10 @@ struct alignas(64) Container {
   const ir::ExecutorSpec* exec = nullptr;
   const ir::ComponentSpec* component = nullptr;
   Resources resources;  // what the launch asks for
-  // Built when the task starts, with EngineOptions::resolve_command_lines
-  // (what can fail is found then, not once placed). Without, the launch is
-  // built at placement from the fields above, and this stays untouched: it
-  // would be six cold cache lines to move per launch.
-  TaskLaunch launch;
+  // The launch itself, with EngineOptions::resolve_command_lines, is kept
+  // beside the slot (Engine's container_launches), not in it: 384 bytes
+  // that would spread the attempts a simulation keeps over six times the
+  // cache.
 };
 
 // The plan for `comp`'s DAG, built on first use and kept for the run.
