@@ -521,7 +521,7 @@ struct Engine::Impl {
       if (t.phase != Phase::kDone) {
         if (not_run.empty()) not_run = dag.plan->tasks[i]->name;
       } else if (t.state == RuntimeState::kFailed && failed_error.empty()) {
-        failed_error = fmt::format("task '{}' failed: {}", dag.plan->tasks[i]->name, t.error);
+        failed_error = fmt::format("task '{}' failed: {}", dag.plan->tasks[i]->name, t.error());
       } else if (t.state == RuntimeState::kCanceled) {
         any_canceled = true;
       }
@@ -550,7 +550,7 @@ struct Engine::Impl {
     for (const auto& [name, sources] : dag.component->dag->output_artifacts) {
       for (const auto& src : sources) {
         const TaskExec& p = dag.tasks[dag.plan->index.at(src.producer_task)];
-        if (auto it = p.out_artifacts.find(src.output_key); it != p.out_artifacts.end()) {
+        if (auto it = p.out_artifacts().find(src.output_key); it != p.out_artifacts().end()) {
           dag.out_artifacts[name] = it->second;
           break;
         }
@@ -566,7 +566,7 @@ struct Engine::Impl {
     } else {
       TaskExec& owner = dag.parent->tasks[dag.parent_task];
       owner.outputs = dag.outputs;
-      owner.out_artifacts = dag.out_artifacts;
+      if (!dag.out_artifacts.empty()) owner.Rare().out_artifacts = dag.out_artifacts;
       FinishTask(*dag.parent, dag.parent_task, dag.state, dag.error);
     }
   }
@@ -626,7 +626,7 @@ struct Engine::Impl {
     if (comp.is_dag()) {
       if (spec.iterator) return StartLoop(dag, i);
       SetState(run, task.record, RuntimeState::kRunning);
-      DagExec& child = NewDag(run, &dag, i, -1, comp, ObjectOr(task.params), task.in_artifacts,
+      DagExec& child = NewDag(run, &dag, i, -1, comp, ObjectOr(task.params), task.in_artifacts(),
                               task.record, dag.dir / spec.name);
       return StartDag(child);
     }
@@ -688,12 +688,12 @@ struct Engine::Impl {
           "from componentOutputSpec"};
     }
     const auto& [name, def] = *comp.outputs.artifacts.begin();
-    task.out_artifacts.clear();
-    task.out_artifacts[name] = {
-        {name, uri, ir::LocalPathForUri(uri),
-         importer.schema_title.empty() ? def.schema_title : importer.schema_title,
-         importer.schema_title.empty() ? def.schema_version : importer.schema_version,
-         importer.metadata}};
+    ArtifactMap& out = task.Rare().out_artifacts;
+    out.clear();
+    out[name] = {{name, uri, ir::LocalPathForUri(uri),
+                  importer.schema_title.empty() ? def.schema_title : importer.schema_title,
+                  importer.schema_title.empty() ? def.schema_version : importer.schema_version,
+                  importer.metadata}};
     return Ok();
   }
 
@@ -774,18 +774,18 @@ struct Engine::Impl {
     if (task.phase == Phase::kActive) --dag.active;
     task.phase = Phase::kDone;
     task.state = state;
-    if (error.empty()) {
-      task.error.clear();  // no copy of an empty string on every success
-    } else {
-      task.error = error;
+    if (!error.empty()) {
+      task.Rare().error = error;
+    } else if (task.rare) {
+      task.rare->error.clear();
     }
-    task.retry_launch.reset();
+    if (task.rare) task.rare->retry_launch.reset();
     if (task.record >= 0 && options.task_details) {
       TaskRecord& rec = run.details[task.record];
       json outputs = {{"parameters", ObjectOr(task.outputs)}};
-      if (!task.out_artifacts.empty()) {
+      if (!task.out_artifacts().empty()) {
         json arts = json::object();
-        for (const auto& [name, list] : task.out_artifacts) {
+        for (const auto& [name, list] : task.out_artifacts()) {
           for (const auto& a : list) arts[name].push_back(ArtifactJson(a));
         }
         outputs["artifacts"] = std::move(arts);
@@ -814,10 +814,11 @@ struct Engine::Impl {
     Run& run = *dag.run;
     const int index = task.record;
     task.outputs = ObjectOr(kept.outputs).value("parameters", json::object());
-    task.out_artifacts =
+    ArtifactMap artifacts =
         ArtifactsFromJson(ObjectOr(kept.outputs).value("artifacts", json::object()));
+    if (!artifacts.empty() || task.rare) task.Rare().out_artifacts = std::move(artifacts);
     task.cached = kept.state == RuntimeState::kSkipped;
-    task.fingerprint.clear();
+    if (task.rare) task.rare->fingerprint.clear();
     FinishTask(dag, i, kept.state, kept.error);
     TaskState& rec = run.records[index];
     rec.state = kept.state;
@@ -848,49 +849,50 @@ struct Engine::Impl {
 
   void StartLoop(DagExec& dag, int i) {
     TaskExec& task = dag.tasks[i];
+    LoopState& loop = task.Rare().loop;
     Run& run = *dag.run;
     const ir::IteratorSpec& it = *dag.plan->tasks[i]->iterator;
     if (it.over_artifacts()) {
       // The items are the list's indices; FillLoop hands each iteration its
       // artifact.
-      task.items = json::array();
-      auto list = task.in_artifacts.find(it.input_artifact);
-      size_t n = list == task.in_artifacts.end() ? 0 : list->second.size();
-      for (size_t k = 0; k < n; ++k) task.items.push_back(k);
+      loop.items = json::array();
+      auto list = task.in_artifacts().find(it.input_artifact);
+      size_t n = list == task.in_artifacts().end() ? 0 : list->second.size();
+      for (size_t k = 0; k < n; ++k) loop.items.push_back(k);
     } else if (it.raw) {
-      task.items = it.raw_items;
+      loop.items = it.raw_items;
     } else {
       json items = ObjectOr(task.params).value(it.input_parameter, json());
       if (items.is_string()) {
         json parsed = json::parse(items.get<std::string>(), nullptr, false);
         if (!parsed.is_discarded()) items = std::move(parsed);
       }
-      task.items = std::move(items);
+      loop.items = std::move(items);
     }
-    if (!task.items.is_array()) {
+    if (!loop.items.is_array()) {
       return FinishTask(dag, i, RuntimeState::kFailed,
-                        "ParallelFor items must be a list, got " + ir::DescribeValue(task.items));
+                        "ParallelFor items must be a list, got " + ir::DescribeValue(loop.items));
     }
-    if (task.items.size() > ir::kMaxLoopItems) {
+    if (loop.items.size() > ir::kMaxLoopItems) {
       return FinishTask(dag, i, RuntimeState::kFailed,
                         fmt::format("ParallelFor over {} items: at most {} are allowed",
-                                    task.items.size(), ir::kMaxLoopItems));
+                                    loop.items.size(), ir::kMaxLoopItems));
     }
     // Each iteration adds its own record and its body's tasks.
     const ir::ComponentSpec& body = *dag.plan->components[i];
-    size_t adds = task.items.size() * (1 + (body.is_dag() ? body.dag->tasks.size() : 0));
+    size_t adds = loop.items.size() * (1 + (body.is_dag() ? body.dag->tasks.size() : 0));
     if (run.records.size() + adds > ir::kMaxRunTasks) {
       return FinishTask(dag, i, RuntimeState::kFailed,
                         fmt::format("ParallelFor over {} items would take the run past {} tasks",
-                                    task.items.size(), ir::kMaxRunTasks));
+                                    loop.items.size(), ir::kMaxRunTasks));
     }
-    task.iterations.assign(task.items.size(), nullptr);
+    loop.iterations.assign(loop.items.size(), nullptr);
     // Each iteration's inputs are the loop's, less the list being iterated
     // when no task of the body reads it: copying a 10,000-item list into
     // every iteration would make a wide loop quadratic in time and memory.
-    task.iteration_inputs = ObjectOr(task.params);
+    loop.iteration_inputs = ObjectOr(task.params);
     if (!it.raw && !it.over_artifacts() && !BodyReadsInput(body, it.input_parameter)) {
-      task.iteration_inputs.erase(it.input_parameter);
+      loop.iteration_inputs.erase(it.input_parameter);
     }
     SetState(run, task.record, RuntimeState::kRunning);
     FillLoop(dag, i);
@@ -898,21 +900,22 @@ struct Engine::Impl {
 
   void FillLoop(DagExec& dag, int i) {
     TaskExec& task = dag.tasks[i];
+    LoopState& loop = task.rare->loop;
     Run& run = *dag.run;
     const ir::TaskSpec& spec = *dag.plan->tasks[i];
     const ir::ComponentSpec& comp = *dag.plan->components[i];
     const ir::IteratorSpec& it = *spec.iterator;
-    ++task.loop_busy;
-    while (task.next_item < task.items.size() && !run.stopping &&
-           (it.parallelism_limit == 0 || task.running_iterations < it.parallelism_limit)) {
-      size_t index = task.next_item++;
-      ++task.running_iterations;
-      json inputs = task.iteration_inputs;
-      ArtifactMap artifacts = task.in_artifacts;
+    ++loop.busy;
+    while (loop.next_item < loop.items.size() && !run.stopping &&
+           (it.parallelism_limit == 0 || loop.running_iterations < it.parallelism_limit)) {
+      size_t index = loop.next_item++;
+      ++loop.running_iterations;
+      json inputs = loop.iteration_inputs;
+      ArtifactMap artifacts = task.in_artifacts();
       if (it.over_artifacts()) {
-        artifacts[it.item_input] = {task.in_artifacts[it.input_artifact][index]};
+        artifacts[it.item_input] = {task.in_artifacts().at(it.input_artifact)[index]};
       } else {
-        json item = task.items[index];
+        json item = loop.items[index];
         if (auto def = comp.inputs.parameters.find(it.item_input);
             def != comp.inputs.parameters.end()) {
           auto coerced = ir::CoerceParameterValue(item, def->second.type);
@@ -928,10 +931,10 @@ struct Engine::Impl {
       DagExec& child = NewDag(run, &dag, i, static_cast<int>(index), comp, std::move(inputs),
                               std::move(artifacts), record,
                               dag.dir / spec.name / fmt::format("iteration-{}", index));
-      task.iterations[index] = &child;
+      loop.iterations[index] = &child;
       StartDag(child);
     }
-    --task.loop_busy;
+    --loop.busy;
     MaybeFinishLoop(dag, i);
   }
 
@@ -951,36 +954,37 @@ struct Engine::Impl {
   }
 
   void OnIterationDone(DagExec& dag, int i) {
-    --dag.tasks[i].running_iterations;
+    --dag.tasks[i].rare->loop.running_iterations;
     FillLoop(dag, i);
   }
 
   void MaybeFinishLoop(DagExec& dag, int i) {
     TaskExec& task = dag.tasks[i];
-    if (task.phase != Phase::kActive || task.loop_busy > 0 || task.running_iterations > 0) return;
+    const LoopState& loop = task.rare->loop;
+    if (task.phase != Phase::kActive || loop.busy > 0 || loop.running_iterations > 0) return;
     Run& run = *dag.run;
     std::string failed;
     bool canceled = false;
-    for (const DagExec* child : task.iterations) {
+    for (const DagExec* child : loop.iterations) {
       if (child == nullptr) continue;
       if (child->state == RuntimeState::kFailed && failed.empty()) {
         failed = fmt::format("iteration {}: {}", child->iteration, child->error);
       }
       canceled = canceled || child->state == RuntimeState::kCanceled;
     }
-    bool all_launched = task.next_item >= task.items.size();
+    bool all_launched = loop.next_item >= loop.items.size();
     const auto& dag_outputs = dag.plan->components[i]->dag->output_parameters;
     for (const auto& [name, sources] : dag_outputs) {
       json values = json::array();
-      for (const DagExec* child : task.iterations) {
+      for (const DagExec* child : loop.iterations) {
         if (child == nullptr) continue;
         if (auto v = child->outputs.find(name); v != child->outputs.end()) values.push_back(*v);
       }
       task.outputs[name] = std::move(values);
     }
     for (const auto& [name, sources] : dag.plan->components[i]->dag->output_artifacts) {
-      auto& list = task.out_artifacts[name];
-      for (const DagExec* child : task.iterations) {
+      auto& list = task.Rare().out_artifacts[name];
+      for (const DagExec* child : loop.iterations) {
         if (child == nullptr) continue;
         if (auto a = child->out_artifacts.find(name); a != child->out_artifacts.end()) {
           list.insert(list.end(), a->second.begin(), a->second.end());
@@ -1012,14 +1016,14 @@ struct Engine::Impl {
     if (!options.resolve_command_lines) {
       // The launch is built once placed (TimingLaunch); artifact URIs still
       // flow downstream as they would.
-      task.out_artifacts.clear();
+      if (task.rare) task.rare->out_artifacts.clear();
       if (!comp.outputs.artifacts.empty()) {
         std::filesystem::path dir = (options.work_root.empty() ? std::filesystem::path(run.id)
                                                                : options.work_root / run.id) /
                                     dag.dir / spec.name;
         for (const auto& [name, def] : comp.outputs.artifacts) {
           std::string path = (dir / "artifacts" / name).string();
-          task.out_artifacts[name] = {
+          task.Rare().out_artifacts[name] = {
               {name, path, path, def.schema_title, def.schema_version, json::object()}};
         }
       }
@@ -1040,14 +1044,14 @@ struct Engine::Impl {
       launch.output_parameter_files[name] = std::move(file);
       launch.output_parameter_types[name] = std::string(ir::ParameterTypeName(def.type));
     }
-    task.out_artifacts.clear();
+    if (task.rare) task.rare->out_artifacts.clear();
     std::map<std::string, ir::ArtifactValue> out_artifacts;
     for (const auto& [name, def] : comp.outputs.artifacts) {
       // Local execution: the URI is the path, as KFP's local runner does.
       std::string path = (launch.work_dir / "artifacts" / name).string();
       ir::ArtifactValue a{name, path, path, def.schema_title, def.schema_version, json::object()};
       out_artifacts[name] = a;
-      task.out_artifacts[name] = {std::move(a)};
+      task.Rare().out_artifacts[name] = {std::move(a)};
     }
     if (options.create_work_dirs && !options.work_root.empty()) {
       std::error_code ec;
@@ -1063,7 +1067,7 @@ struct Engine::Impl {
     ir::PlaceholderContext ctx;
     ctx.parameters = &ObjectOr(task.params);
     ctx.output_parameter_files = &output_files;
-    ctx.input_artifacts = &task.in_artifacts;
+    ctx.input_artifacts = &task.in_artifacts();
     ctx.output_artifacts = &out_artifacts;
     ctx.executor_output_file = (launch.work_dir / "executor_output.json").string();
     ctx.pipeline_job_name = run.display_name;
@@ -1128,20 +1132,21 @@ struct Engine::Impl {
     }
     if (spec.enable_cache && options.cache != nullptr) {
       json input_artifacts = json::object();
-      for (const auto& [name, list] : task.in_artifacts) {
+      for (const auto& [name, list] : task.in_artifacts()) {
         json uris = json::array();
         for (const auto& a : list) uris.push_back(a.uri);
         input_artifacts[name] = std::move(uris);
       }
-      task.fingerprint = CacheFingerprint(comp, *exec, ObjectOr(task.params), input_artifacts);
-      if (options.task_details) run.details[task.record].cache_fingerprint = task.fingerprint;
-      if (auto hit = options.cache->Lookup(CacheScope(*run.spec), task.fingerprint)) {
+      std::string& fingerprint = task.Rare().fingerprint;
+      fingerprint = CacheFingerprint(comp, *exec, ObjectOr(task.params), input_artifacts);
+      if (options.task_details) run.details[task.record].cache_fingerprint = fingerprint;
+      if (auto hit = options.cache->Lookup(CacheScope(*run.spec), fingerprint)) {
         ReuseCached(dag, i, *hit);
         return Ok();
       }
     }
     if (spec.retry && spec.retry->max_retry_count > 0) {
-      task.retry_launch = std::make_unique<TaskLaunch>(launch);
+      task.Rare().retry_launch = std::make_unique<TaskLaunch>(launch);
     }
     Enqueue(dag, i, std::move(launch), demand);
     SchedulePending();
@@ -1154,7 +1159,7 @@ struct Engine::Impl {
     TaskExec& task = dag.tasks[i];
     task.cached = true;
     task.outputs = hit.output_parameters.is_object() ? hit.output_parameters : json::object();
-    task.out_artifacts = ArtifactsFromJson(hit.output_artifacts);
+    task.Rare().out_artifacts = ArtifactsFromJson(hit.output_artifacts);
     FinishTask(dag, i, RuntimeState::kSkipped);
   }
 
@@ -1163,12 +1168,12 @@ struct Engine::Impl {
     execution.run_id = run.id;
     execution.task_id = TaskId(run, task.record);
     execution.output_parameters = ObjectOr(task.outputs);
-    for (const auto& [name, list] : task.out_artifacts) {
+    for (const auto& [name, list] : task.out_artifacts()) {
       json values = json::array();
       for (const auto& a : list) values.push_back(ArtifactJson(a));
       execution.output_artifacts[name] = std::move(values);
     }
-    options.cache->Record(CacheScope(*run.spec), task.fingerprint, execution);
+    options.cache->Record(CacheScope(*run.spec), task.fingerprint(), execution);
   }
 
   // A new attempt of task `i`, in a slot; returns its id.
@@ -1308,9 +1313,9 @@ struct Engine::Impl {
         error = result.error.empty() ? fmt::format("exit code {}", result.exit_code) : result.error;
       }
       if (error.empty()) {
-        if (!task.fingerprint.empty()) RecordInCache(run, task);
+        if (!task.fingerprint().empty()) RecordInCache(run, task);
         FinishTask(dag, i, RuntimeState::kSucceeded);
-      } else if (spec.retry && task.attempt <= spec.retry->max_retry_count && task.retry_launch) {
+      } else if (spec.retry && task.attempt <= spec.retry->max_retry_count && task.retry_launch()) {
         ScheduleRetry(dag, i, demand, error);
       } else {
         task.outputs = json::object();
@@ -1334,7 +1339,7 @@ struct Engine::Impl {
              fmt::format("attempt {} failed: {}; retry {} of {} in {}", task.attempt, error,
                          task.attempt, policy.max_retry_count, FormatDuration(delay)));
     uint64_t id =
-        NewAttempt(dag, i, Container::Where::kBackoff, demand, task.retry_launch->resources);
+        NewAttempt(dag, i, Container::Where::kBackoff, demand, task.retry_launch()->resources);
     Container& c = *FindContainer(id);
     c.timer = loop.After(delay, [this, id] { OnRetryTimer(id); });
   }
@@ -1349,7 +1354,7 @@ struct Engine::Impl {
     c.ready_at = loop.Now();
     if (options.resolve_command_lines) {
       TaskLaunch& launch = LaunchOf(id);
-      launch = *task.retry_launch;
+      launch = *task.retry_launch();
       launch.pod_name = PodName(*c.run);
     }
     placement.Enqueue(id, c.demand);

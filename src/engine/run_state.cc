@@ -9,6 +9,24 @@ const nlohmann::json& ObjectOr(const nlohmann::json& map) {
   return map.is_null() ? kEmpty : map;
 }
 
+namespace {
+const std::string kEmptyText;
+const ArtifactMap kNoArtifacts;
+}  // namespace
+
+TaskRare& TaskExec::Rare() {
+  if (!rare) rare = std::make_unique<TaskRare>();
+  return *rare;
+}
+const std::string& TaskExec::error() const { return rare ? rare->error : kEmptyText; }
+const ArtifactMap& TaskExec::out_artifacts() const {
+  return rare ? rare->out_artifacts : kNoArtifacts;
+}
+const ArtifactMap& TaskExec::in_artifacts() const {
+  return rare ? rare->in_artifacts : kNoArtifacts;
+}
+const std::string& TaskExec::fingerprint() const { return rare ? rare->fingerprint : kEmptyText; }
+
 const DagPlan& PlanFor(Run& run, const ir::ComponentSpec& comp) {
   if (!run.plans) run.plans = std::make_shared<std::unordered_map<const ir::DagSpec*, DagPlan>>();
   auto [it, inserted] = run.plans->try_emplace(comp.dag.get());

@@ -51,30 +51,49 @@ const nlohmann::json& ObjectOr(const nlohmann::json& map);
 
 struct DagExec;
 
-// Fields in the order a task's life touches them: thousands of runs are
-// alive at once, so a task's state is cold whenever it changes, and what one
-// change reads should share as few cache lines as possible.
+// What a ParallelFor task holds while its iterations run.
+struct LoopState {
+  nlohmann::json items;
+  nlohmann::json iteration_inputs;  // what every iteration gets, besides its item
+  size_t next_item = 0;
+  int running_iterations = 0;
+  int busy = 0;  // >0 while FillLoop is starting iterations
+  std::vector<DagExec*> iterations;
+};
+
+// What few tasks of a simulated run hold, apart from the rest: an error,
+// artifacts, a cache fingerprint, a launch kept for retries, a loop.
+struct TaskRare {
+  std::string error;
+  ArtifactMap out_artifacts;
+  ArtifactMap in_artifacts;
+  std::string fingerprint;                   // set when caching is enabled for the task
+  std::unique_ptr<TaskLaunch> retry_launch;  // kept only when a retry may need it
+  LoopState loop;
+};
+
+// A task's state in one cache line: thousands of runs are alive at once, so
+// a task's state is cold whenever it changes, and a run's tasks side by side
+// share lines. What most tasks never hold waits behind `rare`.
 struct TaskExec {
   Phase phase = Phase::kWaiting;
   bool cached = false;  // SKIPPED because its outputs were reused: they count as produced
   RuntimeState state = RuntimeState::kPending;  // final once kDone
   int record = -1;                              // index in Run::records once created
   int unfinished_upstream = 0;
-  int attempt = 0;                           // container tasks
-  std::unique_ptr<TaskLaunch> retry_launch;  // kept only when a retry may need it
-  nlohmann::json params;                     // resolved input parameters (null: none; see ObjectOr)
-  nlohmann::json outputs;                    // output parameters (null: none)
-  std::string error;
-  ArtifactMap out_artifacts;
-  ArtifactMap in_artifacts;
-  std::string fingerprint;  // set when caching is enabled for the task
-  // ParallelFor tasks.
-  nlohmann::json items;
-  nlohmann::json iteration_inputs;  // what every iteration gets, besides its item
-  size_t next_item = 0;
-  int running_iterations = 0;
-  int loop_busy = 0;
-  std::vector<DagExec*> iterations;
+  int attempt = 0;                 // container tasks
+  nlohmann::json params;           // resolved input parameters (null: none; see ObjectOr)
+  nlohmann::json outputs;          // output parameters (null: none)
+  std::unique_ptr<TaskRare> rare;  // null until the task needs any of it
+
+  // Made on first use.
+  TaskRare& Rare();
+  // Empty when `rare` is null.
+  const std::string& error() const;
+  const ArtifactMap& out_artifacts() const;
+  const ArtifactMap& in_artifacts() const;
+  const std::string& fingerprint() const;
+  const TaskLaunch* retry_launch() const { return rare ? rare->retry_launch.get() : nullptr; }
 };
 
 struct DagExec {

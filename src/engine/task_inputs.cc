@@ -20,7 +20,7 @@ json FinalStatus(const DagExec& dag, int producer) {
   json status = {{"state", std::string(RuntimeStateName(p.state))},
                  {"pipelineJobResourceName", dag.run->resource_name},
                  {"pipelineTaskName", dag.plan->tasks[producer]->name}};
-  if (!p.error.empty()) status["error"] = {{"code", 2}, {"message", p.error}};
+  if (!p.error().empty()) status["error"] = {{"code", 2}, {"message", p.error()}};
   return status;
 }
 
@@ -169,18 +169,18 @@ Status ResolveTaskInputs(DagExec& dag, int i, bool& skipped) {
                         "input artifact {}",
                         name, b.component_input)};
       }
-      task.in_artifacts[name] = it->second;
+      task.Rare().in_artifacts[name] = it->second;
     } else {
       const TaskExec& p = dag.tasks[plan.index.at(b.producer_task)];
-      if (auto it = p.out_artifacts.find(b.output_key); it != p.out_artifacts.end()) {
-        task.in_artifacts[name] = it->second;
+      if (auto it = p.out_artifacts().find(b.output_key); it != p.out_artifacts().end()) {
+        task.Rare().in_artifacts[name] = it->second;
       } else if (p.state != RuntimeState::kSucceeded && !p.cached) {
         missing_upstream.insert(name);
       }
     }
   }
   for (const auto& [name, def] : comp.inputs.artifacts) {
-    if (task.in_artifacts.contains(name) || def.is_optional) continue;
+    if (task.in_artifacts().contains(name) || def.is_optional) continue;
     if (spec.iterator && spec.iterator->item_input == name) continue;
     if (missing_upstream.contains(name)) {
       skipped = true;

@@ -58,9 +58,12 @@ void SimExecutor::Launch(engine::TaskLaunch launch, engine::TaskDone done) {
   f.memory = memory;
   f.task_id = std::move(launch.task_id);
   f.done = std::move(done);
-  f.outputs.clear();
-  for (const auto& [name, type] : launch.output_parameter_types) {
-    f.outputs[name] = exec::StubValueForType(type);
+  f.outputs.reset();
+  if (!launch.output_parameter_types.empty()) {
+    f.outputs = std::make_unique<std::map<std::string, std::string>>();
+    for (const auto& [name, type] : launch.output_parameter_types) {
+      (*f.outputs)[name] = exec::StubValueForType(type);
+    }
   }
   ++running_;
   const uint32_t generation = f.generation;
@@ -136,7 +139,7 @@ void SimExecutor::Finish(uint32_t slot, uint32_t generation) {
   auto fn = std::move(f.done);
   engine::TaskResult result;
   result.succeeded = true;
-  result.output_parameters = std::move(f.outputs);
+  if (f.outputs) result.output_parameters = std::move(*f.outputs);
   f.done = nullptr;
   slots_.Release(slot);
   fn(std::move(result));

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -89,21 +90,22 @@ class SimExecutor : public engine::Executor {
   // Tasks in flight live in slots reused through a free list; the timer
   // carries the slot and its generation, so a completion finds its task
   // without hashing a task id (Cancel, which is rare, scans).
-  struct InFlight {
+  // What a completion reads first, in one cache line: a task's slot is
+  // cold by the time it ends, minutes of simulated time after it started.
+  struct alignas(64) InFlight {
     uint32_t generation = 0;
     bool live = false;
-    std::string task_id;
-    engine::TimerId timer = 0;
-    engine::TaskDone done;
-    // Output parameter name -> placeholder value; the result is built from
-    // it when the task ends.
-    std::map<std::string, std::string> outputs;
-    // With shared services: the stage reached, the step's own time, its bytes.
-    int stage = 0;
-    Duration run{0};
-    int64_t bytes = 0;
+    uint8_t stage = 0;  // with shared services: the stage reached (Advance)
     double cpu = 0;     // cores it holds
     double memory = 0;  // bytes it holds
+    engine::TaskDone done;
+    // Output parameter name -> placeholder value, when the task has any;
+    // the result is built from it when the task ends.
+    std::unique_ptr<std::map<std::string, std::string>> outputs;
+    engine::TimerId timer = 0;  // the first cache line ends here
+    Duration run{0};            // with shared services: the step's own time, its bytes
+    int64_t bytes = 0;
+    std::string task_id;
   };
   void Finish(uint32_t slot, uint32_t generation);
   // Moves a task through overhead, update, run, upload, update.
