@@ -1184,6 +1184,7 @@ struct Engine::Impl {
     c.run = dag.run;
     c.dag = &dag;
     c.task = i;
+    c.task_exec = &dag.tasks[i];
     c.record = dag.tasks[i].record;
     c.where = where;
     c.demand = demand;
@@ -1277,18 +1278,20 @@ struct Engine::Impl {
     Run& run = *held->run;
     DagExec& dag = *held->dag;
     const int i = held->task;
-    const Demand demand = held->demand;
-    TaskExec& task = dag.tasks[i];
+    TaskExec& task = *held->task_exec;
     if (options.task_details) {
       TaskRecord& d = run.details[held->record];
       d.cpu_seconds += result.cpu_seconds;
       d.peak_rss_bytes = std::max(d.peak_rss_bytes, result.peak_rss_bytes);
       if (!result.log_path.empty()) d.log_path = result.log_path;
     }
-    placement.Release(held->node, demand);
-    FreeContainer(id, *held);
+    placement.Release(held->node, held->demand);
     const ir::TaskSpec& spec = *dag.plan->tasks[i];
     const ir::ComponentSpec& comp = *dag.plan->components[i];
+    // Only a retry needs the demand whole: its rules are on the slot's
+    // second line.
+    const Demand retry_demand = spec.retry ? held->demand : Demand{};
+    FreeContainer(id, *held);
     ++task.attempt;  // counted here, not at launch: see Launch
 
     if (run.canceled) {
@@ -1316,7 +1319,7 @@ struct Engine::Impl {
         if (!task.fingerprint().empty()) RecordInCache(run, task);
         FinishTask(dag, i, RuntimeState::kSucceeded);
       } else if (spec.retry && task.attempt <= spec.retry->max_retry_count && task.retry_launch()) {
-        ScheduleRetry(dag, i, demand, error);
+        ScheduleRetry(dag, i, retry_demand, error);
       } else {
         task.outputs = json::object();
         FinishTask(dag, i, RuntimeState::kFailed, error);

@@ -96,60 +96,64 @@ struct TaskExec {
   const TaskLaunch* retry_launch() const { return rare ? rare->retry_launch.get() : nullptr; }
 };
 
+// What a task's change reads of its DAG, first and together in one cache
+// line (see TaskExec).
 struct DagExec {
-  Run* run = nullptr;
-  DagExec* parent = nullptr;
-  int parent_task = -1;  // index in parent->tasks
-  int iteration = -1;    // >= 0 for a ParallelFor iteration
-  const ir::ComponentSpec* component = nullptr;
+  std::vector<TaskExec> tasks;  // sized once: pointers to tasks stay valid
   const DagPlan* plan = nullptr;
-  nlohmann::json inputs;  // null: none (see ObjectOr)
-  ArtifactMap in_artifacts;
-  int record = -1;
-  std::filesystem::path dir;  // relative work dir of its tasks
-  std::vector<TaskExec> tasks;
+  Run* run = nullptr;
   int active = 0;  // tasks in Phase::kActive
   int busy = 0;    // >0 while a loop over tasks is starting them
   bool finished = false;
   RuntimeState state = RuntimeState::kPending;
+  int record = -1;
+  int parent_task = -1;  // index in parent->tasks
+  DagExec* parent = nullptr;
+  int iteration = -1;  // >= 0 for a ParallelFor iteration
+  const ir::ComponentSpec* component = nullptr;
+  nlohmann::json inputs;  // null: none (see ObjectOr)
+  ArtifactMap in_artifacts;
+  std::filesystem::path dir;  // relative work dir of its tasks
   std::string error;
   nlohmann::json outputs;  // null: none
   ArtifactMap out_artifacts;
 };
 
 // Launches so far per executor (TaskLaunch::label_launches_before). A run
-// has a handful of executors: the first three are counted inline, in the
-// run's first cache line, which a launch reads anyway; any more in a vector.
+// has a handful of executors: the first two are counted inline, in the
+// run's second cache line, which a launch reads anyway; any more in a vector.
 class LaunchCounts {
  public:
   // The launches of `exec` counted before this one, which it counts.
   uint32_t Count(const ir::ExecutorSpec* exec);
 
  private:
-  static constexpr size_t kInline = 3;
+  static constexpr size_t kInline = 2;
   std::array<const ir::ExecutorSpec*, kInline> exec_{};
   std::array<uint32_t, kInline> launches_{};
   std::unique_ptr<std::vector<std::pair<const ir::ExecutorSpec*, uint32_t>>> more_;
 };
 
 struct Run {
-  // What each event reads or writes, first and together (see TaskExec).
+  // What each event reads or writes, first and together in one cache line
+  // (see TaskExec): the run's state and where its records are.
   RuntimeState state = RuntimeState::kPending;
+  RuntimeState snapshot_state = RuntimeState::kPending;  // in the last snapshot
   bool stopping = false;  // a task failed: start nothing new but exit handlers
   bool canceled = false;
   bool finished = false;
   bool dirty = false;
   bool snapshot_sent = false;
-  RuntimeState snapshot_state = RuntimeState::kPending;  // in the last snapshot
-  LaunchCounts launches;
-  std::string id;
-  WallTime finished_at{};
   std::vector<TaskState> records;
   // With EngineOptions::task_details, the rest of each record by the same
   // index (ids, key, inputs, outputs, history, error, pod, node, ...); its
   // state, times and delay are in `records` until a snapshot copies them.
   // Empty without details.
   std::vector<TaskRecord> details;
+  // What a launch reads besides, in the second line.
+  std::string id;
+  LaunchCounts launches;
+  WallTime finished_at{};
   // Record names the spec does not hold (ParallelFor iterations'): a list,
   // so that TaskState's pointers stay valid as it grows, and nothing is
   // allocated for a run without loops (a deque allocates when made).
@@ -192,14 +196,20 @@ struct alignas(64) Container {
   int record = 0;  // the task's, index in run->records
   Run* run = nullptr;
   DagExec* dag = nullptr;
+  // &dag->tasks[task]: a completion loads the task's line alongside the
+  // DAG's, not after it.
+  TaskExec* task_exec = nullptr;
+  size_t node = 0;
+  // Its CPU and memory end the first cache line; its rules (`scheduling`),
+  // read only when it is queued, begin the second.
   Demand demand;
-  size_t node = 0;      // the first cache line ends here
-  uint64_t serial = 0;  // creation order (Terminate cancels in it)
-  TimerId timer = 0;
+  // What placement reads (Launch), to the end of the second line.
   WallTime ready_at{};
   const ir::ExecutorSpec* exec = nullptr;
   const ir::ComponentSpec* component = nullptr;
   Resources resources;  // what the launch asks for
+  uint64_t serial = 0;  // creation order (Terminate cancels in it)
+  TimerId timer = 0;
   // The launch itself, with EngineOptions::resolve_command_lines, is kept
   // beside the slot (Engine's container_launches), not in it: 384 bytes
   // that would spread the attempts a simulation keeps over six times the
