@@ -97,6 +97,9 @@ class Placement {
   }
 
   size_t queued() const { return queued_; }
+  // The ticket at the head of the queue, placed first when room frees up;
+  // 0 when none is queued (tickets are nonzero).
+  Ticket first_queued() const { return queue_.empty() ? 0 : queue_.front().ticket; }
   bool any_taints() const { return any_taints_; }
   const NodeSpec& node(size_t i) const { return nodes_[i]; }
   size_t node_count() const { return nodes_.size(); }
