@@ -224,7 +224,9 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
       int64_t row = csv ? static_cast<int64_t>(csv_order[static_cast<size_t>(i)]) : i;
       Duration due = offset_of(row);
       if (start + due > loop.Now()) {
-        loop.After(start + due - loop.Now(), arrive);
+        // A reference to `arrive`, not a copy: its captures would not fit
+        // std::function's inline buffer, and a copy per run would allocate.
+        loop.After(start + due - loop.Now(), [&arrive] { arrive(); });
         return;
       }
       submit_one(csv ? &workload.csv[static_cast<size_t>(row)].parameters : nullptr);
