@@ -147,11 +147,24 @@ void Placement::RebuildRoom() {
     room_[k] = {std::max(room_[2 * k].cpu_millis, room_[2 * k + 1].cpu_millis),
                 std::max(room_[2 * k].memory, room_[2 * k + 1].memory)};
   }
+  stale_ = kNoNode;
+}
+
+void Placement::SyncStale() {
+  if (stale_ == kNoNode) return;
+  size_t i = stale_;
+  stale_ = kNoNode;
+  SetFree(i, free_[i]);
 }
 
 void Placement::SetFree(size_t i, const Demand& d) {
   free_[i] = d;
   size_t k = leaves_ + i;
+  if (i == stale_) {
+    stale_ = kNoNode;
+    // Back to the room the tree holds: nothing to climb.
+    if (room_[k].cpu_millis == d.cpu_millis && room_[k].memory == d.memory) return;
+  }
   room_[k] = {d.cpu_millis, d.memory};
   for (k /= 2; k >= 1; k /= 2) {
     const Room most{std::max(room_[2 * k].cpu_millis, room_[2 * k + 1].cpu_millis),
@@ -174,6 +187,15 @@ size_t Placement::FirstFit(const Demand& d) const {
     }
     return nodes_.size();
   }
+  const size_t found = TreeFirstFit(d);
+  if (stale_ < found && d.cpu_millis <= free_[stale_].cpu_millis &&
+      d.memory <= free_[stale_].memory) {
+    return stale_;
+  }
+  return found;
+}
+
+size_t Placement::TreeFirstFit(const Demand& d) const {
   auto fits = [&](size_t k) {
     return d.cpu_millis <= room_[k].cpu_millis && d.memory <= room_[k].memory;
   };
@@ -322,7 +344,11 @@ void Placement::Schedule(std::vector<Placed>& placed) {
 
 void Placement::Release(size_t node, const Demand& d) {
   bool had_room = HasRoom(node);
-  SetFree(node, {free_[node].cpu_millis + d.cpu_millis, free_[node].memory + d.memory});
+  // The tree keeps this node's smaller room until it is placed on again or
+  // another node's room grows (see stale_).
+  if (stale_ != node) SyncStale();
+  stale_ = node;
+  free_[node] = {free_[node].cpu_millis + d.cpu_millis, free_[node].memory + d.memory};
   used_total_.cpu_millis -= d.cpu_millis;
   used_total_.memory -= d.memory;
   if (!had_room && HasRoom(node)) ++nodes_with_room_;

@@ -141,8 +141,16 @@ class Placement {
     int64_t memory = 0;
   };
   std::vector<Room> room_;  // 1-based heap layout; leaves at [leaves_, 2 * leaves_)
+  // A node whose room grew (Release) while the tree still holds its room
+  // from before: the tree never overstates it, so FirstFit weighs it beside
+  // the tree's answer. On a full cluster with tasks waiting, a freed node is
+  // refilled at once, and both climbs to the root are saved.
+  static constexpr size_t kNoNode = SIZE_MAX;
+  size_t stale_ = kNoNode;
+  void SyncStale();  // brings the tree up to date with stale_'s room
   size_t leaves_ = 0;
-  void SetFree(size_t i, const Demand& d);  // free_[i] = d, and the tree above it
+  void SetFree(size_t i, const Demand& d);     // free_[i] = d, and the tree above it
+  size_t TreeFirstFit(const Demand& d) const;  // by the tree alone (see stale_)
   void RebuildRoom();
   size_t FirstFit(const Demand& d) const;  // nodes_.size() when none fits
   std::deque<Entry> queue_;
