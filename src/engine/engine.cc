@@ -136,7 +136,7 @@ struct Engine::Impl {
   // Submit runs on any thread.
   std::mutex defaults_mu;
   std::shared_ptr<const ir::PipelineSpec> defaults_spec;
-  json defaults;
+  std::shared_ptr<const json> defaults;
 
   // Every entry point from the loop holds one; the outermost flushes.
   struct Scope {
@@ -354,24 +354,26 @@ struct Engine::Impl {
   // ---- Runs ----
 
   // ResolveRunParameters, on the caller's thread. Runs of one spec that give
-  // no parameters all get its defaults: resolved once, then copied (a
-  // simulation submits one spec many times).
-  Result<json> RunParameters(const RunRequest& req) {
+  // no parameters all get its defaults: resolved once and shared, read-only,
+  // by every such run's root DAG (a simulation submits one spec many times).
+  Result<std::shared_ptr<const json>> RunParameters(const RunRequest& req) {
     const bool none_given = req.parameters.is_null() || req.parameters.empty();
     if (none_given) {
       std::lock_guard lock(defaults_mu);
       if (defaults_spec == req.spec) return defaults;
     }
     auto params = ResolveRunParameters(*req.spec, req.parameters);
-    if (none_given && params.ok()) {
+    if (!params.ok()) return params.error();
+    auto shared = std::make_shared<const json>(std::move(*params));
+    if (none_given) {
       std::lock_guard lock(defaults_mu);
       defaults_spec = req.spec;
-      defaults = *params;
+      defaults = shared;
     }
-    return params;
+    return shared;
   }
 
-  void StartRun(RunRequest req, json params) {
+  void StartRun(RunRequest req, std::shared_ptr<const json> params) {
     Scope scope(*this);
     if (runs.contains(req.run_id)) return;  // a duplicate id; the first run wins
     auto run_ptr = std::make_unique<Run>();
@@ -411,7 +413,7 @@ struct Engine::Impl {
     const std::string& display =
         run.spec->display_name.empty() ? run.spec->name : run.spec->display_name;
     int root_record = NewRecord(run, run.spec->name, display, -1, kNoLabel);
-    if (options.task_details) run.details[root_record].inputs = {{"parameters", params}};
+    if (options.task_details) run.details[root_record].inputs = {{"parameters", *params}};
     DagExec& root =
         NewDag(run, nullptr, -1, -1, run.spec->root, std::move(params), {}, root_record, {});
     StartDag(root);
@@ -429,7 +431,7 @@ struct Engine::Impl {
     if (state == RuntimeState::kFailed && run.error.empty()) run.error = dag_error;
     if (state != RuntimeState::kFailed && state != RuntimeState::kCanceled) run.error.clear();
     if (state == RuntimeState::kCanceled && run.error.empty()) run.error = "run canceled";
-    DagExec& root = *run.dags.front();
+    DagExec& root = run.dags.front();
     if (options.task_details) run.details[0].outputs = {{"parameters", ObjectOr(root.outputs)}};
     SetState(run, 0, state, run.error);
     SetRunState(run, state, run.error);
@@ -476,9 +478,9 @@ struct Engine::Impl {
   // ---- DAG instances ----
 
   DagExec& NewDag(Run& run, DagExec* parent, int parent_task, int iteration,
-                  const ir::ComponentSpec& comp, json inputs, ArtifactMap artifacts, int record,
-                  std::filesystem::path dir) {
-    auto dag = std::make_unique<DagExec>();
+                  const ir::ComponentSpec& comp, std::shared_ptr<const json> inputs,
+                  ArtifactMap artifacts, int record, std::filesystem::path dir) {
+    DagExec* dag = &run.dags.emplace_back();
     dag->run = &run;
     dag->parent = parent;
     dag->parent_task = parent_task;
@@ -497,8 +499,7 @@ struct Engine::Impl {
     for (size_t i = 0; i < dag->tasks.size(); ++i) {
       dag->tasks[i].unfinished_upstream = static_cast<int>(dag->plan->upstream[i].size());
     }
-    run.dags.push_back(std::move(dag));
-    return *run.dags.back();
+    return *dag;
   }
 
   void StartDag(DagExec& dag) {
@@ -626,8 +627,9 @@ struct Engine::Impl {
     if (comp.is_dag()) {
       if (spec.iterator) return StartLoop(dag, i);
       SetState(run, task.record, RuntimeState::kRunning);
-      DagExec& child = NewDag(run, &dag, i, -1, comp, ObjectOr(task.params), task.in_artifacts(),
-                              task.record, dag.dir / spec.name);
+      DagExec& child =
+          NewDag(run, &dag, i, -1, comp, std::make_shared<const json>(ObjectOr(task.params)),
+                 task.in_artifacts(), task.record, dag.dir / spec.name);
       return StartDag(child);
     }
     if (dag.plan->runs_in_driver[i]) return RunInDriver(dag, i, *dag.plan->executors[i]);
@@ -669,9 +671,10 @@ struct Engine::Impl {
             fmt::format("cannot find parameter {} in task input to fetch artifact uri", param));
       }
       const std::string& input = binding->second.component_input;
-      auto value = dag.inputs.find(input);
+      const json& inputs = dag.Inputs();
+      auto value = inputs.find(input);
       if (binding->second.kind != ir::ParameterBinding::Kind::kComponentInput ||
-          value == dag.inputs.end()) {
+          value == inputs.end()) {
         return failed(fmt::format(
             "error resolving artifact URI: parent DAG does not have input parameter {}", input));
       }
@@ -928,9 +931,9 @@ struct Engine::Impl {
       int record = NewRecord(run, name, name, task.record, kNoLabel);
       if (options.task_details) run.details[record].inputs = {{"parameters", inputs}};
       SetState(run, record, RuntimeState::kRunning);
-      DagExec& child = NewDag(run, &dag, i, static_cast<int>(index), comp, std::move(inputs),
-                              std::move(artifacts), record,
-                              dag.dir / spec.name / fmt::format("iteration-{}", index));
+      DagExec& child = NewDag(run, &dag, i, static_cast<int>(index), comp,
+                              std::make_shared<const json>(std::move(inputs)), std::move(artifacts),
+                              record, dag.dir / spec.name / fmt::format("iteration-{}", index));
       loop.iterations[index] = &child;
       StartDag(child);
     }

@@ -25,6 +25,11 @@ const ArtifactMap& TaskExec::out_artifacts() const {
 const ArtifactMap& TaskExec::in_artifacts() const {
   return rare ? rare->in_artifacts : kNoArtifacts;
 }
+const nlohmann::json& DagExec::Inputs() const {
+  static const nlohmann::json kNone;
+  return ObjectOr(inputs ? *inputs : kNone);
+}
+
 const std::string& TaskExec::fingerprint() const { return rare ? rare->fingerprint : kEmptyText; }
 
 const DagPlan& PlanFor(Run& run, const ir::ComponentSpec& comp) {

@@ -111,12 +111,16 @@ struct DagExec {
   DagExec* parent = nullptr;
   int iteration = -1;  // >= 0 for a ParallelFor iteration
   const ir::ComponentSpec* component = nullptr;
-  nlohmann::json inputs;  // null: none (see ObjectOr)
+  // Its input parameters, read-only: runs of one spec without parameters
+  // share their defaults. Null: none (Inputs() is then an empty object).
+  std::shared_ptr<const nlohmann::json> inputs;
   ArtifactMap in_artifacts;
   std::filesystem::path dir;  // relative work dir of its tasks
   std::string error;
   nlohmann::json outputs;  // null: none
   ArtifactMap out_artifacts;
+
+  const nlohmann::json& Inputs() const;
 };
 
 // Launches so far per executor (TaskLaunch::label_launches_before). A run
@@ -160,7 +164,9 @@ struct Run {
   std::list<std::string> names;
   std::vector<StateChange> history;
   std::string error;
-  std::vector<std::unique_ptr<DagExec>> dags;
+  // A list: DAGs are referred to by address, and the root's node is the
+  // run's only allocation for DAGs (a vector of pointers would add one).
+  std::list<DagExec> dags;
   std::shared_ptr<const ir::PipelineSpec> spec;
   // Plans depend only on the spec, so runs of one spec share them (the
   // engine hands the same set to consecutive runs of the same spec object).

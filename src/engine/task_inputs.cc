@@ -76,13 +76,14 @@ Status ResolveTaskInputs(DagExec& dag, int i, bool& skipped) {
     json value;
     bool have = false;
     switch (b.kind) {
-      case ir::ParameterBinding::Kind::kComponentInput:
-        if (auto it = dag.inputs.find(b.component_input);
-            it != dag.inputs.end() && !it->is_null()) {
+      case ir::ParameterBinding::Kind::kComponentInput: {
+        const nlohmann::json& inputs = dag.Inputs();
+        if (auto it = inputs.find(b.component_input); it != inputs.end() && !it->is_null()) {
           value = *it;
           have = true;
         }
         break;
+      }
       case ir::ParameterBinding::Kind::kConstant:
         value = RuntimeConstant(dag, i, b.constant);
         have = true;
