@@ -47,6 +47,43 @@ TEST(Placement, FirstFitInFifoOrder) {
   EXPECT_EQ(p.queued(), 0u);
 }
 
+// On a full cluster a freed node is refilled at once; first fit must still
+// pick the leftmost node with room however the frees and placements
+// interleave, and account every node's room exactly.
+TEST(Placement, FullClusterRefillsTheLeftmostFreedNode) {
+  Placement p({{"a", 4, 8 * kGi}, {"b", 4, 8 * kGi}, {"c", 4, 8 * kGi}});
+  Placement::Ticket next = 1;
+  for (int i = 0; i < 12; ++i) p.Enqueue(next++, {1000, kGi});
+  ASSERT_EQ(p.Schedule().size(), 12u);
+  auto place = [&](Demand d) {
+    p.Enqueue(next++, d);
+    auto placed = p.Schedule();
+    return placed.empty() ? size_t{99} : placed[0].node;
+  };
+  p.Release(2, {1000, kGi});
+  EXPECT_EQ(place({1000, kGi}), 2u);   // the only node with room
+  EXPECT_EQ(place({1000, kGi}), 99u);  // full again
+  p.Release(2, {1000, kGi});
+  p.Release(0, {1000, kGi});  // a second node frees before anything is placed
+  p.Enqueue(next++, {1000, kGi});
+  auto placed = p.Schedule();  // the waiting ticket, then this one
+  ASSERT_EQ(placed.size(), 2u);
+  EXPECT_EQ(placed[0].node, 0u);  // leftmost first
+  EXPECT_EQ(placed[1].node, 2u);
+  p.Release(1, {1000, kGi});
+  p.Release(1, {1000, kGi});           // the same node twice
+  EXPECT_EQ(place({1000, kGi}), 1u);   // b, with 1 CPU left
+  EXPECT_EQ(place({2000, kGi}), 99u);  // no node has 2 CPU free: it waits
+  EXPECT_EQ(place({1000, kGi}), 1u);   // and blocks nothing that fits
+  p.Release(2, {1000, kGi});
+  EXPECT_TRUE(p.Schedule().empty());  // 1 CPU free on c: the 2-CPU ticket still waits
+  EXPECT_EQ(p.free(0).cpu_millis, 0);
+  EXPECT_EQ(p.free(1).cpu_millis, 0);
+  EXPECT_EQ(p.free(2).cpu_millis, 1000);
+  EXPECT_EQ(p.used_total().cpu_millis, 11000);
+  EXPECT_EQ(p.queued(), 1u);
+}
+
 TEST(Placement, MemoryLimitsToo) {
   Placement p({{"a", 8, 2 * kGi}});
   p.Enqueue(1, {1000, 2 * kGi});

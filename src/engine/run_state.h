@@ -72,9 +72,9 @@ struct TaskRare {
   LoopState loop;
 };
 
-// A task's state in one cache line: thousands of runs are alive at once, so
-// a task's state is cold whenever it changes, and a run's tasks side by side
-// share lines. What most tasks never hold waits behind `rare`.
+// A task's state in 64 bytes: thousands of runs are alive at once, so a
+// task's state is cold whenever it changes, and a run's tasks side by side
+// share cache lines. What most tasks never hold waits behind `rare`.
 struct TaskExec {
   Phase phase = Phase::kWaiting;
   bool cached = false;  // SKIPPED because its outputs were reused: they count as produced
@@ -96,8 +96,8 @@ struct TaskExec {
   const TaskLaunch* retry_launch() const { return rare ? rare->retry_launch.get() : nullptr; }
 };
 
-// What a task's change reads of its DAG, first and together in one cache
-// line (see TaskExec).
+// What a task's change reads of its DAG first and together, in 64 bytes
+// (see TaskExec).
 struct DagExec {
   std::vector<TaskExec> tasks;  // sized once: pointers to tasks stay valid
   const DagPlan* plan = nullptr;
@@ -124,8 +124,8 @@ struct DagExec {
 };
 
 // Launches so far per executor (TaskLaunch::label_launches_before). A run
-// has a handful of executors: the first two are counted inline, in the
-// run's second cache line, which a launch reads anyway; any more in a vector.
+// has a handful of executors: the first two are counted inline, beside the
+// run's id, which a launch reads anyway; any more in a vector.
 class LaunchCounts {
  public:
   // The launches of `exec` counted before this one, which it counts.
@@ -139,8 +139,8 @@ class LaunchCounts {
 };
 
 struct Run {
-  // What each event reads or writes, first and together in one cache line
-  // (see TaskExec): the run's state and where its records are.
+  // What each event reads or writes, first and together in 64 bytes (see
+  // TaskExec): the run's state and where its records are.
   RuntimeState state = RuntimeState::kPending;
   RuntimeState snapshot_state = RuntimeState::kPending;  // in the last snapshot
   bool stopping = false;  // a task failed: start nothing new but exit handlers
@@ -154,7 +154,7 @@ struct Run {
   // state, times and delay are in `records` until a snapshot copies them.
   // Empty without details.
   std::vector<TaskRecord> details;
-  // What a launch reads besides, in the second line.
+  // What a launch reads besides, in the next 64 bytes.
   std::string id;
   LaunchCounts launches;
   WallTime finished_at{};
