@@ -108,7 +108,9 @@ struct Engine::Impl {
   EngineOptions options;
   Placement placement;
   std::mt19937_64 rng;
-  std::unordered_map<std::string, std::unique_ptr<Run>> runs;
+  // Runs in the map's nodes themselves (which never move): one allocation
+  // a run, not two.
+  std::unordered_map<std::string, Run> runs;
   // Container attempts live in slots reused through a free list: a warm
   // engine allocates nothing per attempt and reuses the slot freed last,
   // still in cache. An id is the slot and its generation, so an id whose
@@ -344,8 +346,8 @@ struct Engine::Impl {
         auto it = runs.find(id);
         if (it == runs.end()) return;  // finished meanwhile, and snapshotted then
         Scope scope(*this);
-        it->second->snapshot_scheduled = false;
-        MarkDirty(*it->second);
+        it->second.snapshot_scheduled = false;
+        MarkDirty(it->second);
       });
     }
     return true;
@@ -375,10 +377,9 @@ struct Engine::Impl {
 
   void StartRun(RunRequest req, std::shared_ptr<const json> params) {
     Scope scope(*this);
-    if (runs.contains(req.run_id)) return;  // a duplicate id; the first run wins
-    auto run_ptr = std::make_unique<Run>();
-    Run& run = *run_ptr;
-    runs.emplace(req.run_id, std::move(run_ptr));
+    auto [slot, inserted] = runs.try_emplace(req.run_id);
+    if (!inserted) return;  // a duplicate id; the first run wins
+    Run& run = slot->second;
     run.id = std::move(req.run_id);
     run.spec = std::move(req.spec);
     if (run.spec != last_spec || !last_plans) {
@@ -440,11 +441,11 @@ struct Engine::Impl {
   void Terminate(const std::string& run_id) {
     Scope scope(*this);
     auto it = runs.find(run_id);
-    if (it == runs.end() || it->second->finished) {
+    if (it == runs.end() || it->second.finished) {
       observer.OnTerminateNotExecuting(run_id);
       return;
     }
-    Run& run = *it->second;
+    Run& run = it->second;
     if (run.canceled) return;
     run.canceled = true;
     run.stopping = true;
