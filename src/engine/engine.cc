@@ -171,11 +171,12 @@ struct Engine::Impl {
   static uint64_t ContainerId(uint32_t slot, const Container& c) {
     return (static_cast<uint64_t>(c.generation) << 32) | slot;
   }
+  static uint32_t SlotOf(uint64_t id) { return static_cast<uint32_t>(id & 0xffffffffu); }
 
-  TaskLaunch& LaunchOf(uint64_t id) { return container_launches[id & 0xffffffffu]; }
+  TaskLaunch& LaunchOf(uint64_t id) { return container_launches[SlotOf(id)]; }
 
   Container* FindContainer(uint64_t id) {
-    auto slot = static_cast<uint32_t>(id & 0xffffffffu);
+    const uint32_t slot = SlotOf(id);
     if (slot >= container_slots.size()) return nullptr;
     Container& c = container_slots[slot];
     return c.live && c.generation == static_cast<uint32_t>(id >> 32) ? &c : nullptr;
@@ -186,7 +187,7 @@ struct Engine::Impl {
   // the executor): resetting them would touch every cache line of the slot.
   void FreeContainer(uint64_t id, Container& c) {
     c.live = false;
-    free_container_slots.push_back(static_cast<uint32_t>(id & 0xffffffffu));
+    free_container_slots.push_back(SlotOf(id));
   }
 
   // ---- Records and states ----
@@ -1226,7 +1227,7 @@ struct Engine::Impl {
     // ends; its slot, queued long ago, is cold. Fetching its two lines now
     // overlaps the wait with the work in between.
     if (Placement::Ticket next = placement.first_queued(); next != 0) {
-      const Container& c = container_slots[next & 0xffffffffu];
+      const Container& c = container_slots[SlotOf(next)];
       __builtin_prefetch(&c);
       __builtin_prefetch(reinterpret_cast<const char*>(&c) + 64);
     }

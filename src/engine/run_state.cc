@@ -25,12 +25,12 @@ const ArtifactMap& TaskExec::out_artifacts() const {
 const ArtifactMap& TaskExec::in_artifacts() const {
   return rare ? rare->in_artifacts : kNoArtifacts;
 }
+const std::string& TaskExec::fingerprint() const { return rare ? rare->fingerprint : kEmptyText; }
+
 const nlohmann::json& DagExec::Inputs() const {
   static const nlohmann::json kNone;
   return ObjectOr(inputs ? *inputs : kNone);
 }
-
-const std::string& TaskExec::fingerprint() const { return rare ? rare->fingerprint : kEmptyText; }
 
 const DagPlan& PlanFor(Run& run, const ir::ComponentSpec& comp) {
   if (!run.plans) run.plans = std::make_shared<std::unordered_map<const ir::DagSpec*, DagPlan>>();

@@ -14,15 +14,6 @@ const StepModel& StepModels::For(const std::string& label) const {
   return it != by_label.end() ? it->second : fallback;
 }
 
-const StepModel& StepModelCache::For(const std::string& label) {
-  for (const auto& [seen, model] : seen_) {
-    if (seen == label) return *model;
-  }
-  const StepModel& model = models_.For(label);
-  seen_.emplace_back(label, &model);
-  return model;
-}
-
 SimExecutor::SimExecutor(engine::EventLoop& loop, StepModels models, uint64_t seed,
                          SharedServices services, engine::Resources default_task)
     : loop_(loop),
@@ -34,8 +25,17 @@ SimExecutor::SimExecutor(engine::EventLoop& loop, StepModels models, uint64_t se
   if (services_.bandwidth <= 0) services_.store = nullptr;
 }
 
+const StepModel& SimExecutor::ModelFor(const std::string& label) {
+  for (const auto& [seen, model] : models_seen_) {
+    if (seen == label) return *model;
+  }
+  const StepModel& model = models_.For(label);
+  models_seen_.emplace_back(label, &model);
+  return model;
+}
+
 void SimExecutor::Launch(engine::TaskLaunch launch, engine::TaskDone done) {
-  const StepModel& model = model_cache_.For(launch.executor_label);
+  const StepModel& model = ModelFor(launch.executor_label);
   const uint32_t ordinal = launch.label_launches_before;
   Duration run = model.duration.kind == exec::DurationDist::Kind::kConstant
                      ? model.duration.a

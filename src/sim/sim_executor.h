@@ -50,25 +50,13 @@ struct StepModels {
   const StepModel& For(const std::string& label) const;
 };
 
-// StepModels::For through a short list of the labels seen so far: a run has
-// a handful, and comparing a few short strings beats a map's walk per launch.
-class StepModelCache {
- public:
-  explicit StepModelCache(const StepModels& models) : models_(models) {}
-  const StepModel& For(const std::string& label);
-
- private:
-  const StepModels& models_;
-  std::vector<std::pair<std::string, const StepModel*>> seen_;
-};
-
 class SimExecutor : public engine::Executor {
  public:
   // `default_task` is what a task whose IR asks for nothing holds (the
   // engine's default_task_resources), for the utilisation integral.
   SimExecutor(engine::EventLoop& loop, StepModels models, uint64_t seed,
               SharedServices services = {}, engine::Resources default_task = {});
-  SimExecutor(const SimExecutor&) = delete;  // model_cache_ refers to models_
+  SimExecutor(const SimExecutor&) = delete;  // models_seen_ points into models_
   SimExecutor& operator=(const SimExecutor&) = delete;
 
   void Launch(engine::TaskLaunch launch, engine::TaskDone done) override;
@@ -114,8 +102,12 @@ class SimExecutor : public engine::Executor {
   void Hold(double cpu, double memory);
 
   engine::EventLoop& loop_;
+  // StepModels::For through a short list of the labels seen so far: a run
+  // has a handful, and comparing a few short strings beats a map's walk per
+  // launch. The models live in models_ (map nodes and the fallback stay put).
+  const StepModel& ModelFor(const std::string& label);
   StepModels models_;
-  StepModelCache model_cache_{models_};
+  std::vector<std::pair<std::string, const StepModel*>> models_seen_;
   uint64_t seed_;
   SharedServices services_;
   engine::Resources default_task_;
