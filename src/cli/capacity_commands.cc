@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/cli.h"
+#include "cli/common.h"
 #include "exec/artifact_store.h"
 #include "ir/pipeline_spec.h"
 #include "ir/quantity.h"
@@ -38,12 +39,11 @@ Command AddSimulateCommand(CLI::App& app) {
   cmd->add_option("workload", f->workload, "WORKLOAD.yaml: pipeline, arrivals, step durations")
       ->required();
   cmd->add_option("--out", f->out, "JSON output file")->capture_default_str();
-  cmd->add_option("--runs", f->runs, "override the workload's run count")
-      ->check(CLI::PositiveNumber);
+  cmd->add_option("--runs", f->runs, "override the workload's run count")->check(CountAboveZero());
   cmd->add_option("--concurrency", f->concurrency,
                   "closed loop: keep this many runs in flight, the next starting when one ends "
                   "(overrides the workload's arrivals)")
-      ->check(CLI::PositiveNumber);
+      ->check(CountAboveZero());
   cmd->add_flag("--quiet", f->quiet, "no console summary");
   cmd->add_option("--html", f->html,
                   "also write a self-contained HTML page: nodes, CPU and waiting work over time");
@@ -270,8 +270,8 @@ Command AddPlanCommand(CLI::App& app) {
       ->required();
   cmd->add_option("workload", f->workload, "WORKLOAD.yaml (arrivals ignored: all at once)")
       ->required();
-  cmd->add_option("--runs", f->runs, "how many runs")->check(CLI::PositiveNumber);
-  cmd->add_option("--nodes", f->nodes, "how many nodes")->check(CLI::PositiveNumber);
+  cmd->add_option("--runs", f->runs, "how many runs")->check(CountAboveZero());
+  cmd->add_option("--nodes", f->nodes, "how many nodes")->check(CountAboveZero());
   cmd->add_option("--within", f->within, "time allowed, e.g. 2h");
   cmd->add_option("--replications", f->replications,
                   "simulate every probe with this many seeds (the workload's seed, +1, ...)")

@@ -93,6 +93,27 @@ TEST_F(CapacityCliTest, BadPlanAndSimulateFlagsExitTwo) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
 }
 
+TEST_F(CapacityCliTest, CountsBelowOneAreRefusedInWords) {
+  const std::string files = Example("cluster.yaml") + " " + Example("workload.yaml");
+  struct Case {
+    std::string flags;
+    std::string message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"plan " + files + " --runs 0 --nodes 2", "--runs: must be at least 1, got 0"},
+           {"plan " + files + " --runs 5 --nodes -3", "--nodes: must be at least 1, got -3"},
+           {"plan " + files + " --runs 1.5 --nodes 2", "--runs: must be a whole number, got 1.5"},
+           {"simulate " + files + " --runs 0", "--runs: must be at least 1, got 0"},
+           {"simulate " + files + " --concurrency x", "--concurrency: must be a whole number"},
+       }) {
+    auto r = Kfpbench(c.flags);
+    EXPECT_EQ(r.exit_code, 2) << c.flags << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.flags << "\n" << r.output;
+    // CLI11's own check printed the whole range of a double.
+    EXPECT_EQ(r.output.find("not in range"), std::string::npos) << r.output;
+  }
+}
+
 TEST_F(CapacityCliTest, SimulateClosedLoopKeepsRunsInFlight) {
   auto r = Kfpbench("simulate " + Example("cluster.yaml") + " " + Example("workload.yaml") +
                     " --runs 12 --concurrency 3 --out " + Path("sim.json"));

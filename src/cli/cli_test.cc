@@ -595,6 +595,15 @@ TEST_F(CliTest, ValidateNamesProblems) {
   EXPECT_NE(r.output.find("[0].extra: unknown field"), std::string::npos) << r.output;
 }
 
+TEST_F(CliTest, TimeScaleMustBeAboveZero) {
+  std::string good = Write("good.json", R"([{"mode":"RANDOM_GETS","runTime":1}])");
+  for (const char* scale : {"0", "-1", "fast"}) {
+    auto r = Kfpbench("run " + good + " --time-scale " + scale);
+    EXPECT_EQ(r.exit_code, 2) << scale << "\n" << r.output;
+    EXPECT_NE(r.output.find("--time-scale: must be"), std::string::npos) << r.output;
+  }
+}
+
 TEST_F(CliTest, ValidateNamesEveryProblemAndRefusesWhatRunRefuses) {
   std::string file = Write("many.json", R"({
     "target": {"host": "http://127.0.0.1:1", "hots": "typo"},

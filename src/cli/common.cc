@@ -89,6 +89,30 @@ CLI::Option* AddPercentOption(CLI::App& cmd, const std::string& name, double& ta
                          "PERCENT");
 }
 
+const CLI::Validator& GreaterThanZero() {
+  static const CLI::Validator check(
+      [](const std::string& text) -> std::string {
+        double value = 0;
+        if (!CLI::detail::lexical_cast(text, value)) return "must be a number, got " + text;
+        if (!(value > 0)) return "must be greater than 0, got " + text;
+        return {};
+      },
+      "> 0");
+  return check;
+}
+
+const CLI::Validator& CountAboveZero() {
+  static const CLI::Validator check(
+      [](const std::string& text) -> std::string {
+        int64_t value = 0;
+        if (!CLI::detail::lexical_cast(text, value)) return "must be a whole number, got " + text;
+        if (value <= 0) return "must be at least 1, got " + text;
+        return {};
+      },
+      ">= 1");
+  return check;
+}
+
 Result<std::filesystem::path> OutputFolder(const std::string& out, const std::string& prefix) {
   std::filesystem::path dir = out;
   if (dir.empty()) {

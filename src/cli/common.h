@@ -55,6 +55,11 @@ CLI::Option* AddDurationOption(CLI::App& cmd, const std::string& name, Duration&
 CLI::Option* AddPercentOption(CLI::App& cmd, const std::string& name, double& target,
                               const std::string& help);
 
+// Checks for a factor and a count that must be above zero, saying so in
+// words: CLI11's PositiveNumber names the whole range of a double.
+const CLI::Validator& GreaterThanZero();
+const CLI::Validator& CountAboveZero();
+
 // `--out` when given, else PREFIX/<timestamp>, created; errors name --out.
 Result<std::filesystem::path> OutputFolder(const std::string& out, const std::string& prefix);
 

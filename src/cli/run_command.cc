@@ -43,7 +43,7 @@ Command AddRunCommand(CLI::App& app) {
   cmd->add_option("--out", f->out, "results folder (default: results/<timestamp>)");
   cmd->add_option("--pipelines", f->pipeline_dirs, "folder to look for pipeline files in");
   cmd->add_option("--time-scale", f->time_scale, "multiply every time in the file")
-      ->check(CLI::PositiveNumber);
+      ->check(GreaterThanZero());
   harness::BenchmarkOptions& b = f->benchmark;
   AddDurationOption(*cmd, "--poll-interval", b.harness.poll_interval, "how often a run is polled");
   AddDurationOption(*cmd, "--drain-timeout", b.harness.drain_timeout,
