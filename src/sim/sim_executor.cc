@@ -14,7 +14,7 @@ const StepModel& StepModels::For(const std::string& label) const {
   return it != by_label.end() ? it->second : fallback;
 }
 
-SimExecutor::SimExecutor(engine::EventLoop& loop, StepModels models, uint64_t seed,
+SimExecutor::SimExecutor(VirtualLoop& loop, StepModels models, uint64_t seed,
                          SharedServices services, engine::Resources default_task)
     : loop_(loop),
       models_(std::move(models)),
@@ -23,6 +23,7 @@ SimExecutor::SimExecutor(engine::EventLoop& loop, StepModels models, uint64_t se
       default_task_(default_task) {
   if (services_.task_update <= Duration::zero()) services_.api = nullptr;
   if (services_.bandwidth <= 0) services_.store = nullptr;
+  loop_.SetTimerTarget(this);
 }
 
 const StepModel& SimExecutor::ModelFor(const std::string& label) {
@@ -69,14 +70,24 @@ void SimExecutor::Launch(engine::TaskLaunch launch, engine::TaskDone done) {
   const uint32_t generation = f.generation;
   if (services_.api == nullptr && (services_.store == nullptr || model.artifact_bytes <= 0)) {
     // Nothing shared on the way: one timer.
-    f.timer =
-        loop_.After(model.overhead + run, [this, slot, generation] { Finish(slot, generation); });
-    return;
+    f.stage = kNoStages;
+    return loop_.AfterKeyed(model.overhead + run, slot, generation);
   }
   f.stage = 0;
   f.run = run;
   f.bytes = model.artifact_bytes;
-  f.timer = loop_.After(model.overhead, [this, slot, generation] { Advance(slot, generation); });
+  loop_.AfterKeyed(model.overhead, slot, generation);
+}
+
+bool SimExecutor::Fire(uint32_t slot, uint32_t generation) {
+  InFlight& f = slots_[slot];
+  if (!f.live || f.generation != generation) return false;  // canceled meanwhile
+  if (f.stage == kNoStages) {
+    Finish(slot, generation);
+  } else {
+    Advance(slot, generation);
+  }
+  return true;
 }
 
 void SimExecutor::Advance(uint32_t slot, uint32_t generation) {
@@ -91,8 +102,7 @@ void SimExecutor::Advance(uint32_t slot, uint32_t generation) {
         break;
       case 1:  // the step itself
         f.stage = 2;
-        f.timer = loop_.After(f.run, next);
-        return;
+        return loop_.AfterKeyed(f.run, slot, generation);
       case 2:  // its outputs go to the artifact store
         f.stage = 3;
         if (services_.store != nullptr && f.bytes > 0) {
@@ -149,7 +159,7 @@ void SimExecutor::Cancel(const std::string& task_id) {
   for (uint32_t slot = 0; slot < slots_.size(); ++slot) {
     InFlight& f = slots_[slot];
     if (!f.live || f.task_id != task_id) continue;
-    loop_.Cancel(f.timer);
+    // Its timer, if pending, finds the slot no longer live.
     Hold(-f.cpu, -f.memory);
     f.live = false;
     --running_;

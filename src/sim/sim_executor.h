@@ -22,6 +22,7 @@
 #include "engine/resources.h"
 #include "exec/duration_dist.h"
 #include "sim/slot_pool.h"
+#include "sim/virtual_loop.h"
 
 namespace kfpbench::sim {
 
@@ -50,12 +51,13 @@ struct StepModels {
   const StepModel& For(const std::string& label) const;
 };
 
-class SimExecutor : public engine::Executor {
+class SimExecutor : public engine::Executor, private TimerTarget {
  public:
   // `default_task` is what a task whose IR asks for nothing holds (the
   // engine's default_task_resources), for the utilisation integral.
-  SimExecutor(engine::EventLoop& loop, StepModels models, uint64_t seed,
-              SharedServices services = {}, engine::Resources default_task = {});
+  SimExecutor(VirtualLoop& loop, StepModels models, uint64_t seed, SharedServices services = {},
+              engine::Resources default_task = {});
+  ~SimExecutor() override { loop_.SetTimerTarget(nullptr); }
   SimExecutor(const SimExecutor&) = delete;  // models_seen_ points into models_
   SimExecutor& operator=(const SimExecutor&) = delete;
 
@@ -75,33 +77,36 @@ class SimExecutor : public engine::Executor {
   WallTime first_launch() const { return first_launch_; }
 
  private:
-  // Tasks in flight live in slots reused through a free list; the timer
-  // carries the slot and its generation, so a completion finds its task
-  // without hashing a task id (Cancel, which is rare, scans).
+  // Tasks in flight live in slots reused through a free list; their timers
+  // are the loop's keyed timers, carrying the slot and its generation, so a
+  // completion finds its task without hashing a task id or reading a slot
+  // of the loop's (Cancel, which is rare, scans).
   // What a completion reads first, in one cache line: a task's slot is
   // cold by the time it ends, minutes of simulated time after it started.
   struct alignas(64) InFlight {
     uint32_t generation = 0;
     bool live = false;
-    uint8_t stage = 0;  // with shared services: the stage reached (Advance)
+    uint8_t stage = 0;  // with shared services: the stage reached (Advance); else kNoStages
     double cpu = 0;     // cores it holds
     double memory = 0;  // bytes it holds
     engine::TaskDone done;
     // Output parameter name -> placeholder value, when the task has any;
     // the result is built from it when the task ends.
     std::unique_ptr<std::map<std::string, std::string>> outputs;
-    engine::TimerId timer = 0;  // the first cache line ends here
-    Duration run{0};            // with shared services: the step's own time, its bytes
+    Duration run{0};  // with shared services: the step's own time, its bytes
     int64_t bytes = 0;
     std::string task_id;
   };
+  static constexpr uint8_t kNoStages = 0xff;
+  // Its timer is due: Finish, or Advance through shared services.
+  bool Fire(uint32_t slot, uint32_t generation) override;
   void Finish(uint32_t slot, uint32_t generation);
   // Moves a task through overhead, update, run, upload, update.
   void Advance(uint32_t slot, uint32_t generation);
   // Brings the allocation integrals to now, then changes what is held.
   void Hold(double cpu, double memory);
 
-  engine::EventLoop& loop_;
+  VirtualLoop& loop_;
   // StepModels::For through a short list of the labels seen so far: a run
   // has a handful, and comparing a few short strings beats a map's walk per
   // launch. The models live in models_ (map nodes and the fallback stay put).

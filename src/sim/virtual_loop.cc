@@ -12,9 +12,13 @@ engine::TimerId VirtualLoop::After(Duration delay, std::function<void()> fn) {
   s.fn = std::move(fn);
   ++live_;
   // A negative delay means "now": virtual time never runs backwards.
-  WallTime when = delay > Duration::zero() ? now_ + delay : now_;
-  queue_.push({when, seq_++, slot, s.generation});
+  queue_.push({When(delay), seq_++, slot, s.generation});
   return (static_cast<uint64_t>(s.generation) << 32) | slot;
+}
+
+void VirtualLoop::AfterKeyed(Duration delay, uint32_t key, uint32_t generation) {
+  ++live_;
+  queue_.push({When(delay), seq_++, key | kKeyed, generation});
 }
 
 void VirtualLoop::Cancel(engine::TimerId id) {
@@ -34,6 +38,16 @@ bool VirtualLoop::RunOne(WallTime limit) {
     Event e = queue_.top();
     if (e.when > limit) return false;
     queue_.pop();
+    if (e.slot & kKeyed) {
+      --live_;
+      const WallTime before = now_;
+      if (e.when > now_) now_ = e.when;
+      ++events_run_;
+      if (target_ != nullptr && target_->Fire(e.slot & ~kKeyed, e.generation)) return true;
+      now_ = before;  // canceled: as if it had never been due
+      --events_run_;
+      continue;
+    }
     Slot& s = slots_[e.slot];
     if (s.generation != e.generation) continue;  // cannot happen; defensive
     if (!s.live) {

@@ -1,8 +1,10 @@
 #include "sim/virtual_loop.h"
 
+#include <set>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace kfpbench::sim {
@@ -74,6 +76,63 @@ TEST(VirtualLoop, ManyEventsStayOrdered) {
   loop.RunUntilIdle();
   EXPECT_TRUE(ordered);
   EXPECT_EQ(count, 10000);
+}
+
+// Records what fires; keys in `canceled` report themselves canceled.
+class RecordingTarget : public TimerTarget {
+ public:
+  explicit RecordingTarget(VirtualLoop& loop, std::vector<std::string>& order)
+      : loop_(loop), order_(order) {}
+  bool Fire(uint32_t key, uint32_t generation) override {
+    if (canceled.count(key) != 0) return false;
+    order_.push_back(fmt::format("k{}/{}@{}", key, generation,
+                                 (loop_.Now() - VirtualLoop::DefaultEpoch()) / 1s));
+    return true;
+  }
+  std::set<uint32_t> canceled;
+
+ private:
+  VirtualLoop& loop_;
+  std::vector<std::string>& order_;
+};
+
+TEST(VirtualLoop, KeyedTimersRunInTimeThenPostOrderWithTheRest) {
+  VirtualLoop loop;
+  std::vector<std::string> order;
+  RecordingTarget target(loop, order);
+  loop.SetTimerTarget(&target);
+  loop.After(2s, [&] { order.push_back("b@2"); });
+  loop.AfterKeyed(1s, 7, 3);
+  loop.AfterKeyed(2s, 0x7fffffff, 1);  // the largest key
+  loop.After(1s, [&] { order.push_back("a@1"); });
+  loop.AfterKeyed(-1s, 1, 1);  // negative: now
+  EXPECT_EQ(loop.pending(), 5u);
+  loop.RunUntilIdle();
+  EXPECT_EQ(order, (std::vector<std::string>{"k1/1@0", "k7/3@1", "a@1", "b@2", "k2147483647/1@2"}));
+  EXPECT_EQ(loop.events_run(), 5u);
+  EXPECT_EQ(loop.pending(), 0u);
+}
+
+TEST(VirtualLoop, AKeyedTimerItsTargetCanceledNeitherCountsNorMovesTheClock) {
+  VirtualLoop loop;
+  std::vector<std::string> order;
+  RecordingTarget target(loop, order);
+  loop.SetTimerTarget(&target);
+  const WallTime t0 = loop.Now();
+  loop.After(1s, [&] { order.push_back("a@1"); });
+  loop.AfterKeyed(5s, 9, 1);
+  target.canceled.insert(9);
+  loop.RunUntilIdle();
+  EXPECT_EQ(order, (std::vector<std::string>{"a@1"}));
+  EXPECT_EQ(loop.Now(), t0 + 1s);
+  EXPECT_EQ(loop.events_run(), 1u);
+  EXPECT_EQ(loop.pending(), 0u);
+  // With no target (it is gone), keyed timers are dropped when due.
+  loop.SetTimerTarget(nullptr);
+  loop.AfterKeyed(1s, 2, 1);
+  loop.RunUntilIdle();
+  EXPECT_EQ(order.size(), 1u);
+  EXPECT_EQ(loop.Now(), t0 + 1s);
 }
 
 }  // namespace
