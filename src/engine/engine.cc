@@ -391,6 +391,7 @@ struct Engine::Impl {
     run.plans = last_plans;
     run.pipeline_root = std::move(req.pipeline_root);
     run.keep = std::move(req.keep);
+    run.retry = !run.keep.empty();
     run.display_name = std::move(req.display_name);
     run.workspace_is_local = !options.work_root.empty();
     run.workspace_path = run.workspace_is_local
@@ -596,7 +597,7 @@ struct Engine::Impl {
     // The key, where it is shown (details) or looked up (a retry's kept
     // tasks): the same text as (dag.dir / spec.name).generic_string(),
     // without building and splitting a path per task.
-    if (options.task_details || !run.keep.empty()) {
+    if (options.task_details || run.retry) {
       std::string key = dag.dir.empty() ? spec.name : dag.dir.generic_string() + '/' + spec.name;
       // Exit handlers run again: they report on the attempt that is running.
       auto kept =

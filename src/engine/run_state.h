@@ -74,7 +74,11 @@ struct TaskRare {
 
 // A task's state in 64 bytes: thousands of runs are alive at once, so a
 // task's state is cold whenever it changes, and a run's tasks side by side
-// share cache lines. What most tasks never hold waits behind `rare`.
+// share cache lines. What most tasks never hold waits behind `rare`. What a
+// task's end reads comes first, within 32 bytes: a vector's storage is
+// aligned to 16 bytes, not to a line (aligning it costs more than it saves),
+// so a task's 64 bytes mostly straddle two lines, while its first 32 fit in
+// one three times in four.
 struct TaskExec {
   Phase phase = Phase::kWaiting;
   bool cached = false;  // SKIPPED because its outputs were reused: they count as produced
@@ -82,9 +86,9 @@ struct TaskExec {
   int record = -1;                              // index in Run::records once created
   int unfinished_upstream = 0;
   int attempt = 0;                 // container tasks
+  std::unique_ptr<TaskRare> rare;  // null until the task needs any of it
   nlohmann::json params;           // resolved input parameters (null: none; see ObjectOr)
   nlohmann::json outputs;          // output parameters (null: none)
-  std::unique_ptr<TaskRare> rare;  // null until the task needs any of it
 
   // Made on first use.
   TaskRare& Rare();
@@ -148,15 +152,16 @@ struct Run {
   bool finished = false;
   bool dirty = false;
   bool snapshot_sent = false;
+  bool retry = false;  // `keep` holds tasks: each task looks itself up there
   std::vector<TaskState> records;
+  // What a launch reads besides, next.
+  LaunchCounts launches;
+  std::string id;
   // With EngineOptions::task_details, the rest of each record by the same
   // index (ids, key, inputs, outputs, history, error, pod, node, ...); its
   // state, times and delay are in `records` until a snapshot copies them.
   // Empty without details.
   std::vector<TaskRecord> details;
-  // What a launch reads besides, in the next 64 bytes.
-  std::string id;
-  LaunchCounts launches;
   WallTime finished_at{};
   // Record names the spec does not hold (ParallelFor iterations'): a list,
   // so that TaskState's pointers stay valid as it grows, and nothing is
