@@ -64,6 +64,21 @@ TEST(PlacementNodes, AddRemoveAndReuseSlots) {
   EXPECT_EQ(p.node_count(), 2u);
 }
 
+TEST(PlacementNodes, AddedNodesTakeTheLowestRemovedIndexFirst) {
+  Placement p({});
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(p.AddNode({"n", 1, kGi}), static_cast<size_t>(i));
+  EXPECT_TRUE(p.RemoveNode(4));
+  EXPECT_TRUE(p.RemoveNode(1));
+  EXPECT_TRUE(p.RemoveNode(3));
+  EXPECT_EQ(p.AddNode({"x", 1, kGi}), 1u);
+  EXPECT_TRUE(p.RemoveNode(0));  // below the one just reused
+  EXPECT_EQ(p.AddNode({"x", 1, kGi}), 0u);
+  EXPECT_EQ(p.AddNode({"x", 1, kGi}), 3u);
+  EXPECT_EQ(p.AddNode({"x", 1, kGi}), 4u);
+  EXPECT_EQ(p.AddNode({"x", 1, kGi}), 6u);  // none removed: a new index
+  EXPECT_EQ(p.node_count(), 7u);
+}
+
 TEST(PlacementNodes, SkipsTicketsThatCannotFitAfterALargerOneFailed) {
   Placement p({{"a", 2, 4 * kGi}});
   p.Enqueue(1, {3000, kGi});  // never fits now

@@ -357,8 +357,9 @@ void Placement::Release(size_t node, const Demand& d) {
 size_t Placement::AddNode(const NodeSpec& node) {
   Demand cap{Millis(node.cpu), node.memory};
   any_taints_ = any_taints_ || !node.taints.empty();
-  size_t i = 0;
+  size_t i = first_removed_;
   while (i < nodes_.size() && !removed_[i]) ++i;
+  first_removed_ = i + 1;
   if (i == nodes_.size()) {
     nodes_.push_back(node);
     capacity_.push_back(cap);
@@ -389,6 +390,7 @@ bool Placement::RemoveNode(size_t i) {
   capacity_[i] = Demand{};
   SetFree(i, Demand{});
   removed_[i] = true;
+  first_removed_ = std::min(first_removed_, i);
   return true;
 }
 

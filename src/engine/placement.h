@@ -118,6 +118,9 @@ class Placement {
   std::vector<Demand> capacity_;
   std::vector<Demand> free_;
   std::vector<bool> removed_;
+  // No node below it is removed: AddNode reuses the lowest removed index
+  // without scanning a thousand live nodes first.
+  size_t first_removed_ = 0;
   std::vector<Demand> shapes_;  // AllowShape
   std::vector<NodeSpec> shape_nodes_;
   // Some node or shape has a taint or a task has rules: first fit must then
