@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <map>
 #include <mutex>
 #include <random>
@@ -25,6 +24,7 @@
 #include "engine/placement.h"
 #include "engine/run_parameters.h"
 #include "engine/run_state.h"
+#include "engine/stable_vector.h"
 #include "engine/task_inputs.h"
 #include "ir/cel.h"
 #include "ir/placeholders.h"
@@ -114,13 +114,13 @@ struct Engine::Impl {
   // Container attempts live in slots reused through a free list: a warm
   // engine allocates nothing per attempt and reuses the slot freed last,
   // still in cache. An id is the slot and its generation, so an id whose
-  // attempt is gone (a late completion, a stale timer) finds nothing. A
-  // deque keeps references to slots valid while it grows.
-  std::deque<Container> container_slots;
+  // attempt is gone (a late completion, a stale timer) finds nothing.
+  // Slots never move as more are made: attempts are referred to by address.
+  StableVector<Container> container_slots;
   // By slot, with EngineOptions::resolve_command_lines: built when the task
   // starts (what can fail is found then, not once placed). Without, the
   // launch is built at placement from the attempt's fields (TimingLaunch).
-  std::deque<TaskLaunch> container_launches;
+  StableVector<TaskLaunch> container_launches;
   std::vector<uint32_t> free_container_slots;
   uint64_t next_container = 1;  // Container::serial
   uint64_t next_short_id = 1;   // without task details
