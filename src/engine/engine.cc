@@ -322,9 +322,9 @@ struct Engine::Impl {
       if (timed) run->snapshot_cost = std::chrono::steady_clock::now() - cost_from;
     }
     for (Run* run : pending) {
-      if (!run->finished) continue;
-      std::string id = run->id;  // erase must not compare against the dying key
-      runs.erase(id);
+      // Found, then erased by position: erasing by run->id would compare
+      // against a key that dies with the run.
+      if (run->finished) runs.erase(runs.find(run->id));
     }
     pending.clear();
     spare_dirty_runs = std::move(pending);
