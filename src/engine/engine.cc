@@ -545,7 +545,7 @@ struct Engine::Impl {
     for (const auto& [name, sources] : dag.component->dag->output_parameters) {
       for (const auto& src : sources) {
         const TaskExec& p = dag.tasks[dag.plan->index.at(src.producer_task)];
-        if (auto it = p.outputs.find(src.output_key); it != p.outputs.end()) {
+        if (auto it = p.outputs().find(src.output_key); it != p.outputs().end()) {
           dag.outputs[name] = *it;
           break;
         }
@@ -569,7 +569,7 @@ struct Engine::Impl {
       OnIterationDone(*dag.parent, dag.parent_task);
     } else {
       TaskExec& owner = dag.parent->tasks[dag.parent_task];
-      owner.outputs = dag.outputs;
+      owner.Outputs() = dag.outputs;
       if (!dag.out_artifacts.empty()) owner.Rare().out_artifacts = dag.out_artifacts;
       FinishTask(*dag.parent, dag.parent_task, dag.state, dag.error);
     }
@@ -610,7 +610,7 @@ struct Engine::Impl {
       return FinishTask(dag, i, RuntimeState::kFailed, s.error().message);
     }
     if (options.task_details)
-      run.details[task.record].inputs = {{"parameters", ObjectOr(task.params)}};
+      run.details[task.record].inputs = {{"parameters", ObjectOr(task.params())}};
     if (skipped) {
       return FinishTask(dag, i, RuntimeState::kSkipped, "an input's producer did not run");
     }
@@ -618,7 +618,7 @@ struct Engine::Impl {
       std::optional<bool> go;
       if (options.decide_condition) go = options.decide_condition(spec.name);
       if (!go) {
-        auto eval = ir::EvalCondition(dag.plan->conditions[i], ObjectOr(task.params));
+        auto eval = ir::EvalCondition(dag.plan->conditions[i], ObjectOr(task.params()));
         if (!eval.ok()) {
           return FinishTask(dag, i, RuntimeState::kFailed,
                             "triggerPolicy.condition: " + eval.error().message);
@@ -631,7 +631,7 @@ struct Engine::Impl {
       if (spec.iterator) return StartLoop(dag, i);
       SetState(run, task.record, RuntimeState::kRunning);
       DagExec& child =
-          NewDag(run, &dag, i, -1, comp, std::make_shared<const json>(ObjectOr(task.params)),
+          NewDag(run, &dag, i, -1, comp, std::make_shared<const json>(ObjectOr(task.params())),
                  task.in_artifacts(), task.record, dag.dir / spec.name);
       return StartDag(child);
     }
@@ -708,13 +708,13 @@ struct Engine::Impl {
   Status CreatePvc(DagExec& dag, int i) {
     TaskExec& task = dag.tasks[i];
     auto text = [&task](const char* key) {
-      auto it = task.params.find(key);
-      return it != task.params.end() && it->is_string() ? it->get<std::string>() : std::string();
+      auto it = task.params().find(key);
+      return it != task.params().end() && it->is_string() ? it->get<std::string>() : std::string();
     };
-    if (!task.params.contains("access_modes") || task.params["access_modes"].is_null()) {
+    if (!task.params().contains("access_modes") || task.params()["access_modes"].is_null()) {
       return Error{"failed to create pvc: parameter access_modes not provided"};
     }
-    if (!task.params.contains("size") || task.params["size"].is_null()) {
+    if (!task.params().contains("size") || task.params()["size"].is_null()) {
       return Error{"failed to create pvc: parameter volumeSize not provided"};
     }
     std::string name = text("pvc_name");
@@ -731,15 +731,15 @@ struct Engine::Impl {
       std::filesystem::create_directories(PvcDir(name), ec);
       if (ec) return Error{fmt::format("failed to create pvc {}: {}", name, ec.message())};
     }
-    task.outputs = {{"name", name}};
+    task.Outputs() = {{"name", name}};
     return Ok();
   }
 
   // k8s.go deletePVC: deletes the claim pvc_name names.
   Status DeletePvc(DagExec& dag, int i) {
     TaskExec& task = dag.tasks[i];
-    auto it = task.params.find("pvc_name");
-    if (it == task.params.end() || !it->is_string() || it->get<std::string>().empty()) {
+    auto it = task.params().find("pvc_name");
+    if (it == task.params().end() || !it->is_string() || it->get<std::string>().empty()) {
       return Error{"failed to delete pvc: parameter pvc_name not provided"};
     }
     const std::string name = it->get<std::string>();
@@ -788,7 +788,7 @@ struct Engine::Impl {
     if (task.rare) task.rare->retry_launch.reset();
     if (task.record >= 0 && options.task_details) {
       TaskRecord& rec = run.details[task.record];
-      json outputs = {{"parameters", ObjectOr(task.outputs)}};
+      json outputs = {{"parameters", ObjectOr(task.outputs())}};
       if (!task.out_artifacts().empty()) {
         json arts = json::object();
         for (const auto& [name, list] : task.out_artifacts()) {
@@ -819,7 +819,7 @@ struct Engine::Impl {
     TaskExec& task = dag.tasks[i];
     Run& run = *dag.run;
     const int index = task.record;
-    task.outputs = ObjectOr(kept.outputs).value("parameters", json::object());
+    task.Outputs() = ObjectOr(kept.outputs).value("parameters", json::object());
     ArtifactMap artifacts =
         ArtifactsFromJson(ObjectOr(kept.outputs).value("artifacts", json::object()));
     if (!artifacts.empty() || task.rare) task.Rare().out_artifacts = std::move(artifacts);
@@ -868,7 +868,7 @@ struct Engine::Impl {
     } else if (it.raw) {
       loop.items = it.raw_items;
     } else {
-      json items = ObjectOr(task.params).value(it.input_parameter, json());
+      json items = ObjectOr(task.params()).value(it.input_parameter, json());
       if (items.is_string()) {
         json parsed = json::parse(items.get<std::string>(), nullptr, false);
         if (!parsed.is_discarded()) items = std::move(parsed);
@@ -896,7 +896,7 @@ struct Engine::Impl {
     // Each iteration's inputs are the loop's, less the list being iterated
     // when no task of the body reads it: copying a 10,000-item list into
     // every iteration would make a wide loop quadratic in time and memory.
-    loop.iteration_inputs = ObjectOr(task.params);
+    loop.iteration_inputs = ObjectOr(task.params());
     if (!it.raw && !it.over_artifacts() && !BodyReadsInput(body, it.input_parameter)) {
       loop.iteration_inputs.erase(it.input_parameter);
     }
@@ -986,7 +986,7 @@ struct Engine::Impl {
         if (child == nullptr) continue;
         if (auto v = child->outputs.find(name); v != child->outputs.end()) values.push_back(*v);
       }
-      task.outputs[name] = std::move(values);
+      task.Outputs()[name] = std::move(values);
     }
     for (const auto& [name, sources] : dag.plan->components[i]->dag->output_artifacts) {
       auto& list = task.Rare().out_artifacts[name];
@@ -1071,7 +1071,7 @@ struct Engine::Impl {
       }
     }
     ir::PlaceholderContext ctx;
-    ctx.parameters = &ObjectOr(task.params);
+    ctx.parameters = &ObjectOr(task.params());
     ctx.output_parameter_files = &output_files;
     ctx.input_artifacts = &task.in_artifacts();
     ctx.output_artifacts = &out_artifacts;
@@ -1100,7 +1100,7 @@ struct Engine::Impl {
     if (spec.templated.empty()) return &spec;
     ir::ResourceSpec& out = resolved = spec;
     ir::PlaceholderContext ctx;
-    ctx.parameters = &ObjectOr(task.params);
+    ctx.parameters = &ObjectOr(task.params());
     for (const auto& [key, text] : spec.templated) {
       auto value = ir::ResolvePlaceholders(text, ctx);
       if (!value.ok()) return Error{fmt::format("resources.{}: {}", key, value.error().message)};
@@ -1144,7 +1144,7 @@ struct Engine::Impl {
         input_artifacts[name] = std::move(uris);
       }
       std::string& fingerprint = task.Rare().fingerprint;
-      fingerprint = CacheFingerprint(comp, *exec, ObjectOr(task.params), input_artifacts);
+      fingerprint = CacheFingerprint(comp, *exec, ObjectOr(task.params()), input_artifacts);
       if (options.task_details) run.details[task.record].cache_fingerprint = fingerprint;
       if (auto hit = options.cache->Lookup(CacheScope(*run.spec), fingerprint)) {
         ReuseCached(dag, i, *hit);
@@ -1164,7 +1164,7 @@ struct Engine::Impl {
   void ReuseCached(DagExec& dag, int i, const CachedExecution& hit) {
     TaskExec& task = dag.tasks[i];
     task.cached = true;
-    task.outputs = hit.output_parameters.is_object() ? hit.output_parameters : json::object();
+    task.Outputs() = hit.output_parameters.is_object() ? hit.output_parameters : json::object();
     task.Rare().out_artifacts = ArtifactsFromJson(hit.output_artifacts);
     FinishTask(dag, i, RuntimeState::kSkipped);
   }
@@ -1173,7 +1173,7 @@ struct Engine::Impl {
     CachedExecution execution;
     execution.run_id = run.id;
     execution.task_id = TaskId(run, task.record);
-    execution.output_parameters = ObjectOr(task.outputs);
+    execution.output_parameters = ObjectOr(task.outputs());
     for (const auto& [name, list] : task.out_artifacts()) {
       json values = json::array();
       for (const auto& a : list) values.push_back(ArtifactJson(a));
@@ -1306,7 +1306,8 @@ struct Engine::Impl {
     // second line.
     const Demand retry_demand = spec.retry ? held->demand : Demand{};
     FreeContainer(id, *held);
-    ++task.attempt;  // counted here, not at launch: see Launch
+    // Attempts are counted as they end, and only where a retry policy reads them.
+    if (spec.retry) ++task.Rare().attempts;
 
     if (run.canceled) {
       FinishTask(dag, i, RuntimeState::kCanceled, "canceled");
@@ -1324,7 +1325,7 @@ struct Engine::Impl {
             error = fmt::format("output parameter '{}': {}", name, value.error().message);
             break;
           }
-          task.outputs[name] = std::move(*value);
+          task.Outputs()[name] = std::move(*value);
         }
       } else {
         error = result.error.empty() ? fmt::format("exit code {}", result.exit_code) : result.error;
@@ -1332,10 +1333,11 @@ struct Engine::Impl {
       if (error.empty()) {
         if (!task.fingerprint().empty()) RecordInCache(run, task);
         FinishTask(dag, i, RuntimeState::kSucceeded);
-      } else if (spec.retry && task.attempt <= spec.retry->max_retry_count && task.retry_launch()) {
+      } else if (spec.retry && task.attempts() <= spec.retry->max_retry_count &&
+                 task.retry_launch()) {
         ScheduleRetry(dag, i, retry_demand, error);
       } else {
-        task.outputs = json::object();
+        task.Outputs() = json::object();
         FinishTask(dag, i, RuntimeState::kFailed, error);
       }
     }
@@ -1346,15 +1348,16 @@ struct Engine::Impl {
     TaskExec& task = dag.tasks[i];
     Run& run = *dag.run;
     const ir::RetryPolicy& policy = *dag.plan->tasks[i]->retry;
-    task.outputs = json::object();
-    double seconds = ToSeconds(policy.backoff) * std::pow(policy.backoff_factor, task.attempt - 1);
+    task.Outputs() = json::object();
+    double seconds =
+        ToSeconds(policy.backoff) * std::pow(policy.backoff_factor, task.attempts() - 1);
     if (policy.backoff_max > Duration::zero()) {
       seconds = std::min(seconds, ToSeconds(policy.backoff_max));
     }
     Duration delay = FromSeconds(seconds);
     SetState(run, task.record, RuntimeState::kRunning,
-             fmt::format("attempt {} failed: {}; retry {} of {} in {}", task.attempt, error,
-                         task.attempt, policy.max_retry_count, FormatDuration(delay)));
+             fmt::format("attempt {} failed: {}; retry {} of {} in {}", task.attempts(), error,
+                         task.attempts(), policy.max_retry_count, FormatDuration(delay)));
     uint64_t id =
         NewAttempt(dag, i, Container::Where::kBackoff, demand, task.retry_launch()->resources);
     Container& c = *FindContainer(id);

@@ -12,12 +12,23 @@ const nlohmann::json& ObjectOr(const nlohmann::json& map) {
 namespace {
 const std::string kEmptyText;
 const ArtifactMap kNoArtifacts;
+const nlohmann::json kNull;
 }  // namespace
 
 TaskRare& TaskExec::Rare() {
   if (!rare) rare = std::make_unique<TaskRare>();
   return *rare;
 }
+nlohmann::json& TaskExec::Params() {
+  if (!values) values = std::make_unique<TaskValues>();
+  return values->params;
+}
+nlohmann::json& TaskExec::Outputs() {
+  if (!values) values = std::make_unique<TaskValues>();
+  return values->outputs;
+}
+const nlohmann::json& TaskExec::params() const { return values ? values->params : kNull; }
+const nlohmann::json& TaskExec::outputs() const { return values ? values->outputs : kNull; }
 const std::string& TaskExec::error() const { return rare ? rare->error : kEmptyText; }
 const ArtifactMap& TaskExec::out_artifacts() const {
   return rare ? rare->out_artifacts : kNoArtifacts;

@@ -41,7 +41,7 @@ struct DagPlan {
   std::vector<std::map<std::string, ir::CelExpr>> selectors;
 };
 
-enum class Phase { kWaiting, kActive, kDone };
+enum class Phase : uint8_t { kWaiting, kActive, kDone };
 
 // TaskExec's and DagExec's parameter maps start null, not as empty objects:
 // an empty nlohmann object is a heap allocation, and most tasks of a
@@ -62,43 +62,54 @@ struct LoopState {
 };
 
 // What few tasks of a simulated run hold, apart from the rest: an error,
-// artifacts, a cache fingerprint, a launch kept for retries, a loop.
+// artifacts, a cache fingerprint, a retry's launch and attempts, a loop.
 struct TaskRare {
   std::string error;
   ArtifactMap out_artifacts;
   ArtifactMap in_artifacts;
   std::string fingerprint;                   // set when caching is enabled for the task
   std::unique_ptr<TaskLaunch> retry_launch;  // kept only when a retry may need it
+  int attempts = 0;                          // ended, for a task with a retry policy
   LoopState loop;
 };
 
-// A task's state in 64 bytes: thousands of runs are alive at once, so a
-// task's state is cold whenever it changes, and a run's tasks side by side
-// share cache lines. What most tasks never hold waits behind `rare`. What a
-// task's end reads comes first, within 32 bytes: a vector's storage is
-// aligned to 16 bytes, not to a line (aligning it costs more than it saves),
-// so a task's 64 bytes mostly straddle two lines, while its first 32 fit in
-// one three times in four.
+// A task's parameters, apart: tasks of many pipelines (the simulator's
+// benchmark's among them) have none.
+struct TaskValues {
+  nlohmann::json params;   // resolved input parameters (null: none; see ObjectOr)
+  nlohmann::json outputs;  // output parameters (null: none)
+};
+
+// A task's state in 32 bytes: thousands of runs are alive at once, so a
+// task's state is cold whenever it changes. A DAG's tasks sit side by side,
+// two to a cache line, and a task's end reads its own, its downstream tasks'
+// and, when the DAG ends, all of them. What most tasks never hold waits
+// behind `rare` and `values`.
 struct TaskExec {
   Phase phase = Phase::kWaiting;
   bool cached = false;  // SKIPPED because its outputs were reused: they count as produced
   RuntimeState state = RuntimeState::kPending;  // final once kDone
   int record = -1;                              // index in Run::records once created
   int unfinished_upstream = 0;
-  int attempt = 0;                 // container tasks
-  std::unique_ptr<TaskRare> rare;  // null until the task needs any of it
-  nlohmann::json params;           // resolved input parameters (null: none; see ObjectOr)
-  nlohmann::json outputs;          // output parameters (null: none)
+  std::unique_ptr<TaskRare> rare;      // null until the task needs any of it
+  std::unique_ptr<TaskValues> values;  // null until it holds a parameter
 
   // Made on first use.
   TaskRare& Rare();
+  nlohmann::json& Params();
+  nlohmann::json& Outputs();
+  // Null when `values` is.
+  const nlohmann::json& params() const;
+  const nlohmann::json& outputs() const;
   // Empty when `rare` is null.
   const std::string& error() const;
   const ArtifactMap& out_artifacts() const;
   const ArtifactMap& in_artifacts() const;
   const std::string& fingerprint() const;
   const TaskLaunch* retry_launch() const { return rare ? rare->retry_launch.get() : nullptr; }
+  int attempts() const { return rare ? rare->attempts : 0; }
 };
+static_assert(sizeof(TaskExec) <= 32, "a task's state is meant to fit half a cache line");
 
 // What a task's change reads of its DAG first and together, in 64 bytes
 // (see TaskExec).

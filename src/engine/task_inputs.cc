@@ -93,7 +93,7 @@ Status ResolveTaskInputs(DagExec& dag, int i, bool& skipped) {
         break;
       case ir::ParameterBinding::Kind::kTaskOutput: {
         const TaskExec& p = dag.tasks[plan.index.at(b.producer_task)];
-        if (auto it = p.outputs.find(b.output_key); it != p.outputs.end()) {
+        if (auto it = p.outputs().find(b.output_key); it != p.outputs().end()) {
           value = *it;
           have = true;
         } else if (p.state != RuntimeState::kSucceeded && !p.cached) {
@@ -121,15 +121,15 @@ Status ResolveTaskInputs(DagExec& dag, int i, bool& skipped) {
       }
       value = std::move(*coerced);
     }
-    task.params[name] = std::move(value);
+    task.Params()[name] = std::move(value);
   }
   for (const auto& [name, def] : comp.inputs.parameters) {
-    if (task.params.contains(name)) continue;
+    if (task.params().contains(name)) continue;
     if (spec.iterator && spec.iterator->item_input == name) continue;
     if (def.default_value && !def.default_value->is_null()) {
       auto v = ir::CoerceParameterValue(*def.default_value, def.type);
       if (!v.ok()) return Error{fmt::format("default of '{}': {}", name, v.error().message)};
-      task.params[name] = std::move(*v);
+      task.Params()[name] = std::move(*v);
       continue;
     }
     if (def.is_optional) continue;
@@ -141,21 +141,21 @@ Status ResolveTaskInputs(DagExec& dag, int i, bool& skipped) {
   }
   // Constants may embed other inputs (f-strings): "heads and {{$.inputs.parameters['n']}}".
   if (has_templated_constants) {
-    json snapshot = task.params;
+    json snapshot = task.params();
     ir::PlaceholderContext ctx;
     ctx.parameters = &snapshot;
     ctx.pipeline_job_name = dag.run->display_name;
     ctx.pipeline_job_uuid = dag.run->id;
     ctx.pipeline_task_name = spec.name;
     for (const auto& [name, b] : spec.parameters) {
-      if (b.kind != ir::ParameterBinding::Kind::kConstant || !task.params[name].is_string()) {
+      if (b.kind != ir::ParameterBinding::Kind::kConstant || !task.Params()[name].is_string()) {
         continue;
       }
-      auto resolved = ir::ResolvePlaceholders(task.params[name].get<std::string>(), ctx);
+      auto resolved = ir::ResolvePlaceholders(task.Params()[name].get<std::string>(), ctx);
       if (!resolved.ok()) {
         return Error{fmt::format("input parameter '{}': {}", name, resolved.error().message)};
       }
-      task.params[name] = std::move(*resolved);
+      task.Params()[name] = std::move(*resolved);
     }
   }
   for (const auto& [name, b] : spec.artifacts) {
