@@ -42,9 +42,10 @@ bool VirtualLoop::RunOne(WallTime limit) {
       --live_;
       const WallTime before = now_;
       if (e.when > now_) now_ = e.when;
-      ++events_run_;
+      ++events_run_;  // before it runs, as for a callback: what it runs may read the count
       if (target_ != nullptr && target_->Fire(e.slot & ~kKeyed, e.generation)) return true;
-      now_ = before;  // canceled: as if it had never been due
+      // Canceled: as if it had never been due.
+      now_ = before;
       --events_run_;
       continue;
     }
