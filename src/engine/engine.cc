@@ -569,7 +569,7 @@ struct Engine::Impl {
       OnIterationDone(*dag.parent, dag.parent_task);
     } else {
       TaskExec& owner = dag.parent->tasks[dag.parent_task];
-      owner.Outputs() = dag.outputs;
+      if (!dag.outputs.is_null()) owner.Outputs() = dag.outputs;  // else it holds none
       if (!dag.out_artifacts.empty()) owner.Rare().out_artifacts = dag.out_artifacts;
       FinishTask(*dag.parent, dag.parent_task, dag.state, dag.error);
     }

@@ -1,6 +1,8 @@
 #include "engine/stable_vector.h"
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 

@@ -83,7 +83,7 @@ bool SimExecutor::Fire(uint32_t slot, uint32_t generation) {
   InFlight& f = slots_[slot];
   if (!f.live || f.generation != generation) return false;  // canceled meanwhile
   if (f.stage == kNoStages) {
-    Finish(slot, generation);
+    Finish(slot);
   } else {
     Advance(slot, generation);
   }
@@ -115,7 +115,7 @@ void SimExecutor::Advance(uint32_t slot, uint32_t generation) {
         if (services_.api != nullptr) return services_.api->Submit(services_.task_update, next);
         break;
       default:
-        return Finish(slot, generation);
+        return Finish(slot);
     }
   }
 }
@@ -140,9 +140,8 @@ double SimExecutor::AllocatedMemorySeconds(WallTime t) const {
   return memory_seconds_ + held_memory_ * ToSeconds(t - last_hold_change_);
 }
 
-void SimExecutor::Finish(uint32_t slot, uint32_t generation) {
+void SimExecutor::Finish(uint32_t slot) {
   InFlight& f = slots_[slot];
-  if (!f.live || f.generation != generation) return;
   Hold(-f.cpu, -f.memory);
   f.live = false;
   --running_;

@@ -100,7 +100,8 @@ class SimExecutor : public engine::Executor, private TimerTarget {
   static constexpr uint8_t kNoStages = 0xff;
   // Its timer is due: Finish, or Advance through shared services.
   bool Fire(uint32_t slot, uint32_t generation) override;
-  void Finish(uint32_t slot, uint32_t generation);
+  // Ends the live task in `slot` (Fire and Advance have checked it is).
+  void Finish(uint32_t slot);
   // Moves a task through overhead, update, run, upload, update.
   void Advance(uint32_t slot, uint32_t generation);
   // Brings the allocation integrals to now, then changes what is held.
