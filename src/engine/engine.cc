@@ -26,6 +26,7 @@
 #include "engine/run_state.h"
 #include "engine/stable_vector.h"
 #include "engine/task_inputs.h"
+#include "ir/artifact_uri.h"
 #include "ir/cel.h"
 #include "ir/placeholders.h"
 #include "ir/values.h"
@@ -100,12 +101,18 @@ struct Engine::Impl {
                                                                        : options.nodes),
         rng(options.random_seed != 0 ? options.random_seed : std::random_device{}()) {
     for (const auto& shape : options.node_shapes) placement.AllowShape(shape);
+    if (!options.work_root.empty()) {
+      artifact_roots.object_store = options.work_root / "objects";
+      artifact_roots.local.push_back(options.work_root);
+    }
+    for (const auto& root : options.import_roots) artifact_roots.local.push_back(root);
   }
 
   EventLoop& loop;
   Executor& executor;
   RunObserver& observer;
   EngineOptions options;
+  ir::ArtifactRoots artifact_roots;  // what importers' URIs may name
   Placement placement;
   std::mt19937_64 rng;
   // Runs in the map's nodes themselves (which never move): one allocation
@@ -696,7 +703,9 @@ struct Engine::Impl {
     const auto& [name, def] = *comp.outputs.artifacts.begin();
     ArtifactMap& out = task.Rare().out_artifacts;
     out.clear();
-    out[name] = {{name, uri, ir::LocalPathForUri(uri),
+    auto path = ir::LocalPathForUri(uri, artifact_roots);
+    if (!path.ok()) return failed(path.error().message);
+    out[name] = {{name, uri, std::move(*path),
                   importer.schema_title.empty() ? def.schema_title : importer.schema_title,
                   importer.schema_title.empty() ? def.schema_version : importer.schema_version,
                   importer.metadata}};
@@ -1393,6 +1402,9 @@ Status Engine::Submit(RunRequest request) {
   if (Status s = impl_->executor.CanRun(*request.spec); !s.ok()) return s;
   auto params = impl_->RunParameters(request);
   if (!params.ok()) return params.error();
+  if (Status s = ir::CheckImporterUris(*request.spec, **params, impl_->artifact_roots); !s.ok()) {
+    return s;
+  }
   Impl* impl = impl_.get();
   impl->loop.Post([impl, req = std::move(request), p = std::move(*params)]() mutable {
     impl->StartRun(std::move(req), std::move(p));

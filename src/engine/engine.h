@@ -127,7 +127,11 @@ struct RunRequest {
 
 struct EngineOptions {
   std::filesystem::path work_root;  // per-task directories are made below it
-  std::vector<NodeSpec> nodes;      // empty: one node the size of this machine
+  // Besides the work root, the folders whose files an importer's plain-path
+  // URI may name (the server's --package-root). Object-store URIs map to
+  // work_root/objects/<scheme>/… (ir/artifact_uri.h).
+  std::vector<std::filesystem::path> import_roots;
+  std::vector<NodeSpec> nodes;  // empty: one node the size of this machine
   Resources default_task_resources{0.1, 0, 64 << 20, 0};  // when the IR asks for none
   // Seeds task ids and pod names; 0 draws a seed from std::random_device. A
   // fixed seed makes simulated runs reproducible.

@@ -1,7 +1,5 @@
 #include "ir/placeholders.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
 
 #include "ir/values.h"
@@ -248,22 +246,6 @@ Result<std::map<std::string, std::string>> OutputParametersFromExecutorOutput(
   if (!values->is_object()) return Error{"executor output: parameterValues is not a mapping"};
   for (const auto& [name, value] : values->items()) out[name] = ParameterToString(value);
   return out;
-}
-
-std::string LocalPathForUri(std::string_view uri) {
-  static constexpr std::pair<std::string_view, std::string_view> kMounts[] = {
-      {"gs://", "/gcs/"}, {"minio://", "/minio/"}, {"s3://", "/s3/"}};
-  for (auto [scheme, mount] : kMounts) {
-    if (uri.substr(0, scheme.size()) == scheme) {
-      return std::string(mount).append(uri.substr(scheme.size()));
-    }
-  }
-  if (uri.substr(0, 6) == "oci://") {
-    std::string name(uri.substr(6));
-    std::replace(name.begin(), name.end(), '/', '_');
-    return "/oci/" + name + "/models";
-  }
-  return !uri.empty() && uri.front() == '/' ? std::string(uri) : std::string();
 }
 
 }  // namespace kfpbench::ir

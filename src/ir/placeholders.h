@@ -25,12 +25,6 @@ struct ArtifactValue {
   nlohmann::json metadata = nlohmann::json::object();
 };
 
-// Where KFP's launcher gives a step an artifact stored at `uri`
-// (component.LocalPathForURI): gs://b/x -> /gcs/b/x, minio:// -> /minio/,
-// s3:// -> /s3/, oci://r/m -> /oci/r_m/models. A local path is itself;
-// other schemes have none ("").
-std::string LocalPathForUri(std::string_view uri);
-
 // Everything a task's placeholders can refer to. Pointers may be null (empty).
 struct PlaceholderContext {
   const nlohmann::json* parameters = nullptr;  // input name -> value

@@ -1,9 +1,14 @@
 #include "server/artifact_archive.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
-#include <fstream>
-#include <sstream>
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <vector>
 
 #include <fmt/format.h>
@@ -64,42 +69,83 @@ Result<std::string> Gzip(const std::string& in) {
   return out;
 }
 
+// The whole of a regular file, never through a symbolic link (the last
+// component is opened with O_NOFOLLOW; the folders above were resolved by
+// the caller).
+Result<std::string> ReadRegularFile(const std::filesystem::path& file, size_t max_bytes) {
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) return Error{fmt::format("cannot read {}: {}", file.string(), std::strerror(errno))};
+  std::string data;
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Error{fmt::format("{} is not a regular file", file.string())};
+  }
+  char buffer[64 * 1024];
+  for (;;) {
+    ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::close(fd);
+      if (n < 0)
+        return Error{fmt::format("cannot read {}: {}", file.string(), std::strerror(errno))};
+      return data;
+    }
+    data.append(buffer, static_cast<size_t>(n));
+    if (data.size() > max_bytes) {
+      ::close(fd);
+      return Error{fmt::format("the artifact is larger than {} bytes", max_bytes), 413};
+    }
+  }
+}
+
 }  // namespace
 
-Result<std::string> TarGzOf(const std::filesystem::path& path, size_t max_bytes) {
+Result<std::string> TarGzOf(const std::filesystem::path& path, const std::filesystem::path& within,
+                            size_t max_bytes) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  // Symbolic links in the path resolved first, so that nothing below can
+  // lead the read out of `within`.
+  const fs::path resolved = fs::weakly_canonical(path, ec);
+  const fs::path root = ec ? fs::path() : fs::weakly_canonical(within, ec);
+  if (ec || root.empty()) return Error{"artifact not found", kHttpNotFound};
+  auto [r, p] = std::mismatch(root.begin(), root.end(), resolved.begin(), resolved.end());
+  if (r != root.end() && !(std::next(r) == root.end() && r->empty())) {
+    return Error{"artifact not found: it was not written by a task of this run", kHttpNotFound};
+  }
   std::vector<fs::path> files;
-  if (fs::is_regular_file(path, ec)) {
-    files.push_back(path);
-  } else if (fs::is_directory(path, ec)) {
-    for (auto it = fs::recursive_directory_iterator(path, ec); !ec && it != fs::end(it);
+  const fs::file_status status = fs::symlink_status(resolved, ec);
+  if (fs::is_regular_file(status)) {
+    files.push_back(resolved);
+  } else if (fs::is_directory(status)) {
+    // Links below are skipped, never followed: a step may have made them.
+    size_t listed = 0;
+    for (auto it = fs::recursive_directory_iterator(resolved, ec); !ec && it != fs::end(it);
          it.increment(ec)) {
-      if (it->is_regular_file(ec)) files.push_back(it->path());
+      if (++listed > kMaxArchiveEntries) {
+        return Error{fmt::format("the artifact holds more than {} entries", kMaxArchiveEntries),
+                     413};
+      }
+      if (it->symlink_status(ec).type() == fs::file_type::regular) files.push_back(it->path());
     }
+    if (ec) return Error{fmt::format("cannot list {}: {}", resolved.string(), ec.message())};
   } else {
     return Error{"artifact not found", kHttpNotFound};
   }
   std::string tar;
   size_t content = 0;
   for (const auto& file : files) {
-    size_t size = fs::file_size(file, ec);
-    if (ec) return Error{fmt::format("cannot read {}: {}", file.string(), ec.message())};
-    content += size;
-    if (content > max_bytes) {
-      return Error{fmt::format("the artifact is larger than {} bytes", max_bytes), 413};
-    }
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream data;
-    data << in.rdbuf();
-    if (!in && !in.eof()) return Error{fmt::format("cannot read {}", file.string())};
+    auto data = ReadRegularFile(file, max_bytes - content);
+    if (!data.ok()) return data.error();
+    content += data->size();
     auto mtime = std::chrono::duration_cast<std::chrono::seconds>(
                      fs::last_write_time(file, ec).time_since_epoch())
                      .count();
-    std::string name = file.lexically_relative(path.parent_path()).generic_string();
-    tar += TarHeader(name, data.str().size(), ec ? 0 : mtime);
-    tar += data.str();
-    tar.append((512 - data.str().size() % 512) % 512, '\0');
+    std::string name = file.lexically_relative(resolved.parent_path()).generic_string();
+    tar += TarHeader(name, data->size(), ec ? 0 : mtime);
+    tar += *data;
+    tar.append((512 - data->size() % 512) % 512, '\0');
   }
   tar.append(1024, '\0');  // two empty blocks end the archive
   return Gzip(tar);

@@ -318,6 +318,7 @@ Result<std::unique_ptr<Backend>> Backend::Create(BackendOptions options) {
                                                    options.executor == "process");
   engine::EngineOptions eo;
   eo.work_root = work_root;
+  if (!options.package_root.empty()) eo.import_roots.push_back(options.package_root);
   eo.nodes = options.nodes;
   // Stub steps write no files, so their tasks need no work directories.
   eo.create_work_dirs = options.executor != "stub";
@@ -344,6 +345,7 @@ Result<std::unique_ptr<Backend>> Backend::Create(BackendOptions options) {
       });
   impl->handlers->set_scheduler(impl->scheduler.get());
   impl->handlers->set_package_root(options.package_root);
+  impl->handlers->set_work_root(work_root);
   if (options.executor == "process") {
     impl->handlers->set_pod_metrics(&impl->pod_metrics);
   }

@@ -37,6 +37,9 @@ class Handlers {
   void set_scheduler(Scheduler* scheduler) { scheduler_ = scheduler; }
   // Where package_url may read local files; empty: nowhere.
   void set_package_root(std::filesystem::path root) { package_root_ = std::move(root); }
+  // The engine's work root: the artifact read endpoint serves files below
+  // <work root>/<run id> alone.
+  void set_work_root(std::filesystem::path root) { work_root_ = std::move(root); }
   // Task resource series appended to /metrics; may be null (stub executor).
   void set_pod_metrics(PodMetrics* pod_metrics) { pod_metrics_ = pod_metrics; }
 
@@ -135,6 +138,7 @@ class Handlers {
   PodMetrics* pod_metrics_ = nullptr;
   Scheduler* scheduler_ = nullptr;
   std::filesystem::path package_root_;
+  std::filesystem::path work_root_;
   std::string default_experiment_id_;
   std::mutex cache_mu_;
   std::map<std::string, std::shared_ptr<const ir::PipelineSpec>> spec_cache_;

@@ -142,7 +142,8 @@ http::Response Handlers::RetryRun(const http::Request&, const Params& p) {
 // artifacts or "main-logs" (its log, as Argo names it), and the .tgz is made
 // from what the step wrote. Tasks kept for :retry (those that succeeded)
 // are the ones whose files are known; errors are in KFP's {error_message,
-// error_details} shape.
+// error_details} shape. Only what a task of this run wrote is served: an
+// importer's artifact, or a cached task's from another run, is not found.
 http::Response Handlers::ReadArtifact(const http::Request&, const Params& p) {
   auto error = [](int status, const std::string& message) {
     return PlainHttpError(status, message, message);
@@ -173,7 +174,7 @@ http::Response Handlers::ReadArtifact(const http::Request&, const Params& p) {
                                             run_id, node_id, name));
   };
   if (path.empty()) return not_found();
-  auto archive = TarGzOf(path, kMaxUploadBytes);
+  auto archive = TarGzOf(path, work_root_ / run_id, kMaxUploadBytes);
   if (!archive.ok()) {
     if (archive.error().NotFound()) return not_found();
     return error(archive.error().code >= 400 ? archive.error().code : 500, archive.error().message);
