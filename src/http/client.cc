@@ -534,7 +534,7 @@ Result<Response> Client::Send(Method method, std::string_view target, std::strin
         // 1xx answers (an unasked-for 100 Continue) precede the real one.
         parser.emplace();
         parser->header_limit(kHeaderLimit);
-        parser->body_limit(boost::none);
+        parser->body_limit(c.options.max_response_bytes);
         if (method == Method::kHead) parser->skip(true);
         ec = {};
         bhttp::read(io, conn->buffer, *parser, ec);
@@ -576,6 +576,10 @@ Result<Response> Client::Send(Method method, std::string_view target, std::strin
     if (reused && nothing_back && attempt == 0 && IsIdempotent(method)) {
       retries_.fetch_add(1, std::memory_order_relaxed);
       continue;
+    }
+    if (ec == bhttp::error::body_limit) {
+      return fail(fmt::format("the answer is larger than the {}-byte limit on responses",
+                              c.options.max_response_bytes));
     }
     if (ec == bhttp::error::end_of_stream) return fail("connection closed before a response");
     if (ec == bhttp::error::partial_message) return fail("connection closed mid-response");

@@ -21,6 +21,10 @@ struct ClientOptions {
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds request_timeout{60000};
   size_t max_idle_connections = 64;
+  // An answer whose body is larger fails as that call's error (the
+  // connection is closed, nothing beyond the limit is held). KFP's largest
+  // answers are pipeline versions, whose specs KFP caps at 32 MiB.
+  size_t max_response_bytes = size_t{64} << 20;
   // https only. Certificates are verified against the system trust store by
   // default; `ca_file` (PEM) trusts a private CA instead; `insecure` skips
   // verification altogether (warned about once).

@@ -763,6 +763,41 @@ TEST(Client, ReadsChunkedAndUntilCloseResponses) {
   EXPECT_EQ(server.connections(), 2);
 }
 
+// A target that claims a 1 GiB body once drove the harness to 3.1 GB and
+// std::bad_alloc: the claim is refused before anything is allocated, and so
+// is a chunked or until-close body that grows past the limit.
+TEST(Client, AnAnswerLargerThanTheLimitIsThatCallsErrorNotAnAllocation) {
+  ScriptedServer server([](int fd, int index) {
+    ReadUntil(fd, "\r\n\r\n");
+    if (index == 0) {
+      WriteAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 1073741824\r\n\r\nxxxx");
+    } else if (index == 1) {
+      WriteAll(fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+      for (int i = 0; i < 20; ++i) WriteAll(fd, "400\r\n" + std::string(1024, 'y') + "\r\n");
+      WriteAll(fd, "0\r\n\r\n");
+    } else {
+      WriteAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nfine");
+    }
+  });
+  ClientOptions o;
+  o.base = LocalUrl(server.port());
+  o.max_response_bytes = 16 * 1024;
+  Client client(std::move(o));
+  const std::string limit = "the answer is larger than the 16384-byte limit on responses";
+  auto claimed = client.Send(Method::kGet, "/big");
+  ASSERT_FALSE(claimed.ok());
+  EXPECT_EQ(claimed.error().code, 0);
+  EXPECT_NE(claimed.error().message.find(limit), std::string::npos) << claimed.error().message;
+  auto chunked = client.Send(Method::kGet, "/chunked");
+  ASSERT_FALSE(chunked.ok());
+  EXPECT_NE(chunked.error().message.find(limit), std::string::npos) << chunked.error().message;
+  // The client goes on: the next answer, within the limit, is read.
+  auto next = client.Send(Method::kGet, "/small");
+  ASSERT_TRUE(next.ok()) << next.error().message;
+  EXPECT_EQ(next->body, "fine");
+  EXPECT_EQ(server.connections(), 3);
+}
+
 TEST(Client, UnknownHostIsAnError) {
   ClientOptions o;
   o.base = LocalUrl(80);
