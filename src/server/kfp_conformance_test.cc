@@ -536,6 +536,44 @@ TEST(PipelineFile, ReadsPackagesAsKfpDoes) {
             std::string::npos);
 }
 
+// KFP reads what an archive expands to without a bound; here a small archive
+// may not become a pipeline larger than one could upload (a 122 KB tarball
+// once became a 120 MiB stored pipeline, at 10.9 s of CPU and 1.1 GB each).
+TEST(PipelineFile, AnArchiveExpandsToNoMoreThanKfpsPipelineSizeLimit) {
+  auto error = [](std::string_view name, std::string_view bytes) {
+    auto text = ReadPipelineFile(name, bytes);
+    EXPECT_FALSE(text.ok());
+    return text.ok() ? std::string() : text.error().message;
+  };
+  const std::string too_big(kMaxUploadBytes + 1, 'a');
+  const std::string tgz = TarGz({{"pipeline.yaml", too_big}});
+  ASSERT_LT(tgz.size(), 1u << 20);
+  const std::string kfp_message =
+      "File size too large (33554433 bytes). Maximum supported size: 33554432. Consider moving "
+      "large embedded artifacts or notebooks or Python code into a container image or object "
+      "store.";
+  EXPECT_EQ(error("p.tar.gz", tgz), kfp_message);
+  // (Zip stores its first entry and deflates the rest.)
+  EXPECT_EQ(error("p.zip", Zip({{"notes.txt", "x"}, {"pipeline.yaml", too_big}})), kfp_message);
+  // A tar stream padded past the limit with other entries stops expanding
+  // there, whatever the entry sizes say.
+  const std::string padded =
+      TarGz({{"a.bin", std::string(kMaxUploadBytes + (2 << 20), 'b')}, {"pipeline.yaml", "a: 1"}});
+  EXPECT_EQ(error("p.tar.gz", padded).find("File size too large (more than "), 0u);
+  // A zip entry whose directory understates its size is caught as it inflates.
+  std::string lying = Zip({{"notes.txt", "x"}, {"pipeline.yaml", too_big}});
+  for (size_t at = lying.find("PK\x01\x02"); at != std::string::npos;
+       at = lying.find("PK\x01\x02", at + 1)) {
+    lying.replace(at + 24, 4, std::string("\x10\0\0\0", 4));  // uncompressed size: 16
+  }
+  EXPECT_EQ(error("p.zip", lying).find("File size too large (more than 33554432 bytes)"), 0u)
+      << error("p.zip", lying);
+  // Exactly at the limit is accepted.
+  auto at_limit = ReadPipelineFile("p.tar.gz", TarGz({{"pipeline.yaml", too_big.substr(1)}}));
+  ASSERT_TRUE(at_limit.ok()) << at_limit.error().message;
+  EXPECT_EQ(at_limit->size(), kMaxUploadBytes);
+}
+
 // backend/src/apiserver/server/pipeline_upload_server.go: upload errors are
 // {"error_message", "error_details"}, with KFP's statuses.
 TEST_F(KfpConformanceTest, UploadErrorsInKfpUploadShape) {

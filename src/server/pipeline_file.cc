@@ -13,11 +13,21 @@
 namespace kfpbench::server {
 namespace {
 
-// A zip or a tarball expands to at most this much: KFP reads without a
-// bound, but a few bytes must not become gigabytes in this process.
-constexpr size_t kMaxExpandedBytes = 4 * kMaxUploadBytes;
+// KFP reads what an archive expands to without a bound; here the pipeline
+// in it is held to KFP's own limit on pipeline files, and a tar stream to
+// that plus room for its headers and a few small other entries, so that a
+// few kilobytes never become a pipeline larger than one could upload.
+constexpr size_t kMaxTarStreamBytes = kMaxUploadBytes + (1 << 20);
 
 Error BadInput(std::string message) { return Error{std::move(message), kHttpBadRequest}; }
+
+// loadFile's message (util.go), for a file or what an archive expands to.
+Error TooLarge(std::string_view size) {
+  return BadInput(fmt::format(
+      "File size too large ({} bytes). Maximum supported size: {}. Consider moving large "
+      "embedded artifacts or notebooks or Python code into a container image or object store.",
+      size, kMaxUploadBytes));
+}
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
@@ -32,8 +42,9 @@ uint32_t U16(std::string_view b, size_t at) {
 uint32_t U32(std::string_view b, size_t at) { return U16(b, at) | U16(b, at + 2) << 16; }
 
 // zlib's inflate over all of `in`: gzip when `window_bits` asks for it, raw
-// deflate (zip's method 8) when it is negative.
-Result<std::string> Inflate(std::string_view in, int window_bits) {
+// deflate (zip's method 8) when it is negative. Expanding past `limit` stops
+// at once with TooLarge (code 413 until the caller words it).
+Result<std::string> Inflate(std::string_view in, int window_bits, size_t limit) {
   z_stream zs{};
   if (inflateInit2(&zs, window_bits) != Z_OK) return BadInput("cannot start inflating");
   zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
@@ -46,12 +57,21 @@ Result<std::string> Inflate(std::string_view in, int window_bits) {
     zs.avail_out = sizeof(buffer);
     rc = inflate(&zs, Z_NO_FLUSH);
     out.append(buffer, sizeof(buffer) - zs.avail_out);
-    if (out.size() > kMaxExpandedBytes) rc = Z_MEM_ERROR;
+    if (out.size() > limit) {
+      inflateEnd(&zs);
+      return Error{fmt::format("more than {}", limit), 413};
+    }
     if (rc == Z_BUF_ERROR && zs.avail_in == 0) break;  // truncated input
   }
   inflateEnd(&zs);
   if (rc != Z_STREAM_END) return BadInput(zs.msg ? zs.msg : "unexpected end of compressed data");
   return out;
+}
+
+// The pipeline an archive held, within KFP's limit on pipeline files.
+Result<std::string> Within(std::string pipeline) {
+  if (pipeline.size() > kMaxUploadBytes) return TooLarge(std::to_string(pipeline.size()));
+  return pipeline;
 }
 
 struct TarEntry {
@@ -112,8 +132,9 @@ Result<std::optional<TarEntry>> NextTarEntry(std::string_view tar, size_t& offse
 Result<std::string> FromTarball(std::string_view bytes) {
   constexpr const char* kInvalid =
       "Error extracting pipeline from the tarball file. Not a valid tarball file";
-  auto tar = Inflate(bytes, 16 + MAX_WBITS);
-  if (!tar.ok()) return BadInput(kInvalid);
+  auto tar = Inflate(bytes, 16 + MAX_WBITS, kMaxTarStreamBytes);
+  if (!tar.ok())
+    return tar.error().code == 413 ? TooLarge(tar.error().message) : BadInput(kInvalid);
   std::optional<TarEntry> first;
   size_t offset = 0;
   for (;;) {
@@ -121,7 +142,7 @@ Result<std::string> FromTarball(std::string_view bytes) {
     if (!entry.ok()) return BadInput(kInvalid);
     if (!entry->has_value()) break;
     if (!first) first = **entry;
-    if ((*entry)->name == "pipeline.yaml") return std::string((*entry)->data);
+    if ((*entry)->name == "pipeline.yaml") return Within(std::string((*entry)->data));
   }
   if (!first) return BadInput(kInvalid);
   if (!IsYamlName(first->name)) {
@@ -130,7 +151,7 @@ Result<std::string> FromTarball(std::string_view bytes) {
                     "pipeline.yaml file inside the tarball. Got: {}",
                     first->name));
   }
-  return std::string(first->data);
+  return Within(std::string(first->data));
 }
 
 struct ZipEntry {
@@ -202,12 +223,18 @@ Result<std::string> FromZip(std::string_view zip) {
     return BadInput(kUnreadable);
   }
   std::string_view data = zip.substr(data_at, chosen->compressed);
+  // The size the directory declares is checked first; one that lies is
+  // caught by the inflate limit, then by the size check below.
+  if (chosen->size > kMaxUploadBytes) return TooLarge(std::to_string(chosen->size));
   std::string out;
   if (chosen->method == 0) {
     out = std::string(data);
   } else if (chosen->method == 8) {
-    auto inflated = Inflate(data, -MAX_WBITS);
-    if (!inflated.ok()) return BadInput("Error reading pipeline YAML from the zip file");
+    auto inflated = Inflate(data, -MAX_WBITS, kMaxUploadBytes);
+    if (!inflated.ok()) {
+      if (inflated.error().code == 413) return TooLarge(inflated.error().message);
+      return BadInput("Error reading pipeline YAML from the zip file");
+    }
     out = std::move(*inflated);
   } else {
     return BadInput(kUnreadable);  // Go: "zip: unsupported compression algorithm"
@@ -223,12 +250,7 @@ Result<std::string> FromZip(std::string_view zip) {
 }  // namespace
 
 Result<std::string> ReadPipelineFile(std::string_view file_name, std::string_view bytes) {
-  if (bytes.size() > kMaxUploadBytes) {
-    return BadInput(fmt::format(
-        "File size too large ({} bytes). Maximum supported size: {}. Consider moving large "
-        "embedded artifacts or notebooks or Python code into a container image or object store.",
-        bytes.size(), kMaxUploadBytes));
-  }
+  if (bytes.size() > kMaxUploadBytes) return TooLarge(std::to_string(bytes.size()));
   if (IsYamlName(file_name) || EndsWith(file_name, ".json")) return std::string(bytes);
   // Go's isZipFile and isCompressedTarballFile: more than two bytes, and the
   // first two are the signature.
