@@ -325,7 +325,9 @@ Command AddPlanCommand(CLI::App& app) {
     } else {
       a = plan::RunsIn(*cluster, *workload, within, f->nodes, reps);
     }
-    if (!a.ok()) return fail(a.error().message, kExitFailed);
+    // A question too large to simulate is the input's fault; a simulation
+    // whose runs fail is the work's.
+    if (!a.ok()) return fail(a.error().message, a.error().BadInput() ? kExitBadInput : kExitFailed);
     std::cout << plan::Describe(*a);
     if (!f->out.empty()) {
       std::ofstream out(f->out, std::ios::binary | std::ios::trunc);

@@ -92,7 +92,16 @@ Result<double> ParseQuantity(std::string_view text, std::string_view what) {
 
 }  // namespace
 
-Result<double> ParseQuantityCpu(std::string_view text) { return ParseQuantity(text, "CPU"); }
+Result<double> ParseQuantityCpu(std::string_view text) {
+  auto cores = ParseQuantity(text, "CPU");
+  if (!cores.ok()) return cores.error();
+  // CPU is placed and summed in whole millicores (int64), as Kubernetes
+  // keeps it: what cannot be one is no CPU at all, not a silent wrap.
+  if (*cores * 1000 >= 9223372036854775808.0) {
+    return Error{fmt::format("invalid CPU quantity '{}': too large", text), kHttpBadRequest};
+  }
+  return cores;
+}
 
 Result<int64_t> ParseQuantityMemory(std::string_view text) {
   auto q = ParseQuantity(text, "memory");

@@ -54,6 +54,16 @@ TEST(QuantityCpuTest, AcceptsCoresAndMillicores) {
   }
 }
 
+// A node of "1e300" CPU once became "largest: 0 CPU" (its millicores wrapped).
+TEST(QuantityCpuTest, WhatCannotBeWholeMillicoresIsRefused) {
+  EXPECT_DOUBLE_EQ(*ParseQuantityCpu("9e15"), 9e15);
+  for (const char* huge : {"1e300", "1e16", "10E", "9300P"}) {
+    auto r = ParseQuantityCpu(huge);
+    ASSERT_FALSE(r.ok()) << huge;
+    EXPECT_EQ(r.error().message, fmt::format("invalid CPU quantity '{}': too large", huge));
+  }
+}
+
 TEST(FormatQuantityBytesTest, UsesTheLargestWholeBinaryUnit) {
   EXPECT_EQ(FormatQuantityBytes(0), "0");
   EXPECT_EQ(FormatQuantityBytes(1000), "1000");

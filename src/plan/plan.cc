@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "engine/placement.h"
+#include "sim/budget.h"
 #include "sim/simulator.h"
 #include "sim/step_draw.h"
 
@@ -63,12 +64,14 @@ int Probe::Within(Duration limit) const {
 }
 
 Result<sim::SimResult> SimulateAllAtOnce(const sim::ClusterSpec& cluster,
-                                         const sim::WorkloadSpec& workload, int64_t runs,
-                                         int nodes) {
+                                         const sim::WorkloadSpec& workload, int64_t runs, int nodes,
+                                         uint64_t memory_budget) {
   sim::WorkloadSpec w = workload;
   w.arrival_kind = sim::WorkloadSpec::ArrivalKind::kAllAtOnce;
   w.runs = runs;
-  auto r = sim::Simulate(FixedNodes(cluster, nodes), w);
+  sim::SimOptions options;
+  options.memory_budget = memory_budget;
+  auto r = sim::Simulate(FixedNodes(cluster, nodes), w, options);
   if (!r.ok()) return r.error();
   if (r->failed > 0) return Error{"runs fail in the simulation: " + r->first_error};
   return r;
@@ -84,6 +87,11 @@ Result<Probe> Replicate(const sim::ClusterSpec& cluster, const sim::WorkloadSpec
   p.makespans.resize(count);
   std::vector<std::optional<Error>> errors(count);
   std::atomic<size_t> next{0};
+  const size_t hardware = std::max(1u, std::thread::hardware_concurrency());
+  const size_t threads =
+      std::min(count, reps.threads > 0 ? static_cast<size_t>(reps.threads) : hardware);
+  // The simulations in flight share the memory one may hold.
+  const uint64_t memory_budget = sim::DefaultMemoryBudget() / threads;
   // Each worker takes the next replication until none is left; results land
   // by index, so they are in seed order whatever the threads.
   auto work = [&] {
@@ -91,7 +99,7 @@ Result<Probe> Replicate(const sim::ClusterSpec& cluster, const sim::WorkloadSpec
       sim::WorkloadSpec w = workload;
       w.seed = sim::ReplicationSeed(workload.seed, static_cast<int>(i));
       try {
-        auto r = SimulateAllAtOnce(cluster, w, runs, nodes);
+        auto r = SimulateAllAtOnce(cluster, w, runs, nodes, memory_budget);
         if (r.ok()) {
           p.makespans[i] = r->makespan;
         } else {
@@ -102,9 +110,6 @@ Result<Probe> Replicate(const sim::ClusterSpec& cluster, const sim::WorkloadSpec
       }
     }
   };
-  const size_t hardware = std::max(1u, std::thread::hardware_concurrency());
-  const size_t threads =
-      std::min(count, reps.threads > 0 ? static_cast<size_t>(reps.threads) : hardware);
   std::vector<std::thread> workers;
   for (size_t t = 1; t < threads; ++t) workers.emplace_back(work);
   work();

@@ -104,11 +104,12 @@ Result<Analytic> Waves(const sim::ClusterSpec& cluster, const sim::WorkloadSpec&
 // every probe of the search simulates.
 sim::ClusterSpec FixedNodes(const sim::ClusterSpec& cluster, int nodes);
 
-// `runs` runs submitted at once on `nodes` nodes, simulated; an Error when the
-// simulation fails or any run fails in it.
+// `runs` runs submitted at once on `nodes` nodes, simulated within
+// `memory_budget` bytes (0: sim's default); an Error when the simulation
+// fails, cannot fit, or any run fails in it.
 Result<sim::SimResult> SimulateAllAtOnce(const sim::ClusterSpec& cluster,
-                                         const sim::WorkloadSpec& workload, int64_t runs,
-                                         int nodes);
+                                         const sim::WorkloadSpec& workload, int64_t runs, int nodes,
+                                         uint64_t memory_budget = 0);
 
 // SimulateAllAtOnce once per replication seed, summarised.
 Result<Probe> Replicate(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload,

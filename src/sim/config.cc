@@ -1,6 +1,7 @@
 #include "sim/config.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -11,6 +12,7 @@
 
 #include "exec/duration_dist.h"
 #include "ir/quantity.h"
+#include "sim/budget.h"
 
 namespace kfpbench::sim {
 namespace {
@@ -61,6 +63,8 @@ Duration Dur(const YAML::Node& n, const std::string& where) {
   auto v = ParseDuration(Text(n, where));
   if (!v.ok()) Fail(fmt::format("{}: {}", where, v.error().message));
   if (*v < Duration::zero()) Fail(where + ": must not be negative");
+  // Times on the virtual clock are sums of these: each stays far from its end.
+  if (ToSeconds(*v) > kMaxArrivalWindowSeconds) Fail(where + ": must be at most ten years");
   return *v;
 }
 
@@ -72,12 +76,25 @@ int64_t Int(const YAML::Node& n, const std::string& where) {
   }
 }
 
+// An integer within [lo, hi]: what a field is converted into, and what a
+// simulation can hold (sim/budget.h).
+int64_t IntIn(const YAML::Node& n, const std::string& where, int64_t lo, int64_t hi) {
+  const int64_t v = Int(n, where);
+  if (v < lo || v > hi)
+    Fail(fmt::format("{}: must be between {} and {}, got {}", where, lo, hi, v));
+  return v;
+}
+
+// A finite number: ".nan" and ".inf" pass every comparison they should fail.
 double Number(const YAML::Node& n, const std::string& where) {
+  double v = 0;
   try {
-    return n.as<double>();
+    v = n.as<double>();
   } catch (const YAML::Exception&) {
     Fail(where + ": expected a number");
   }
+  if (!std::isfinite(v)) Fail(where + ": expected a finite number");
+  return v;
 }
 
 nlohmann::json ToJson(const YAML::Node& n) {
@@ -137,8 +154,7 @@ ApiSpec ParseApi(const YAML::Node& a, const std::string& where) {
   if (a["runCreate"]) api.run_create = Dur(a["runCreate"], where + ".runCreate");
   if (a["taskUpdate"]) api.task_update = Dur(a["taskUpdate"], where + ".taskUpdate");
   if (a["workers"]) {
-    api.workers = static_cast<int>(Int(a["workers"], where + ".workers"));
-    if (api.workers < 1) Fail(where + ".workers: must be at least 1");
+    api.workers = static_cast<int>(IntIn(a["workers"], where + ".workers", 1, 1'000'000));
   }
   return api;
 }
@@ -174,9 +190,11 @@ ClusterSpec ParseClusterNode(const YAML::Node& root) {
     if (!p["cpu"] || !p["memory"] || !p["max"]) Fail(where + ": cpu, memory and max are required");
     pool.cpu = Cpu(p["cpu"], where + ".cpu");
     pool.memory = Bytes(p["memory"], where + ".memory");
-    pool.max = static_cast<int>(Int(p["max"], where + ".max"));
-    if (p["min"]) pool.min = static_cast<int>(Int(p["min"], where + ".min"));
-    if (p["initial"]) pool.initial = static_cast<int>(Int(p["initial"], where + ".initial"));
+    pool.max = static_cast<int>(IntIn(p["max"], where + ".max", 0, kMaxNodes));
+    if (p["min"]) pool.min = static_cast<int>(IntIn(p["min"], where + ".min", 0, kMaxNodes));
+    if (p["initial"]) {
+      pool.initial = static_cast<int>(IntIn(p["initial"], where + ".initial", 0, kMaxNodes));
+    }
     if (const auto& labels = p["labels"]) {
       if (!labels.IsMap()) Fail(where + ".labels: expected a mapping of label to value");
       for (const auto& kv : labels) {
@@ -214,8 +232,13 @@ ClusterSpec ParseClusterNode(const YAML::Node& root) {
         Fail("cluster.autoscaler.enabled: expected true or false");
       }
     }
-    if (a["scanInterval"])
+    if (a["scanInterval"]) {
       c.autoscaler.scan_interval = Dur(a["scanInterval"], "cluster.autoscaler.scanInterval");
+      if (c.autoscaler.scan_interval < kMinScanInterval) {
+        Fail(fmt::format("cluster.autoscaler.scanInterval: must be at least {}",
+                         FormatDuration(kMinScanInterval)));
+      }
+    }
     if (a["provisioningDelay"]) {
       c.autoscaler.provisioning_delay =
           Dur(a["provisioningDelay"], "cluster.autoscaler.provisioningDelay");
@@ -314,7 +337,8 @@ Result<std::vector<Arrival>> ParseArrivalsCsv(std::string_view csv) {
         if (!d.ok()) {
           char* end = nullptr;
           double secs = std::strtod(cells[i].c_str(), &end);
-          if (cells[i].empty() || end == nullptr || *end != '\0' || secs < 0) {
+          if (cells[i].empty() || end == nullptr || *end != '\0' || !std::isfinite(secs) ||
+              secs < 0 || secs > kMaxArrivalWindowSeconds) {
             return Error{fmt::format("arrivals CSV line {}: bad offset '{}'", line_no, cells[i])};
           }
           d = FromSeconds(secs);
@@ -350,10 +374,7 @@ Result<WorkloadSpec> ParseWorkload(std::string_view yaml, const std::filesystem:
       if (!root["parameters"].IsMap()) Fail("workload.parameters: expected a mapping");
       w.parameters = ToJson(root["parameters"]);
     }
-    if (root["runs"]) {
-      w.runs = Int(root["runs"], "workload.runs");
-      if (w.runs <= 0) Fail("workload.runs: must be positive");
-    }
+    if (root["runs"]) w.runs = IntIn(root["runs"], "workload.runs", 1, kMaxRuns);
     if (root["seed"]) w.seed = static_cast<uint64_t>(Int(root["seed"], "workload.seed"));
     if (const auto& a = root["arrivals"]) {
       CheckKeys(a, "workload.arrivals", {"kind", "ratePerSecond", "file", "concurrency"});
@@ -364,12 +385,16 @@ Result<WorkloadSpec> ParseWorkload(std::string_view yaml, const std::filesystem:
         w.arrival_kind = WorkloadSpec::ArrivalKind::kRate;
         if (!a["ratePerSecond"]) Fail("workload.arrivals.ratePerSecond: required for kind rate");
         w.rate_per_second = Number(a["ratePerSecond"], "workload.arrivals.ratePerSecond");
-        if (w.rate_per_second <= 0) Fail("workload.arrivals.ratePerSecond: must be positive");
+        if (w.rate_per_second < kMinRatePerSecond || w.rate_per_second > kMaxRatePerSecond) {
+          Fail(
+              fmt::format("workload.arrivals.ratePerSecond: must be between {:g} and {:g} runs "
+                          "a second, got {:g}",
+                          kMinRatePerSecond, kMaxRatePerSecond, w.rate_per_second));
+        }
       } else if (kind == "closed") {
         w.arrival_kind = WorkloadSpec::ArrivalKind::kClosed;
         if (!a["concurrency"]) Fail("workload.arrivals.concurrency: required for kind closed");
-        w.concurrency = Int(a["concurrency"], "workload.arrivals.concurrency");
-        if (w.concurrency <= 0) Fail("workload.arrivals.concurrency: must be positive");
+        w.concurrency = IntIn(a["concurrency"], "workload.arrivals.concurrency", 1, kMaxRuns);
       } else if (kind == "csv") {
         w.arrival_kind = WorkloadSpec::ArrivalKind::kCsv;
         if (!a["file"]) Fail("workload.arrivals.file: required for kind csv");
@@ -378,6 +403,12 @@ Result<WorkloadSpec> ParseWorkload(std::string_view yaml, const std::filesystem:
         auto rows = ParseArrivalsCsv(*csv);
         if (!rows.ok()) Fail("workload.arrivals.file: " + rows.error().message);
         if (rows->empty()) Fail("workload.arrivals.file: no rows");
+        if (static_cast<int64_t>(rows->size()) > kMaxRuns) {
+          Fail(
+              fmt::format("workload.arrivals.file: {} rows, more than the {} runs a simulation "
+                          "takes",
+                          rows->size(), kMaxRuns));
+        }
         w.csv = std::move(*rows);
       } else {
         Fail("workload.arrivals.kind: expected all-at-once, rate, closed or csv, got '" + kind +

@@ -106,7 +106,7 @@ TEST(Config, SharedServices) {
   EXPECT_EQ(err("api: {taskUpdate: 20ms}"), "ok");
   EXPECT_EQ(err("api: {taskUpdate: 20ms, db: 1}"), "cluster.api: unknown field 'db'");
   EXPECT_NE(err("api: {runCreate: fast}").find("cluster.api.runCreate"), std::string::npos);
-  EXPECT_EQ(err("api: {workers: 0}"), "cluster.api.workers: must be at least 1");
+  EXPECT_EQ(err("api: {workers: 0}"), "cluster.api.workers: must be between 1 and 1000000, got 0");
   EXPECT_EQ(err("artifactStore: {sharing: fair}"),
             "cluster.artifactStore.bandwidth: required (bytes per second, e.g. 500Mi)");
   EXPECT_EQ(err("artifactStore: {bandwidth: 0}"),
@@ -130,7 +130,8 @@ TEST(Config, WorkloadErrorsNameTheField) {
   EXPECT_EQ(err("runs: 3"), "workload.pipeline: required (a compiled KFP pipeline file)");
   EXPECT_NE(err("pipeline: missing.yaml").find("cannot read"), std::string::npos);
   EXPECT_EQ(err("pipeline: six_steps.yaml\nrunz: 3"), "workload: unknown field 'runz'");
-  EXPECT_EQ(err("pipeline: six_steps.yaml\nruns: 0"), "workload.runs: must be positive");
+  EXPECT_EQ(err("pipeline: six_steps.yaml\nruns: 0"),
+            "workload.runs: must be between 1 and 10000000, got 0");
   EXPECT_EQ(err("pipeline: six_steps.yaml\nruns: many"), "workload.runs: expected an integer");
   EXPECT_EQ(err("pipeline: six_steps.yaml\narrivals: {kind: burst}"),
             "workload.arrivals.kind: expected all-at-once, rate, closed or csv, got 'burst'");

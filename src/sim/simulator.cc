@@ -11,6 +11,7 @@
 #include "engine/engine.h"
 #include "ir/quantity.h"
 #include "sim/autoscaler.h"
+#include "sim/budget.h"
 #include "sim/shared_server.h"
 #include "sim/sim_executor.h"
 #include "sim/virtual_loop.h"
@@ -82,33 +83,47 @@ class Collector : public engine::RunObserver {
   WallTime last_end_{};
 };
 
+// What a cluster or workload cannot be: the input's fault (400), so that
+// `plan` and `simulate` exit as for any bad input.
+Error Refused(std::string message) { return Error{std::move(message), kHttpBadRequest}; }
+
 }  // namespace
 
 Status ValidateCluster(const ClusterSpec& cluster) {
-  if (cluster.pools.empty()) return Error{"cluster has no node pools"};
-  int max_total = 0;
+  if (cluster.pools.empty()) return Refused("cluster has no node pools");
+  int64_t max_total = 0;
   for (const auto& p : cluster.pools) {
     if (p.cpu <= 0 || p.memory <= 0) {
-      return Error{fmt::format("pool '{}': cpu and memory must be positive", p.name)};
+      return Refused(fmt::format("pool '{}': cpu and memory must be positive", p.name));
     }
     if (p.min < 0 || p.max < p.min) {
-      return Error{
-          fmt::format("pool '{}': need 0 <= min <= max (min {}, max {})", p.name, p.min, p.max)};
+      return Refused(
+          fmt::format("pool '{}': need 0 <= min <= max (min {}, max {})", p.name, p.min, p.max));
     }
     if (p.initial > p.max) {
-      return Error{fmt::format("pool '{}': initial {} is above max {}", p.name, p.initial, p.max)};
+      return Refused(
+          fmt::format("pool '{}': initial {} is above max {}", p.name, p.initial, p.max));
+    }
+    if (p.max > kMaxNodes) {
+      return Refused(fmt::format("pool '{}': max {} is above the {} nodes a simulation takes",
+                                 p.name, p.max, kMaxNodes));
     }
     max_total += p.max;
   }
-  if (max_total == 0) return Error{"cluster can never have a node (every pool has max 0)"};
+  if (max_total > kMaxNodes) {
+    return Refused(fmt::format("the pools' max add up to {} nodes, above the {} a simulation takes",
+                               max_total, kMaxNodes));
+  }
+  if (max_total == 0) return Refused("cluster can never have a node (every pool has max 0)");
   bool starts_empty = true;
   for (const auto& p : cluster.pools)
     starts_empty = starts_empty && std::max(p.initial, p.min) <= 0;
   if (starts_empty && !cluster.autoscaler.enabled) {
-    return Error{"cluster starts with no nodes and the autoscaler is off"};
+    return Refused("cluster starts with no nodes and the autoscaler is off");
   }
-  if (cluster.autoscaler.scan_interval <= Duration::zero()) {
-    return Error{"autoscaler scanInterval must be positive"};
+  if (cluster.autoscaler.scan_interval < kMinScanInterval) {
+    return Refused(fmt::format("autoscaler scanInterval must be at least {}",
+                               FormatDuration(kMinScanInterval)));
   }
   return Ok();
 }
@@ -116,17 +131,26 @@ Status ValidateCluster(const ClusterSpec& cluster) {
 Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workload,
                            const SimOptions& options) {
   if (auto st = ValidateCluster(cluster); !st.ok()) return st.error();
-  if (workload.pipeline == nullptr) return Error{"workload has no pipeline"};
+  if (workload.pipeline == nullptr) return Refused("workload has no pipeline");
   int64_t total = workload.arrival_kind == WorkloadSpec::ArrivalKind::kCsv
                       ? static_cast<int64_t>(workload.csv.size())
                       : workload.runs;
-  if (total <= 0) return Error{"workload has no runs"};
-  if (workload.arrival_kind == WorkloadSpec::ArrivalKind::kRate && workload.rate_per_second <= 0) {
-    return Error{"arrival rate must be positive"};
+  if (total <= 0) return Refused("workload has no runs");
+  if (workload.arrival_kind == WorkloadSpec::ArrivalKind::kRate &&
+      !(workload.rate_per_second >= kMinRatePerSecond &&
+        workload.rate_per_second <= kMaxRatePerSecond)) {
+    return Refused(fmt::format("arrival rate must be between {:g} and {:g} runs a second, got {:g}",
+                               kMinRatePerSecond, kMaxRatePerSecond, workload.rate_per_second));
   }
   if (workload.arrival_kind == WorkloadSpec::ArrivalKind::kClosed && workload.concurrency <= 0) {
-    return Error{"closed-loop concurrency must be positive"};
+    return Refused("closed-loop concurrency must be positive");
   }
+  const SimEstimate estimate = EstimateSimulation(cluster, workload, options.sample_interval);
+  const uint64_t budget = options.memory_budget > 0 ? options.memory_budget : DefaultMemoryBudget();
+  if (Status fits = CheckSimulationFits(estimate, budget); !fits.ok()) return fits.error();
+  // Open-loop arrivals the cluster cannot keep up with pile up as runs in
+  // flight: the simulation stops, saying so, before they outgrow the budget.
+  const int64_t max_in_flight = MaxRunsInFlight(estimate, budget);
 
   SimResult result;
   result.series = Series(ToSeconds(options.sample_interval), options.max_series_points);
@@ -219,6 +243,15 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
   arrive = [&] {
     while (submitted < total && submit_error.ok()) {
       if (closed && static_cast<int64_t>(collector.alive()) >= workload.concurrency) return;
+      if (static_cast<int64_t>(collector.alive()) >= max_in_flight) {
+        submit_error = Error{fmt::format(
+            "stopped after {} of {} runs: {} runs were in flight at once, as many as fit in {} "
+            "({} each); the cluster does not keep up with the arrivals",
+            submitted, total, collector.alive(),
+            ir::FormatBytesRounded(static_cast<double>(budget)),
+            ir::FormatBytesRounded(static_cast<double>(estimate.run_bytes)))};
+        return;
+      }
       int64_t i = submitted;
       bool csv = workload.arrival_kind == WorkloadSpec::ArrivalKind::kCsv;
       int64_t row = csv ? static_cast<int64_t>(csv_order[static_cast<size_t>(i)]) : i;
@@ -276,6 +309,13 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
     result.series.Add(s);
     if (submitted >= total && collector.alive() == 0) return;
     if (!submit_error.ok()) return;
+    if (loop.events_run() > kMaxEvents) {
+      submit_error =
+          Error{fmt::format("stopped after {} events ({} of {} runs submitted), the "
+                            "most one simulation takes",
+                            loop.events_run(), submitted, total)};
+      return;
+    }
     autoscaler.Scan();
     loop.After(
         cluster.autoscaler.enabled ? cluster.autoscaler.scan_interval : options.sample_interval,

@@ -65,6 +65,8 @@ struct SimOptions {
   // Cluster samples (and autoscaler scans when it is off) this often.
   Duration sample_interval = std::chrono::seconds(10);
   size_t max_series_points = 2048;
+  // What the simulation may hold (sim/budget.h); 0: DefaultMemoryBudget().
+  uint64_t memory_budget = 0;
   // Called as each run ends, with its final snapshot and its arrival: for a
   // caller that wants per-run records (tests replaying measured levels).
   std::function<void(const engine::RunSnapshot&, WallTime arrived)> on_run_end;
