@@ -8,6 +8,27 @@ namespace kfpbench::engine {
 
 using nlohmann::json;
 
+namespace {
+
+// A NUL byte cannot cross into a step: a command line and an environment end
+// each string at the first one, so "a\0b" would reach the step as "a".
+bool HoldsNul(const json& value) {
+  if (value.is_string()) return value.get_ref<const std::string&>().find('\0') != std::string::npos;
+  if (value.is_object()) {
+    for (const auto& [key, item] : value.items()) {
+      if (key.find('\0') != std::string::npos || HoldsNul(item)) return true;
+    }
+  }
+  if (value.is_array()) {
+    for (const auto& item : value) {
+      if (HoldsNul(item)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 Result<json> ResolveRunParameters(const ir::PipelineSpec& spec, const json& given) {
   if (!given.is_null() && !given.is_object()) {
     return Error{"runtime parameters must be a mapping", kHttpBadRequest};
@@ -25,6 +46,10 @@ Result<json> ResolveRunParameters(const ir::PipelineSpec& spec, const json& give
                      400};
       }
       if (value.is_null()) continue;
+      if (HoldsNul(value)) {
+        return Error{fmt::format("parameter '{}': a NUL byte cannot be passed to a step", name),
+                     kHttpBadRequest};
+      }
       auto checked = ir::CheckParameterValue(value, def->second.type);
       if (!checked.ok()) {
         return Error{fmt::format("parameter '{}': {}", name, checked.error().message),

@@ -183,6 +183,22 @@ TEST_F(ProcessExecutorTest, CommandNotFoundFailsCleanly) {
   EXPECT_EQ(result.error, "empty command");
 }
 
+// exec would end each string at its first NUL: the step would run with an
+// argument cut short, and succeed.
+TEST_F(ProcessExecutorTest, ANulInAnArgumentOrVariableFailsTheStepBeforeItStarts) {
+  ProcessExecutor executor(loop_);
+  auto launch = Sh("echo \"$1\"", {std::string("a\0b", 3)});
+  engine::TaskResult result = Run(executor, launch);
+  EXPECT_FALSE(result.succeeded);
+  EXPECT_THAT(result.error, ::testing::ContainsRegex("argument [0-9]+ holds a NUL byte"));
+  launch = Sh("true");
+  launch.env.emplace_back("SECRET", std::string("to\0ken", 6));
+  result = Run(executor, launch);
+  EXPECT_FALSE(result.succeeded);
+  EXPECT_THAT(result.error, HasSubstr("environment variable SECRET holds a NUL byte"));
+  EXPECT_THAT(result.error, ::testing::Not(HasSubstr("ken")));  // values may be secrets
+}
+
 TEST_F(ProcessExecutorTest, MissingWorkDirFailsCleanly) {
   ProcessExecutor executor(loop_);
   auto launch = Sh("true");

@@ -102,6 +102,20 @@ Result<std::string> FindExecutable(const std::string& name, const std::vector<st
 
 Result<pid_t> Spawn(const SpawnRequest& request) {
   if (request.argv.empty()) return Error{"empty command"};
+  // exec would silently end each string at its first NUL.
+  for (size_t i = 0; i < request.argv.size(); ++i) {
+    if (request.argv[i].find('\0') != std::string::npos) {
+      return Error{
+          fmt::format("cannot run '{}': argument {} holds a NUL byte", request.argv[0], i)};
+    }
+  }
+  for (const std::string& variable : request.env) {
+    if (variable.find('\0') != std::string::npos) {
+      // The name only: values may be secrets.
+      return Error{fmt::format("cannot run '{}': environment variable {} holds a NUL byte",
+                               request.argv[0], variable.substr(0, variable.find_first_of("=\0")))};
+    }
+  }
   SpawnSetup setup;
 
   // Own process group, so Cancel can signal the step and everything it

@@ -366,6 +366,156 @@ schemaVersion: 2.1.0
       404);
 }
 
+// An importer whose URI is a run parameter, feeding a step that reads it.
+constexpr const char* kImporterPipeline = R"(components:
+  comp-importer:
+    executorLabel: exec-importer
+    inputDefinitions:
+      parameters:
+        uri: {parameterType: STRING}
+    outputDefinitions:
+      artifacts:
+        artifact: {artifactType: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}}
+  comp-read:
+    executorLabel: exec-read
+    inputDefinitions:
+      artifacts:
+        data: {artifactType: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}}
+deploymentSpec:
+  executors:
+    exec-importer:
+      importer:
+        artifactUri: {runtimeParameter: uri}
+        typeSchema: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}
+    exec-read:
+      container:
+        image: alpine
+        command: [sh, -c, 'echo "$0"', "{{$.inputs.artifacts['data'].path}}"]
+pipelineInfo: {name: imports}
+root:
+  inputDefinitions:
+    parameters:
+      dataset_uri: {parameterType: STRING}
+  dag:
+    tasks:
+      importer:
+        componentRef: {name: comp-importer}
+        inputs:
+          parameters:
+            uri: {componentInputParameter: dataset_uri}
+        taskInfo: {name: importer}
+      read:
+        componentRef: {name: comp-read}
+        dependentTasks: [importer]
+        inputs:
+          artifacts:
+            data:
+              taskOutputArtifact: {producerTask: importer, outputArtifactKey: artifact}
+        taskInfo: {name: read}
+schemaVersion: 2.1.0
+)";
+
+// Issue 30: an importer given /etc/passwd (or the server's own environment)
+// once made the artifact read endpoint hand the file out. Every path an
+// importer may name is confined to the work root (and --package-root), and
+// refused when the run is created.
+TEST_F(ProcessExecutorApiTest, ImporterUrisOutsideTheArtifactRootsAreRefusedAtCreateRun) {
+  json p = Upload("imports", kImporterPipeline);
+  auto create = [&](const std::string& uri) {
+    json body = {{"display_name", "r"},
+                 {"pipeline_version_reference", {{"pipeline_id", p["pipeline_id"]}}},
+                 {"runtime_config", {{"parameters", {{"dataset_uri", uri}}}}}};
+    return Call(http::Method::kPost, "/apis/v2beta1/runs", body.dump());
+  };
+  for (const std::string uri :
+       {"/etc/passwd", "/proc/self/environ", "/", "gs://b/../../../etc", "file:///etc/passwd"}) {
+    auto [status, answer] = create(uri);
+    EXPECT_EQ(status, 400) << uri << ": " << answer;
+    EXPECT_NE(
+        answer.value("message", "").find("task 'importer': artifact URI '" + uri + "' is refused"),
+        std::string::npos)
+        << answer;
+  }
+  EXPECT_EQ(Call(http::Method::kGet, "/apis/v2beta1/runs").second.value("total_size", 0), 0);
+
+  // An object-store URI is a folder under the work root; the importer's
+  // artifact is not something a task of the run wrote, so it is not served.
+  auto [status, created] = create("gs://bucket/data.csv");
+  ASSERT_EQ(status, 200) << created;
+  json run = WaitForRun(created["run_id"]);
+  ASSERT_EQ(run["state"], "SUCCEEDED") << run;
+  std::string importer_id;
+  for (const auto& t : run["run_details"]["task_details"]) {
+    if (t["display_name"] == "importer") importer_id = t["task_id"];
+  }
+  auto [read, why] =
+      Call(http::Method::kGet, "/apis/v2beta1/runs/" + created["run_id"].get<std::string>() +
+                                   "/nodes/" + importer_id + "/artifacts/artifact:read");
+  EXPECT_EQ(read, 404) << why;
+}
+
+// A step that leaves a symbolic link where its artifact should be cannot
+// make the read endpoint follow it out of the run's folder.
+TEST_F(ProcessExecutorApiTest, TheArtifactReadEndpointFollowsNoLinkOutOfTheRun) {
+  json p = Upload("links", R"(components:
+  comp-link:
+    executorLabel: exec-link
+    outputDefinitions:
+      artifacts:
+        file: {artifactType: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}}
+        dir: {artifactType: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}}
+deploymentSpec:
+  executors:
+    exec-link:
+      container:
+        image: alpine
+        command: [sh, -c, 'ln -s /etc/passwd "$0"; mkdir "$1"; echo mine > "$1/own.txt"; ln -s /etc/passwd "$1/passwd"; ln -s / "$1/root"', "{{$.outputs.artifacts['file'].path}}", "{{$.outputs.artifacts['dir'].path}}"]
+pipelineInfo: {name: links}
+root:
+  dag:
+    tasks:
+      link: {componentRef: {name: comp-link}, taskInfo: {name: link}}
+schemaVersion: 2.1.0
+)");
+  json body = {{"display_name", "r"},
+               {"pipeline_version_reference", {{"pipeline_id", p["pipeline_id"]}}}};
+  auto [status, created] = Call(http::Method::kPost, "/apis/v2beta1/runs", body.dump());
+  ASSERT_EQ(status, 200) << created;
+  std::string run_id = created["run_id"];
+  json run = WaitForRun(run_id);
+  ASSERT_EQ(run["state"], "SUCCEEDED") << run;
+  std::string task_id;
+  for (const auto& t : run["run_details"]["task_details"]) {
+    if (t["display_name"] == "link") task_id = t["task_id"];
+  }
+  auto read = [&](const std::string& name) {
+    return Call(http::Method::kGet, "/apis/v2beta1/runs/" + run_id + "/nodes/" + task_id +
+                                        "/artifacts/" + name + ":read");
+  };
+  auto [file, file_body] = read("file");
+  EXPECT_EQ(file, 404) << file_body;
+  auto [dir, dir_body] = read("dir");
+  ASSERT_EQ(dir, 200) << dir_body;
+  std::string tar = Gunzip(Base64Decode(dir_body["data"].get<std::string>()));
+  EXPECT_NE(tar.find("dir/own.txt"), std::string::npos);
+  EXPECT_EQ(tar.find("root:"), std::string::npos);  // no line of /etc/passwd
+  EXPECT_EQ(tar.find("dir/passwd"), std::string::npos);
+}
+
+// A NUL byte would end the string on the step's command line ("a\0b"
+// reached the step as "a" and the run succeeded): refused at CreateRun.
+TEST_F(BackendApiTest, ANulByteInARunParameterIsRefusedAtCreateRun) {
+  json p = Upload("two", kPipeline);
+  json body = {{"display_name", "r"},
+               {"pipeline_version_reference", {{"pipeline_id", p["pipeline_id"]}}},
+               {"runtime_config", {{"parameters", {{"message", std::string("a\0b", 3)}}}}}};
+  auto [status, answer] = Call(http::Method::kPost, "/apis/v2beta1/runs", body.dump());
+  EXPECT_EQ(status, 400) << answer;
+  EXPECT_NE(answer.value("message", "").find("parameter 'message': a NUL byte cannot be passed"),
+            std::string::npos)
+      << answer;
+}
+
 // The stub executor times the same pipeline's steps instead.
 TEST_F(BackendApiTest, KfpSdkPythonComponentsRunAsTimedStubs) {
   json p = Upload("sdk", kSdkPipeline);
