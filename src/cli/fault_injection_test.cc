@@ -1,7 +1,8 @@
 // Target faults end to end: a proxy of our own on loopback between kfpbench
 // and the embedded backend answers every Nth call with one kind of fault (a
 // 500, a 503, a reset, a stall past the client's timeout, a 200 whose JSON is
-// cut short, a connection closed mid-body). Every scenario mode must finish,
+// cut short, a connection closed mid-body, a 200 claiming a 1 GiB body). Every
+// scenario mode must finish,
 // write its results and count each fault as an error under an operation
 // (or, for an idempotent call whose kept-alive connection was reset before
 // any answer, as a resent request), with no fault lost and none invented.
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -32,7 +34,16 @@ using nlohmann::json;
 using namespace kfpbench::testing;  // Kfpbench(), ChildProcess, ScratchDirTest, ...
 namespace fs = std::filesystem;
 
-enum class Fault { k500, k503, kReset, kStall, kTruncatedJson, kCloseMidBody };
+enum class Fault {
+  k500,
+  k503,
+  kReset,
+  kStall,
+  kTruncatedJson,
+  kCloseMidBody,
+  kHugeLength,
+  kSlow,  // every Nth call answered 600 ms late (not a fault: a slow target)
+};
 
 const char* FaultName(Fault f) {
   switch (f) {
@@ -48,6 +59,10 @@ const char* FaultName(Fault f) {
       return "truncated_json";
     case Fault::kCloseMidBody:
       return "close_mid_body";
+    case Fault::kHugeLength:
+      return "huge_length";
+    case Fault::kSlow:
+      return "slow";
   }
   return "?";
 }
@@ -101,6 +116,11 @@ class FaultProxy {
   }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   int injected() const { return injected_; }
+  // Every request the proxy read: when, and "METHOD target".
+  std::vector<std::pair<WallTime, std::string>> requests() const {
+    std::lock_guard lock(mu_);
+    return requests_;
+  }
   int forwarded() const { return forwarded_; }
 
  private:
@@ -145,6 +165,11 @@ class FaultProxy {
       target = target.substr(0, target.find(' '));
 
       bool inject = target.find("/healthz") == std::string::npos && ++calls_ % every_ == 0;
+      {
+        std::lock_guard lock(mu_);
+        requests_.emplace_back(WallClock::now(), method + " " + target);
+      }
+      if (inject && fault_ == Fault::kSlow) std::this_thread::sleep_for(600ms);
       if (inject && (fault_ == Fault::k500 || fault_ == Fault::k503)) {
         ++injected_;
         int status = fault_ == Fault::k500 ? 500 : 503;
@@ -157,6 +182,12 @@ class FaultProxy {
         ++injected_;
         linger l{1, 0};  // RST, not FIN
         ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+        return Close(fd);
+      }
+      if (inject && fault_ == Fault::kHugeLength) {
+        // Issue 30: the harness once allocated what this claims, and aborted.
+        ++injected_;
+        SendAll(fd, RawResponse(200, "{\"runs\":[", size_t{1} << 30));
         return Close(fd);
       }
       if (inject && fault_ == Fault::kStall) {
@@ -200,8 +231,9 @@ class FaultProxy {
   uint16_t port_ = 0;
   std::atomic<bool> stopping_{false};
   std::atomic<int> calls_{0}, injected_{0}, forwarded_{0};
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::vector<std::thread> connections_;
+  std::vector<std::pair<WallTime, std::string>> requests_;
   std::thread acceptor_;
 };
 
@@ -267,9 +299,41 @@ TEST_P(FaultInjectionTest, EveryModeFinishesAndEveryFaultIsCounted) {
   }
 }
 
+// Issue 30: against a slow target a read chain (five calls in a row) kept
+// starting calls long after runTime. No call of the load starts after the
+// scenario's end: the chain's first call marks the start.
+TEST_F(FaultInjectionTest, NoCallOfTheLoadStartsAfterTheScenariosEnd) {
+  ASSERT_FALSE(url_.empty()) << "the backend did not start";
+  FaultProxy proxy(url_, Fault::kSlow, 1);
+  std::string file = Write("s.json", R"([{"mode":"RANDOM_GETS","runTime":"2s","concurrency":2}])");
+  fs::path out = dir_ / "out";
+  auto r = Kfpbench("run " + file + " --host " + proxy.url() +
+                    " --request-timeout 10s --drain-timeout 1s --quiet --out " + out.string());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::optional<WallTime> start;
+  int load_calls = 0;
+  for (const auto& [at, request] : proxy.requests()) {
+    if (request.find("/healthz") != std::string::npos) continue;
+    if (!start) start = at;
+    ++load_calls;
+    // A call may start just before the end; none after it (plus the
+    // proxy's own reading of the request).
+    EXPECT_LE(at, *start + 2s + 250ms)
+        << request << " started " << ToSeconds(at - *start) << " s into a 2 s scenario";
+  }
+  EXPECT_GE(load_calls, 2);
+  json j = ReadJson(out / "results.json");
+  uint64_t counted = 0;
+  for (const auto& [name, op] : j["operations"].items()) {
+    if (name != "GetHealthz") counted += op["count"].get<uint64_t>();
+  }
+  EXPECT_EQ(counted, static_cast<uint64_t>(load_calls)) << j["operations"].dump();
+}
+
 INSTANTIATE_TEST_SUITE_P(Faults, FaultInjectionTest,
                          ::testing::Values(Fault::k500, Fault::k503, Fault::kReset, Fault::kStall,
-                                           Fault::kTruncatedJson, Fault::kCloseMidBody),
+                                           Fault::kTruncatedJson, Fault::kCloseMidBody,
+                                           Fault::kHugeLength),
                          [](const auto& info) { return std::string(FaultName(info.param)); });
 
 }  // namespace

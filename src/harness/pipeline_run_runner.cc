@@ -46,21 +46,26 @@ namespace {
 // (start delay, late starts), not hidden.
 constexpr int kOpenLoopSenders = 8;
 
-// Sends one CreateRun; the record carries the outcome either way.
-bool CreateOne(Context& context, const kfp::RunCreate& base, const std::string& name,
-               results::RunRecord& record) {
+enum class Created { kYes, kFailed, kNotSent };
+
+// Sends one CreateRun through `load` (the scenario's client, bounded by its
+// end); the record carries the outcome, unless the end came first and
+// nothing was sent (no run was asked for, so none is recorded).
+Created CreateOne(Context& context, kfp::Client& load, const kfp::RunCreate& base,
+                  const std::string& name, results::RunRecord& record) {
   kfp::RunCreate create = base;
   create.display_name = name;
   record.submitted = WallClock::now();
-  auto run = context.client().CreateRun(create);
+  auto run = load.CreateRun(create);
   if (!run.ok()) {
+    if (run.error().code == kfp::Client::kNotSent) return Created::kNotSent;
     record.error = run.error().message;
-    return false;
+    return Created::kFailed;
   }
   record.run_id = run->run_id;
   context.TrackRun(record.run_id);
   AbsorbRun(*run, record);
-  return true;
+  return Created::kYes;
 }
 
 }  // namespace
@@ -92,14 +97,16 @@ Status PipelineRunRunner::RunClosedLoop(const Scenario& scenario, Context& conte
                                         const kfp::RunCreate& base) {
   const WallTime end = WallClock::now() + scenario.run_time;
   const WallTime give_up = end + context.options().drain_timeout;
+  kfp::Client load = context.client().StartingBefore(end);
   DriveClosedLoop(context, scenario.InFlight(), end, [&](int worker, int n) {
     results::RunRecord record;
     record.scenario = scenario.index;
-    bool created = CreateOne(context, base,
-                             fmt::format("kfpbench-s{}-w{}-{}", scenario.index, worker, n), record);
-    if (created) FollowRun(context, record, give_up);
+    Created created = CreateOne(
+        context, load, base, fmt::format("kfpbench-s{}-w{}-{}", scenario.index, worker, n), record);
+    if (created == Created::kNotSent) return true;
+    if (created == Created::kYes) FollowRun(context, record, give_up);
     context.runs().Add(std::move(record));
-    return created;
+    return created == Created::kYes;
   });
   return Ok();
 }
@@ -107,14 +114,21 @@ Status PipelineRunRunner::RunClosedLoop(const Scenario& scenario, Context& conte
 Status PipelineRunRunner::RunOpenLoop(const Scenario& scenario, Context& context,
                                       const kfp::RunCreate& base, WallTime end) {
   RunFollower follower(context, kOpenLoopPollers);
+  kfp::Client load = context.client().StartingBefore(end);
   DriveOpenLoop(context, scenario, kOpenLoopSenders, end, [&](int n, WallTime intended) {
     results::RunRecord record;
     record.scenario = scenario.index;
     record.intended = intended;
-    if (CreateOne(context, base, fmt::format("kfpbench-s{}-{}", scenario.index, n), record)) {
-      follower.Add(std::move(record));
-    } else {
-      context.runs().Add(std::move(record));
+    switch (
+        CreateOne(context, load, base, fmt::format("kfpbench-s{}-{}", scenario.index, n), record)) {
+      case Created::kYes:
+        follower.Add(std::move(record));
+        break;
+      case Created::kFailed:
+        context.runs().Add(std::move(record));
+        break;
+      case Created::kNotSent:
+        break;
     }
   });
   follower.Finish(end + context.options().drain_timeout);

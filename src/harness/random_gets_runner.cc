@@ -125,11 +125,11 @@ Status RandomGetsRunner::Run(const Scenario& scenario, Context& context) {
     if (!prepared.ok()) return Error{"RANDOM_GETS: " + prepared.error().message};
     mix = std::move(*prepared);
   }
-  // One arrival or loop turn: a drawn call with a mix, else the chain.
-  auto one = [&](std::mt19937& rng) {
-    return mix ? mix->Call(context.client(), rng) : ReadChain(context.client(), rng);
-  };
   const WallTime end = WallClock::now() + scenario.run_time;
+  // One arrival or loop turn: a drawn call with a mix, else the chain, none
+  // of whose calls starts after the end.
+  kfp::Client load = context.client().StartingBefore(end);
+  auto one = [&](std::mt19937& rng) { return mix ? mix->Call(load, rng) : ReadChain(load, rng); };
   if (scenario.rate_per_minute) {
     // Open loop: each arrival is one pass of the chain, or one drawn call.
     std::mutex mu;

@@ -75,6 +75,12 @@ Client::Client(http::Client& http, ClientConfig config, CallObserver* observer)
 
 std::string Client::base_url() const { return http_.base().ToString(); }
 
+Client Client::StartingBefore(WallTime end) const {
+  Client bounded = *this;
+  bounded.start_before_ = end;
+  return bounded;
+}
+
 Error Client::Failed(std::string_view operation, const std::string& reason, int code,
                      std::string_view where) const {
   std::string why = Redact(reason);
@@ -85,6 +91,9 @@ Error Client::Failed(std::string_view operation, const std::string& reason, int 
 Result<std::string> Client::CallForBody(std::string_view operation, http::Method method,
                                         const std::string& target, std::string body,
                                         std::string_view content_type) {
+  if (start_before_ && WallClock::now() >= *start_before_) {
+    return Error{fmt::format("{}: not sent: the scenario had ended", operation), kNotSent};
+  }
   auto started = std::chrono::steady_clock::now();
   auto response = http_.Send(method, target, std::move(body), content_type);
   auto latency = std::chrono::steady_clock::now() - started;

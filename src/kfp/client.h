@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -120,6 +121,16 @@ class Client {
 
   std::string base_url() const;
 
+  // A copy that starts no call at or after `end`: such a call fails at once,
+  // unsent and unreported to the observer. A scenario's load goes through
+  // one, so that no call of it starts after the scenario's end however slow
+  // the target (a read chain is several calls); what follows runs to their
+  // end uses the unbounded client.
+  Client StartingBefore(WallTime end) const;
+  // The Error code of a call StartingBefore did not send (no HTTP status is
+  // negative): nothing was asked of the target, so nothing is to be counted.
+  static constexpr int kNotSent = -1;
+
  private:
   // Sends one call, reports it, and turns transport failures and non-2xx
   // answers into Errors that carry the HTTP status and the server's message.
@@ -155,6 +166,7 @@ class Client {
   http::Client& http_;
   ClientConfig config_;
   CallObserver* observer_;
+  std::optional<WallTime> start_before_;
 };
 
 }  // namespace kfpbench::kfp

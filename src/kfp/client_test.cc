@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <map>
 #include <string>
 #include <vector>
@@ -56,6 +57,45 @@ TEST(ClientAccounting, UnusableTwoHundredsAreReportedAsErrorsWithTheirStatus) {
   EXPECT_EQ(observer.errors[0], "GetRun 200: the server answered with a body that is not JSON");
   EXPECT_EQ(observer.errors[1].rfind("GetRun 200: ", 0), 0u) << observer.errors[1];
   EXPECT_EQ(observer.errors[2], "GetRun 404: HTTP 404: no such run");
+  server.Stop();
+}
+
+// A scenario's load goes through a client bounded by the scenario's end: a
+// call due after it is not sent and not counted, however many calls a read
+// chain still has to make (issue 30: a slow target kept one busy 30 s past
+// a 5 s runTime).
+TEST(ClientDeadline, NoCallStartsAfterTheEndAndNoneIsCounted) {
+  std::atomic<int> served{0};
+  http::ServerOptions so;
+  so.handler = [&](const http::Request&) {
+    ++served;
+    return http::Response::Json(200, R"({"experiments":[],"total_size":0})");
+  };
+  http::Server server(so);
+  ASSERT_TRUE(server.Start().ok());
+  http::ClientOptions co;
+  co.base.scheme = "http";
+  co.base.host = "127.0.0.1";
+  co.base.port = server.port();
+  co.base.base_path = "/apis/v2beta1";
+  http::Client http(co);
+  Counting observer;
+  Client client(http, ClientConfig{}, &observer);
+
+  Client open = client.StartingBefore(WallClock::now() + std::chrono::hours(1));
+  EXPECT_TRUE(open.ListExperimentIds({}).ok());
+  Client ended = client.StartingBefore(WallClock::now() - std::chrono::milliseconds(1));
+  auto refused = ended.ListExperimentIds({});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, Client::kNotSent);
+  EXPECT_EQ(refused.error().message, "ListExperiments: not sent: the scenario had ended");
+  EXPECT_FALSE(ended.CreateExperiment("e", "").ok());
+  EXPECT_EQ(served.load(), 1);
+  EXPECT_EQ(observer.statuses.size(), 1u);  // only the call that was sent
+  EXPECT_TRUE(observer.errors.empty());
+  // The unbounded client goes on (what follows runs to their end).
+  EXPECT_TRUE(client.ListExperimentIds({}).ok());
+  EXPECT_EQ(served.load(), 2);
   server.Stop();
 }
 
