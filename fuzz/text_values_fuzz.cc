@@ -1,7 +1,10 @@
 // Small text values from outside: Kubernetes quantities, durations (ours and
-// protobuf's), RFC 3339 times, KFP's 6-field cron, URLs and query strings.
+// protobuf's), RFC 3339 times, KFP's 6-field cron, URLs and query strings,
+// and importers' artifact URIs (which must never name a path outside their
+// roots).
 #include "fuzz/fuzz_support.h"
 #include "http/url.h"
+#include "ir/artifact_uri.h"
 #include "ir/pipeline_spec.h"
 #include "ir/quantity.h"
 #include "util/cron.h"
@@ -20,5 +23,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   (void)http::ParseUrl(text);
   (void)http::ParseQuery(text);
+  static const ir::ArtifactRoots roots{"/nonexistent-kfpbench/work/objects",
+                                       {"/nonexistent-kfpbench/work"}};
+  if (auto path = ir::LocalPathForUri(text, roots); path.ok()) {
+    // Whatever was accepted lies below a root: a confinement that leaks is a crash.
+    if (path->rfind("/nonexistent-kfpbench/work/", 0) != 0) __builtin_trap();
+  }
   return 0;
 }

@@ -1,0 +1,176 @@
+#include "ir/artifact_uri.h"
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "ir/pipeline_spec.h"
+
+namespace kfpbench::ir {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ArtifactUriTest : public ::testing::Test {
+ protected:
+  ArtifactUriTest() {
+    base_ = fs::temp_directory_path() /
+            ("kfpbench-artifact-uri-" +
+             std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(base_);
+    fs::create_directories(base_ / "work" / "objects");
+    fs::create_directories(base_ / "packages");
+    base_ = fs::canonical(base_);
+    roots_.object_store = base_ / "work" / "objects";
+    roots_.local = {base_ / "work", base_ / "packages"};
+  }
+  ~ArtifactUriTest() override { fs::remove_all(base_); }
+
+  std::string Path(std::string_view uri) {
+    auto path = LocalPathForUri(uri, roots_);
+    EXPECT_TRUE(path.ok()) << uri << ": " << path.error().message;
+    return path.ok() ? *path : "";
+  }
+  std::string Refusal(std::string_view uri) {
+    auto path = LocalPathForUri(uri, roots_);
+    EXPECT_FALSE(path.ok()) << uri << " gave " << *path;
+    if (path.ok()) return "";
+    EXPECT_EQ(path.error().code, kHttpBadRequest);
+    return path.error().message;
+  }
+
+  fs::path base_;
+  ArtifactRoots roots_;
+};
+
+TEST_F(ArtifactUriTest, ObjectStoresAreFoldersUnderTheObjectStoreRoot) {
+  EXPECT_EQ(Path("gs://bucket/data.csv"), (roots_.object_store / "gcs/bucket/data.csv").string());
+  EXPECT_EQ(Path("s3://b/k/x"), (roots_.object_store / "s3/b/k/x").string());
+  EXPECT_EQ(Path("minio://b/./k//x"), (roots_.object_store / "minio/b/k/x").string());
+  EXPECT_EQ(Path("oci://registry/model:1"),
+            (roots_.object_store / "oci/registry_model:1/models").string());
+  // A key that goes up and down again but stays inside is the object it names.
+  EXPECT_EQ(Path("gs://b/a/../c"), (roots_.object_store / "gcs/b/c").string());
+  // A leading slash in the key is not the machine's root.
+  EXPECT_EQ(Path("gs:///etc/passwd"), (roots_.object_store / "gcs/etc/passwd").string());
+}
+
+TEST_F(ArtifactUriTest, WithoutAnObjectStoreFolderKeysAreKfpsInPodMounts) {
+  roots_.object_store.clear();
+  EXPECT_EQ(Path("gs://bucket/data.csv"), "/gcs/bucket/data.csv");
+  EXPECT_EQ(Path("minio://b/x"), "/minio/b/x");
+  EXPECT_EQ(Path("oci://r/m"), "/oci/r_m/models");
+  EXPECT_NE(Refusal("gs://b/../../etc/passwd").find("names no object inside the store"),
+            std::string::npos);
+}
+
+TEST_F(ArtifactUriTest, KeysThatClimbOutOfTheStoreAreRefused) {
+  for (const char* uri : {"gs://b/../../etc/passwd", "s3://..", "minio://b/../..", "gs://",
+                          "gs://.", "oci://..", "oci://"}) {
+    EXPECT_NE(Refusal(uri).find("is refused"), std::string::npos) << uri;
+  }
+}
+
+TEST_F(ArtifactUriTest, LocalPathsMustLieBelowAnAllowedRoot) {
+  std::ofstream(base_ / "work" / "run" / "a.txt");
+  EXPECT_EQ(Path((base_ / "work/run/a.txt").string()), (base_ / "work/run/a.txt").string());
+  EXPECT_EQ(Path((base_ / "packages/data.csv").string()), (base_ / "packages/data.csv").string());
+  const std::string outside = Refusal("/etc/passwd");
+  EXPECT_NE(outside.find("artifact URI '/etc/passwd' is refused: a local path must lie below"),
+            std::string::npos)
+      << outside;
+  Refusal("/proc/self/environ");
+  Refusal("/");
+  Refusal((base_ / "work/../../etc/passwd").string());
+  Refusal((base_ / "work-other/x").string());  // a sibling sharing the root's prefix
+  roots_.local.clear();
+  Refusal((base_ / "work/run/a.txt").string());
+}
+
+TEST_F(ArtifactUriTest, ASymbolicLinkOutOfARootIsFollowedAndRefused) {
+  fs::create_directories(base_ / "work" / "run");
+  fs::create_directory_symlink("/etc", base_ / "work" / "run" / "etc");
+  Refusal((base_ / "work/run/etc/passwd").string());
+  fs::create_directory_symlink("/", roots_.object_store / "gcs");
+  Refusal("gs://etc/passwd");
+}
+
+TEST_F(ArtifactUriTest, OtherSchemesAndNulBytesAreRefused) {
+  EXPECT_NE(Refusal("http://example.com/x").find("unsupported storage scheme"), std::string::npos);
+  Refusal("relative/path");
+  Refusal("");
+  EXPECT_NE(Refusal(std::string_view("gs://b/a\0b", 10)).find("NUL"), std::string::npos);
+}
+
+constexpr const char* kImporterPipeline = R"(
+pipelineInfo: {name: importer}
+schemaVersion: 2.1.0
+root:
+  inputDefinitions:
+    parameters:
+      dataset_uri: {parameterType: STRING, defaultValue: "gs://bucket/data.csv"}
+  dag:
+    tasks:
+      by-parameter:
+        componentRef: {name: comp-by-parameter}
+        inputs:
+          parameters:
+            uri: {componentInputParameter: dataset_uri}
+        taskInfo: {name: by-parameter}
+      by-constant:
+        componentRef: {name: comp-by-constant}
+        taskInfo: {name: by-constant}
+components:
+  comp-by-parameter:
+    executorLabel: exec-by-parameter
+    inputDefinitions:
+      parameters:
+        uri: {parameterType: STRING}
+    outputDefinitions:
+      artifacts:
+        artifact: {artifactType: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}}
+  comp-by-constant:
+    executorLabel: exec-by-constant
+    outputDefinitions:
+      artifacts:
+        artifact: {artifactType: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}}
+deploymentSpec:
+  executors:
+    exec-by-parameter:
+      importer:
+        artifactUri: {runtimeParameter: uri}
+        typeSchema: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}
+    exec-by-constant:
+      importer:
+        artifactUri: {constant: "CONSTANT"}
+        typeSchema: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}
+)";
+
+PipelineSpec ImporterSpec(const std::string& constant) {
+  std::string text = kImporterPipeline;
+  text.replace(text.find("CONSTANT"), 8, constant);
+  auto spec = ParsePipelineSpec(text);
+  EXPECT_TRUE(spec.ok()) << spec.error().message;
+  return spec.ok() ? *spec : PipelineSpec{};
+}
+
+TEST_F(ArtifactUriTest, ImporterUrisKnownAtRunCreationAreChecked) {
+  const PipelineSpec good = ImporterSpec("gs://b/constant");
+  EXPECT_TRUE(CheckImporterUris(good, {{"dataset_uri", "s3://b/x"}}, roots_).ok());
+  Status by_parameter = CheckImporterUris(good, {{"dataset_uri", "/etc/passwd"}}, roots_);
+  ASSERT_FALSE(by_parameter.ok());
+  EXPECT_EQ(by_parameter.error().code, kHttpBadRequest);
+  EXPECT_NE(by_parameter.error().message.find("task 'by-parameter': artifact URI '/etc/passwd'"),
+            std::string::npos)
+      << by_parameter.error().message;
+  Status by_constant =
+      CheckImporterUris(ImporterSpec("/proc/self/environ"), {{"dataset_uri", "gs://b/x"}}, roots_);
+  ASSERT_FALSE(by_constant.ok());
+  EXPECT_NE(by_constant.error().message.find("task 'by-constant'"), std::string::npos);
+  // An empty URI is left to the importer, which fails as KFP's launcher does.
+  EXPECT_TRUE(CheckImporterUris(good, {{"dataset_uri", ""}}, roots_).ok());
+}
+
+}  // namespace
+}  // namespace kfpbench::ir
