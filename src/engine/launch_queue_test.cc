@@ -1,5 +1,6 @@
-// Attempts: retries with backoff, launch counts per executor, and a
-// terminate during a retry's backoff.
+// Attempts: queued until a node has room (first fit, scheduling delay,
+// default resources), their results read, retries with backoff, launch counts
+// per executor, and a terminate during a retry's backoff.
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -11,6 +12,7 @@
 
 #include "engine/dag_test_fixture.h"
 #include "engine/engine.h"
+#include "engine/engine_test_fixture.h"
 #include "engine/engine_test_util.h"
 
 namespace kfpbench::engine {
@@ -113,6 +115,102 @@ TEST_F(DagTest, TerminateDuringRetryBackoff) {
   EXPECT_EQ(snap.state, RuntimeState::kCanceled);
   EXPECT_EQ(executor_.launched.size(), 1u);
   EXPECT_EQ(FindTask(snap, "flaky")->state, RuntimeState::kCanceled);
+}
+
+TEST_F(EngineTest, WaitsForCapacityAndRecordsSchedulingDelay) {
+  EngineOptions options;
+  options.nodes = {{"small", 1, int64_t{4} << 30}};
+  MakeEngine(options);
+  executor_.behave = [](const TaskLaunch&) { return Takes(10s); };
+  ASSERT_TRUE(Submit(kThreeCpuTasks, json::object()).ok());
+  loop_.Run();
+  const RunSnapshot& snap = observer_.Of("run-1");
+  EXPECT_EQ(snap.state, RuntimeState::kSucceeded);
+  EXPECT_EQ(executor_.max_running, 1);
+  std::vector<Duration> delays;
+  for (const char* name : {"t1", "t2", "t3"})
+    delays.push_back(FindTask(snap, name)->scheduling_delay);
+  std::sort(delays.begin(), delays.end());
+  EXPECT_EQ(delays, (std::vector<Duration>{0s, 10s, 20s}));
+  EXPECT_EQ(snap.finished_at, VirtualLoop::Epoch() + 30s);
+  EXPECT_DOUBLE_EQ(executor_.launched[0].resources.cpu_request, 1.0);
+  EXPECT_EQ(executor_.launched[0].resources.memory_request, int64_t{1} << 30);
+}
+
+TEST_F(EngineTest, PlacesAcrossNodesFirstFit) {
+  EngineOptions options;
+  options.nodes = {{"n1", 1, int64_t{4} << 30}, {"n2", 2, int64_t{4} << 30}};
+  MakeEngine(options);
+  ASSERT_TRUE(Submit(kThreeCpuTasks, json::object()).ok());
+  loop_.Run();
+  const RunSnapshot& snap = observer_.Of("run-1");
+  EXPECT_EQ(executor_.max_running, 3);
+  std::map<std::string, int> per_node;
+  for (const auto& t : snap.tasks) {
+    if (!t.node.empty()) ++per_node[t.node];
+  }
+  EXPECT_EQ(per_node, (std::map<std::string, int>{{"n1", 1}, {"n2", 2}}));
+}
+
+TEST_F(EngineTest, FailsTaskThatCanNeverFit) {
+  EngineOptions options;
+  options.nodes = {{"tiny", 0.5, int64_t{4} << 30}};
+  MakeEngine(options);
+  ASSERT_TRUE(Submit(kThreeCpuTasks, json::object()).ok());
+  loop_.Run();
+  const RunSnapshot& snap = observer_.Of("run-1");
+  EXPECT_EQ(snap.state, RuntimeState::kFailed);
+  EXPECT_TRUE(executor_.launched.empty());
+  const TaskRecord* t1 = FindTask(snap, "t1");
+  ASSERT_NE(t1, nullptr);
+  EXPECT_EQ(t1->state, RuntimeState::kFailed);
+  EXPECT_EQ(t1->error,
+            "task requests 1 CPU, 1Gi memory, more than any node offers (largest: 0.5 CPU, "
+            "4Gi memory)");
+  EXPECT_EQ(snap.error, "task 't1' failed: " + t1->error);
+}
+
+TEST_F(EngineTest, UsesDefaultResourcesWhenIrHasNone) {
+  EngineOptions options;
+  options.nodes = {{"n", 0.25, int64_t{1} << 30}};
+  options.default_task_resources = {0.1, 0, 64 << 20, 0};
+  MakeEngine(options);
+  ASSERT_TRUE(Submit(kPipeline, {{"text", "x"}}).ok());
+  loop_.Run();
+  EXPECT_EQ(executor_.max_running, 2);  // 0.25 CPU holds two 0.1 CPU tasks
+  EXPECT_DOUBLE_EQ(executor_.launched[0].resources.cpu_request, 0.1);
+}
+
+TEST_F(EngineTest, MissingOrMalformedOutputFailsTheTask) {
+  executor_.behave = [](const TaskLaunch& l) {
+    Behavior b;
+    if (l.executor_label == "exec-producer") b.outputs = {{"count", "many"}};
+    return b;
+  };
+  ASSERT_TRUE(Submit(kPipeline, {{"text", "x"}}).ok());
+  loop_.Run();
+  const RunSnapshot& snap = observer_.Of("run-1");
+  EXPECT_EQ(snap.state, RuntimeState::kFailed);
+  EXPECT_EQ(FindTask(snap, "producer")->error,
+            "output parameter 'count': expected NUMBER_INTEGER, got text 'many'");
+}
+
+TEST_F(EngineTest, ManyRunsShareTheNodes) {
+  EngineOptions options;
+  options.nodes = {{"n", 2, int64_t{8} << 30}};
+  MakeEngine(options);
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(Submit(kThreeCpuTasks, json::object(), "run-" + std::to_string(i)).ok());
+  }
+  loop_.Run();
+  EXPECT_EQ(executor_.max_running, 2);
+  EXPECT_EQ(executor_.launched.size(), 30u);
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(observer_.Of("run-" + std::to_string(i)).state, RuntimeState::kSucceeded);
+  }
+  // FIFO: the first run's tasks all go before the last run's.
+  EXPECT_EQ(executor_.launched.front().run_id, "run-0");
+  EXPECT_EQ(executor_.launched.back().run_id, "run-9");
 }
 
 }  // namespace
