@@ -142,4 +142,44 @@ root:
       t3: {componentRef: {name: comp-a}}
 )";
 
+// Two independent tasks of 1 CPU, 1Gi each.
+constexpr const char* kTwoTasks = R"(
+pipelineInfo: {name: two}
+components:
+  comp-t: {executorLabel: exec-t}
+deploymentSpec:
+  executors:
+    exec-t:
+      container:
+        image: alpine
+        command: [t]
+        resources: {resourceCpuRequest: '1', resourceMemoryRequest: 1Gi}
+root:
+  dag:
+    tasks:
+      a: {componentRef: {name: comp-t}, taskInfo: {name: a}}
+      b: {componentRef: {name: comp-t}, taskInfo: {name: b}}
+)";
+
+// An engine whose options each test sets (nodes, shapes, snapshots, details).
+class EngineNodesTest : public ::testing::Test {
+ protected:
+  Engine& Make(EngineOptions options) {
+    options.random_seed = 7;
+    engine_ = std::make_unique<Engine>(loop_, executor_, observer_, std::move(options));
+    return *engine_;
+  }
+  void Submit(const std::string& id) {
+    RunRequest req;
+    req.run_id = id;
+    req.spec = MustParse(kTwoTasks);
+    ASSERT_TRUE(engine_->Submit(std::move(req)).ok());
+  }
+
+  VirtualLoop loop_;
+  FakeExecutor executor_{loop_};
+  RecordingObserver observer_;
+  std::unique_ptr<Engine> engine_;
+};
+
 }  // namespace kfpbench::engine::testing
