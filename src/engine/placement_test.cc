@@ -308,5 +308,63 @@ TEST(PlacementRules, ATaskNoNodeWillTakeSaysWhyAsTheSchedulerDoes) {
   EXPECT_TRUE(p.FitsSomeNode(big));
 }
 
+// Nodes added and removed at run time (the simulator's autoscaler).
+TEST(PlacementNodes, AddRemoveAndReuseSlots) {
+  Placement p({{"a", 1, kGi}});
+  EXPECT_FALSE(p.FitsSomeNode({2000, kGi}));
+  p.AllowShape({"shape", 2, 2 * kGi});
+  EXPECT_TRUE(p.FitsSomeNode({2000, kGi}));
+  EXPECT_EQ(p.LargestNode().cpu_millis, 2000);
+
+  p.Enqueue(1, {2000, kGi});
+  EXPECT_TRUE(p.Schedule().empty());
+  size_t b = p.AddNode({"b", 2, 2 * kGi});
+  EXPECT_EQ(b, 1u);
+  auto placed = p.Schedule();
+  ASSERT_EQ(placed.size(), 1u);
+  EXPECT_EQ(placed[0].node, 1u);
+  EXPECT_EQ(p.used(1).cpu_millis, 2000);
+  EXPECT_FALSE(p.RemoveNode(1));  // busy
+  p.Release(1, {2000, kGi});
+  EXPECT_TRUE(p.RemoveNode(1));
+  EXPECT_TRUE(p.removed(1));
+  EXPECT_FALSE(p.RemoveNode(1));  // already gone
+  EXPECT_FALSE(p.RemoveNode(7));  // never existed
+  // A removed node takes nothing; its slot comes back with the next node.
+  p.Enqueue(2, {500, kGi / 2});
+  placed = p.Schedule();
+  ASSERT_EQ(placed.size(), 1u);
+  EXPECT_EQ(placed[0].node, 0u);
+  EXPECT_EQ(p.AddNode({"c", 4, 4 * kGi}), 1u);
+  EXPECT_EQ(p.node(1).name, "c");
+  EXPECT_EQ(p.node_count(), 2u);
+}
+
+TEST(PlacementNodes, AddedNodesTakeTheLowestRemovedIndexFirst) {
+  Placement p({});
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(p.AddNode({"n", 1, kGi}), static_cast<size_t>(i));
+  EXPECT_TRUE(p.RemoveNode(4));
+  EXPECT_TRUE(p.RemoveNode(1));
+  EXPECT_TRUE(p.RemoveNode(3));
+  EXPECT_EQ(p.AddNode({"x", 1, kGi}), 1u);
+  EXPECT_TRUE(p.RemoveNode(0));  // below the one just reused
+  EXPECT_EQ(p.AddNode({"x", 1, kGi}), 0u);
+  EXPECT_EQ(p.AddNode({"x", 1, kGi}), 3u);
+  EXPECT_EQ(p.AddNode({"x", 1, kGi}), 4u);
+  EXPECT_EQ(p.AddNode({"x", 1, kGi}), 6u);  // none removed: a new index
+  EXPECT_EQ(p.node_count(), 7u);
+}
+
+TEST(PlacementNodes, SkipsTicketsThatCannotFitAfterALargerOneFailed) {
+  Placement p({{"a", 2, 4 * kGi}});
+  p.Enqueue(1, {3000, kGi});  // never fits now
+  p.Enqueue(2, {3000, 2 * kGi});
+  p.Enqueue(3, {1000, kGi});  // smaller: still placed (FIFO scan, not head-of-line)
+  auto placed = p.Schedule();
+  ASSERT_EQ(placed.size(), 1u);
+  EXPECT_EQ(placed[0].ticket, 3u);
+  EXPECT_EQ(p.queued(), 2u);
+}
+
 }  // namespace
 }  // namespace kfpbench::engine
