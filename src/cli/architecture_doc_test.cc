@@ -98,5 +98,40 @@ TEST(ArchitectureDoc, TheGraphIsTheIncludes) {
   }
 }
 
+// A part's tests and test support reach only the parts its code may: its
+// own, and those below it in the graph (a lower part's test support, never a
+// higher part's, e.g. harness/e2e_support.h from a report test).
+TEST(ArchitectureDoc, TestsIncludeOnlyPartsBelowTheirOwn) {
+  std::string doc = Read(kSource / "docs" / "ARCHITECTURE.md");
+  if (doc.empty()) GTEST_SKIP() << "no docs/ARCHITECTURE.md";
+  size_t start = doc.find("```mermaid");
+  ASSERT_NE(start, std::string::npos);
+  std::string graph = doc.substr(start, doc.find("```", start + 3) - start);
+  std::map<std::string, std::set<std::string>> drawn;
+  const std::regex arrow(R"((\w+) --> (\w+))");
+  for (std::sregex_iterator it(graph.begin(), graph.end(), arrow), end; it != end; ++it) {
+    drawn[(*it)[1]].insert((*it)[2]);
+  }
+  auto parts = Parts();
+  const std::regex include(R"(#include "(\w+)/)");
+  for (const auto& part : parts) {
+    for (const auto& e : fs::directory_iterator(kSource / "src" / part)) {
+      std::string name = e.path().filename().string();
+      if (name.find("_test") == std::string::npos && name.find("test_") == std::string::npos &&
+          name.find("e2e_support") == std::string::npos) {
+        continue;
+      }
+      std::string text = Read(e.path());
+      for (std::sregex_iterator it(text.begin(), text.end(), include), end; it != end; ++it) {
+        std::string to = (*it)[1];
+        if (to == part || !parts.count(to)) continue;
+        std::set<std::string> seen;
+        EXPECT_TRUE(Reaches(drawn, part, to, seen))
+            << part << "/" << name << " includes " << to << ", a part above " << part;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kfpbench::cli

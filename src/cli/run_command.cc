@@ -24,8 +24,6 @@
 #include "util/time.h"
 
 namespace kfpbench::cli {
-namespace {}  // namespace
-
 Command AddRunCommand(CLI::App& app) {
   struct Flags {
     std::string scenario;

@@ -1,6 +1,7 @@
 // Test support for end-to-end tests of the real binaries: run kfpbench to
 // completion, or keep a server process (kfpbench serve, prometheus) running
-// for the length of a test and stop it by its pid.
+// for the length of a test and stop it by its pid. Helpers that tests of
+// lower parts need too live in their parts (util/ and report/test_support.h).
 #pragma once
 
 #include <fcntl.h>
@@ -23,6 +24,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "report/test_support.h"  // ChromiumDom, CountOf, Between, CommandOutput
 #include "util/ids.h"
 
 extern char** environ;
@@ -51,17 +53,6 @@ class ScratchDirTest : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
-// Runs a shell command and returns what it printed on stdout.
-inline std::string CommandOutput(const std::string& command) {
-  std::string out;
-  FILE* p = popen(command.c_str(), "r");
-  if (!p) return out;
-  char buf[65536];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  pclose(p);
-  return out;
-}
-
 // A file's text; empty when it cannot be read.
 inline std::string ReadText(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -71,37 +62,6 @@ inline std::string ReadText(const std::filesystem::path& path) {
 // A file's JSON; discarded (is_discarded()) when it is not JSON.
 inline nlohmann::json ReadJson(const std::filesystem::path& path) {
   return nlohmann::json::parse(ReadText(path), nullptr, false);
-}
-
-// How often `what` occurs in `text`.
-inline size_t CountOf(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
-// The text from `from` up to `to` (empty when `from` is missing).
-inline std::string Between(const std::string& text, const std::string& from,
-                           const std::string& to) {
-  size_t start = text.find(from);
-  return start == std::string::npos ? "" : text.substr(start, text.find(to, start) - start);
-}
-
-inline constexpr const char* kChromium = "/usr/bin/chromium";
-
-// The DOM headless Chromium builds of `page` once its scripts ran (up to five
-// seconds of virtual time), in a `window` ("1400,2400") with a fresh profile
-// in `profile`; empty when Chromium failed.
-inline std::string ChromiumDom(const std::filesystem::path& page,
-                               const std::filesystem::path& profile,
-                               const std::string& window = "1400,2400") {
-  std::filesystem::create_directories(profile);
-  return CommandOutput(
-      "timeout 90 " + std::string(kChromium) +
-      " --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking"
-      " --disable-component-update --disable-sync --disable-dev-shm-usage --user-data-dir=" +
-      profile.string() + " --window-size=" + window +
-      " --virtual-time-budget=5000 --dump-dom file://" + page.string() + " 2>/dev/null");
 }
 
 inline std::string KfpbenchBinary() { return std::string(KFPBENCH_BINARY_DIR) + "/kfpbench"; }

@@ -47,47 +47,18 @@ constexpr auto kLingerTime = std::chrono::seconds(1);
 constexpr size_t kLingerBytes = 64 * 1024 * 1024;
 constexpr size_t kDrainChunk = 64 * 1024;
 
-// gRPC status codes, which KFP puts in its JSON error bodies.
-constexpr int kGrpcInvalidArgument = 3;
-constexpr int kGrpcResourceExhausted = 8;
-constexpr int kGrpcInternal = 13;
-constexpr int kGrpcUnavailable = 14;
+using ErrorResponder = std::function<Response(int status, std::string_view message)>;
 
-std::string JsonEscape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += fmt::format("\\u{:04x}", static_cast<int>(c));
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
-  return out;
+// The server's own answer (ServerOptions::error_response), with the status it
+// is for.
+Response OwnAnswer(const ErrorResponder& respond, int status, std::string_view message) {
+  Response r = respond ? respond(status, message) : Response::Text(status, std::string(message));
+  r.status = status;
+  return r;
 }
 
-// The error shape KFP's grpc-gateway answers with.
-Response ErrorResponse(int status, int grpc_code, std::string_view message) {
-  return Response::Json(status, fmt::format(R"({{"code":{},"message":"{}","details":[]}})",
-                                            grpc_code, JsonEscape(message)));
+std::string ContentTypeOf(const Response& r) {
+  return r.headers.Has("Content-Type") ? r.headers.Get("Content-Type") : "application/json";
 }
 
 Method FromVerb(bhttp::verb v) {
@@ -124,16 +95,24 @@ class SessionBase {
 };
 
 // The whole answer to a plain-HTTP request on a TLS port, as nginx does it:
-// one clear line instead of a TLS alert the client cannot read.
-const std::string& PlainRequestOnTlsPortAnswer() {
-  static const std::string answer = [] {
-    std::string body = R"({"code":3,"message":"this port speaks TLS: use https://","details":[]})";
-    return fmt::format(
-        "HTTP/1.1 400 Bad Request\r\nServer: kfpbench\r\nContent-Type: application/json\r\n"
-        "Connection: close\r\nContent-Length: {}\r\n\r\n{}",
-        body.size(), body);
-  }();
-  return answer;
+// one clear line instead of a TLS alert the client cannot read. Written
+// before any TLS or HTTP parsing, so it is made once, as raw bytes.
+std::string PlainRequestOnTlsPortAnswer(const ErrorResponder& respond) {
+  Response r = OwnAnswer(respond, 400, "this port speaks TLS: use https://");
+  return fmt::format(
+      "HTTP/1.1 400 Bad Request\r\nServer: kfpbench\r\nContent-Type: {}\r\n"
+      "Connection: close\r\nContent-Length: {}\r\n\r\n{}",
+      ContentTypeOf(r), r.body.size(), r.body);
+}
+
+// The whole answer to a connection past max_connections, written without a
+// session; made once.
+std::string TooManyConnectionsAnswer(const ErrorResponder& respond) {
+  Response r = OwnAnswer(respond, 503, "too many connections");
+  return fmt::format(
+      "HTTP/1.1 503 Service Unavailable\r\nContent-Type: {}\r\n"
+      "Connection: close\r\nRetry-After: 1\r\nContent-Length: {}\r\n\r\n{}",
+      ContentTypeOf(r), r.body.size(), r.body);
 }
 
 // Room for connections under the process's file-descriptor limit, keeping a
@@ -161,6 +140,8 @@ struct Shared {
   size_t max_body_bytes;
   std::chrono::milliseconds request_timeout;
   const std::function<Response(const Request&)>* handler;
+  const ErrorResponder* error_response;
+  std::string plain_request_answer;       // PlainRequestOnTlsPortAnswer
   std::atomic<size_t>* open_connections;  // decremented as each session ends
 };
 
@@ -225,7 +206,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   }
 
   void RefusePlainRequest() {
-    const std::string& answer = PlainRequestOnTlsPortAnswer();
+    const std::string& answer = shared_.plain_request_answer;
     asio::async_write(Lowest(), asio::buffer(answer.data(), answer.size()),
                       [self = shared_from_this()](beast::error_code ec, size_t) {
                         self->OnWrite(ec, /*keep_alive=*/false, /*linger=*/true);
@@ -288,15 +269,14 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     }
     if (ec == bhttp::error::body_limit) {
       return WriteError(
-          413, kGrpcResourceExhausted,
-          fmt::format("request body is larger than {} bytes", shared_.max_body_bytes));
+          413, fmt::format("request body is larger than {} bytes", shared_.max_body_bytes));
     }
     if (ec == bhttp::error::header_limit) {
-      return WriteError(431, kGrpcResourceExhausted, "request headers are too large");
+      return WriteError(431, "request headers are too large");
     }
     if (ec.category() == bhttp::make_error_code(bhttp::error::bad_method).category() &&
         ec != bhttp::error::partial_message) {
-      return WriteError(400, kGrpcInvalidArgument, "malformed HTTP request: " + ec.message());
+      return WriteError(400, "malformed HTTP request: " + ec.message());
     }
     CloseSocket();  // reset, EOF mid-request and the like: nobody to answer
   }
@@ -315,16 +295,14 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     size_t q = target.find('?');
     auto path = PercentDecode(target.substr(0, q), /*plus_as_space=*/false);
     if (!path.ok()) {
-      return WriteResponse(
-          ErrorResponse(400, kGrpcInvalidArgument, "bad path: " + path.error().message), keep_alive,
-          version, head);
+      return WriteResponse(Own(400, "bad path: " + path.error().message), keep_alive, version,
+                           head);
     }
     req.path = std::move(*path);
     if (q != std::string_view::npos) {
       auto query = ParseQuery(target.substr(q + 1));
       if (!query.ok()) {
-        return WriteResponse(ErrorResponse(400, kGrpcInvalidArgument, query.error().message),
-                             keep_alive, version, head);
+        return WriteResponse(Own(400, query.error().message), keep_alive, version, head);
       }
       req.query = std::move(*query);
     }
@@ -339,11 +317,11 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     } catch (const std::exception& e) {
       spdlog::error("http: handler for {} {} threw: {}", MethodName(req.method), req.path,
                     Redact(e.what()));
-      resp = ErrorResponse(500, kGrpcInternal, "internal error");
+      resp = Own(500, "internal error");
     } catch (...) {
       spdlog::error("http: handler for {} {} threw a non-exception", MethodName(req.method),
                     req.path);
-      resp = ErrorResponse(500, kGrpcInternal, "internal error");
+      resp = Own(500, "internal error");
     }
     WriteResponse(std::move(resp), keep_alive, version, head);
   }
@@ -352,7 +330,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
                      bool linger = false) {
     if (resp.status < 100 || resp.status > 999) {
       spdlog::error("http: handler returned invalid status {}", resp.status);
-      resp = ErrorResponse(500, kGrpcInternal, "internal error");
+      resp = Own(500, "internal error");
     }
     res_ = {};
     res_.version(version);
@@ -379,9 +357,13 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
         });
   }
 
-  void WriteError(int status, int grpc_code, std::string message) {
-    WriteResponse(ErrorResponse(status, grpc_code, message), /*keep_alive=*/false, 11,
-                  /*head=*/false, /*linger=*/true);
+  Response Own(int status, std::string_view message) const {
+    return OwnAnswer(*shared_.error_response, status, message);
+  }
+
+  void WriteError(int status, std::string_view message) {
+    WriteResponse(Own(status, message), /*keep_alive=*/false, 11, /*head=*/false,
+                  /*linger=*/true);
   }
 
   void OnWrite(beast::error_code ec, bool keep_alive, bool linger) {
@@ -490,16 +472,9 @@ struct Server::Impl {
   // answer fits in the socket's send buffer, so the write does not wait.
   void Refuse(tcp::socket socket) {
     refused.fetch_add(1, std::memory_order_relaxed);
-    static const std::string answer = [] {
-      std::string body = ErrorResponse(503, kGrpcUnavailable, "too many connections").body;
-      return fmt::format(
-          "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-          "Connection: close\r\nRetry-After: 1\r\nContent-Length: {}\r\n\r\n{}",
-          body.size(), body);
-    }();
     socket.non_blocking(true);
     beast::error_code ignored;
-    asio::write(socket, asio::buffer(answer), ignored);
+    asio::write(socket, asio::buffer(too_many_connections_answer), ignored);
     socket.shutdown(tcp::socket::shutdown_both, ignored);
     socket.close(ignored);
   }
@@ -513,6 +488,7 @@ struct Server::Impl {
   std::atomic<uint64_t> refused{0};
   std::atomic<size_t> open_connections{0};
   size_t max_connections = 0;
+  std::string too_many_connections_answer;  // made by Start
   // Used on the accepting thread only.
   size_t next_worker = 0;
   std::chrono::milliseconds accept_backoff{0};
@@ -588,8 +564,13 @@ Status Server::Start() {
   s.port = s.acceptor->local_endpoint(ec).port();
   if (ec) return fail(ec.message());
 
-  s.shared = Shared{s.options.max_body_bytes, s.options.request_timeout, &s.options.handler,
+  s.shared = Shared{s.options.max_body_bytes,
+                    s.options.request_timeout,
+                    &s.options.handler,
+                    &s.options.error_response,
+                    PlainRequestOnTlsPortAnswer(s.options.error_response),
                     &s.open_connections};
+  s.too_many_connections_answer = TooManyConnectionsAnswer(s.options.error_response);
   s.max_connections =
       s.options.max_connections > 0 ? s.options.max_connections : ConnectionsTheFdLimitAllows();
   s.accept_timer.emplace(io0);

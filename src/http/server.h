@@ -1,5 +1,7 @@
 // An HTTP/1.1 server on Boost.Beast: keep-alive, a fixed pool of I/O threads,
-// a body size limit, and one synchronous handler for every request.
+// a body size limit, and one synchronous handler for every request. What an
+// API's errors look like is the API's: the server's own answers take their
+// body from ServerOptions::error_response.
 #pragma once
 
 #include <chrono>
@@ -7,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "http/message.h"
 #include "util/result.h"
@@ -33,6 +36,13 @@ struct ServerOptions {
   // Called on an I/O thread for every request; it must not throw (a throw is
   // answered with a 500 and logged).
   std::function<Response(const Request&)> handler;
+  // The answer the server gives itself: to a request it refuses before the
+  // handler sees it (413 or 431 too large, 400 malformed or plain HTTP on a
+  // TLS port, 503 past max_connections) or whose handler failed (500);
+  // `message` says why. The status is `status` whatever the answer says. Unset:
+  // the message as text/plain. An API sets it to answer in its own error shape.
+  // It must not throw; the 503 and the plain-HTTP answers are made once, by Start.
+  std::function<Response(int status, std::string_view message)> error_response{};
 };
 
 class Server {

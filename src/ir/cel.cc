@@ -426,67 +426,35 @@ Result<json> Call(const std::string& fn, const json& arg) {
   return parsed;
 }
 
-Result<json> Eval(const CelNode& n, const json& activation) {
-  switch (n.kind) {
-    case CelNode::Kind::kLiteral:
-      return n.value;
-    case CelNode::Kind::kIdent: {
-      auto it = activation.find(n.name);
-      if (it == activation.end()) return EvalError("undeclared reference to '" + n.name + "'");
-      return *it;
-    }
-    case CelNode::Kind::kMember:
-    case CelNode::Kind::kIndex: {
-      auto base = Eval(*n.children[0], activation);
-      if (!base.ok()) return base;
-      json key = n.name;
-      if (n.kind == CelNode::Kind::kIndex) {
-        auto k = Eval(*n.children[1], activation);
-        if (!k.ok()) return k;
-        key = std::move(*k);
-      }
-      if (base->is_object() && key.is_string()) {
-        auto it = base->find(key.get<std::string>());
-        if (it == base->end()) return EvalError("no such key: '" + key.get<std::string>() + "'");
-        return *it;
-      }
-      if (base->is_array() && key.is_number_integer()) {
-        int64_t i = key.get<int64_t>();
-        if (i < 0 || i >= static_cast<int64_t>(base->size())) {
-          return EvalError(fmt::format("index {} out of range", i));
-        }
-        return (*base)[static_cast<size_t>(i)];
-      }
-      return EvalError(fmt::format("cannot index {} with {}", DescribeValue(*base), key.dump()));
-    }
-    case CelNode::Kind::kCall: {
-      auto arg = Eval(*n.children[0], activation);
-      if (!arg.ok()) return arg;
-      return Call(n.name, *arg);
-    }
-    case CelNode::Kind::kList: {
-      json out = json::array();
-      for (const auto& c : n.children) {
-        auto v = Eval(*c, activation);
-        if (!v.ok()) return v;
-        out.push_back(std::move(*v));
-      }
-      return out;
-    }
-    case CelNode::Kind::kUnary: {
-      auto v = Eval(*n.children[0], activation);
-      if (!v.ok()) return v;
-      if (n.name == "!") {
-        if (!v->is_boolean()) return EvalError("'!' of " + DescribeValue(*v));
-        return json(!v->get<bool>());
-      }
-      if (v->is_number_integer()) return json(-v->get<int64_t>());
-      if (v->is_number()) return json(-v->get<double>());
-      return EvalError("'-' of " + DescribeValue(*v));
-    }
-    case CelNode::Kind::kBinary:
-      break;
+Result<json> Eval(const CelNode& n, const json& activation);
+
+// a.b and a[k]: a map's value by key, a list's by position.
+Result<json> EvalIndex(const CelNode& n, const json& activation) {
+  auto base = Eval(*n.children[0], activation);
+  if (!base.ok()) return base;
+  json key = n.name;
+  if (n.kind == CelNode::Kind::kIndex) {
+    auto k = Eval(*n.children[1], activation);
+    if (!k.ok()) return k;
+    key = std::move(*k);
   }
+  if (base->is_object() && key.is_string()) {
+    auto it = base->find(key.get<std::string>());
+    if (it == base->end()) return EvalError("no such key: '" + key.get<std::string>() + "'");
+    return *it;
+  }
+  if (base->is_array() && key.is_number_integer()) {
+    int64_t i = key.get<int64_t>();
+    if (i < 0 || i >= static_cast<int64_t>(base->size())) {
+      return EvalError(fmt::format("index {} out of range", i));
+    }
+    return (*base)[static_cast<size_t>(i)];
+  }
+  return EvalError(fmt::format("cannot index {} with {}", DescribeValue(*base), key.dump()));
+}
+
+// &&, || (short-circuit, as CEL does), in, + and -, and the comparisons.
+Result<json> EvalBinary(const CelNode& n, const json& activation) {
   const std::string& op = n.name;
   auto a = Eval(*n.children[0], activation);
   if (!a.ok()) return a;
@@ -533,6 +501,49 @@ Result<json> Eval(const CelNode& n, const json& activation) {
         fmt::format("cannot apply '{}' to {} and {}", op, DescribeValue(*a), DescribeValue(*b)));
   }
   return Compare(op, *a, *b);
+}
+
+Result<json> Eval(const CelNode& n, const json& activation) {
+  switch (n.kind) {
+    case CelNode::Kind::kLiteral:
+      return n.value;
+    case CelNode::Kind::kIdent: {
+      auto it = activation.find(n.name);
+      if (it == activation.end()) return EvalError("undeclared reference to '" + n.name + "'");
+      return *it;
+    }
+    case CelNode::Kind::kMember:
+    case CelNode::Kind::kIndex:
+      return EvalIndex(n, activation);
+    case CelNode::Kind::kCall: {
+      auto arg = Eval(*n.children[0], activation);
+      if (!arg.ok()) return arg;
+      return Call(n.name, *arg);
+    }
+    case CelNode::Kind::kList: {
+      json out = json::array();
+      for (const auto& c : n.children) {
+        auto v = Eval(*c, activation);
+        if (!v.ok()) return v;
+        out.push_back(std::move(*v));
+      }
+      return out;
+    }
+    case CelNode::Kind::kUnary: {
+      auto v = Eval(*n.children[0], activation);
+      if (!v.ok()) return v;
+      if (n.name == "!") {
+        if (!v->is_boolean()) return EvalError("'!' of " + DescribeValue(*v));
+        return json(!v->get<bool>());
+      }
+      if (v->is_number_integer()) return json(-v->get<int64_t>());
+      if (v->is_number()) return json(-v->get<double>());
+      return EvalError("'-' of " + DescribeValue(*v));
+    }
+    case CelNode::Kind::kBinary:
+      break;
+  }
+  return EvalBinary(n, activation);
 }
 
 }  // namespace

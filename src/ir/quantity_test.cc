@@ -2,6 +2,8 @@
 // IR; their tests are merged here).
 #include "ir/quantity.h"
 
+#include "ir/pipeline_spec.h"
+
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -85,6 +87,25 @@ TEST(FormatBytesRoundedTest, ThreeDigitsInTheLargestUnitAboveOne) {
   EXPECT_EQ(FormatBytesRounded(200.0 * (1 << 20)), "200Mi");
   EXPECT_EQ(FormatBytesRounded(1500.0 * 2 * (1 << 30)), "2.93Ti");
   EXPECT_EQ(FormatBytesRounded(1536), "1.5Ki");
+}
+
+TEST(Quantity, ParsesCpuAndMemory) {
+  EXPECT_DOUBLE_EQ(*ParseQuantityCpu("500m"), 0.5);
+  EXPECT_DOUBLE_EQ(*ParseQuantityCpu("2"), 2.0);
+  EXPECT_DOUBLE_EQ(*ParseQuantityCpu("1.5"), 1.5);
+  EXPECT_EQ(*ParseQuantityMemory("1Gi"), int64_t{1} << 30);
+  EXPECT_EQ(*ParseQuantityMemory("2G"), 2000000000);
+  EXPECT_EQ(*ParseQuantityMemory("128Mi"), 128 << 20);
+  EXPECT_EQ(*ParseQuantityMemory("1.5Ki"), 1536);
+  EXPECT_EQ(*ParseQuantityMemory("129e6"), 129000000);
+  EXPECT_EQ(*ParseQuantityMemory("100"), 100);
+  EXPECT_FALSE(ParseQuantityCpu("").ok());
+  EXPECT_FALSE(ParseQuantityCpu("-1").ok());
+  EXPECT_FALSE(ParseQuantityMemory("1Zi").ok());
+  EXPECT_FALSE(ParseQuantityMemory("abc").ok());
+  EXPECT_EQ(*ParseProtoDuration("3600s"), std::chrono::seconds(3600));
+  EXPECT_EQ(*ParseProtoDuration("0.5s"), std::chrono::milliseconds(500));
+  EXPECT_FALSE(ParseProtoDuration("5m").ok());
 }
 
 }  // namespace

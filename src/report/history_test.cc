@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/e2e_support.h"
+#include "report/test_support.h"
 #include "results/test_support.h"
 
 namespace kfpbench::report {

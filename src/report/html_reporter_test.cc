@@ -6,9 +6,9 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/e2e_support.h"
 #include "report/html_assets.h"
 #include "report/reporter.h"
+#include "report/test_support.h"
 #include "results/test_support.h"
 
 namespace kfpbench::report {

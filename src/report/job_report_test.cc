@@ -9,8 +9,8 @@
 #include <cmath>
 #include <regex>
 
-#include "harness/e2e_support.h"
 #include "kube/job_results.h"
+#include "report/test_support.h"
 #include "results/test_support.h"
 
 namespace kfpbench::report {

@@ -2,9 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/e2e_support.h"
 #include "report/reporter.h"
 #include "results/test_support.h"
+#include "util/test_support.h"
 
 namespace kfpbench::report {
 namespace {

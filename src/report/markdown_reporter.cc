@@ -5,8 +5,6 @@
 #include "util/strings.h"
 
 namespace kfpbench::report {
-namespace {}  // namespace
-
 Result<std::string> MarkdownReporter::Render(const results::BenchmarkResults& r,
                                              const nlohmann::json& thresholds) {
   auto verdicts = VerdictsFor(r, thresholds);

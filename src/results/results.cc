@@ -3,8 +3,6 @@
 #include "util/secrets.h"
 
 namespace kfpbench::results {
-namespace {}  // namespace
-
 std::optional<Duration> RunRecord::QueueWait() const {
   std::optional<WallTime> first;
   for (const auto& t : tasks) {

@@ -40,6 +40,17 @@ http::Response GatewayErrorResponse(const Error& error) {
   return StatusResponse(status, body);
 }
 
+http::Response TransportErrorResponse(int http_status, std::string_view message) {
+  kfp::GrpcCode code = kfp::GrpcCodeForHttpStatus(http_status);
+  if (http_status == 431) code = kfp::GrpcCode::kResourceExhausted;  // headers too large
+  if (http_status == 500) code = kfp::GrpcCode::kInternal;           // the handler failed
+  nlohmann::ordered_json body = {{"code", static_cast<int>(code)},
+                                 {"message", std::string(message)},
+                                 {"details", nlohmann::ordered_json::array()}};
+  return http::Response::Json(
+      http_status, body.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+}
+
 http::Response ErrorResponse(int http_status, std::string message) {
   return ErrorResponse(Error{std::move(message), http_status});
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -30,6 +31,11 @@ http::Response ErrorResponse(int http_status, std::string message);
 // An error grpc-gateway itself answers before KFP's code runs (a body or a
 // query parameter that does not parse into the request message): no details.
 http::Response GatewayErrorResponse(const Error& error);
+// What the HTTP server answers itself (http::ServerOptions::error_response:
+// too large, malformed, too many connections, a handler that failed), in the
+// shape grpc-gateway answers such errors with: {"code":<grpc>,"message":...,
+// "details":[]}, keys in that order.
+http::Response TransportErrorResponse(int http_status, std::string_view message);
 http::Response JsonResponse(const nlohmann::json& body);
 
 // The errors of KFP's plain HTTP handlers (uploads, artifact reads:

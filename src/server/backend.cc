@@ -412,6 +412,7 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(ServeOptions options) {
   impl->tls = !options.tls_cert_file.empty();
   Backend* b = impl->backend.get();
   so.handler = [b](const http::Request& r) { return b->Handle(r); };
+  so.error_response = TransportErrorResponse;
   impl->server = std::make_unique<http::Server>(std::move(so));
   if (Status s = impl->server->Start(); !s.ok()) return s.error();
   return std::unique_ptr<ApiServer>(new ApiServer(std::move(impl)));

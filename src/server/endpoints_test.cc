@@ -248,6 +248,12 @@ TEST_F(SmallBodyTest, BadInputNeverGetsAFiveHundred) {
   auto [bs, big_err] = Call(Method::kPost, "/apis/v2beta1/experiments", big);
   EXPECT_EQ(bs, 413);
   EXPECT_TRUE(big_err.contains("code"));
+  // The HTTP server's own answer, byte for byte (server::TransportErrorResponse).
+  auto raw = client_->Send(Method::kPost, "/apis/v2beta1/experiments", big, "application/json");
+  ASSERT_TRUE(raw.ok()) << raw.error().message;
+  EXPECT_EQ(raw->headers.Get("Content-Type"), "application/json");
+  EXPECT_EQ(raw->body,
+            R"({"code":8,"message":"request body is larger than 65536 bytes","details":[]})");
 
   // A DAG with a cycle and one with a missing component: 400 with the reason.
   json spec = json::parse(Call(Method::kGet, "/apis/v2beta1/pipelines/" +

@@ -1,0 +1,145 @@
+// YAML -> JSON (yaml_json.cc): scalar typing, errors with their line, and
+// the limits that keep a hostile upload from exhausting memory or the stack.
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "ir/pipeline_spec.h"
+
+namespace kfpbench::ir {
+namespace {
+
+using nlohmann::json;
+
+TEST(YamlToJson, KeepsScalarTypes) {
+  auto docs = YamlToJson(R"(
+int: 42
+neg: -7
+hex: 0x1f
+float: 200.0
+exp: 1.0e-05
+bool: true
+null1: ~
+null2:
+quoted_int: '42'
+dquoted: "true"
+version: 2.1.0
+dotted: 20231101.en
+block: |
+  123
+tagged: !!str 5
+list: [1, 'a', 2.5]
+big: 123456789012345678901234
+)");
+  ASSERT_TRUE(docs.ok()) << docs.error().message;
+  const json& j = (*docs)[0];
+  EXPECT_TRUE(j["int"].is_number_integer());
+  EXPECT_EQ(j["int"], 42);
+  EXPECT_EQ(j["neg"], -7);
+  EXPECT_EQ(j["hex"], 31);
+  EXPECT_TRUE(j["float"].is_number_float());
+  EXPECT_DOUBLE_EQ(j["exp"].get<double>(), 1e-5);
+  EXPECT_EQ(j["bool"], true);
+  EXPECT_TRUE(j["null1"].is_null());
+  EXPECT_TRUE(j["null2"].is_null());
+  EXPECT_EQ(j["quoted_int"], "42");
+  EXPECT_EQ(j["dquoted"], "true");
+  EXPECT_EQ(j["version"], "2.1.0");
+  EXPECT_EQ(j["dotted"], "20231101.en");
+  EXPECT_EQ(j["block"], "123\n");
+  EXPECT_EQ(j["tagged"], "5");
+  EXPECT_EQ(j["list"], json::parse(R"([1, "a", 2.5])"));
+  EXPECT_TRUE(j["big"].is_number_float());
+}
+
+TEST(YamlToJson, ReportsLineOfSyntaxError) {
+  auto docs = YamlToJson("a: 1\nb: [1,\nc: 2\n");
+  ASSERT_FALSE(docs.ok());
+  EXPECT_NE(docs.error().message.find("invalid YAML at line"), std::string::npos)
+      << docs.error().message;
+  auto spec = ParsePipelineSpec("pipelineInfo:\n  name: x\n   bad: indent\n");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_NE(spec.error().message.find("line 3"), std::string::npos) << spec.error().message;
+  EXPECT_EQ(spec.error().code, 400);
+}
+
+// Issue #13, item 1: a 307-byte upload of nested aliases aborted the server
+// with bad_alloc; ten levels grew it to 24 GB.
+TEST(YamlLimits, AliasBombsAndDeepNestingAreRefusedNotExpanded) {
+  std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n";
+  std::string previous = "a";
+  for (char level = 'b'; level <= 'j'; ++level) {
+    std::string name(1, level);
+    bomb += name + ": &" + name + " [";
+    for (int i = 0; i < 9; ++i) bomb += (i ? ", *" : "*") + previous;
+    bomb += "]\n";
+    previous = name;
+  }
+  auto docs = YamlToJson(bomb);
+  ASSERT_FALSE(docs.ok());
+  EXPECT_NE(docs.error().message.find("alias"), std::string::npos) << docs.error().message;
+  EXPECT_EQ(docs.error().code, 400);
+
+  std::string deep = std::string(300, '[') + std::string(300, ']');
+  auto nested = YamlToJson(deep);
+  ASSERT_FALSE(nested.ok());
+  EXPECT_NE(nested.error().message.find("deep"), std::string::npos) << nested.error().message;
+
+  std::string deeper = std::string(100000, '[') + std::string(100000, ']');
+  EXPECT_FALSE(YamlToJson(deeper).ok());  // an error, not a stack overflow
+
+  auto fine = YamlToJson("a: &a [1, 2]\nb: [*a, *a]\n");  // aliases within reason still work
+  ASSERT_TRUE(fine.ok()) << fine.error().message;
+  EXPECT_EQ((*fine)[0]["b"], nlohmann::json::parse("[[1, 2], [1, 2]]"));
+}
+
+// Found by the ir_pipeline fuzz target: yaml-cpp's LoadAll never returns, and
+// allocates an empty document per turn, when a document starts with ','.
+TEST(YamlLimits, ADocumentThatCannotStartIsAnErrorNotAnEndlessLoop) {
+  for (const char* text : {",", ",# Outputs:", "---\n,", "a: 1\n---\n&x , b"}) {
+    auto docs = YamlToJson(text);
+    ASSERT_FALSE(docs.ok()) << text;
+    EXPECT_NE(docs.error().message.find("unexpected ','"), std::string::npos)
+        << docs.error().message;
+    EXPECT_EQ(docs.error().code, 400);
+  }
+  auto at = YamlToJson("a: 1\n---\n,");
+  ASSERT_FALSE(at.ok());
+  EXPECT_NE(at.error().message.find("line 3, column 1"), std::string::npos) << at.error().message;
+
+  // Empty documents, each consuming its marker, are not mistaken for a stall.
+  auto empties = YamlToJson("---\n---\n---\na: 1\n...\n");
+  ASSERT_TRUE(empties.ok()) << empties.error().message;
+  EXPECT_EQ(empties->size(), 3u);
+  EXPECT_EQ(empties->back()["a"], 1);
+}
+
+TEST(YamlToJson, KeysAnchorsAndAliases) {
+  auto docs = YamlToJson(R"(
+&k 5: first
+b: *k
+c: &m {x: 1}
+d: *m
+*k : again
+a: 1
+a: 2
+)");
+  ASSERT_TRUE(docs.ok()) << docs.error().message;
+  const json& j = (*docs)[0];
+  EXPECT_EQ(j["5"], "again");  // an alias of a scalar is a key; the last duplicate wins
+  EXPECT_EQ(j["b"], 5);        // the anchored key keeps its type where it is a value
+  EXPECT_EQ(j["d"], json::parse(R"({"x": 1})"));
+  EXPECT_EQ(j["a"], 2);
+
+  for (const char* bad : {"[1]: x", "{a: 1}: x", "a: &m {x: 1}\n*m : y", "~: x"}) {
+    auto refused = YamlToJson(bad);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_NE(refused.error().message.find("keys must be scalars"), std::string::npos)
+        << refused.error().message;
+  }
+  // Anchors belong to their document.
+  EXPECT_FALSE(YamlToJson("a: &x 1\n---\nb: *x\n").ok());
+}
+
+}  // namespace
+}  // namespace kfpbench::ir

@@ -1,0 +1,36 @@
+// Test helpers for every part's tests: reading a shell command's output and
+// looking for text in what a test produced. Header-only and without gtest, so
+// any part's tests may include it.
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+namespace kfpbench::testing {
+
+// Runs a shell command and returns what it printed on stdout.
+inline std::string CommandOutput(const std::string& command) {
+  std::string out;
+  FILE* p = popen(command.c_str(), "r");
+  if (!p) return out;
+  char buf[65536];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+// How often `what` occurs in `text`.
+inline size_t CountOf(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// The text from `from` up to `to` (empty when `from` is missing).
+inline std::string Between(const std::string& text, const std::string& from,
+                           const std::string& to) {
+  size_t start = text.find(from);
+  return start == std::string::npos ? "" : text.substr(start, text.find(to, start) - start);
+}
+
+}  // namespace kfpbench::testing
