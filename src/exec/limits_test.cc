@@ -15,9 +15,9 @@
 
 #include "engine/event_loop.h"
 #include "exec/process_executor.h"
-#include "exec/spawn.h"
 #include "exec/test_support.h"
 #include "util/files.h"
+#include "util/process.h"
 
 namespace kfpbench::exec {
 namespace {

@@ -26,8 +26,8 @@
 #include <fmt/format.h>
 
 #include "exec/peak_rss.h"
-#include "exec/spawn.h"
 #include "exec/task_files.h"
+#include "util/process.h"
 
 namespace kfpbench::exec {
 namespace {

@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "exec/spawn.h"
+#include "util/process.h"
 #include "util/sanitizers.h"
 #include "util/units.h"
 

@@ -1,54 +1,43 @@
 #include "harness/collector.h"
 
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
-#include <cstdlib>
+#include <iostream>
 
 #include <fmt/format.h>
 
+#include "util/process.h"
 #include "util/secrets.h"
 
 namespace kfpbench::harness {
 namespace {
 
-// Single quotes for sh: everything literal, ' written as '\''.
-std::string ShellQuote(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
+constexpr size_t kMaxOutputBytes = 1 << 20;
 
 }  // namespace
 
 nlohmann::json RunCollector(const std::string& command, const std::string& phase,
                             const std::string& target, Duration timeout) {
   nlohmann::json result = {{"phase", phase}, {"command", Redact(command)}, {"ok", false}};
-  long seconds = std::max<long>(1, std::chrono::ceil<std::chrono::seconds>(timeout).count());
-  // coreutils' timeout ends a hanging collector; its stderr goes to ours.
-  std::string line =
-      fmt::format("KFPBENCH_PHASE={} KFPBENCH_TARGET={} timeout {} sh -c {}", ShellQuote(phase),
-                  ShellQuote(target), seconds, ShellQuote(command));
-  FILE* pipe = popen(line.c_str(), "r");
-  if (!pipe) {
-    result["error"] = "cannot start the collector";
+  const auto seconds = std::max<std::chrono::seconds::rep>(
+      1, std::chrono::ceil<std::chrono::seconds>(timeout).count());
+  // The command is the user's shell text; phase and target reach it through
+  // the environment only, never spliced into a shell line.
+  CaptureRequest request{{"/bin/sh", "-c", command},
+                         {{"KFPBENCH_PHASE", phase}, {"KFPBENCH_TARGET", target}},
+                         std::chrono::seconds(seconds)};
+  auto run = Capture(request);
+  if (!run.ok()) {
+    result["error"] = run.error().message;
     return result;
   }
-  std::string output;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0 && output.size() < (1 << 20)) {
-    output.append(buffer.data(), n);
-  }
-  int status = pclose(pipe);
-  int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (code == 124) {
+  std::cerr << run->err;  // a collector's complaints are for the user, as before
+  if (run->timed_out) {
     result["error"] = fmt::format("timed out after {} s", seconds);
-  } else if (code != 0) {
-    result["error"] = fmt::format("exited with code {}", code);
+  } else if (run->exit_code != 0) {
+    result["error"] = fmt::format("exited with code {}", run->exit_code);
+  } else if (run->out.size() > kMaxOutputBytes) {
+    result["error"] = fmt::format("printed more than {} bytes", kMaxOutputBytes);
   } else {
-    auto parsed = nlohmann::json::parse(output, nullptr, false);
+    auto parsed = nlohmann::json::parse(run->out, nullptr, false);
     if (parsed.is_discarded() || !parsed.is_object()) {
       result["error"] = "did not print a JSON object";
     } else {

@@ -15,6 +15,13 @@ TEST(Collector, KeepsTheJsonTheCommandPrints) {
   EXPECT_EQ(r["output"]["nodes"], 3);
 }
 
+TEST(Collector, PhaseAndTargetReachTheCommandAsTheyAre) {
+  auto r = RunCollector(R"(printf '{"target": "%s"}' "$KFPBENCH_TARGET")", "end",
+                        "http://x/'; exit 9; '$(id)", seconds(5));
+  ASSERT_TRUE(r["ok"].get<bool>()) << r;
+  EXPECT_EQ(r["output"]["target"], "http://x/'; exit 9; '$(id)");
+}
+
 TEST(Collector, FailuresAreRecordedNotThrown) {
   EXPECT_EQ(RunCollector("exit 3", "end", "", seconds(5))["error"], "exited with code 3");
   EXPECT_EQ(RunCollector("echo not json", "end", "", seconds(5))["error"],
@@ -24,6 +31,8 @@ TEST(Collector, FailuresAreRecordedNotThrown) {
   auto slow = RunCollector("sleep 5", "end", "", seconds(1));
   EXPECT_FALSE(slow["ok"].get<bool>());
   EXPECT_EQ(slow["error"], "timed out after 1 s");
+  EXPECT_EQ(RunCollector("head -c 2000000 /dev/zero", "end", "", seconds(5))["error"],
+            "printed more than 1048576 bytes");
 }
 
 }  // namespace

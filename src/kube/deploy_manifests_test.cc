@@ -7,6 +7,7 @@
 #include "kube/json_schema.h"
 #include "kube/manifest.h"
 #include "kube/process.h"
+#include "util/files.h"
 
 namespace kfpbench::kube {
 namespace {
@@ -23,7 +24,7 @@ TEST(DeployManifests, ValidateAgainstStrictSchemas) {
                                                       {"Job", "job-batch-v1.json"}};
   int checked = 0;
   for (const auto& entry : fs::directory_iterator(KFPBENCH_SOURCE_DIR "/deploy/kubernetes")) {
-    std::string text = ReadFile(entry.path());
+    std::string text = ReadSmallFile(entry.path());
     size_t pos = 0;
     while (pos <= text.size()) {
       size_t end = text.find("\n---\n", pos);

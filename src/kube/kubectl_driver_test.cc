@@ -10,6 +10,7 @@
 
 #include "kube/job_runner.h"
 #include "kube/process.h"
+#include "util/files.h"
 
 namespace kfpbench::kube {
 namespace {
@@ -166,7 +167,7 @@ TEST_F(KubectlDriverTest, AppliesWaitsReadsLogsDeletes) {
   EXPECT_EQ(calls[7],
             "delete pytorchjobs.kubeflow.org ddp-0 -n bench --ignore-not-found --wait=false");
   // What was applied is the rendered manifest.
-  EXPECT_NE(ReadFile(dir_ / "applied.yaml").find("--batch-size=16"), std::string::npos);
+  EXPECT_NE(ReadSmallFile(dir_ / "applied.yaml").find("--batch-size=16"), std::string::npos);
 }
 
 TEST_F(KubectlDriverTest, FailedConditionFailsWithReasonAndLogTail) {

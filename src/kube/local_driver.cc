@@ -12,6 +12,7 @@
 #include "kube/driver.h"
 #include "kube/manifest.h"
 #include "kube/process.h"
+#include "util/files.h"
 #include "util/strings.h"
 
 namespace kfpbench::kube {
@@ -277,12 +278,12 @@ JobOutcome LocalDriver::Run(const JobConfig& config, const SweepPoint& point) {
   };
   auto collect_logs = [&] {
     for (const auto& r : running)
-      outcome.logs.push_back({r.replica.role, r.replica.index, ReadFile(r.log)});
+      outcome.logs.push_back({r.replica.role, r.replica.index, ReadSmallFile(r.log)});
   };
   for (const auto& rep : *plan) {
     if (!rep.started) continue;
     Running r{rep, dir / (rep.name + ".log"), -1, std::nullopt, false};
-    auto pid = Spawn({resolved->command, rep.env, dir, r.log});
+    auto pid = SpawnLogged({resolved->command, rep.env, dir, r.log});
     if (!pid.ok()) {
       kill_all();
       outcome.error = rep.name + ": " + pid.error().message;
@@ -298,11 +299,11 @@ JobOutcome LocalDriver::Run(const JobConfig& config, const SweepPoint& point) {
     bool all_done = true;
     bool deciders_done = true;
     for (auto& r : running) {
-      if (!r.code) r.code = Poll(r.pid);
+      if (!r.code) r.code = PollExit(r.pid);
       if (r.code && *r.code != 0 && !r.killed) {
         kill_all();
         collect_logs();
-        std::string log = ReadFile(r.log);
+        std::string log = ReadSmallFile(r.log);
         outcome.error = "replica " + r.replica.name + " exited with code " +
                         std::to_string(*r.code) + "; last lines of its log:\n" + Tail(log, 20);
         return finish(outcome);

@@ -14,6 +14,7 @@
 #include "sim/budget.h"
 #include "sim/simulator.h"
 #include "sim/step_draw.h"
+#include "util/percentile.h"
 
 namespace kfpbench::plan {
 
@@ -119,11 +120,7 @@ Result<Probe> Replicate(const sim::ClusterSpec& cluster, const sim::WorkloadSpec
   }
   std::vector<Duration> sorted = p.makespans;
   std::sort(sorted.begin(), sorted.end());
-  // Nearest rank: at least a `q` share of the replications are at or below it.
-  auto at = [&](double q) {
-    auto rank = static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size()) - 1e-9));
-    return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
-  };
+  auto at = [&](double q) { return sorted[NearestRank(sorted.size(), q) - 1]; };
   p.makespan = at(reps.quantile);
   p.median = at(0.5);
   p.min = sorted.front();

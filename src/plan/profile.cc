@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "ir/pipeline_spec.h"
+#include "util/percentile.h"
 #include "util/strings.h"
 #include "util/units.h"
 
@@ -43,14 +44,6 @@ std::string FormatMemory(int64_t bytes) {
   if (bytes % kGi == 0) return fmt::format("{}Gi", bytes / kGi);
   if (bytes % kMi == 0) return fmt::format("{}Mi", bytes / kMi);
   return fmt::format("{}", bytes);
-}
-
-double Percentile(std::vector<double> values, double p) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  auto rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(values.size())));
-  rank = std::clamp<size_t>(rank, 1, values.size());
-  return values[rank - 1];
 }
 
 Recommendation Recommend(const Usage& cpu, const Usage& memory, double headroom) {

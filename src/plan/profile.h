@@ -33,9 +33,6 @@ int64_t RoundMemoryUp(int64_t bytes);
 std::string FormatCpu(double cores);
 std::string FormatMemory(int64_t bytes);
 
-// Nearest-rank percentile (p in 0..100) of unsorted values; 0 for none.
-double Percentile(std::vector<double> values, double p);
-
 struct Usage {
   double peak = 0;
   double p95 = 0;

@@ -28,16 +28,6 @@ TEST(ProfileTest, CpuRoundsUpTo100mAndMemoryTo64Mi) {
   EXPECT_EQ(FormatMemory(3 * kGi), "3Gi");
 }
 
-TEST(ProfileTest, PercentileIsNearestRank) {
-  std::vector<double> v;
-  for (int i = 100; i >= 1; --i) v.push_back(i);
-  EXPECT_DOUBLE_EQ(Percentile(v, 95), 95);
-  EXPECT_DOUBLE_EQ(Percentile(v, 100), 100);
-  EXPECT_DOUBLE_EQ(Percentile(v, 50), 50);
-  EXPECT_DOUBLE_EQ(Percentile({7}, 95), 7);
-  EXPECT_DOUBLE_EQ(Percentile({}, 95), 0);
-}
-
 TEST(ProfileTest, RequestFromP95AndLimitFromPeakWithHeadroom) {
   // p95 0.5 cores x 1.2 = 0.6 -> 600m; peak 0.9 x 1.2 = 1.08 -> 1100m.
   // p95 300Mi x 1.2 = 360Mi -> 384Mi; peak 500Mi x 1.2 = 600Mi -> 640Mi.

@@ -8,6 +8,7 @@
 
 #include "report/repetitions.h"
 #include "results/stats.h"
+#include "util/percentile.h"
 
 namespace kfpbench::report {
 namespace {
@@ -25,7 +26,7 @@ double OfHistogram(const metrics::Histogram& h, const StatDef& s) {
 }
 
 double OfValues(const std::vector<double>& v, const StatDef& s) {
-  return s.percentile < 0 ? results::Mean(v) : results::Percentile(v, s.percentile);
+  return s.percentile < 0 ? results::Mean(v) : Percentile(v, s.percentile);
 }
 
 // The samples one side contributes for one statistic, in ms.
@@ -51,7 +52,7 @@ Samples OperationSamples(const std::vector<BenchmarkResults>& side,
     return out;
   }
   out.kind = "windows";
-  out.statistic = [](const std::vector<double>& v) { return results::Percentile(v, 50); };
+  out.statistic = [](const std::vector<double>& v) { return Percentile(v, 50); };
   if (s.percentile < 0) return out;  // windows keep no mean
   for (const auto& r : side) {
     auto it = r.operations.find(op);

@@ -5,6 +5,8 @@
 #include <numeric>
 #include <random>
 
+#include "util/percentile.h"
+
 namespace kfpbench::results {
 
 MannWhitney MannWhitneyU(const std::vector<double>& a, const std::vector<double>& b) {
@@ -39,14 +41,6 @@ MannWhitney MannWhitneyU(const std::vector<double>& a, const std::vector<double>
   out.z = std::copysign(corrected / std::sqrt(variance), diff);
   out.p = std::erfc(std::fabs(out.z) / std::sqrt(2.0));
   return out;
-}
-
-double Percentile(std::vector<double> values, double p) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  double rank = std::ceil(std::clamp(p, 0.0, 100.0) / 100 * static_cast<double>(values.size()));
-  size_t index = static_cast<size_t>(std::clamp(rank, 1.0, static_cast<double>(values.size())));
-  return values[index - 1];
 }
 
 double Mean(const std::vector<double>& values) {

@@ -20,8 +20,6 @@ struct MannWhitney {
 // is empty or every value is tied.
 MannWhitney MannWhitneyU(const std::vector<double>& a, const std::vector<double>& b);
 
-// Nearest-rank percentile of `values` (p in [0, 100]); 0 when empty.
-double Percentile(std::vector<double> values, double p);
 double Mean(const std::vector<double>& values);
 
 struct Interval {

@@ -11,8 +11,8 @@
 
 #include "ir/quantity.h"
 #include "results/results_json.h"
-#include "results/stats.h"
 #include "sim/simulator.h"
+#include "util/percentile.h"
 
 namespace kfpbench::sim {
 namespace {
@@ -187,7 +187,7 @@ Result<Level> Measure(const MeasuredLevel& in, const std::map<std::string, std::
   f.runs = static_cast<int64_t>(durations.size());
   f.measured_makespan = ToSeconds(last_end - created.front());
   // Nearest rank, as the simulator's histogram reads its percentiles.
-  f.measured_p95 = results::Percentile(durations, 95);
+  f.measured_p95 = Percentile(durations, 95);
   // Little's law: run time summed over the makespan.
   const double total = std::accumulate(durations.begin(), durations.end(), 0.0);
   f.runs_in_flight = f.measured_makespan > 0 ? total / f.measured_makespan : 0;

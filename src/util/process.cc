@@ -1,20 +1,24 @@
-#include "exec/spawn.h"
+#include "util/process.h"
 
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
 extern char** environ;
 
-namespace kfpbench::exec {
+namespace kfpbench {
 namespace {
 
 // Owns posix_spawn's attribute and file-action objects so every error path
@@ -46,6 +50,36 @@ bool IsExecutableFile(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
 }
+
+// An anonymous file in memory for a child's output: the child writes as much
+// as it likes with no reader to keep up (a pipe would need one), and nothing
+// is left on disk.
+class MemoryFile {
+ public:
+  MemoryFile() : fd_(::memfd_create("kfpbench-capture", MFD_CLOEXEC)) {}
+  ~MemoryFile() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  MemoryFile(const MemoryFile&) = delete;
+  MemoryFile& operator=(const MemoryFile&) = delete;
+
+  bool ok() const { return fd_ >= 0; }
+  int fd() const { return fd_; }
+  std::string Read() const {
+    std::string text;
+    char buf[65536];
+    for (off_t at = 0;;) {
+      ssize_t n = ::pread(fd_, buf, sizeof buf, at);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return text;
+      text.append(buf, static_cast<size_t>(n));
+      at += n;
+    }
+  }
+
+ private:
+  int fd_;
+};
 
 }  // namespace
 
@@ -137,7 +171,8 @@ Result<pid_t> Spawn(const SpawnRequest& request) {
   // parent left inheritable (another thread's pipes, sockets).
   posix_spawn_file_actions_adddup2(&setup.actions, devnull, 0);
   posix_spawn_file_actions_adddup2(&setup.actions, request.stdout_fd, 1);
-  posix_spawn_file_actions_adddup2(&setup.actions, request.stdout_fd, 2);
+  posix_spawn_file_actions_adddup2(
+      &setup.actions, request.stderr_fd >= 0 ? request.stderr_fd : request.stdout_fd, 2);
   posix_spawn_file_actions_addclosefrom_np(&setup.actions, 3);
   if (!request.cwd.empty()) {
     posix_spawn_file_actions_addchdir_np(&setup.actions, request.cwd.c_str());
@@ -155,4 +190,68 @@ Result<pid_t> Spawn(const SpawnRequest& request) {
   return pid;
 }
 
-}  // namespace kfpbench::exec
+std::optional<int> PollExit(pid_t pid) {
+  int status = 0;
+  pid_t r = ::waitpid(pid, &status, WNOHANG);
+  if (r == 0) return std::nullopt;
+  if (r < 0) return 255;  // already reaped or not ours: treat as failed
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 255;
+}
+
+void KillGroup(pid_t pid, std::chrono::milliseconds grace) {
+  ::kill(-pid, SIGTERM);
+  auto deadline = std::chrono::steady_clock::now() + grace;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (PollExit(pid)) {
+      ::kill(-pid, SIGKILL);  // stragglers the leader left behind
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::kill(-pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+}
+
+Result<Captured> Capture(const CaptureRequest& request) {
+  if (request.argv.empty()) return Error{"empty command"};
+  const std::string& name = request.argv[0];
+  SpawnRequest spawn;
+  spawn.argv = request.argv;
+  spawn.env = MergeEnv(CurrentEnv(), request.env);
+  std::error_code ec;
+  auto path = FindExecutable(name, spawn.env, std::filesystem::current_path(ec));
+  if (!path.ok()) return path.error();
+  spawn.path = std::move(*path);
+  MemoryFile out, err;
+  if (!out.ok() || !err.ok()) {
+    return Error{fmt::format("cannot capture the output of '{}': {}", name, std::strerror(errno))};
+  }
+  spawn.stdout_fd = out.fd();
+  spawn.stderr_fd = err.fd();
+  auto pid = Spawn(spawn);
+  if (!pid.ok()) return pid.error();
+  const auto deadline = std::chrono::steady_clock::now() + request.timeout;
+  std::optional<int> code;
+  while (!(code = PollExit(*pid))) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      KillGroup(*pid, std::chrono::milliseconds(500));
+      return Captured{128 + SIGKILL, out.Read(), err.Read(), true};
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return Captured{*code, out.Read(), err.Read()};
+}
+
+Result<Captured> RunCapture(const std::vector<std::string>& argv,
+                            std::chrono::milliseconds timeout) {
+  auto captured = Capture({argv, {}, timeout});
+  if (captured.ok() && captured->timed_out) {
+    return Error{fmt::format("{} did not finish within {} ms", argv[0], timeout.count())};
+  }
+  return captured;
+}
+
+}  // namespace kfpbench
