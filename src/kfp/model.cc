@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "kfp/json_reader.h"
+#include "util/json_reader.h"
 
 namespace kfpbench::kfp {
 namespace {

@@ -4,11 +4,11 @@
 #include <fmt/format.h>
 
 #include "http/multipart.h"
-#include "kfp/json_reader.h"
 #include "server/api_util.h"
 #include "server/handlers.h"
 #include "server/pipeline_file.h"
 #include "util/ids.h"
+#include "util/json_reader.h"
 #include "util/strings.h"
 
 namespace kfpbench::server {
@@ -230,7 +230,7 @@ http::Response Handlers::CreatePipelineAndVersion(const http::Request& r, const 
   auto body = ParseJsonBody(r);
   if (!body.ok()) return GatewayErrorResponse(body.error());
   json pipeline_json, version_json;
-  kfp::JsonReader reader(*body, "", true);
+  JsonReader reader(*body, "", true);
   reader.Object("pipeline", pipeline_json);
   reader.Object("pipeline_version", version_json);
   if (Status s = reader.Finish(); !s.ok()) return GatewayErrorResponse(s.error());
