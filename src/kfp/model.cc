@@ -1,8 +1,10 @@
 #include "kfp/model.h"
 
+#include <type_traits>
+
 #include <fmt/format.h>
 
-#include "kfp/json_reader.h"
+#include "util/json_reader.h"
 
 namespace kfpbench::kfp {
 namespace {
@@ -10,45 +12,6 @@ namespace {
 using nlohmann::json;
 
 bool IsSet(WallTime t) { return t.time_since_epoch().count() != 0; }
-
-// Proto-JSON omits default values; these add a field only when it is set.
-void Put(json& j, const char* key, const std::string& v) {
-  if (!v.empty()) j[key] = v;
-}
-void Put(json& j, const char* key, WallTime t) {
-  if (IsSet(t)) j[key] = FormatRfc3339(t);
-}
-// A timestamp KFP's converters always set (api_converter.go: timestamppb.New
-// of a stored second count), so its server writes an unset one as the epoch.
-// `response`: written as KFP's server writes it; a request leaves it out.
-void PutTime(json& j, const char* key, WallTime t, bool response) {
-  if (response || IsSet(t)) j[key] = FormatRfc3339(t);
-}
-void Put(json& j, const char* key, RuntimeState s) {
-  if (s != RuntimeState::kUnspecified) j[key] = std::string(RuntimeStateName(s));
-}
-void PutJson(json& j, const char* key, const json& v) {
-  if (!v.is_null()) j[key] = v;
-}
-void Put(json& j, const char* key, const std::optional<RpcStatus>& e) {
-  if (e) j[key] = ToJson(*e);
-}
-// A proto3 map: omitted when empty.
-void PutTags(json& j, const std::optional<Tags>& tags) {
-  if (tags && !tags->empty()) j["tags"] = *tags;
-}
-
-json HistoryToJson(const std::vector<RuntimeStatus>& history) {
-  json out = json::array();
-  for (const auto& h : history) {
-    json e;
-    Put(e, "update_time", h.update_time);
-    Put(e, "state", h.state);
-    Put(e, "error", h.error);
-    out.push_back(std::move(e));
-  }
-  return out;
-}
 
 // The enums of KFP's v2beta1 protos, by number (nullptr: a number not used).
 constexpr std::initializer_list<const char*> kRuntimeStates = {"RUNTIME_STATE_UNSPECIFIED",
@@ -67,77 +30,421 @@ constexpr std::initializer_list<const char*> kModes = {"MODE_UNSPECIFIED", "ENAB
 constexpr std::initializer_list<const char*> kRecurringStatuses = {"STATUS_UNSPECIFIED", "ENABLED",
                                                                    nullptr, "DISABLED"};
 
-// An enum's zero value reads as absent, as protojson leaves the field unset.
-void ReadEnum(JsonReader& r, const char* name, std::string& out,
-              std::initializer_list<const char*> names) {
-  std::string text;
-  r.Enum(name, text, names);
-  if (!text.empty() && text != *names.begin()) out = text;
-}
-
-void ReadState(JsonReader& r, const char* name, RuntimeState& out, std::string& error) {
-  std::string text;
-  ReadEnum(r, name, text, kRuntimeStates);
-  if (text.empty()) return;
-  auto s = ParseRuntimeState(text);
-  if (!s) {
-    error = std::string(name) + ": unknown state '" + text + "'";
-    return;
-  }
-  out = *s;
-}
-
-void ReadError(JsonReader& r, const char* name, std::optional<RpcStatus>& out) {
-  json e;
-  r.Object(name, e);
-  if (e.is_null()) return;
-  auto s = RpcStatusFromJson(e);
-  if (s.ok()) out = *s;
-}
-
-void ReadHistory(JsonReader& r, std::vector<RuntimeStatus>& out, std::string& error) {
-  r.Array("state_history", [&](JsonReader& h) {
-    RuntimeStatus s;
-    h.Time("update_time", s.update_time);
-    ReadState(h, "state", s.state, error);
-    ReadError(h, "error", s.error);
-    out.push_back(std::move(s));
-  });
-}
-
-void PutPipelineSource(json& j, const PipelineSource& r) {
-  Put(j, "pipeline_version_id", r.pipeline_version_id);
-  PutJson(j, "pipeline_spec", r.pipeline_spec);
-  if (!r.pipeline_id.empty() || !r.pipeline_version_reference_id.empty()) {
-    json ref = json::object();
-    Put(ref, "pipeline_id", r.pipeline_id);
-    Put(ref, "pipeline_version_id", r.pipeline_version_reference_id);
-    j["pipeline_version_reference"] = std::move(ref);
-  }
-  json rc = json::object();
-  PutJson(rc, "parameters", r.runtime_config.parameters);
-  Put(rc, "pipeline_root", r.runtime_config.pipeline_root);
-  if (!rc.empty()) j["runtime_config"] = std::move(rc);
-}
-
-void ReadPipelineSource(JsonReader& r, PipelineSource& out) {
-  r.String("pipeline_version_id", out.pipeline_version_id);
-  r.Object("pipeline_spec", out.pipeline_spec);
-  r.Message("pipeline_version_reference", [&](JsonReader& ref) {
-    ref.String("pipeline_id", out.pipeline_id);
-    ref.String("pipeline_version_id", out.pipeline_version_reference_id);
-  });
-  r.Message("runtime_config", [&](JsonReader& rc) {
-    rc.Object("parameters", out.runtime_config.parameters);
-    rc.String("pipeline_root", out.runtime_config.pipeline_root);
-  });
-}
-
+// One field of a resource's proto-JSON form: its proto name, how its value
+// is written (proto-JSON omits default values) and how it is read. Each
+// resource has one table of these, so a field's name is written once and
+// ToJson and FromJson cannot disagree about it.
 template <typename T>
-Result<T> Finish(JsonReader& r, T value, const std::string& extra_error = "") {
-  Status s = r.Finish();
-  if (!s.ok()) return s.error();
-  if (!extra_error.empty()) return Error{extra_error, kHttpBadRequest};
+struct Field {
+  using Object = T;
+  const char* name;
+  // `response`: written as KFP's server writes it; a request leaves unset
+  // timestamps out (see ToResponseJson).
+  void (*put)(json& j, const char* name, const T& object, bool response);
+  void (*read)(JsonReader& r, const char* name, T& object);
+};
+
+template <typename T, size_t N>
+void PutFields(json& j, const std::type_identity_t<T>& object, const Field<T> (&fields)[N],
+               bool response) {
+  for (const Field<T>& f : fields) f.put(j, f.name, object, response);
+}
+
+template <typename T, size_t N>
+json FieldsJson(const std::type_identity_t<T>& object, const Field<T> (&fields)[N], bool response) {
+  json j = json::object();
+  PutFields<T>(j, object, fields, response);
+  return j;
+}
+
+template <typename T, size_t N>
+void ReadFields(JsonReader& r, std::type_identity_t<T>& object, const Field<T> (&fields)[N]) {
+  for (const Field<T>& f : fields) f.read(r, f.name, object);
+}
+
+// The message a table describes.
+template <const auto& Fields>
+using ObjectOf = typename std::remove_cvref_t<decltype(Fields[0])>::Object;
+
+// How one kind of value is written and read: a struct with
+//   static void Put(json&, const char* name, const V&, bool response);
+//   static void Read(JsonReader&, const char* name, V&);
+
+struct Text {  // omitted when empty
+  static void Put(json& j, const char* name, const std::string& v, bool) {
+    if (!v.empty()) j[name] = v;
+  }
+  static void Read(JsonReader& r, const char* name, std::string& v) { r.String(name, v); }
+};
+
+// A timestamp KFP's converters always set (api_converter.go: timestamppb.New
+// of a stored second count), so its server writes an unset one as the epoch.
+struct Timestamp {
+  static void Put(json& j, const char* name, WallTime t, bool response) {
+    if (response || IsSet(t)) j[name] = FormatRfc3339(t);
+  }
+  static void Read(JsonReader& r, const char* name, WallTime& t) { r.Time(name, t); }
+};
+
+// A timestamp written only when set, in a response too.
+struct TimeIfSet {
+  static void Put(json& j, const char* name, WallTime t, bool) {
+    if (IsSet(t)) j[name] = FormatRfc3339(t);
+  }
+  static void Read(JsonReader& r, const char* name, WallTime& t) { r.Time(name, t); }
+};
+
+// A proto enum kept as its name; the zero value reads as absent, as protojson
+// leaves the field unset.
+template <const std::initializer_list<const char*>* Names>
+struct EnumName {
+  static void Put(json& j, const char* name, const std::string& v, bool response) {
+    Text::Put(j, name, v, response);
+  }
+  static void Read(JsonReader& r, const char* name, std::string& v) {
+    std::string text;
+    r.Enum(name, text, *Names);
+    if (!text.empty() && text != *Names->begin()) v = text;
+  }
+};
+
+struct State {
+  static void Put(json& j, const char* name, RuntimeState s, bool) {
+    if (s != RuntimeState::kUnspecified) j[name] = std::string(RuntimeStateName(s));
+  }
+  static void Read(JsonReader& r, const char* name, RuntimeState& s) {
+    std::string text;
+    EnumName<&kRuntimeStates>::Read(r, name, text);
+    if (text.empty()) return;
+    if (auto parsed = ParseRuntimeState(text)) {
+      s = *parsed;
+    } else {
+      r.Fail(name, "unknown state '" + text + "'");
+    }
+  }
+};
+
+struct Int64Text {  // proto-JSON writes an int64 as a decimal string
+  static void Put(json& j, const char* name, int64_t v, bool) {
+    if (v != 0) j[name] = std::to_string(v);
+  }
+  static void Read(JsonReader& r, const char* name, int64_t& v) { r.Int64(name, v); }
+};
+
+struct Flag {
+  static void Put(json& j, const char* name, bool v, bool) {
+    if (v) j[name] = true;
+  }
+  static void Read(JsonReader& r, const char* name, bool& v) { r.Bool(name, v); }
+};
+
+struct AnyJson {  // any JSON value, omitted when null
+  static void Put(json& j, const char* name, const json& v, bool) {
+    if (!v.is_null()) j[name] = v;
+  }
+  static void Read(JsonReader& r, const char* name, json& v) { r.Any(name, v); }
+};
+
+struct ObjectJson {  // a JSON object (a Struct in the proto), omitted when null
+  static void Put(json& j, const char* name, const json& v, bool response) {
+    AnyJson::Put(j, name, v, response);
+  }
+  static void Read(JsonReader& r, const char* name, json& v) { r.Object(name, v); }
+};
+
+struct StatusJson {
+  static void Put(json& j, const char* name, const std::optional<RpcStatus>& e, bool) {
+    if (e) j[name] = ToJson(*e);
+  }
+  static void Read(JsonReader& r, const char* name, std::optional<RpcStatus>& out) {
+    json e;
+    r.Object(name, e);
+    if (e.is_null()) return;
+    auto s = RpcStatusFromJson(e);
+    if (s.ok()) out = *s;
+  }
+};
+
+struct TagsJson {  // a proto3 map: omitted when empty
+  static void Put(json& j, const char* name, const std::optional<Tags>& tags, bool) {
+    if (tags && !tags->empty()) j[name] = *tags;
+  }
+  static void Read(JsonReader& r, const char* name, std::optional<Tags>& tags) {
+    r.StringMap(name, tags);
+  }
+};
+
+// A repeated message: omitted when empty.
+template <const auto& Fields, typename E = ObjectOf<Fields>>
+struct List {
+  static void Put(json& j, const char* name, const std::vector<E>& items, bool response) {
+    if (items.empty()) return;
+    json out = json::array();
+    for (const E& item : items) out.push_back(FieldsJson<E>(item, Fields, response));
+    j[name] = std::move(out);
+  }
+  static void Read(JsonReader& r, const char* name, std::vector<E>& items) {
+    r.Array(name, [&](JsonReader& sub) {
+      E item;
+      ReadFields<E>(sub, item, Fields);
+      items.push_back(std::move(item));
+    });
+  }
+};
+
+// An optional message (one of a oneof): written when set, even empty.
+template <const auto& Fields, typename E = ObjectOf<Fields>>
+struct OptionalMessage {
+  static void Put(json& j, const char* name, const std::optional<E>& v, bool response) {
+    if (v) j[name] = FieldsJson<E>(*v, Fields, response);
+  }
+  static void Read(JsonReader& r, const char* name, std::optional<E>& v) {
+    r.Message(name, [&](JsonReader& sub) {
+      E item;
+      ReadFields<E>(sub, item, Fields);
+      v = std::move(item);
+    });
+  }
+};
+
+// A message: omitted when all its fields are.
+template <const auto& Fields, typename E = ObjectOf<Fields>>
+struct Message {
+  static void Put(json& j, const char* name, const E& v, bool response) {
+    json sub = FieldsJson<E>(v, Fields, response);
+    if (!sub.empty()) j[name] = std::move(sub);
+  }
+  static void Read(JsonReader& r, const char* name, E& v) {
+    r.Message(name, [&](JsonReader& sub) { ReadFields<E>(sub, v, Fields); });
+  }
+};
+
+// The codec a member's type has unless its table names another.
+template <typename V>
+auto DefaultCodecOf() {
+  if constexpr (std::is_same_v<V, std::string>) return Text{};
+  if constexpr (std::is_same_v<V, WallTime>) return Timestamp{};
+  if constexpr (std::is_same_v<V, RuntimeState>) return State{};
+  if constexpr (std::is_same_v<V, int64_t>) return Int64Text{};
+  if constexpr (std::is_same_v<V, bool>) return Flag{};
+  if constexpr (std::is_same_v<V, json>) return AnyJson{};
+  if constexpr (std::is_same_v<V, std::optional<RpcStatus>>) return StatusJson{};
+  if constexpr (std::is_same_v<V, std::optional<Tags>>) return TagsJson{};
+}
+
+template <auto Member>
+struct MemberOf;
+template <typename C, typename V, V C::*Member>
+struct MemberOf<Member> {
+  using Class = C;
+  using Value = V;
+};
+
+// A field kept in member `Member` of T (T: the table's resource, which may
+// derive from the member's class).
+template <typename T, auto Member,
+          typename Codec = decltype(DefaultCodecOf<typename MemberOf<Member>::Value>())>
+constexpr Field<T> F(const char* name) {
+  return {name,
+          [](json& j, const char* n, const T& o, bool response) {
+            Codec::Put(j, n, o.*Member, response);
+          },
+          [](JsonReader& r, const char* n, T& o) { Codec::Read(r, n, o.*Member); }};
+}
+
+// Fields of T that KFP nests in a message of their own (`name`) and this
+// model keeps flat: written when any of them is set.
+template <typename T, const auto& Fields>
+constexpr Field<T> Nested(const char* name) {
+  return {name,
+          [](json& j, const char* n, const T& o, bool response) {
+            Message<Fields>::Put(j, n, o, response);
+          },
+          [](JsonReader& r, const char* n, T& o) { Message<Fields>::Read(r, n, o); }};
+}
+
+// The fields of a base U of T, in place.
+template <typename T, const auto& Fields>
+constexpr Field<T> Inline() {
+  return {"",
+          [](json& j, const char*, const T& o, bool response) {
+            PutFields<ObjectOf<Fields>>(j, o, Fields, response);
+          },
+          [](JsonReader& r, const char*, T& o) { ReadFields<ObjectOf<Fields>>(r, o, Fields); }};
+}
+
+// A field KFP has and this model does not keep: accepted, never written.
+// `Kind` checks its type as KFP would (AnyJson: any value).
+template <typename T, typename Kind = AnyJson>
+constexpr Field<T> Ignored(const char* name) {
+  return {name, [](json&, const char*, const T&, bool) {},
+          [](JsonReader& r, const char* n, T&) {
+            std::conditional_t<std::is_same_v<Kind, Int64Text>, int64_t, json> ignored{};
+            Kind::Read(r, n, ignored);
+          }};
+}
+
+// ---- The tables, one per message ----
+
+constexpr Field<RuntimeStatus> kRuntimeStatusFields[] = {
+    F<RuntimeStatus, &RuntimeStatus::update_time, TimeIfSet>("update_time"),
+    F<RuntimeStatus, &RuntimeStatus::state>("state"),
+    F<RuntimeStatus, &RuntimeStatus::error>("error"),
+};
+using History = List<kRuntimeStatusFields>;
+
+constexpr Field<ChildTask> kChildTaskFields[] = {
+    F<ChildTask, &ChildTask::task_id>("task_id"),
+    F<ChildTask, &ChildTask::pod_name>("pod_name"),
+};
+
+constexpr Field<PipelineTaskDetail> kTaskFields[] = {
+    F<PipelineTaskDetail, &PipelineTaskDetail::run_id>("run_id"),
+    F<PipelineTaskDetail, &PipelineTaskDetail::task_id>("task_id"),
+    F<PipelineTaskDetail, &PipelineTaskDetail::display_name>("display_name"),
+    F<PipelineTaskDetail, &PipelineTaskDetail::create_time>("create_time"),
+    F<PipelineTaskDetail, &PipelineTaskDetail::start_time>("start_time"),
+    F<PipelineTaskDetail, &PipelineTaskDetail::end_time>("end_time"),
+    F<PipelineTaskDetail, &PipelineTaskDetail::state>("state"),
+    F<PipelineTaskDetail, &PipelineTaskDetail::execution_id>("execution_id"),
+    F<PipelineTaskDetail, &PipelineTaskDetail::error>("error"),
+    F<PipelineTaskDetail, &PipelineTaskDetail::inputs>("inputs"),
+    F<PipelineTaskDetail, &PipelineTaskDetail::outputs>("outputs"),
+    F<PipelineTaskDetail, &PipelineTaskDetail::parent_task_id>("parent_task_id"),
+    F<PipelineTaskDetail, &PipelineTaskDetail::state_history, History>("state_history"),
+    F<PipelineTaskDetail, &PipelineTaskDetail::pod_name>("pod_name"),
+    F<PipelineTaskDetail, &PipelineTaskDetail::cache_fingerprint>("cache_fingerprint"),
+    Ignored<PipelineTaskDetail>("executor_detail"),
+    F<PipelineTaskDetail, &PipelineTaskDetail::child_tasks, List<kChildTaskFields>>("child_tasks"),
+};
+
+constexpr Field<PipelineSource> kVersionReferenceFields[] = {
+    F<PipelineSource, &PipelineSource::pipeline_id>("pipeline_id"),
+    F<PipelineSource, &PipelineSource::pipeline_version_reference_id>("pipeline_version_id"),
+};
+constexpr Field<RuntimeConfig> kRuntimeConfigFields[] = {
+    F<RuntimeConfig, &RuntimeConfig::parameters, ObjectJson>("parameters"),
+    F<RuntimeConfig, &RuntimeConfig::pipeline_root>("pipeline_root"),
+};
+// What Run and RecurringRun share, where both have it (service_account
+// follows, after fields that differ).
+constexpr Field<PipelineSource> kSourceFields[] = {
+    F<PipelineSource, &PipelineSource::pipeline_version_id>("pipeline_version_id"),
+    F<PipelineSource, &PipelineSource::pipeline_spec, ObjectJson>("pipeline_spec"),
+    Nested<PipelineSource, kVersionReferenceFields>("pipeline_version_reference"),
+    F<PipelineSource, &PipelineSource::runtime_config, Message<kRuntimeConfigFields>>(
+        "runtime_config"),
+};
+
+constexpr Field<Pipeline> kPipelineFields[] = {
+    F<Pipeline, &Pipeline::pipeline_id>("pipeline_id"),
+    F<Pipeline, &Pipeline::name>("name"),
+    F<Pipeline, &Pipeline::display_name>("display_name"),
+    F<Pipeline, &Pipeline::description>("description"),
+    F<Pipeline, &Pipeline::created_at>("created_at"),
+    F<Pipeline, &Pipeline::namespace_>("namespace"),
+    F<Pipeline, &Pipeline::tags>("tags"),
+    Ignored<Pipeline>("error"),
+};
+
+constexpr Field<PipelineVersion> kPackageUrlFields[] = {
+    F<PipelineVersion, &PipelineVersion::package_url>("pipeline_url"),
+};
+constexpr Field<PipelineVersion> kVersionFields[] = {
+    F<PipelineVersion, &PipelineVersion::pipeline_id>("pipeline_id"),
+    F<PipelineVersion, &PipelineVersion::pipeline_version_id>("pipeline_version_id"),
+    F<PipelineVersion, &PipelineVersion::name>("name"),
+    F<PipelineVersion, &PipelineVersion::display_name>("display_name"),
+    F<PipelineVersion, &PipelineVersion::description>("description"),
+    F<PipelineVersion, &PipelineVersion::created_at>("created_at"),
+    Nested<PipelineVersion, kPackageUrlFields>("package_url"),
+    F<PipelineVersion, &PipelineVersion::code_source_url>("code_source_url"),
+    F<PipelineVersion, &PipelineVersion::pipeline_spec, ObjectJson>("pipeline_spec"),
+    F<PipelineVersion, &PipelineVersion::tags>("tags"),
+    Ignored<PipelineVersion>("error"),
+};
+
+constexpr Field<Experiment> kExperimentFields[] = {
+    F<Experiment, &Experiment::experiment_id>("experiment_id"),
+    F<Experiment, &Experiment::display_name>("display_name"),
+    F<Experiment, &Experiment::description>("description"),
+    F<Experiment, &Experiment::created_at>("created_at"),
+    F<Experiment, &Experiment::namespace_>("namespace"),
+    F<Experiment, &Experiment::storage_state, EnumName<&kStorageStates>>("storage_state"),
+    F<Experiment, &Experiment::last_run_created_at>("last_run_created_at"),
+};
+
+constexpr Field<Run> kRunDetailsFields[] = {
+    Ignored<Run, Int64Text>("pipeline_context_id"),
+    Ignored<Run, Int64Text>("pipeline_run_context_id"),
+    F<Run, &Run::task_details, List<kTaskFields>>("task_details"),
+};
+constexpr Field<Run> kRunFields[] = {
+    F<Run, &Run::experiment_id>("experiment_id"),
+    F<Run, &Run::run_id>("run_id"),
+    F<Run, &Run::display_name>("display_name"),
+    F<Run, &Run::storage_state, EnumName<&kStorageStates>>("storage_state"),
+    F<Run, &Run::description>("description"),
+    Inline<Run, kSourceFields>(),
+    F<Run, &Run::service_account>("service_account"),
+    F<Run, &Run::created_at>("created_at"),
+    F<Run, &Run::scheduled_at>("scheduled_at"),
+    F<Run, &Run::finished_at>("finished_at"),
+    F<Run, &Run::state>("state"),
+    F<Run, &Run::error>("error"),
+    Nested<Run, kRunDetailsFields>("run_details"),
+    F<Run, &Run::recurring_run_id>("recurring_run_id"),
+    F<Run, &Run::state_history, History>("state_history"),
+    Ignored<Run>("plugins_input"),
+    Ignored<Run>("plugins_output"),
+};
+
+constexpr Field<CronSchedule> kCronFields[] = {
+    F<CronSchedule, &CronSchedule::start_time, TimeIfSet>("start_time"),
+    F<CronSchedule, &CronSchedule::end_time, TimeIfSet>("end_time"),
+    F<CronSchedule, &CronSchedule::cron>("cron"),
+};
+constexpr Field<PeriodicSchedule> kPeriodicFields[] = {
+    F<PeriodicSchedule, &PeriodicSchedule::start_time, TimeIfSet>("start_time"),
+    F<PeriodicSchedule, &PeriodicSchedule::end_time, TimeIfSet>("end_time"),
+    F<PeriodicSchedule, &PeriodicSchedule::interval_second>("interval_second"),
+};
+constexpr Field<RecurringRun> kTriggerFields[] = {
+    F<RecurringRun, &RecurringRun::cron_schedule, OptionalMessage<kCronFields>>("cron_schedule"),
+    F<RecurringRun, &RecurringRun::periodic_schedule, OptionalMessage<kPeriodicFields>>(
+        "periodic_schedule"),
+};
+constexpr Field<RecurringRun> kRecurringRunFields[] = {
+    F<RecurringRun, &RecurringRun::recurring_run_id>("recurring_run_id"),
+    F<RecurringRun, &RecurringRun::display_name>("display_name"),
+    F<RecurringRun, &RecurringRun::description>("description"),
+    Inline<RecurringRun, kSourceFields>(),
+    F<RecurringRun, &RecurringRun::service_account>("service_account"),
+    F<RecurringRun, &RecurringRun::max_concurrency>("max_concurrency"),
+    Nested<RecurringRun, kTriggerFields>("trigger"),
+    F<RecurringRun, &RecurringRun::mode, EnumName<&kModes>>("mode"),
+    F<RecurringRun, &RecurringRun::created_at>("created_at"),
+    F<RecurringRun, &RecurringRun::updated_at>("updated_at"),
+    F<RecurringRun, &RecurringRun::status, EnumName<&kRecurringStatuses>>("status"),
+    F<RecurringRun, &RecurringRun::error>("error"),
+    F<RecurringRun, &RecurringRun::no_catchup>("no_catchup"),
+    F<RecurringRun, &RecurringRun::namespace_>("namespace"),
+    F<RecurringRun, &RecurringRun::experiment_id>("experiment_id"),
+    Ignored<RecurringRun>("plugins_input"),
+};
+
+constexpr Field<Healthz> kHealthzFields[] = {
+    F<Healthz, &Healthz::multi_user>("multi_user"),
+    F<Healthz, &Healthz::pipeline_store>("pipeline_store"),
+};
+
+// A resource read through its table; `strict`: unknown fields refused.
+template <typename T, size_t N>
+Result<T> ReadResource(const json& j, const Field<T> (&fields)[N], bool strict) {
+  JsonReader r(j, "", strict);
+  T value;
+  ReadFields<T>(r, value, fields);
+  if (Status s = r.Finish(); !s.ok()) return s.error();
   return value;
 }
 
@@ -147,158 +454,30 @@ json ToJson(const RpcStatus& s) {
   return {{"code", s.code}, {"message", s.message}, {"details", s.details}};
 }
 
-namespace {
-
-json PipelineJson(const Pipeline& p, bool response) {
-  json j = json::object();
-  Put(j, "pipeline_id", p.pipeline_id);
-  Put(j, "name", p.name);
-  Put(j, "display_name", p.display_name);
-  Put(j, "description", p.description);
-  PutTime(j, "created_at", p.created_at, response);
-  Put(j, "namespace", p.namespace_);
-  PutTags(j, p.tags);
-  return j;
+json ToJson(const Pipeline& p) { return FieldsJson<Pipeline>(p, kPipelineFields, false); }
+json ToJson(const PipelineVersion& v) {
+  return FieldsJson<PipelineVersion>(v, kVersionFields, false);
 }
-
-json VersionJson(const PipelineVersion& v, bool response) {
-  json j = json::object();
-  Put(j, "pipeline_id", v.pipeline_id);
-  Put(j, "pipeline_version_id", v.pipeline_version_id);
-  Put(j, "name", v.name);
-  Put(j, "display_name", v.display_name);
-  Put(j, "description", v.description);
-  PutTime(j, "created_at", v.created_at, response);
-  if (!v.package_url.empty()) j["package_url"] = {{"pipeline_url", v.package_url}};
-  Put(j, "code_source_url", v.code_source_url);
-  PutJson(j, "pipeline_spec", v.pipeline_spec);
-  PutTags(j, v.tags);
-  return j;
+json ToJson(const Experiment& e) { return FieldsJson<Experiment>(e, kExperimentFields, false); }
+json ToJson(const PipelineTaskDetail& t) {
+  return FieldsJson<PipelineTaskDetail>(t, kTaskFields, false);
 }
-
-json ExperimentJson(const Experiment& e, bool response) {
-  json j = json::object();
-  Put(j, "experiment_id", e.experiment_id);
-  Put(j, "display_name", e.display_name);
-  Put(j, "description", e.description);
-  PutTime(j, "created_at", e.created_at, response);
-  Put(j, "namespace", e.namespace_);
-  Put(j, "storage_state", e.storage_state);
-  PutTime(j, "last_run_created_at", e.last_run_created_at, response);
-  return j;
+json ToJson(const Run& r) { return FieldsJson<Run>(r, kRunFields, false); }
+json ToJson(const RecurringRun& r) {
+  return FieldsJson<RecurringRun>(r, kRecurringRunFields, false);
 }
-
-json TaskJson(const PipelineTaskDetail& t, bool response) {
-  json j = json::object();
-  Put(j, "run_id", t.run_id);
-  Put(j, "task_id", t.task_id);
-  Put(j, "display_name", t.display_name);
-  PutTime(j, "create_time", t.create_time, response);
-  PutTime(j, "start_time", t.start_time, response);
-  PutTime(j, "end_time", t.end_time, response);
-  Put(j, "state", t.state);
-  if (t.execution_id != 0) j["execution_id"] = std::to_string(t.execution_id);
-  Put(j, "error", t.error);
-  PutJson(j, "inputs", t.inputs);
-  PutJson(j, "outputs", t.outputs);
-  Put(j, "parent_task_id", t.parent_task_id);
-  if (!t.state_history.empty()) j["state_history"] = HistoryToJson(t.state_history);
-  Put(j, "pod_name", t.pod_name);
-  Put(j, "cache_fingerprint", t.cache_fingerprint);
-  if (!t.child_tasks.empty()) {
-    json children = json::array();
-    for (const auto& c : t.child_tasks) {
-      json cj = json::object();
-      Put(cj, "task_id", c.task_id);
-      Put(cj, "pod_name", c.pod_name);
-      children.push_back(std::move(cj));
-    }
-    j["child_tasks"] = std::move(children);
-  }
-  return j;
+json ToResponseJson(const Pipeline& p) { return FieldsJson<Pipeline>(p, kPipelineFields, true); }
+json ToResponseJson(const PipelineVersion& v) {
+  return FieldsJson<PipelineVersion>(v, kVersionFields, true);
 }
-
-json RunJson(const Run& r, bool response) {
-  json j = json::object();
-  Put(j, "experiment_id", r.experiment_id);
-  Put(j, "run_id", r.run_id);
-  Put(j, "display_name", r.display_name);
-  Put(j, "storage_state", r.storage_state);
-  Put(j, "description", r.description);
-  PutPipelineSource(j, r);
-  Put(j, "service_account", r.service_account);
-  PutTime(j, "created_at", r.created_at, response);
-  PutTime(j, "scheduled_at", r.scheduled_at, response);
-  PutTime(j, "finished_at", r.finished_at, response);
-  Put(j, "state", r.state);
-  Put(j, "error", r.error);
-  if (!r.task_details.empty()) {
-    json tasks = json::array();
-    for (const auto& t : r.task_details) tasks.push_back(TaskJson(t, response));
-    j["run_details"] = {{"task_details", std::move(tasks)}};
-  }
-  Put(j, "recurring_run_id", r.recurring_run_id);
-  if (!r.state_history.empty()) j["state_history"] = HistoryToJson(r.state_history);
-  return j;
+json ToResponseJson(const Experiment& e) {
+  return FieldsJson<Experiment>(e, kExperimentFields, true);
 }
-
-json RecurringRunJson(const RecurringRun& r, bool response) {
-  json j = json::object();
-  Put(j, "recurring_run_id", r.recurring_run_id);
-  Put(j, "display_name", r.display_name);
-  Put(j, "description", r.description);
-  PutPipelineSource(j, r);
-  Put(j, "service_account", r.service_account);
-  if (r.max_concurrency != 0) j["max_concurrency"] = std::to_string(r.max_concurrency);
-  json trigger = json::object();
-  if (r.cron_schedule) {
-    json c = json::object();
-    Put(c, "start_time", r.cron_schedule->start_time);
-    Put(c, "end_time", r.cron_schedule->end_time);
-    Put(c, "cron", r.cron_schedule->cron);
-    trigger["cron_schedule"] = std::move(c);
-  }
-  if (r.periodic_schedule) {
-    json p = json::object();
-    Put(p, "start_time", r.periodic_schedule->start_time);
-    Put(p, "end_time", r.periodic_schedule->end_time);
-    if (r.periodic_schedule->interval_second != 0) {
-      p["interval_second"] = std::to_string(r.periodic_schedule->interval_second);
-    }
-    trigger["periodic_schedule"] = std::move(p);
-  }
-  if (!trigger.empty()) j["trigger"] = std::move(trigger);
-  Put(j, "mode", r.mode);
-  PutTime(j, "created_at", r.created_at, response);
-  PutTime(j, "updated_at", r.updated_at, response);
-  Put(j, "status", r.status);
-  Put(j, "error", r.error);
-  if (r.no_catchup) j["no_catchup"] = true;
-  Put(j, "namespace", r.namespace_);
-  Put(j, "experiment_id", r.experiment_id);
-  return j;
+json ToResponseJson(const Run& r) { return FieldsJson<Run>(r, kRunFields, true); }
+json ToResponseJson(const RecurringRun& r) {
+  return FieldsJson<RecurringRun>(r, kRecurringRunFields, true);
 }
-
-}  // namespace
-
-json ToJson(const Pipeline& p) { return PipelineJson(p, false); }
-json ToJson(const PipelineVersion& v) { return VersionJson(v, false); }
-json ToJson(const Experiment& e) { return ExperimentJson(e, false); }
-json ToJson(const PipelineTaskDetail& t) { return TaskJson(t, false); }
-json ToJson(const Run& r) { return RunJson(r, false); }
-json ToJson(const RecurringRun& r) { return RecurringRunJson(r, false); }
-json ToResponseJson(const Pipeline& p) { return PipelineJson(p, true); }
-json ToResponseJson(const PipelineVersion& v) { return VersionJson(v, true); }
-json ToResponseJson(const Experiment& e) { return ExperimentJson(e, true); }
-json ToResponseJson(const Run& r) { return RunJson(r, true); }
-json ToResponseJson(const RecurringRun& r) { return RecurringRunJson(r, true); }
-
-json ToJson(const Healthz& h) {
-  json j = json::object();
-  if (h.multi_user) j["multi_user"] = true;
-  Put(j, "pipeline_store", h.pipeline_store);
-  return j;
-}
+json ToJson(const Healthz& h) { return FieldsJson<Healthz>(h, kHealthzFields, false); }
 
 Result<RpcStatus> RpcStatusFromJson(const json& j) {
   JsonReader r(j, "error", false);
@@ -309,156 +488,24 @@ Result<RpcStatus> RpcStatusFromJson(const json& j) {
   r.String("message", s.message);
   r.Any("details", s.details);
   if (s.details.is_null()) s.details = json::array();
-  return Finish(r, std::move(s));
+  if (Status status = r.Finish(); !status.ok()) return status.error();
+  return s;
 }
 
 Result<Pipeline> PipelineFromJson(const json& j, bool strict) {
-  JsonReader r(j, "", strict);
-  Pipeline p;
-  r.String("pipeline_id", p.pipeline_id);
-  r.String("name", p.name);
-  r.String("display_name", p.display_name);
-  r.String("description", p.description);
-  r.Time("created_at", p.created_at);
-  r.String("namespace", p.namespace_);
-  r.StringMap("tags", p.tags);
-  json ignored;
-  r.Any("error", ignored);
-  return Finish(r, std::move(p));
+  return ReadResource(j, kPipelineFields, strict);
 }
-
 Result<PipelineVersion> PipelineVersionFromJson(const json& j, bool strict) {
-  JsonReader r(j, "", strict);
-  PipelineVersion v;
-  r.String("pipeline_id", v.pipeline_id);
-  r.String("pipeline_version_id", v.pipeline_version_id);
-  r.String("name", v.name);
-  r.String("display_name", v.display_name);
-  r.String("description", v.description);
-  r.Time("created_at", v.created_at);
-  r.Message("package_url", [&](JsonReader& u) { u.String("pipeline_url", v.package_url); });
-  r.String("code_source_url", v.code_source_url);
-  r.Object("pipeline_spec", v.pipeline_spec);
-  r.StringMap("tags", v.tags);
-  json ignored;
-  r.Any("error", ignored);
-  return Finish(r, std::move(v));
+  return ReadResource(j, kVersionFields, strict);
 }
-
 Result<Experiment> ExperimentFromJson(const json& j, bool strict) {
-  JsonReader r(j, "", strict);
-  Experiment e;
-  r.String("experiment_id", e.experiment_id);
-  r.String("display_name", e.display_name);
-  r.String("description", e.description);
-  r.Time("created_at", e.created_at);
-  r.String("namespace", e.namespace_);
-  ReadEnum(r, "storage_state", e.storage_state, kStorageStates);
-  r.Time("last_run_created_at", e.last_run_created_at);
-  return Finish(r, std::move(e));
+  return ReadResource(j, kExperimentFields, strict);
 }
-
-Result<Run> RunFromJson(const json& j, bool strict) {
-  JsonReader r(j, "", strict);
-  Run run;
-  std::string error;
-  r.String("experiment_id", run.experiment_id);
-  r.String("run_id", run.run_id);
-  r.String("display_name", run.display_name);
-  ReadEnum(r, "storage_state", run.storage_state, kStorageStates);
-  r.String("description", run.description);
-  ReadPipelineSource(r, run);
-  r.String("service_account", run.service_account);
-  r.Time("created_at", run.created_at);
-  r.Time("scheduled_at", run.scheduled_at);
-  r.Time("finished_at", run.finished_at);
-  ReadState(r, "state", run.state, error);
-  ReadError(r, "error", run.error);
-  r.Message("run_details", [&](JsonReader& d) {
-    int64_t ignored_id = 0;
-    d.Int64("pipeline_context_id", ignored_id);
-    d.Int64("pipeline_run_context_id", ignored_id);
-    d.Array("task_details", [&](JsonReader& t) {
-      PipelineTaskDetail task;
-      t.String("run_id", task.run_id);
-      t.String("task_id", task.task_id);
-      t.String("display_name", task.display_name);
-      t.Time("create_time", task.create_time);
-      t.Time("start_time", task.start_time);
-      t.Time("end_time", task.end_time);
-      ReadState(t, "state", task.state, error);
-      t.Int64("execution_id", task.execution_id);
-      ReadError(t, "error", task.error);
-      t.Any("inputs", task.inputs);
-      t.Any("outputs", task.outputs);
-      t.String("parent_task_id", task.parent_task_id);
-      ReadHistory(t, task.state_history, error);
-      t.String("pod_name", task.pod_name);
-      t.String("cache_fingerprint", task.cache_fingerprint);
-      json ignored;
-      t.Any("executor_detail", ignored);
-      t.Array("child_tasks", [&](JsonReader& c) {
-        ChildTask child;
-        c.String("task_id", child.task_id);
-        c.String("pod_name", child.pod_name);
-        task.child_tasks.push_back(std::move(child));
-      });
-      run.task_details.push_back(std::move(task));
-    });
-  });
-  r.String("recurring_run_id", run.recurring_run_id);
-  ReadHistory(r, run.state_history, error);
-  json ignored;
-  r.Any("plugins_input", ignored);
-  r.Any("plugins_output", ignored);
-  return Finish(r, std::move(run), error);
-}
-
+Result<Run> RunFromJson(const json& j, bool strict) { return ReadResource(j, kRunFields, strict); }
 Result<RecurringRun> RecurringRunFromJson(const json& j, bool strict) {
-  JsonReader r(j, "", strict);
-  RecurringRun rr;
-  r.String("recurring_run_id", rr.recurring_run_id);
-  r.String("display_name", rr.display_name);
-  r.String("description", rr.description);
-  ReadPipelineSource(r, rr);
-  r.String("service_account", rr.service_account);
-  r.Int64("max_concurrency", rr.max_concurrency);
-  r.Message("trigger", [&](JsonReader& t) {
-    t.Message("cron_schedule", [&](JsonReader& c) {
-      CronSchedule cs;
-      c.Time("start_time", cs.start_time);
-      c.Time("end_time", cs.end_time);
-      c.String("cron", cs.cron);
-      rr.cron_schedule = std::move(cs);
-    });
-    t.Message("periodic_schedule", [&](JsonReader& p) {
-      PeriodicSchedule ps;
-      p.Time("start_time", ps.start_time);
-      p.Time("end_time", ps.end_time);
-      p.Int64("interval_second", ps.interval_second);
-      rr.periodic_schedule = std::move(ps);
-    });
-  });
-  ReadEnum(r, "mode", rr.mode, kModes);
-  r.Time("created_at", rr.created_at);
-  r.Time("updated_at", rr.updated_at);
-  ReadEnum(r, "status", rr.status, kRecurringStatuses);
-  ReadError(r, "error", rr.error);
-  r.Bool("no_catchup", rr.no_catchup);
-  r.String("namespace", rr.namespace_);
-  r.String("experiment_id", rr.experiment_id);
-  json ignored;
-  r.Any("plugins_input", ignored);
-  return Finish(r, std::move(rr));
+  return ReadResource(j, kRecurringRunFields, strict);
 }
-
-Result<Healthz> HealthzFromJson(const json& j) {
-  JsonReader r(j, "", false);
-  Healthz h;
-  r.Bool("multi_user", h.multi_user);
-  r.String("pipeline_store", h.pipeline_store);
-  return Finish(r, std::move(h));
-}
+Result<Healthz> HealthzFromJson(const json& j) { return ReadResource(j, kHealthzFields, false); }
 
 RpcStatus UserErrorStatus(GrpcCode code, std::string message, std::string external_message) {
   RpcStatus s;

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "kfp/client.h"
-#include "kfp/json_reader.h"
+#include "util/json_reader.h"
 
 namespace kfpbench::kfp::v1 {
 namespace {

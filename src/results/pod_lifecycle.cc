@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "results/results_json.h"
+#include "util/json_reader.h"
 
 namespace kfpbench::results {
 namespace {
@@ -75,101 +76,49 @@ json PodJson(const PodRecord& r) {
           {"containers", std::move(containers)}};
 }
 
-// A strict reader over our own format: each field has its written type.
-class Reader {
- public:
-  Reader(const json& j, std::string path) : j_(j), path_(std::move(path)) {}
-  const std::string& path() const { return path_; }
-  bool Has(const char* key) const { return j_.is_object() && j_.contains(key); }
-  const json& Get(const char* key) const { return j_.at(key); }
+// A count or code that results.json writes as null when there is none.
+template <typename T>
+void ReadOptionalNumber(JsonReader& r, const char* name, std::optional<T>& out) {
+  if (!r.Has(name)) return;
+  T v{};
+  r.Number(name, v);
+  out = v;
+}
 
-  template <typename T>
-  Status Read(const char* key, T& out) const {
-    if (!Has(key)) return Ok();
-    const json& v = j_.at(key);
-    bool ok = false;
-    if constexpr (std::is_same_v<T, bool>) {
-      ok = v.is_boolean();
-    } else if constexpr (std::is_integral_v<T>) {
-      ok = v.is_number_integer();
-    } else {
-      ok = v.is_string();
-    }
-    if (!ok) return Error{path_ + "." + key + ": wrong type"};
-    out = v.get<T>();
-    return Ok();
-  }
-  Status ReadTime(const char* key, std::optional<WallTime>& out) const {
-    if (!Has(key) || j_.at(key).is_null()) return Ok();
-    if (!j_.at(key).is_string()) return Error{path_ + "." + key + ": expected a timestamp"};
-    auto t = ParseRfc3339(j_.at(key).get<std::string>());
-    if (!t.ok()) return Error{path_ + "." + key + ": " + t.error().message};
-    out = *t;
-    return Ok();
-  }
-
- private:
-  const json& j_;
-  std::string path_;
-};
-
-#define KFPBENCH_TRY(expr)            \
-  if (Status s_ = (expr); !s_.ok()) { \
-    return s_.error();                \
-  }
-
-Result<PodRecord> PodFromJson(const json& j, const std::string& path) {
-  if (!j.is_object()) return Error{path + ": expected an object"};
-  Reader r(j, path);
-  PodRecord rec;
+void ReadPod(JsonReader& r, PodRecord& rec) {
   auto& p = rec.pod;
-  KFPBENCH_TRY(r.Read("run_id", rec.run_id));
-  KFPBENCH_TRY(r.Read("step", rec.step));
-  KFPBENCH_TRY(r.Read("pod", p.name));
-  KFPBENCH_TRY(r.Read("uid", p.uid));
-  KFPBENCH_TRY(r.Read("node", p.node));
-  KFPBENCH_TRY(r.Read("phase", p.phase));
-  std::optional<WallTime> created;
-  KFPBENCH_TRY(r.ReadTime("created_at", created));
-  if (!created) return Error{path + ".created_at: missing"};
-  p.created = *created;
-  KFPBENCH_TRY(r.ReadTime("scheduled_at", p.scheduled));
-  KFPBENCH_TRY(r.ReadTime("initialized_at", p.initialized));
-  KFPBENCH_TRY(r.ReadTime("containers_ready_at", p.containers_ready));
-  KFPBENCH_TRY(r.ReadTime("ready_at", p.ready));
-  KFPBENCH_TRY(r.Read("ready_inferred", p.ready_inferred));
-  KFPBENCH_TRY(r.Read("failed_scheduling", p.failed_scheduling));
-  KFPBENCH_TRY(r.Read("events_read", p.events_read));
-  if (r.Has("containers")) {
-    const json& cs = r.Get("containers");
-    if (!cs.is_array()) return Error{path + ".containers: expected an array"};
-    for (size_t i = 0; i < cs.size(); ++i) {
-      Reader c(cs[i], path + ".containers[" + std::to_string(i) + "]");
-      if (!cs[i].is_object()) return Error{c.path() + ": expected an object"};
-      kube::ContainerTimeline t;
-      KFPBENCH_TRY(c.Read("name", t.name));
-      KFPBENCH_TRY(c.Read("init", t.init));
-      KFPBENCH_TRY(c.Read("image", t.image));
-      if (c.Has("pull_ms") && !c.Get("pull_ms").is_null()) {
-        int64_t ms = 0;
-        KFPBENCH_TRY(c.Read("pull_ms", ms));
-        t.pull = std::chrono::milliseconds(ms);
-      }
-      KFPBENCH_TRY(c.Read("image_present", t.image_present));
-      KFPBENCH_TRY(c.Read("pull_failed", t.pull_failed));
-      KFPBENCH_TRY(c.ReadTime("started_at", t.started));
-      KFPBENCH_TRY(c.ReadTime("finished_at", t.finished));
-      if (c.Has("exit_code") && !c.Get("exit_code").is_null()) {
-        int code = 0;
-        KFPBENCH_TRY(c.Read("exit_code", code));
-        t.exit_code = code;
-      }
-      KFPBENCH_TRY(c.Read("restarts", t.restarts));
-      KFPBENCH_TRY(c.Read("readiness_probe", t.has_readiness_probe));
-      p.containers.push_back(std::move(t));
-    }
-  }
-  return rec;
+  r.String("run_id", rec.run_id);
+  r.String("step", rec.step);
+  r.String("pod", p.name);
+  r.String("uid", p.uid);
+  r.String("node", p.node);
+  r.String("phase", p.phase);
+  r.Require("created_at");
+  r.Time("created_at", p.created);
+  r.OptionalTime("scheduled_at", p.scheduled);
+  r.OptionalTime("initialized_at", p.initialized);
+  r.OptionalTime("containers_ready_at", p.containers_ready);
+  r.OptionalTime("ready_at", p.ready);
+  r.Bool("ready_inferred", p.ready_inferred);
+  r.Number("failed_scheduling", p.failed_scheduling);
+  r.Bool("events_read", p.events_read);
+  r.Array("containers", [&](JsonReader& c) {
+    kube::ContainerTimeline t;
+    c.String("name", t.name);
+    c.Bool("init", t.init);
+    c.String("image", t.image);
+    std::optional<int64_t> pull_ms;
+    ReadOptionalNumber(c, "pull_ms", pull_ms);
+    if (pull_ms) t.pull = std::chrono::milliseconds(*pull_ms);
+    c.Bool("image_present", t.image_present);
+    c.Bool("pull_failed", t.pull_failed);
+    c.OptionalTime("started_at", t.started);
+    c.OptionalTime("finished_at", t.finished);
+    ReadOptionalNumber(c, "exit_code", t.exit_code);
+    c.Number("restarts", t.restarts);
+    c.Bool("readiness_probe", t.has_readiness_probe);
+    p.containers.push_back(std::move(t));
+  });
 }
 
 }  // namespace
@@ -264,82 +213,51 @@ json PodLifecycleToJson(const PodLifecycle& s) {
 }
 
 Result<PodLifecycle> PodLifecycleFromJson(const json& j) {
-  const std::string path = "pod_lifecycle";
-  if (!j.is_object()) return Error{path + ": expected an object"};
-  Reader r(j, path);
+  auto r = JsonReader::Plain(j, "pod_lifecycle");
   PodLifecycle s;
   s.collected = true;
-  KFPBENCH_TRY(r.Read("context", s.context));
-  KFPBENCH_TRY(r.Read("namespace", s.namespace_));
-  KFPBENCH_TRY(r.Read("pods_requested", s.pods_requested));
-  KFPBENCH_TRY(r.Read("kubectl_calls", s.kubectl_calls));
-  if (r.Has("errors")) {
-    const json& e = r.Get("errors");
-    if (!e.is_array()) return Error{path + ".errors: expected an array"};
-    for (const auto& line : e) {
-      if (!line.is_string()) return Error{path + ".errors: expected strings"};
-      s.errors.push_back(line.get<std::string>());
-    }
-  }
+  r.String("context", s.context);
+  r.String("namespace", s.namespace_);
+  r.Number("pods_requested", s.pods_requested);
+  r.Number("kubectl_calls", s.kubectl_calls);
+  r.StringList("errors", s.errors);
   // The step histograms are read as written (exact); pods are read for the
   // report and do not add to them again.
-  if (r.Has("steps")) {
-    const json& steps = r.Get("steps");
-    if (!steps.is_object()) return Error{path + ".steps: expected an object"};
-    for (const auto& [name, sj] : steps.items()) {
-      std::string at = path + ".steps." + name;
-      if (!sj.is_object()) return Error{at + ": expected an object"};
-      Reader sr(sj, at);
-      StepPodLatency step;
-      KFPBENCH_TRY(sr.Read("pods", step.pods));
-      KFPBENCH_TRY(sr.Read("image_pulls", step.image_pulls));
-      KFPBENCH_TRY(sr.Read("images_present", step.images_present));
-      KFPBENCH_TRY(sr.Read("pull_failures", step.pull_failures));
-      KFPBENCH_TRY(sr.Read("failed_scheduling", step.failed_scheduling));
-      KFPBENCH_TRY(sr.Read("ready_inferred", step.ready_inferred));
-      if (sr.Has("latency_ms")) {
-        const json& ms = sr.Get("latency_ms");
-        if (!ms.is_object()) return Error{at + ".latency_ms: expected an object"};
-        for (const auto& [metric, summary] : ms.items()) {
-          std::string mat = at + ".latency_ms." + metric;
-          if (!summary.is_object() || !summary.contains("histogram")) {
-            return Error{mat + ": expected a summary with a histogram"};
-          }
-          auto h = metrics::Histogram::FromJson(summary["histogram"]);
-          if (!h.ok()) return Error{mat + ".histogram: " + h.error().message};
-          if (h->count()) step.ms[metric] = std::move(*h);
-        }
-      }
-      s.steps[name] = std::move(step);
-    }
-  }
-  if (r.Has("pods")) {
-    const json& pods = r.Get("pods");
-    if (!pods.is_array()) return Error{path + ".pods: expected an array"};
-    for (size_t i = 0; i < pods.size(); ++i) {
-      auto p = PodFromJson(pods[i], path + ".pods[" + std::to_string(i) + "]");
-      if (!p.ok()) return p.error();
-      if (!p->pod.events_read) ++s.pods_without_events;
-      s.pods.push_back(std::move(*p));
-    }
-  }
-  if (r.Has("missing_pods")) {
-    const json& m = r.Get("missing_pods");
-    if (!m.is_array()) return Error{path + ".missing_pods: expected an array"};
-    for (size_t i = 0; i < m.size(); ++i) {
-      Reader mr(m[i], path + ".missing_pods[" + std::to_string(i) + "]");
-      if (!m[i].is_object()) return Error{mr.path() + ": expected an object"};
-      MissingPod mp;
-      KFPBENCH_TRY(mr.Read("run_id", mp.run_id));
-      KFPBENCH_TRY(mr.Read("step", mp.step));
-      KFPBENCH_TRY(mr.Read("pod", mp.pod));
-      KFPBENCH_TRY(mr.Read("why", mp.why));
-      s.missing.push_back(std::move(mp));
-    }
-  }
+  r.Entries("steps", [&](const std::string& name, JsonReader& sr) {
+    StepPodLatency step;
+    sr.Number("pods", step.pods);
+    sr.Number("image_pulls", step.image_pulls);
+    sr.Number("images_present", step.images_present);
+    sr.Number("pull_failures", step.pull_failures);
+    sr.Number("failed_scheduling", step.failed_scheduling);
+    sr.Number("ready_inferred", step.ready_inferred);
+    sr.Entries("latency_ms", [&](const std::string& metric, JsonReader& summary) {
+      summary.Require("histogram");
+      summary.Custom("histogram", [&](const json& v) {
+        auto h = metrics::Histogram::FromJson(v);
+        if (!h.ok()) return h.error().message;
+        if (h->count()) step.ms[metric] = std::move(*h);
+        return std::string();
+      });
+    });
+    s.steps[name] = std::move(step);
+  });
+  r.Array("pods", [&](JsonReader& pr) {
+    PodRecord p;
+    ReadPod(pr, p);
+    if (!p.pod.events_read) ++s.pods_without_events;
+    s.pods.push_back(std::move(p));
+  });
+  r.Array("missing_pods", [&](JsonReader& mr) {
+    MissingPod mp;
+    mr.String("run_id", mp.run_id);
+    mr.String("step", mp.step);
+    mr.String("pod", mp.pod);
+    mr.String("why", mp.why);
+    s.missing.push_back(std::move(mp));
+  });
+  if (Status status = r.Finish(); !status.ok()) return status.error();
   return s;
 }
-
-#undef KFPBENCH_TRY
 
 }  // namespace kfpbench::results

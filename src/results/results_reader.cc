@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "util/json_reader.h"
+
 namespace kfpbench::results {
 namespace {
 
@@ -16,120 +18,73 @@ Error At(const std::string& path, const std::string& why) {
   return Error{path.empty() ? why : path + ": " + why};
 }
 
-// Each getter accepts a missing field as its zero value only where
-// ResultsToJson may legitimately omit it; type mismatches are always errors.
-Result<std::string> String(const json& j, const char* key, const std::string& path,
-                           bool required = false) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) {
-    if (required) return At(path, fmt::format("missing field '{}'", key));
+// A run's or task's state by its name; "" is unspecified.
+void ReadState(JsonReader& r, const char* name, RuntimeState& out) {
+  std::string text;
+  r.String(name, text);
+  if (text.empty()) return;
+  auto s = ParseRuntimeState(text);
+  if (!s) return r.Fail(name, fmt::format("unknown state '{}'", text));
+  out = *s;
+}
+
+void ReadHistogram(JsonReader& r, const char* name, metrics::Histogram& out) {
+  r.Custom(name, [&](const json& v) {
+    auto h = metrics::Histogram::FromJson(v);
+    if (!h.ok()) return h.error().message;
+    out = std::move(*h);
     return std::string();
-  }
-  if (!it->is_string()) return At(path + "." + key, "must be a string");
-  return it->get<std::string>();
+  });
 }
 
-Result<WallTime> Time(const json& j, const char* key, const std::string& path) {
-  auto text = String(j, key, path);
-  if (!text.ok()) return text.error();
-  if (text->empty()) return WallTime{};  // "never happened", see ResultsToJson
-  auto t = ParseRfc3339(*text);
-  if (!t.ok()) return At(path + "." + key, t.error().message);
-  return *t;
-}
-
-template <typename T>
-Result<T> Number(const json& j, const char* key, const std::string& path, bool required) {
-  auto it = j.find(key);
-  if (it == j.end()) {
-    if (required) return At(path, fmt::format("missing field '{}'", key));
-    return T{};
-  }
-  if constexpr (std::is_unsigned_v<T>) {
-    if (!it->is_number_unsigned()) return At(path + "." + key, "must be a non-negative integer");
-  } else if constexpr (std::is_integral_v<T>) {
-    if (!it->is_number_integer()) return At(path + "." + key, "must be an integer");
-  } else {
-    if (!it->is_number()) return At(path + "." + key, "must be a number");
-  }
-  return it->get<T>();
-}
-
-Result<RuntimeState> State(const json& j, const char* key, const std::string& path) {
-  auto name = String(j, key, path);
-  if (!name.ok()) return name.error();
-  if (name->empty()) return RuntimeState::kUnspecified;
-  auto s = ParseRuntimeState(*name);
-  if (!s) return At(path + "." + key, fmt::format("unknown state '{}'", *name));
-  return *s;
-}
-
-Result<std::vector<std::string>> Strings(const json& j, const char* key, const std::string& path) {
-  std::vector<std::string> out;
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return out;
-  if (!it->is_array()) return At(path + key, "must be an array of strings");
-  for (const auto& s : *it) {
-    if (!s.is_string()) return At(path + key, "must be an array of strings");
-    out.push_back(s.get<std::string>());
-  }
-  return out;
-}
-
-#define KFPBENCH_ASSIGN(lhs, expr)   \
-  do {                               \
-    auto _r = (expr);                \
-    if (!_r.ok()) return _r.error(); \
-    lhs = std::move(_r).value();     \
-  } while (0)
-
-Result<metrics::OperationStats> Operation(const json& j, const std::string& path) {
-  if (!j.is_object()) return At(path, "must be an object");
-  metrics::OperationStats op;
-  auto h = j.find("histogram");
-  if (h == j.end()) return At(path, "missing field 'histogram'");
-  auto hist = metrics::Histogram::FromJson(*h);
-  if (!hist.ok()) return At(path + ".histogram", hist.error().message);
-  op.latency_us = std::move(*hist);
-  KFPBENCH_ASSIGN(op.errors, Number<uint64_t>(j, "errors", path, true));
-  if (auto it = j.find("by_status"); it != j.end()) {
-    if (!it->is_object()) return At(path + ".by_status", "must be an object");
-    for (const auto& [status, n] : it->items()) {
-      int code = 0;
-      auto [end, ec] = std::from_chars(status.data(), status.data() + status.size(), code);
-      if (ec != std::errc() || end != status.data() + status.size() || !n.is_number_unsigned()) {
-        return At(path + ".by_status." + status, "must map an HTTP status to a count");
-      }
-      op.by_status[code] = n.get<uint64_t>();
+// {"<key>": count}; `key` turns a key into the map's key (false: refused).
+template <typename K, typename KeyFn>
+void ReadCounts(JsonReader& r, const char* name, std::map<K, uint64_t>& out, KeyFn key,
+                const char* why) {
+  r.Custom(name, [&](const json& v) {
+    if (!v.is_object()) return std::string("must be an object");
+    for (const auto& [text, n] : v.items()) {
+      K k{};
+      if (!key(text, k) || !n.is_number_unsigned()) return fmt::format("{} (\"{}\")", why, text);
+      out[k] = n.template get<uint64_t>();
     }
-  }
-  if (auto it = j.find("error_messages"); it != j.end()) {  // since 0.1: optional
-    if (!it->is_object()) return At(path + ".error_messages", "must be an object");
-    for (const auto& [message, n] : it->items()) {
-      if (!n.is_number_unsigned()) {
-        return At(path + ".error_messages", "must map a message to a count");
-      }
-      op.error_messages[message] = n.get<uint64_t>();
-    }
-  }
-  if (auto it = j.find("timeseries"); it != j.end()) {
-    if (!it->is_array()) return At(path + ".timeseries", "must be an array");
-    for (size_t i = 0; i < it->size(); ++i) {
-      const json& w = (*it)[i];
-      std::string wp = fmt::format("{}.timeseries[{}]", path, i);
-      if (!w.is_object()) return At(wp, "must be an object");
-      metrics::Window win;
-      KFPBENCH_ASSIGN(win.second, Number<int64_t>(w, "t", wp, true));
-      KFPBENCH_ASSIGN(win.count, Number<uint64_t>(w, "count", wp, true));
-      KFPBENCH_ASSIGN(win.errors, Number<uint64_t>(w, "errors", wp, false));
-      KFPBENCH_ASSIGN(win.p50_us, Number<int64_t>(w, "p50_us", wp, false));
-      KFPBENCH_ASSIGN(win.p95_us, Number<int64_t>(w, "p95_us", wp, false));
-      KFPBENCH_ASSIGN(win.p99_us, Number<int64_t>(w, "p99_us", wp, false));
-      KFPBENCH_ASSIGN(win.max_us, Number<int64_t>(w, "max_us", wp, false));
-      op.windows.push_back(win);
-    }
-  }
-  return op;
+    return std::string();
+  });
+}
+
+void ReadOperation(JsonReader& r, metrics::OperationStats& op) {
+  r.Require("histogram");
+  ReadHistogram(r, "histogram", op.latency_us);
+  r.Require("errors");
+  r.Number("errors", op.errors);
+  ReadCounts(
+      r, "by_status", op.by_status,
+      [](const std::string& text, int& code) {
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), code);
+        return ec == std::errc() && end == text.data() + text.size();
+      },
+      "must map an HTTP status to a count");
+  // since 0.1: optional
+  ReadCounts(
+      r, "error_messages", op.error_messages,
+      [](const std::string& text, std::string& message) {
+        message = text;
+        return true;
+      },
+      "must map a message to a count");
+  r.Array("timeseries", [&](JsonReader& w) {
+    metrics::Window win;
+    w.Require("t");
+    w.Number("t", win.second);
+    w.Require("count");
+    w.Number("count", win.count);
+    w.Number("errors", win.errors);
+    w.Number("p50_us", win.p50_us);
+    w.Number("p95_us", win.p95_us);
+    w.Number("p99_us", win.p99_us);
+    w.Number("max_us", win.max_us);
+    op.windows.push_back(win);
+  });
 }
 
 std::optional<double> OptionalNumber(const json& j, const char* key) {
@@ -176,168 +131,154 @@ void ReadUsage(const json& t, TaskTiming& task) {
   }
 }
 
-Result<RunRecord> Run(const json& j, const std::string& path) {
-  if (!j.is_object()) return At(path, "must be an object");
-  RunRecord r;
-  KFPBENCH_ASSIGN(r.scenario, Number<size_t>(j, "scenario", path, false));
-  KFPBENCH_ASSIGN(r.run_id, String(j, "run_id", path));
-  KFPBENCH_ASSIGN(r.state, State(j, "state", path));
-  KFPBENCH_ASSIGN(r.error, String(j, "error", path));
-  KFPBENCH_ASSIGN(r.intended, Time(j, "intended_at", path));
-  KFPBENCH_ASSIGN(r.recurring_run_id, String(j, "recurring_run_id", path));
-  KFPBENCH_ASSIGN(r.scheduled, Time(j, "scheduled_at", path));
-  KFPBENCH_ASSIGN(r.submitted, Time(j, "submitted_at", path));
-  KFPBENCH_ASSIGN(r.created, Time(j, "created_at", path));
-  KFPBENCH_ASSIGN(r.finished, Time(j, "finished_at", path));
-  KFPBENCH_ASSIGN(r.observed, Time(j, "observed_at", path));
-  if (auto it = j.find("tasks"); it != j.end()) {
-    if (!it->is_array()) return At(path + ".tasks", "must be an array");
-    for (size_t i = 0; i < it->size(); ++i) {
-      const json& t = (*it)[i];
-      std::string tp = fmt::format("{}.tasks[{}]", path, i);
-      if (!t.is_object()) return At(tp, "must be an object");
-      TaskTiming task;
-      KFPBENCH_ASSIGN(task.name, String(t, "name", tp));
-      KFPBENCH_ASSIGN(task.state, State(t, "state", tp));
-      KFPBENCH_ASSIGN(task.created, Time(t, "created_at", tp));
-      KFPBENCH_ASSIGN(task.started, Time(t, "started_at", tp));
-      KFPBENCH_ASSIGN(task.finished, Time(t, "finished_at", tp));
-      if (auto d = t.find("dag"); d != t.end()) {
-        if (!d->is_boolean()) return At(tp + ".dag", "must be true or false");
-        task.dag = d->get<bool>();
-      }
-      if (auto p = t.find("pod_name"); p != t.end() && p->is_string()) task.pod_name = *p;
-      if (auto c = t.find("cpu_seconds"); c != t.end() && c->is_number()) {
-        task.cpu_seconds = c->get<double>();
-      }
-      if (auto m = t.find("peak_memory_bytes"); m != t.end() && m->is_number()) {
-        task.peak_memory_bytes = m->get<int64_t>();
-      }
-      if (auto s = t.find("resource_source"); s != t.end() && s->is_string()) {
-        task.resource_source = *s;
-      }
-      ReadUsage(t, task);
-      r.tasks.push_back(std::move(task));
+void ReadRun(JsonReader& r, RunRecord& rec) {
+  r.Number("scenario", rec.scenario);
+  r.String("run_id", rec.run_id);
+  ReadState(r, "state", rec.state);
+  r.String("error", rec.error);
+  r.TimeOrEmpty("intended_at", rec.intended);
+  r.String("recurring_run_id", rec.recurring_run_id);
+  r.TimeOrEmpty("scheduled_at", rec.scheduled);
+  r.TimeOrEmpty("submitted_at", rec.submitted);
+  r.TimeOrEmpty("created_at", rec.created);
+  r.TimeOrEmpty("finished_at", rec.finished);
+  r.TimeOrEmpty("observed_at", rec.observed);
+  r.Array("tasks", [&](JsonReader& t) {
+    TaskTiming task;
+    t.String("name", task.name);
+    ReadState(t, "state", task.state);
+    t.TimeOrEmpty("created_at", task.created);
+    t.TimeOrEmpty("started_at", task.started);
+    t.TimeOrEmpty("finished_at", task.finished);
+    t.Bool("dag", task.dag);
+    // Figures added by hand or by newer versions: a wrong type is ignored.
+    const json& raw = t.object();
+    if (auto p = raw.find("pod_name"); p != raw.end() && p->is_string()) task.pod_name = *p;
+    if (auto c = raw.find("cpu_seconds"); c != raw.end() && c->is_number()) {
+      task.cpu_seconds = c->get<double>();
     }
-  }
-  return r;
+    if (auto m = raw.find("peak_memory_bytes"); m != raw.end() && m->is_number()) {
+      task.peak_memory_bytes = m->get<int64_t>();
+    }
+    if (auto s = raw.find("resource_source"); s != raw.end() && s->is_string()) {
+      task.resource_source = *s;
+    }
+    ReadUsage(raw, task);
+    rec.tasks.push_back(std::move(task));
+  });
 }
 
 // One growth scenario's levels (fits are derived and recomputed).
 Result<GrowthCurve> GrowthFromJson(const json& entry, size_t scenario, const std::string& path) {
-  if (!entry.is_object()) return At(path, "must be an object");
+  auto r = JsonReader::Plain(entry, path);
   GrowthCurve curve;
   curve.scenario = scenario;
-  KFPBENCH_ASSIGN(curve.extrapolate_to, Number<int64_t>(entry, "extrapolate_to", path, false));
-  KFPBENCH_ASSIGN(curve.stopped_because, String(entry, "stopped_because", path));
-  auto levels = entry.find("levels");
-  if (levels == entry.end()) return curve;
-  if (!levels->is_array()) return At(path + ".levels", "must be an array");
-  for (size_t i = 0; i < levels->size(); ++i) {
-    const json& l = (*levels)[i];
-    std::string p = fmt::format("{}.levels[{}]", path, i);
-    if (!l.is_object()) return At(p, "must be an object");
+  r.Number("extrapolate_to", curve.extrapolate_to);
+  r.String("stopped_because", curve.stopped_because);
+  r.Array("levels", [&](JsonReader& l) {
     GrowthLevel level;
-    KFPBENCH_ASSIGN(level.target_runs, Number<int64_t>(l, "target_runs", p, true));
-    KFPBENCH_ASSIGN(level.runs_stored, Number<int64_t>(l, "runs_stored", p, true));
-    KFPBENCH_ASSIGN(level.experiments_stored, Number<int64_t>(l, "experiments_stored", p, false));
-    KFPBENCH_ASSIGN(level.pipelines_stored, Number<int64_t>(l, "pipelines_stored", p, false));
-    KFPBENCH_ASSIGN(level.measure_seconds, Number<double>(l, "measure_seconds", p, false));
-    KFPBENCH_ASSIGN(level.deepest_page, Number<int64_t>(l, "deepest_page", p, false));
-    if (auto fill = l.find("fill"); fill != l.end()) {
-      std::string f = p + ".fill";
-      if (!fill->is_object()) return At(f, "must be an object");
-      KFPBENCH_ASSIGN(level.runs_created, Number<int64_t>(*fill, "runs_created", f, false));
-      KFPBENCH_ASSIGN(level.experiments_created,
-                      Number<int64_t>(*fill, "experiments_created", f, false));
-      KFPBENCH_ASSIGN(level.pipelines_created,
-                      Number<int64_t>(*fill, "pipelines_created", f, false));
-      KFPBENCH_ASSIGN(level.versions_created, Number<int64_t>(*fill, "versions_created", f, false));
-      KFPBENCH_ASSIGN(level.fill_failures, Number<int64_t>(*fill, "failures", f, false));
-      KFPBENCH_ASSIGN(level.fill_seconds, Number<double>(*fill, "seconds", f, false));
-      KFPBENCH_ASSIGN(level.settle_seconds, Number<double>(*fill, "settle_seconds", f, false));
-      KFPBENCH_ASSIGN(level.unsettled_runs, Number<int64_t>(*fill, "unsettled_runs", f, false));
-    }
-    if (auto ops = l.find("operations"); ops != l.end()) {
-      if (!ops->is_object()) return At(p + ".operations", "must be an object");
-      for (const auto& [name, op] : ops->items()) {
-        std::string o = p + ".operations." + name;
-        if (!op.is_object() || !op.contains("histogram")) return At(o, "missing field 'histogram'");
-        auto hist = metrics::Histogram::FromJson(op["histogram"]);
-        if (!hist.ok()) return At(o + ".histogram", hist.error().message);
-        level.latency_us[name] = std::move(*hist);
-        uint64_t errors = 0;
-        KFPBENCH_ASSIGN(errors, Number<uint64_t>(op, "errors", o, false));
-        if (errors > 0) level.errors[name] = errors;
-      }
-    }
+    l.Require("target_runs");
+    l.Number("target_runs", level.target_runs);
+    l.Require("runs_stored");
+    l.Number("runs_stored", level.runs_stored);
+    l.Number("experiments_stored", level.experiments_stored);
+    l.Number("pipelines_stored", level.pipelines_stored);
+    l.Number("measure_seconds", level.measure_seconds);
+    l.Number("deepest_page", level.deepest_page);
+    l.Message("fill", [&](JsonReader& f) {
+      f.Number("runs_created", level.runs_created);
+      f.Number("experiments_created", level.experiments_created);
+      f.Number("pipelines_created", level.pipelines_created);
+      f.Number("versions_created", level.versions_created);
+      f.Number("failures", level.fill_failures);
+      f.Number("seconds", level.fill_seconds);
+      f.Number("settle_seconds", level.settle_seconds);
+      f.Number("unsettled_runs", level.unsettled_runs);
+    });
+    l.Entries("operations", [&](const std::string& name, JsonReader& o) {
+      o.Require("histogram");
+      ReadHistogram(o, "histogram", level.latency_us[name]);
+      uint64_t errors = 0;
+      o.Number("errors", errors);
+      if (errors > 0) level.errors[name] = errors;
+    });
     curve.levels.push_back(std::move(level));
-  }
+  });
+  if (Status s = r.Finish(); !s.ok()) return s.error();
   return curve;
+}
+
+// Keyed by scenario index; other keys (trigger_lag_*) are summaries.
+std::optional<size_t> ScenarioKey(const std::string& key) {
+  size_t v = 0;
+  auto [p, ec] = std::from_chars(key.data(), key.data() + key.size(), v);
+  if (ec != std::errc() || p != key.data() + key.size()) return std::nullopt;
+  return v;
+}
+
+// One scenario's stress steps and why the stress stopped.
+void ReadStress(JsonReader& e, size_t scenario, BenchmarkResults& r) {
+  e.Array("steps", [&](JsonReader& step) {
+    StressStep s;
+    s.scenario = scenario;
+    step.Require("rate_per_minute");
+    step.Number("rate_per_minute", s.rate_per_minute);
+    step.Number("runs", s.runs);
+    step.Number("failed", s.failed);
+    step.Number("p95_latency_from_intended_ms", s.p95_ms);
+    step.Number("error_rate", s.error_rate);
+    step.Bool("held", s.held);
+    r.stress_steps.push_back(s);
+  });
+  if (!e.Has("stopped")) return;
+  StressStop stop{.scenario = scenario, .reason = {}, .detail = ""};
+  e.Custom("stopped", [&](const json& v) {
+    auto reason = v.is_string() ? ParseStressStopReason(v.get<std::string>()) : std::nullopt;
+    if (!reason)
+      return std::string("must be slo_broken, runtime_reached, max_rate_reached or interrupted");
+    stop.reason = *reason;
+    return std::string();
+  });
+  e.String("stopped_because", stop.detail);
+  if (e.ok()) r.stress_stops.push_back(std::move(stop));
 }
 
 // The sections added as modes grew: shard, scenarios, stress, schedules and
 // collectors. Each is optional; present, it must have its written shape.
 Status ReadExtensions(const json& j, BenchmarkResults& r) {
-  if (auto s = j.find("shard"); s != j.end()) {
-    if (!s->is_object()) return At("shard", "must be an object");
-    KFPBENCH_ASSIGN(r.shard_index, Number<int>(*s, "index", "shard", false));
-    KFPBENCH_ASSIGN(r.shard_count, Number<int>(*s, "count", "shard", false));
+  auto in = JsonReader::Plain(j, "");
+  in.Message("shard", [&](JsonReader& s) {
+    s.Number("index", r.shard_index);
+    s.Number("count", r.shard_count);
     if (r.shard_count < 1) r.shard_count = 1;
-  }
-  if (auto list = j.find("scenarios"); list != j.end()) {
-    if (!list->is_array()) return At("scenarios", "must be an array");
-    for (size_t i = 0; i < list->size(); ++i) {
-      std::string p = fmt::format("scenarios[{}]", i);
-      ScenarioInfo info;
-      KFPBENCH_ASSIGN(info.index, Number<size_t>((*list)[i], "index", p, false));
-      KFPBENCH_ASSIGN(info.mode, String((*list)[i], "mode", p));
-      KFPBENCH_ASSIGN(info.artifact_bytes, Number<int64_t>((*list)[i], "artifact_bytes", p, false));
-      r.scenarios.push_back(std::move(info));
-    }
-  }
-  // Keyed by scenario index; other keys (trigger_lag_*) are summaries.
-  auto scenario_key = [](const std::string& key) -> std::optional<size_t> {
-    size_t v = 0;
-    auto [p, ec] = std::from_chars(key.data(), key.data() + key.size(), v);
-    if (ec != std::errc() || p != key.data() + key.size()) return std::nullopt;
-    return v;
-  };
+  });
+  in.Array("scenarios", [&](JsonReader& s) {
+    ScenarioInfo info;
+    s.Number("index", info.index);
+    s.String("mode", info.mode);
+    s.Number("artifact_bytes", info.artifact_bytes);
+    r.scenarios.push_back(std::move(info));
+  });
+  in.Custom("collectors", [&](const json& c) {
+    if (!c.is_array()) return std::string("must be an array");
+    r.collectors = c;
+    return std::string();
+  });
+  if (Status s = in.Finish(); !s.ok()) return s;
   if (auto stress = j.find("stress"); stress != j.end() && stress->is_object()) {
     for (const auto& [key, entry] : stress->items()) {
-      auto index = scenario_key(key);
+      auto index = ScenarioKey(key);
       if (!index || !entry.is_object() || !entry.contains("steps")) continue;
-      for (const auto& step : entry["steps"]) {
-        std::string p = "stress." + key;
-        StressStep s;
-        s.scenario = *index;
-        KFPBENCH_ASSIGN(s.rate_per_minute, Number<double>(step, "rate_per_minute", p, true));
-        KFPBENCH_ASSIGN(s.runs, Number<int>(step, "runs", p, false));
-        KFPBENCH_ASSIGN(s.failed, Number<int>(step, "failed", p, false));
-        KFPBENCH_ASSIGN(s.p95_ms, Number<int64_t>(step, "p95_latency_from_intended_ms", p, false));
-        KFPBENCH_ASSIGN(s.error_rate, Number<double>(step, "error_rate", p, false));
-        s.held = step.value("held", false);
-        r.stress_steps.push_back(s);
-      }
-      if (auto stopped = entry.find("stopped"); stopped != entry.end()) {
-        std::string p = "stress." + key + ".stopped";
-        auto reason = stopped->is_string() ? ParseStressStopReason(stopped->get<std::string>())
-                                           : std::nullopt;
-        if (!reason) {
-          return Error{p +
-                       ": must be slo_broken, runtime_reached, max_rate_reached or interrupted"};
-        }
-        StressStop stop{.scenario = *index, .reason = *reason, .detail = ""};
-        KFPBENCH_ASSIGN(stop.detail, String(entry, "stopped_because", "stress." + key));
-        r.stress_stops.push_back(std::move(stop));
-      }
+      auto e = JsonReader::Plain(entry, "stress." + key);
+      ReadStress(e, *index, r);
+      if (Status s = e.Finish(); !s.ok()) return s;
     }
   }
   // Files written before growth scenarios existed have no "growth": none ran.
   if (auto growth = j.find("growth"); growth != j.end()) {
     if (!growth->is_object()) return At("growth", "must be an object");
     for (const auto& [key, entry] : growth->items()) {
-      auto index = scenario_key(key);
+      auto index = ScenarioKey(key);
       if (!index) return At("growth." + key, "must be keyed by scenario index");
       auto curve = GrowthFromJson(entry, *index, "growth." + key);
       if (!curve.ok()) return curve.error();
@@ -346,20 +287,17 @@ Status ReadExtensions(const json& j, BenchmarkResults& r) {
   }
   if (auto schedules = j.find("schedules"); schedules != j.end() && schedules->is_object()) {
     for (const auto& [key, entry] : schedules->items()) {
-      auto index = scenario_key(key);
+      auto index = ScenarioKey(key);
       if (!index || !entry.is_object()) continue;
-      std::string p = "schedules." + key;
+      auto e = JsonReader::Plain(entry, "schedules." + key);
       ScheduleSummary s;
       s.scenario = *index;
-      KFPBENCH_ASSIGN(s.recurring_runs, Number<int>(entry, "recurring_runs", p, false));
-      KFPBENCH_ASSIGN(s.expected_fires, Number<int>(entry, "expected_fires", p, false));
-      KFPBENCH_ASSIGN(s.observed_fires, Number<int>(entry, "observed_fires", p, false));
+      e.Number("recurring_runs", s.recurring_runs);
+      e.Number("expected_fires", s.expected_fires);
+      e.Number("observed_fires", s.observed_fires);
+      if (Status status = e.Finish(); !status.ok()) return status;
       r.schedules.push_back(s);
     }
-  }
-  if (auto c = j.find("collectors"); c != j.end()) {
-    if (!c->is_array()) return At("collectors", "must be an array");
-    r.collectors = *c;
   }
   if (auto p = j.find("pod_lifecycle"); p != j.end() && !p->is_null()) {
     auto section = PodLifecycleFromJson(*p);
@@ -367,7 +305,9 @@ Status ReadExtensions(const json& j, BenchmarkResults& r) {
     r.pod_lifecycle = std::move(*section);
   }
   if (auto reps = j.find("repetitions"); reps != j.end()) {
-    KFPBENCH_ASSIGN(r.repetitions, RepetitionsFromJson(*reps));
+    auto repetitions = RepetitionsFromJson(*reps);
+    if (!repetitions.ok()) return repetitions.error();
+    r.repetitions = std::move(*repetitions);
   }
   return Ok();
 }
@@ -389,38 +329,36 @@ Result<BenchmarkResults> ResultsFromJson(const json& j) {
         version->get<int>(), KFPBENCH_VERSION, BenchmarkResults::kSchemaVersion,
         version->get<int>() > BenchmarkResults::kSchemaVersion ? "; use a newer kfpbench" : "")};
   }
-  BenchmarkResults r;
-  KFPBENCH_ASSIGN(r.kfpbench_version, String(j, "kfpbench_version", ""));
-  KFPBENCH_ASSIGN(r.started, Time(j, "started_at", ""));
-  KFPBENCH_ASSIGN(r.finished, Time(j, "finished_at", ""));
-  if (auto it = j.find("partial"); it != j.end()) {
-    if (!it->is_boolean()) return Error{"partial: must be true or false"};
-    r.partial = it->get<bool>();
-  }
-  KFPBENCH_ASSIGN(r.partial_reason, String(j, "partial_reason", ""));
-  if (auto t = j.find("target"); t != j.end()) {
-    if (!t->is_object()) return Error{"target: must be an object"};
-    KFPBENCH_ASSIGN(r.target.url, String(*t, "url", "target"));
-    r.target.embedded = t->value("embedded", false);
-    KFPBENCH_ASSIGN(r.target.api_version, String(*t, "api_version", "target"));
-    r.target.healthz = t->value("healthz", json());
-  }
-  if (auto s = j.find("scenario"); s != j.end()) {
-    if (!s->is_object()) return Error{"scenario: must be an object"};
-    KFPBENCH_ASSIGN(r.scenario_path, String(*s, "path", "scenario"));
-    r.scenario_source = s->value("source", json());
-  }
-  auto ops = j.find("operations");
-  if (ops == j.end() || !ops->is_object()) return Error{"operations: missing or not an object"};
-  for (const auto& [name, op] : ops->items()) {
-    KFPBENCH_ASSIGN(r.operations[name], Operation(op, "operations." + name));
-  }
   auto runs = j.find("runs");
   if (runs == j.end() || !runs->is_object()) return Error{"runs: missing or not an object"};
-  KFPBENCH_ASSIGN(r.runs, RunRecordsFromJson(j));
-  KFPBENCH_ASSIGN(r.errors, Strings(j, "errors", ""));
-  KFPBENCH_ASSIGN(r.cleanup_failures, Strings(j, "cleanup_failures", ""));
-  KFPBENCH_ASSIGN(r.resent_requests, Number<uint64_t>(j, "resent_requests", "", false));
+  BenchmarkResults r;
+  auto in = JsonReader::Plain(j, "");
+  in.String("kfpbench_version", r.kfpbench_version);
+  in.TimeOrEmpty("started_at", r.started);
+  in.TimeOrEmpty("finished_at", r.finished);
+  in.Bool("partial", r.partial);
+  in.String("partial_reason", r.partial_reason);
+  in.Message("target", [&](JsonReader& t) {
+    t.String("url", r.target.url);
+    t.Bool("embedded", r.target.embedded);
+    t.String("api_version", r.target.api_version);
+    t.Any("healthz", r.target.healthz);
+  });
+  in.Message("scenario", [&](JsonReader& s) {
+    s.String("path", r.scenario_path);
+    s.Any("source", r.scenario_source);
+  });
+  in.Require("operations");
+  in.Entries("operations", [&](const std::string& name, JsonReader& op) {
+    ReadOperation(op, r.operations[name]);
+  });
+  in.StringList("errors", r.errors);
+  in.StringList("cleanup_failures", r.cleanup_failures);
+  in.Number("resent_requests", r.resent_requests);
+  if (Status s = in.Finish(); !s.ok()) return s.error();
+  auto records = RunRecordsFromJson(j);
+  if (!records.ok()) return records.error();
+  r.runs = std::move(*records);
   if (Status s = ReadExtensions(j, r); !s.ok()) return s.error();
   return r;
 }
@@ -438,9 +376,12 @@ Result<std::vector<RunRecord>> RunRecordsFromJson(const nlohmann::json& j) {
   }
   if (records == nullptr) return Error{where + ": missing or not an array"};
   std::vector<RunRecord> out;
+  out.reserve(records->size());
   for (size_t i = 0; i < records->size(); ++i) {
+    auto r = JsonReader::Plain((*records)[i], fmt::format("{}[{}]", where, i));
     RunRecord rec;
-    KFPBENCH_ASSIGN(rec, Run((*records)[i], fmt::format("{}[{}]", where, i)));
+    ReadRun(r, rec);
+    if (Status s = r.Finish(); !s.ok()) return s.error();
     out.push_back(std::move(rec));
   }
   return out;
@@ -498,31 +439,19 @@ Result<std::vector<RepetitionSummary>> RepetitionsFromJson(const nlohmann::json&
   if (!j.is_array()) return Error{"repetitions: must be an array"};
   std::vector<RepetitionSummary> out;
   for (size_t i = 0; i < j.size(); ++i) {
-    std::string path = fmt::format("repetitions[{}]", i);
-    const auto& item = j[i];
-    if (!item.is_object()) return Error{path + ": must be an object"};
+    auto in = JsonReader::Plain(j[i], fmt::format("repetitions[{}]", i));
     RepetitionSummary r;
-    auto started = Time(item, "started_at", path);
-    if (!started.ok()) return started.error();
-    r.started = *started;
-    auto finished = Time(item, "finished_at", path);
-    if (!finished.ok()) return finished.error();
-    r.finished = *finished;
-    auto ops = item.find("latency_us");
-    if (ops == item.end() || !ops->is_object()) {
-      return Error{path + ".latency_us: missing or not an object"};
-    }
-    for (const auto& [name, h] : ops->items()) {
-      auto hist = metrics::Histogram::FromJson(h);
-      if (!hist.ok())
-        return Error{fmt::format("{}.latency_us.{}: {}", path, name, hist.error().message)};
+    in.TimeOrEmpty("started_at", r.started);
+    in.TimeOrEmpty("finished_at", r.finished);
+    in.Require("latency_us");
+    in.Entries("latency_us", [&](const std::string& name, JsonReader& h) {
+      auto hist = metrics::Histogram::FromJson(h.object());
+      if (!hist.ok()) return h.Refuse(hist.error().message);
       r.latency_us[name] = std::move(*hist);
-    }
-    auto runs = item.find("run_duration_ms");
-    if (runs == item.end()) return Error{path + ": missing field 'run_duration_ms'"};
-    auto hist = metrics::Histogram::FromJson(*runs);
-    if (!hist.ok()) return Error{path + ".run_duration_ms: " + hist.error().message};
-    r.run_duration_ms = std::move(*hist);
+    });
+    in.Require("run_duration_ms");
+    ReadHistogram(in, "run_duration_ms", r.run_duration_ms);
+    if (Status s = in.Finish(); !s.ok()) return s.error();
     out.push_back(std::move(r));
   }
   return out;

@@ -4,11 +4,11 @@
 #include <fmt/format.h>
 
 #include "http/multipart.h"
-#include "kfp/json_reader.h"
 #include "server/api_util.h"
 #include "server/handlers.h"
 #include "server/pipeline_file.h"
 #include "util/ids.h"
+#include "util/json_reader.h"
 #include "util/strings.h"
 
 namespace kfpbench::server {
@@ -128,6 +128,70 @@ Status FillVersionSpec(kfp::PipelineVersion& v, const std::filesystem::path& pac
   return Ok();
 }
 
+// The request body read strictly as a resource, or grpc-gateway's 400.
+template <typename T>
+std::variant<T, http::Response> ReadBody(const http::Request& r,
+                                         Result<T> (*from_json)(const json&, bool)) {
+  auto body = ParseJsonBody(r);
+  if (!body.ok()) return GatewayErrorResponse(body.error());
+  auto value = from_json(*body, true);
+  if (!value.ok()) return GatewayErrorResponse(value.error());
+  return std::move(*value);
+}
+
+// A new pipeline's or version's tags checked, and its name and display
+// name each the other when only one is given; `what` names the resource
+// when neither is.
+template <typename T>
+Status CheckNew(T& resource, const char* what) {
+  if (Status s = CheckTags(resource.tags); !s.ok()) return s;
+  if (resource.name.empty() && resource.display_name.empty()) {
+    return Error{fmt::format("{} name is required", what), kHttpBadRequest};
+  }
+  if (resource.name.empty()) resource.name = resource.display_name;
+  if (resource.display_name.empty()) resource.display_name = resource.name;
+  return Ok();
+}
+
+// A body may name the pipeline of the path, no other.
+Status SamePipeline(const std::string& in_body, const std::string& in_path) {
+  if (in_body.empty() || in_body == in_path) return Ok();
+  return Error{
+      fmt::format("pipeline_id '{}' in the body does not match '{}' in the path", in_body, in_path),
+      kHttpBadRequest};
+}
+
+// An update changes only the mutable fields: the display name and
+// description when given, and the tags when present (even none), as KFP's
+// updateEntityFields does; name, namespace and created_at stay.
+template <typename T>
+Status ApplyUpdate(T& current, const T& update) {
+  if (!update.display_name.empty()) current.display_name = update.display_name;
+  if (!update.description.empty()) current.description = update.description;
+  if (update.tags) {
+    if (Status s = kfp::ValidateTags(*update.tags); !s.ok()) return s;
+    current.tags = update.tags;
+  }
+  return Ok();
+}
+
+// A version from an upload's query parameters (uploadPipeline and
+// uploadPipelineVersion read the same ones).
+kfp::PipelineVersion UploadedVersion(const http::Request& r, const UploadedFile& file,
+                                     const std::string& pipeline_id, json spec) {
+  kfp::PipelineVersion v;
+  v.pipeline_id = pipeline_id;
+  v.pipeline_version_id = NewUuid();
+  v.name = UploadName(r, file.name);
+  v.display_name = r.Query("display_name");
+  if (v.display_name.empty()) v.display_name = v.name;
+  v.description = r.Query("description");
+  v.code_source_url = r.Query("code_source_url");
+  v.created_at = WallClock::now();
+  v.pipeline_spec = std::move(spec);
+  return v;
+}
+
 }  // namespace
 
 std::variant<std::pair<kfp::Pipeline, kfp::PipelineVersion>, http::Response>
@@ -143,26 +207,16 @@ Handlers::UploadFromRequest(const http::Request& r) {
   auto tags = UploadTags(r);
   if (auto* refused = std::get_if<http::Response>(&tags)) return std::move(*refused);
 
+  kfp::PipelineVersion v = UploadedVersion(r, file, NewUuid(), spec->json);
   kfp::Pipeline p;
-  p.pipeline_id = NewUuid();
-  p.name = UploadName(r, file.name);
-  p.display_name = r.Query("display_name");
-  if (p.display_name.empty()) p.display_name = p.name;
-  p.description = r.Query("description");
+  p.pipeline_id = v.pipeline_id;
+  p.name = v.name;
+  p.display_name = v.display_name;
+  p.description = v.description;
   p.namespace_ = r.Query("namespace");
-  p.created_at = WallClock::now();
+  p.created_at = v.created_at;
   // KFP's uploadPipeline tags the pipeline, not its first version.
   p.tags = std::get<0>(std::move(tags));
-
-  kfp::PipelineVersion v;
-  v.pipeline_id = p.pipeline_id;
-  v.pipeline_version_id = NewUuid();
-  v.name = p.name;
-  v.display_name = p.display_name;
-  v.description = p.description;
-  v.created_at = p.created_at;
-  v.code_source_url = r.Query("code_source_url");
-  v.pipeline_spec = spec->json;
   if (Status s = store_.InsertPipelineAndVersion(p, v); !s.ok()) {
     return CreateFailure(s.error(), kCreateFailed);
   }
@@ -194,43 +248,28 @@ http::Response Handlers::UploadPipelineVersion(const http::Request& r, const Par
   auto tags = UploadTags(r);
   if (auto* refused = std::get_if<http::Response>(&tags)) return std::move(*refused);
 
-  kfp::PipelineVersion v;
-  v.pipeline_id = pipeline_id;
-  v.pipeline_version_id = NewUuid();
-  v.name = UploadName(r, file.name);
-  v.display_name = r.Query("display_name");
-  if (v.display_name.empty()) v.display_name = v.name;
-  v.description = r.Query("description");
-  v.code_source_url = r.Query("code_source_url");
-  v.created_at = WallClock::now();
-  v.pipeline_spec = spec->json;
+  kfp::PipelineVersion v = UploadedVersion(r, file, pipeline_id, spec->json);
   v.tags = std::get<0>(std::move(tags));
   if (Status s = store_.InsertPipelineVersion(v); !s.ok()) return CreateFailure(s.error(), kFailed);
   return JsonResponse(kfp::ToResponseJson(v));
 }
 
 http::Response Handlers::CreatePipeline(const http::Request& r, const Params&) {
-  auto body = ParseJsonBody(r);
-  if (!body.ok()) return GatewayErrorResponse(body.error());
-  auto p = kfp::PipelineFromJson(*body, true);
-  if (!p.ok()) return GatewayErrorResponse(p.error());
-  if (Status s = CheckTags(p->tags); !s.ok()) return ErrorResponse(s.error());
-  if (p->name.empty() && p->display_name.empty()) {
-    return ErrorResponse(400, "pipeline name is required");
-  }
-  if (p->name.empty()) p->name = p->display_name;
-  if (p->display_name.empty()) p->display_name = p->name;
-  p->pipeline_id = NewUuid();
-  p->created_at = WallClock::now();
-  if (Status s = store_.InsertPipeline(*p); !s.ok()) return ErrorResponse(s.error());
-  return JsonResponse(kfp::ToResponseJson(*p));
+  auto body = ReadBody(r, kfp::PipelineFromJson);
+  if (auto* refused = std::get_if<http::Response>(&body)) return std::move(*refused);
+  auto& p = std::get<kfp::Pipeline>(body);
+  if (Status s = CheckNew(p, "pipeline"); !s.ok()) return ErrorResponse(s.error());
+  p.pipeline_id = NewUuid();
+  p.created_at = WallClock::now();
+  if (Status s = store_.InsertPipeline(p); !s.ok()) return ErrorResponse(s.error());
+  return JsonResponse(kfp::ToResponseJson(p));
 }
 
 http::Response Handlers::CreatePipelineAndVersion(const http::Request& r, const Params&) {
   auto body = ParseJsonBody(r);
   if (!body.ok()) return GatewayErrorResponse(body.error());
   json pipeline_json, version_json;
-  kfp::JsonReader reader(*body, "", true);
+  JsonReader reader(*body, "", true);
   reader.Object("pipeline", pipeline_json);
   reader.Object("pipeline_version", version_json);
   if (Status s = reader.Finish(); !s.ok()) return GatewayErrorResponse(s.error());
@@ -239,17 +278,11 @@ http::Response Handlers::CreatePipelineAndVersion(const http::Request& r, const 
   auto p = kfp::PipelineFromJson(pipeline_json, true);
   if (!p.ok()) return GatewayErrorResponse(Error{"pipeline." + p.error().message, kHttpBadRequest});
   auto v = kfp::PipelineVersionFromJson(version_json, true);
-  if (v.ok()) {
-    if (Status s = CheckTags(v->tags); !s.ok()) return ErrorResponse(s.error());
-  }
-  if (!v.ok())
+  if (!v.ok()) {
     return GatewayErrorResponse(Error{"pipeline_version." + v.error().message, kHttpBadRequest});
-  if (Status s = CheckTags(p->tags); !s.ok()) return ErrorResponse(s.error());
-  if (p->name.empty() && p->display_name.empty()) {
-    return ErrorResponse(400, "pipeline name is required");
   }
-  if (p->name.empty()) p->name = p->display_name;
-  if (p->display_name.empty()) p->display_name = p->name;
+  if (Status s = CheckTags(v->tags); !s.ok()) return ErrorResponse(s.error());
+  if (Status s = CheckNew(*p, "pipeline"); !s.ok()) return ErrorResponse(s.error());
   if (Status s = FillVersionSpec(*v, package_root_); !s.ok()) return ErrorResponse(s.error());
   p->pipeline_id = NewUuid();
   p->created_at = WallClock::now();
@@ -283,26 +316,13 @@ http::Response Handlers::GetPipelineByName(const http::Request& r, const Params&
 
 http::Response Handlers::UpdatePipeline(const http::Request& r, const Params& p) {
   const std::string& id = p.at("pipeline_id");
-  auto body = ParseJsonBody(r);
-  if (!body.ok()) return GatewayErrorResponse(body.error());
-  auto update = kfp::PipelineFromJson(*body, true);
-  if (!update.ok()) return GatewayErrorResponse(update.error());
-  if (!update->pipeline_id.empty() && update->pipeline_id != id) {
-    return ErrorResponse(400, fmt::format("pipeline_id '{}' in the body does not match '{}' in "
-                                          "the path",
-                                          update->pipeline_id, id));
-  }
+  auto body = ReadBody(r, kfp::PipelineFromJson);
+  if (auto* refused = std::get_if<http::Response>(&body)) return std::move(*refused);
+  const auto& update = std::get<kfp::Pipeline>(body);
+  if (Status s = SamePipeline(update.pipeline_id, id); !s.ok()) return ErrorResponse(s.error());
   auto current = store_.GetPipeline(id);
   if (!current.ok()) return ErrorResponse(current.error());
-  // Only the mutable fields change; name, namespace and created_at stay.
-  if (!update->display_name.empty()) current->display_name = update->display_name;
-  if (!update->description.empty()) current->description = update->description;
-  // Present tags (even none) replace the set; absent ones keep it, as KFP's
-  // updateEntityFields does.
-  if (update->tags) {
-    if (Status s = kfp::ValidateTags(*update->tags); !s.ok()) return ErrorResponse(s.error());
-    current->tags = update->tags;
-  }
+  if (Status s = ApplyUpdate(*current, update); !s.ok()) return ErrorResponse(s.error());
   if (Status s = store_.UpdatePipeline(*current); !s.ok()) return ErrorResponse(s.error());
   return JsonResponse(kfp::ToResponseJson(*current));
 }
@@ -329,30 +349,22 @@ http::Response Handlers::ListPipelineVersions(const http::Request& r, const Para
 
 http::Response Handlers::CreatePipelineVersion(const http::Request& r, const Params& p) {
   const std::string& pipeline_id = p.at("pipeline_id");
-  auto body = ParseJsonBody(r);
-  if (!body.ok()) return GatewayErrorResponse(body.error());
-  auto v = kfp::PipelineVersionFromJson(*body, true);
-  if (!v.ok()) return GatewayErrorResponse(v.error());
-  if (!v->pipeline_id.empty() && v->pipeline_id != pipeline_id) {
-    return ErrorResponse(400, fmt::format("pipeline_id '{}' in the body does not match '{}' in "
-                                          "the path",
-                                          v->pipeline_id, pipeline_id));
+  auto body = ReadBody(r, kfp::PipelineVersionFromJson);
+  if (auto* refused = std::get_if<http::Response>(&body)) return std::move(*refused);
+  auto& v = std::get<kfp::PipelineVersion>(body);
+  if (Status s = SamePipeline(v.pipeline_id, pipeline_id); !s.ok()) {
+    return ErrorResponse(s.error());
   }
   if (auto pipeline = store_.GetPipeline(pipeline_id); !pipeline.ok()) {
     return ErrorResponse(pipeline.error());
   }
-  if (Status s = CheckTags(v->tags); !s.ok()) return ErrorResponse(s.error());
-  if (v->name.empty() && v->display_name.empty()) {
-    return ErrorResponse(400, "pipeline version name is required");
-  }
-  if (v->name.empty()) v->name = v->display_name;
-  if (v->display_name.empty()) v->display_name = v->name;
-  if (Status s = FillVersionSpec(*v, package_root_); !s.ok()) return ErrorResponse(s.error());
-  v->pipeline_id = pipeline_id;
-  v->pipeline_version_id = NewUuid();
-  v->created_at = WallClock::now();
-  if (Status s = store_.InsertPipelineVersion(*v); !s.ok()) return ErrorResponse(s.error());
-  return JsonResponse(kfp::ToResponseJson(*v));
+  if (Status s = CheckNew(v, "pipeline version"); !s.ok()) return ErrorResponse(s.error());
+  if (Status s = FillVersionSpec(v, package_root_); !s.ok()) return ErrorResponse(s.error());
+  v.pipeline_id = pipeline_id;
+  v.pipeline_version_id = NewUuid();
+  v.created_at = WallClock::now();
+  if (Status s = store_.InsertPipelineVersion(v); !s.ok()) return ErrorResponse(s.error());
+  return JsonResponse(kfp::ToResponseJson(v));
 }
 
 http::Response Handlers::GetPipelineVersion(const http::Request&, const Params& p) {
@@ -362,18 +374,12 @@ http::Response Handlers::GetPipelineVersion(const http::Request&, const Params& 
 }
 
 http::Response Handlers::UpdatePipelineVersion(const http::Request& r, const Params& p) {
-  auto body = ParseJsonBody(r);
-  if (!body.ok()) return GatewayErrorResponse(body.error());
-  auto update = kfp::PipelineVersionFromJson(*body, true);
-  if (!update.ok()) return GatewayErrorResponse(update.error());
+  auto body = ReadBody(r, kfp::PipelineVersionFromJson);
+  if (auto* refused = std::get_if<http::Response>(&body)) return std::move(*refused);
   auto current = store_.GetPipelineVersion(p.at("pipeline_id"), p.at("pipeline_version_id"));
   if (!current.ok()) return ErrorResponse(current.error());
-  if (!update->display_name.empty()) current->display_name = update->display_name;
-  if (!update->description.empty()) current->description = update->description;
-  if (update->tags) {
-    if (Status s = kfp::ValidateTags(*update->tags); !s.ok()) return ErrorResponse(s.error());
-    current->tags = update->tags;
-  }
+  const auto& update = std::get<kfp::PipelineVersion>(body);
+  if (Status s = ApplyUpdate(*current, update); !s.ok()) return ErrorResponse(s.error());
   if (Status s = store_.UpdatePipelineVersion(*current); !s.ok()) return ErrorResponse(s.error());
   return JsonResponse(kfp::ToResponseJson(*current));
 }

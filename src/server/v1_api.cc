@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
-#include "kfp/json_reader.h"
 #include "server/api_util.h"
 #include "server/handlers.h"
+#include "util/json_reader.h"
 
 namespace kfpbench::server {
 namespace {
@@ -242,14 +242,14 @@ http::Response Handlers::V1CreateExperiment(const http::Request& r, const Params
   auto body = ParseJsonBody(r);
   if (!body.ok()) return GatewayErrorResponse(body.error());
   kfp::Experiment e;
-  kfp::JsonReader reader(*body, "", true);
+  JsonReader reader(*body, "", true);
   json ignored;
   reader.String("name", e.display_name);
   reader.String("description", e.description);
   reader.Any("id", ignored);
   reader.Any("created_at", ignored);
   reader.Any("storage_state", ignored);
-  reader.Array("resource_references", [&](kfp::JsonReader& ref) {
+  reader.Array("resource_references", [&](JsonReader& ref) {
     json key;
     ref.Object("key", key);
     ref.Any("name", ignored);
@@ -294,7 +294,7 @@ http::Response Handlers::V1CreateRun(const http::Request& r, const Params&) {
   std::vector<std::pair<std::string, std::string>> params;
   json runtime_config, ignored;
   std::string bad_reference;
-  kfp::JsonReader reader(*body, "", true);
+  JsonReader reader(*body, "", true);
   reader.String("name", run.display_name);
   reader.String("description", run.description);
   reader.String("service_account", run.service_account);
@@ -302,12 +302,12 @@ http::Response Handlers::V1CreateRun(const http::Request& r, const Params&) {
                              "status", "error", "metrics"}) {
     reader.Any(output, ignored);
   }
-  reader.Message("pipeline_spec", [&](kfp::JsonReader& spec) {
+  reader.Message("pipeline_spec", [&](JsonReader& spec) {
     spec.String("pipeline_id", run.pipeline_id);
     spec.Any("pipeline_name", ignored);
     spec.String("pipeline_manifest", manifest);
     spec.String("workflow_manifest", workflow_manifest);
-    spec.Array("parameters", [&](kfp::JsonReader& p) {
+    spec.Array("parameters", [&](JsonReader& p) {
       std::string name, value;
       p.String("name", name);
       p.String("value", value);
@@ -315,7 +315,7 @@ http::Response Handlers::V1CreateRun(const http::Request& r, const Params&) {
     });
     spec.Object("runtime_config", runtime_config);
   });
-  reader.Array("resource_references", [&](kfp::JsonReader& ref) {
+  reader.Array("resource_references", [&](JsonReader& ref) {
     json key;
     std::string relationship;
     ref.Object("key", key);

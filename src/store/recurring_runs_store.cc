@@ -70,35 +70,24 @@ Result<ListResult<kfp::RecurringRun>> Store::ListRecurringRuns(const ListRequest
                                                                const std::string& namespace_) {
   auto plan = PlanList(req, RecurringRunListable());
   if (!plan.ok()) return plan.error();
-  std::string scope;
-  std::vector<SqlValue> binds;
-  if (!experiment_id.empty()) {
-    scope = "experiment_id = ?";
-    binds.push_back(experiment_id);
-  }
-  if (!namespace_.empty()) {
-    scope += scope.empty() ? "namespace = ?" : " AND namespace = ?";
-    binds.push_back(namespace_);
-  }
+  Where scope;
+  if (!experiment_id.empty()) scope.Add("experiment_id = ?", experiment_id);
+  if (!namespace_.empty()) scope.Add("namespace = ?", namespace_);
   std::lock_guard lock(mu_);
-  return RunList(*db_, kRecurringRuns, *plan, scope, binds);
+  return RunList(*db_, kRecurringRuns, *plan, scope);
 }
 
 Status Store::DeleteRecurringRun(const std::string& id) {
   std::lock_guard lock(mu_);
-  return DeleteOne(*db_, "DELETE FROM recurring_runs WHERE id = ?", id,
+  return ChangeOne(*db_, "DELETE FROM recurring_runs WHERE id = ?", {id},
                    NotFound("recurring run", id));
 }
 
 Status Store::SetRecurringRunEnabled(const std::string& id, bool enabled, WallTime now) {
   std::lock_guard lock(mu_);
-  auto stmt =
-      db_->PrepareCached("UPDATE recurring_runs SET status = ?, updated_at_ns = ? WHERE id = ?");
-  if (!stmt.ok()) return stmt.error();
-  Status s = (*stmt)->BindAll({enabled ? "ENABLED" : "DISABLED", ToNs(now), id}).Run();
-  if (!s.ok()) return s;
-  if (db_->Changes() == 0) return NotFound("recurring run", id);
-  return Ok();
+  return ChangeOne(*db_, "UPDATE recurring_runs SET status = ?, updated_at_ns = ? WHERE id = ?",
+                   {enabled ? "ENABLED" : "DISABLED", ToNs(now), id},
+                   NotFound("recurring run", id));
 }
 
 Result<std::vector<ScheduleState>> Store::EnabledSchedules() {
@@ -108,15 +97,13 @@ Result<std::vector<ScheduleState>> Store::EnabledSchedules() {
   if (!stmt.ok()) return stmt.error();
   ResetOnExit reset(*stmt);
   std::vector<ScheduleState> out;
-  for (;;) {
-    auto row = (*stmt)->Step();
-    if (!row.ok()) return row.error();
-    if (!*row) break;
+  Status s = ForEachRow(**stmt, [&](const Statement& row) {
     ScheduleState state;
-    state.recurring_run = ReadRecurringRun(**stmt);
-    if (int64_t last = (*stmt)->Int(4)) state.last_fire = FromNs(last);
+    state.recurring_run = ReadRecurringRun(row);
+    if (int64_t last = row.Int(4)) state.last_fire = FromNs(last);
     out.push_back(std::move(state));
-  }
+  });
+  if (!s.ok()) return s.error();
   return out;
 }
 

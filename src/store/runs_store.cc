@@ -101,28 +101,26 @@ using nlohmann::json;
 
 namespace {
 
+// A run's status as the engine reports it, and the end of runs in flight.
+constexpr const char* kUpdateStatus =
+    "UPDATE runs SET state = ?, finished_at_ns = ?, status = ? WHERE id = ?";
+
 // total_size from run_counts, or nothing when the filter names a column the
 // counts do not have.
 Result<std::optional<int64_t>> CountFromRunCounts(
     Database& db, const std::string& experiment_id,
     const std::vector<std::pair<std::string, SqlValue>>& equals) {
-  std::string where;
-  std::vector<SqlValue> binds;
-  auto add = [&](const std::string& column, const SqlValue& value) {
-    where += where.empty() ? " WHERE " : " AND ";
-    where += column + " = ?";
-    binds.push_back(value);
-  };
-  if (!experiment_id.empty()) add("experiment_id", experiment_id);
+  Where where;
+  if (!experiment_id.empty()) where.Add("experiment_id = ?", experiment_id);
   for (const auto& [column, value] : equals) {
     if (column != "state" && column != "storage_state" && column != "experiment_id") {
       return std::optional<int64_t>();
     }
-    add(column, value);
+    where.Add(column + " = ?", value);
   }
-  auto stmt = db.Prepare("SELECT COALESCE(SUM(n), 0) FROM run_counts" + where);
+  auto stmt = db.Prepare("SELECT COALESCE(SUM(n), 0) FROM run_counts" + where.Clause());
   if (!stmt.ok()) return stmt.error();
-  stmt->BindAll(binds);
+  stmt->BindAll(where.binds);
   auto row = stmt->Step();
   if (!row.ok()) return row.error();
   return std::optional<int64_t>(stmt->Int(0));
@@ -175,14 +173,10 @@ Status Store::InsertRun(const kfp::Run& r, std::optional<WallTime> recurring_fir
 Status Store::UpdateRunStatus(const std::string& run_id, const RunStatus& status) {
   std::string text = StatusJson(status);
   std::lock_guard lock(mu_);
-  auto stmt =
-      db_->PrepareCached("UPDATE runs SET state = ?, finished_at_ns = ?, status = ? WHERE id = ?");
-  if (!stmt.ok()) return stmt.error();
-  (*stmt)->BindAll(
-      {std::string(RuntimeStateName(status.state)), OptNs(status.finished_at), text, run_id});
-  if (Status s = (*stmt)->Run(); !s.ok()) return s;
-  if (db_->Changes() == 0) return NotFound("run", run_id);
-  return Ok();
+  return ChangeOne(
+      *db_, kUpdateStatus,
+      {std::string(RuntimeStateName(status.state)), OptNs(status.finished_at), text, run_id},
+      NotFound("run", run_id));
 }
 
 Result<kfp::Run> Store::GetRun(const std::string& id) {
@@ -198,16 +192,10 @@ Result<ListResult<kfp::Run>> Store::ListRuns(const ListRequest& req,
   // Runs belong to the namespace of their experiment. Without a namespace
   // (single-user mode) there is no scope at all, which also keeps the count
   // for total_size on an index.
-  std::string scope;
-  std::vector<SqlValue> binds;
-  if (!experiment_id.empty()) {
-    scope = "experiment_id = ?";
-    binds.push_back(experiment_id);
-  }
+  Where scope;
+  if (!experiment_id.empty()) scope.Add("experiment_id = ?", experiment_id);
   if (!namespace_.empty()) {
-    scope += scope.empty() ? "" : " AND ";
-    scope += "experiment_id IN (SELECT id FROM experiments WHERE namespace = ?)";
-    binds.push_back(namespace_);
+    scope.Add("experiment_id IN (SELECT id FROM experiments WHERE namespace = ?)", namespace_);
   }
   std::lock_guard lock(mu_);
   std::optional<int64_t> total;
@@ -216,21 +204,18 @@ Result<ListResult<kfp::Run>> Store::ListRuns(const ListRequest& req,
     if (!counted.ok()) return counted.error();
     total = *counted;
   }
-  return RunList(*db_, kRuns, *plan, scope, binds, total);
+  return RunList(*db_, kRuns, *plan, scope, total);
 }
 
 Status Store::DeleteRun(const std::string& id) {
   std::lock_guard lock(mu_);
-  return DeleteOne(*db_, "DELETE FROM runs WHERE id = ?", id, NotFound("run", id));
+  return ChangeOne(*db_, "DELETE FROM runs WHERE id = ?", {id}, NotFound("run", id));
 }
 
 Status Store::SetRunStorageState(const std::string& id, const std::string& state) {
   std::lock_guard lock(mu_);
-  auto stmt = db_->PrepareCached("UPDATE runs SET storage_state = ? WHERE id = ?");
-  if (!stmt.ok()) return stmt.error();
-  if (Status s = (*stmt)->BindAll({state, id}).Run(); !s.ok()) return s;
-  if (db_->Changes() == 0) return NotFound("run", id);
-  return Ok();
+  return ChangeOne(*db_, "UPDATE runs SET storage_state = ? WHERE id = ?", {state, id},
+                   NotFound("run", id));
 }
 
 // From run_counts: a scrape must not scan the runs table.
@@ -240,12 +225,9 @@ Result<std::vector<std::pair<std::string, int64_t>>> Store::CountRunsByState() {
   if (!stmt.ok()) return stmt.error();
   ResetOnExit reset(*stmt);
   std::vector<std::pair<std::string, int64_t>> out;
-  for (;;) {
-    auto row = (*stmt)->Step();
-    if (!row.ok()) return row.error();
-    if (!*row) break;
-    out.emplace_back((*stmt)->Text(0), (*stmt)->Int(1));
-  }
+  Status s =
+      ForEachRow(**stmt, [&](const Statement& row) { out.emplace_back(row.Text(0), row.Int(1)); });
+  if (!s.ok()) return s.error();
   return out;
 }
 
@@ -260,15 +242,10 @@ Result<int> Store::EndInFlightRuns(const InFlightEnd& end) {
     if (!select.ok()) return select.error();
     if (end.run_id) select->BindAll({*end.run_id});
     std::vector<kfp::Run> runs;
-    for (;;) {
-      auto row = select->Step();
-      if (!row.ok()) return row.error();
-      if (!*row) break;
-      runs.push_back(ReadRun(*select));
-    }
+    Status read = ForEachRow(*select, [&](const Statement& row) { runs.push_back(ReadRun(row)); });
     select->Reset();
-    auto update = db_->PrepareCached(
-        "UPDATE runs SET state = ?, finished_at_ns = ?, status = ? WHERE id = ?");
+    if (!read.ok()) return read;
+    auto update = db_->PrepareCached(kUpdateStatus);
     if (!update.ok()) return update.error();
     kfp::RpcStatus error{static_cast<int>(end.code), end.message, json::array()};
     for (auto& run : runs) {

@@ -236,6 +236,26 @@ kfp::Experiment ReadExperiment(const Statement& s) {
   return e;
 }
 
+Status InsertPipelineRow(Database& db, const kfp::Pipeline& p) {
+  return Insert(db,
+                "INSERT INTO pipelines (id, name, display_name, description, namespace, "
+                "created_at_ns, tags) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                {p.pipeline_id, p.name, p.display_name, p.description, p.namespace_,
+                 ToNs(p.created_at), TagsJson(p.tags)},
+                fmt::format("a pipeline named '{}' already exists", p.name));
+}
+
+Status InsertVersionRow(Database& db, const kfp::PipelineVersion& v) {
+  return Insert(db,
+                "INSERT INTO pipeline_versions (id, pipeline_id, name, display_name, description, "
+                "created_at_ns, package_url, code_source_url, pipeline_spec, tags) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                {v.pipeline_version_id, v.pipeline_id, v.name, v.display_name, v.description,
+                 ToNs(v.created_at), v.package_url, v.code_source_url, v.pipeline_spec.dump(),
+                 TagsJson(v.tags)},
+                fmt::format("pipeline {} already has a version named '{}'", v.pipeline_id, v.name));
+}
+
 const Table<kfp::Pipeline> kPipelines{"pipelines", kPipelineColumns, 7, ReadPipeline,
                                       &kfp::Pipeline::pipeline_id};
 const Table<kfp::PipelineVersion> kVersions{"pipeline_versions", kVersionColumns, 10, ReadVersion,
@@ -311,12 +331,7 @@ Status Store::CreateSchema(bool on_disk) {
 
 Status Store::InsertPipeline(const kfp::Pipeline& p) {
   std::lock_guard lock(mu_);
-  return Insert(*db_,
-                "INSERT INTO pipelines (id, name, display_name, description, namespace, "
-                "created_at_ns, tags) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                {p.pipeline_id, p.name, p.display_name, p.description, p.namespace_,
-                 ToNs(p.created_at), TagsJson(p.tags)},
-                fmt::format("a pipeline named '{}' already exists", p.name));
+  return InsertPipelineRow(*db_, p);
 }
 
 Result<kfp::Pipeline> Store::GetPipeline(const std::string& id) {
@@ -329,7 +344,7 @@ Result<ListResult<kfp::Pipeline>> Store::ListPipelines(const ListRequest& req,
   auto plan = PlanList(req, PipelineListable());
   if (!plan.ok()) return plan.error();
   std::lock_guard lock(mu_);
-  return RunList(*db_, kPipelines, *plan, "namespace = ?", {namespace_});
+  return RunList(*db_, kPipelines, *plan, Where{"namespace = ?", {namespace_}});
 }
 
 Status Store::DeletePipeline(const std::string& id, bool cascade) {
@@ -350,20 +365,13 @@ Status Store::DeletePipeline(const std::string& id, bool cascade) {
     auto versions_delete = db_->Prepare("DELETE FROM pipeline_versions WHERE pipeline_id = ?");
     if (!versions_delete.ok()) return versions_delete.error();
     if (Status s = versions_delete->Bind(1, id).Run(); !s.ok()) return s;
-    return DeleteOne(*db_, "DELETE FROM pipelines WHERE id = ?", id, NotFound("pipeline", id));
+    return ChangeOne(*db_, "DELETE FROM pipelines WHERE id = ?", {id}, NotFound("pipeline", id));
   });
 }
 
 Status Store::InsertPipelineVersion(const kfp::PipelineVersion& v) {
   std::lock_guard lock(mu_);
-  return Insert(*db_,
-                "INSERT INTO pipeline_versions (id, pipeline_id, name, display_name, description, "
-                "created_at_ns, package_url, code_source_url, pipeline_spec, tags) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                {v.pipeline_version_id, v.pipeline_id, v.name, v.display_name, v.description,
-                 ToNs(v.created_at), v.package_url, v.code_source_url, v.pipeline_spec.dump(),
-                 TagsJson(v.tags)},
-                fmt::format("pipeline {} already has a version named '{}'", v.pipeline_id, v.name));
+  return InsertVersionRow(*db_, v);
 }
 
 Result<kfp::PipelineVersion> Store::GetPipelineVersion(const std::string& pipeline_id,
@@ -392,7 +400,7 @@ Result<ListResult<kfp::PipelineVersion>> Store::ListPipelineVersions(const std::
   auto plan = PlanList(req, VersionListable());
   if (!plan.ok()) return plan.error();
   std::lock_guard lock(mu_);
-  return RunList(*db_, kVersions, *plan, "pipeline_id = ?", {pipeline_id});
+  return RunList(*db_, kVersions, *plan, Where{"pipeline_id = ?", {pipeline_id}});
 }
 
 Status Store::InsertExperiment(const kfp::Experiment& e) {
@@ -415,12 +423,12 @@ Result<ListResult<kfp::Experiment>> Store::ListExperiments(const ListRequest& re
   auto plan = PlanList(req, ExperimentListable());
   if (!plan.ok()) return plan.error();
   std::lock_guard lock(mu_);
-  return RunList(*db_, kExperiments, *plan, "namespace = ?", {namespace_});
+  return RunList(*db_, kExperiments, *plan, Where{"namespace = ?", {namespace_}});
 }
 
 Status Store::DeleteExperiment(const std::string& id) {
   std::lock_guard lock(mu_);
-  return DeleteOne(*db_, "DELETE FROM experiments WHERE id = ?", id, NotFound("experiment", id));
+  return ChangeOne(*db_, "DELETE FROM experiments WHERE id = ?", {id}, NotFound("experiment", id));
 }
 
 }  // namespace kfpbench::store
@@ -441,37 +449,17 @@ Result<kfp::Pipeline> Store::GetPipelineByName(const std::string& namespace_,
 
 Status Store::UpdatePipeline(const kfp::Pipeline& p) {
   std::lock_guard lock(mu_);
-  auto stmt = db_->PrepareCached(
-      "UPDATE pipelines SET display_name = ?, description = ?, tags = ? WHERE id = ?");
-  if (!stmt.ok()) return stmt.error();
-  if (Status s =
-          (*stmt)->BindAll({p.display_name, p.description, TagsJson(p.tags), p.pipeline_id}).Run();
-      !s.ok()) {
-    return s;
-  }
-  if (db_->Changes() == 0) return NotFound("pipeline", p.pipeline_id);
-  return Ok();
+  return ChangeOne(*db_,
+                   "UPDATE pipelines SET display_name = ?, description = ?, tags = ? WHERE id = ?",
+                   {p.display_name, p.description, TagsJson(p.tags), p.pipeline_id},
+                   NotFound("pipeline", p.pipeline_id));
 }
 
 Status Store::InsertPipelineAndVersion(const kfp::Pipeline& p, const kfp::PipelineVersion& v) {
   std::lock_guard lock(mu_);
   return InTransaction([&]() -> Status {
-    Status s = Insert(*db_,
-                      "INSERT INTO pipelines (id, name, display_name, description, namespace, "
-                      "created_at_ns, tags) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                      {p.pipeline_id, p.name, p.display_name, p.description, p.namespace_,
-                       ToNs(p.created_at), TagsJson(p.tags)},
-                      fmt::format("a pipeline named '{}' already exists", p.name));
-    if (!s.ok()) return s;
-    return Insert(
-        *db_,
-        "INSERT INTO pipeline_versions (id, pipeline_id, name, display_name, "
-        "description, created_at_ns, package_url, code_source_url, pipeline_spec, tags) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        {v.pipeline_version_id, v.pipeline_id, v.name, v.display_name, v.description,
-         ToNs(v.created_at), v.package_url, v.code_source_url, v.pipeline_spec.dump(),
-         TagsJson(v.tags)},
-        fmt::format("pipeline {} already has a version named '{}'", v.pipeline_id, v.name));
+    if (Status s = InsertPipelineRow(*db_, p); !s.ok()) return s;
+    return InsertVersionRow(*db_, v);
   });
 }
 
@@ -482,37 +470,27 @@ Result<kfp::PipelineVersion> Store::FindPipelineVersion(const std::string& versi
 
 Status Store::UpdatePipelineVersion(const kfp::PipelineVersion& v) {
   std::lock_guard lock(mu_);
-  auto stmt = db_->PrepareCached(
+  return ChangeOne(
+      *db_,
       "UPDATE pipeline_versions SET display_name = ?, description = ?, tags = ? "
-      "WHERE id = ? AND pipeline_id = ?");
-  if (!stmt.ok()) return stmt.error();
-  Status s = (*stmt)
-                 ->BindAll({v.display_name, v.description, TagsJson(v.tags), v.pipeline_version_id,
-                            v.pipeline_id})
-                 .Run();
-  if (!s.ok()) return s;
-  if (db_->Changes() == 0) return NotFound("pipeline version", v.pipeline_version_id);
-  return Ok();
+      "WHERE id = ? AND pipeline_id = ?",
+      {v.display_name, v.description, TagsJson(v.tags), v.pipeline_version_id, v.pipeline_id},
+      NotFound("pipeline version", v.pipeline_version_id));
 }
 
 Status Store::DeletePipelineVersion(const std::string& pipeline_id, const std::string& version_id) {
   std::lock_guard lock(mu_);
-  auto stmt = db_->PrepareCached("DELETE FROM pipeline_versions WHERE id = ? AND pipeline_id = ?");
-  if (!stmt.ok()) return stmt.error();
-  if (Status s = (*stmt)->BindAll({version_id, pipeline_id}).Run(); !s.ok()) return s;
-  if (db_->Changes() == 0) return NotFound("pipeline version", version_id);
-  return Ok();
+  return ChangeOne(*db_, "DELETE FROM pipeline_versions WHERE id = ? AND pipeline_id = ?",
+                   {version_id, pipeline_id}, NotFound("pipeline version", version_id));
 }
 
 Status Store::SetExperimentStorageState(const std::string& id, const std::string& state,
                                         WallTime now) {
   std::lock_guard lock(mu_);
   return InTransaction([&]() -> Status {
-    auto e = db_->PrepareCached("UPDATE experiments SET storage_state = ? WHERE id = ?");
-    if (!e.ok()) return e.error();
-    if (Status s = (*e)->BindAll({state, id}).Run(); !s.ok()) return s;
-    if (db_->Changes() == 0) return NotFound("experiment", id);
-    if (state != "ARCHIVED") return Ok();
+    Status s = ChangeOne(*db_, "UPDATE experiments SET storage_state = ? WHERE id = ?", {state, id},
+                         NotFound("experiment", id));
+    if (!s.ok() || state != "ARCHIVED") return s;
     auto runs = db_->PrepareCached("UPDATE runs SET storage_state = ? WHERE experiment_id = ?");
     if (!runs.ok()) return runs.error();
     if (Status s = (*runs)->BindAll({state, id}).Run(); !s.ok()) return s;

@@ -43,44 +43,51 @@ struct Table {
 
 inline SqlValue SortValue(const Statement& s, int column, const ListPlan& plan);
 
+// Conditions joined by AND, with the values they bind.
+struct Where {
+  std::string sql;  // empty: no condition
+  std::vector<SqlValue> binds;
+
+  void Add(const std::string& condition) { sql += (sql.empty() ? "" : " AND ") + condition; }
+  void Add(const std::string& condition, SqlValue value) {
+    Add(condition);
+    binds.push_back(std::move(value));
+  }
+  void Add(const Where& other) {
+    if (other.sql.empty()) return;
+    Add(other.sql);
+    binds.insert(binds.end(), other.binds.begin(), other.binds.end());
+  }
+  std::string Clause() const { return sql.empty() ? "" : " WHERE " + sql; }
+};
+
 // Runs one list query: total under the filter, then one page of rows after
 // the cursor.
 template <typename T>
 Result<ListResult<T>> RunList(Database& db, const Table<T>& table, const ListPlan& plan,
-                              const std::string& scope_where,
-                              const std::vector<SqlValue>& scope_binds,
+                              const Where& scope,
                               std::optional<int64_t> known_total = std::nullopt) {
-  std::string where = scope_where;
-  std::vector<SqlValue> binds = scope_binds;
-  if (!plan.where.empty()) {
-    where += (where.empty() ? "" : " AND ") + plan.where;
-    binds.insert(binds.end(), plan.where_binds.begin(), plan.where_binds.end());
-  }
+  Where where = scope;
+  where.Add(Where{plan.where, plan.where_binds});
   ListResult<T> out;
   if (known_total) {
     out.total_size = static_cast<int>(*known_total);
   } else {
-    auto count = db.Prepare(fmt::format("SELECT COUNT(*) FROM {}{}", table.name,
-                                        where.empty() ? "" : " WHERE " + where));
+    auto count = db.Prepare(fmt::format("SELECT COUNT(*) FROM {}{}", table.name, where.Clause()));
     if (!count.ok()) return count.error();
-    count->BindAll(binds);
+    count->BindAll(where.binds);
     auto row = count->Step();
     if (!row.ok()) return row.error();
     out.total_size = static_cast<int>(count->Int(0));
   }
-  std::string page_where = where;
-  std::vector<SqlValue> page_binds = binds;
-  if (!plan.cursor_where.empty()) {
-    page_where += (page_where.empty() ? "" : " AND ") + plan.cursor_where;
-    page_binds.insert(page_binds.end(), plan.cursor_binds.begin(), plan.cursor_binds.end());
-  }
+  Where page = where;
+  page.Add(Where{plan.cursor_where, plan.cursor_binds});
   // One row more than the page tells whether there is a next page.
   auto stmt = db.Prepare(fmt::format("SELECT {}, {} FROM {}{} ORDER BY {} LIMIT {}", table.columns,
-                                     plan.sort_field->column, table.name,
-                                     page_where.empty() ? "" : " WHERE " + page_where,
+                                     plan.sort_field->column, table.name, page.Clause(),
                                      plan.order_by, plan.page_size + 1));
   if (!stmt.ok()) return stmt.error();
-  stmt->BindAll(page_binds);
+  stmt->BindAll(page.binds);
   SqlValue last_sort;
   std::string last_id;
   for (int n = 0;; ++n) {
@@ -140,14 +147,25 @@ Result<T> GetById(Database& db, const Table<T>& table, const std::string& id, Er
                    {id}, table.read, std::move(not_found));
 }
 
-inline Status DeleteOne(Database& db, const std::string& sql, const std::string& id,
+// Runs a write that must change a row; `not_found` when none matched.
+inline Status ChangeOne(Database& db, const std::string& sql, const std::vector<SqlValue>& binds,
                         Error not_found) {
   auto stmt = db.PrepareCached(sql);
   if (!stmt.ok()) return stmt.error();
-  (*stmt)->Bind(1, id);
-  if (Status s = (*stmt)->Run(); !s.ok()) return s;
+  if (Status s = (*stmt)->BindAll(binds).Run(); !s.ok()) return s;
   if (db.Changes() == 0) return not_found;
   return Ok();
+}
+
+// Steps through the rows `stmt` selects, `fn(stmt)` on each.
+template <typename Fn>
+Status ForEachRow(Statement& stmt, Fn&& fn) {
+  for (;;) {
+    auto row = stmt.Step();
+    if (!row.ok()) return row.error();
+    if (!*row) return Ok();
+    fn(stmt);
+  }
 }
 
 // Reads of runs, shared by the run queries and the restart recovery.

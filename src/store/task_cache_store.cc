@@ -60,12 +60,9 @@ Result<std::vector<std::pair<std::string, std::string>>> Store::GetRetryTasks(
   ResetOnExit reset(*stmt);
   (*stmt)->BindAll({run_id});
   std::vector<std::pair<std::string, std::string>> out;
-  for (;;) {
-    auto row = (*stmt)->Step();
-    if (!row.ok()) return row.error();
-    if (!*row) break;
-    out.emplace_back((*stmt)->Text(0), (*stmt)->Text(1));
-  }
+  Status s =
+      ForEachRow(**stmt, [&](const Statement& row) { out.emplace_back(row.Text(0), row.Text(1)); });
+  if (!s.ok()) return s.error();
   return out;
 }
 

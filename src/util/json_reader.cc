@@ -1,12 +1,20 @@
-#include "kfp/json_reader.h"
+#include "util/json_reader.h"
 
 #include <charconv>
 
-namespace kfpbench::kfp {
+namespace kfpbench {
 
 JsonReader::JsonReader(const nlohmann::json& object, std::string path, bool strict)
-    : object_(object), path_(std::move(path)), strict_(strict) {
+    : JsonReader(object, std::move(path), strict, true) {}
+
+JsonReader::JsonReader(const nlohmann::json& object, std::string path, bool strict,
+                       bool proto_names)
+    : object_(object), path_(std::move(path)), strict_(strict), proto_names_(proto_names) {
   if (!object_.is_object()) error_ = (path_.empty() ? "body" : path_) + ": must be a JSON object";
+}
+
+JsonReader JsonReader::Plain(const nlohmann::json& object, std::string path) {
+  return JsonReader(object, std::move(path), false, false);
 }
 
 std::string JsonReader::Path(const char* name) const {
@@ -15,6 +23,10 @@ std::string JsonReader::Path(const char* name) const {
 
 void JsonReader::Fail(const char* name, const std::string& why) {
   if (error_.empty()) error_ = Path(name) + ": " + why;
+}
+
+void JsonReader::Refuse(const std::string& why) {
+  if (error_.empty()) error_ = (path_.empty() ? "" : path_ + ": ") + why;
 }
 
 namespace {
@@ -39,11 +51,14 @@ std::string LowerCamel(std::string_view proto_name) {
 
 const nlohmann::json* JsonReader::Take(const char* name) {
   if (!error_.empty() || !object_.is_object()) return nullptr;
-  seen_.insert(name);
+  // Only strict reading asks what was read; the lenient reading of every
+  // answer does not pay for the set.
+  if (strict_) seen_.insert(name);
   auto it = object_.find(name);
+  if (!proto_names_) return it == object_.end() || it->is_null() ? nullptr : &*it;
   std::string json_name = LowerCamel(name);
   if (json_name != name) {
-    seen_.insert(json_name);
+    if (strict_) seen_.insert(json_name);
     auto camel = object_.find(json_name);
     if (camel != object_.end()) {
       // protojson: one field given twice under its two names.
@@ -86,12 +101,63 @@ void JsonReader::Int64(const char* name, int64_t& out) {
   }
 }
 
+bool JsonReader::TimeValue(const char* name, const nlohmann::json& v, WallTime& out) {
+  if (!v.is_string()) {
+    Fail(name, "must be an RFC 3339 time string");
+    return false;
+  }
+  auto t = ParseRfc3339(v.get_ref<const std::string&>());
+  if (!t.ok()) {
+    Fail(name, t.error().message);
+    return false;
+  }
+  out = *t;
+  return true;
+}
+
 void JsonReader::Time(const char* name, WallTime& out) {
-  if (const auto* v = Take(name)) {
-    if (!v->is_string()) return Fail(name, "must be an RFC 3339 time string");
-    auto t = ParseRfc3339(v->get_ref<const std::string&>());
-    if (!t.ok()) return Fail(name, t.error().message);
-    out = *t;
+  if (const auto* v = Take(name)) TimeValue(name, *v, out);
+}
+
+void JsonReader::OptionalTime(const char* name, std::optional<WallTime>& out) {
+  WallTime t{};
+  if (const auto* v = Take(name); v && TimeValue(name, *v, t)) out = t;
+}
+
+void JsonReader::TimeOrEmpty(const char* name, WallTime& out) {
+  const auto* v = Take(name);
+  if (!v) return;
+  if (v->is_string() && v->get_ref<const std::string&>().empty()) {
+    out = WallTime{};
+  } else {
+    TimeValue(name, *v, out);
+  }
+}
+
+void JsonReader::StringList(const char* name, std::vector<std::string>& out) {
+  const auto* v = Take(name);
+  if (!v) return;
+  if (!v->is_array()) return Fail(name, "must be an array of strings");
+  std::vector<std::string> list;
+  for (const auto& s : *v) {
+    if (!s.is_string()) return Fail(name, "must be an array of strings");
+    list.push_back(s.get<std::string>());
+  }
+  out = std::move(list);
+}
+
+bool JsonReader::Has(const char* name) const {
+  if (!object_.is_object()) return false;
+  auto it = object_.find(name);
+  if (it != object_.end() && !it->is_null()) return true;
+  if (!proto_names_) return false;
+  auto camel = object_.find(LowerCamel(name));
+  return camel != object_.end() && !camel->is_null();
+}
+
+void JsonReader::Require(const char* name) {
+  if (error_.empty() && object_.is_object() && !Has(name)) {
+    error_ = (path_.empty() ? "" : path_ + ": ") + "missing field '" + name + "'";
   }
 }
 
@@ -154,4 +220,4 @@ Status JsonReader::Finish() {
   return Ok();
 }
 
-}  // namespace kfpbench::kfp
+}  // namespace kfpbench
