@@ -49,35 +49,24 @@ Command AddSimulateCommand(CLI::App& app) {
                   "also write a self-contained HTML page: nodes, CPU and waiting work over time");
   auto run = [f]() -> int {
     auto cluster = sim::LoadCluster(f->cluster);
-    if (!cluster.ok()) {
-      std::cerr << "kfpbench simulate: " << cluster.error().message << "\n";
-      return kExitBadInput;
-    }
+    if (!cluster.ok()) return Fail(cluster.error().message, kExitBadInput);
     auto workload = sim::LoadWorkload(f->workload);
-    if (!workload.ok()) {
-      std::cerr << "kfpbench simulate: " << workload.error().message << "\n";
-      return kExitBadInput;
-    }
+    if (!workload.ok()) return Fail(workload.error().message, kExitBadInput);
     if (f->runs > 0) workload->runs = f->runs;
     if (f->concurrency > 0) {
       workload->arrival_kind = sim::WorkloadSpec::ArrivalKind::kClosed;
       workload->concurrency = f->concurrency;
     }
     auto result = sim::Simulate(*cluster, *workload);
-    if (!result.ok()) {
-      std::cerr << "kfpbench simulate: " << result.error().message << "\n";
-      return kExitBadInput;
-    }
+    if (!result.ok()) return Fail(result.error().message, kExitBadInput);
     if (auto st = sim::WriteResultJson(*result, f->out); !st.ok()) {
-      std::cerr << "kfpbench simulate: " << st.error().message << "\n";
-      return kExitFailed;
+      return Fail(st.error().message, kExitFailed);
     }
     if (!f->html.empty()) {
       plan::CapacityPage page{"kfpbench simulate " + f->workload, sim::Summary(*result), nullptr,
                               &*result};
       if (auto st = plan::WriteCapacityPage(page, f->html); !st.ok()) {
-        std::cerr << "kfpbench simulate: " << st.error().message << "\n";
-        return kExitFailed;
+        return Fail(st.error().message, kExitFailed);
       }
     }
     if (!f->quiet) std::cout << sim::Summary(*result) << "results     " << f->out << "\n";
@@ -141,10 +130,6 @@ Command AddCalibrateCommand(CLI::App& app) {
   cmd->add_option("--out", f->out, "calibration file for simulate (workload `calibration:`)")
       ->capture_default_str();
   auto run = [f]() -> int {
-    auto fail = [](const std::string& message) {
-      std::cerr << "kfpbench calibrate: " << message << "\n";
-      return kExitBadInput;
-    };
     std::shared_ptr<const ir::PipelineSpec> spec;
     if (!f->pipeline.empty()) {
       std::ifstream in(f->pipeline, std::ios::binary);
@@ -152,7 +137,7 @@ Command AddCalibrateCommand(CLI::App& app) {
       text << in.rdbuf();
       auto parsed = ir::ParsePipelineSpec(text.str());
       if (!in || !parsed.ok()) {
-        return fail(f->pipeline + ": " + (in ? parsed.error().message : "cannot read"));
+        return Fail(f->pipeline + ": " + (in ? parsed.error().message : "cannot read"));
       }
       spec = std::make_shared<const ir::PipelineSpec>(std::move(*parsed));
     }
@@ -161,7 +146,7 @@ Command AddCalibrateCommand(CLI::App& app) {
     for (const auto& spec_text : f->artifact_bytes) {
       auto labeled = exec::ParseLabeledBytes(spec_text);
       if (!labeled.ok() || labeled->first.empty()) {
-        return fail(
+        return Fail(
             fmt::format("--artifact-bytes '{}': expected LABEL=SIZE, such as "
                         "exec-train=1Gi",
                         spec_text));
@@ -170,18 +155,18 @@ Command AddCalibrateCommand(CLI::App& app) {
     }
     const bool shared = f->results.size() > 1 && !inputs.artifact_bytes.empty();
     if (shared && f->cluster.empty()) {
-      return fail(
+      return Fail(
           "--cluster: fitting the artifact store replays each level on the cluster it "
           "ran on; name it");
     }
     if (shared && spec == nullptr) {
-      return fail(
+      return Fail(
           "--pipeline: fitting the artifact store replays each level's runs; name the "
           "pipeline they ran");
     }
     if (!f->cluster.empty()) {
       auto cluster = sim::LoadCluster(f->cluster);
-      if (!cluster.ok()) return fail(cluster.error().message);
+      if (!cluster.ok()) return Fail(cluster.error().message);
       inputs.cluster = std::move(*cluster);
     }
     std::vector<sim::MeasuredLevel> levels;
@@ -196,16 +181,15 @@ Command AddCalibrateCommand(CLI::App& app) {
         }
       } else {
         auto runs = results::LoadRunRecords(path);
-        if (!runs.ok()) return fail(runs.error().message);
+        if (!runs.ok()) return Fail(runs.error().message);
         level.runs = std::move(*runs);
       }
       levels.push_back(std::move(level));
     }
     auto c = sim::CalibrateLevels(levels, spec, inputs);
-    if (!c.ok()) return fail(c.error().message);
+    if (!c.ok()) return Fail(c.error().message);
     if (auto st = WriteFileAtomically(f->out, sim::ToJson(*c).dump(2) + "\n"); !st.ok()) {
-      std::cerr << "kfpbench calibrate: " << st.error().message << "\n";
-      return kExitFailed;
+      return Fail(st.error().message, kExitFailed);
     }
     std::cout << fmt::format("calibrated from {} runs; overhead {} per task\n", c->runs,
                              FormatDuration(c->overhead_p50));
@@ -290,17 +274,13 @@ Command AddPlanCommand(CLI::App& app) {
                   "replications) and run time versus runs and versus nodes around the answer, "
                   "with T and the answer marked, and the cluster over time");
   auto run = [f]() -> int {
-    auto fail = [](const std::string& m, int code) {
-      std::cerr << "kfpbench plan: " << m << "\n";
-      return code;
-    };
     int given = (f->runs > 0) + (f->nodes > 0) + !f->within.empty();
-    if (given != 2) return fail("give exactly two of --runs, --nodes and --within", kExitBadInput);
+    if (given != 2) return Fail("give exactly two of --runs, --nodes and --within", kExitBadInput);
     Duration within{0};
     if (!f->within.empty()) {
       auto d = ParseDuration(f->within);
       if (!d.ok() || *d <= Duration::zero()) {
-        return fail("--within: expected a positive duration such as 90m", kExitBadInput);
+        return Fail("--within: expected a positive duration such as 90m", kExitBadInput);
       }
       within = *d;
     }
@@ -308,15 +288,15 @@ Command AddPlanCommand(CLI::App& app) {
     reps.count = f->replications;
     reps.threads = f->threads;
     auto quantile = plan::ParseQuantile(f->quantile);
-    if (!quantile.ok()) return fail("--quantile: " + quantile.error().message, kExitBadInput);
+    if (!quantile.ok()) return Fail("--quantile: " + quantile.error().message, kExitBadInput);
     reps.quantile = *quantile;
     if (auto st = plan::CheckReplications(reps); !st.ok()) {
-      return fail("--replications: " + st.error().message, kExitBadInput);
+      return Fail("--replications: " + st.error().message, kExitBadInput);
     }
     auto cluster = sim::LoadCluster(f->cluster);
-    if (!cluster.ok()) return fail(cluster.error().message, kExitBadInput);
+    if (!cluster.ok()) return Fail(cluster.error().message, kExitBadInput);
     auto workload = sim::LoadWorkload(f->workload);
-    if (!workload.ok()) return fail(workload.error().message, kExitBadInput);
+    if (!workload.ok()) return Fail(workload.error().message, kExitBadInput);
     Result<plan::Answer> a = Error{""};
     if (f->within.empty()) {
       a = plan::TimeFor(*cluster, *workload, f->runs, f->nodes, reps);
@@ -327,25 +307,25 @@ Command AddPlanCommand(CLI::App& app) {
     }
     // A question too large to simulate is the input's fault; a simulation
     // whose runs fail is the work's.
-    if (!a.ok()) return fail(a.error().message, a.error().BadInput() ? kExitBadInput : kExitFailed);
+    if (!a.ok()) return Fail(a.error().message, a.error().BadInput() ? kExitBadInput : kExitFailed);
     std::cout << plan::Describe(*a);
     if (!f->out.empty()) {
       std::ofstream out(f->out, std::ios::binary | std::ios::trunc);
       out << plan::ToJson(*a).dump(2) << "\n";
-      if (!out) return fail("cannot write " + f->out, kExitFailed);
+      if (!out) return Fail("cannot write " + f->out, kExitFailed);
     }
     if (!f->html.empty()) {
       auto sweeps = plan::SweepAround(*cluster, *workload, a->runs, a->nodes, reps);
-      if (!sweeps.ok()) return fail(sweeps.error().message, kExitFailed);
+      if (!sweeps.ok()) return Fail(sweeps.error().message, kExitFailed);
       sim::WorkloadSpec w = *workload;
       w.arrival_kind = sim::WorkloadSpec::ArrivalKind::kAllAtOnce;
       w.runs = a->runs;
       auto at_answer = sim::Simulate(plan::FixedNodes(*cluster, a->nodes), w);
-      if (!at_answer.ok()) return fail(at_answer.error().message, kExitFailed);
+      if (!at_answer.ok()) return Fail(at_answer.error().message, kExitFailed);
       plan::CapacityPage page{"kfpbench plan " + f->workload, plan::Describe(*a), &*sweeps,
                               &*at_answer, &*a};
       if (auto st = plan::WriteCapacityPage(page, f->html); !st.ok()) {
-        return fail(st.error().message, kExitFailed);
+        return Fail(st.error().message, kExitFailed);
       }
       std::cout << "page        " << f->html << "\n";
     }
