@@ -310,9 +310,9 @@ Command AddPlanCommand(CLI::App& app) {
     if (!a.ok()) return Fail(a.error().message, a.error().BadInput() ? kExitBadInput : kExitFailed);
     std::cout << plan::Describe(*a);
     if (!f->out.empty()) {
-      std::ofstream out(f->out, std::ios::binary | std::ios::trunc);
-      out << plan::ToJson(*a).dump(2) << "\n";
-      if (!out) return Fail("cannot write " + f->out, kExitFailed);
+      if (auto st = WriteFileAtomically(f->out, plan::ToJson(*a).dump(2) + "\n"); !st.ok()) {
+        return Fail(st.error().message, kExitFailed);
+      }
     }
     if (!f->html.empty()) {
       auto sweeps = plan::SweepAround(*cluster, *workload, a->runs, a->nodes, reps);

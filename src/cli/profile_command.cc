@@ -15,6 +15,7 @@
 #include "plan/profile_results.h"
 #include "plan/profile_run.h"
 #include "report/reporter.h"
+#include "util/files.h"
 
 namespace kfpbench::cli {
 namespace {
@@ -32,11 +33,9 @@ Result<double> ParseHeadroom(const std::string& text) {
   return percent ? v / 100 : v;
 }
 
+// Through a temporary file: a full disk or Ctrl-C never leaves half a file.
 Status WriteJson(const std::filesystem::path& path, const nlohmann::json& j) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << j.dump(2) << "\n";
-  if (!out) return Error{"cannot write " + path.string()};
-  return Ok();
+  return WriteFileAtomically(path, j.dump(2) + "\n");
 }
 
 }  // namespace
