@@ -238,12 +238,10 @@ Command AddPlanCommand(CLI::App& app) {
     std::string workload;
     int64_t runs = 0;
     int nodes = 0;
-    std::string within;
+    Duration within{0};  // zero: not given
     std::string out;
     std::string html;
-    int replications = plan::Replications{}.count;
-    std::string quantile = "P90";
-    int threads = 0;
+    plan::Replications reps;
   };
   auto f = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand(
@@ -256,14 +254,14 @@ Command AddPlanCommand(CLI::App& app) {
       ->required();
   cmd->add_option("--runs", f->runs, "how many runs")->check(CountAboveZero());
   cmd->add_option("--nodes", f->nodes, "how many nodes")->check(CountAboveZero());
-  cmd->add_option("--within", f->within, "time allowed, e.g. 2h");
-  cmd->add_option("--replications", f->replications,
+  AddPositiveDurationOption(*cmd, "--within", f->within, "time allowed, e.g. 2h");
+  cmd->add_option("--replications", f->reps.count,
                   "simulate every probe with this many seeds (the workload's seed, +1, ...)")
       ->capture_default_str();
-  cmd->add_option("--quantile", f->quantile,
-                  "answers hold for this share of the replications: 0.9, 90% or P90")
-      ->capture_default_str();
-  cmd->add_option("--threads", f->threads,
+  AddParsedOption(*cmd, "--quantile", f->reps.quantile, plan::ParseQuantile,
+                  "answers hold for this share of the replications: 0.9, 90% or P90", "P90",
+                  "TEXT");
+  cmd->add_option("--threads", f->reps.threads,
                   "replications simulated at once (0: one per hardware thread); memory grows "
                   "with it, as each holds its own runs")
       ->check(CLI::Range(0, 1024))
@@ -274,22 +272,9 @@ Command AddPlanCommand(CLI::App& app) {
                   "replications) and run time versus runs and versus nodes around the answer, "
                   "with T and the answer marked, and the cluster over time");
   auto run = [f]() -> int {
-    int given = (f->runs > 0) + (f->nodes > 0) + !f->within.empty();
+    int given = (f->runs > 0) + (f->nodes > 0) + (f->within > Duration::zero());
     if (given != 2) return Fail("give exactly two of --runs, --nodes and --within", kExitBadInput);
-    Duration within{0};
-    if (!f->within.empty()) {
-      auto d = ParseDuration(f->within);
-      if (!d.ok() || *d <= Duration::zero()) {
-        return Fail("--within: expected a positive duration such as 90m", kExitBadInput);
-      }
-      within = *d;
-    }
-    plan::Replications reps;
-    reps.count = f->replications;
-    reps.threads = f->threads;
-    auto quantile = plan::ParseQuantile(f->quantile);
-    if (!quantile.ok()) return Fail("--quantile: " + quantile.error().message, kExitBadInput);
-    reps.quantile = *quantile;
+    const plan::Replications& reps = f->reps;
     if (auto st = plan::CheckReplications(reps); !st.ok()) {
       return Fail("--replications: " + st.error().message, kExitBadInput);
     }
@@ -298,12 +283,12 @@ Command AddPlanCommand(CLI::App& app) {
     auto workload = sim::LoadWorkload(f->workload);
     if (!workload.ok()) return Fail(workload.error().message, kExitBadInput);
     Result<plan::Answer> a = Error{""};
-    if (f->within.empty()) {
+    if (f->within == Duration::zero()) {
       a = plan::TimeFor(*cluster, *workload, f->runs, f->nodes, reps);
     } else if (f->nodes == 0) {
-      a = plan::NodesFor(*cluster, *workload, f->runs, within, reps);
+      a = plan::NodesFor(*cluster, *workload, f->runs, f->within, reps);
     } else {
-      a = plan::RunsIn(*cluster, *workload, within, f->nodes, reps);
+      a = plan::RunsIn(*cluster, *workload, f->within, f->nodes, reps);
     }
     // A question too large to simulate is the input's fault; a simulation
     // whose runs fail is the work's.

@@ -49,8 +49,8 @@ Command AddProfileCommand(CLI::App& app) {
     std::string headroom = "20%";
     std::string out;
     std::string from_results;
-    std::string sample_interval = "100ms";
-    std::string timeout = "1h";
+    Duration sample_interval = std::chrono::milliseconds(100);
+    Duration timeout = std::chrono::hours(1);
   };
   auto f = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand(
@@ -70,9 +70,9 @@ Command AddProfileCommand(CLI::App& app) {
   cmd->add_option("--from-results", f->from_results,
                   "profile from a results.json (or its folder) whose tasks carry resource "
                   "figures, e.g. from --prometheus on a real cluster, instead of running");
-  cmd->add_option("--sample-interval", f->sample_interval, "how often steps are sampled")
-      ->capture_default_str();
-  cmd->add_option("--timeout", f->timeout, "how long one run may take")->capture_default_str();
+  AddPositiveDurationOption(*cmd, "--sample-interval", f->sample_interval,
+                            "how often steps are sampled", std::chrono::milliseconds(10));
+  AddPositiveDurationOption(*cmd, "--timeout", f->timeout, "how long one run may take");
 
   return {
       cmd, [f] {
@@ -89,14 +89,6 @@ Command AddProfileCommand(CLI::App& app) {
         if (f->repeat < 1) return Fail("--repeat: must be at least 1");
         auto params = harness::SplitAssignments(f->params);
         if (!params.ok()) return Fail("--params: " + params.error().message);
-        auto interval = ParseDuration(f->sample_interval);
-        if (!interval.ok() || *interval < std::chrono::milliseconds(10)) {
-          return Fail("--sample-interval: expected a duration of at least 10ms, such as 100ms");
-        }
-        auto timeout = ParseDuration(f->timeout);
-        if (!timeout.ok() || *timeout <= Duration::zero()) {
-          return Fail("--timeout: expected a positive duration such as 30m");
-        }
         if (f->pipeline.empty() && f->from_results.empty()) {
           return Fail("give a PIPELINE.yaml to run, or --from-results RESULTS");
         }
@@ -128,8 +120,8 @@ Command AddProfileCommand(CLI::App& app) {
           options.pipeline_path = f->pipeline;
           options.params = *params;
           options.repeats = f->repeat;
-          options.sample_interval = *interval;
-          options.run_timeout = *timeout;
+          options.sample_interval = f->sample_interval;
+          options.run_timeout = f->timeout;
           options.profile = profile;
           InstallSignalHandlers();
           options.interrupted = &g_interrupted;
