@@ -12,6 +12,7 @@
 #include "exec/artifact_store.h"
 #include "ir/pipeline_spec.h"
 #include "ir/quantity.h"
+#include "plan/answer.h"
 #include "plan/capacity_page.h"
 #include "plan/plan.h"
 #include "results/results_json.h"
@@ -274,46 +275,14 @@ Command AddPlanCommand(CLI::App& app) {
   auto run = [f]() -> int {
     int given = (f->runs > 0) + (f->nodes > 0) + (f->within > Duration::zero());
     if (given != 2) return Fail("give exactly two of --runs, --nodes and --within", kExitBadInput);
-    const plan::Replications& reps = f->reps;
-    if (auto st = plan::CheckReplications(reps); !st.ok()) {
+    if (auto st = plan::CheckReplications(f->reps); !st.ok()) {
       return Fail("--replications: " + st.error().message, kExitBadInput);
     }
-    auto cluster = sim::LoadCluster(f->cluster);
-    if (!cluster.ok()) return Fail(cluster.error().message, kExitBadInput);
-    auto workload = sim::LoadWorkload(f->workload);
-    if (!workload.ok()) return Fail(workload.error().message, kExitBadInput);
-    Result<plan::Answer> a = Error{""};
-    if (f->within == Duration::zero()) {
-      a = plan::TimeFor(*cluster, *workload, f->runs, f->nodes, reps);
-    } else if (f->nodes == 0) {
-      a = plan::NodesFor(*cluster, *workload, f->runs, f->within, reps);
-    } else {
-      a = plan::RunsIn(*cluster, *workload, f->within, f->nodes, reps);
-    }
-    // A question too large to simulate is the input's fault; a simulation
-    // whose runs fail is the work's.
+    auto a = plan::AnswerQuestion(
+        {f->cluster, f->workload, f->runs, f->nodes, f->within, f->reps}, {f->out, f->html},
+        [](const plan::Answer& answer) { std::cout << plan::Describe(answer); });
     if (!a.ok()) return Fail(a.error().message, a.error().BadInput() ? kExitBadInput : kExitFailed);
-    std::cout << plan::Describe(*a);
-    if (!f->out.empty()) {
-      if (auto st = WriteFileAtomically(f->out, plan::ToJson(*a).dump(2) + "\n"); !st.ok()) {
-        return Fail(st.error().message, kExitFailed);
-      }
-    }
-    if (!f->html.empty()) {
-      auto sweeps = plan::SweepAround(*cluster, *workload, a->runs, a->nodes, reps);
-      if (!sweeps.ok()) return Fail(sweeps.error().message, kExitFailed);
-      sim::WorkloadSpec w = *workload;
-      w.arrival_kind = sim::WorkloadSpec::ArrivalKind::kAllAtOnce;
-      w.runs = a->runs;
-      auto at_answer = sim::Simulate(plan::FixedNodes(*cluster, a->nodes), w);
-      if (!at_answer.ok()) return Fail(at_answer.error().message, kExitFailed);
-      plan::CapacityPage page{"kfpbench plan " + f->workload, plan::Describe(*a), &*sweeps,
-                              &*at_answer, &*a};
-      if (auto st = plan::WriteCapacityPage(page, f->html); !st.ok()) {
-        return Fail(st.error().message, kExitFailed);
-      }
-      std::cout << "page        " << f->html << "\n";
-    }
+    if (!f->html.empty()) std::cout << "page        " << f->html << "\n";
     return kExitOk;
   };
   return {cmd, run};
