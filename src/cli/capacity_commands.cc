@@ -1,25 +1,19 @@
 #include "cli/commands.h"
 
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "cli/cli.h"
 #include "cli/common.h"
 #include "exec/artifact_store.h"
-#include "ir/pipeline_spec.h"
-#include "ir/quantity.h"
 #include "plan/answer.h"
+#include "plan/calibration.h"
 #include "plan/capacity_page.h"
 #include "plan/plan.h"
-#include "results/results_json.h"
-#include "sim/calibrate.h"
 #include "sim/config.h"
 #include "sim/simulator.h"
-#include "util/files.h"
 
 namespace kfpbench::cli {
 
@@ -77,26 +71,6 @@ Command AddSimulateCommand(CLI::App& app) {
   return {cmd, run};
 }
 
-namespace {
-
-// "| level | runs | in flight | makespan measured -> predicted | p95 ... |" rows.
-std::string LevelTable(const std::vector<sim::LevelFit>& fits) {
-  auto cell = [](double measured, double predicted) {
-    return fmt::format("{:.2f}s -> {:.2f}s ({:+.1f}%)", measured, predicted,
-                       measured > 0 ? (predicted - measured) / measured * 100 : 0.0);
-  };
-  std::string s = fmt::format("  {:<28} {:>5} {:>9}  {:<30} {}\n", "level", "runs", "in flight",
-                              "makespan measured -> predicted", "p95 run measured -> predicted");
-  for (const auto& f : fits) {
-    s += fmt::format("  {:<28} {:>5} {:>9.2f}  {:<30} {}\n", f.source, f.runs, f.runs_in_flight,
-                     cell(f.measured_makespan, f.predicted_makespan),
-                     cell(f.measured_p95, f.predicted_p95));
-  }
-  return s;
-}
-
-}  // namespace
-
 Command AddCalibrateCommand(CLI::App& app) {
   struct Flags {
     std::vector<std::string> results;
@@ -131,103 +105,34 @@ Command AddCalibrateCommand(CLI::App& app) {
   cmd->add_option("--out", f->out, "calibration file for simulate (workload `calibration:`)")
       ->capture_default_str();
   auto run = [f]() -> int {
-    std::shared_ptr<const ir::PipelineSpec> spec;
-    if (!f->pipeline.empty()) {
-      std::ifstream in(f->pipeline, std::ios::binary);
-      std::stringstream text;
-      text << in.rdbuf();
-      auto parsed = ir::ParsePipelineSpec(text.str());
-      if (!in || !parsed.ok()) {
-        return Fail(f->pipeline + ": " + (in ? parsed.error().message : "cannot read"));
-      }
-      spec = std::make_shared<const ir::PipelineSpec>(std::move(*parsed));
-    }
-    sim::SharedServiceInputs inputs;
-    inputs.fifo = f->sharing == "fifo";
-    for (const auto& spec_text : f->artifact_bytes) {
-      auto labeled = exec::ParseLabeledBytes(spec_text);
+    plan::CalibrationRequest request;
+    request.results.assign(f->results.begin(), f->results.end());
+    request.pipeline = f->pipeline;
+    request.cluster = f->cluster;
+    request.fifo = f->sharing == "fifo";
+    request.out = f->out;
+    for (const auto& text : f->artifact_bytes) {
+      auto labeled = exec::ParseLabeledBytes(text);
       if (!labeled.ok() || labeled->first.empty()) {
-        return Fail(
-            fmt::format("--artifact-bytes '{}': expected LABEL=SIZE, such as "
-                        "exec-train=1Gi",
-                        spec_text));
+        return Fail(fmt::format(
+            "--artifact-bytes '{}': expected LABEL=SIZE, such as exec-train=1Gi", text));
       }
-      inputs.artifact_bytes[labeled->first] = labeled->second;
+      request.artifact_bytes[labeled->first] = labeled->second;
     }
-    const bool shared = f->results.size() > 1 && !inputs.artifact_bytes.empty();
+    const bool shared = f->results.size() > 1 && !request.artifact_bytes.empty();
     if (shared && f->cluster.empty()) {
       return Fail(
           "--cluster: fitting the artifact store replays each level on the cluster it "
           "ran on; name it");
     }
-    if (shared && spec == nullptr) {
+    if (shared && f->pipeline.empty()) {
       return Fail(
           "--pipeline: fitting the artifact store replays each level's runs; name the "
           "pipeline they ran");
     }
-    if (!f->cluster.empty()) {
-      auto cluster = sim::LoadCluster(f->cluster);
-      if (!cluster.ok()) return Fail(cluster.error().message);
-      inputs.cluster = std::move(*cluster);
-    }
-    std::vector<sim::MeasuredLevel> levels;
-    for (const auto& path : f->results) {
-      sim::MeasuredLevel level{path, {}, {}};
-      // A results.json kfpbench run wrote gives CreateRun latencies too; a
-      // hand-made {"runs": ...} gives run records only.
-      if (auto full = results::LoadResults(path); full.ok()) {
-        level.runs = std::move(full->runs);
-        if (auto op = full->operations.find("CreateRun"); op != full->operations.end()) {
-          level.create_run_us = op->second.latency_us;
-        }
-      } else {
-        auto runs = results::LoadRunRecords(path);
-        if (!runs.ok()) return Fail(runs.error().message);
-        level.runs = std::move(*runs);
-      }
-      levels.push_back(std::move(level));
-    }
-    auto c = sim::CalibrateLevels(levels, spec, inputs);
-    if (!c.ok()) return Fail(c.error().message);
-    if (auto st = WriteFileAtomically(f->out, sim::ToJson(*c).dump(2) + "\n"); !st.ok()) {
-      return Fail(st.error().message, kExitFailed);
-    }
-    std::cout << fmt::format("calibrated from {} runs; overhead {} per task\n", c->runs,
-                             FormatDuration(c->overhead_p50));
-    std::cout << fmt::format("  {:<24} {}\n", "default", c->models.fallback.duration.ToString());
-    for (const auto& [label, m] : c->models.by_label) {
-      std::cout << fmt::format(
-          "  {:<24} {}{}\n", label, m.duration.ToString(),
-          m.artifact_bytes > 0
-              ? " + uploads " + ir::FormatBytesRounded(static_cast<double>(m.artifact_bytes))
-              : "");
-    }
-    if (c->shared.fitted) {
-      std::cout << fmt::format(
-          "artifact store {}/s, {} sharing: fitted so the simulator reproduces every level\n",
-          ir::FormatBytesRounded(c->shared.artifact_store.bandwidth),
-          c->shared.artifact_store.fifo ? "fifo" : "fair");
-      std::cout << LevelTable(c->shared.levels);
-      std::cout << "without a shared service (steps fitted at the lightest level alone):\n"
-                << LevelTable(c->shared.without);
-    } else if (!c->shared.why_not.empty() &&
-               (f->results.size() > 1 || !inputs.artifact_bytes.empty())) {
-      std::cout << "artifact store not fitted: " << c->shared.why_not << "\n";
-    }
-    if (c->shared.api_fitted) {
-      std::cout << fmt::format(
-          "api         CreateRun {} each over {} worker{}: fitted to every level's mean latency\n",
-          FormatDuration(c->shared.api.run_create), c->shared.api.workers,
-          c->shared.api.workers == 1 ? "" : "s");
-      for (const auto& l : c->shared.api_levels) {
-        std::cout << fmt::format("  {:<28} {:>5} calls  mean {:.1f}ms -> {:.1f}ms ({:+.1f}%)\n",
-                                 l.source, l.calls, l.measured_mean * 1e3, l.predicted_mean * 1e3,
-                                 (l.predicted_mean - l.measured_mean) / l.measured_mean * 100);
-      }
-    } else if (f->results.size() > 1) {
-      std::cout << "api not fitted: " << c->shared.api_why_not << "\n";
-    }
-    std::cout << "written     " << f->out << "\n";
+    auto c = plan::CalibrateFromFiles(request);
+    if (!c.ok()) return Fail(c.error().message, c.error().BadInput() ? kExitBadInput : kExitFailed);
+    std::cout << plan::Describe(*c, request) << "written     " << f->out << "\n";
     return kExitOk;
   };
   return {cmd, run};
