@@ -1,8 +1,6 @@
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -12,10 +10,7 @@
 #include "cli/common.h"
 #include "harness/orchestrate_params.h"
 #include "plan/profile.h"
-#include "plan/profile_results.h"
-#include "plan/profile_run.h"
-#include "report/reporter.h"
-#include "util/files.h"
+#include "plan/profile_folder.h"
 
 namespace kfpbench::cli {
 namespace {
@@ -31,11 +26,6 @@ Result<double> ParseHeadroom(const std::string& text) {
     return Error{"--headroom: expected a percentage such as 20% (got '" + text + "')"};
   }
   return percent ? v / 100 : v;
-}
-
-// Through a temporary file: a full disk or Ctrl-C never leaves half a file.
-Status WriteJson(const std::filesystem::path& path, const nlohmann::json& j) {
-  return WriteFileAtomically(path, j.dump(2) + "\n");
 }
 
 }  // namespace
@@ -74,93 +64,57 @@ Command AddProfileCommand(CLI::App& app) {
                             "how often steps are sampled", std::chrono::milliseconds(10));
   AddPositiveDurationOption(*cmd, "--timeout", f->timeout, "how long one run may take");
 
-  return {
-      cmd, [f] {
-        plan::ProfileOptions profile;
-        auto headroom = ParseHeadroom(f->headroom);
-        if (!headroom.ok()) return Fail(headroom.error().message);
-        profile.headroom = *headroom;
-        if (!f->node_size.empty()) {
-          auto node = plan::ParseNodeSize(f->node_size);
-          if (!node.ok()) return Fail(node.error().message);
-          profile.node = *node;
-          profile.node_text = f->node_size;
-        }
-        if (f->repeat < 1) return Fail("--repeat: must be at least 1");
-        auto params = harness::SplitAssignments(f->params);
-        if (!params.ok()) return Fail("--params: " + params.error().message);
-        if (f->pipeline.empty() && f->from_results.empty()) {
-          return Fail("give a PIPELINE.yaml to run, or --from-results RESULTS");
-        }
+  return {cmd, [f] {
+            plan::ProfileOptions profile;
+            auto headroom = ParseHeadroom(f->headroom);
+            if (!headroom.ok()) return Fail(headroom.error().message);
+            profile.headroom = *headroom;
+            if (!f->node_size.empty()) {
+              auto node = plan::ParseNodeSize(f->node_size);
+              if (!node.ok()) return Fail(node.error().message);
+              profile.node = *node;
+              profile.node_text = f->node_size;
+            }
+            if (f->repeat < 1) return Fail("--repeat: must be at least 1");
+            auto params = harness::SplitAssignments(f->params);
+            if (!params.ok()) return Fail("--params: " + params.error().message);
+            if (f->pipeline.empty() && f->from_results.empty()) {
+              return Fail("give a PIPELINE.yaml to run, or --from-results RESULTS");
+            }
 
-        std::filesystem::path out_dir = f->out;
-        if (out_dir.empty()) {
-          auto now = std::chrono::floor<std::chrono::seconds>(WallClock::now());
-          out_dir = "profiles/" + fmt::format("{:%Y%m%d-%H%M%S}", now);
-        }
-
-        plan::ProfileReport report;
-        std::optional<plan::ProfileRun> run;
-        if (!f->from_results.empty()) {
-          std::optional<ir::PipelineSpec> spec;
-          if (!f->pipeline.empty()) {
-            std::ifstream in(f->pipeline, std::ios::binary);
-            std::stringstream text;
-            text << in.rdbuf();
-            if (!in) return Fail("cannot read pipeline file " + f->pipeline);
-            auto parsed = ir::ParsePipelineSpec(text.str());
-            if (!parsed.ok()) return Fail(f->pipeline + ": " + parsed.error().message);
-            spec = std::move(*parsed);
-          }
-          auto r = plan::ProfileFromResultsFile(f->from_results, spec ? &*spec : nullptr, profile);
-          if (!r.ok()) return Fail(r.error().message);
-          report = std::move(*r);
-        } else {
-          plan::ProfileRunOptions options;
-          options.pipeline_path = f->pipeline;
-          options.params = *params;
-          options.repeats = f->repeat;
-          options.sample_interval = f->sample_interval;
-          options.run_timeout = f->timeout;
-          options.profile = profile;
-          InstallSignalHandlers();
-          options.interrupted = &g_interrupted;
-          auto r = plan::ProfileOnEmbeddedBackend(options);
-          if (!r.ok()) {
-            return Fail(r.error().message, r.error().BadInput() ? kExitBadInput : kExitFailed);
-          }
-          report = r->report;
-          run = std::move(*r);
-        }
-
-        std::error_code ec;
-        std::filesystem::create_directories(out_dir, ec);
-        if (ec) {
-          return Fail(fmt::format("--out: cannot create {}: {}", out_dir.string(), ec.message()));
-        }
-        std::cout << plan::Describe(report);
-        if (Status s = WriteJson(out_dir / "profile.json", plan::ToJson(report)); !s.ok()) {
-          return Fail(s.error().message, kExitFailed);
-        }
-        std::cout << "\nprofile:  " << (out_dir / "profile.json").string() << "\n";
-        if (run) {
-          auto results_path = out_dir / "results.json";
-          // Each task's figures go beside its timing, so `--from-results` and
-          // other tools read them like a cluster's.
-          plan::AnnotateResults(run->results.runs, run->executions);
-          if (Status s = report::JsonReporter(results_path).Report(run->results); !s.ok()) {
-            return Fail(s.error().message, kExitFailed);
-          }
-          auto sized_path = out_dir / "pipeline-sized.json";
-          if (Status s = WriteJson(sized_path, run->sized_pipeline); !s.ok()) {
-            return Fail(s.error().message, kExitFailed);
-          }
-          std::cout << "runs:     " << results_path.string() << " (kfpbench calibrate reads it)\n"
-                    << "sized:    " << sized_path.string()
-                    << " (the pipeline with these requests and limits, for simulate/plan)\n";
-        }
-        return kExitOk;
-      }};
+            plan::ProfileRequest request;
+            request.from_results = f->from_results;
+            request.run.pipeline_path = f->pipeline;
+            request.run.params = *params;
+            request.run.repeats = f->repeat;
+            request.run.sample_interval = f->sample_interval;
+            request.run.run_timeout = f->timeout;
+            request.run.profile = profile;
+            request.out = f->out;
+            if (request.out.empty()) {
+              auto now = std::chrono::floor<std::chrono::seconds>(WallClock::now());
+              request.out = "profiles/" + fmt::format("{:%Y%m%d-%H%M%S}", now);
+            }
+            if (f->from_results.empty()) {
+              InstallSignalHandlers();
+              request.run.interrupted = &g_interrupted;
+            }
+            auto folder = plan::ProfileToFolder(request, [](const plan::ProfileReport& report) {
+              std::cout << plan::Describe(report);
+            });
+            if (!folder.ok()) {
+              return Fail(folder.error().message,
+                          folder.error().BadInput() ? kExitBadInput : kExitFailed);
+            }
+            std::cout << "\nprofile:  " << folder->profile.string() << "\n";
+            if (!folder->results.empty()) {
+              std::cout << "runs:     " << folder->results.string()
+                        << " (kfpbench calibrate reads it)\n"
+                        << "sized:    " << folder->sized.string()
+                        << " (the pipeline with these requests and limits, for simulate/plan)\n";
+            }
+            return kExitOk;
+          }};
 }
 
 }  // namespace kfpbench::cli
