@@ -1,24 +1,19 @@
 #include "cli/commands.h"
 
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "cli/cli.h"
 #include "cli/common.h"
 #include "exec/artifact_store.h"
-#include "ir/pipeline_spec.h"
-#include "ir/quantity.h"
+#include "plan/answer.h"
+#include "plan/calibration.h"
 #include "plan/capacity_page.h"
 #include "plan/plan.h"
-#include "results/results_json.h"
-#include "sim/calibrate.h"
 #include "sim/config.h"
 #include "sim/simulator.h"
-#include "util/files.h"
 
 namespace kfpbench::cli {
 
@@ -49,35 +44,24 @@ Command AddSimulateCommand(CLI::App& app) {
                   "also write a self-contained HTML page: nodes, CPU and waiting work over time");
   auto run = [f]() -> int {
     auto cluster = sim::LoadCluster(f->cluster);
-    if (!cluster.ok()) {
-      std::cerr << "kfpbench simulate: " << cluster.error().message << "\n";
-      return kExitBadInput;
-    }
+    if (!cluster.ok()) return Fail(cluster.error().message, kExitBadInput);
     auto workload = sim::LoadWorkload(f->workload);
-    if (!workload.ok()) {
-      std::cerr << "kfpbench simulate: " << workload.error().message << "\n";
-      return kExitBadInput;
-    }
+    if (!workload.ok()) return Fail(workload.error().message, kExitBadInput);
     if (f->runs > 0) workload->runs = f->runs;
     if (f->concurrency > 0) {
       workload->arrival_kind = sim::WorkloadSpec::ArrivalKind::kClosed;
       workload->concurrency = f->concurrency;
     }
     auto result = sim::Simulate(*cluster, *workload);
-    if (!result.ok()) {
-      std::cerr << "kfpbench simulate: " << result.error().message << "\n";
-      return kExitBadInput;
-    }
+    if (!result.ok()) return Fail(result.error().message, kExitBadInput);
     if (auto st = sim::WriteResultJson(*result, f->out); !st.ok()) {
-      std::cerr << "kfpbench simulate: " << st.error().message << "\n";
-      return kExitFailed;
+      return Fail(st.error().message, kExitFailed);
     }
     if (!f->html.empty()) {
       plan::CapacityPage page{"kfpbench simulate " + f->workload, sim::Summary(*result), nullptr,
                               &*result};
       if (auto st = plan::WriteCapacityPage(page, f->html); !st.ok()) {
-        std::cerr << "kfpbench simulate: " << st.error().message << "\n";
-        return kExitFailed;
+        return Fail(st.error().message, kExitFailed);
       }
     }
     if (!f->quiet) std::cout << sim::Summary(*result) << "results     " << f->out << "\n";
@@ -86,26 +70,6 @@ Command AddSimulateCommand(CLI::App& app) {
   };
   return {cmd, run};
 }
-
-namespace {
-
-// "| level | runs | in flight | makespan measured -> predicted | p95 ... |" rows.
-std::string LevelTable(const std::vector<sim::LevelFit>& fits) {
-  auto cell = [](double measured, double predicted) {
-    return fmt::format("{:.2f}s -> {:.2f}s ({:+.1f}%)", measured, predicted,
-                       measured > 0 ? (predicted - measured) / measured * 100 : 0.0);
-  };
-  std::string s = fmt::format("  {:<28} {:>5} {:>9}  {:<30} {}\n", "level", "runs", "in flight",
-                              "makespan measured -> predicted", "p95 run measured -> predicted");
-  for (const auto& f : fits) {
-    s += fmt::format("  {:<28} {:>5} {:>9.2f}  {:<30} {}\n", f.source, f.runs, f.runs_in_flight,
-                     cell(f.measured_makespan, f.predicted_makespan),
-                     cell(f.measured_p95, f.predicted_p95));
-  }
-  return s;
-}
-
-}  // namespace
 
 Command AddCalibrateCommand(CLI::App& app) {
   struct Flags {
@@ -141,108 +105,34 @@ Command AddCalibrateCommand(CLI::App& app) {
   cmd->add_option("--out", f->out, "calibration file for simulate (workload `calibration:`)")
       ->capture_default_str();
   auto run = [f]() -> int {
-    auto fail = [](const std::string& message) {
-      std::cerr << "kfpbench calibrate: " << message << "\n";
-      return kExitBadInput;
-    };
-    std::shared_ptr<const ir::PipelineSpec> spec;
-    if (!f->pipeline.empty()) {
-      std::ifstream in(f->pipeline, std::ios::binary);
-      std::stringstream text;
-      text << in.rdbuf();
-      auto parsed = ir::ParsePipelineSpec(text.str());
-      if (!in || !parsed.ok()) {
-        return fail(f->pipeline + ": " + (in ? parsed.error().message : "cannot read"));
-      }
-      spec = std::make_shared<const ir::PipelineSpec>(std::move(*parsed));
-    }
-    sim::SharedServiceInputs inputs;
-    inputs.fifo = f->sharing == "fifo";
-    for (const auto& spec_text : f->artifact_bytes) {
-      auto labeled = exec::ParseLabeledBytes(spec_text);
+    plan::CalibrationRequest request;
+    request.results.assign(f->results.begin(), f->results.end());
+    request.pipeline = f->pipeline;
+    request.cluster = f->cluster;
+    request.fifo = f->sharing == "fifo";
+    request.out = f->out;
+    for (const auto& text : f->artifact_bytes) {
+      auto labeled = exec::ParseLabeledBytes(text);
       if (!labeled.ok() || labeled->first.empty()) {
-        return fail(
-            fmt::format("--artifact-bytes '{}': expected LABEL=SIZE, such as "
-                        "exec-train=1Gi",
-                        spec_text));
+        return Fail(fmt::format(
+            "--artifact-bytes '{}': expected LABEL=SIZE, such as exec-train=1Gi", text));
       }
-      inputs.artifact_bytes[labeled->first] = labeled->second;
+      request.artifact_bytes[labeled->first] = labeled->second;
     }
-    const bool shared = f->results.size() > 1 && !inputs.artifact_bytes.empty();
+    const bool shared = f->results.size() > 1 && !request.artifact_bytes.empty();
     if (shared && f->cluster.empty()) {
-      return fail(
+      return Fail(
           "--cluster: fitting the artifact store replays each level on the cluster it "
           "ran on; name it");
     }
-    if (shared && spec == nullptr) {
-      return fail(
+    if (shared && f->pipeline.empty()) {
+      return Fail(
           "--pipeline: fitting the artifact store replays each level's runs; name the "
           "pipeline they ran");
     }
-    if (!f->cluster.empty()) {
-      auto cluster = sim::LoadCluster(f->cluster);
-      if (!cluster.ok()) return fail(cluster.error().message);
-      inputs.cluster = std::move(*cluster);
-    }
-    std::vector<sim::MeasuredLevel> levels;
-    for (const auto& path : f->results) {
-      sim::MeasuredLevel level{path, {}, {}};
-      // A results.json kfpbench run wrote gives CreateRun latencies too; a
-      // hand-made {"runs": ...} gives run records only.
-      if (auto full = results::LoadResults(path); full.ok()) {
-        level.runs = std::move(full->runs);
-        if (auto op = full->operations.find("CreateRun"); op != full->operations.end()) {
-          level.create_run_us = op->second.latency_us;
-        }
-      } else {
-        auto runs = results::LoadRunRecords(path);
-        if (!runs.ok()) return fail(runs.error().message);
-        level.runs = std::move(*runs);
-      }
-      levels.push_back(std::move(level));
-    }
-    auto c = sim::CalibrateLevels(levels, spec, inputs);
-    if (!c.ok()) return fail(c.error().message);
-    if (auto st = WriteFileAtomically(f->out, sim::ToJson(*c).dump(2) + "\n"); !st.ok()) {
-      std::cerr << "kfpbench calibrate: " << st.error().message << "\n";
-      return kExitFailed;
-    }
-    std::cout << fmt::format("calibrated from {} runs; overhead {} per task\n", c->runs,
-                             FormatDuration(c->overhead_p50));
-    std::cout << fmt::format("  {:<24} {}\n", "default", c->models.fallback.duration.ToString());
-    for (const auto& [label, m] : c->models.by_label) {
-      std::cout << fmt::format(
-          "  {:<24} {}{}\n", label, m.duration.ToString(),
-          m.artifact_bytes > 0
-              ? " + uploads " + ir::FormatBytesRounded(static_cast<double>(m.artifact_bytes))
-              : "");
-    }
-    if (c->shared.fitted) {
-      std::cout << fmt::format(
-          "artifact store {}/s, {} sharing: fitted so the simulator reproduces every level\n",
-          ir::FormatBytesRounded(c->shared.artifact_store.bandwidth),
-          c->shared.artifact_store.fifo ? "fifo" : "fair");
-      std::cout << LevelTable(c->shared.levels);
-      std::cout << "without a shared service (steps fitted at the lightest level alone):\n"
-                << LevelTable(c->shared.without);
-    } else if (!c->shared.why_not.empty() &&
-               (f->results.size() > 1 || !inputs.artifact_bytes.empty())) {
-      std::cout << "artifact store not fitted: " << c->shared.why_not << "\n";
-    }
-    if (c->shared.api_fitted) {
-      std::cout << fmt::format(
-          "api         CreateRun {} each over {} worker{}: fitted to every level's mean latency\n",
-          FormatDuration(c->shared.api.run_create), c->shared.api.workers,
-          c->shared.api.workers == 1 ? "" : "s");
-      for (const auto& l : c->shared.api_levels) {
-        std::cout << fmt::format("  {:<28} {:>5} calls  mean {:.1f}ms -> {:.1f}ms ({:+.1f}%)\n",
-                                 l.source, l.calls, l.measured_mean * 1e3, l.predicted_mean * 1e3,
-                                 (l.predicted_mean - l.measured_mean) / l.measured_mean * 100);
-      }
-    } else if (f->results.size() > 1) {
-      std::cout << "api not fitted: " << c->shared.api_why_not << "\n";
-    }
-    std::cout << "written     " << f->out << "\n";
+    auto c = plan::CalibrateFromFiles(request);
+    if (!c.ok()) return Fail(c.error().message, c.error().BadInput() ? kExitBadInput : kExitFailed);
+    std::cout << plan::Describe(*c, request) << "written     " << f->out << "\n";
     return kExitOk;
   };
   return {cmd, run};
@@ -254,12 +144,10 @@ Command AddPlanCommand(CLI::App& app) {
     std::string workload;
     int64_t runs = 0;
     int nodes = 0;
-    std::string within;
+    Duration within{0};  // zero: not given
     std::string out;
     std::string html;
-    int replications = plan::Replications{}.count;
-    std::string quantile = "P90";
-    int threads = 0;
+    plan::Replications reps;
   };
   auto f = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand(
@@ -272,14 +160,14 @@ Command AddPlanCommand(CLI::App& app) {
       ->required();
   cmd->add_option("--runs", f->runs, "how many runs")->check(CountAboveZero());
   cmd->add_option("--nodes", f->nodes, "how many nodes")->check(CountAboveZero());
-  cmd->add_option("--within", f->within, "time allowed, e.g. 2h");
-  cmd->add_option("--replications", f->replications,
+  AddPositiveDurationOption(*cmd, "--within", f->within, "time allowed, e.g. 2h");
+  cmd->add_option("--replications", f->reps.count,
                   "simulate every probe with this many seeds (the workload's seed, +1, ...)")
       ->capture_default_str();
-  cmd->add_option("--quantile", f->quantile,
-                  "answers hold for this share of the replications: 0.9, 90% or P90")
-      ->capture_default_str();
-  cmd->add_option("--threads", f->threads,
+  AddParsedOption(*cmd, "--quantile", f->reps.quantile, plan::ParseQuantile,
+                  "answers hold for this share of the replications: 0.9, 90% or P90", "P90",
+                  "TEXT");
+  cmd->add_option("--threads", f->reps.threads,
                   "replications simulated at once (0: one per hardware thread); memory grows "
                   "with it, as each holds its own runs")
       ->check(CLI::Range(0, 1024))
@@ -290,65 +178,16 @@ Command AddPlanCommand(CLI::App& app) {
                   "replications) and run time versus runs and versus nodes around the answer, "
                   "with T and the answer marked, and the cluster over time");
   auto run = [f]() -> int {
-    auto fail = [](const std::string& m, int code) {
-      std::cerr << "kfpbench plan: " << m << "\n";
-      return code;
-    };
-    int given = (f->runs > 0) + (f->nodes > 0) + !f->within.empty();
-    if (given != 2) return fail("give exactly two of --runs, --nodes and --within", kExitBadInput);
-    Duration within{0};
-    if (!f->within.empty()) {
-      auto d = ParseDuration(f->within);
-      if (!d.ok() || *d <= Duration::zero()) {
-        return fail("--within: expected a positive duration such as 90m", kExitBadInput);
-      }
-      within = *d;
+    int given = (f->runs > 0) + (f->nodes > 0) + (f->within > Duration::zero());
+    if (given != 2) return Fail("give exactly two of --runs, --nodes and --within", kExitBadInput);
+    if (auto st = plan::CheckReplications(f->reps); !st.ok()) {
+      return Fail("--replications: " + st.error().message, kExitBadInput);
     }
-    plan::Replications reps;
-    reps.count = f->replications;
-    reps.threads = f->threads;
-    auto quantile = plan::ParseQuantile(f->quantile);
-    if (!quantile.ok()) return fail("--quantile: " + quantile.error().message, kExitBadInput);
-    reps.quantile = *quantile;
-    if (auto st = plan::CheckReplications(reps); !st.ok()) {
-      return fail("--replications: " + st.error().message, kExitBadInput);
-    }
-    auto cluster = sim::LoadCluster(f->cluster);
-    if (!cluster.ok()) return fail(cluster.error().message, kExitBadInput);
-    auto workload = sim::LoadWorkload(f->workload);
-    if (!workload.ok()) return fail(workload.error().message, kExitBadInput);
-    Result<plan::Answer> a = Error{""};
-    if (f->within.empty()) {
-      a = plan::TimeFor(*cluster, *workload, f->runs, f->nodes, reps);
-    } else if (f->nodes == 0) {
-      a = plan::NodesFor(*cluster, *workload, f->runs, within, reps);
-    } else {
-      a = plan::RunsIn(*cluster, *workload, within, f->nodes, reps);
-    }
-    // A question too large to simulate is the input's fault; a simulation
-    // whose runs fail is the work's.
-    if (!a.ok()) return fail(a.error().message, a.error().BadInput() ? kExitBadInput : kExitFailed);
-    std::cout << plan::Describe(*a);
-    if (!f->out.empty()) {
-      std::ofstream out(f->out, std::ios::binary | std::ios::trunc);
-      out << plan::ToJson(*a).dump(2) << "\n";
-      if (!out) return fail("cannot write " + f->out, kExitFailed);
-    }
-    if (!f->html.empty()) {
-      auto sweeps = plan::SweepAround(*cluster, *workload, a->runs, a->nodes, reps);
-      if (!sweeps.ok()) return fail(sweeps.error().message, kExitFailed);
-      sim::WorkloadSpec w = *workload;
-      w.arrival_kind = sim::WorkloadSpec::ArrivalKind::kAllAtOnce;
-      w.runs = a->runs;
-      auto at_answer = sim::Simulate(plan::FixedNodes(*cluster, a->nodes), w);
-      if (!at_answer.ok()) return fail(at_answer.error().message, kExitFailed);
-      plan::CapacityPage page{"kfpbench plan " + f->workload, plan::Describe(*a), &*sweeps,
-                              &*at_answer, &*a};
-      if (auto st = plan::WriteCapacityPage(page, f->html); !st.ok()) {
-        return fail(st.error().message, kExitFailed);
-      }
-      std::cout << "page        " << f->html << "\n";
-    }
+    auto a = plan::AnswerQuestion(
+        {f->cluster, f->workload, f->runs, f->nodes, f->within, f->reps}, {f->out, f->html},
+        [](const plan::Answer& answer) { std::cout << plan::Describe(answer); });
+    if (!a.ok()) return Fail(a.error().message, a.error().BadInput() ? kExitBadInput : kExitFailed);
+    if (!f->html.empty()) std::cout << "page        " << f->html << "\n";
     return kExitOk;
   };
   return {cmd, run};

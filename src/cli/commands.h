@@ -24,14 +24,17 @@ struct BackendFlags {
   std::vector<std::string> stub_durations;
   std::vector<std::string> stub_failures;
   std::vector<std::string> stub_artifact_bytes;
-  std::string artifact_bandwidth;
+  double artifact_bandwidth = 0;  // bytes per second; 0: no limit
   std::string artifact_root;
   std::string package_root;
   int nodes = 0;
-  std::string node_cpu;
-  std::string node_memory;
+  double node_cpu = 0;      // 0: this machine's
+  int64_t node_memory = 0;  // 0: this machine's
   std::string cluster_file;
 
+  // Sizes and the bandwidth are parsed as the line is read (a bad value is a
+  // usage error naming the flag); the stub's per-label specs stay text until
+  // the backend opens, which parses them.
   void Add(CLI::App& app);
   // Fills `out`; a bad value is an Error naming the flag.
   Status Apply(server::BackendOptions& out) const;

@@ -83,6 +83,21 @@ CLI::Option* AddDurationOption(CLI::App& cmd, const std::string& name, Duration&
                          "DURATION");
 }
 
+CLI::Option* AddPositiveDurationOption(CLI::App& cmd, const std::string& name, Duration& target,
+                                       const std::string& help, Duration least) {
+  auto parse = [least](const std::string& text) -> Result<Duration> {
+    auto d = ParseDuration(text);
+    if (d.ok() && *d > Duration::zero() && *d >= least) return d;
+    if (least > Duration::zero()) {
+      return Error{fmt::format("expected a duration of at least {}, such as {} (got '{}')",
+                               FormatDuration(least), FormatDuration(least * 10), text)};
+    }
+    return Error{"expected a positive duration such as 30m (got '" + text + "')"};
+  };
+  return AddParsedOption(cmd, name, target, parse, help,
+                         target > Duration::zero() ? FormatDuration(target) : "", "DURATION");
+}
+
 CLI::Option* AddPercentOption(CLI::App& cmd, const std::string& name, double& target,
                               const std::string& help) {
   return AddParsedOption(cmd, name, target, ParsePercent, help, fmt::format("{:g}%", target * 100),

@@ -52,6 +52,10 @@ CLI::Option* AddParsedOption(CLI::App& cmd, const std::string& name, T& target, 
 // 2); `target` holds the default until then.
 CLI::Option* AddDurationOption(CLI::App& cmd, const std::string& name, Duration& target,
                                const std::string& help);
+// A duration flag that must be above zero and at least `least`, parsed as
+// the command line is read; a shorter one is a usage error naming the flag.
+CLI::Option* AddPositiveDurationOption(CLI::App& cmd, const std::string& name, Duration& target,
+                                       const std::string& help, Duration least = Duration::zero());
 CLI::Option* AddPercentOption(CLI::App& cmd, const std::string& name, double& target,
                               const std::string& help);
 

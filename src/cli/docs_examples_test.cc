@@ -54,7 +54,7 @@ std::vector<DocCommand> CommandsIn(const fs::path& doc) {
       static const std::regex start(R"(^\s*(build/)?kfpbench (.*)$)");
       std::smatch m;
       if (!std::regex_match(line, m, start)) continue;
-      // "kfpbench plan: 600 runs need ..." is a message shown as output.
+      // "kfpbench run: ..." style lines (a word then a colon) are output, not commands.
       if (std::string first = Words(m[2]).empty() ? "" : Words(m[2])[0];
           !first.empty() && first.back() == ':') {
         continue;

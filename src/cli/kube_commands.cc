@@ -13,12 +13,12 @@
 #include "cli/common.h"
 #include "kube/driver.h"
 #include "kube/job_config.h"
+#include "kube/job_results.h"
 #include "kube/job_runner.h"
 #include "kube/kubectl_driver.h"
 #include "kube/loadgen.h"
 #include "kube/manifest.h"
 #include "report/job_report.h"
-#include "util/files.h"
 
 namespace kfpbench::cli {
 namespace {
@@ -89,18 +89,13 @@ int RunJobs(const JobFlags& flags) {
     std::cout.flush();
   });
   if (!result.ok()) return Fail(result.error().message);
-  std::error_code ec;
-  std::filesystem::create_directories(flags.out, ec);
   auto dir = std::filesystem::path(flags.out);
-  auto csv = WriteFileAtomically(dir / "results.csv", kube::ToCsv(*result));
-  if (!csv.ok()) return Fail(csv.error().message);
-  nlohmann::json doc = {{"jobs", kube::ToJson(*result)}};
-  auto json = WriteFileAtomically(dir / "results.json", doc.dump(2) + "\n");
-  if (!json.ok()) return Fail(json.error().message);
-  auto html = report::WriteJobReport(dir / "report.html", doc["jobs"]);
+  if (auto st = kube::WriteJobResults(*result, dir); !st.ok()) return Fail(st.error().message);
+  auto html = report::WriteJobReport(dir / "report.html", kube::ToJson(*result));
   if (!html.ok()) return Fail(html.error().message);
-  std::cout << "wrote " << (dir / "results.csv").string() << ", " << (dir / "results.json").string()
-            << " and " << (dir / "report.html").string() << "\n";
+  std::cout << "wrote " << (dir / kube::kJobResultsCsv).string() << ", "
+            << (dir / kube::kJobResultsJson).string() << " and " << (dir / "report.html").string()
+            << "\n";
   if (g_interrupted) return kExitInterrupted;
   for (const auto& run : result->runs) {
     if (!run.succeeded) return kExitFailed;
@@ -120,7 +115,7 @@ Command AddJobCommand(CLI::App& app) {
       ->allow_extra_args(false);
   cmd->add_option("--driver", flags->driver, "local (processes here) or kubernetes (kubectl)")
       ->check(CLI::IsMember({"local", "kubernetes"}));
-  cmd->add_option("--out", flags->out, "folder for results.csv, results.json and report.html");
+  cmd->add_option("--out", flags->out, "folder for results.csv, job_results.json and report.html");
   cmd->add_flag("--keep", flags->keep, "keep logs (local) or the jobs in the cluster (kubernetes)");
   // The names `run` uses for the same ideas; the old ones stay as hidden
   // aliases so that existing scripts keep working.

@@ -47,7 +47,10 @@ TEST_F(KubeCliTest, RunReadsPodsThroughKubectlAndGonePodsAreNotFatal) {
                     out.string());
   ::setenv("PATH", old_path.c_str(), 1);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  std::ifstream in(out / "results.json");
+  // Its own name: results.json is the benchmark's file, of another shape.
+  EXPECT_FALSE(fs::exists(out / "results.json"));
+  EXPECT_TRUE(fs::exists(out / "results.csv"));
+  std::ifstream in(out / "job_results.json");
   auto j = nlohmann::json::parse(in);
   const auto& pods = j["pod_lifecycle"];
   ASSERT_TRUE(pods.is_object()) << j.dump().substr(0, 2000);
@@ -87,7 +90,10 @@ metrics:
   auto r = Kfpbench("job " + config + " --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("report.html"), std::string::npos) << r.output;
-  std::ifstream in(out / "results.json");
+  // Its own name: results.json is the benchmark's file, of another shape.
+  EXPECT_FALSE(fs::exists(out / "results.json"));
+  EXPECT_TRUE(fs::exists(out / "results.csv"));
+  std::ifstream in(out / "job_results.json");
   auto j = nlohmann::json::parse(in);
   EXPECT_EQ(j["jobs"]["swept"], nlohmann::json::array({"n"}));
   EXPECT_EQ(j["jobs"]["runs"][1]["metrics"]["v"], 4.0);

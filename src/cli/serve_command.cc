@@ -13,6 +13,19 @@
 #include "sim/config.h"
 
 namespace kfpbench::cli {
+namespace {
+
+// A node size of zero would hold no step: refused where the flag is read.
+template <typename Parse>
+auto AboveZero(Parse parse) {
+  return [parse](std::string_view text) -> decltype(parse(text)) {
+    auto v = parse(text);
+    if (v.ok() && !(*v > 0)) return Error{"must be above zero, got " + std::string(text)};
+    return v;
+  };
+}
+
+}  // namespace
 
 void BackendFlags::Add(CLI::App& app) {
   app.add_option("--executor", executor,
@@ -27,10 +40,11 @@ void BackendFlags::Add(CLI::App& app) {
   app.add_option("--stub-artifact-bytes", stub_artifact_bytes,
                  "bytes a stub step uploads to the artifact store when its time is up (the task "
                  "ends when the upload does), e.g. exec-train=2Gi or 10Mi for every step");
-  app.add_option("--artifact-bandwidth", artifact_bandwidth,
-                 "the artifact store's bandwidth, shared equally by the uploads in progress, e.g. "
-                 "200Mi (bytes per second; default: no limit): a real limit to measure a shared "
-                 "bottleneck with");
+  AddParsedOption(app, "--artifact-bandwidth", artifact_bandwidth, exec::ParseBandwidth,
+                  "the artifact store's bandwidth, shared equally by the uploads in progress, e.g. "
+                  "200Mi (bytes per second; default: no limit): a real limit to measure a shared "
+                  "bottleneck with",
+                  "", "TEXT");
   app.add_option("--artifact-root", artifact_root,
                  "folder for task work dirs and logs (default: a temporary folder)");
   app.add_option("--package-root", package_root,
@@ -38,8 +52,10 @@ void BackendFlags::Add(CLI::App& app) {
                  "off by default, as the server would read any file it can");
   app.add_option("--nodes", nodes, "number of nodes (default: one the size of this machine)")
       ->check(CLI::Range(1, 100000));
-  app.add_option("--node-cpu", node_cpu, "allocatable CPU per node, e.g. 4 or 3500m");
-  app.add_option("--node-memory", node_memory, "allocatable memory per node, e.g. 16Gi");
+  AddParsedOption(app, "--node-cpu", node_cpu, AboveZero(ir::ParseQuantityCpu),
+                  "allocatable CPU per node, e.g. 4 or 3500m", "", "TEXT");
+  AddParsedOption(app, "--node-memory", node_memory, AboveZero(ir::ParseQuantityMemory),
+                  "allocatable memory per node, e.g. 16Gi", "", "TEXT");
   app.add_option("--cluster", cluster_file,
                  "nodes from a cluster file (the simulator's format, docs/CAPACITY.md): each "
                  "pool's initial nodes (else min, else max), with its labels and taints; "
@@ -51,15 +67,11 @@ Status BackendFlags::Apply(server::BackendOptions& out) const {
   out.stub_durations = stub_durations;
   out.stub_failures = stub_failures;
   out.stub_artifact_bytes = stub_artifact_bytes;
-  if (!artifact_bandwidth.empty()) {
-    auto bandwidth = exec::ParseBandwidth(artifact_bandwidth);
-    if (!bandwidth.ok()) return Error{"--artifact-bandwidth: " + bandwidth.error().message};
-    out.artifact_bandwidth = *bandwidth;
-  }
+  out.artifact_bandwidth = artifact_bandwidth;
   out.work_root = artifact_root;
   out.package_root = package_root;
   if (!cluster_file.empty()) {
-    if (nodes != 0 || !node_cpu.empty() || !node_memory.empty()) {
+    if (nodes != 0 || node_cpu > 0 || node_memory > 0) {
       return Error{
           "--cluster replaces --nodes, --node-cpu and --node-memory: give one or the other"};
     }
@@ -76,19 +88,11 @@ Status BackendFlags::Apply(server::BackendOptions& out) const {
     if (out.nodes.empty()) return Error{"--cluster: no pool has any node"};
     return Ok();
   }
-  if (nodes == 0 && node_cpu.empty() && node_memory.empty()) return Ok();
+  if (nodes == 0 && node_cpu == 0 && node_memory == 0) return Ok();
   double cpu = std::thread::hardware_concurrency();
   int64_t memory = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
-  if (!node_cpu.empty()) {
-    auto c = ir::ParseQuantityCpu(node_cpu);
-    if (!c.ok()) return Error{"--node-cpu: " + c.error().message};
-    cpu = *c;
-  }
-  if (!node_memory.empty()) {
-    auto m = ir::ParseQuantityMemory(node_memory);
-    if (!m.ok()) return Error{"--node-memory: " + m.error().message};
-    memory = *m;
-  }
+  if (node_cpu > 0) cpu = node_cpu;
+  if (node_memory > 0) memory = node_memory;
   for (int i = 0; i < std::max(nodes, 1); ++i) {
     out.nodes.push_back({fmt::format("node-{}", i), cpu, memory});
   }

@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "util/files.h"
 #include "util/strings.h"
 
 namespace kfpbench::kube {
@@ -73,6 +74,15 @@ nlohmann::json ToJson(const JobSweepResult& result) {
           {"driver", result.driver},
           {"swept", result.swept},
           {"runs", runs}};
+}
+
+Status WriteJobResults(const JobSweepResult& result, const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Error{fmt::format("cannot create {}: {}", dir.string(), ec.message())};
+  if (auto st = WriteFileAtomically(dir / kJobResultsCsv, ToCsv(result)); !st.ok()) return st;
+  nlohmann::json doc = {{"jobs", ToJson(result)}};
+  return WriteFileAtomically(dir / kJobResultsJson, doc.dump(2) + "\n");
 }
 
 }  // namespace kfpbench::kube

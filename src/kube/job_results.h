@@ -1,15 +1,19 @@
-// Results of a job sweep: one row per run, Kubebench-style CSV and a
-// results.json section.
+// Results of a job sweep: one row per run, as a Kubebench-style CSV and as
+// job_results.json (a name of its own: results.json is the benchmark's file,
+// of another shape, and `kfpbench report` must not mistake one for the other).
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "kube/job_config.h"
+#include "util/result.h"
 
 namespace kfpbench::kube {
 
@@ -41,5 +45,14 @@ Params UserParams(const Params& params);
 // a metric no replica logged is an empty cell.
 std::string ToCsv(const JobSweepResult& result);
 nlohmann::json ToJson(const JobSweepResult& result);
+
+// The files WriteJobResults puts in a sweep's --out folder.
+inline constexpr std::string_view kJobResultsCsv = "results.csv";
+inline constexpr std::string_view kJobResultsJson = "job_results.json";
+
+// Writes ToCsv to `dir`/results.csv and {"jobs": ToJson} to
+// `dir`/job_results.json, creating `dir`. Each goes through a temporary file,
+// so a full disk or Ctrl-C never leaves half a file; an error names the file.
+Status WriteJobResults(const JobSweepResult& result, const std::filesystem::path& dir);
 
 }  // namespace kfpbench::kube

@@ -25,7 +25,7 @@ Result<std::string> RenderJobReport(const nlohmann::json& jobs) {
   std::string page =
       ReportPageOpen("kfpbench job report — " + jobs.value("config", std::string("?")));
   page +=
-      "<noscript><p>This report draws its charts with JavaScript; the data are in results.json "
+      "<noscript><p>This report draws its charts with JavaScript; the data are in job_results.json "
       "and results.csv beside it.</p></noscript>\n";
   page += "<script type=\"application/json\" id=\"kfpbench-jobs\">";
   page += ScriptJson(jobs);

@@ -12,7 +12,7 @@
 
 namespace kfpbench::report {
 
-// `jobs` is results.json's "jobs" object (kube::ToJson of a sweep). An error
+// `jobs` is job_results.json's "jobs" object (kube::ToJson of a sweep). An error
 // names what is missing from it.
 Result<std::string> RenderJobReport(const nlohmann::json& jobs);
 Status WriteJobReport(const std::filesystem::path& path, const nlohmann::json& jobs);

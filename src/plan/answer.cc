@@ -1,0 +1,67 @@
+#include "plan/answer.h"
+
+#include "plan/capacity_page.h"
+#include "sim/config.h"
+#include "sim/simulator.h"
+#include "util/files.h"
+
+namespace kfpbench::plan {
+namespace {
+
+Error BadInput(std::string message) { return Error{std::move(message), kHttpBadRequest}; }
+
+// Files and flags are the input, whatever the error says of itself.
+Error Failed(const Error& e) { return Error{e.message, e.BadInput() ? 0 : e.code}; }
+
+}  // namespace
+
+Result<Answer> AnswerQuestion(const Question& q, const AnswerFiles& files,
+                              const std::function<void(const Answer&)>& on_answer) {
+  int given = (q.runs > 0) + (q.nodes > 0) + (q.within > Duration::zero());
+  if (given != 2) return BadInput("give exactly two of the runs, the nodes and the time allowed");
+  auto cluster = sim::LoadCluster(q.cluster);
+  if (!cluster.ok()) return BadInput(cluster.error().message);
+  auto workload = sim::LoadWorkload(q.workload);
+  if (!workload.ok()) return BadInput(workload.error().message);
+  Result<Answer> a = Error{""};
+  if (q.within == Duration::zero()) {
+    a = TimeFor(*cluster, *workload, q.runs, q.nodes, q.replications);
+  } else if (q.nodes == 0) {
+    a = NodesFor(*cluster, *workload, q.runs, q.within, q.replications);
+  } else {
+    a = RunsIn(*cluster, *workload, q.within, q.nodes, q.replications);
+  }
+  // A question too large to simulate is the input's fault (the error says
+  // so); a simulation whose runs fail is the work's.
+  if (!a.ok()) return a;
+  if (on_answer) on_answer(*a);
+  if (!files.json.empty()) {
+    if (auto st = WriteFileAtomically(files.json, ToJson(*a).dump(2) + "\n"); !st.ok()) {
+      return Failed(st.error());
+    }
+  }
+  if (!files.html.empty()) {
+    std::string title = "kfpbench plan " + q.workload.string();
+    if (auto st = WriteAnswerPage(*cluster, *workload, *a, title, files.html); !st.ok()) {
+      return Failed(st.error());
+    }
+  }
+  return a;
+}
+
+Status WriteAnswerPage(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload,
+                       const Answer& answer, const std::string& title,
+                       const std::filesystem::path& path) {
+  auto sweeps = SweepAround(cluster, workload, answer.runs, answer.nodes, answer.replications);
+  if (!sweeps.ok()) return Failed(sweeps.error());
+  sim::WorkloadSpec w = workload;
+  w.arrival_kind = sim::WorkloadSpec::ArrivalKind::kAllAtOnce;
+  w.runs = answer.runs;
+  auto at_answer = sim::Simulate(FixedNodes(cluster, answer.nodes), w);
+  if (!at_answer.ok()) return Failed(at_answer.error());
+  CapacityPage page{title, Describe(answer), &*sweeps, &*at_answer, &answer};
+  if (auto st = WriteCapacityPage(page, path); !st.ok()) return Failed(st.error());
+  return Ok();
+}
+
+}  // namespace kfpbench::plan
