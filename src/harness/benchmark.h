@@ -2,7 +2,8 @@
 // run --repeat times (live metrics and --notify beside it), the collectors
 // and Prometheus read around each pass, then one finish step that prints the
 // console report, writes results.json and the reports, judges thresholds and
-// failures, and says how it ended. The CLI maps that to an exit code.
+// failures, and says how it ended. The CLI maps that to an exit code. Each
+// pass of the scenario file is harness.h's RunScenarios.
 #pragma once
 
 #include <atomic>

@@ -14,7 +14,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/runner.h"
 #include "harness/scenario.h"
 #include "kfp/client.h"
 #include "results/growth.h"
@@ -82,10 +81,5 @@ struct CleanUpOutcome {
 // true; called again it deletes what is left.
 CleanUpOutcome CleanUpFill(kfp::Client& client, const std::string& prefix, int concurrency,
                            const std::function<bool()>& stop);
-
-// The growth shape of a PIPELINE_RUN scenario, level by level: fill, settle,
-// count, measure (growth_runner.cc). Records the curve into the context
-// after each level, so an interruption keeps the levels done.
-Status RunGrowth(const Scenario& scenario, Context& context);
 
 }  // namespace kfpbench::harness

@@ -2,6 +2,8 @@
 // stored, let the filled runs finish, read what the target stores, then
 // measure a read-and-write mix there for measureTime, each level in its own
 // histograms (results::GrowthLevel).
+#include "harness/growth_runner.h"
+
 #include <algorithm>
 #include <iterator>
 #include <mutex>

@@ -1,5 +1,7 @@
-// Runs a scenario file: every scenario on its own thread from its startTime,
-// as KFP's perf-tests do, all recorded into one BenchmarkResults.
+// One pass of a scenario file: every scenario on its own thread from its
+// startTime, as KFP's perf-tests do, all recorded into one BenchmarkResults.
+// It knows nothing of repetitions, collectors, reports or exit codes: those
+// are benchmark.h's, which runs this once per --repeat and finishes.
 #pragma once
 
 #include "harness/runner.h"

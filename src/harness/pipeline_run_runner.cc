@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/growth_fill.h"
+#include "harness/growth_runner.h"
 #include "harness/load_loops.h"
 #include "harness/run_follower.h"
 #include "ir/quantity.h"
