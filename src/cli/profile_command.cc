@@ -1,6 +1,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <sstream>
 
@@ -18,19 +19,6 @@
 
 namespace kfpbench::cli {
 namespace {
-
-// "20%" or "0.2" -> 0.2; more than 100% is allowed (a headroom, not a share).
-Result<double> ParseHeadroom(const std::string& text) {
-  std::string t = text;
-  bool percent = !t.empty() && t.back() == '%';
-  if (percent) t.pop_back();
-  char* end = nullptr;
-  double v = std::strtod(t.c_str(), &end);
-  if (t.empty() || end != t.c_str() + t.size() || !(v >= 0) || !std::isfinite(v)) {
-    return Error{"--headroom: expected a percentage such as 20% (got '" + text + "')"};
-  }
-  return percent ? v / 100 : v;
-}
 
 Status WriteJson(const std::filesystem::path& path, const nlohmann::json& j) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -78,8 +66,9 @@ Command AddProfileCommand(CLI::App& app) {
   return {
       cmd, [f] {
         plan::ProfileOptions profile;
-        auto headroom = ParseHeadroom(f->headroom);
-        if (!headroom.ok()) return Fail(headroom.error().message);
+        // More than 100% is allowed: a headroom, not a share.
+        auto headroom = ParsePercent(f->headroom, std::numeric_limits<double>::infinity());
+        if (!headroom.ok()) return Fail("--headroom: " + headroom.error().message);
         profile.headroom = *headroom;
         if (!f->node_size.empty()) {
           auto node = plan::ParseNodeSize(f->node_size);
