@@ -1,5 +1,6 @@
 #include "cli/common.h"
 
+#include <cmath>
 #include <csignal>
 #include <iostream>
 #include <sstream>
@@ -63,17 +64,19 @@ int ExitCode(harness::Outcome outcome) {
   return kExitFailed;
 }
 
-Result<double> ParsePercent(const std::string& text) {
+Result<double> ParsePercent(const std::string& text, double at_most) {
   std::string t = text;
   bool percent = !t.empty() && t.back() == '%';
   if (percent) t.pop_back();
   char* end = nullptr;
   double v = std::strtod(t.c_str(), &end);
-  if (t.empty() || end != t.c_str() + t.size() || !(v >= 0)) {
+  if (t.empty() || end != t.c_str() + t.size() || !(v >= 0) || !std::isfinite(v)) {
     return Error{"expected a percentage like 5% (got '" + text + "')"};
   }
   if (percent) v /= 100;
-  if (v > 1) return Error{"must be at most 100% (got '" + text + "')"};
+  if (v > at_most) {
+    return Error{fmt::format("must be at most {:g}% (got '{}')", at_most * 100, text)};
+  }
   return v;
 }
 
@@ -100,8 +103,9 @@ CLI::Option* AddPositiveDurationOption(CLI::App& cmd, const std::string& name, D
 
 CLI::Option* AddPercentOption(CLI::App& cmd, const std::string& name, double& target,
                               const std::string& help) {
-  return AddParsedOption(cmd, name, target, ParsePercent, help, fmt::format("{:g}%", target * 100),
-                         "PERCENT");
+  return AddParsedOption(
+      cmd, name, target, [](const std::string& text) { return ParsePercent(text); }, help,
+      fmt::format("{:g}%", target * 100), "PERCENT");
 }
 
 const CLI::Validator& GreaterThanZero() {

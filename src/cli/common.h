@@ -25,8 +25,9 @@ int Fail(const std::string& message, int code = 2);
 // The exit code CI sees for how a benchmark ended (cli/cli.h).
 int ExitCode(harness::Outcome outcome);
 
-// "5%" or "0.05" -> 0.05; at most 100%.
-Result<double> ParsePercent(const std::string& text);
+// "5%" or "0.05" -> 0.05: a finite share, at least 0 and at most `at_most`
+// (100% for a share of something; a headroom may be more).
+Result<double> ParsePercent(const std::string& text, double at_most = 1);
 
 // An option whose text `parse` (text -> Result) turns into `target` while
 // the command line is read; a parse error is a usage error naming the flag.

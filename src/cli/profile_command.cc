@@ -1,5 +1,6 @@
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <memory>
 
 #include <fmt/chrono.h>
@@ -13,22 +14,6 @@
 #include "plan/profile_folder.h"
 
 namespace kfpbench::cli {
-namespace {
-
-// "20%" or "0.2" -> 0.2; more than 100% is allowed (a headroom, not a share).
-Result<double> ParseHeadroom(const std::string& text) {
-  std::string t = text;
-  bool percent = !t.empty() && t.back() == '%';
-  if (percent) t.pop_back();
-  char* end = nullptr;
-  double v = std::strtod(t.c_str(), &end);
-  if (t.empty() || end != t.c_str() + t.size() || !(v >= 0) || !std::isfinite(v)) {
-    return Error{"--headroom: expected a percentage such as 20% (got '" + text + "')"};
-  }
-  return percent ? v / 100 : v;
-}
-
-}  // namespace
 
 Command AddProfileCommand(CLI::App& app) {
   struct Flags {
@@ -66,8 +51,9 @@ Command AddProfileCommand(CLI::App& app) {
 
   return {cmd, [f] {
             plan::ProfileOptions profile;
-            auto headroom = ParseHeadroom(f->headroom);
-            if (!headroom.ok()) return Fail(headroom.error().message);
+            // More than 100% is allowed: a headroom, not a share.
+            auto headroom = ParsePercent(f->headroom, std::numeric_limits<double>::infinity());
+            if (!headroom.ok()) return Fail("--headroom: " + headroom.error().message);
             profile.headroom = *headroom;
             if (!f->node_size.empty()) {
               auto node = plan::ParseNodeSize(f->node_size);

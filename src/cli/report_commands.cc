@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -190,16 +191,9 @@ Command AddCompare(CLI::App& app) {
                 return Fail(s.error().message, kExitBadInput);
               }
             }
-            std::string effect = f->min_effect;
-            bool percent = !effect.empty() && effect.back() == '%';
-            if (percent) effect.pop_back();
-            char* end = nullptr;
-            double value = std::strtod(effect.c_str(), &end);
-            if (effect.empty() || *end != '\0' || value < 0) {
-              return Fail("--min-effect: expected a percentage such as 5% or a fraction",
-                          kExitBadInput);
-            }
-            f->options.min_effect = percent ? value / 100 : value;
+            auto effect = ParsePercent(f->min_effect, std::numeric_limits<double>::infinity());
+            if (!effect.ok()) return Fail("--min-effect: " + effect.error().message, kExitBadInput);
+            f->options.min_effect = *effect;
             auto base = LoadSide(f->baseline);
             if (!base.ok()) return Fail(base.error().message, kExitBadInput);
             auto cand = LoadSide(f->candidate);
