@@ -25,6 +25,7 @@
 #include "http/client.h"
 #include "http/url.h"
 #include "util/strings.h"
+#include "util/time.h"
 
 namespace kfpbench {
 namespace {

@@ -26,7 +26,10 @@ std::string Runs(int n) {
         {{"name", "root"}, {"dag", true}, {"started_at", at(t0)}, {"finished_at", at(t0)}},
         {{"name", "prepare"}, {"started_at", at(t0 + 1)}, {"finished_at", at(t0 + 11)}},
         {{"name", "train"}, {"started_at", at(t0 + 12)}, {"finished_at", at(t0 + 72 + i)}}};
-    records.push_back({{"state", "SUCCEEDED"}, {"created_at", at(t0)}, {"tasks", tasks}});
+    records.push_back({{"state", "SUCCEEDED"},
+                       {"created_at", at(t0)},
+                       {"finished_at", at(t0 + 73 + i)},
+                       {"tasks", tasks}});
   }
   return nlohmann::json{{"runs", {{"records", records}}}}.dump();
 }
