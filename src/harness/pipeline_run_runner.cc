@@ -234,8 +234,7 @@ const ModeSpec& PipelineRunMode() {
       .name = "PIPELINE_RUN",
       .needs_pipeline = true,
       .starts_runs = true,
-      .stress = true,
-      .growth = true,
+      .shapes = {"stress", "growth"},
       .make_runner = [] { return std::unique_ptr<ModeRunner>(new PipelineRunRunner(false)); },
   };
   return mode;
@@ -247,7 +246,7 @@ const ModeSpec& ExperimentMode() {
       .name = "EXPERIMENT",
       .needs_pipeline = true,
       .starts_runs = true,
-      .stress = true,
+      .shapes = {"stress"},
       .make_runner = [] { return std::unique_ptr<ModeRunner>(new PipelineRunRunner(true)); },
   };
   return mode;

@@ -115,6 +115,10 @@ Status ApplyShard(ScenarioFile& file, int index, int count);
 // The same from --shard's text, "i/N".
 Status ApplyShard(ScenarioFile& file, const std::string& shard);
 
+// A time of the file: minutes as a number (fractions allowed), or a duration
+// string ("30s"), multiplied by `scale` (--time-scale). Errors start with `where`.
+Result<Duration> ReadScenarioTime(const nlohmann::json& v, const std::string& where, double scale);
+
 // Reads and checks a scenario file. The error names the file and the JSON path
 // of the first problem: "smoke.json: [1].mode: unknown mode 'RUN' (expected ...)".
 Result<ScenarioFile> LoadScenarioFile(const std::filesystem::path& path,
