@@ -102,7 +102,9 @@ results::BenchmarkResults RunScenarios(
   results.shard_index = file.shard_index;
   results.shard_count = file.shard_count;
   for (const auto& s : file.scenarios) {
-    results.scenarios.push_back({s.index, std::string(s.mode_name()), s.artifact_bytes});
+    results::ScenarioInfo info{.index = s.index, .mode = std::string(s.mode_name())};
+    if (s.mode_data) s.mode_data->Describe(info);
+    results.scenarios.push_back(std::move(info));
   }
 
   results::RunLog runs;

@@ -28,8 +28,9 @@ struct ModeSpec {
   // Starts runs of its pipeline with the scenario's params: the preflight
   // checks them against the pipeline's inputs.
   bool starts_runs = false;
-  bool stress = false;         // the stress shape (open-loop steps of rising rate) applies
-  bool growth = false;         // the growth shape (levels of runs stored) applies
+  // Shapes its runner drives beyond those every mode takes (harness/shapes.h):
+  // "stress" (open-loop steps of rising rate), "growth" (levels of runs stored).
+  std::vector<std::string_view> shapes = {};
   bool needs_run_time = true;  // false: the mode knows how much load it sends
   // Scenario keys only this mode reads, each with what it does there, for
   // the message when another mode is given it: "[0].mix: only RANDOM_GETS

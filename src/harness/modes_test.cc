@@ -1,4 +1,5 @@
 #include "harness/modes.h"
+#include "harness/random_gets_runner.h"
 
 #include <filesystem>
 #include <fstream>
@@ -61,7 +62,9 @@ TEST(Modes, ScenariosNameTheirModeAndReadOnlyTheirOwnFields) {
   ASSERT_TRUE(gets.ok()) << gets.error().message;
   EXPECT_EQ(gets->scenarios[0].mode, &RandomGetsMode());
   EXPECT_EQ(gets->scenarios[0].mode_name(), "RANDOM_GETS");
-  ASSERT_EQ(gets->scenarios[0].mix.size(), 1u);
+  const auto* mix = dynamic_cast<const RandomGetsMix*>(gets->scenarios[0].mode_data.get());
+  ASSERT_NE(mix, nullptr);
+  ASSERT_EQ(mix->weights.size(), 1u);
   auto orchestrate =
       ParseScenarios(R"([{"mode": "ORCHESTRATE", "mix": {"GetRun": 1}}])", "s.json", {});
   ASSERT_FALSE(orchestrate.ok());

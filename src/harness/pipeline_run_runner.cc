@@ -204,8 +204,14 @@ Status PipelineRunRunner::RunStress(const Scenario& scenario, Context& context,
 
 namespace {
 
-// LARGE_DATASET: the artifact size each step moves (params.size); per-step
-// throughput is size / time.
+// LARGE_DATASET: the artifact size each step moves (params.size); the results
+// keep it, and per-step throughput is size / time.
+struct ArtifactSize : ModeData {
+  explicit ArtifactSize(int64_t b) : bytes(b) {}
+  void Describe(results::ScenarioInfo& info) const override { info.artifact_bytes = bytes; }
+  int64_t bytes;
+};
+
 Status ReadArtifactSize(const nlohmann::json&, const std::string& at, const std::filesystem::path&,
                         Scenario& s) {
   auto size = s.params.find("size");
@@ -214,13 +220,13 @@ Status ReadArtifactSize(const nlohmann::json&, const std::string& at, const std:
                  ".params.size: required for LARGE_DATASET (bytes per artifact, e.g. \"512Mi\")"};
   }
   if (size->is_number_integer() && size->get<int64_t>() > 0) {
-    s.artifact_bytes = size->get<int64_t>();
+    s.mode_data = std::make_shared<ArtifactSize>(size->get<int64_t>());
     return Ok();
   }
   if (size->is_string()) {
     auto bytes = ir::ParseQuantityMemory(size->get<std::string>());
     if (bytes.ok() && *bytes > 0) {
-      s.artifact_bytes = *bytes;
+      s.mode_data = std::make_shared<ArtifactSize>(*bytes);
       return Ok();
     }
   }
@@ -234,8 +240,7 @@ const ModeSpec& PipelineRunMode() {
       .name = "PIPELINE_RUN",
       .needs_pipeline = true,
       .starts_runs = true,
-      .stress = true,
-      .growth = true,
+      .shapes = {"stress", "growth"},
       .make_runner = [] { return std::unique_ptr<ModeRunner>(new PipelineRunRunner(false)); },
   };
   return mode;
@@ -247,7 +252,7 @@ const ModeSpec& ExperimentMode() {
       .name = "EXPERIMENT",
       .needs_pipeline = true,
       .starts_runs = true,
-      .stress = true,
+      .shapes = {"stress"},
       .make_runner = [] { return std::unique_ptr<ModeRunner>(new PipelineRunRunner(true)); },
   };
   return mode;

@@ -4,7 +4,7 @@
 // the server answers, or started `rate` times a minute (open loop), for
 // `runTime`. With a `mix` ({"GetRun": 8, "ListRuns": 1}), each arrival or
 // turn is instead one call drawn by weight, on ids read once at the start.
-#include "harness/modes.h"
+#include "harness/random_gets_runner.h"
 
 #include <spdlog/spdlog.h>
 
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "harness/load_loops.h"
+#include "harness/modes.h"
 #include "results/results.h"
 
 namespace kfpbench::harness {
@@ -59,10 +60,10 @@ bool ReadChain(kfp::Client& client, std::mt19937& rng) {
 // A weighted mix: one call per draw, on ids read once at the start.
 class Mix {
  public:
-  static Result<Mix> Prepare(const Scenario& scenario, kfp::Client& client) {
+  static Result<Mix> Prepare(const RandomGetsMix& weights, kfp::Client& client) {
     Mix mix;
     double total = 0;
-    for (const auto& [name, weight] : scenario.mix) {
+    for (const auto& [name, weight] : weights.weights) {
       mix.operations_.push_back(name);
       mix.cumulative_.push_back(total += weight);
     }
@@ -120,8 +121,9 @@ class Mix {
 
 Status RandomGetsRunner::Run(const Scenario& scenario, Context& context) {
   std::optional<Mix> mix;
-  if (!scenario.mix.empty()) {
-    auto prepared = Mix::Prepare(scenario, context.client());
+  if (scenario.mode_data) {
+    const auto& weights = static_cast<const RandomGetsMix&>(*scenario.mode_data);
+    auto prepared = Mix::Prepare(weights, context.client());
     if (!prepared.ok()) return Error{"RANDOM_GETS: " + prepared.error().message};
     mix = std::move(*prepared);
   }
@@ -176,6 +178,7 @@ Status ReadMix(const nlohmann::json& entry, const std::string& at, const std::fi
   if (!v->is_object() || v->empty()) {
     return Error{at + ".mix: must be an object of operation weights, e.g. {\"GetRun\": 8}"};
   }
+  auto mix = std::make_shared<RandomGetsMix>();
   for (const auto& [name, weight] : v->items()) {
     if (std::find(std::begin(kRandomGetsOperations), std::end(kRandomGetsOperations), name) ==
         std::end(kRandomGetsOperations)) {
@@ -185,8 +188,9 @@ Status ReadMix(const nlohmann::json& entry, const std::string& at, const std::fi
     if (!weight.is_number() || !(weight.get<double>() > 0)) {
       return Error{fmt::format("{}.mix.{}: weight must be a number > 0", at, name)};
     }
-    s.mix.emplace_back(name, weight.get<double>());
+    mix->weights.emplace_back(name, weight.get<double>());
   }
+  s.mode_data = std::move(mix);
   return Ok();
 }
 

@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "harness/modes.h"
+#include "harness/shapes.h"
 #include "ir/pipeline_spec.h"
 
 namespace kfpbench::harness {
@@ -17,46 +18,26 @@ namespace {
 
 using nlohmann::json;
 
-// Fields every mode reads; a mode adds its own (ModeSpec::fields).
+// Fields every mode reads; a shape adds its settings (ShapeSpec::field), a
+// mode its own fields (ModeSpec::fields).
 constexpr std::string_view kCommonFields[] = {
     "mode",    "startTime", "runTime",     "numTimes",       "pipelineFileName",
     "params",  "cron",      "concurrency", "resourceLimits", "rate",
-    "arrival", "seed",      "shape",       "stress",         "growth"};
+    "arrival", "seed",      "shape"};
 
-// The common fields, then each mode's own, in registration order.
+// The common fields, then each shape's settings and each mode's own fields,
+// in registration order.
 std::vector<std::string_view> KnownFields() {
   std::vector<std::string_view> out(std::begin(kCommonFields), std::end(kCommonFields));
+  for (const ShapeSpec* shape : Shapes()) {
+    if (!shape->field.empty()) out.push_back(shape->field);
+  }
   for (const ModeSpec* mode : Modes()) {
     for (const auto& field : mode->fields) {
       if (std::find(out.begin(), out.end(), field.name) == out.end()) out.push_back(field.name);
     }
   }
   return out;
-}
-
-// Minutes as a number, or a duration string.
-// Far beyond any benchmark, and far below where time arithmetic overflows.
-constexpr double kMaxMinutes = 366 * 24 * 60;
-
-Result<Duration> ReadTime(const json& v, const std::string& where, double scale) {
-  Duration d;
-  if (v.is_number()) {
-    double minutes = v.get<double>();
-    if (!std::isfinite(minutes) || minutes < 0) {
-      return Error{fmt::format("{}: must not be negative (got {})", where, v.dump())};
-    }
-    if (minutes > kMaxMinutes) {
-      return Error{fmt::format("{}: {} minutes is more than a year", where, v.dump())};
-    }
-    d = FromSeconds(minutes * 60.0);
-  } else if (v.is_string()) {
-    auto parsed = ParseDuration(v.get<std::string>());
-    if (!parsed.ok()) return Error{where + ": " + parsed.error().message};
-    d = *parsed;
-  } else {
-    return Error{where + ": must be minutes (a number) or a duration string like \"30s\""};
-  }
-  return FromSeconds(ToSeconds(d) * scale);
 }
 
 Result<std::filesystem::path> FindPipeline(const std::string& name,
@@ -79,160 +60,6 @@ Result<std::filesystem::path> FindPipeline(const std::string& name,
   return Error{
       fmt::format("{}: pipeline file '{}' not found (looked in {}{})", where, name, looked,
                   options.pipeline_dirs.empty() ? "; add folders with --pipelines DIR" : "")};
-}
-
-// {"stepTime": "1m", "rateFactor": 2, "maxRate": 600,
-//  "slo": {"p95": "30s", "errorRate": "1%"}}
-Result<Scenario::Stress> ReadStress(const json& entry, const Scenario& s, const std::string& at,
-                                    double scale) {
-  if (!s.rate_per_minute) return Error{at + ".rate: the stress shape starts from a rate"};
-  if (!s.mode->stress) {
-    return Error{at + ".shape: stress works with modes that start runs (PIPELINE_RUN, EXPERIMENT)"};
-  }
-  auto v = entry.find("stress");
-  if (v == entry.end() || !v->is_object()) {
-    return Error{at + ".stress: required with \"shape\": \"stress\" (stepTime, slo)"};
-  }
-  Scenario::Stress st;
-  for (const auto& [key, value] : v->items()) {
-    std::string where = at + ".stress." + key;
-    if (key == "stepTime") {
-      auto t = ReadTime(value, where, scale);
-      if (!t.ok()) return t.error();
-      st.step_time = *t;
-    } else if (key == "rateFactor") {
-      if (!value.is_number() || !(value.get<double>() > 1)) {
-        return Error{where + ": must be a number greater than 1"};
-      }
-      st.rate_factor = value.get<double>();
-    } else if (key == "maxRate") {
-      if (!value.is_number() || !(value.get<double>() > 0)) return Error{where + ": must be > 0"};
-      st.max_rate = value.get<double>();
-    } else if (key == "slo") {
-      if (!value.is_object()) return Error{where + ": must be an object (p95, errorRate)"};
-      for (const auto& [k, x] : value.items()) {
-        if (k == "p95") {
-          auto t = x.is_string() ? ParseDuration(x.get<std::string>())
-                                 : Result<Duration>(Error{"must be a duration string"});
-          if (!t.ok()) return Error{where + ".p95: " + t.error().message};
-          st.slo_p95 = *t;
-        } else if (k == "errorRate") {
-          std::string text = x.is_string() ? x.get<std::string>() : x.dump();
-          bool percent = !text.empty() && text.back() == '%';
-          if (percent) text.pop_back();
-          char* end = nullptr;
-          double rate = std::strtod(text.c_str(), &end);
-          if (text.empty() || end != text.c_str() + text.size() || rate < 0) {
-            return Error{where + ".errorRate: must be a rate like \"1%\""};
-          }
-          st.slo_error_rate = percent ? rate / 100 : rate;
-        } else {
-          return Error{where + "." + k + ": unknown field (known: p95, errorRate)"};
-        }
-      }
-    } else {
-      return Error{where + ": unknown field (known: stepTime, rateFactor, maxRate, slo)"};
-    }
-  }
-  if (st.step_time <= Duration::zero()) return Error{at + ".stress.stepTime: required, > 0"};
-  if (st.slo_p95 <= Duration::zero()) return Error{at + ".stress.slo.p95: required"};
-  return st;
-}
-
-// {"levels": [1000, 10000, 100000], "measureTime": "30s", "fillConcurrency": 8, ...}
-Result<Scenario::Growth> ReadGrowth(const json& entry, const Scenario& s, const std::string& at,
-                                    double scale) {
-  if (!s.mode->growth) return Error{at + ".shape: growth works with mode PIPELINE_RUN"};
-  if (s.rate_per_minute) {
-    return Error{at + ".rate: the growth shape fills and measures in closed loop; remove rate"};
-  }
-  auto v = entry.find("growth");
-  if (v == entry.end() || !v->is_object()) {
-    return Error{at + ".growth: required with \"shape\": \"growth\" (levels, measureTime)"};
-  }
-  // Far above what any KFP deployment stores; keeps every count in range.
-  constexpr int64_t kMaxLevel = 100'000'000;
-  Scenario::Growth g;
-  auto whole = [&](const json& value, const std::string& where, int64_t low,
-                   int64_t high) -> Result<int64_t> {
-    if (!value.is_number_integer() || value.get<int64_t>() < low || value.get<int64_t>() > high) {
-      return Error{fmt::format("{}: must be a whole number from {} to {} (got {})", where, low,
-                               high, value.dump())};
-    }
-    return value.get<int64_t>();
-  };
-  for (const auto& [key, value] : v->items()) {
-    std::string where = at + ".growth." + key;
-    if (key == "levels") {
-      if (!value.is_array() || value.empty()) {
-        return Error{where + ": must be a non-empty array of run counts, e.g. [1000, 10000]"};
-      }
-      for (size_t i = 0; i < value.size(); ++i) {
-        std::string item = fmt::format("{}[{}]", where, i);
-        const json& level = value[i];
-        if (!level.is_number()) {
-          return Error{fmt::format("{}: must be a number of runs (got {})", item, level.dump())};
-        }
-        if (!level.is_number_integer()) {
-          return Error{
-              fmt::format("{}: must be a whole number of runs (got {})", item, level.dump())};
-        }
-        if (level.get<int64_t>() <= 0 ||
-            (level.is_number_unsigned() &&
-             level.get<uint64_t>() > static_cast<uint64_t>(kMaxLevel))) {
-          return Error{
-              fmt::format("{}: must be from 1 to {} runs (got {})", item, kMaxLevel, level.dump())};
-        }
-        if (level.get<int64_t>() > kMaxLevel) {
-          return Error{
-              fmt::format("{}: must be from 1 to {} runs (got {})", item, kMaxLevel, level.dump())};
-        }
-        int64_t runs = level.get<int64_t>();
-        if (!g.levels.empty() && runs <= g.levels.back()) {
-          return Error{fmt::format(
-              "{}: levels must increase ({} follows {}); each level adds runs to the last", item,
-              runs, g.levels.back())};
-        }
-        g.levels.push_back(runs);
-      }
-    } else if (key == "measureTime") {
-      auto t = ReadTime(value, where, scale);
-      if (!t.ok()) return t.error();
-      g.measure_time = *t;
-    } else if (key == "settleTimeout") {
-      auto t = ReadTime(value, where, scale);
-      if (!t.ok()) return t.error();
-      g.settle_timeout = *t;
-    } else if (key == "fillConcurrency" || key == "measureConcurrency" ||
-               key == "runsPerExperiment" || key == "runsPerPipeline" ||
-               key == "versionsPerPipeline") {
-      int64_t high = key == "fillConcurrency" || key == "measureConcurrency" ? 256
-                     : key == "versionsPerPipeline"                          ? 100
-                                                                             : kMaxLevel;
-      auto n = whole(value, where, 1, high);
-      if (!n.ok()) return n.error();
-      int as_int = static_cast<int>(*n);
-      if (key == "fillConcurrency") g.fill_concurrency = as_int;
-      if (key == "measureConcurrency") g.measure_concurrency = as_int;
-      if (key == "runsPerExperiment") g.runs_per_experiment = as_int;
-      if (key == "runsPerPipeline") g.runs_per_pipeline = as_int;
-      if (key == "versionsPerPipeline") g.versions_per_pipeline = as_int;
-    } else if (key == "extrapolateTo") {
-      auto n = whole(value, where, 0, int64_t{1} << 40);
-      if (!n.ok()) return n.error();
-      g.extrapolate_to = *n;
-    } else {
-      return Error{where +
-                   ": unknown field (known: levels, measureTime, fillConcurrency, "
-                   "measureConcurrency, runsPerExperiment, runsPerPipeline, versionsPerPipeline, "
-                   "settleTimeout, extrapolateTo)"};
-    }
-  }
-  if (g.levels.empty()) return Error{at + ".growth.levels: required, e.g. [1000, 10000, 100000]"};
-  if (g.measure_time <= Duration::zero()) {
-    return Error{at + ".growth.measureTime: required, > 0 (how long the mix runs at each level)"};
-  }
-  return g;
 }
 
 Result<Scenario> ReadScenario(const json& entry, size_t index, const std::filesystem::path& path,
@@ -273,12 +100,12 @@ Result<Scenario> ReadScenario(const json& entry, size_t index, const std::filesy
   }
 
   if (auto v = entry.find("startTime"); v != entry.end()) {
-    auto t = ReadTime(*v, at + ".startTime", options.time_scale);
+    auto t = ReadScenarioTime(*v, at + ".startTime", options.time_scale);
     if (!t.ok()) return t.error();
     s.start_time = *t;
   }
   if (auto run_time = entry.find("runTime"); run_time != entry.end()) {
-    auto t = ReadTime(*run_time, at + ".runTime", options.time_scale);
+    auto t = ReadScenarioTime(*run_time, at + ".runTime", options.time_scale);
     if (!t.ok()) return t.error();
     s.run_time = *t;
     if (s.run_time <= Duration::zero()) return Error{at + ".runTime: must be greater than zero"};
@@ -334,30 +161,7 @@ Result<Scenario> ReadScenario(const json& entry, size_t index, const std::filesy
     if (!v->is_number_unsigned()) return Error{at + ".seed: must be a non-negative integer"};
     s.seed = v->get<uint64_t>();
   }
-  if (auto v = entry.find("shape"); v != entry.end()) {
-    if (!v->is_string() ||
-        (*v != "smoke" && *v != "load" && *v != "stress" && *v != "soak" && *v != "growth")) {
-      return Error{fmt::format("{}.shape: must be smoke, load, stress, soak or growth (got {})", at,
-                               v->dump())};
-    }
-    if (*v != "growth" && entry.contains("growth")) {
-      return Error{at + ".growth: goes with \"shape\": \"growth\""};
-    }
-    if (*v == "growth") {
-      auto g = ReadGrowth(entry, s, at, options.time_scale);
-      if (!g.ok()) return g.error();
-      s.growth = *g;
-    }
-    if (*v == "stress") {
-      auto st = ReadStress(entry, s, at, options.time_scale);
-      if (!st.ok()) return st.error();
-      s.stress = *st;
-    }
-  } else if (entry.contains("stress")) {
-    return Error{at + ".stress: goes with \"shape\": \"stress\""};
-  } else if (entry.contains("growth")) {
-    return Error{at + ".growth: goes with \"shape\": \"growth\""};
-  }
+  if (Status st = ReadShape(entry, at, options.time_scale, s); !st.ok()) return st.error();
   if (auto v = entry.find("pipelineFileName"); v != entry.end()) {
     if (!v->is_string() || v->get<std::string>().empty()) {
       return Error{at + ".pipelineFileName: must be a file name"};
@@ -379,6 +183,29 @@ Result<Scenario> ReadScenario(const json& entry, size_t index, const std::filesy
 }
 
 }  // namespace
+
+Result<Duration> ReadScenarioTime(const nlohmann::json& v, const std::string& where, double scale) {
+  // Far beyond any benchmark, and far below where time arithmetic overflows.
+  constexpr double kMaxMinutes = 366 * 24 * 60;
+  Duration d;
+  if (v.is_number()) {
+    double minutes = v.get<double>();
+    if (!std::isfinite(minutes) || minutes < 0) {
+      return Error{fmt::format("{}: must not be negative (got {})", where, v.dump())};
+    }
+    if (minutes > kMaxMinutes) {
+      return Error{fmt::format("{}: {} minutes is more than a year", where, v.dump())};
+    }
+    d = FromSeconds(minutes * 60.0);
+  } else if (v.is_string()) {
+    auto parsed = ParseDuration(v.get<std::string>());
+    if (!parsed.ok()) return Error{where + ": " + parsed.error().message};
+    d = *parsed;
+  } else {
+    return Error{where + ": must be minutes (a number) or a duration string like \"30s\""};
+  }
+  return FromSeconds(ToSeconds(d) * scale);
+}
 
 std::string_view Scenario::mode_name() const { return mode != nullptr ? mode->name : ""; }
 

@@ -15,20 +15,22 @@
 #include "util/result.h"
 #include "util/time.h"
 
+namespace kfpbench::results {
+struct ScenarioInfo;  // results/results.h
+}  // namespace kfpbench::results
+
 namespace kfpbench::harness {
 
 struct ModeSpec;  // harness/modes.h
 
 // What a mode reads beyond the common fields, typed by its read hook
-// (ModeSpec::read): ORCHESTRATE's table of runs, for one.
+// (ModeSpec::read): ORCHESTRATE's table of runs, RANDOM_GETS's mix,
+// LARGE_DATASET's artifact size.
 struct ModeData {
   virtual ~ModeData() = default;
+  // Adds what the results keep of it to the scenario's entry there.
+  virtual void Describe(results::ScenarioInfo& /*info*/) const {}
 };
-
-// The calls a RANDOM_GETS `mix` may weight, by the names results use.
-inline constexpr std::string_view kRandomGetsOperations[] = {
-    "ListPipelines", "ListPipelineVersions", "ListExperiments",
-    "ListRuns",      "GetPipeline",          "GetRun"};
 
 struct Scenario {
   size_t index = 0;                // position in the file
@@ -49,7 +51,6 @@ struct Scenario {
   // Sharding: this process sends arrivals offset by this fraction of a gap,
   // so N shards with offsets 0, 1/N, ... together make the unsharded schedule.
   double arrival_offset = 0;
-  int64_t artifact_bytes = 0;  // LARGE_DATASET: params.size, in bytes
   // Stress shape: open-loop steps from `rate`, multiplied by rate_factor each
   // step of step_time, until the SLO breaks or max_rate is passed.
   struct Stress {
@@ -75,12 +76,9 @@ struct Scenario {
     int64_t extrapolate_to = 1000000;  // runs; 0: none
   };
   std::optional<Growth> growth;
-  // RANDOM_GETS: read calls drawn one at a time by weight (operation name ->
-  // weight) instead of the perf-tests chain; empty: the chain.
-  std::vector<std::pair<std::string, double>> mix;
-  nlohmann::json resource_limits;  // kept for the report
-  nlohmann::json source;           // the entry as written
-  std::shared_ptr<ModeData> mode_data;
+  nlohmann::json resource_limits;       // kept for the report
+  nlohmann::json source;                // the entry as written
+  std::shared_ptr<ModeData> mode_data;  // null for a mode that reads nothing of its own
 
   std::string_view mode_name() const;
   // Runs kept in flight by a closed-loop mode.
@@ -114,6 +112,10 @@ struct ScenarioFile {
 Status ApplyShard(ScenarioFile& file, int index, int count);
 // The same from --shard's text, "i/N".
 Status ApplyShard(ScenarioFile& file, const std::string& shard);
+
+// A time of the file: minutes as a number (fractions allowed), or a duration
+// string ("30s"), multiplied by `scale` (--time-scale). Errors start with `where`.
+Result<Duration> ReadScenarioTime(const nlohmann::json& v, const std::string& where, double scale);
 
 // Reads and checks a scenario file. The error names the file and the JSON path
 // of the first problem: "smoke.json: [1].mode: unknown mode 'RUN' (expected ...)".

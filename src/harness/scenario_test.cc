@@ -1,4 +1,5 @@
 #include "harness/scenario.h"
+#include "harness/random_gets_runner.h"
 #include "harness/scheduled_runs_runner.h"
 
 #include <filesystem>
@@ -7,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "results/results.h"
 #include "util/ids.h"
 
 namespace kfpbench::harness {
@@ -146,9 +148,15 @@ TEST_F(ScenarioTest, EachBadInputNamesFileAndPath) {
 TEST_F(ScenarioTest, RandomGetsMixReadsTheWeights) {
   auto f = Parse(R"([{"mode":"RANDOM_GETS","runTime":1,"mix":{"GetRun":8,"ListRuns":1.5}}])");
   ASSERT_TRUE(f.ok()) << f.error().message;
-  ASSERT_EQ(f->scenarios[0].mix.size(), 2u);
-  EXPECT_EQ(f->scenarios[0].mix[0], (std::pair<std::string, double>{"GetRun", 8}));
-  EXPECT_EQ(f->scenarios[0].mix[1], (std::pair<std::string, double>{"ListRuns", 1.5}));
+  const auto* mix = dynamic_cast<const RandomGetsMix*>(f->scenarios[0].mode_data.get());
+  ASSERT_NE(mix, nullptr);
+  ASSERT_EQ(mix->weights.size(), 2u);
+  EXPECT_EQ(mix->weights[0], (std::pair<std::string, double>{"GetRun", 8}));
+  EXPECT_EQ(mix->weights[1], (std::pair<std::string, double>{"ListRuns", 1.5}));
+  // Without a mix the mode has nothing of its own: the runner sends the chain.
+  auto chain = Parse(R"([{"mode":"RANDOM_GETS","runTime":1}])");
+  ASSERT_TRUE(chain.ok()) << chain.error().message;
+  EXPECT_EQ(chain->scenarios[0].mode_data, nullptr);
 }
 
 TEST_F(ScenarioTest, ObjectFormAppliesDefaultsAndKeepsThresholds) {
@@ -206,7 +214,10 @@ TEST_F(ScenarioTest, LargeDatasetNeedsAnArtifactSize) {
   auto f = Parse(R"([{"mode":"LARGE_DATASET","runTime":1,"pipelineFileName":"here.yaml",
                      "params":{"size":"512Mi"}}])");
   ASSERT_TRUE(f.ok()) << f.error().message;
-  EXPECT_EQ(f->scenarios[0].artifact_bytes, 512 << 20);
+  ASSERT_NE(f->scenarios[0].mode_data, nullptr);
+  results::ScenarioInfo info;
+  f->scenarios[0].mode_data->Describe(info);
+  EXPECT_EQ(info.artifact_bytes, 512 << 20);
   auto missing = Parse(R"([{"mode":"LARGE_DATASET","runTime":1,"pipelineFileName":"here.yaml"}])");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find("[0].params.size: required"), std::string::npos);
