@@ -1,19 +1,12 @@
 #include "plan/answer.h"
 
 #include "plan/capacity_page.h"
+#include "plan/command_errors.h"
 #include "sim/config.h"
 #include "sim/simulator.h"
 #include "util/files.h"
 
 namespace kfpbench::plan {
-namespace {
-
-Error BadInput(std::string message) { return Error{std::move(message), kHttpBadRequest}; }
-
-// Files and flags are the input, whatever the error says of itself.
-Error Failed(const Error& e) { return Error{e.message, e.BadInput() ? 0 : e.code}; }
-
-}  // namespace
 
 Result<Answer> AnswerQuestion(const Question& q, const AnswerFiles& files,
                               const std::function<void(const Answer&)>& on_answer) {

@@ -6,6 +6,7 @@
 
 #include "ir/pipeline_spec.h"
 #include "ir/quantity.h"
+#include "plan/command_errors.h"
 #include "results/results_json.h"
 #include "sim/config.h"
 #include "util/files.h"
@@ -13,8 +14,6 @@
 
 namespace kfpbench::plan {
 namespace {
-
-Error BadInput(std::string message) { return Error{std::move(message), kHttpBadRequest}; }
 
 // "| level | runs | in flight | makespan measured -> predicted | p95 ... |" rows.
 std::string LevelTable(const std::vector<sim::LevelFit>& fits) {

@@ -4,15 +4,13 @@
 
 #include <fmt/format.h>
 
+#include "plan/command_errors.h"
 #include "plan/profile_results.h"
 #include "report/reporter.h"
 #include "util/files.h"
 
 namespace kfpbench::plan {
 namespace {
-
-Error BadInput(std::string message) { return Error{std::move(message), kHttpBadRequest}; }
-Error Failed(const Error& e) { return Error{e.message, e.BadInput() ? 0 : e.code}; }
 
 // Through a temporary file: a full disk or Ctrl-C never leaves half a file.
 Status WriteJson(const std::filesystem::path& path, const nlohmann::json& j) {
