@@ -11,7 +11,7 @@ using nlohmann::json;
 
 // Reads only the shape of `entry`, as the scenario reader does once the
 // common fields and the mode are read.
-Result<Scenario> Read(const json& entry) {
+Result<Scenario> ReadEntry(const json& entry) {
   Scenario s;
   s.mode = FindMode(entry.at("mode").get<std::string>());
   if (auto rate = entry.find("rate"); rate != entry.end()) s.rate_per_minute = rate->get<double>();
@@ -20,7 +20,7 @@ Result<Scenario> Read(const json& entry) {
 }
 
 std::string ErrorOf(const json& entry) {
-  auto s = Read(entry);
+  auto s = ReadEntry(entry);
   return s.ok() ? "" : s.error().message;
 }
 
@@ -56,21 +56,21 @@ TEST(Shapes, ModesSayWhichShapesTheirRunnersDrive) {
 
 TEST(Shapes, LabelsTakeNoSettingsAndEveryMode) {
   for (const char* name : {"smoke", "load", "soak"}) {
-    auto s = Read({{"mode", "RANDOM_GETS"}, {"shape", name}});
+    auto s = ReadEntry({{"mode", "RANDOM_GETS"}, {"shape", name}});
     ASSERT_TRUE(s.ok()) << s.error().message;
     EXPECT_FALSE(s->stress.has_value());
     EXPECT_FALSE(s->growth.has_value());
   }
-  EXPECT_TRUE(Read({{"mode", "SCHEDULED_RUNS"}}).ok());  // no shape: nothing to read
+  EXPECT_TRUE(ReadEntry({{"mode", "SCHEDULED_RUNS"}}).ok());  // no shape: nothing to read
 }
 
 TEST(Shapes, StressAndGrowthReadTheirSettings) {
   auto stress =
-      Read({{"mode", "EXPERIMENT"}, {"rate", 10}, {"shape", "stress"}, {"stress", kStress}});
+      ReadEntry({{"mode", "EXPERIMENT"}, {"rate", 10}, {"shape", "stress"}, {"stress", kStress}});
   ASSERT_TRUE(stress.ok()) << stress.error().message;
   ASSERT_TRUE(stress->stress.has_value());
   EXPECT_EQ(stress->stress->step_time, std::chrono::minutes(1));
-  auto growth = Read({{"mode", "PIPELINE_RUN"}, {"shape", "growth"}, {"growth", kGrowth}});
+  auto growth = ReadEntry({{"mode", "PIPELINE_RUN"}, {"shape", "growth"}, {"growth", kGrowth}});
   ASSERT_TRUE(growth.ok()) << growth.error().message;
   ASSERT_TRUE(growth->growth.has_value());
   EXPECT_EQ(growth->growth->levels, (std::vector<int64_t>{10, 100}));
