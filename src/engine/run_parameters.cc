@@ -1,5 +1,8 @@
 #include "engine/run_parameters.h"
 
+#include <string>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "ir/values.h"
@@ -13,15 +16,20 @@ namespace {
 // A NUL byte cannot cross into a step: a command line and an environment end
 // each string at the first one, so "a\0b" would reach the step as "a".
 bool HoldsNul(const json& value) {
-  if (value.is_string()) return value.get_ref<const std::string&>().find('\0') != std::string::npos;
-  if (value.is_object()) {
-    for (const auto& [key, item] : value.items()) {
-      if (key.find('\0') != std::string::npos || HoldsNul(item)) return true;
-    }
-  }
-  if (value.is_array()) {
-    for (const auto& item : value) {
-      if (HoldsNul(item)) return true;
+  // A stack, not recursion: a parameter may be nested as deep as its body allows.
+  std::vector<const json*> pending{&value};
+  auto has_nul = [](const std::string& s) { return s.find('\0') != std::string::npos; };
+  while (!pending.empty()) {
+    const json& v = *pending.back();
+    pending.pop_back();
+    if (v.is_string() && has_nul(v.get_ref<const std::string&>())) return true;
+    if (v.is_object()) {
+      for (const auto& [key, item] : v.items()) {
+        if (has_nul(key)) return true;
+        pending.push_back(&item);
+      }
+    } else if (v.is_array()) {
+      for (const auto& item : v) pending.push_back(&item);
     }
   }
   return false;
