@@ -146,7 +146,7 @@ TEST_F(ProfileCommandTest, BadInputExitsTwoWithOneClearLine) {
   };
   std::ofstream(dir_ / "empty.json") << R"({"runs": []})";
   for (const auto& c : std::vector<Case>{
-           {"/nonexistent/p.yaml", "cannot read pipeline file /nonexistent/p.yaml"},
+           {"/nonexistent/p.yaml", "cannot read /nonexistent/p.yaml: No such file or directory"},
            {Example() + " --node-size 16cpu", "--node-size '16cpu': no comma"},
            {Example() + " --node-size big,56Gi", "--node-size 'big,56Gi'"},
            {Example() + " --params batch=3",

@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <fstream>
 #include <mutex>
-#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -52,10 +50,8 @@ class OrchestrateRunner : public ModeRunner {
 // A pipeline file, parsed here and uploaded by the runner.
 Result<ir::PipelineSpec> ReadPipelineFile(const std::string& name, OrchestratePlan& plan) {
   plan.pipeline_label = name;
-  auto text = ReadFile(name);
-  if (!text.ok()) return Error{"--pipeline: " + text.error().message};
-  auto spec = ir::ParsePipelineSpec(*text);
-  if (!spec.ok()) return Error{fmt::format("{}: {}", name, spec.error().message)};
+  auto spec = ir::LoadPipelineSpec(name);
+  if (!spec.ok()) return Error{"--pipeline: " + spec.error().message};
   plan.pipeline_file = name;
   return spec;
 }

@@ -1,6 +1,5 @@
 #include "harness/preflight.h"
 
-#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -18,15 +17,12 @@
 namespace kfpbench::harness {
 namespace {
 
+// The text is kept for the upload, which then reads nothing again.
 Result<ir::PipelineSpec> LoadPipeline(const std::filesystem::path& path,
                                       std::map<std::string, std::string>& texts) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{"cannot read pipeline file " + path.string()};
-  std::stringstream text;
-  text << in.rdbuf();
-  texts[path.string()] = text.str();
-  auto spec = ir::ParsePipelineSpec(text.str());
-  if (!spec.ok()) return Error{fmt::format("{}: {}", path.string(), spec.error().message)};
+  std::string text;
+  auto spec = ir::LoadPipelineSpec(path, &text);
+  if (!text.empty()) texts[path.string()] = std::move(text);
   return spec;
 }
 

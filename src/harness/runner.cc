@@ -1,13 +1,12 @@
 #include "harness/runner.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "harness/growth_fill.h"
+#include "util/files.h"
 #include "util/ids.h"
 
 namespace kfpbench::harness {
@@ -71,12 +70,9 @@ bool Context::SleepUntil(WallTime t) const {
 Result<std::string> Context::ReadPipelineFile(const std::filesystem::path& path) {
   std::lock_guard lock(mu_);
   if (auto it = file_cache_.find(path.string()); it != file_cache_.end()) return it->second;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("cannot read pipeline file {}", path.string())};
-  std::ostringstream content;
-  content << in.rdbuf();
-  file_cache_.emplace(path.string(), content.str());
-  return content.str();
+  auto content = ReadFile(path);
+  if (content.ok()) file_cache_.emplace(path.string(), *content);
+  return content;
 }
 
 void Context::AddPipelineTexts(const std::map<std::string, std::string>& texts) {

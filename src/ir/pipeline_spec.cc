@@ -13,6 +13,7 @@
 #include "ir/pipeline_spec_check.h"
 #include "ir/spec_fields.h"
 #include "ir/task_spec.h"
+#include "util/files.h"
 
 namespace kfpbench::ir {
 namespace {
@@ -320,6 +321,15 @@ Result<PipelineSpec> ParsePipelineSpecJson(const json& doc) {
     return Error{std::string("malformed pipeline spec: ") + e.what(), kHttpBadRequest};
   }
   spec.json = *body;
+  return spec;
+}
+
+Result<PipelineSpec> LoadPipelineSpec(const std::filesystem::path& path, std::string* text) {
+  auto read = ReadFile(path);
+  if (!read.ok()) return read.error();
+  auto spec = ParsePipelineSpec(*read);
+  if (text != nullptr) *text = std::move(*read);
+  if (!spec.ok()) return Error{fmt::format("{}: {}", path.string(), spec.error().message)};
   return spec;
 }
 

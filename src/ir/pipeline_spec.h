@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -253,6 +254,11 @@ struct PipelineSpec {
 // offending field, e.g. "root.dag.tasks.train.componentRef.name: unknown component 'comp-x'".
 Result<PipelineSpec> ParsePipelineSpec(std::string_view text);
 Result<PipelineSpec> ParsePipelineSpecJson(const nlohmann::json& doc);
+// A compiled pipeline file read and parsed, the one way every command and
+// scenario does it: "cannot read PATH: why", or "PATH: " and the parser's
+// error. `text`, when given, receives what was read (for an upload of it).
+Result<PipelineSpec> LoadPipelineSpec(const std::filesystem::path& path,
+                                      std::string* text = nullptr);
 // Reads kfp-kubernetes' platform spec document ({"platforms": {"kubernetes":
 // ...}}) into `spec`'s executors.
 Status ParsePlatformSpec(const nlohmann::json& doc, PipelineSpec& spec);

@@ -51,10 +51,8 @@ Result<sim::MeasuredLevel> LoadLevel(const std::filesystem::path& path) {
 Result<sim::Calibration> CalibrateFromFiles(const CalibrationRequest& r) {
   std::shared_ptr<const ir::PipelineSpec> spec;
   if (!r.pipeline.empty()) {
-    auto text = ReadFile(r.pipeline);
-    if (!text.ok()) return BadInput(text.error().message);
-    auto parsed = ir::ParsePipelineSpec(*text);
-    if (!parsed.ok()) return BadInput(r.pipeline.string() + ": " + parsed.error().message);
+    auto parsed = ir::LoadPipelineSpec(r.pipeline);
+    if (!parsed.ok()) return BadInput(parsed.error().message);
     spec = std::make_shared<const ir::PipelineSpec>(std::move(*parsed));
   }
   sim::SharedServiceInputs inputs;

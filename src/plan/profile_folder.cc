@@ -26,12 +26,8 @@ Result<ProfileFolder> ProfileToFolder(const ProfileRequest& r,
   if (!r.from_results.empty()) {
     std::optional<ir::PipelineSpec> spec;
     if (!r.run.pipeline_path.empty()) {
-      auto text = ReadFile(r.run.pipeline_path);
-      if (!text.ok()) return BadInput(text.error().message);
-      auto parsed = ir::ParsePipelineSpec(*text);
-      if (!parsed.ok()) {
-        return BadInput(r.run.pipeline_path.string() + ": " + parsed.error().message);
-      }
+      auto parsed = ir::LoadPipelineSpec(r.run.pipeline_path);
+      if (!parsed.ok()) return BadInput(parsed.error().message);
       spec = std::move(*parsed);
     }
     auto report = ProfileFromResultsFile(r.from_results, spec ? &*spec : nullptr, r.run.profile);

@@ -2,9 +2,7 @@
 
 #include "plan/pipeline_fit.h"
 
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -55,12 +53,8 @@ std::map<std::string, std::string> ExecutorLabels(const ir::PipelineSpec& spec) 
 
 Result<ProfileRun> ProfileOnEmbeddedBackend(const ProfileRunOptions& options) {
   const std::string path = options.pipeline_path.string();
-  std::ifstream in(options.pipeline_path, std::ios::binary);
-  if (!in) return Error{fmt::format("cannot read pipeline file {}", path), kBadInput};
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto spec = ir::ParsePipelineSpec(text.str());
-  if (!spec.ok()) return Error{fmt::format("{}: {}", path, spec.error().message), kBadInput};
+  auto spec = ir::LoadPipelineSpec(options.pipeline_path);
+  if (!spec.ok()) return Error{spec.error().message, kBadInput};
   auto parameters = harness::TypedParameters(*spec, options.params);
   if (!parameters.ok()) return Error{"--params: " + parameters.error().message, kBadInput};
   if (options.repeats < 1) return Error{"--repeat: must be at least 1", kBadInput};

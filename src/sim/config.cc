@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -13,17 +12,10 @@
 #include "exec/duration_dist.h"
 #include "ir/quantity.h"
 #include "sim/budget.h"
+#include "util/files.h"
 
 namespace kfpbench::sim {
 namespace {
-
-Result<std::string> ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{"cannot read " + path.string()};
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // yaml-cpp throws; everything below runs inside one try at the boundary.
 struct ParseError {
@@ -363,12 +355,8 @@ Result<WorkloadSpec> ParseWorkload(std::string_view yaml, const std::filesystem:
         {"pipeline", "parameters", "runs", "arrivals", "steps", "calibration", "seed", "branches"});
     WorkloadSpec w;
     if (!root["pipeline"]) Fail("workload.pipeline: required (a compiled KFP pipeline file)");
-    std::filesystem::path pipe = base_dir / Text(root["pipeline"], "workload.pipeline");
-    auto text = ReadFile(pipe);
-    if (!text.ok()) Fail("workload.pipeline: " + text.error().message);
-    auto spec = ir::ParsePipelineSpec(*text);
-    if (!spec.ok())
-      Fail(fmt::format("workload.pipeline: {}: {}", pipe.string(), spec.error().message));
+    auto spec = ir::LoadPipelineSpec(base_dir / Text(root["pipeline"], "workload.pipeline"));
+    if (!spec.ok()) Fail("workload.pipeline: " + spec.error().message);
     w.pipeline = std::make_shared<const ir::PipelineSpec>(std::move(*spec));
     if (root["parameters"]) {
       if (!root["parameters"].IsMap()) Fail("workload.parameters: expected a mapping");
