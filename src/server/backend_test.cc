@@ -204,6 +204,16 @@ namespace {
 
 using nlohmann::json;
 
+// The task_id of the task a run's details show under `display_name`; empty
+// when there is none.
+std::string TaskIdOf(const json& run, const std::string& display_name) {
+  const json tasks = run.value("run_details", json::object()).value("task_details", json::array());
+  for (const auto& t : tasks) {
+    if (t.value("display_name", "") == display_name) return t.value("task_id", "");
+  }
+  return "";
+}
+
 std::string Base64Decode(const std::string& in) {
   static const std::string kAlphabet =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -337,10 +347,7 @@ schemaVersion: 2.1.0
   std::string run_id = created["run_id"];
   json run = WaitForRun(run_id);
   ASSERT_EQ(run["state"], "SUCCEEDED") << run;
-  std::string task_id;
-  for (const auto& t : run["run_details"]["task_details"]) {
-    if (t["display_name"] == "write") task_id = t["task_id"];
-  }
+  const std::string task_id = TaskIdOf(run, "write");
   ASSERT_FALSE(task_id.empty()) << run;
   auto read = [&](const std::string& node, const std::string& name) {
     return Call(http::Method::kGet,
@@ -444,10 +451,7 @@ TEST_F(ProcessExecutorApiTest, ImporterUrisOutsideTheArtifactRootsAreRefusedAtCr
   ASSERT_EQ(status, 200) << created;
   json run = WaitForRun(created["run_id"]);
   ASSERT_EQ(run["state"], "SUCCEEDED") << run;
-  std::string importer_id;
-  for (const auto& t : run["run_details"]["task_details"]) {
-    if (t["display_name"] == "importer") importer_id = t["task_id"];
-  }
+  const std::string importer_id = TaskIdOf(run, "importer");
   auto [read, why] =
       Call(http::Method::kGet, "/apis/v2beta1/runs/" + created["run_id"].get<std::string>() +
                                    "/nodes/" + importer_id + "/artifacts/artifact:read");
@@ -484,10 +488,7 @@ schemaVersion: 2.1.0
   std::string run_id = created["run_id"];
   json run = WaitForRun(run_id);
   ASSERT_EQ(run["state"], "SUCCEEDED") << run;
-  std::string task_id;
-  for (const auto& t : run["run_details"]["task_details"]) {
-    if (t["display_name"] == "link") task_id = t["task_id"];
-  }
+  const std::string task_id = TaskIdOf(run, "link");
   auto read = [&](const std::string& name) {
     return Call(http::Method::kGet, "/apis/v2beta1/runs/" + run_id + "/nodes/" + task_id +
                                         "/artifacts/" + name + ":read");
