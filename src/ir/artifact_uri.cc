@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "ir/pipeline_spec.h"
+#include "util/files.h"
 
 namespace kfpbench::ir {
 namespace {
@@ -14,24 +15,6 @@ namespace fs = std::filesystem;
 
 Error Refused(std::string_view uri, std::string_view why) {
   return Error{fmt::format("artifact URI '{}' is refused: {}", uri, why), kHttpBadRequest};
-}
-
-// `inner` is `outer` or below it; both normalised.
-bool IsWithin(const fs::path& inner, const fs::path& outer) {
-  auto [o, i] = std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end());
-  // A trailing separator in `outer` leaves one empty element behind.
-  return o == outer.end() || (std::next(o) == outer.end() && o->empty());
-}
-
-// `path` with '.', '..' and the symbolic links of what exists resolved, when
-// that lies below `root`.
-std::optional<fs::path> Confined(const fs::path& path, const fs::path& root) {
-  std::error_code ec;
-  fs::path resolved = fs::weakly_canonical(path, ec);
-  if (ec) return std::nullopt;
-  fs::path resolved_root = fs::weakly_canonical(root, ec);
-  if (ec || !IsWithin(resolved, resolved_root)) return std::nullopt;
-  return resolved;
 }
 
 // An object key made relative and normalised; nullopt when it names nothing
@@ -62,7 +45,7 @@ Result<std::string> LocalPathForUri(std::string_view uri, const ArtifactRoots& r
     if (!object) return Refused(uri, "its key names no object inside the store");
     fs::path mounted = fs::path(folder) / *object;
     if (roots.object_store.empty()) return ("/" / mounted).string();
-    auto path = Confined(roots.object_store / mounted, roots.object_store);
+    auto path = ResolveWithin(roots.object_store / mounted, roots.object_store);
     if (!path) return Refused(uri, "its key leads out of the object store's folder");
     return path->string();
   }
@@ -71,7 +54,7 @@ Result<std::string> LocalPathForUri(std::string_view uri, const ArtifactRoots& r
   }
   for (const auto& root : roots.local) {
     if (root.empty()) continue;
-    if (auto path = Confined(fs::path(uri), root)) return path->string();
+    if (auto path = ResolveWithin(fs::path(uri), root)) return path->string();
   }
   return Refused(uri,
                  "a local path must lie below the backend's work root or the --package-root "

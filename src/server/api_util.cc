@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "kfp/model.h"
+#include "util/files.h"
 
 namespace kfpbench::server {
 
@@ -113,10 +114,7 @@ Result<std::string> ReadPackageUrl(const std::string& url, const std::filesystem
   }
   std::error_code ec;
   // The same answer whether the file exists or not, outside the root.
-  auto resolved = std::filesystem::weakly_canonical(path, ec);
-  auto allowed = std::filesystem::weakly_canonical(root, ec);
-  auto [end, _] = std::mismatch(allowed.begin(), allowed.end(), resolved.begin(), resolved.end());
-  if (ec || end != allowed.end()) {
+  if (!ResolveWithin(path, root)) {
     return Error{fmt::format("package_url.pipeline_url: '{}' is outside the package root", path),
                  400};
   }

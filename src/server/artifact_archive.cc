@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "util/files.h"
+
 namespace kfpbench::server {
 namespace {
 
@@ -107,13 +109,11 @@ Result<std::string> TarGzOf(const std::filesystem::path& path, const std::filesy
   std::error_code ec;
   // Symbolic links in the path resolved first, so that nothing below can
   // lead the read out of `within`.
-  const fs::path resolved = fs::weakly_canonical(path, ec);
-  const fs::path root = ec ? fs::path() : fs::weakly_canonical(within, ec);
-  if (ec || root.empty()) return Error{"artifact not found", kHttpNotFound};
-  auto [r, p] = std::mismatch(root.begin(), root.end(), resolved.begin(), resolved.end());
-  if (r != root.end() && !(std::next(r) == root.end() && r->empty())) {
+  const auto confined = ResolveWithin(path, within);
+  if (!confined) {
     return Error{"artifact not found: it was not written by a task of this run", kHttpNotFound};
   }
+  const fs::path& resolved = *confined;
   std::vector<fs::path> files;
   const fs::file_status status = fs::symlink_status(resolved, ec);
   if (fs::is_regular_file(status)) {

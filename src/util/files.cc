@@ -1,11 +1,26 @@
 #include "util/files.h"
 
+#include <algorithm>
+
 #include <cerrno>
 #include <cstring>
 
 #include <fmt/format.h>
 
 namespace kfpbench {
+
+std::optional<std::filesystem::path> ResolveWithin(const std::filesystem::path& path,
+                                                   const std::filesystem::path& root) {
+  std::error_code ec;
+  std::filesystem::path resolved = std::filesystem::weakly_canonical(path, ec);
+  if (ec) return std::nullopt;
+  const std::filesystem::path allowed = std::filesystem::weakly_canonical(root, ec);
+  if (ec || allowed.empty()) return std::nullopt;
+  auto [a, r] = std::mismatch(allowed.begin(), allowed.end(), resolved.begin(), resolved.end());
+  // A trailing separator in `root` leaves one empty element behind.
+  if (a != allowed.end() && !(std::next(a) == allowed.end() && a->empty())) return std::nullopt;
+  return resolved;
+}
 
 Result<std::string> ReadFile(const std::filesystem::path& path) {
   std::error_code ec;

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "util/result.h"
@@ -24,6 +25,13 @@ inline std::string ReadSmallFile(const std::filesystem::path& path) {
 
 // The file's bytes, or an Error "cannot read PATH: why".
 Result<std::string> ReadFile(const std::filesystem::path& path);
+
+// `path` with '.', '..' and the symbolic links of what exists resolved, when
+// that lies at or below `root` (resolved alike); nullopt otherwise. The one
+// check for every path a request or a file may name under a folder it is
+// confined to (package_url, importer URIs, the artifact read endpoint).
+std::optional<std::filesystem::path> ResolveWithin(const std::filesystem::path& path,
+                                                   const std::filesystem::path& root);
 
 // Writes `text` to `path` through a temporary file in the same folder, then
 // renames it into place. A full disk or a missing folder is an Error naming
