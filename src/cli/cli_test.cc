@@ -54,7 +54,7 @@ TEST_F(CliTest, BadScenarioFilesExitTwoWithOneLineNamingTheProblem) {
   }
   auto missing = Kfpbench("run " + (dir_ / "nope.json").string());
   EXPECT_EQ(missing.exit_code, 2);
-  EXPECT_NE(missing.output.find("nope.json: cannot read"), std::string::npos) << missing.output;
+  EXPECT_NE(missing.output.find("nope.json: No such file"), std::string::npos) << missing.output;
 }
 
 TEST_F(CliTest, MalformedPipelineYamlIsRefusedBeforeAnyLoad) {
@@ -513,8 +513,10 @@ TEST_F(CliTest, FourShardsMergeIntoTheSumOfTheirParts) {
 }
 
 TEST_F(CliTest, PerfTestsSmokeFileRunsAsWritten) {
-  // KFP's own perf-tests scenario, unchanged: 10 minutes of scenarios scaled
-  // to 30 s, against real compiled KFP pipelines (stub steps: no images here).
+  // KFP's own perf-tests scenario, unchanged, on the default target: 10
+  // minutes of scenarios scaled to 30 s, against real compiled KFP pipelines
+  // of SDK Python components, which the embedded backend runs as timed stubs
+  // (no images here) and says so before the load and in the results.
   fs::path shared = fs::path(KFPBENCH_SOURCE_DIR) / ".." / "shared" / "kfp";
   if (!fs::exists(shared / "scenarios" / "perf-tests-smoke.json")) {
     GTEST_SKIP() << "../shared is not available";
@@ -522,11 +524,23 @@ TEST_F(CliTest, PerfTestsSmokeFileRunsAsWritten) {
   fs::path out = dir_ / "out";
   auto r = Kfpbench("run " + (shared / "scenarios" / "perf-tests-smoke.json").string() +
                     " --pipelines " + (shared / "pipelines").string() +
-                    " --time-scale 0.05 --executor stub --stub-duration constant:200ms --quiet" +
-                    " --poll-interval 200ms --out " + out.string());
+                    " --time-scale 0.05 --quiet --poll-interval 200ms --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("the embedded backend's executor is stub: add_numbers.yaml, "
+                          "pipeline_with_large_datasets.yaml cannot run as processes"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("Steps ran as timed stubs"), std::string::npos) << r.output;
   std::ifstream in(out / "results.json");
   auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["target"]["executor"], "stub");
+  EXPECT_NE(j["target"]["executor_reason"].get<std::string>().find("Python component"),
+            std::string::npos);
+  EXPECT_NE(j["target"]["origin"].get<std::string>().find("embedded backend"), std::string::npos);
+  // Repeated runs of the same inputs are KFP's cache's: counted, and said.
+  EXPECT_GT(j["runs"]["fully_cached"].get<int>(), 0) << j["runs"]["by_state"];
+  EXPECT_GT(j["runs"]["cached_tasks"].get<int>(), 0);
+  EXPECT_NE(r.output.find("answered entirely from KFP's cache"), std::string::npos) << r.output;
   for (const char* op : {"CreateRun", "GetRun", "CreateExperiment", "ListRuns", "ListPipelines"}) {
     EXPECT_GT(j["operations"][op]["count"].get<int>(), 0) << op;
   }
@@ -534,6 +548,73 @@ TEST_F(CliTest, PerfTestsSmokeFileRunsAsWritten) {
   EXPECT_GT(runs, 0);
   EXPECT_EQ(j["runs"]["by_state"].value("SUCCEEDED", 0), runs) << j["runs"]["by_state"];
   EXPECT_LT(j["elapsed_s"].get<double>(), 60);
+}
+
+// "cache": false uploads the pipeline with caching off, as KFP's SDK does
+// for enable_caching=False: no run is answered from the cache.
+TEST_F(CliTest, CacheFalseRunsEveryStep) {
+  fs::path shared = fs::path(KFPBENCH_SOURCE_DIR) / ".." / "shared" / "kfp";
+  if (!fs::exists(shared / "pipelines" / "add_numbers.yaml")) {
+    GTEST_SKIP() << "../shared is not available";
+  }
+  for (bool cache : {true, false}) {
+    std::string scenario = Write("c.json", R"([{"mode": "PIPELINE_RUN", "runTime": "2s",
+      "numTimes": 2, "pipelineFileName": "add_numbers.yaml", "params": {"a": 4, "b": 5},
+      "cache": )" + std::string(cache ? "true" : "false") +
+                                               "}]");
+    fs::path out = dir_ / (cache ? "cached" : "uncached");
+    auto r = Kfpbench("run " + scenario + " --pipelines " + (shared / "pipelines").string() +
+                      " --stub-duration constant:50ms --quiet --poll-interval 50ms --out " +
+                      out.string());
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    auto j = ReadJson(out / "results.json");
+    EXPECT_GT(j["runs"]["count"].get<int>(), 2);
+    if (cache) {
+      EXPECT_GT(j["runs"]["fully_cached"].get<int>(), 0) << cache;
+    } else {
+      EXPECT_EQ(j["runs"]["fully_cached"].get<int>(), 0);
+      EXPECT_EQ(j["runs"]["cached_tasks"].get<int>(), 0);
+    }
+  }
+  std::string bad = Write("b.json", R"([{"mode": "RANDOM_GETS", "runTime": "1s", "cache": "no"}])");
+  auto refused = Kfpbench("validate " + bad);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.output.find("[0].cache: must be true or false"), std::string::npos);
+}
+
+// validate says what run does on every perf-tests file as shipped: each is
+// accepted on the default target, and with --executor process both refuse
+// the SDK-component pipelines before any load, in the same words.
+TEST_F(CliTest, ValidateAgreesWithRunOnEveryPerfTestsFile) {
+  fs::path shared = fs::path(KFPBENCH_SOURCE_DIR) / ".." / "shared" / "kfp";
+  if (!fs::exists(shared / "scenarios")) GTEST_SKIP() << "../shared is not available";
+  const std::string pipelines = " --pipelines " + (shared / "pipelines").string();
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator(shared / "scenarios")) {
+    if (entry.path().extension() != ".json") continue;
+    ++files;
+    auto v = Kfpbench("validate " + entry.path().string() + pipelines);
+    EXPECT_EQ(v.exit_code, 0) << entry.path() << v.output;
+  }
+  EXPECT_GT(files, 0);
+  const std::string smoke = (shared / "scenarios" / "perf-tests-smoke.json").string();
+  auto validate = Kfpbench("validate " + smoke + pipelines + " --executor process");
+  EXPECT_EQ(validate.exit_code, 2) << validate.output;
+  const std::string words =
+      "[0].pipelineFileName: executor 'exec-add-numbers' (image python:3.9) is a Python "
+      "component of KFP's SDK";
+  EXPECT_NE(validate.output.find(words), std::string::npos) << validate.output;
+  fs::path out = dir_ / "refused";
+  auto run =
+      Kfpbench("run " + smoke + pipelines + " --executor process --quiet --out " + out.string());
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find(words), std::string::npos) << run.output;
+  EXPECT_FALSE(fs::exists(out / "results.json"));
+  // A real KFP runs them in their images: nothing to refuse.
+  EXPECT_EQ(
+      Kfpbench("validate " + smoke + pipelines + " --executor process --host http://127.0.0.1:9")
+          .exit_code,
+      0);
 }
 
 TEST_F(CliTest, StepCommandWritesOutputParameters) {

@@ -20,7 +20,7 @@ struct Command {
 // Options of the embedded backend, shared by `serve` and every command that
 // talks to KFP (through TargetFlags).
 struct BackendFlags {
-  std::string executor = "process";
+  std::string executor;  // empty: not given (process, or run's preflight chooses)
   std::vector<std::string> stub_durations;
   std::vector<std::string> stub_failures;
   std::vector<std::string> stub_artifact_bytes;
@@ -52,6 +52,7 @@ Command AddValidateCommand(CLI::App& app);  // step_command.cc: what run would r
 Command AddOrchestrateCommand(CLI::App& app);
 // growth_command.cc: delete a growth scenario's fill by its prefix
 Command AddGrowthCleanupCommand(CLI::App& app);
+Command AddCleanupCommand(CLI::App& app);  // growth_command.cc: one benchmark's objects
 // profile_command.cc: step resources and recommended requests and limits
 Command AddProfileCommand(CLI::App& app);
 // capacity_commands.cc: the cluster simulator; they never contact a KFP server

@@ -2,7 +2,8 @@
 // fill created under NAME on the target (every run in the experiments
 // NAME-e<n>, those experiments, the pipelines NAME-p<n>), and nothing else.
 // It lists what is left each time, so an interrupted clean-up (of `run` or
-// of this command) is finished by running it again.
+// of this command) is finished by running it again. `kfpbench cleanup
+// --benchmark-id ID` does the same for everything one benchmark created.
 #include <iostream>
 #include <memory>
 
@@ -12,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/target_flags.h"
+#include "harness/benchmark_cleanup.h"
 #include "harness/growth_fill.h"
 #include "harness/session.h"
 
@@ -47,6 +49,47 @@ Command AddGrowthCleanupCommand(CLI::App& app) {
                 "deleted {} runs, {} experiments and {} pipelines of the growth fill '{}'\n",
                 outcome.runs_deleted, outcome.experiments_deleted, outcome.pipelines_deleted,
                 f->prefix);
+            for (const auto& failure : outcome.failures)
+              std::cerr << "  not deleted: " << failure << "\n";
+            if (outcome.stopped) {
+              std::cout << "interrupted: run the same command again to delete the rest\n";
+              return kExitInterrupted;
+            }
+            return outcome.failures.empty() ? kExitOk : kExitFailed;
+          }};
+}
+
+Command AddCleanupCommand(CLI::App& app) {
+  struct Flags {
+    std::string benchmark_id;
+    TargetFlags target;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* cmd = app.add_subcommand(
+      "cleanup",
+      "delete what one benchmark created on the target (every recurring run, run, experiment "
+      "and pipeline named <benchmark id>-...), and nothing else; run again to resume");
+  cmd->add_option("--benchmark-id", f->benchmark_id,
+                  "the benchmark's id, kfpbench-<8 hex digits> (results.json, console)")
+      ->required();
+  f->target.Add(*cmd);
+  return {cmd, [f] {
+            if (Status s = harness::CheckBenchmarkId(f->benchmark_id); !s.ok()) {
+              return Fail(s.error().message);
+            }
+            InstallSignalHandlers();
+            auto target = f->target.Resolve();
+            if (!target.ok()) return Fail(target.error().message);
+            auto session = harness::Session::Open(*target);
+            if (!session.ok()) return Fail(session.error().message);
+            if (Status s = (*session)->CheckReachable(); !s.ok()) return Fail(s.error().message);
+            auto outcome = harness::CleanUpBenchmark((*session)->client(), f->benchmark_id,
+                                                     [] { return g_interrupted.load(); });
+            const auto& d = outcome.deleted;
+            std::cout << fmt::format(
+                "deleted {} recurring run(s), {} run(s), {} experiment(s) and {} pipeline(s) of "
+                "benchmark {}\n",
+                d.recurring_runs, d.runs, d.experiments, d.pipelines, f->benchmark_id);
             for (const auto& failure : outcome.failures)
               std::cerr << "  not deleted: " << failure << "\n";
             if (outcome.stopped) {

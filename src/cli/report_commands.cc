@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <limits>
 
@@ -18,6 +17,7 @@
 #include "report/thresholds.h"
 #include "report/write_reports.h"
 #include "results/results_json.h"
+#include "util/files.h"
 #include "util/secrets.h"
 
 namespace kfpbench::cli {
@@ -35,9 +35,9 @@ Result<std::vector<results::BenchmarkResults>> LoadAll(const std::vector<std::st
 
 Result<nlohmann::json> ReadThresholds(const std::string& path) {
   if (path.empty()) return nlohmann::json();
-  std::ifstream in(path);
-  if (!in) return Error{fmt::format("{}: cannot read", path)};
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  auto text = ReadFile(path);
+  if (!text.ok()) return text.error();
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
   if (j.is_discarded()) return Error{fmt::format("{}: not valid JSON", path)};
   // A whole scenario file works too: its "thresholds" are used.
   if (j.is_object() && j.contains("thresholds") && j.contains("scenarios")) return j["thresholds"];

@@ -98,10 +98,17 @@ Command AddRunCommand(CLI::App& app) {
             harness::LoadOptions load;
             load.time_scale = f->time_scale;
             for (const auto& d : f->pipeline_dirs) load.pipeline_dirs.emplace_back(d);
-            auto scenarios = harness::LoadCheckedScenarioFile(f->scenario, load, f->shard);
+            auto scenarios = harness::LoadScenarioFile(f->scenario, load);
             if (!scenarios.ok()) return Fail(scenarios.error().message);
             auto target = f->target.Resolve(scenarios->target, f->scenario);
             if (!target.ok()) return Fail(target.error().message);
+            const harness::PreflightOptions preflight{.remote_target = !target->host.empty(),
+                                                      .executor = f->target.backend.executor};
+            if (Status s = harness::PrepareScenarioFile(*scenarios, preflight, f->shard); !s.ok()) {
+              return Fail(s.error().message);
+            }
+            if (!scenarios->executor.empty())
+              target->embedded.backend.executor = scenarios->executor;
             harness::BenchmarkOptions options = f->benchmark;
             if (options.harness.checkpoint_interval <= Duration::zero()) {
               return Fail("--checkpoint-every: must be longer than 0s");
@@ -119,6 +126,13 @@ Command AddRunCommand(CLI::App& app) {
             for (auto& sink : spdlog::default_logger()->sinks()) sink = status->Wrap(sink);
             auto session = harness::Session::Open(*target);
             if (!session.ok()) return Fail(session.error().message);
+            // Before any load: a config file must never choose a target silently.
+            if ((*session)->embedded()) {
+              spdlog::info("target: {} ({} executor), {}", (*session)->url(),
+                           target->embedded.backend.executor, target->origin);
+            } else {
+              spdlog::warn("target: {}, from {}", (*session)->url(), target->origin);
+            }
             InstallSignalHandlers();
             options.on_progress = [status](const results::Progress& p) { status->Show(p); };
             options.on_pass_end = [status] { status->Done(); };

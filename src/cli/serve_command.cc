@@ -30,9 +30,10 @@ auto AboveZero(Parse parse) {
 void BackendFlags::Add(CLI::App& app) {
   app.add_option("--executor", executor,
                  "how steps run: process (each step's command on this host, in its own cgroup) "
-                 "or stub (timed steps holding their CPU and memory requests)")
-      ->check(CLI::IsMember({"process", "stub"}))
-      ->capture_default_str();
+                 "or stub (timed steps holding their CPU and memory requests). Default: process; "
+                 "run chooses stub when a scenario's pipelines cannot run as processes (KFP SDK "
+                 "Python components), and says so before the load")
+      ->check(CLI::IsMember({"process", "stub"}));
   app.add_option("--stub-duration", stub_durations,
                  "stub step duration, e.g. constant:1s or exec-train=lognormal:60s:0.3");
   app.add_option("--stub-failure", stub_failures,
@@ -63,7 +64,7 @@ void BackendFlags::Add(CLI::App& app) {
 }
 
 Status BackendFlags::Apply(server::BackendOptions& out) const {
-  out.executor = executor;
+  out.executor = executor.empty() ? "process" : executor;
   out.stub_durations = stub_durations;
   out.stub_failures = stub_failures;
   out.stub_artifact_bytes = stub_artifact_bytes;

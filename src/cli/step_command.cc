@@ -6,6 +6,7 @@
 #include "exec/step_workload.h"
 #include "harness/preflight.h"
 #include "harness/scenario.h"
+#include "harness/session.h"
 
 namespace kfpbench::cli {
 
@@ -24,23 +25,42 @@ Command AddStepCommand(CLI::App& app) {
 }
 
 Command AddValidateCommand(CLI::App& app) {
-  auto files = std::make_shared<std::vector<std::string>>();
-  auto dirs = std::make_shared<std::vector<std::string>>();
+  struct Flags {
+    std::vector<std::string> files;
+    std::vector<std::string> dirs;
+    harness::TargetOptions target;  // what decides the target, as run reads it
+    std::string executor;
+  };
+  auto f = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand("validate", "check scenario files and name every problem");
-  cmd->add_option("files", *files, "scenario files")->required();
-  cmd->add_option("--pipelines", *dirs, "folder to look for pipeline files in");
-  return {cmd, [files, dirs] {
+  cmd->add_option("files", f->files, "scenario files")->required();
+  cmd->add_option("--pipelines", f->dirs, "folder to look for pipeline files in");
+  cmd->add_option("--host", f->target.host, "as run --host: a real KFP runs the steps");
+  cmd->add_option("--config", f->target.config_path,
+                  "as run --config (default: ./kfpbench.yaml if present)");
+  cmd->add_option("--target", f->target.target, "as run --target");
+  cmd->add_option("--executor", f->executor,
+                  "as run --executor: the embedded backend's; process refuses pipelines it "
+                  "cannot run on this host")
+      ->check(CLI::IsMember({"process", "stub"}));
+  return {cmd, [f] {
             harness::LoadOptions load;
-            for (const auto& d : *dirs) load.pipeline_dirs.emplace_back(d);
+            for (const auto& d : f->dirs) load.pipeline_dirs.emplace_back(d);
             int code = kExitOk;
-            for (const auto& file : *files) {
+            for (const auto& file : f->files) {
               // The same checks as run, in the same words (harness/preflight.h).
               auto s = harness::LoadScenarioFile(file, load);
               if (!s.ok()) {
                 code = Fail(s.error().message);
                 continue;
               }
-              auto preflight = harness::CheckScenarioFile(*s);
+              auto target = harness::ResolveTarget(f->target, s->target, file);
+              if (!target.ok()) {
+                code = Fail(target.error().message);
+                continue;
+              }
+              auto preflight = harness::CheckScenarioFile(
+                  *s, {.remote_target = !target->host.empty(), .executor = f->executor});
               for (const auto& p : preflight.problems) code = Fail(p);
               for (const auto& n : preflight.notes) std::cout << "note: " << n << "\n";
               if (preflight.problems.empty()) {

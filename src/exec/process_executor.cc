@@ -269,6 +269,10 @@ void ProcessExecutor::Launch(engine::TaskLaunch launch, engine::TaskDone done) {
 }
 
 Status ProcessExecutor::CanRun(const ir::PipelineSpec& spec) const {
+  return CheckRunsAsProcesses(spec);
+}
+
+Status CheckRunsAsProcesses(const ir::PipelineSpec& spec) {
   for (const auto& [label, executor] : spec.executors) {
     if (executor.runs_in_driver()) continue;  // no process: the engine does it
     const auto& c = executor.container;

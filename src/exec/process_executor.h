@@ -34,6 +34,13 @@ struct ProcessExecutorOptions {
   LimiterOptions limits;
 };
 
+// Steps run as host processes, in no image: a Python component of KFP's SDK
+// (which pip-installs kfp and runs its executor inside its image) or a step
+// that installs packages is refused (400, naming --executor stub), rather
+// than left to install packages on this host and fail half a minute later.
+// The preflight asks the same before any load (harness/preflight.h).
+Status CheckRunsAsProcesses(const ir::PipelineSpec& spec);
+
 class ProcessExecutor : public engine::Executor {
  public:
   ProcessExecutor(engine::EventLoop& loop, ProcessExecutorOptions options = {});
@@ -52,10 +59,7 @@ class ProcessExecutor : public engine::Executor {
   // follows once the main process has exited, failed with "canceled".
   // Thread-safe; unknown or finished tasks are ignored.
   void Cancel(const std::string& task_id) override;
-  // Steps run here as host processes, in no image: a Python component of
-  // KFP's SDK (which pip-installs kfp and runs its executor inside its image)
-  // is refused, naming --executor stub, rather than left to install packages
-  // on this host and fail half a minute later.
+  // CheckRunsAsProcesses.
   Status CanRun(const ir::PipelineSpec& spec) const override;
 
   // Tasks launched and not yet exited.

@@ -18,6 +18,7 @@
 #include "report/thresholds.h"
 #include "report/write_reports.h"
 #include "results/results_json.h"
+#include "util/ids.h"
 #include "util/secrets.h"
 
 namespace kfpbench::harness {
@@ -69,6 +70,7 @@ results::BenchmarkResults OnePass(Session& session, const ScenarioFile& file,
   }
   results.collectors = std::move(collected);
   results.target = session.target();
+  results.target.executor_reason = file.executor_reason;
   return results;
 }
 
@@ -161,6 +163,11 @@ Result<Outcome> RunBenchmark(Session& session, const ScenarioFile& file,
     with_defaults.pods.namespace_ = ns.empty() ? "kubeflow" : ns;
   }
   with_defaults.harness.embedded_target = session.embedded();
+  if (with_defaults.harness.benchmark_id.empty()) {
+    with_defaults.harness.benchmark_id = "kfpbench-" + NewUuid().substr(0, 8);
+  }
+  spdlog::info("benchmark id {}: every name this benchmark gives on the target starts with it",
+               with_defaults.harness.benchmark_id);
   // Filling a real deployment with runs is never a side effect of a file:
   // its operator names what may be filled (and is deleted afterwards).
   for (const auto& s : file.scenarios) {

@@ -179,7 +179,7 @@ Status RunGrowth(const Scenario& scenario, Context& context) {
           "the growth shape fills a real target only with --growth-fill NAME, naming what it "
           "may create (experiments NAME-e0, NAME-e1, ..., pipelines NAME-p0, ...)"};
     }
-    prefix = fmt::format("kfpbench-growth-s{}", scenario.index);
+    prefix = context.Name(fmt::format("growth-s{}", scenario.index));
   }
   auto text = context.ReadPipelineFile(scenario.pipeline_path);
   if (!text.ok()) return text.error();
@@ -192,14 +192,14 @@ Status RunGrowth(const Scenario& scenario, Context& context) {
   results::GrowthCurve curve;
   curve.scenario = scenario.index;
   curve.extrapolate_to = g.extrapolate_to;
-  context.SetGrowthCurve(curve);
+  context.Record([&](Findings& f) { f.SetGrowthCurve(curve); });
   const WallTime deadline = WallClock::now() + scenario.run_time;
   auto out_of_time = [&] { return context.Interrupted() || WallClock::now() >= deadline; };
   auto why_stopped = [&] { return context.Interrupted() ? "interrupted" : "runTime ended"; };
   auto stopped = [&](std::string why) {
     spdlog::warn("scenario [{}] growth: {}", scenario.index, why);
     curve.stopped_because = std::move(why);
-    context.SetGrowthCurve(curve);
+    context.Record([&](Findings& f) { f.SetGrowthCurve(curve); });
     return Ok();
   };
 
@@ -216,7 +216,7 @@ Status RunGrowth(const Scenario& scenario, Context& context) {
     if (!fill.ok()) {
       curve.stopped_because = fmt::format("the fill of level {} ({} runs) failed: {}", i + 1,
                                           target, fill.error().message);
-      context.SetGrowthCurve(curve);
+      context.Record([&](Findings& f) { f.SetGrowthCurve(curve); });
       return Error{curve.stopped_because};
     }
     level.runs_created = fill->runs_created;
@@ -255,7 +255,7 @@ Status RunGrowth(const Scenario& scenario, Context& context) {
         client, inputs, g.measure_concurrency, std::min(measure_until, deadline),
         [&] { return context.Interrupted(); }, level);
     curve.levels.push_back(std::move(level));
-    context.SetGrowthCurve(curve);
+    context.Record([&](Findings& f) { f.SetGrowthCurve(curve); });
   }
   return Ok();
 }

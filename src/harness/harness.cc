@@ -65,11 +65,14 @@ void CancelCallsWhenGraceIsOver(const Context& context, const HarnessOptions& op
 
 // Clean-up gets calls again, but after an interruption only for another
 // grace, and none after a second Ctrl-C: what it leaves is listed.
-std::vector<std::string> CleanUpWithinGrace(Context& context, const HarnessOptions& options) {
+Context::CleanUpReport CleanUpWithinGrace(Context& context, const HarnessOptions& options) {
   if (context.Hurried()) {
-    return {
-        "clean-up skipped: Ctrl-C pressed twice; what the benchmark created is still on "
-        "the target"};
+    return {.created = context.created(),
+            .deleted = {},
+            .failures = {fmt::format(
+                "clean-up skipped: Ctrl-C pressed twice; what the benchmark created is still "
+                "on the target (kfpbench cleanup --benchmark-id {} deletes it)",
+                options.benchmark_id)}};
   }
   if (options.cancel_calls == nullptr || !context.Interrupted()) return context.CleanUp();
   options.cancel_calls->store(false);
@@ -81,11 +84,11 @@ std::vector<std::string> CleanUpWithinGrace(Context& context, const HarnessOptio
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   });
-  auto failures = context.CleanUp();
+  auto report = context.CleanUp();
   done.store(true);
   watchdog.join();
   if (!context.Hurried()) options.cancel_calls->store(false);  // later calls (collectors) may go
-  return failures;
+  return report;
 }
 
 }  // namespace
@@ -119,7 +122,7 @@ results::BenchmarkResults RunScenarios(
       copy = results;
     }
     copy.runs = runs.Records();
-    copy.growth = context.growth_curves();
+    context.findings().CopyTo(copy);
     copy.operations = recorder.Snapshot();
     copy.finished = WallClock::now();
     copy.partial = true;
@@ -178,10 +181,7 @@ results::BenchmarkResults RunScenarios(
   ticker.join();
 
   results.runs = runs.Records();
-  results.stress_steps = context.stress_steps();
-  results.stress_stops = context.stress_stops();
-  results.schedules = context.schedules();
-  results.growth = context.growth_curves();
+  context.findings().CopyTo(results);
   MarkPartial(context, results);
   // Clean-up calls are not part of the measured load.
   results.operations = recorder.Snapshot();
@@ -189,7 +189,12 @@ results::BenchmarkResults RunScenarios(
   results.finished = WallClock::now();
   results.RedactSecrets();
   if (options.checkpoint) options.checkpoint(results);
-  results.cleanup_failures = CleanUpWithinGrace(context, options);
+  auto cleanup = CleanUpWithinGrace(context, options);
+  results.benchmark_id = options.benchmark_id;
+  results.created = cleanup.created;
+  results.deleted = cleanup.deleted;
+  results.kept = options.keep;
+  results.cleanup_failures = std::move(cleanup.failures);
   results.finished = WallClock::now();
   return results;
 }

@@ -56,8 +56,8 @@ Result<ir::PipelineSpec> ReadPipelineFile(const std::string& name, OrchestratePl
   return spec;
 }
 
-std::string RunName(const OrchestrateRow& row) {
-  return fmt::format("kfpbench-orchestrate-line{}-{}", row.line, NewUuid().substr(0, 8));
+std::string RunName(const Context& context, const OrchestrateRow& row) {
+  return context.Name(fmt::format("orchestrate-line{}-{}", row.line, NewUuid().substr(0, 8)));
 }
 
 }  // namespace
@@ -230,7 +230,7 @@ Status OrchestrateRunner::Run(const Scenario& scenario, Context& context) {
   if (!base.ok()) return base.error();
   auto create = [&](const OrchestrateRow& row, results::RunRecord& record) {
     kfp::RunCreate request = *base;
-    request.display_name = RunName(row);
+    request.display_name = RunName(context, row);
     request.parameters = row.parameters;
     record.scenario = scenario.index;
     record.submitted = WallClock::now();

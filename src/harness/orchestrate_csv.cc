@@ -1,11 +1,10 @@
 #include "harness/orchestrate_csv.h"
 
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 
+#include "util/files.h"
 #include "util/strings.h"
 
 namespace kfpbench::harness {
@@ -123,11 +122,9 @@ Result<CsvTable> ParseCsv(std::string_view text) {
 }
 
 Result<CsvTable> LoadCsv(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("cannot read {}", path.string())};
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto table = ParseCsv(text.str());
+  auto text = ReadFile(path);
+  if (!text.ok()) return text.error();
+  auto table = ParseCsv(*text);
   if (!table.ok()) return Error{fmt::format("{}: {}", path.string(), table.error().message)};
   return table;
 }

@@ -73,15 +73,15 @@ Created CreateOne(Context& context, kfp::Client& load, const kfp::RunCreate& bas
 Status PipelineRunRunner::Run(const Scenario& scenario, Context& context) {
   // The growth shape uploads its own fill pipelines (harness/growth_fill.h).
   if (scenario.growth) return RunGrowth(scenario, context);
-  auto pipeline = context.EnsurePipeline(scenario.pipeline_path);
+  auto pipeline = context.EnsurePipeline(scenario.pipeline_path, scenario.cache);
   if (!pipeline.ok()) return pipeline.error();
   kfp::RunCreate base;
   base.pipeline_id = pipeline->pipeline_id;
   base.parameters = scenario.params;
   if (own_experiment_) {
     auto e = context.client().CreateExperiment(
-        fmt::format("kfpbench-{}-{}", scenario.index, NewUuid().substr(0, 8)),
-        "created by kfpbench for an EXPERIMENT scenario");
+        context.Name(fmt::format("e{}-{}", scenario.index, NewUuid().substr(0, 8))),
+        context.Description("for an EXPERIMENT scenario"));
     if (!e.ok()) return Error{"cannot create the experiment: " + e.error().message};
     base.experiment_id = e->experiment_id;
     context.TrackExperiment(base.experiment_id);
@@ -101,8 +101,9 @@ Status PipelineRunRunner::RunClosedLoop(const Scenario& scenario, Context& conte
   DriveClosedLoop(context, scenario.InFlight(), end, [&](int worker, int n) {
     results::RunRecord record;
     record.scenario = scenario.index;
-    Created created = CreateOne(
-        context, load, base, fmt::format("kfpbench-s{}-w{}-{}", scenario.index, worker, n), record);
+    Created created =
+        CreateOne(context, load, base,
+                  context.Name(fmt::format("s{}-w{}-{}", scenario.index, worker, n)), record);
     if (created == Created::kNotSent) return true;
     if (created == Created::kYes) FollowRun(context, record, give_up);
     context.runs().Add(std::move(record));
@@ -119,8 +120,8 @@ Status PipelineRunRunner::RunOpenLoop(const Scenario& scenario, Context& context
     results::RunRecord record;
     record.scenario = scenario.index;
     record.intended = intended;
-    switch (
-        CreateOne(context, load, base, fmt::format("kfpbench-s{}-{}", scenario.index, n), record)) {
+    switch (CreateOne(context, load, base, context.Name(fmt::format("s{}-{}", scenario.index, n)),
+                      record)) {
       case Created::kYes:
         follower.Add(std::move(record));
         break;
@@ -145,7 +146,7 @@ Status PipelineRunRunner::RunStress(const Scenario& scenario, Context& context,
   auto stopped = [&](results::StressStopReason reason, std::string detail) {
     stop.reason = reason;
     stop.detail = std::move(detail);
-    context.SetStressStop(stop);
+    context.Record([&](Findings& f) { f.stress_stops.push_back(stop); });
     return Ok();
   };
   for (double rate = *scenario.rate_per_minute;; rate *= stress.rate_factor) {
@@ -187,7 +188,7 @@ Status PipelineRunRunner::RunStress(const Scenario& scenario, Context& context,
     result.held = result.runs > 0 && latency.count() > 0 &&
                   std::chrono::milliseconds(result.p95_ms) <= stress.slo_p95 &&
                   result.error_rate <= stress.slo_error_rate;
-    context.AddStressStep(result);
+    context.Record([&](Findings& f) { f.stress_steps.push_back(result); });
     if (!result.held) {
       std::string why = latency.count() == 0
                             ? fmt::format("no run of the step finished ({} of {} failed)",

@@ -24,7 +24,7 @@ Status PipelineUploadRunner::Run(const Scenario& scenario, Context& context) {
   if (!content.ok()) return content.error();
   const std::string file_name = scenario.pipeline_path.filename().string();
   const std::string prefix =
-      fmt::format("kfpbench-upload-{}-{}", scenario.index, NewUuid().substr(0, 8));
+      context.Name(fmt::format("upload-{}-{}", scenario.index, NewUuid().substr(0, 8)));
   const WallTime end = WallClock::now() + scenario.run_time;
   // One upload pair, neither started after the end; the latencies are
   // recorded by the client's observer.

@@ -20,17 +20,40 @@ struct Preflight {
   // Each pipeline file as read (and parsed) here: uploads send this text, so
   // a file is read once and what was checked is what is sent.
   std::map<std::string, std::string> pipeline_texts;
+  // The embedded backend's executor: as given, or the one chosen when none
+  // was ("process", or "stub" when some pipeline cannot run as processes),
+  // with the reason for a stub chosen. Empty against a remote target.
+  std::string executor;
+  std::string executor_reason;
+};
+
+// Where the runs' steps will execute, as far as the preflight can tell.
+struct PreflightOptions {
+  // A KFP named by --host (or a config or the file) runs the steps in its
+  // cluster, in their images: nothing of the executor to check here.
+  bool remote_target = false;
+  // The embedded backend's --executor as given; empty when not given: the
+  // preflight then chooses (Preflight::executor).
+  std::string executor;
 };
 
 // Checks a loaded scenario file: every pipeline file parses as KFP IR, every run's parameters are
 // the pipeline's inputs with the right types (as KFP's API server checks them), the thresholds
-// parse and name real metrics, and a "target" has a host and only known keys.
-Preflight CheckScenarioFile(const ScenarioFile& file);
+// parse and name real metrics, and a "target" has a host and only known keys. On the embedded
+// backend, whether its executor can run every pipeline the file starts runs of (see
+// exec::CheckRunsAsProcesses): with --executor process such a pipeline is a problem; with no
+// --executor the whole benchmark runs its steps as timed stubs, said in a note.
+Preflight CheckScenarioFile(const ScenarioFile& file, const PreflightOptions& options = {});
 
-// What `run` does before any load: loads the file, refuses it with every
-// preflight problem (one per line), logs the notes, and applies `shard`
-// ("i/N", empty for none).
+// What `run` does before any load: checks the loaded file, refuses it with
+// every preflight problem (one per line), logs the notes, keeps the pipeline
+// texts and the executor chosen in `file`, and applies `shard` ("i/N",
+// empty for none).
+Status PrepareScenarioFile(ScenarioFile& file, const PreflightOptions& options,
+                           const std::string& shard);
+// LoadScenarioFile, then PrepareScenarioFile.
 Result<ScenarioFile> LoadCheckedScenarioFile(const std::filesystem::path& path,
-                                             const LoadOptions& options, const std::string& shard);
+                                             const LoadOptions& options, const std::string& shard,
+                                             const PreflightOptions& preflight = {});
 
 }  // namespace kfpbench::harness

@@ -98,5 +98,58 @@ TEST_F(PreflightTest, SaysWhichStressRatesRunTimeHolds) {
       << none.problems[0];
 }
 
+// A pipeline of KFP SDK Python components cannot run as processes on this
+// host. With no --executor the embedded backend runs the whole benchmark as
+// timed stubs, said in a note and kept for results.json; --executor process
+// refuses it before any load, with the words CreateRun would answer; a real
+// KFP (--host) runs it, so nothing is said.
+TEST_F(PreflightTest, ChoosesStubStepsForPipelinesThatCannotRunAsProcesses) {
+  std::string spec = kfpbench::testing::ReadText(kPipelines / "sleep_chain.yaml");
+  const std::string step = "        - kfpbench\n        - step\n";
+  ASSERT_NE(spec.find(step), std::string::npos);
+  spec.replace(spec.find(step), step.size(),
+               "        - sh\n        - -c\n        - python3 -m kfp.dsl.executor_main\n");
+  Write("sdk.yaml", spec);
+  std::string file = Write("s.json", R"([
+    {"mode": "PIPELINE_RUN", "runTime": "1s", "pipelineFileName": "sdk.yaml"},
+    {"mode": "PIPELINE_RUN", "runTime": "1s", "pipelineFileName": "sleep_chain.yaml"},
+    {"mode": "PIPELINE_UPLOAD", "runTime": "1s", "pipelineFileName": "sdk.yaml"}])");
+  LoadOptions load;
+  load.pipeline_dirs = {kPipelines};
+  auto loaded = LoadScenarioFile(file, load);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+
+  Preflight chosen = CheckScenarioFile(*loaded);
+  EXPECT_TRUE(chosen.problems.empty());
+  EXPECT_EQ(chosen.executor, "stub");
+  EXPECT_NE(chosen.executor_reason.find("sdk.yaml cannot run as processes"), std::string::npos)
+      << chosen.executor_reason;
+  EXPECT_NE(chosen.executor_reason.find("Python component of KFP's SDK"), std::string::npos)
+      << chosen.executor_reason;
+  EXPECT_EQ(chosen.executor_reason.find("sleep_chain"), std::string::npos);
+  ASSERT_FALSE(chosen.notes.empty());
+  EXPECT_NE(chosen.notes.back().find("executor is stub"), std::string::npos);
+
+  Preflight refused = CheckScenarioFile(*loaded, {.executor = "process"});
+  ASSERT_EQ(refused.problems.size(), 1u);  // the upload-only scenario starts no runs
+  EXPECT_NE(refused.problems[0].find("[0].pipelineFileName: executor 'exec-sleep'"),
+            std::string::npos)
+      << refused.problems[0];
+  EXPECT_NE(refused.problems[0].find("--executor stub"), std::string::npos);
+
+  EXPECT_EQ(CheckScenarioFile(*loaded, {.executor = "stub"}).executor, "stub");
+  Preflight remote = CheckScenarioFile(*loaded, {.remote_target = true, .executor = "process"});
+  EXPECT_TRUE(remote.problems.empty());
+  EXPECT_EQ(remote.executor, "");
+
+  // Pipelines that run as processes keep the process executor.
+  std::string plain = Write("p.json", R"([{"mode": "PIPELINE_RUN", "runTime": "1s",
+    "pipelineFileName": "sleep_chain.yaml"}])");
+  auto kept = LoadCheckedScenarioFile(plain, load, "");
+  ASSERT_TRUE(kept.ok()) << kept.error().message;
+  EXPECT_EQ(kept->executor, "process");
+  EXPECT_EQ(kept->executor_reason, "");
+}
+
 }  // namespace
 }  // namespace kfpbench::harness

@@ -20,6 +20,7 @@ void AbsorbRun(const kfp::Run& run, results::RunRecord& record) {
     task.started = t.start_time;
     task.finished = t.end_time;
     task.dag = !t.child_tasks.empty();
+    task.cached = t.state == RuntimeState::kSkipped && !t.cache_fingerprint.empty();
     task.pod_name = t.pod_name;
     task.pods.push_back(t.pod_name);
     for (const auto& c : t.child_tasks) task.pods.push_back(c.pod_name);

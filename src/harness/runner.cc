@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "harness/growth_fill.h"
+#include "ir/pipeline_spec.h"
 #include "util/files.h"
 #include "util/ids.h"
 
@@ -82,87 +83,91 @@ void Context::AddPipelineTexts(const std::map<std::string, std::string>& texts) 
 
 void Context::TrackPipeline(const UploadedPipeline& pipeline) {
   std::lock_guard lock(mu_);
-  pipelines_.emplace("id:" + pipeline.pipeline_id, pipeline);
+  if (pipelines_.emplace("id:" + pipeline.pipeline_id, pipeline).second) ++created_.pipelines;
 }
 
-Result<UploadedPipeline> Context::EnsurePipeline(const std::filesystem::path& path) {
+Result<UploadedPipeline> Context::EnsurePipeline(const std::filesystem::path& path, bool cache) {
   auto content = ReadPipelineFile(path);
   if (!content.ok()) return content.error();
+  if (!cache) {
+    content = ir::WithCaching(*content, false);
+    if (!content.ok()) return Error{fmt::format("{}: {}", path.string(), content.error().message)};
+  }
   std::error_code ec;
-  std::string key = std::filesystem::weakly_canonical(path, ec).string();
+  std::string key =
+      std::filesystem::weakly_canonical(path, ec).string() + (cache ? "" : "#no-cache");
   std::lock_guard lock(mu_);
   if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second;
   // A unique name, so benchmarks never collide with each other or with users'
   // pipelines of the same file name.
-  std::string name = fmt::format("kfpbench-{}-{}", path.stem().string(), NewUuid().substr(0, 8));
+  std::string name = Name(fmt::format("{}-{}", path.stem().string(), NewUuid().substr(0, 8)));
   auto uploaded = client_.UploadPipeline(name, path.filename().string(), *content);
   if (!uploaded.ok()) {
     return Error{fmt::format("cannot upload {}: {}", path.string(), uploaded.error().message)};
   }
   UploadedPipeline p{uploaded->pipeline_id, name};
   pipelines_.emplace(key, p);
+  ++created_.pipelines;
   return p;
 }
 
 void Context::TrackRun(const std::string& run_id) {
   std::lock_guard lock(mu_);
   run_ids_.push_back(run_id);
+  ++created_.runs;
 }
 
 void Context::TrackExperiment(const std::string& experiment_id) {
   std::lock_guard lock(mu_);
   experiment_ids_.push_back(experiment_id);
+  ++created_.experiments;
 }
 
 void Context::TrackRecurringRun(const std::string& recurring_run_id) {
   std::lock_guard lock(mu_);
   recurring_run_ids_.push_back(recurring_run_id);
+  ++created_.recurring_runs;
 }
 
-void Context::AddSchedule(const results::ScheduleSummary& summary) {
+results::TargetObjects Context::created() const {
   std::lock_guard lock(mu_);
-  schedules_.push_back(summary);
+  return created_;
 }
 
-std::vector<results::ScheduleSummary> Context::schedules() const {
-  std::lock_guard lock(mu_);
-  return schedules_;
+std::string Context::Name(std::string_view what) const {
+  return fmt::format("{}-{}", options_.benchmark_id.empty() ? "kfpbench" : options_.benchmark_id,
+                     what);
 }
 
-void Context::AddStressStep(const results::StressStep& step) {
-  std::lock_guard lock(mu_);
-  stress_steps_.push_back(step);
+std::string Context::Description(std::string_view what) const {
+  return fmt::format("created by kfpbench benchmark {} {}", options_.benchmark_id, what);
 }
 
-std::vector<results::StressStep> Context::stress_steps() const {
-  std::lock_guard lock(mu_);
-  return stress_steps_;
-}
-
-void Context::SetStressStop(const results::StressStop& stop) {
-  std::lock_guard lock(mu_);
-  stress_stops_.push_back(stop);
-}
-
-std::vector<results::StressStop> Context::stress_stops() const {
-  std::lock_guard lock(mu_);
-  return stress_stops_;
-}
-
-void Context::SetGrowthCurve(const results::GrowthCurve& curve) {
-  std::lock_guard lock(mu_);
-  for (auto& c : growth_curves_) {
+void Findings::SetGrowthCurve(const results::GrowthCurve& curve) {
+  for (auto& c : growth) {
     if (c.scenario == curve.scenario) {
       c = curve;
       return;
     }
   }
-  growth_curves_.push_back(curve);
+  growth.push_back(curve);
 }
 
-std::vector<results::GrowthCurve> Context::growth_curves() const {
+void Findings::CopyTo(results::BenchmarkResults& results) const {
+  results.stress_steps = stress_steps;
+  results.stress_stops = stress_stops;
+  results.schedules = schedules;
+  results.growth = growth;
+}
+
+void Context::Record(const std::function<void(Findings&)>& update) {
   std::lock_guard lock(mu_);
-  return growth_curves_;
+  update(findings_);
+}
+
+Findings Context::findings() const {
+  std::lock_guard lock(mu_);
+  return findings_;
 }
 
 void Context::TrackGrowthFill(const std::string& prefix) {
@@ -172,40 +177,49 @@ void Context::TrackGrowthFill(const std::string& prefix) {
   }
 }
 
-std::vector<std::string> Context::CleanUp() {
-  std::vector<std::string> failures;
-  if (options_.keep) return failures;
+Context::CleanUpReport Context::CleanUp() {
   std::lock_guard lock(mu_);
-  auto note = [&](const std::string& what, const Status& s) {
+  CleanUpReport report;
+  report.created = created_;
+  if (options_.keep) return report;
+  results::TargetObjects& deleted = report.deleted;
+  auto note = [&](const std::string& what, const Status& s, int64_t& count) {
     // Already gone is as good as deleted.
-    if (!s.ok() && !s.error().NotFound()) failures.push_back(what + ": " + s.error().message);
+    if (s.ok() || s.error().NotFound()) {
+      ++count;
+    } else {
+      report.failures.push_back(what + ": " + s.error().message);
+    }
   };
   // Schedules first, so they stop making runs that would then be left behind.
   for (const auto& id : recurring_run_ids_) {
-    note("recurring run " + id, client_.DeleteRecurringRun(id));
+    note("recurring run " + id, client_.DeleteRecurringRun(id), deleted.recurring_runs);
   }
   for (const auto& prefix : growth_fills_) {
     auto outcome =
         CleanUpFill(client_, prefix, kGrowthCleanUpConcurrency, [this] { return Hurried(); });
-    for (auto& f : outcome.failures) failures.push_back(std::move(f));
+    for (auto& f : outcome.failures) report.failures.push_back(std::move(f));
     if (outcome.stopped) {
-      failures.push_back(fmt::format(
+      report.failures.push_back(fmt::format(
           "the growth fill '{}': clean-up stopped after {} runs; run `kfpbench growth-cleanup "
           "--prefix {}` with the same target flags to delete the rest",
           prefix, outcome.runs_deleted, prefix));
     }
   }
   growth_fills_.clear();
-  for (const auto& id : run_ids_) note("run " + id, client_.DeleteRun(id));
-  for (const auto& id : experiment_ids_) note("experiment " + id, client_.DeleteExperiment(id));
+  for (const auto& id : run_ids_) note("run " + id, client_.DeleteRun(id), deleted.runs);
+  for (const auto& id : experiment_ids_) {
+    note("experiment " + id, client_.DeleteExperiment(id), deleted.experiments);
+  }
   for (const auto& [path, p] : pipelines_) {
-    note("pipeline " + p.name, client_.DeletePipeline(p.pipeline_id, /*cascade=*/true));
+    note("pipeline " + p.name, client_.DeletePipeline(p.pipeline_id, /*cascade=*/true),
+         deleted.pipelines);
   }
   recurring_run_ids_.clear();
   run_ids_.clear();
   experiment_ids_.clear();
   pipelines_.clear();
-  return failures;
+  return report;
 }
 
 }  // namespace kfpbench::harness

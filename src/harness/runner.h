@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "harness/scenario.h"
@@ -27,6 +28,9 @@ struct HarnessOptions {
   // After an interruption (Ctrl-C), how long runs in flight are awaited.
   Duration grace = std::chrono::seconds(30);
   bool keep = false;  // leave what the benchmark created on the target
+  // What every name the benchmark gives on the target starts with
+  // ("kfpbench-1a2b3c4d"): RunBenchmark makes one when empty.
+  std::string benchmark_id;
   // The target is kfpbench's embedded backend (its database goes with it).
   bool embedded_target = false;
   // run --growth-fill: the name a growth scenario's fill may create under on
@@ -60,6 +64,20 @@ struct UploadedPipeline {
   std::string name;
 };
 
+// The sections of results::BenchmarkResults that shapes and modes fill
+// beyond calls and runs. A new measured quantity is a field here, its
+// section in results/, and the runner that records it.
+struct Findings {
+  std::vector<results::StressStep> stress_steps;
+  std::vector<results::StressStop> stress_stops;  // one per stress scenario
+  std::vector<results::ScheduleSummary> schedules;
+  std::vector<results::GrowthCurve> growth;  // one per growth scenario
+
+  // A growth scenario's curve so far, replacing the scenario's earlier one.
+  void SetGrowthCurve(const results::GrowthCurve& curve);
+  void CopyTo(results::BenchmarkResults& results) const;
+};
+
 class Context {
  public:
   Context(kfp::Client& client, results::RunLog& runs, const HarnessOptions& options);
@@ -83,7 +101,9 @@ class Context {
   bool SleepUntil(WallTime t) const;
 
   // Uploads a pipeline file once per benchmark; later calls share the upload.
-  Result<UploadedPipeline> EnsurePipeline(const std::filesystem::path& path);
+  // `cache` false uploads it with every task's caching off (a second upload
+  // of the same file, shared by the scenarios that ask so).
+  Result<UploadedPipeline> EnsurePipeline(const std::filesystem::path& path, bool cache = true);
   // Reads a pipeline file (the same text for every upload of it).
   Result<std::string> ReadPipelineFile(const std::filesystem::path& path);
   // Texts already read (path -> text), e.g. by the preflight: not read again.
@@ -92,22 +112,29 @@ class Context {
   void TrackRun(const std::string& run_id);
   void TrackExperiment(const std::string& experiment_id);
   void TrackRecurringRun(const std::string& recurring_run_id);
-  void AddStressStep(const results::StressStep& step);
-  void SetStressStop(const results::StressStop& stop);
-  void AddSchedule(const results::ScheduleSummary& summary);
-  // A growth scenario's curve so far (replaces the scenario's earlier one).
-  void SetGrowthCurve(const results::GrowthCurve& curve);
-  std::vector<results::GrowthCurve> growth_curves() const;
+  // What a shape or mode measures beyond calls and runs (a stress search's
+  // steps, a schedule's fires, a growth curve), one results section each:
+  // runners add to them through `update`, under the context's lock.
+  void Record(const std::function<void(Findings&)>& update);
+  Findings findings() const;
   // What a growth fill created under `prefix` is deleted by experiment at
   // clean-up (harness/growth_fill.h), unless --keep.
   void TrackGrowthFill(const std::string& prefix);
-  std::vector<results::ScheduleSummary> schedules() const;
-  std::vector<results::StressStep> stress_steps() const;
-  std::vector<results::StressStop> stress_stops() const;
 
-  // Deletes what was created (runs, experiments, pipelines), unless --keep.
-  // Returns what could not be deleted.
-  std::vector<std::string> CleanUp();
+  // "<benchmark id>-<what>": every name the benchmark gives on the target,
+  // so `kfpbench cleanup --benchmark-id` finds exactly its objects.
+  std::string Name(std::string_view what) const;
+  // A description that says which benchmark made the object.
+  std::string Description(std::string_view what) const;
+
+  struct CleanUpReport {
+    results::TargetObjects created, deleted;
+    std::vector<std::string> failures;  // what could not be deleted, and why
+  };
+  // Deletes what was created (recurring runs, runs, experiments, pipelines),
+  // unless --keep.
+  CleanUpReport CleanUp();
+  results::TargetObjects created() const;
 
  private:
   kfp::Client& client_;
@@ -121,12 +148,10 @@ class Context {
   std::map<std::string, std::string> file_cache_;      // path -> content
   std::vector<std::string> run_ids_;
   std::vector<std::string> experiment_ids_;
-  std::vector<results::StressStep> stress_steps_;
-  std::vector<results::StressStop> stress_stops_;
   std::vector<std::string> recurring_run_ids_;
-  std::vector<results::ScheduleSummary> schedules_;
-  std::vector<results::GrowthCurve> growth_curves_;
+  Findings findings_;
   std::vector<std::string> growth_fills_;
+  results::TargetObjects created_;
 };
 
 class ModeRunner {

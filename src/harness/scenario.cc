@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -12,6 +11,7 @@
 #include "harness/modes.h"
 #include "harness/shapes.h"
 #include "ir/pipeline_spec.h"
+#include "util/files.h"
 
 namespace kfpbench::harness {
 namespace {
@@ -23,7 +23,7 @@ using nlohmann::json;
 constexpr std::string_view kCommonFields[] = {
     "mode",    "startTime", "runTime",     "numTimes",       "pipelineFileName",
     "params",  "cron",      "concurrency", "resourceLimits", "rate",
-    "arrival", "seed",      "shape"};
+    "arrival", "seed",      "shape",       "cache"};
 
 // The common fields, then each shape's settings and each mode's own fields,
 // in registration order.
@@ -160,6 +160,10 @@ Result<Scenario> ReadScenario(const json& entry, size_t index, const std::filesy
   if (auto v = entry.find("seed"); v != entry.end()) {
     if (!v->is_number_unsigned()) return Error{at + ".seed: must be a non-negative integer"};
     s.seed = v->get<uint64_t>();
+  }
+  if (auto v = entry.find("cache"); v != entry.end()) {
+    if (!v->is_boolean()) return Error{at + ".cache: must be true or false"};
+    s.cache = v->get<bool>();
   }
   if (Status st = ReadShape(entry, at, options.time_scale, s); !st.ok()) return st.error();
   if (auto v = entry.find("pipelineFileName"); v != entry.end()) {
@@ -298,18 +302,14 @@ Status ApplyShard(ScenarioFile& file, int index, int count) {
   if (count < 1 || index < 0 || index >= count) {
     return Error{fmt::format("--shard {}/{}: expected i/N with 0 <= i < N", index, count)};
   }
-  file.shard_index = index;
-  file.shard_count = count;
-  if (count == 1) return Ok();
-  for (const auto& s : file.scenarios) {
-    if (s.growth) {
-      return Error{fmt::format(
-          "--shard: scenario [{}] has the growth shape, whose levels count the runs one target "
-          "stores; run it from one process",
-          s.index)};
-    }
+  if (count == 1) {
+    file.shard_index = index;
+    file.shard_count = count;
+    return Ok();
   }
-  for (auto& s : file.scenarios) {
+  // Split on a copy: a shape that cannot be split leaves the file as it was.
+  std::vector<Scenario> scenarios = file.scenarios;
+  for (auto& s : scenarios) {
     // Workers dealt round-robin: shard i gets one more while i < total % N.
     int total = s.InFlight();
     int mine = total / count + (index < total % count ? 1 : 0);
@@ -321,18 +321,21 @@ Status ApplyShard(ScenarioFile& file, int index, int count) {
       // Poisson streams must differ per shard; their sum is again Poisson.
       s.seed = s.seed * 1000003 + static_cast<uint64_t>(index);
     }
-    if (s.stress) s.stress->max_rate /= count;
+    if (s.shape != nullptr && s.shape->shard != nullptr) {
+      if (Status st = s.shape->shard(s, count); !st.ok()) return st;
+    }
   }
+  file.scenarios = std::move(scenarios);
+  file.shard_index = index;
+  file.shard_count = count;
   return Ok();
 }
 
 Result<ScenarioFile> LoadScenarioFile(const std::filesystem::path& path,
                                       const LoadOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("{}: cannot read scenario file", path.string())};
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseScenarios(text.str(), path, options);
+  auto text = ReadFile(path);
+  if (!text.ok()) return Error{fmt::format("scenario file: {}", text.error().message)};
+  return ParseScenarios(*text, path, options);
 }
 
 }  // namespace kfpbench::harness

@@ -21,7 +21,8 @@ struct ScenarioInfo;  // results/results.h
 
 namespace kfpbench::harness {
 
-struct ModeSpec;  // harness/modes.h
+struct ModeSpec;   // harness/modes.h
+struct ShapeSpec;  // harness/shapes.h
 
 // What a mode reads beyond the common fields, typed by its read hook
 // (ModeSpec::read): ORCHESTRATE's table of runs, RANDOM_GETS's mix,
@@ -35,6 +36,8 @@ struct ModeData {
 struct Scenario {
   size_t index = 0;                // position in the file
   const ModeSpec* mode = nullptr;  // never null once read
+  // The scenario's "shape"; null when it names none (then like "load").
+  const ShapeSpec* shape = nullptr;
   Duration start_time{};
   Duration run_time{};
   int num_times = 1;
@@ -48,6 +51,10 @@ struct Scenario {
   std::optional<double> rate_per_minute;
   enum class Arrival { kConstant, kPoisson } arrival = Arrival::kConstant;
   uint64_t seed = 1;  // for Poisson arrivals
+  // false: the pipeline is uploaded with every task's caching turned off (as
+  // KFP's SDK does for enable_caching=False), so no run is answered from
+  // KFP's cache and every run's duration is its steps'.
+  bool cache = true;
   // Sharding: this process sends arrivals offset by this fraction of a gap,
   // so N shards with offsets 0, 1/N, ... together make the unsharded schedule.
   double arrival_offset = 0;
@@ -103,6 +110,10 @@ struct ScenarioFile {
   int shard_count = 1;
   // Pipeline files as the preflight read them (path -> text), uploaded as is.
   std::map<std::string, std::string> pipeline_texts;
+  // The embedded backend's executor the preflight kept or chose, and why a
+  // stub was chosen (harness/preflight.h); empty against a remote target.
+  std::string executor;
+  std::string executor_reason;
 };
 
 // Splits the load of every scenario for shard `index` of `count` (from

@@ -40,11 +40,11 @@ Status ScheduledRunsRunner::Run(const Scenario& scenario, Context& context) {
   const std::string cron_text = KfpCron(scenario.cron);
   auto cron = CronSchedule::Parse(cron_text);
   if (!cron.ok()) return Error{"cron '" + scenario.cron + "': " + cron.error().message};
-  auto pipeline = context.EnsurePipeline(scenario.pipeline_path);
+  auto pipeline = context.EnsurePipeline(scenario.pipeline_path, scenario.cache);
   if (!pipeline.ok()) return pipeline.error();
   auto experiment = context.client().CreateExperiment(
-      fmt::format("kfpbench-scheduled-{}-{}", scenario.index, NewUuid().substr(0, 8)),
-      "created by kfpbench for a SCHEDULED_RUNS scenario");
+      context.Name(fmt::format("scheduled-{}-{}", scenario.index, NewUuid().substr(0, 8))),
+      context.Description("for a SCHEDULED_RUNS scenario"));
   if (!experiment.ok()) return Error{"cannot create the experiment: " + experiment.error().message};
   context.TrackExperiment(experiment->experiment_id);
 
@@ -56,7 +56,7 @@ Status ScheduledRunsRunner::Run(const Scenario& scenario, Context& context) {
   std::map<std::string, bool> ours;
   for (int i = 0; i < scenario.InFlight(); ++i) {
     kfp::RecurringRun r;
-    r.display_name = fmt::format("kfpbench-s{}-schedule-{}", scenario.index, i);
+    r.display_name = context.Name(fmt::format("s{}-schedule-{}", scenario.index, i));
     r.pipeline_id = pipeline->pipeline_id;
     r.runtime_config.parameters = scenario.params;
     r.experiment_id = experiment->experiment_id;
@@ -105,7 +105,7 @@ Status ScheduledRunsRunner::Run(const Scenario& scenario, Context& context) {
                      std::max<Duration>(context.options().poll_interval, std::chrono::seconds(1)));
   collect();
   summary.observed_fires = static_cast<int>(seen.size());
-  context.AddSchedule(summary);
+  context.Record([&](Findings& f) { f.schedules.push_back(summary); });
   follower.Finish(end + context.options().drain_timeout);
   return Ok();
 }

@@ -41,10 +41,21 @@ Result<TargetOptions> ResolveTarget(TargetOptions options, const nlohmann::json&
   }
   auto target = SelectTarget(config, options.target);
   if (!target.ok()) return target.error();
-  if (options.target.empty() && scenario_target.is_object() && !scenario_target.empty()) {
+  std::string origin;
+  if (!options.target.empty()) {
+    origin = fmt::format("--target {} in {}", options.target, config_path);
+  } else if (scenario_target.is_object() && !scenario_target.empty()) {
     target = ParseScenarioTarget(scenario_target, scenario_path);
     if (!target.ok()) return target.error();
+    origin = fmt::format("the \"target\" of {}", scenario_path);
+  } else if (!config.default_target.empty()) {
+    origin = fmt::format("default_target {} in {}", config.default_target, config_path);
   }
+  if (!options.host.empty()) origin = "--host";
+  if (options.host.empty() && target->host.empty()) {
+    origin = "the embedded backend: no --host, --target, scenario \"target\" or default_target";
+  }
+  options.origin = std::move(origin);
   // Flags always override the keys of the target chosen.
   if (options.host.empty()) options.host = target->host;
   if (options.namespace_.empty()) options.namespace_ = target->namespace_;
@@ -147,6 +158,9 @@ results::TargetInfo Session::target() const {
   info.embedded = embedded();
   info.api_version = std::string(kfp::ApiVersionName(config_.api));
   info.healthz = healthz_;
+  info.origin = options_.origin;
+  info.namespace_ = options_.namespace_;
+  if (embedded()) info.executor = options_.embedded.backend.executor;
   return info;
 }
 

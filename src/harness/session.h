@@ -43,6 +43,12 @@ struct TargetOptions {
   std::string config_path;        // kfpbench.yaml; empty: ./kfpbench.yaml when present
   std::string target;             // a target named in the config
   server::ServeOptions embedded;  // the embedded backend, when no host is named
+  // Filled by ResolveTarget: where the target came from ("--host", "--target
+  // prod in kfpbench.yaml", "default_target prod in kfpbench.yaml", the
+  // scenario file's "target", the embedded backend), said before any load
+  // and kept in results.json: a config file must never choose a target
+  // silently.
+  std::string origin;
 };
 
 // The target the options and the scenario file's "target" (may be empty)

@@ -7,6 +7,8 @@
 #include <fmt/ranges.h>
 
 #include "harness/modes.h"
+#include "harness/preflight.h"
+#include "util/time.h"
 
 namespace kfpbench::harness {
 namespace {
@@ -163,6 +165,84 @@ Status ReadGrowth(const json& entry, const std::string& at, double time_scale, S
   return Ok();
 }
 
+// A stress search runs one step of stepTime per rate, multiplying the rate
+// by rateFactor, until the SLO breaks, maxRate is passed or runTime ends.
+// Says which rates runTime holds; a runTime that holds no step is a problem,
+// one that ends before maxRate a note (the search may end without breaking).
+void PlanStress(const Scenario& s, const std::string& at, Preflight& out) {
+  if (!s.stress || !s.rate_per_minute || *s.rate_per_minute <= 0) return;
+  const Scenario::Stress& st = *s.stress;
+  if (st.step_time <= Duration::zero() || st.rate_factor <= 1) return;
+  const auto fits = static_cast<int>(s.run_time / st.step_time);
+  if (fits == 0) {
+    out.problems.push_back(fmt::format("{}.runTime: {} is shorter than one stress step ({})", at,
+                                       FormatDuration(s.run_time), FormatDuration(st.step_time)));
+    return;
+  }
+  std::vector<std::string> rates;
+  double rate = *s.rate_per_minute;
+  int steps = 0;
+  for (; steps < fits && (st.max_rate <= 0 || rate <= st.max_rate);
+       ++steps, rate *= st.rate_factor) {
+    if (rates.size() < 8) rates.push_back(fmt::format("{:g}", rate));
+  }
+  if (steps > static_cast<int>(rates.size())) rates.push_back("…");
+  out.notes.push_back(
+      fmt::format("{}.stress: {} step(s) of {} at {} runs/min, until the SLO breaks", at, steps,
+                  FormatDuration(st.step_time), fmt::join(rates, ", ")));
+  if (st.max_rate > 0 && rate <= st.max_rate) {
+    int needed = steps;
+    for (double r = rate; r <= st.max_rate; r *= st.rate_factor) ++needed;
+    out.notes.push_back(fmt::format(
+        "{}.stress: reaching maxRate {:g}/min takes {} steps ({}), but runTime {} holds {}: the "
+        "search may end with the SLO still holding",
+        at, st.max_rate, needed, FormatDuration(st.step_time * needed), FormatDuration(s.run_time),
+        steps));
+  }
+}
+
+// A growth scenario fills to each level and measures there for measureTime:
+// runTime must at least hold every level's measurement (the fills come on
+// top, at a rate only the target knows). Says what the last level creates.
+void PlanGrowth(const Scenario& s, const std::string& at, Preflight& out) {
+  if (!s.growth) return;
+  const Scenario::Growth& g = *s.growth;
+  const int64_t top = g.levels.back();
+  const auto levels = static_cast<int64_t>(g.levels.size());
+  const Duration measuring = g.measure_time * levels;
+  if (s.run_time < measuring) {
+    out.problems.push_back(fmt::format(
+        "{}.runTime: {} cannot hold {} level(s) of growth.measureTime {} ({}), let alone the fills",
+        at, FormatDuration(s.run_time), levels, FormatDuration(g.measure_time),
+        FormatDuration(measuring)));
+    return;
+  }
+  out.notes.push_back(fmt::format(
+      "{}.growth: {} level(s) up to {} runs stored ({} experiments, {} pipelines of {} "
+      "version(s) at the top), filled {} CreateRun at a time, then {} of the mix at each level "
+      "with {} worker(s); runTime {} bounds it all",
+      at, levels, top, (top + g.runs_per_experiment - 1) / g.runs_per_experiment,
+      (top + g.runs_per_pipeline - 1) / g.runs_per_pipeline, g.versions_per_pipeline,
+      g.fill_concurrency, FormatDuration(g.measure_time), g.measure_concurrency,
+      FormatDuration(s.run_time)));
+}
+
+// Each shard's share of the rate search's ceiling, as the rates themselves
+// are divided.
+Status ShardStress(Scenario& s, int count) {
+  s.stress->max_rate /= count;
+  return Ok();
+}
+
+// Levels count the runs one target stores: N processes filling it would each
+// count the others' runs.
+Status ShardGrowth(Scenario& s, int /*count*/) {
+  return Error{fmt::format(
+      "--shard: scenario [{}] has the growth shape, whose levels count the runs one target "
+      "stores; run it from one process",
+      s.index)};
+}
+
 // "mode PIPELINE_RUN", "modes PIPELINE_RUN, EXPERIMENT": the modes that take `shape`.
 std::string ModesTaking(const ShapeSpec& shape) {
   std::vector<std::string_view> names;
@@ -184,7 +264,11 @@ const ShapeSpec& LoadShape() {
 }
 // Open-loop steps of rising rate until the SLO breaks (PipelineRunRunner::RunStress).
 const ShapeSpec& StressShape() {
-  static const ShapeSpec shape{.name = "stress", .field = "stress", .read = ReadStress};
+  static const ShapeSpec shape{.name = "stress",
+                               .field = "stress",
+                               .read = ReadStress,
+                               .plan = PlanStress,
+                               .shard = ShardStress};
   return shape;
 }
 const ShapeSpec& SoakShape() {
@@ -193,7 +277,11 @@ const ShapeSpec& SoakShape() {
 }
 // Fill to each level of runs stored, then measure a mix there (harness/growth_runner.h).
 const ShapeSpec& GrowthShape() {
-  static const ShapeSpec shape{.name = "growth", .field = "growth", .read = ReadGrowth};
+  static const ShapeSpec shape{.name = "growth",
+                               .field = "growth",
+                               .read = ReadGrowth,
+                               .plan = PlanGrowth,
+                               .shard = ShardGrowth};
   return shape;
 }
 
@@ -238,6 +326,7 @@ Status ReadShape(const json& entry, const std::string& at, double time_scale, Sc
     if (other == shape || other->field.empty() || !entry.contains(other->field)) continue;
     return Error{fmt::format("{}.{}: goes with \"shape\": \"{}\"", at, other->field, other->name)};
   }
+  scenario.shape = shape;
   if (shape == nullptr) return Ok();
   if (!TakesShape(*scenario.mode, *shape)) {
     return Error{fmt::format("{}.shape: {} works with {}", at, shape->name, ModesTaking(*shape))};

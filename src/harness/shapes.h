@@ -17,7 +17,8 @@
 
 namespace kfpbench::harness {
 
-struct ModeSpec;  // harness/modes.h
+struct ModeSpec;   // harness/modes.h
+struct Preflight;  // harness/preflight.h
 
 struct ShapeSpec {
   std::string_view name;
@@ -32,6 +33,18 @@ struct ShapeSpec {
   // read) and checks what the shape needs of the rest; errors start with `at`.
   Status (*read)(const nlohmann::json& entry, const std::string& at, double time_scale,
                  Scenario& scenario) = nullptr;
+  // What `validate` and `run` say of the read settings before any load: a
+  // runTime that cannot hold the shape is a problem, what it will do a note.
+  void (*plan)(const Scenario& scenario, const std::string& at, Preflight& out) = nullptr;
+  // Splits the shape's settings for one of `count` shards (--shard i/N),
+  // after the common load is dealt out; an Error when the shape cannot be
+  // split. Null: nothing of its own to split.
+  Status (*shard)(Scenario& scenario, int count) = nullptr;
+  // How the mode's runner drives it (PIPELINE_RUN's runner dispatches on
+  // the shape; modes that do not list it never see it) and how it reports
+  // (results::BenchmarkResults holds a section per shape that has one,
+  // filled through Context::Record) are said beside the shape's line in
+  // shapes.cc.
 };
 
 // Every shape, in the order messages list them.
@@ -42,8 +55,9 @@ const ShapeSpec* FindShape(std::string_view name);
 std::string ShapeList();
 // Whether `mode` takes `shape`.
 bool TakesShape(const ModeSpec& mode, const ShapeSpec& shape);
-// Reads the scenario's "shape" and the settings of its shape, refusing a
-// shape's settings without the shape. `scenario.mode` must be set.
+// Reads the scenario's "shape" (into scenario.shape) and the settings of its
+// shape, refusing a shape's settings without the shape. `scenario.mode` must
+// be set.
 Status ReadShape(const nlohmann::json& entry, const std::string& at, double time_scale,
                  Scenario& scenario);
 

@@ -1,7 +1,5 @@
 #include "harness/target_config.h"
-
-#include <fstream>
-#include <sstream>
+#include "util/files.h"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -98,11 +96,9 @@ Result<TargetConfig> ParseTargetConfig(const std::string& text, const std::strin
 }
 
 Result<TargetConfig> LoadTargetConfig(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) return Error{fmt::format("{}: cannot read config file", path.string())};
-  std::stringstream text;
-  text << in.rdbuf();
-  return ParseTargetConfig(text.str(), path.string());
+  auto text = ReadFile(path);
+  if (!text.ok()) return Error{fmt::format("config file: {}", text.error().message)};
+  return ParseTargetConfig(*text, path.string());
 }
 
 Result<Target> SelectTarget(const TargetConfig& config, const std::string& name) {

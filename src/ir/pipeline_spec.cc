@@ -361,4 +361,32 @@ Result<PipelineSpec> ParsePipelineSpec(std::string_view text) {
   return spec;
 }
 
+Result<std::string> WithCaching(std::string_view text, bool enable) {
+  auto docs = YamlToJson(text);
+  if (!docs.ok()) return docs.error();
+  if (docs->empty() || !(*docs)[0].is_object()) return Error{"not a compiled pipeline"};
+  nlohmann::json& spec = (*docs)[0];
+  auto set_dag = [enable](nlohmann::json& holder) {
+    if (!holder.is_object()) return;
+    auto dag = holder.find("dag");
+    if (dag == holder.end() || !dag->is_object()) return;
+    auto tasks = dag->find("tasks");
+    if (tasks == dag->end() || !tasks->is_object()) return;
+    for (auto& [name, task] : tasks->items()) {
+      if (task.is_object()) task["cachingOptions"]["enableCache"] = enable;
+    }
+  };
+  if (auto root = spec.find("root"); root != spec.end()) set_dag(*root);
+  if (auto components = spec.find("components");
+      components != spec.end() && components->is_object()) {
+    for (auto& [name, component] : components->items()) set_dag(component);
+  }
+  std::string out;
+  for (size_t i = 0; i < docs->size(); ++i) {
+    if (i > 0) out += "\n---\n";
+    out += (*docs)[i].dump();
+  }
+  return out;
+}
+
 }  // namespace kfpbench::ir

@@ -268,6 +268,13 @@ Status ParsePlatformSpec(const nlohmann::json& doc, PipelineSpec& spec);
 // scalars stay strings.
 Result<std::vector<nlohmann::json>> YamlToJson(std::string_view text);
 
+// The compiled pipeline file `text` with every task's
+// cachingOptions.enableCache set to `enable` (root's DAG and every
+// component's), as KFP's SDK rewrites a pipeline for
+// create_run_from_pipeline_package(enable_caching=...); its documents are
+// written back as JSON, which KFP reads as YAML.
+Result<std::string> WithCaching(std::string_view text, bool enable);
+
 // Protobuf JSON durations: "3600s", "0.5s", "0s".
 Result<Duration> ParseProtoDuration(std::string_view text);
 

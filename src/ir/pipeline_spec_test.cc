@@ -245,5 +245,29 @@ TEST(PipelineSpec, ParsesReferencePipelines) {
   EXPECT_GT(count, 0);
 }
 
+// As KFP's SDK does for enable_caching=False: every task's caching off,
+// and the rewritten file parses to the same pipeline otherwise.
+TEST(PipelineSpec, WithCachingTurnsEveryTasksCachingOff) {
+  auto before = ParsePipelineSpec(kTwoStep);
+  ASSERT_TRUE(before.ok()) << before.error().message;
+  bool any_cached = false;
+  for (const auto& [name, task] : before->root.dag->tasks) any_cached |= task.enable_cache;
+  ASSERT_TRUE(any_cached);
+  auto off = WithCaching(kTwoStep, false);
+  ASSERT_TRUE(off.ok()) << off.error().message;
+  auto after = ParsePipelineSpec(*off);
+  ASSERT_TRUE(after.ok()) << after.error().message;
+  EXPECT_EQ(after->root.dag->tasks.size(), before->root.dag->tasks.size());
+  for (const auto& [name, task] : after->root.dag->tasks) EXPECT_FALSE(task.enable_cache) << name;
+  EXPECT_EQ(after->executors.size(), before->executors.size());
+  auto on = WithCaching(*off, true);
+  ASSERT_TRUE(on.ok());
+  for (const auto& [name, task] : ParsePipelineSpec(*on)->root.dag->tasks) {
+    EXPECT_TRUE(task.enable_cache) << name;
+  }
+  EXPECT_FALSE(WithCaching("[1, 2]", false).ok());
+  EXPECT_FALSE(WithCaching("a: [", false).ok());
+}
+
 }  // namespace
 }  // namespace kfpbench::ir

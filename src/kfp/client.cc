@@ -406,6 +406,16 @@ Result<RecurringRun> Client::CreateRecurringRun(const RecurringRun& request) {
   return Answer("CreateRecurringRun", RecurringRunFromJson(*j, false));
 }
 
+Result<Page<RecurringRun>> Client::ListRecurringRuns(const ListOptions& options) {
+  if (v1()) return Error{"recurring runs need the v2beta1 API"};
+  auto j =
+      Call("ListRecurringRuns", http::Method::kGet, Path("/recurringruns") + ListQuery(options));
+  if (!j.ok()) return j.error();
+  return Answer("ListRecurringRuns", ReadPage<RecurringRun>(*j, "recurringRuns", [](const json& i) {
+                  return RecurringRunFromJson(i, false);
+                }));
+}
+
 Status Client::DeleteRecurringRun(const std::string& recurring_run_id) {
   if (v1()) return Error{"recurring runs need the v2beta1 API"};
   auto j = Call("DeleteRecurringRun", http::Method::kDelete,

@@ -48,6 +48,7 @@ inline constexpr std::string_view kOperations[] = {"GetHealthz",
                                                    "ListRuns",
                                                    "DeleteRun",
                                                    "CreateRecurringRun",
+                                                   "ListRecurringRuns",
                                                    "DeleteRecurringRun"};
 
 struct ListOptions {
@@ -117,9 +118,11 @@ class Client {
 
   // v2beta1 only (v1beta1's jobs are not mapped): an Error under v1beta1.
   Result<RecurringRun> CreateRecurringRun(const RecurringRun& request);
+  Result<Page<RecurringRun>> ListRecurringRuns(const ListOptions& options);
   Status DeleteRecurringRun(const std::string& recurring_run_id);
 
   std::string base_url() const;
+  ApiVersion api() const { return config_.api; }
 
   // A copy that starts no call at or after `end`: such a call fails at once,
   // unsent and unreported to the observer. A scenario's load goes through

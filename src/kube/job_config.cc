@@ -4,12 +4,11 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 
 #include "ir/quantity.h"
+#include "util/files.h"
 
 namespace kfpbench::kube {
 namespace {
@@ -313,12 +312,10 @@ Result<JobConfig> ParseJobConfig(const std::string& yaml_text, const std::filesy
 }
 
 Result<JobConfig> LoadJobConfig(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) return Error{"cannot read " + file.string()};
-  std::stringstream ss;
-  ss << in.rdbuf();
+  auto text = ReadFile(file);
+  if (!text.ok()) return text.error();
   auto dir = std::filesystem::absolute(file).parent_path();
-  auto c = ParseJobConfig(ss.str(), dir);
+  auto c = ParseJobConfig(*text, dir);
   if (!c.ok()) return Error{file.string() + ": " + c.error().message};
   return c;
 }

@@ -4,6 +4,8 @@
 #include <bit>
 #include <cmath>
 
+#include "util/percentile.h"
+
 namespace kfpbench::metrics {
 namespace {
 
@@ -71,9 +73,7 @@ void Histogram::Reset() { *this = Histogram(); }
 
 int64_t Histogram::ValueAtPercentile(double p) const {
   if (count_ == 0) return 0;
-  p = std::clamp(p, 0.0, 100.0);
-  uint64_t rank = static_cast<uint64_t>(std::ceil(p / 100.0 * static_cast<double>(count_)));
-  rank = std::clamp<uint64_t>(rank, 1, count_);
+  const uint64_t rank = NearestRank(count_, p / 100.0);
   uint64_t seen = 0;
   for (size_t i = 0; i < counts_.size(); ++i) {
     seen += counts_[i];

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <ostream>
 
@@ -94,6 +95,11 @@ Status ConsoleReporter::Report(const results::BenchmarkResults& r) {
   out_ << fmt::format("\nkfpbench {} against {}{} — {:.1f} s{}\n", r.kfpbench_version, r.target.url,
                       r.target.embedded ? " (embedded backend)" : "", elapsed,
                       r.partial ? " — PARTIAL: " + r.partial_reason : "");
+  if (!r.target.origin.empty()) out_ << "Target: " << r.target.origin << "\n";
+  if (!r.target.namespace_.empty()) out_ << "Namespace: " << r.target.namespace_ << "\n";
+  if (!r.target.executor_reason.empty()) {
+    out_ << "Steps ran as timed stubs: " << r.target.executor_reason << "\n";
+  }
   out_ << "\nAPI calls (latency; percentiles by nearest rank, <=0.78% bucket error)\n";
   out_ << fmt::format("{:<22} {:>7} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "operation", "count",
                       "errors", "rps", "p50", "p95", "p99", "max");
@@ -126,6 +132,12 @@ Status ConsoleReporter::Report(const results::BenchmarkResults& r) {
     out_ << fmt::format("{:<22} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}\n", label, h->count(),
                         Ms(h->min()), Ms(h->ValueAtPercentile(50)), Ms(h->ValueAtPercentile(95)),
                         Ms(h->ValueAtPercentile(99)), Ms(h->max()));
+  }
+  if (auto cached = std::count_if(r.runs.begin(), r.runs.end(), results::FullyCached); cached > 0) {
+    out_ << fmt::format(
+        "cache: {} of {} runs were answered entirely from KFP's cache and ran no step; the run "
+        "durations above include them (a scenario's \"cache\": false turns caching off)\n",
+        cached, durations.count());
   }
   if (auto delays = r.StartDelaysMs(); delays.count() > 0) {
     out_ << fmt::format(
@@ -197,6 +209,22 @@ Status ConsoleReporter::Report(const results::BenchmarkResults& r) {
   }
   for (const auto& e : r.errors) out_ << "error: " << e << "\n";
   for (const auto& c : r.cleanup_failures) out_ << "not cleaned up: " << c << "\n";
+  if (!r.benchmark_id.empty()) {
+    const auto& c = r.created;
+    out_ << fmt::format(
+        "\nOn the target, benchmark {} created {} pipeline(s), {} experiment(s), {} run(s) and {} "
+        "recurring run(s); ",
+        r.benchmark_id, c.pipelines, c.experiments, c.runs, c.recurring_runs);
+    if (r.kept) {
+      out_ << fmt::format("kept (--keep): kfpbench cleanup --benchmark-id {} deletes them\n",
+                          r.benchmark_id);
+    } else if (r.deleted.total() >= c.total() && r.cleanup_failures.empty()) {
+      out_ << "all deleted\n";
+    } else {
+      out_ << fmt::format("deleted {} of {}; kfpbench cleanup --benchmark-id {} deletes the rest\n",
+                          r.deleted.total(), c.total(), r.benchmark_id);
+    }
+  }
   if (r.resent_requests > 0) {
     out_ << fmt::format(
         "resent: {} idempotent request(s) whose kept-alive connection closed as "

@@ -74,6 +74,18 @@ Result<BenchmarkResults> MergeResults(const std::vector<BenchmarkResults>& parts
     out.cleanup_failures.insert(out.cleanup_failures.end(), p.cleanup_failures.begin(),
                                 p.cleanup_failures.end());
     out.resent_requests += p.resent_requests;
+    for (auto [to, from] :
+         {std::pair{&out.created, &p.created}, std::pair{&out.deleted, &p.deleted}}) {
+      to->pipelines += from->pipelines;
+      to->experiments += from->experiments;
+      to->runs += from->runs;
+      to->recurring_runs += from->recurring_runs;
+    }
+    out.kept = out.kept || p.kept;
+    // Shards of one benchmark share no id; the merge names them all.
+    if (out.benchmark_id.find(p.benchmark_id) == std::string::npos) {
+      out.benchmark_id += (out.benchmark_id.empty() ? "" : " ") + p.benchmark_id;
+    }
     out.stress_steps.insert(out.stress_steps.end(), p.stress_steps.begin(), p.stress_steps.end());
     out.stress_stops.insert(out.stress_stops.end(), p.stress_stops.begin(), p.stress_stops.end());
     // Growth is never sharded (ApplyShard refuses it); the same scenario in

@@ -3,6 +3,16 @@
 #include "util/secrets.h"
 
 namespace kfpbench::results {
+bool FullyCached(const RunRecord& run) {
+  bool any = false;
+  for (const auto& t : run.tasks) {
+    if (t.dag) continue;
+    if (!t.cached) return false;
+    any = true;
+  }
+  return any;
+}
+
 std::optional<Duration> RunRecord::QueueWait() const {
   std::optional<WallTime> first;
   for (const auto& t : tasks) {

@@ -25,6 +25,9 @@ struct TaskTiming {
   RuntimeState state = RuntimeState::kUnspecified;
   WallTime created{}, started{}, finished{};
   bool dag = false;  // a DAG task (it has children); it starts with its run, so it is no step
+  // Answered from KFP's cache: SKIPPED with a cache fingerprint (a task
+  // skipped by a condition has none). It ran nothing.
+  bool cached = false;
   // Braced defaults keep brace-initialised TaskTimings free of
   // -Wmissing-field-initializers.
   std::string pod_name{};  // as the server reports it; how resource series name the task
@@ -45,6 +48,11 @@ struct TaskTiming {
   // Its pod_name, then its child_tasks' pod names (run --kube-context reads them).
   std::vector<std::string> pods = {};
 };
+
+struct RunRecord;
+// A run whose every step was answered from KFP's cache: it ran nothing, and
+// its duration is the control plane's alone.
+bool FullyCached(const RunRecord& run);
 
 struct RunRecord {
   size_t scenario = 0;
@@ -100,6 +108,14 @@ struct TargetInfo {
   bool embedded = false;
   std::string api_version = "v2beta1";
   nlohmann::json healthz;
+  // Braced defaults keep brace-initialised TargetInfos free of
+  // -Wmissing-field-initializers.
+  std::string origin{};      // where the target came from (harness::TargetOptions::origin)
+  std::string namespace_{};  // --namespace as sent; empty: none
+  // The embedded backend's executor ("process" or "stub") and, when the
+  // preflight chose stub for pipelines that cannot run as processes, why.
+  std::string executor{};
+  std::string executor_reason{};
 };
 
 // What the report needs to know of each scenario beyond its source.
@@ -178,6 +194,12 @@ struct Progress {
   int late_starts = 0;                       // open loop: sent later than kLateStart
 };
 
+// Objects a benchmark made on the target, or deleted there afterwards.
+struct TargetObjects {
+  int64_t pipelines = 0, experiments = 0, runs = 0, recurring_runs = 0;
+  int64_t total() const { return pipelines + experiments + runs + recurring_runs; }
+};
+
 struct BenchmarkResults {
   static constexpr int kSchemaVersion = 1;
   std::string kfpbench_version;
@@ -198,6 +220,11 @@ struct BenchmarkResults {
   std::vector<GrowthCurve> growth;            // one per growth scenario
   std::vector<std::string> errors;            // scenario-level failures
   std::vector<std::string> cleanup_failures;  // things left behind on the target
+  // Every name the benchmark gives on the target starts with "<id>-"
+  // (harness::Context::Name); `kfpbench cleanup --benchmark-id` deletes by it.
+  std::string benchmark_id;
+  TargetObjects created, deleted;  // deleted: by the clean-up at the end
+  bool kept = false;               // --keep: nothing was deleted
   // Idempotent requests sent a second time because a kept-alive connection
   // closed as they went out (http::Client::retries); counted apart from the
   // operations, which record each call once.

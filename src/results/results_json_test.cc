@@ -112,7 +112,7 @@ TEST(ResultsReader, ReportsCorruptAndMissingFiles) {
   EXPECT_NE(r.error().message.find("results.json"), std::string::npos);
   auto missing = LoadResults(dir.path() / "nope");
   ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.error().message.find("no such file"), std::string::npos);
+  EXPECT_NE(missing.error().message.find("No such file"), std::string::npos);
   // A number JSON allows but a double cannot hold: an error, not an abort.
   std::ofstream(dir.path() / "results.json", std::ios::trunc) << R"({"elapsed_s": 1e999})";
   auto huge = LoadResults(dir.path());

@@ -1,12 +1,11 @@
 #include "results/results_json.h"
 
 #include <charconv>
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 #include <fmt/format.h>
 
+#include "util/files.h"
 #include "util/json_reader.h"
 
 namespace kfpbench::results {
@@ -151,6 +150,7 @@ void ReadRun(JsonReader& r, RunRecord& rec) {
     t.TimeOrEmpty("started_at", task.started);
     t.TimeOrEmpty("finished_at", task.finished);
     t.Bool("dag", task.dag);
+    t.Bool("cached", task.cached);
     // Figures added by hand or by newer versions: a wrong type is ignored.
     const json& raw = t.object();
     if (auto p = raw.find("pod_name"); p != raw.end() && p->is_string()) task.pod_name = *p;
@@ -343,6 +343,11 @@ Result<BenchmarkResults> ResultsFromJson(const json& j) {
     t.Bool("embedded", r.target.embedded);
     t.String("api_version", r.target.api_version);
     t.Any("healthz", r.target.healthz);
+    // Optional: older files lack them.
+    t.String("origin", r.target.origin);
+    t.String("namespace", r.target.namespace_);
+    t.String("executor", r.target.executor);
+    t.String("executor_reason", r.target.executor_reason);
   });
   in.Message("scenario", [&](JsonReader& s) {
     s.String("path", r.scenario_path);
@@ -354,6 +359,17 @@ Result<BenchmarkResults> ResultsFromJson(const json& j) {
   });
   in.StringList("errors", r.errors);
   in.StringList("cleanup_failures", r.cleanup_failures);
+  // Optional: older files lack them.
+  in.String("benchmark_id", r.benchmark_id);
+  for (auto [key, objects] : {std::pair{"created", &r.created}, std::pair{"deleted", &r.deleted}}) {
+    in.Message(key, [objects](JsonReader& o) {
+      o.Number("pipelines", objects->pipelines);
+      o.Number("experiments", objects->experiments);
+      o.Number("runs", objects->runs);
+      o.Number("recurring_runs", objects->recurring_runs);
+    });
+  }
+  in.Bool("kept", r.kept);
   in.Number("resent_requests", r.resent_requests);
   if (Status s = in.Finish(); !s.ok()) return s.error();
   auto records = RunRecordsFromJson(j);
@@ -394,16 +410,11 @@ Result<json> ReadJsonFile(const std::filesystem::path& path, std::filesystem::pa
   file = path;
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) file = path / "results.json";
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    return Error{fmt::format("{}: cannot read{}", file.string(),
-                             std::filesystem::exists(file, ec) ? "" : " (no such file)")};
-  }
-  std::stringstream text;
-  text << in.rdbuf();
+  auto text = ReadFile(file);
+  if (!text.ok()) return text.error();
   json j;
   try {
-    j = json::parse(text.str());
+    j = json::parse(*text);
   } catch (const json::parse_error& e) {
     // A configuration boundary: nlohmann reports where parsing stopped only
     // through its exception.

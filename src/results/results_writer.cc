@@ -1,5 +1,7 @@
 #include "results/results_json.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "util/files.h"
@@ -16,6 +18,21 @@ constexpr const char* kPercentileMethod =
 
 std::string Time(WallTime t) {
   return t.time_since_epoch().count() ? FormatRfc3339(t) : std::string();
+}
+
+int64_t CachedTasks(const std::vector<RunRecord>& runs) {
+  int64_t n = 0;
+  for (const auto& r : runs) {
+    for (const auto& t : r.tasks) n += t.cached;
+  }
+  return n;
+}
+
+json TargetObjectsJson(const TargetObjects& o) {
+  return {{"pipelines", o.pipelines},
+          {"experiments", o.experiments},
+          {"runs", o.runs},
+          {"recurring_runs", o.recurring_runs}};
 }
 
 json OperationJson(const metrics::OperationStats& op, double elapsed_s) {
@@ -53,6 +70,7 @@ json RunJson(const RunRecord& r) {
                  {"finished_at", Time(t.finished)},
                  {"dag", t.dag}};
     // Resource use per step (harness/prometheus.h), only when measured.
+    if (t.cached) task["cached"] = true;
     if (!t.pod_name.empty()) task["pod_name"] = t.pod_name;
     if (t.cpu_seconds) task["cpu_seconds"] = *t.cpu_seconds;
     if (t.peak_memory_bytes) task["peak_memory_bytes"] = *t.peak_memory_bytes;
@@ -278,7 +296,11 @@ json ResultsToJson(const BenchmarkResults& results) {
        {{"url", results.target.url},
         {"embedded", results.target.embedded},
         {"api_version", results.target.api_version},
-        {"healthz", results.target.healthz}}},
+        {"healthz", results.target.healthz},
+        {"origin", results.target.origin},
+        {"namespace", results.target.namespace_},
+        {"executor", results.target.executor},
+        {"executor_reason", results.target.executor_reason}}},
       {"scenario", {{"path", results.scenario_path}, {"source", results.scenario_source}}},
       {"scenarios", ScenariosJson(results)},
       {"units", {{"latency", "us"}, {"run_duration", "ms"}, {"timeseries_window", "1s"}}},
@@ -287,6 +309,10 @@ json ResultsToJson(const BenchmarkResults& results) {
       {"runs",
        {{"count", results.runs.size()},
         {"by_state", std::move(by_state)},
+        // Runs KFP's cache answered whole ran nothing: their durations are
+        // in duration_ms all the same, so a reader can tell.
+        {"fully_cached", std::count_if(results.runs.begin(), results.runs.end(), FullyCached)},
+        {"cached_tasks", CachedTasks(results.runs)},
         {"duration_ms", SummaryJson(durations)},
         {"duration_histogram", durations.ToJson()},
         {"queue_wait_ms", SummaryJson(waits)},
@@ -302,6 +328,10 @@ json ResultsToJson(const BenchmarkResults& results) {
       {"artifacts", ArtifactsJson(results)},
       {"errors", results.errors},
       {"cleanup_failures", results.cleanup_failures},
+      {"benchmark_id", results.benchmark_id},
+      {"created", TargetObjectsJson(results.created)},
+      {"deleted", TargetObjectsJson(results.deleted)},
+      {"kept", results.kept},
       {"resent_requests", results.resent_requests},
       {"collectors", results.collectors},
       {"pod_lifecycle",

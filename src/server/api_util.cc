@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -122,21 +120,19 @@ Result<std::string> ReadPackageUrl(const std::string& url, const std::filesystem
     return Error{fmt::format("package_url.pipeline_url: '{}' is not a readable file", path),
                  kHttpBadRequest};
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return Error{fmt::format("package_url.pipeline_url: cannot read '{}'", path), kHttpBadRequest};
-  in.seekg(0, std::ios::end);
-  auto size = in.tellg();
-  if (size < 0 || static_cast<size_t>(size) > kMaxUploadBytes) {
+  auto size = std::filesystem::file_size(path, ec);
+  if (ec || size > kMaxUploadBytes) {
     return Error{fmt::format("package_url.pipeline_url '{}' is not a regular file of at most {} "
                              "bytes",
                              path, kMaxUploadBytes),
                  400};
   }
-  in.seekg(0);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  auto text = ReadFile(path);
+  if (!text.ok()) {
+    return Error{fmt::format("package_url.pipeline_url: {}", text.error().message),
+                 kHttpBadRequest};
+  }
+  return std::move(*text);
 }
 
 Result<bool> QueryBool(const http::Request& request, const char* name, bool fallback) {

@@ -4,13 +4,13 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "server/metrics.h"
+#include "util/files.h"
 #include "util/strings.h"
 
 namespace kfpbench::server {
@@ -24,8 +24,7 @@ struct ProcUsage {
 // utime, stime, cutime, cstime (fields 14-17) and rss (24) of /proc/PID/stat.
 // The command name (field 2) may hold spaces, so parsing starts after its ')'.
 bool ReadProcStat(const std::string& pid, ProcUsage& out) {
-  std::ifstream in("/proc/" + pid + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text = ReadSmallFile("/proc/" + pid + "/stat");
   size_t close = text.rfind(')');
   if (close == std::string::npos) return false;
   std::istringstream fields(text.substr(close + 2));
