@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "capture/derive.h"
+#include "harness/scenario.h"
 #include "util/files.h"
 #include "util/ids.h"
 
@@ -246,6 +247,12 @@ TEST_F(CaptureTest, EveryRunAndTaskOnceAndStepMediansNearTheTruth) {
   json version =
       json::parse(ReadSmallFile(out / kVersionsDir / (versions_.begin()->second + ".json")));
   EXPECT_FALSE(version["missing"]);
+  // The replay scenario file reads as `run` reads it: one ORCHESTRATE
+  // scenario per version, every run a row.
+  auto replay = harness::LoadScenarioFile(out / kReplayFile, {});
+  ASSERT_TRUE(replay.ok()) << replay.error().message;
+  ASSERT_EQ(replay->scenarios.size(), 2u);
+  EXPECT_EQ(workload["stub_durations"].size(), 4u);
   json calibration = json::parse(ReadSmallFile(out / kCalibrationFile));
   EXPECT_EQ(
       calibration["steps"]["exec-train"]["duration"].get<std::string>().rfind("lognormal:", 0), 0u);

@@ -228,6 +228,7 @@ Status Derive(const fs::path& folder, WallTime since, WallTime until) {
 
   // Version files: names for the mix, specs for the simulator workloads.
   json mix = json::array();
+  json replay = json::array();
   json calibration_steps = json::object();
   for (auto& [key, v] : versions) {
     json file = json::parse(ReadSmallFile(folder / kVersionsDir / (key + ".json")), nullptr, false);
@@ -282,15 +283,24 @@ Status Derive(const fs::path& folder, WallTime since, WallTime until) {
           kCalibrationFile, kCalibrationFile);
       if (Status s = WriteFileAtomically(dir / "workload.yaml", yaml); !s.ok()) return s;
       entry["simulate"] = fmt::format("{}/{}/workload.yaml", kSimulateDir, key);
+      // Every version's offsets count from the capture's first run, so the
+      // scenarios, all starting at 0, replay the runs at their recorded times.
+      replay.push_back(
+          {{"mode", "ORCHESTRATE"},
+           {"startTime", 0},
+           {"csv", fmt::format("{}/{}/arrivals.csv", kSimulateDir, key)},
+           {"pipelineFileName", fmt::format("{}/{}/pipeline.json", kSimulateDir, key)}});
     }
     mix.push_back(std::move(entry));
   }
 
   json step_models = json::object();
+  json stub_durations = json::array();
   for (const auto& [label, s] : steps) {
     step_models[label] = StepModel(s);
     LognormalFit fit = FitLognormal(s.durations);
     if (fit.n == 0) continue;
+    stub_durations.push_back(label + "=" + DurationSpec(fit));
     json cal = {{"duration", DurationSpec(fit)}};
     if (!s.overheads.empty()) {
       cal["overhead"] = MicrosText(Quantiles(s.overheads)["p50"].get<double>());
@@ -315,7 +325,8 @@ Status Derive(const fs::path& folder, WallTime since, WallTime until) {
                      {"mean_rate_per_second", window_seconds > 0 ? runs / window_seconds : 0.0},
                      {"rate_per_hour_by_hour_of_week", RateByHourOfWeek(arrivals, since, until)}}},
                    {"steps", std::move(step_models)},
-                   {"tasks_without_spec", std::move(unlabelled_models)}};
+                   {"tasks_without_spec", std::move(unlabelled_models)},
+                   {"stub_durations", std::move(stub_durations)}};
   if (first) workload["arrivals"]["first"] = FormatRfc3339(*first);
   if (first && last_finished) workload["makespan_seconds"] = Seconds(*first, *last_finished);
   json calibration = {
@@ -324,6 +335,11 @@ Status Derive(const fs::path& folder, WallTime since, WallTime until) {
                            FormatRfc3339(since), FormatRfc3339(until))},
       {"steps", std::move(calibration_steps)}};
   if (Status s = WriteFileAtomically(folder / kArrivalsFile, arrivals_csv); !s.ok()) return s;
+  if (!replay.empty()) {
+    if (Status s = WriteFileAtomically(folder / kReplayFile, replay.dump(1) + "\n"); !s.ok()) {
+      return s;
+    }
+  }
   if (Status s = WriteFileAtomically(folder / kCalibrationFile, calibration.dump(1) + "\n");
       !s.ok()) {
     return s;

@@ -1,7 +1,8 @@
 // What a capture derives from runs.jsonl and versions/, in plain files beside
 // them: workload.json (the whole model), arrivals.csv, calibration.json (step
 // models by executor label, the form `simulate` and `calibrate` read) and one
-// simulator workload per pipeline version under simulate/<version>/.
+// simulator workload per pipeline version under simulate/<version>/, and
+// replay.json, a scenario file that starts the captured runs again.
 #pragma once
 
 #include <filesystem>
@@ -18,6 +19,9 @@ inline constexpr const char* kWorkloadFile = "workload.json";
 inline constexpr const char* kArrivalsFile = "arrivals.csv";
 inline constexpr const char* kCalibrationFile = "calibration.json";
 inline constexpr const char* kSimulateDir = "simulate";
+// A scenario file for `kfpbench run`: one ORCHESTRATE scenario per version
+// with a spec, its runs started at their recorded offsets.
+inline constexpr const char* kReplayFile = "replay.json";
 
 // Reads the folder's runs.jsonl a line at a time and writes the derived
 // files (each atomically). The window is the manifest's or checkpoint's.
