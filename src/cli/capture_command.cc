@@ -7,6 +7,7 @@
 
 #include "capture/capture.h"
 #include "capture/derive.h"
+#include "capture/window.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -48,6 +49,13 @@ Command AddCaptureCommand(CLI::App& app) {
   return {cmd, [f] {
             auto target = f->target.Resolve();
             if (!target.ok()) return Fail(target.error().message);
+            // A window that does not read is refused before any folder is made.
+            for (const auto& [flag, text] :
+                 {std::pair{"--since", f->options.since}, std::pair{"--until", f->options.until}}) {
+              if (text.empty()) continue;
+              auto point = capture::ParseWindowPoint(text, WallClock::now());
+              if (!point.ok()) return Fail(std::string(flag) + ": " + point.error().message);
+            }
             auto out = OutputFolder(f->out, "captures");
             if (!out.ok()) return Fail(out.error().message);
             capture::CaptureOptions options = f->options;
