@@ -55,6 +55,8 @@ Command AddGrowthCleanupCommand(CLI::App& app);
 Command AddCleanupCommand(CLI::App& app);  // growth_command.cc: one benchmark's objects
 // profile_command.cc: step resources and recommended requests and limits
 Command AddProfileCommand(CLI::App& app);
+// capture_command.cc: a target's run history into a capture folder
+Command AddCaptureCommand(CLI::App& app);
 // capacity_commands.cc: the cluster simulator; they never contact a KFP server
 Command AddSimulateCommand(CLI::App& app);
 Command AddCalibrateCommand(CLI::App& app);

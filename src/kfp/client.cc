@@ -247,6 +247,21 @@ Result<Page<PipelineVersion>> Client::ListPipelineVersions(const std::string& pi
                 }));
 }
 
+Result<PipelineVersion> Client::GetPipelineVersion(const std::string& pipeline_id,
+                                                   const std::string& pipeline_version_id) {
+  if (v1()) {
+    auto j = Call("GetPipelineVersion", http::Method::kGet,
+                  Path("/pipeline_versions/") + http::PercentEncode(pipeline_version_id));
+    if (!j.ok()) return j.error();
+    return Answer("GetPipelineVersion", v1::PipelineVersionFromJson(*j));
+  }
+  auto j = Call("GetPipelineVersion", http::Method::kGet,
+                Path("/pipelines/") + http::PercentEncode(pipeline_id) + "/versions/" +
+                    http::PercentEncode(pipeline_version_id));
+  if (!j.ok()) return j.error();
+  return Answer("GetPipelineVersion", PipelineVersionFromJson(*j, false));
+}
+
 Result<Experiment> Client::CreateExperiment(std::string_view display_name,
                                             std::string_view description) {
   if (v1()) {

@@ -40,6 +40,7 @@ inline constexpr std::string_view kOperations[] = {"GetHealthz",
                                                    "GetPipeline",
                                                    "DeletePipeline",
                                                    "ListPipelineVersions",
+                                                   "GetPipelineVersion",
                                                    "CreateExperiment",
                                                    "ListExperiments",
                                                    "DeleteExperiment",
@@ -96,6 +97,9 @@ class Client {
   Status DeletePipeline(const std::string& pipeline_id, bool cascade);
   Result<Page<PipelineVersion>> ListPipelineVersions(const std::string& pipeline_id,
                                                      const ListOptions& options);
+  // v1beta1 names the version alone (pipeline_id unused) and sends no spec.
+  Result<PipelineVersion> GetPipelineVersion(const std::string& pipeline_id,
+                                             const std::string& pipeline_version_id);
 
   Result<Experiment> CreateExperiment(std::string_view display_name, std::string_view description);
   Result<Page<Experiment>> ListExperiments(const ListOptions& options);

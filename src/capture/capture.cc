@@ -1,0 +1,392 @@
+#include "capture/capture.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "capture/derive.h"
+#include "capture/qps_budget.h"
+#include "capture/window.h"
+#include "util/files.h"
+
+namespace kfpbench::capture {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr int kFormat = 1;
+
+Error BadInput(std::string message) { return Error{std::move(message), kHttpBadRequest}; }
+
+WallTime FloorToSecond(WallTime t) { return std::chrono::floor<std::chrono::seconds>(t); }
+
+// Where an interrupted capture stands: runs.jsonl is whole up to `runs_bytes`
+// (anything after it is cut off on resume), and the runs created in the
+// second of the last one are named, since KFP filters created_at in seconds.
+struct Checkpoint {
+  WallTime since{}, until{};
+  int64_t runs_bytes = 0;
+  Progress progress;
+  std::set<std::string> ids_in_last_second;
+
+  json ToJson() const {
+    json j = {{"format", kFormat},
+              {"since", FormatRfc3339(since)},
+              {"until", FormatRfc3339(until)},
+              {"runs_bytes", runs_bytes},
+              {"runs", progress.runs},
+              {"tasks", progress.tasks},
+              {"censored", progress.censored},
+              {"versions", progress.versions},
+              {"missing_versions", progress.missing_versions},
+              {"calls", progress.calls},
+              {"ids_in_last_second", ids_in_last_second}};
+    if (progress.last_created_at != WallTime{}) {
+      j["last_created_at"] = FormatRfc3339(progress.last_created_at);
+    }
+    return j;
+  }
+
+  static Result<Checkpoint> FromJson(const json& j) {
+    try {
+      Checkpoint c;
+      if (j.at("format").get<int>() != kFormat) return Error{"a checkpoint of another format"};
+      auto since = ParseRfc3339(j.at("since").get<std::string>());
+      auto until = ParseRfc3339(j.at("until").get<std::string>());
+      if (!since.ok() || !until.ok()) return Error{"its window does not read"};
+      c.since = *since;
+      c.until = *until;
+      c.runs_bytes = j.at("runs_bytes").get<int64_t>();
+      c.progress.runs = j.at("runs").get<int64_t>();
+      c.progress.tasks = j.at("tasks").get<int64_t>();
+      c.progress.censored = j.at("censored").get<int64_t>();
+      c.progress.versions = j.at("versions").get<int64_t>();
+      c.progress.missing_versions = j.at("missing_versions").get<int64_t>();
+      c.progress.calls = j.at("calls").get<int64_t>();
+      if (j.contains("last_created_at")) {
+        auto last = ParseRfc3339(j["last_created_at"].get<std::string>());
+        if (!last.ok()) return Error{"its last_created_at does not read"};
+        c.progress.last_created_at = *last;
+      }
+      for (const auto& id : j.at("ids_in_last_second"))
+        c.ids_in_last_second.insert(id.get<std::string>());
+      return c;
+    } catch (const json::exception& e) {
+      return Error{e.what()};
+    }
+  }
+};
+
+// runs.jsonl, appended to and made durable before each checkpoint.
+class RunsFile {
+ public:
+  static Result<std::unique_ptr<RunsFile>> Open(const fs::path& path, int64_t keep_bytes) {
+    std::error_code ec;
+    if (!fs::exists(path)) {
+      std::FILE* created = std::fopen(path.c_str(), "we");
+      if (created == nullptr) return Error{fmt::format("cannot create {}", path.string())};
+      std::fclose(created);
+    }
+    // What an interrupted capture wrote after its last checkpoint goes: it
+    // is read again, so that every run is in the file exactly once.
+    fs::resize_file(path, static_cast<uintmax_t>(keep_bytes), ec);
+    if (ec) return Error{fmt::format("cannot truncate {}: {}", path.string(), ec.message())};
+    std::FILE* f = std::fopen(path.c_str(), "ae");
+    if (f == nullptr) return Error{fmt::format("cannot open {}", path.string())};
+    return std::unique_ptr<RunsFile>(new RunsFile(path, f, keep_bytes));
+  }
+  ~RunsFile() { std::fclose(f_); }
+
+  Status Append(const std::string& line) {
+    if (std::fwrite(line.data(), 1, line.size(), f_) != line.size() ||
+        std::fputc('\n', f_) == EOF) {
+      return Error{fmt::format("cannot write {}", path_.string())};
+    }
+    bytes_ += static_cast<int64_t>(line.size()) + 1;
+    return Ok();
+  }
+  // Everything appended is on disk.
+  Status Sync() {
+    if (std::fflush(f_) != 0 || ::fsync(fileno(f_)) != 0) {
+      return Error{fmt::format("cannot write {}", path_.string())};
+    }
+    return Ok();
+  }
+  int64_t bytes() const { return bytes_; }
+
+ private:
+  RunsFile(fs::path path, std::FILE* f, int64_t bytes)
+      : path_(std::move(path)), f_(f), bytes_(bytes) {}
+  fs::path path_;
+  std::FILE* f_;
+  int64_t bytes_;
+};
+
+class Capturer {
+ public:
+  Capturer(kfp::Client& client, const CaptureOptions& options,
+           const std::function<void(const Progress&)>& on_progress)
+      : client_(client), options_(options), on_progress_(on_progress), budget_(options.qps) {}
+
+  Result<CaptureSummary> Run() {
+    const auto started = std::chrono::steady_clock::now();
+    const fs::path out = options_.out;
+    if (fs::exists(out / kManifestFile)) {
+      return BadInput(fmt::format("{} already holds a complete capture ({}); name another --out",
+                                  out.string(), kManifestFile));
+    }
+    std::error_code ec;
+    fs::create_directories(out / kVersionsDir, ec);
+    if (ec) return Error{fmt::format("cannot create {}: {}", out.string(), ec.message())};
+
+    if (auto text = ReadFile(out / kCheckpointFile); text.ok()) {
+      auto j = json::parse(*text, nullptr, false);
+      auto c = j.is_discarded() ? Result<Checkpoint>(Error{"not JSON"}) : Checkpoint::FromJson(j);
+      if (!c.ok()) {
+        return BadInput(
+            fmt::format("{}: cannot resume from it ({}); remove the folder to start again",
+                        (out / kCheckpointFile).string(), c.error().message));
+      }
+      checkpoint_ = std::move(*c);
+      checkpoint_.progress.resumed = true;
+    } else {
+      const WallTime now = WallClock::now();
+      auto since = ParseWindowPoint(options_.since, now);
+      if (!since.ok()) return BadInput("--since: " + since.error().message);
+      WallTime until = now;
+      if (!options_.until.empty()) {
+        auto u = ParseWindowPoint(options_.until, now);
+        if (!u.ok()) return BadInput("--until: " + u.error().message);
+        until = *u;
+      }
+      if (!(*since < until)) {
+        return BadInput(fmt::format("the window is empty: --since {} is not before --until {}",
+                                    FormatRfc3339(*since), FormatRfc3339(until)));
+      }
+      checkpoint_.since = *since;
+      checkpoint_.until = until;
+    }
+    auto runs = RunsFile::Open(out / kRunsFile, checkpoint_.runs_bytes);
+    if (!runs.ok()) return runs.error();
+    runs_ = std::move(*runs);
+    if (Status s = Save(); !s.ok()) return s.error();
+
+    CaptureSummary summary;
+    summary.since = checkpoint_.since;
+    summary.until = checkpoint_.until;
+    Status read = ReadAll();
+    summary.progress = checkpoint_.progress;
+    summary.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (Status s = Save(); !s.ok()) return s.error();
+    if (!read.ok()) {
+      if (read.error().code == kInterrupted) {
+        summary.interrupted = true;
+        return summary;
+      }
+      return read.error();
+    }
+    if (Status s = Derive(out, summary.since, summary.until); !s.ok()) return s.error();
+    CountVersions(summary.progress);
+    if (Status s = WriteManifest(summary); !s.ok()) return s.error();
+    fs::remove(out / kCheckpointFile, ec);
+    summary.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return summary;
+  }
+
+ private:
+  static constexpr int kInterrupted = -2;
+
+  Status Save() {
+    if (Status s = runs_->Sync(); !s.ok()) return s;
+    checkpoint_.runs_bytes = runs_->bytes();
+    return WriteFileAtomically(options_.out / kCheckpointFile, checkpoint_.ToJson().dump(1) + "\n");
+  }
+
+  // Waits for the budget; an Error when interrupted meanwhile.
+  Status Turn() {
+    if (!budget_.Wait(options_.interrupted)) return Error{"interrupted", kInterrupted};
+    ++checkpoint_.progress.calls;
+    return Ok();
+  }
+
+  Status ReadAll() {
+    Progress& p = checkpoint_.progress;
+    // A resumed capture asks from the second its last run was created in.
+    const WallTime from =
+        p.last_created_at != WallTime{} ? FloorToSecond(p.last_created_at) : checkpoint_.since;
+    kfp::ListOptions list;
+    list.page_size = options_.page_size;
+    list.sort_by = "created_at";
+    list.filter = CreatedAtFilter(from, checkpoint_.until);
+    do {
+      if (Status s = Turn(); !s.ok()) return s;
+      auto page = client_.ListRuns(list);
+      if (!page.ok()) return ListError(page.error());
+      for (const auto& listed : page->items) {
+        if (FloorToSecond(listed.created_at) == FloorToSecond(p.last_created_at) &&
+            checkpoint_.ids_in_last_second.contains(listed.run_id)) {
+          continue;
+        }
+        if (Status s = CaptureRun(listed); !s.ok()) return s;
+      }
+      list.page_token = page->next_page_token;
+      if (Status s = Save(); !s.ok()) return s;
+      if (on_progress_) on_progress_(p);
+    } while (!list.page_token.empty());
+    return Ok();
+  }
+
+  Error ListError(const Error& e) const {
+    if (e.code == kHttpForbidden || e.code == kHttpUnauthorized) {
+      return Error{fmt::format("the target refused to list runs ({}); check --token, --namespace "
+                               "and that the account may list runs",
+                               e.message),
+                   e.code};
+    }
+    return e;
+  }
+
+  Status CaptureRun(const kfp::Run& listed) {
+    Progress& p = checkpoint_.progress;
+    if (Status s = Turn(); !s.ok()) return s;
+    auto detail = client_.GetRun(listed.run_id);
+    bool details_missing = false;
+    kfp::Run run;
+    if (detail.ok()) {
+      run = std::move(*detail);
+    } else if (detail.error().NotFound()) {
+      // Deleted between the list and the read: the list's fields are kept.
+      run = listed;
+      details_missing = true;
+    } else {
+      return detail.error();
+    }
+    const std::string key = VersionKey(run);
+    auto labels = Labels(key, run);
+    if (!labels.ok()) return labels.error();
+    json line = RunLine(run, key, **labels, options_.record);
+    if (details_missing) line["details_missing"] = true;
+    if (Status s = runs_->Append(line.dump()); !s.ok()) return s;
+    ++p.runs;
+    p.tasks += static_cast<int64_t>(run.task_details.size());
+    if (!IsTerminal(run.state)) ++p.censored;
+    if (FloorToSecond(run.created_at) != FloorToSecond(p.last_created_at)) {
+      checkpoint_.ids_in_last_second.clear();
+    }
+    checkpoint_.ids_in_last_second.insert(run.run_id);
+    p.last_created_at = std::max(p.last_created_at, run.created_at);
+    return Ok();
+  }
+
+  // The task labels of a version, read from the target (or the folder, when
+  // an earlier start of this capture wrote it) once.
+  Result<const TaskLabels*> Labels(const std::string& key, const kfp::Run& run) {
+    if (auto it = labels_.find(key); it != labels_.end()) return &it->second;
+    Progress& p = checkpoint_.progress;
+    const fs::path file = options_.out / kVersionsDir / (key + ".json");
+    TaskLabels& labels = labels_[key];
+    if (auto text = ReadFile(file); text.ok()) {
+      auto j = json::parse(*text, nullptr, false);
+      if (!j.is_discarded() && j.contains("spec") && !j["spec"].is_null()) {
+        if (auto spec = ir::ParsePipelineSpecJson(j["spec"]); spec.ok()) {
+          labels = TaskExecutorLabels(*spec);
+        }
+      }
+      return &labels;
+    }
+    json version_file;
+    if (key.starts_with("inline-")) {
+      kfp::PipelineVersion inline_spec;
+      inline_spec.pipeline_spec = run.pipeline_spec;
+      version_file = VersionFile(key, inline_spec, labels);
+      version_file["inline"] = true;
+    } else {
+      if (Status s = Turn(); !s.ok()) return s.error();
+      auto version = client_.GetPipelineVersion(run.pipeline_id, key);
+      if (version.ok()) {
+        version_file = VersionFile(key, *version, labels);
+      } else if (version.error().NotFound()) {
+        version_file = MissingVersionFile(key, run.pipeline_id, version.error().message);
+        ++p.missing_versions;
+      } else {
+        return version.error();
+      }
+    }
+    ++p.versions;
+    if (Status s = WriteFileAtomically(file, version_file.dump(1) + "\n"); !s.ok())
+      return s.error();
+    return &labels;
+  }
+
+  // Versions written by an earlier start of this capture after its last
+  // checkpoint are on disk but not in its counts: the folder is the truth.
+  void CountVersions(Progress& p) const {
+    p.versions = 0;
+    p.missing_versions = 0;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(options_.out / kVersionsDir, ec)) {
+      if (e.path().extension() != ".json") continue;
+      ++p.versions;
+      auto j = json::parse(ReadSmallFile(e.path()), nullptr, false);
+      if (!j.is_discarded() && j.value("missing", false)) ++p.missing_versions;
+    }
+  }
+
+  Status WriteManifest(const CaptureSummary& summary) {
+    const Progress& p = summary.progress;
+    json manifest = {{"complete", true},
+                     {"format", kFormat},
+                     {"kfpbench_version", KFPBENCH_VERSION},
+                     {"target", options_.target},
+                     {"since", FormatRfc3339(summary.since)},
+                     {"until", FormatRfc3339(summary.until)},
+                     {"finished", FormatRfc3339(WallClock::now())},
+                     {"runs", p.runs},
+                     {"tasks", p.tasks},
+                     {"censored", p.censored},
+                     {"versions", p.versions},
+                     {"missing_versions", p.missing_versions},
+                     {"calls", p.calls},
+                     {"qps", options_.qps},
+                     {"parameters_hashed", !options_.record.keep_parameters},
+                     {"files", FolderFiles(options_.out)}};
+    return WriteFileAtomically(options_.out / kManifestFile, manifest.dump(1) + "\n");
+  }
+
+  kfp::Client& client_;
+  const CaptureOptions& options_;
+  const std::function<void(const Progress&)>& on_progress_;
+  QpsBudget budget_;
+  Checkpoint checkpoint_;
+  std::unique_ptr<RunsFile> runs_;
+  std::map<std::string, TaskLabels> labels_;
+};
+
+}  // namespace
+
+Result<CaptureSummary> Capture(kfp::Client& client, const CaptureOptions& options,
+                               const std::function<void(const Progress&)>& on_progress) {
+  if (options.page_size < 1) return BadInput("--page-size: must be at least 1");
+  return Capturer(client, options, on_progress).Run();
+}
+
+Result<CaptureSummary> CaptureTarget(const harness::TargetOptions& target, CaptureOptions options,
+                                     const std::function<void(const Progress&)>& on_progress) {
+  auto session = harness::Session::Open(target);
+  if (!session.ok()) return Error{session.error().message, kHttpBadRequest};
+  if (Status s = (*session)->CheckReachable(); !s.ok()) {
+    return Error{s.error().message, kHttpBadRequest};
+  }
+  if (options.target.empty()) options.target = (*session)->url();
+  return Capture((*session)->client(), options, on_progress);
+}
+
+}  // namespace kfpbench::capture
