@@ -15,6 +15,7 @@
 #include "harness/preflight.h"
 #include "kube/driver.h"
 #include "kube/job_config.h"
+#include "kube/job_files.h"
 #include "kube/job_results.h"
 #include "kube/job_runner.h"
 #include "kube/kubectl_driver.h"
@@ -51,9 +52,17 @@ Result<kube::JobConfig> Load(const JobFlags& flags) {
 int Render(const JobFlags& flags) {
   auto config = Load(flags);
   if (!config.ok()) return Fail(config.error().message);
+  // A cluster's pods, not this machine's: the files {{config_dir}} names go
+  // in a ConfigMap printed first.
+  auto cluster = kube::PrepareClusterJob(*config);
+  if (!cluster.ok()) return Fail(flags.config + ": " + cluster.error().message);
   bool first = true;
+  if (cluster->config_map) {
+    std::cout << kube::ToYaml(*cluster->config_map);
+    first = false;
+  }
   for (const auto& point : kube::ExpandSweep(*config)) {
-    auto doc = kube::RenderManifest(*config, point);
+    auto doc = kube::RenderClusterManifest(*config, *cluster, point);
     if (!doc.ok()) return Fail(flags.config + ": " + point.job_name + ": " + doc.error().message);
     if (!first) std::cout << "---\n";
     first = false;
