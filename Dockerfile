@@ -3,7 +3,10 @@
 # Debian 12 with the packages of scripts/setup; see docs/KUBERNETES.md.
 # Not built in this repository's CI (no Docker engine there).
 #
-#   docker build -t ghcr.io/kfpbench/kfpbench:latest .
+#   docker build -t REGISTRY/kfpbench/kfpbench:VERSION .   (kfpbench --version)
+#   docker push REGISTRY/kfpbench/kfpbench:VERSION
+# then `kube loadgen --image` and a job config's `image:` name it. Nothing is
+# published under the default name ghcr.io/kfpbench/kfpbench.
 
 FROM debian:12 AS build
 WORKDIR /src
@@ -16,11 +19,13 @@ RUN apt-get update -qq \
  && strip build/kfpbench
 
 FROM debian:12
-# Runtime libraries of the binary, plus what the examples run: python3-torch
-# (examples/jobs DDP benchmark), openmpi-bin (MPIJob launchers).
+# Runtime libraries of the binary (every one `ldd build/kfpbench` lists beyond
+# the base image; DeployManifests.DockerfileCarriesTheBinarysLibraries checks),
+# plus what the examples run: python3-torch (examples/jobs DDP benchmark),
+# openmpi-bin (MPIJob launchers).
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      ca-certificates libfmt9 libspdlog1.10 libsqlite3-0 libyaml-cpp0.7 \
+      ca-certificates libfmt9 libspdlog1.10 libsqlite3-0 libyaml-cpp0.7 libssl3 libsimdjson14 \
       python3-torch openmpi-bin \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/kfpbench /usr/local/bin/kfpbench

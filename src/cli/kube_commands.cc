@@ -11,14 +11,19 @@
 
 #include "cli/cli.h"
 #include "cli/common.h"
+#include "harness/orchestrate.h"
+#include "harness/preflight.h"
 #include "kube/driver.h"
 #include "kube/job_config.h"
+#include "kube/job_files.h"
 #include "kube/job_results.h"
 #include "kube/job_runner.h"
 #include "kube/kubectl_driver.h"
 #include "kube/loadgen.h"
 #include "kube/manifest.h"
 #include "report/job_report.h"
+#include "util/files.h"
+#include "util/time.h"
 
 namespace kfpbench::cli {
 namespace {
@@ -47,9 +52,17 @@ Result<kube::JobConfig> Load(const JobFlags& flags) {
 int Render(const JobFlags& flags) {
   auto config = Load(flags);
   if (!config.ok()) return Fail(config.error().message);
+  // A cluster's pods, not this machine's: the files {{config_dir}} names go
+  // in a ConfigMap printed first.
+  auto cluster = kube::PrepareClusterJob(*config);
+  if (!cluster.ok()) return Fail(flags.config + ": " + cluster.error().message);
   bool first = true;
+  if (cluster->config_map) {
+    std::cout << kube::ToYaml(*cluster->config_map);
+    first = false;
+  }
   for (const auto& point : kube::ExpandSweep(*config)) {
-    auto doc = kube::RenderManifest(*config, point);
+    auto doc = kube::RenderClusterManifest(*config, *cluster, point);
     if (!doc.ok()) return Fail(flags.config + ": " + point.job_name + ": " + doc.error().message);
     if (!first) std::cout << "---\n";
     first = false;
@@ -154,39 +167,162 @@ Command AddJobCommand(CLI::App& app) {
           }};
 }
 
+namespace {
+
+struct LoadgenFlags {
+  kube::LoadgenOptions options;
+  std::string scenario;
+  std::vector<std::string> pipeline_dirs;
+  std::string token_file;
+  std::string start_at = "+2m";
+};
+
+// "+2m": that long after now; else an RFC 3339 instant.
+Result<WallTime> ParseStartAt(const std::string& text, WallTime now) {
+  if (!text.empty() && text.front() == '+') {
+    auto d = ParseDuration(std::string_view(text).substr(1));
+    if (!d.ok()) return Error{"--start-at: " + d.error().message};
+    return now + *d;
+  }
+  auto t = ParseRfc3339(text);
+  if (!t.ok()) {
+    return Error{"--start-at: expected +DURATION (e.g. +2m) or an RFC 3339 time (got '" + text +
+                 "')"};
+  }
+  if (*t <= now) return Error{"--start-at: " + text + " has passed; the shards would start late"};
+  return t;
+}
+
+// Every file the scenario names, as the harness found it here.
+Result<std::vector<kube::NamedFile>> NamedFiles(const LoadgenFlags& f) {
+  harness::LoadOptions load;
+  for (const auto& d : f.pipeline_dirs) load.pipeline_dirs.emplace_back(d);
+  auto file = harness::LoadCheckedScenarioFile(
+      f.scenario, load, "0/" + std::to_string(std::max(1, f.options.shards)));
+  if (!file.ok()) return file.error();
+  for (const char* key : {"token_file", "ca_file"}) {
+    if (file->target.contains(key) &&
+        !(key == std::string("token_file") && !f.token_file.empty())) {
+      return Error{fmt::format(
+          "{}: target.{} names a file on this machine, which no pod has{}", f.scenario, key,
+          key == std::string("token_file") ? "; pass --token-file to ship it as a Secret"
+                                           : "; drop it, or run the shards where it exists")};
+    }
+  }
+  std::vector<kube::NamedFile> named;
+  const auto home = std::filesystem::path(f.scenario).parent_path();
+  for (const auto& s : file->scenarios) {
+    std::string at = fmt::format("[{}]", s.index);
+    if (!s.pipeline_path.empty()) {
+      kube::NamedFile n{at + ".pipelineFileName", s.pipeline_file_name, s.pipeline_path, -1};
+      for (size_t k = 0; k < load.pipeline_dirs.size(); ++k) {
+        if (s.pipeline_path == load.pipeline_dirs[k] / s.pipeline_file_name &&
+            s.pipeline_path != home / s.pipeline_file_name) {
+          n.pipeline_dir = static_cast<int>(k);
+          break;
+        }
+      }
+      named.push_back(n);
+    }
+    if (const auto* plan = dynamic_cast<const harness::OrchestratePlan*>(s.mode_data.get())) {
+      named.push_back({at + ".csv", s.source.value("csv", ""), plan->csv_path, -1});
+    }
+  }
+  return named;
+}
+
+int RenderLoadgenSet(LoadgenFlags& f) {
+  auto& o = f.options;
+  auto start = ParseStartAt(f.start_at, WallClock::now());
+  if (!start.ok()) return Fail(start.error().message);
+  o.start_at = *start;
+  if (!f.token_file.empty()) {
+    // Read only to refuse an empty one early; its text goes nowhere.
+    auto token = ReadFile(f.token_file);
+    if (!token.ok()) return Fail("--token-file: " + token.error().message);
+    if (token->find_first_not_of(" \t\r\n") == std::string::npos) {
+      return Fail("--token-file: " + f.token_file + " is empty");
+    }
+    if (o.token_secret.empty()) o.token_secret = o.name + "-token";
+  }
+  auto named = NamedFiles(f);
+  if (!named.ok()) return Fail(named.error().message);
+  if (auto st = kube::ShipScenario(f.scenario, *named, o); !st.ok()) {
+    return Fail(st.error().message);
+  }
+  auto docs = kube::RenderLoadgen(o);
+  if (!docs.ok()) return Fail(docs.error().message);
+  for (size_t i = 0; i < docs->size(); ++i) {
+    if (i > 0) std::cout << "---\n";
+    std::cout << kube::ToYaml((*docs)[i]);
+  }
+  // Notes for the person applying it, beside the manifests, not in them.
+  std::cerr << fmt::format(
+      "kube loadgen: {} shards start at {}; {} file(s) shipped in ConfigMap {}-files\n", o.shards,
+      FormatRfc3339(o.start_at), o.files.size(), o.name);
+  if (!f.token_file.empty()) {
+    std::cerr << "kube loadgen: create the token Secret first: "
+              << kube::TokenSecretCommand(o, f.token_file) << "\n";
+  } else if (!o.token_secret.empty()) {
+    std::cerr << "kube loadgen: the pods read the token from Secret " << o.token_secret
+              << " (key token)\n";
+  }
+  if (o.image == kube::LoadgenOptions{}.image) {
+    std::cerr << "kube loadgen: " << o.image
+              << " is not published; build and push the Dockerfile's image and pass --image "
+                 "(docs/KUBERNETES.md)\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
 Command AddKubeCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand("kube", "Kubernetes helpers (docs/KUBERNETES.md)");
   cmd->require_subcommand(1);
-  auto o = std::make_shared<kube::LoadgenOptions>();
+  auto f = std::make_shared<LoadgenFlags>();
+  auto& o = f->options;
   auto* loadgen = cmd->add_subcommand(
-      "loadgen", "print an Indexed Job that runs SCENARIO in N shards (kubectl apply -f -)");
-  loadgen->add_option("scenario", o->scenario_file, "scenario file")
+      "loadgen",
+      "print the ConfigMap and Indexed Job that run SCENARIO in N shards (kubectl apply -f -)");
+  loadgen->add_option("scenario", f->scenario, "scenario file")
       ->required()
       ->check(CLI::ExistingFile);
-  loadgen->add_option("--shards", o->shards, "pods, each running shard i/N")->required();
+  loadgen->add_option("--shards", o.shards, "pods, each running shard i/N")->required();
   loadgen
-      ->add_option("--host", o->host,
+      ->add_option("--host", o.host,
                    "KFP API the shards load, e.g. http://ml-pipeline.kubeflow:8888")
       ->required();
-  loadgen->add_option("--image", o->image, "image with kfpbench (see Dockerfile)")
+  loadgen->add_option("--pipelines", f->pipeline_dirs,
+                      "folder to look for pipeline files in (as run does); what is found is "
+                      "shipped");
+  loadgen
+      ->add_option("--token-file", f->token_file,
+                   "bearer token for KFP: the pods read it from Secret NAME-token, created "
+                   "from this file with the kubectl command printed on stderr")
+      ->check(CLI::ExistingFile);
+  loadgen->add_option("--token-secret", o.token_secret,
+                      "an existing Secret whose key `token` holds the bearer token");
+  loadgen
+      ->add_option("--start-at", f->start_at,
+                   "when every shard starts: +DURATION from now or an RFC 3339 time; a pod "
+                   "arriving later exits 3")
       ->capture_default_str();
-  loadgen->add_option("--name", o->name, "name of the Job")->capture_default_str();
-  loadgen->add_option("--namespace", o->namespace_, "namespace")->capture_default_str();
-  loadgen->add_option("--results-claim", o->results_claim,
-                      "PVC for results (default: NAME-results)");
-  return {cmd, [o]() -> int {
-            std::ifstream in(o->scenario_file);
-            std::stringstream ss;
-            ss << in.rdbuf();
-            o->scenario_text = ss.str();
-            auto docs = kube::RenderLoadgen(*o);
-            if (!docs.ok()) return Fail(docs.error().message);
-            for (size_t i = 0; i < docs->size(); ++i) {
-              if (i > 0) std::cout << "---\n";
-              std::cout << kube::ToYaml((*docs)[i]);
-            }
-            return kExitOk;
-          }};
+  loadgen->add_option("--cpu", o.cpu, "CPU per load pod (request = limit)")->capture_default_str();
+  loadgen->add_option("--memory", o.memory, "memory per load pod (request = limit)")
+      ->capture_default_str();
+  loadgen->add_option("--storage", o.storage, "size limit of each shard's results (emptyDir)")
+      ->capture_default_str();
+  AddDurationOption(*loadgen, "--collect-within", o.collect_within,
+                    "how long a finished shard keeps its results for kubectl cp");
+  loadgen
+      ->add_option("--image", o.image,
+                   "image with kfpbench, built from the Dockerfile and pushed where the cluster "
+                   "pulls from")
+      ->capture_default_str();
+  loadgen->add_option("--name", o.name, "name of the Job")->capture_default_str();
+  loadgen->add_option("--namespace", o.namespace_, "namespace")->capture_default_str();
+  return {cmd, [f]() -> int { return RenderLoadgenSet(*f); }};
 }
 
 }  // namespace kfpbench::cli

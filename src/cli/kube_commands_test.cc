@@ -1,5 +1,6 @@
 // End to end through the real binary: `run --kube-context` with a fake
-// kubectl on PATH, and `job` writing its HTML report.
+// kubectl on PATH, `job` writing its HTML report, and every example rendered
+// for a cluster with everything its pods read shipped in the set.
 #include <sys/wait.h>
 
 #include <array>
@@ -11,7 +12,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <map>
+#include <regex>
+#include <set>
+
 #include "harness/e2e_support.h"
+#include "kube/json_schema.h"
+#include "kube/manifest.h"
 #include "kube/testdata/fixtures.h"
 #include "util/ids.h"
 
@@ -98,6 +105,254 @@ metrics:
   std::string html((std::istreambuf_iterator<char>(html_in)), std::istreambuf_iterator<char>());
   EXPECT_NE(html.find("id=\"kfpbench-jobs\""), std::string::npos);
   EXPECT_NE(html.find("\"swept\":[\"n\"]"), std::string::npos);
+}
+
+// The documents of a stream `kubectl apply -f -` reads.
+std::vector<nlohmann::json> Documents(const std::string& yaml) {
+  std::vector<nlohmann::json> out;
+  size_t pos = 0;
+  while (pos < yaml.size()) {
+    size_t end = yaml.find("\n---\n", pos);
+    auto doc = kube::YamlToJson(yaml.substr(pos, end == std::string::npos ? end : end - pos + 1));
+    EXPECT_TRUE(doc.ok()) << doc.error().message;
+    if (doc.ok()) out.push_back(*doc);
+    pos = end == std::string::npos ? yaml.size() : end + 5;
+  }
+  return out;
+}
+
+// Every pod template of a Job or a training operator's job.
+std::vector<nlohmann::json> PodSpecs(const nlohmann::json& doc) {
+  std::vector<nlohmann::json> out;
+  if (doc.is_object()) {
+    if (doc.contains("containers") && doc.contains("restartPolicy")) return {doc};
+    for (const auto& [k, v] : doc.items()) {
+      for (auto& p : PodSpecs(v)) out.push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
+// What a rendered set gives its pods, laid out below `root` as each
+// container sees it: ConfigMap items at their paths, Secret items as a
+// stand-in file, emptyDirs empty. Everything else is a problem: a volume the
+// set relies on but does not hold.
+struct PodView {
+  std::map<std::string, std::string> mounts;  // mountPath -> volume kind
+  std::set<std::string> secrets;              // Secret names the pods need
+  std::vector<std::string> problems;
+};
+
+PodView Materialize(const nlohmann::json& pod, const std::vector<nlohmann::json>& docs,
+                    const fs::path& root) {
+  PodView view;
+  std::map<std::string, nlohmann::json> config_maps;
+  for (const auto& d : docs) {
+    if (d.value("kind", "") == "ConfigMap") config_maps[d["metadata"]["name"]] = d;
+  }
+  std::map<std::string, nlohmann::json> volumes;
+  for (const auto& v : pod.value("volumes", nlohmann::json::array())) volumes[v["name"]] = v;
+  for (const auto& c : pod["containers"]) {
+    for (const auto& m : c.value("volumeMounts", nlohmann::json::array())) {
+      std::string at = m["mountPath"];
+      fs::path dir = root / fs::path(at).relative_path();
+      fs::create_directories(dir);
+      const auto& v = volumes[m["name"]];
+      if (v.contains("configMap")) {
+        view.mounts[at] = "configMap";
+        std::string name = v["configMap"]["name"];
+        if (!config_maps.count(name)) {
+          view.problems.push_back("ConfigMap " + name + " is not in the set");
+          continue;
+        }
+        const auto& data = config_maps[name]["data"];
+        for (const auto& item : v["configMap"].value("items", nlohmann::json::array())) {
+          std::string key = item["key"];
+          if (!data.contains(key)) {
+            view.problems.push_back("ConfigMap " + name + " has no key " + key);
+            continue;
+          }
+          fs::create_directories((dir / std::string(item["path"])).parent_path());
+          std::ofstream(dir / std::string(item["path"])) << std::string(data[key]);
+        }
+      } else if (v.contains("secret")) {
+        view.mounts[at] = "secret";
+        view.secrets.insert(v["secret"]["secretName"].get<std::string>());
+        for (const auto& item : v["secret"]["items"]) {
+          std::ofstream(dir / std::string(item["path"])) << "stand-in for the Secret's value\n";
+        }
+      } else if (v.contains("emptyDir")) {
+        view.mounts[at] = "emptyDir";
+      } else {
+        view.problems.push_back("volume " + v.dump() + " is neither shipped nor empty");
+      }
+    }
+  }
+  return view;
+}
+
+// Absolute paths a command line or script names.
+std::vector<std::string> NamedPaths(const std::string& text) {
+  static const std::regex kPath(R"((^|[\s'"=:])(/[^\s'":;]+))");
+  std::vector<std::string> out;
+  for (std::sregex_iterator it(text.begin(), text.end(), kPath), end; it != end; ++it) {
+    out.push_back((*it)[2]);
+  }
+  return out;
+}
+
+// Each path a pod reads below a shipped mount exists in what is shipped, and
+// none is a path of this machine (the source tree, a temporary folder).
+void ExpectShipped(const std::string& what, const std::string& text, const PodView& view,
+                   const fs::path& root) {
+  for (const auto& path : NamedPaths(text)) {
+    for (const char* host :
+         {KFPBENCH_SOURCE_DIR, "/tmp/", "/home/", "/root/", KFPBENCH_BINARY_DIR}) {
+      EXPECT_NE(path.rfind(host, 0), 0u) << what << " names a path of this machine: " << path;
+    }
+    for (const auto& [mount, kind] : view.mounts) {
+      if (path.rfind(mount + "/", 0) != 0 || kind == "emptyDir") continue;
+      EXPECT_TRUE(fs::is_regular_file(root / fs::path(path).relative_path()))
+          << what << " reads " << path << ", which the set does not ship at " << mount;
+    }
+  }
+}
+
+void ExpectSchemaValid(const std::vector<nlohmann::json>& docs, const std::string& what) {
+  const fs::path schemas = fs::path(KFPBENCH_SOURCE_DIR) / "../shared/kube/jsonschema";
+  if (!fs::exists(schemas)) return;  // the "is shipped" checks still run
+  const std::map<std::string, std::string> by_kind = {
+      {"ConfigMap", "v1.33-standalone-strict/configmap-v1.json"},
+      {"Job", "v1.33-standalone-strict/job-batch-v1.json"},
+      {"TFJob", "training-operator-v1.9.0/tfjob_v1.json"},
+      {"PyTorchJob", "training-operator-v1.9.0/pytorchjob_v1.json"},
+      {"MPIJob", "training-operator-v1.9.0/mpijob_v1.json"}};
+  for (const auto& doc : docs) {
+    std::string kind = doc.value("kind", "");
+    ASSERT_TRUE(by_kind.count(kind)) << what << ": no schema for " << kind;
+    auto schema = nlohmann::json::parse(ReadText(schemas / by_kind.at(kind)));
+    auto errors = kube::ValidateJson(schema, doc);
+    EXPECT_TRUE(errors.empty()) << what << " " << kind << ": " << nlohmann::json(errors).dump(1);
+  }
+}
+
+// Stands in for the image's kfpbench: `run` checks, with the real binary's
+// `validate`, that the scenario and every file it names load from what the
+// pod was given (the token too), and makes the results folder.
+constexpr const char* kPodKfpbench = R"(#!/bin/sh
+[ "$1" = run ] || exit 97
+shift; scenario=$1; shift; dirs=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --pipelines) dirs="$dirs --pipelines $2"; shift 2;;
+    --token-file) test -s "$2" || { echo "no token at $2" >&2; exit 96; }; shift 2;;
+    --out) mkdir -p "$2"; shift 2;;
+    --quiet) shift;;
+    *) shift 2;;
+  esac
+done
+exec "$KFPBENCH_REAL" validate "$scenario" $dirs
+)";
+
+TEST_F(KubeCliTest, EveryExampleShipsWhatItsPodsRead) {
+  std::string token = Write("token", "example-token-value\n");
+  int scenarios = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(KFPBENCH_SOURCE_DIR) / "examples")) {
+    if (entry.path().extension() != ".json") continue;
+    SCOPED_TRACE(entry.path().string());
+    ++scenarios;
+    // Growth levels count one target's runs: such a scenario runs as one shard.
+    bool growth = ReadText(entry.path()).find("\"growth\"") != std::string::npos;
+    // Manifests on stdout, notes on stderr, as `| kubectl apply -f -` reads them.
+    std::string both = " --shards " + std::string(growth ? "1" : "3") +
+                       " --host http://ml-pipeline.kubeflow:8888 --token-file " + token +
+                       " --start-at +4s";
+    auto r = Kfpbench("kube loadgen " + entry.path().string() + both);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(r.output.find("example-token-value"), std::string::npos) << "the token leaked";
+    r.output = CommandOutput(KfpbenchBinary() + " kube loadgen " + entry.path().string() + both +
+                             " 2>/dev/null");
+    auto docs = Documents(r.output);
+    ASSERT_EQ(docs.size(), 2u) << r.output;
+    ExpectSchemaValid(docs, entry.path().filename().string());
+    auto pods = PodSpecs(docs[1]);
+    ASSERT_EQ(pods.size(), 1u);
+    fs::path root = dir_ / ("pod-" + entry.path().stem().string());
+    auto view = Materialize(pods[0], docs, root);
+    EXPECT_TRUE(view.problems.empty()) << nlohmann::json(view.problems).dump(1);
+    EXPECT_EQ(view.secrets, std::set<std::string>{"kfpbench-loadgen-token"});
+    std::string script = pods[0]["containers"][0]["command"][2];
+    ExpectShipped("the shard script", script, view, root);
+
+    // The script itself, as pod 0 runs it, with the mounts below `root`.
+    for (const auto& [mount, kind] : view.mounts) {
+      for (size_t at = script.find(mount); at != std::string::npos;
+           at = script.find(mount, at + root.string().size() + mount.size())) {
+        script.replace(at, mount.size(), (root / fs::path(mount).relative_path()).string());
+      }
+    }
+    fs::create_directories(root / "bin");
+    std::ofstream(root / "bin" / "kfpbench") << kPodKfpbench;
+    fs::permissions(root / "bin" / "kfpbench", fs::perms::owner_all);
+    std::ofstream(root / "results" / "collected");  // collected at once: no wait
+    std::ofstream(root / "pod.sh") << script;
+    auto ran = CommandOutput("cd " + root.string() + " && PATH=" + (root / "bin").string() +
+                             ":$PATH KFPBENCH_REAL=" + KfpbenchBinary() +
+                             " JOB_COMPLETION_INDEX=0 /bin/sh pod.sh 2>&1; echo exit=$?");
+    EXPECT_NE(ran.find("exit=0"), std::string::npos) << ran;
+    EXPECT_EQ(ReadText(root / "results" / "exit-code-0"), "0\n") << ran;
+    EXPECT_TRUE(fs::exists(root / "results" / "ready"));
+    EXPECT_TRUE(fs::is_directory(root / "results" / "shard-0"));
+  }
+  EXPECT_GE(scenarios, 2);
+
+  int configs = 0;
+  for (const auto& entry :
+       fs::directory_iterator(fs::path(KFPBENCH_SOURCE_DIR) / "examples" / "jobs")) {
+    if (entry.path().extension() != ".yaml") continue;
+    SCOPED_TRACE(entry.path().string());
+    ++configs;
+    auto r = Kfpbench("job render " + entry.path().string());
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    auto docs = Documents(
+        CommandOutput(KfpbenchBinary() + " job render " + entry.path().string() + " 2>/dev/null"));
+    ExpectSchemaValid(docs, entry.path().filename().string());
+    fs::path root = dir_ / ("job-" + entry.path().stem().string());
+    for (const auto& doc : docs) {
+      for (const auto& pod : PodSpecs(doc)) {
+        auto view = Materialize(pod, docs, root);
+        EXPECT_TRUE(view.problems.empty()) << nlohmann::json(view.problems).dump(1);
+        for (const auto& c : pod["containers"]) {
+          std::string line;
+          for (const auto& a : c.value("command", nlohmann::json::array())) {
+            line.append(" ").append(a.get<std::string>());
+          }
+          for (const auto& e : c.value("env", nlohmann::json::array())) {
+            line.append(" ").append(e.value("value", ""));
+          }
+          ExpectShipped(doc["metadata"]["name"].get<std::string>() + " command", line, view, root);
+        }
+      }
+    }
+  }
+  EXPECT_GE(configs, 2);
+}
+
+// A shard that arrives after the common start does not load out of step.
+TEST_F(KubeCliTest, ALateShardRefusesToStart) {
+  auto docs = Documents(CommandOutput(KfpbenchBinary() + " kube loadgen " + KFPBENCH_SOURCE_DIR +
+                                      "/examples/smoke.json --shards 2 --host http://kfp:8888 "
+                                      "--start-at +1ms 2>/dev/null"));
+  ASSERT_EQ(docs.size(), 2u);
+  std::string script = PodSpecs(docs[1])[0]["containers"][0]["command"][2];
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  std::ofstream(dir_ / "pod.sh") << script;
+  auto ran = CommandOutput("cd " + dir_.string() +
+                           " && PATH=/nonexistent:$PATH JOB_COMPLETION_INDEX=1 /bin/sh pod.sh "
+                           "2>&1; echo exit=$?");
+  EXPECT_NE(ran.find("exit=3"), std::string::npos) << ran;
+  EXPECT_NE(ran.find("shard 1: started"), std::string::npos) << ran;
+  EXPECT_NE(ran.find("render again with a later --start-at"), std::string::npos) << ran;
 }
 
 }  // namespace

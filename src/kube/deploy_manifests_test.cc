@@ -3,6 +3,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <sstream>
 
 #include "kube/json_schema.h"
 #include "kube/manifest.h"
@@ -42,6 +44,38 @@ TEST(DeployManifests, ValidateAgainstStrictSchemas) {
     }
   }
   EXPECT_GE(checked, 4);
+}
+
+// The runtime image installs a package for every shared library the binary
+// loads beyond the base image (libssl3 and libsimdjson14 were once missing:
+// the container would not have started). Skipped without dpkg or ldd.
+TEST(DeployManifests, DockerfileCarriesTheBinarysLibraries) {
+  fs::path binary = fs::path(KFPBENCH_BINARY_DIR) / "kfpbench";
+  if (!fs::exists(binary)) GTEST_SKIP() << binary << " not built";
+  auto ldd = RunCapture({"ldd", binary.string()}, std::chrono::seconds(30));
+  if (!ldd.ok() || ldd->exit_code != 0) GTEST_SKIP() << "no ldd";
+  std::string dockerfile = ReadSmallFile(KFPBENCH_SOURCE_DIR "/Dockerfile");
+  // Essential in debian:12 itself.
+  const std::set<std::string> base = {"libc6", "libgcc-s1", "libstdc++6", "zlib1g"};
+  std::istringstream lines(ldd->out);
+  int checked = 0;
+  for (std::string line; std::getline(lines, line);) {
+    auto arrow = line.find("=> /");
+    if (arrow == std::string::npos) continue;
+    std::string path = line.substr(arrow + 3, line.find(' ', arrow + 3) - arrow - 3);
+    // With merged /usr, dpkg knows a file under one of /lib and /usr/lib.
+    auto owner = RunCapture({"dpkg", "-S", path}, std::chrono::seconds(30));
+    if ((!owner.ok() || owner->exit_code != 0) && path.rfind("/lib/", 0) == 0) {
+      owner = RunCapture({"dpkg", "-S", "/usr" + path}, std::chrono::seconds(30));
+    }
+    if (!owner.ok() || owner->exit_code != 0) continue;  // not from a package
+    std::string package = owner->out.substr(0, owner->out.find_first_of(":"));
+    ++checked;
+    if (base.count(package)) continue;
+    EXPECT_NE(dockerfile.find(" " + package + " "), std::string::npos)
+        << path << " comes from " << package << ", which the Dockerfile's runtime stage lacks";
+  }
+  if (checked == 0) GTEST_SKIP() << "no dpkg";
 }
 
 }  // namespace

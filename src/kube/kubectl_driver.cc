@@ -6,6 +6,7 @@
 #include <fstream>
 #include <thread>
 
+#include "kube/job_files.h"
 #include "kube/manifest.h"
 #include "kube/process.h"
 #include "util/strings.h"
@@ -61,7 +62,12 @@ JobOutcome KubectlDriver::Run(const JobConfig& config, const SweepPoint& point) 
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return o;
   };
-  auto manifest = RenderManifest(config, point);
+  auto cluster = PrepareClusterJob(config);
+  if (!cluster.ok()) {
+    outcome.error = cluster.error().message;
+    return finish(outcome);
+  }
+  auto manifest = RenderClusterManifest(config, *cluster, point);
   if (!manifest.ok()) {
     outcome.error = manifest.error().message;
     return finish(outcome);
@@ -74,7 +80,12 @@ JobOutcome KubectlDriver::Run(const JobConfig& config, const SweepPoint& point) 
   }
   ::close(fd);
   std::string file = tmpl;
-  std::ofstream(file) << ToYaml(*manifest);
+  {
+    std::ofstream out(file);
+    // The files the job reads first, so its pods find them when they start.
+    if (cluster->config_map) out << ToYaml(*cluster->config_map) << "---\n";
+    out << ToYaml(*manifest);
+  }
   auto applied = Kubectl({"apply", "-f", file});
   std::filesystem::remove(file);
   if (!applied.ok()) {
@@ -87,6 +98,10 @@ JobOutcome KubectlDriver::Run(const JobConfig& config, const SweepPoint& point) 
     if (!options_.keep) {
       (void)Kubectl(
           {"delete", resource, point.job_name, "-n", ns, "--ignore-not-found", "--wait=false"});
+      if (cluster->config_map) {
+        (void)Kubectl({"delete", "configmap", config.name + "-files", "-n", ns,
+                       "--ignore-not-found", "--wait=false"});
+      }
     }
   };
 

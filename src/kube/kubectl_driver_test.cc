@@ -170,6 +170,33 @@ TEST_F(KubectlDriverTest, AppliesWaitsReadsLogsDeletes) {
   EXPECT_NE(ReadSmallFile(dir_ / "applied.yaml").find("--batch-size=16"), std::string::npos);
 }
 
+// The script {{config_dir}} names reaches the pods in a ConfigMap applied
+// with the job and deleted with it; no path of this machine is applied.
+TEST_F(KubectlDriverTest, ShipsTheScriptTheCommandNames) {
+  Write("train.py", "print('train')\n");
+  auto c = ParseJobConfig(R"(
+name: ddp
+kind: PyTorchJob
+namespace: bench
+image: kfpbench:latest
+command: [python3, "{{config_dir}}/train.py"]
+replicas: {Master: 1, Worker: 1}
+timeoutSeconds: 5
+)",
+                          dir_);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  Write("job-final.json",
+        Job({Condition("Succeeded", "True", "PyTorchJobSucceeded", "done")}).dump());
+  auto outcome = Driver().Run(*c, ExpandSweep(*c)[0]);
+  EXPECT_TRUE(outcome.succeeded) << outcome.error;
+  std::string applied = ReadSmallFile(dir_ / "applied.yaml");
+  EXPECT_NE(applied.find("kind: ConfigMap"), std::string::npos) << applied;
+  EXPECT_NE(applied.find("name: ddp-files"), std::string::npos) << applied;
+  EXPECT_NE(applied.find("/etc/kfpbench/job/train.py"), std::string::npos) << applied;
+  EXPECT_EQ(applied.find(dir_.string()), std::string::npos) << applied;
+  EXPECT_EQ(Calls().back(), "delete configmap ddp-files -n bench --ignore-not-found --wait=false");
+}
+
 TEST_F(KubectlDriverTest, FailedConditionFailsWithReasonAndLogTail) {
   Write("job-final.json",
         Job({Condition("Created", "True", "PyTorchJobCreated", "PyTorchJob ddp-0 is created."),

@@ -1,6 +1,7 @@
 #include "kube/loadgen.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -11,34 +12,79 @@
 namespace kfpbench::kube {
 namespace {
 
+namespace fs = std::filesystem;
 using nlohmann::json;
 
 LoadgenOptions Options() {
   LoadgenOptions o;
-  o.scenario_file = "/home/me/scenarios/smoke.json";
-  o.scenario_text = "{\"scenarios\": []}";
+  o.scenario_path = "smoke.json";
+  o.files = {{"smoke.json", "{\"scenarios\": []}"}, {"pipelines/a.yaml", "pipelineInfo: {}"}};
+  // Text a YAML block scalar cannot hold as is: trailing spaces and tabs, no
+  // final newline, leading blank lines and indentation.
+  o.files.push_back({"odd.txt", "\n\n  indented\ntrailing  \n\ttab\nno newline"});
   o.host = "http://ml-pipeline.kubeflow:8888";
   o.shards = 4;
+  o.start_at = WallTime(std::chrono::seconds(1800000000));
   return o;
+}
+
+std::string Script(const json& job) {
+  return job["spec"]["template"]["spec"]["containers"][0]["command"][2];
 }
 
 TEST(Loadgen, IndexedJobRunsOneShardPerPod) {
   auto docs = RenderLoadgen(Options());
   ASSERT_TRUE(docs.ok()) << docs.error().message;
-  ASSERT_EQ(docs->size(), 3u);
-  const auto& job = (*docs)[2];
+  ASSERT_EQ(docs->size(), 2u);
+  const auto& job = (*docs)[1];
   EXPECT_EQ(job["spec"]["completionMode"], "Indexed");
   EXPECT_EQ(job["spec"]["parallelism"], 4);
   EXPECT_EQ(job["spec"]["completions"], 4);
-  std::string script = job["spec"]["template"]["spec"]["containers"][0]["command"][2];
-  EXPECT_NE(
-      script.find(
-          "kfpbench run /etc/kfpbench/scenario/smoke.json --host http://ml-pipeline.kubeflow:8888 "
-          "--shard \"${JOB_COMPLETION_INDEX}/4\""),
-      std::string::npos)
+  EXPECT_EQ(job["spec"]["backoffLimitPerIndex"], 0);
+  std::string script = Script(job);
+  EXPECT_NE(script.find("kfpbench run '/etc/kfpbench/scenario/smoke.json' --host "
+                        "'http://ml-pipeline.kubeflow:8888' --shard \"$i/4\""),
+            std::string::npos)
       << script;
-  EXPECT_EQ((*docs)[0]["data"]["smoke.json"], "{\"scenarios\": []}");
-  EXPECT_EQ((*docs)[1]["metadata"]["name"], "kfpbench-loadgen-results");
+  EXPECT_NE(script.find("i=\"${JOB_COMPLETION_INDEX}\""), std::string::npos) << script;
+  const auto& cm = (*docs)[0];
+  EXPECT_EQ(cm["data"]["smoke.json"], "{\"scenarios\": []}");
+  EXPECT_EQ(cm["data"]["pipelines.a.yaml"], "pipelineInfo: {}");
+  const auto& volumes = job["spec"]["template"]["spec"]["volumes"];
+  EXPECT_EQ(volumes[0]["configMap"]["items"][1],
+            json({{"key", "pipelines.a.yaml"}, {"path", "pipelines/a.yaml"}}));
+  // No storage class needed: each shard writes to its own emptyDir.
+  EXPECT_EQ(volumes[1]["emptyDir"]["sizeLimit"], "1Gi");
+  const auto& container = job["spec"]["template"]["spec"]["containers"][0];
+  EXPECT_EQ(container["resources"]["requests"], container["resources"]["limits"]);
+  EXPECT_EQ(container["resources"]["requests"]["cpu"], "1");
+  EXPECT_EQ(container["readinessProbe"]["exec"]["command"][2], "/results/ready");
+}
+
+TEST(Loadgen, ShardsWaitForOneStartTime) {
+  std::string script = Script((*RenderLoadgen(Options()))[1]);
+  EXPECT_NE(script.find("start_ns=1800000000000000000\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("2027-01-15T08:00:00Z"), std::string::npos) << script;
+  EXPECT_NE(script.find("exit 3"), std::string::npos);
+  auto o = Options();
+  o.start_at = {};
+  EXPECT_FALSE(RenderLoadgen(o).ok());
+}
+
+TEST(Loadgen, TokenComesFromASecretFile) {
+  auto o = Options();
+  o.token_secret = "kfp-token";
+  auto docs = RenderLoadgen(o);
+  ASSERT_TRUE(docs.ok());
+  const auto& spec = (*docs)[1]["spec"]["template"]["spec"];
+  EXPECT_EQ(spec["volumes"][2]["secret"]["secretName"], "kfp-token");
+  EXPECT_EQ(spec["containers"][0]["volumeMounts"][2]["mountPath"], "/var/run/secrets/kfpbench");
+  EXPECT_NE(Script((*docs)[1]).find("--token-file '/var/run/secrets/kfpbench/token'"),
+            std::string::npos);
+  EXPECT_EQ(TokenSecretCommand(o, "/home/me/my token"),
+            "kubectl create secret generic kfp-token -n default --from-file=token='/home/me/my "
+            "token'");
+  EXPECT_EQ(Script((*RenderLoadgen(Options()))[1]).find("--token-file"), std::string::npos);
 }
 
 TEST(Loadgen, BadOptions) {
@@ -48,21 +94,99 @@ TEST(Loadgen, BadOptions) {
   o = Options();
   o.host.clear();
   EXPECT_NE(RenderLoadgen(o).error().message.find("--host"), std::string::npos);
+  o = Options();
+  o.memory = "lots";
+  EXPECT_NE(RenderLoadgen(o).error().message.find("--memory"), std::string::npos);
+  o = Options();
+  o.cpu = "1 core";
+  EXPECT_NE(RenderLoadgen(o).error().message.find("--cpu"), std::string::npos);
+}
+
+TEST(Loadgen, HostIsQuotedForTheShell) {
+  auto o = Options();
+  o.host = "http://x/'; rm -rf /";
+  EXPECT_NE(Script((*RenderLoadgen(o))[1]).find(R"(--host 'http://x/'\''; rm -rf /')"),
+            std::string::npos);
+}
+
+TEST(Loadgen, ConfigMapKeysAreValidAndUnique) {
+  EXPECT_EQ(ConfigMapKey("a/b c.yaml", {}), "a.b_c.yaml");
+  EXPECT_EQ(ConfigMapKey("a/b.yaml", {"a.b.yaml"}), "a.b.yaml-2");
+}
+
+class ShipScenarioTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("kfpbench-loadgen-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path Write(const fs::path& rel, const std::string& text) {
+    fs::create_directories((dir_ / rel).parent_path());
+    std::ofstream(dir_ / rel) << text;
+    return dir_ / rel;
+  }
+  fs::path dir_;
+};
+
+TEST_F(ShipScenarioTest, FilesKeepThePathsTheScenarioNames) {
+  auto scenario = Write("s/sc.json", "[]");
+  Write("s/p/a.yaml", "a");
+  Write("up.yaml", "up");
+  Write("lib/b.yaml", "b");
+  LoadgenOptions o;
+  ASSERT_TRUE(ShipScenario(scenario,
+                           {{"[0]", "p/a.yaml", dir_ / "s/p/a.yaml", -1},
+                            {"[1]", "../up.yaml", dir_ / "up.yaml", -1},
+                            {"[2]", "b.yaml", dir_ / "lib/b.yaml", 1},
+                            {"[3]", "p/a.yaml", dir_ / "s/p/a.yaml", -1}},
+                           o)
+                  .ok());
+  // One level of "..": the scenario sits one folder deep, so ../up.yaml resolves.
+  EXPECT_EQ(o.scenario_path, "d1/sc.json");
+  ASSERT_EQ(o.files.size(), 4u);
+  EXPECT_EQ(o.files[1].path, "d1/p/a.yaml");
+  EXPECT_EQ(o.files[2].path, "up.yaml");
+  EXPECT_EQ(o.files[3].path, "pipelines-1/b.yaml");
+  EXPECT_EQ(o.pipeline_dirs, std::vector<std::string>{"pipelines-1"});
+}
+
+TEST_F(ShipScenarioTest, RefusesWhatNoPodCouldBeGiven) {
+  auto scenario = Write("sc.json", "[]");
+  LoadgenOptions o;
+  auto absolute =
+      ShipScenario(scenario, {{"[0].pipelineFileName", "/abs/p.yaml", "/abs/p.yaml"}}, o);
+  ASSERT_FALSE(absolute.ok());
+  EXPECT_NE(absolute.error().message.find("[0].pipelineFileName: '/abs/p.yaml' is a path on this"),
+            std::string::npos)
+      << absolute.error().message;
+  Write("big.yaml", std::string(kConfigMapMaxBytes, 'x'));
+  auto big = ShipScenario(scenario, {{"[0]", "big.yaml", dir_ / "big.yaml"}}, o);
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.error().message.find("over the 1 MiB (1048576 bytes) a ConfigMap holds"),
+            std::string::npos)
+      << big.error().message;
+  EXPECT_NE(big.error().message.find("big.yaml (1048576 bytes)"), std::string::npos);
+  Write("bin.yaml", std::string("\xff\xfe", 2));
+  auto binary = ShipScenario(scenario, {{"[0]", "bin.yaml", dir_ / "bin.yaml"}}, o);
+  ASSERT_FALSE(binary.ok());
+  EXPECT_NE(binary.error().message.find("not UTF-8"), std::string::npos);
 }
 
 TEST(Loadgen, ValidatesAgainstStrictSchemas) {
-  std::filesystem::path dir =
-      KFPBENCH_SOURCE_DIR "/../shared/kube/jsonschema/v1.33-standalone-strict";
-  if (!std::filesystem::exists(dir)) GTEST_SKIP() << dir << " absent";
-  auto docs = RenderLoadgen(Options());
+  fs::path dir = KFPBENCH_SOURCE_DIR "/../shared/kube/jsonschema/v1.33-standalone-strict";
+  if (!fs::exists(dir)) GTEST_SKIP() << dir << " absent";
+  auto o = Options();
+  o.token_secret = "kfp-token";
+  auto docs = RenderLoadgen(o);
   ASSERT_TRUE(docs.ok());
-  const char* schemas[] = {"configmap-v1.json", "persistentvolumeclaim-v1.json",
-                           "job-batch-v1.json"};
-  for (size_t i = 0; i < 3; ++i) {
+  const char* schemas[] = {"configmap-v1.json", "job-batch-v1.json"};
+  for (size_t i = 0; i < 2; ++i) {
     std::ifstream in(dir / schemas[i]);
     auto schema = json::parse(in);
     auto back = YamlToJson(ToYaml((*docs)[i]));
     ASSERT_TRUE(back.ok());
+    EXPECT_EQ(*back, (*docs)[i]) << "the YAML must carry the script and files exactly";
     auto errors = ValidateJson(schema, *back);
     EXPECT_TRUE(errors.empty()) << schemas[i] << ": " << json(errors).dump(1);
   }

@@ -38,12 +38,33 @@ json Container(const JobConfig& config, const ResolvedContainer& c, const std::s
   return out;
 }
 
+// yaml-cpp writes a block `|` without indentation or chomping indicators,
+// so only text that needs neither round-trips: lines of printable text, the
+// first not indented, none ending in blanks, one final newline.
+bool FitsLiteralBlock(const std::string& s) {
+  if (s.size() < 2 || s.back() != '\n' || s[s.size() - 2] == '\n') return false;
+  if (s.front() == ' ' || s.front() == '\t' || s.front() == '\n') return false;
+  if (s.find('\n') == s.size() - 1) return false;  // one line: plain or quoted is clearer
+  char before = '\n';
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (c == '\n' && (before == ' ' || before == '\t')) return false;
+    if (c == '\t' && before == '\n') return false;
+    if ((u < 0x20 && c != '\n' && c != '\t') || u == 0x7f) return false;
+    before = c;
+  }
+  return true;
+}
+
 void EmitScalar(YAML::Emitter& out, const std::string& s) {
   // YAML 1.1 and 1.2 readers both must see a string here.
   static const std::regex kAmbiguous(
       R"(^([-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9]*)?)([eE][-+]?[0-9]+)?|0x[0-9a-fA-F]+|0o[0-7]+|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)|~|null|Null|NULL|true|True|TRUE|false|False|FALSE|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF|y|Y|n|N)$)");
   if (s.empty() || std::regex_match(s, kAmbiguous)) {
     out << YAML::DoubleQuoted << s;
+  } else if (FitsLiteralBlock(s)) {
+    // Scripts and shipped files read as written.
+    out << YAML::Literal << s;
   } else {
     out << s;
   }
