@@ -183,7 +183,8 @@ void JudgeMetric(const std::string& metric, const std::string& kind, const Side&
 std::string Pct(double f) { return fmt::format("{:+.1f}%", f * 100); }
 
 std::string DetectableText(double d) {
-  return std::isfinite(d) ? fmt::format("{:+.1f}%", d * 100) : "none";
+  if (!std::isfinite(d)) return "none";
+  return d < 0.0005 ? "<0.1%" : fmt::format("{:+.1f}%", d * 100);  // tight runs: not "+0.0%"
 }
 
 std::string SamplesText(const Comparison& c) {
