@@ -215,7 +215,15 @@
     }, [xs].concat(series, [errors]));
   }
 
+  // A growth scenario fills with runs it does not follow one by one: its
+  // results hold no run records, and boxes saying so would only push the
+  // growth section down the page.
+  function noRunsButGrowth() {
+    return Object.keys(R.growth || {}).length > 0 && !((R.runs && R.runs.records) || []).length;
+  }
+
   function durationCdf() {
+    if (noRunsButGrowth()) return;
     const s = section("Run duration and queue wait", "Cumulative distribution over finished runs: server created_at → finished_at, and created_at → first step started.");
     const box = chartBox(s, "run-duration-cdf", "");
     const records = (R.runs && R.runs.records) || [];
@@ -247,6 +255,7 @@
   // Runs as lanes, their steps as bars: amber while a step waited (created →
   // started: control plane and capacity), blue while it ran, red if it failed.
   function timeline() {
+    if (noRunsButGrowth()) return;
     const s = section("Timeline of runs", "One lane per run, in submission order. Grey: client submitted → saw the run finish; outline: server created → finished; per step: waiting (amber) and running (blue; red when failed). DAG tasks are not drawn.");
     const box = chartBox(s, "timeline", "");
     const t0 = parseTime(R.started_at);
@@ -357,8 +366,9 @@
 
   // ---- growth: latency against objects stored ---------------------------------
 
-  // Each growth scenario: a log-log chart of every operation's p99 at each
-  // level (dots) with its fitted line (dashed), and the fits in a table.
+  // Each growth scenario: its levels and fits in tables, then one log-log
+  // chart per operation family of each operation's p99 at each level (dots)
+  // with its fitted line (dashed).
   function growth() {
     const entries = Object.entries(R.growth || {});
     if (entries.length === 0) return;
@@ -375,25 +385,36 @@
       s.appendChild(table(["operation", "p50 exponent", "p99 exponent", "p99 at " + g.extrapolate_to + " runs"], Object.entries(fits).map(([op, f]) => [
         op, k(f.p50), k(f.p99), f.p99_at_extrapolation_us === null ? "–" : fmtMs(f.p99_at_extrapolation_us / 1000) +
           (f.p99_at_extrapolation_low_us === null ? "" : " (" + fmtMs(f.p99_at_extrapolation_low_us / 1000) + " to " + fmtMs(f.p99_at_extrapolation_high_us / 1000) + ")")]), 1));
-      const box = chartBox(s, "growth-" + scenario, "p99 latency against runs stored (log-log)");
       const xs = levels.map((l) => l.runs_stored);
-      if (xs.length < 2 || xs.some((x) => !(x > 0))) { markEmpty(box, "Fewer than two levels with runs stored."); continue; }
-      const series = [{ label: "runs stored" }];
-      const data = [xs];
-      Object.keys(fits).forEach((op, i) => {
-        const c = PALETTE[i % PALETTE.length];
-        const f = fits[op].p99;
-        data.push(levels.map((l) => (l.operations[op] && l.operations[op].latency_us.count ? l.operations[op].latency_us.p99 / 1000 : null)));
-        series.push({ label: op + " p99", stroke: c, width: 0, paths: () => null, points: { show: true, size: 8, fill: c }, value: (u, v) => fmtMs(v) });
-        data.push(xs.map((x) => (f ? Math.exp(f.intercept_ln_us + f.exponent * Math.log(x)) / 1000 : null)));
-        series.push({ label: op + " fit", stroke: c, width: 1.5, dash: [6, 4], points: { show: false }, value: (u, v) => fmtMs(v) });
-      });
-      plot(box, {
-        height: 320,
-        scales: { x: { time: false, distr: 3 }, y: { distr: 3 } },
-        axes: [{ label: "runs stored" }, { label: "ms", size: 60 }],
-        series: series,
-      }, data);
+      if (xs.length < 2 || xs.some((x) => !(x > 0))) {
+        markEmpty(chartBox(s, "growth-" + scenario, "p99 latency against runs stored (log-log)"), "Fewer than two levels with runs stored.");
+        continue;
+      }
+      // One small chart per operation family (ListRuns and its variants,
+      // GetRun, ...): eight fits in one chart overlap past reading.
+      const families = {};
+      for (const op of Object.keys(fits)) (families[op.split(":")[0]] = families[op.split(":")[0]] || []).push(op);
+      const grid = el("div", { class: "grid" });
+      s.appendChild(grid);
+      for (const [family, ops] of Object.entries(families)) {
+        const box = chartBox(grid, "growth-" + scenario + "-" + family, family + ": p99 against runs stored (log-log)");
+        const series = [{ label: "runs stored" }];
+        const data = [xs];
+        ops.forEach((op, i) => {
+          const c = PALETTE[i % PALETTE.length];
+          const f = fits[op].p99;
+          data.push(levels.map((l) => (l.operations[op] && l.operations[op].latency_us.count ? l.operations[op].latency_us.p99 / 1000 : null)));
+          series.push({ label: op + " p99", stroke: c, width: 0, paths: () => null, points: { show: true, size: 7, fill: c }, value: (u, v) => fmtMs(v) });
+          data.push(xs.map((x) => (f ? Math.exp(f.intercept_ln_us + f.exponent * Math.log(x)) / 1000 : null)));
+          series.push({ label: op + " fit", stroke: c, width: 1.5, dash: [6, 4], points: { show: false }, value: (u, v) => fmtMs(v) });
+        });
+        plot(box, {
+          height: 220,
+          scales: { x: { time: false, distr: 3 }, y: { distr: 3 } },
+          axes: [{ label: "runs stored" }, { label: "ms", size: 60 }],
+          series: series,
+        }, data);
+      }
     }
   }
 
@@ -414,6 +435,7 @@
   // ---- context ----------------------------------------------------------------
 
   function runsSummary() {
+    if (noRunsButGrowth()) return;
     const s = section("Runs");
     const r = R.runs || {};
     const states = Object.entries(r.by_state || {}).map(([k, v]) => v + " " + k).join(", ");
@@ -456,8 +478,11 @@
   }
 
   // Each part draws on its own, so one failure leaves the rest of the page.
-  for (const part of [header, verdicts, operationsTable, latencyOverTime, latencyDistribution, throughput,
-    durationCdf, timeline, stressSearch, growth, schedules, runsSummary, context]) {
+  // A growth scenario's results come first: they are what it measured.
+  const hasGrowth = Object.keys(R.growth || {}).length > 0;
+  for (const part of [header, verdicts].concat(hasGrowth ? [growth] : [], [operationsTable, latencyOverTime,
+    latencyDistribution, throughput, durationCdf, timeline, stressSearch], hasGrowth ? [] : [growth],
+    [schedules, runsSummary, context])) {
     try {
       part();
     } catch (e) {

@@ -13,6 +13,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/cli.h"
+#include "cli/common.h"
+#include "harness/benchmark.h"
 #include "harness/e2e_support.h"
 #include "http/server.h"
 #include "util/ids.h"
@@ -444,6 +447,36 @@ TEST_F(CliTest, ABenchmarkInWhichNothingWorkedExitsOneAndSaysWhy) {
   auto t = Kfpbench("report " + (dir_ / "o2").string() + " --thresholds " + thresholds + " --html");
   EXPECT_EQ(t.exit_code, 99) << t.output;
   EXPECT_TRUE(fs::exists(dir_ / "o2" / "report.html"));
+}
+
+// Issue 29: a --host answering 404 to everything, healthz included, under a
+// file with thresholds. The work failed and the thresholds (no data) failed:
+// one precedence (docs/RESULTS.md, "Exit codes"): the failed work, exit 1,
+// with the healthz named beside it; never 99.
+TEST_F(CliTest, WorkThatFailedOutranksTheThresholdsItMadeFail) {
+  http::ServerOptions so;
+  so.handler = [](const http::Request&) {
+    return http::Response::Json(404, R"({"code":5,"message":"Not Found","details":[]})");
+  };
+  http::Server server(so);
+  ASSERT_TRUE(server.Start().ok());
+  std::string file = Write("th.json", R"({"thresholds": {"run_duration": ["p95 < 10m"]},
+    "scenarios": [{"mode": "RANDOM_GETS", "runTime": "1s"}]})");
+  auto r =
+      Kfpbench("run " + file + " --quiet --host http://127.0.0.1:" + std::to_string(server.port()) +
+               " --out " + (dir_ / "o").string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("every ListRuns call failed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("FAIL run_duration"), std::string::npos) << r.output;  // no data
+  EXPECT_NE(r.output.find("GetHealthz failed too"), std::string::npos) << r.output;
+  server.Stop();
+  // The precedence itself: interrupted, then failed work, then thresholds.
+  using harness::Outcome;
+  EXPECT_EQ(harness::OutcomeOf(true, true, true), Outcome::kInterrupted);
+  EXPECT_EQ(harness::OutcomeOf(false, true, true), Outcome::kFailed);
+  EXPECT_EQ(harness::OutcomeOf(false, false, true), Outcome::kThresholdsFailed);
+  EXPECT_EQ(harness::OutcomeOf(false, false, false), Outcome::kOk);
+  EXPECT_EQ(ExitCode(harness::OutcomeOf(false, true, true)), kExitFailed);
 }
 
 TEST_F(CliTest, FourShardsMergeIntoTheSumOfTheirParts) {

@@ -4,6 +4,12 @@
 // lists them), and the ones that need nothing but this repository (no real
 // cluster, no file the reader writes first, no placeholder) are run, from a
 // scratch folder that holds the repository's examples/, and must exit 0.
+// Those lines, the inline synopses (`report DIR [--csv DIR]` in the README's
+// command table, `kfpbench kube loadgen ...` in prose) and the `kfpbench`
+// lines of example files' header comments are also read against the
+// commands' own definitions (the ones cli-reference writes docs/CLI.md from):
+// every flag that takes a value is given one, and every required argument
+// and flag is there, unless the line elides with a lone `…`.
 #include <sys/wait.h>
 
 #include <filesystem>
@@ -15,6 +21,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "cli/commands.h"
 #include "harness/e2e_support.h"
 
 namespace kfpbench::cli {
@@ -26,6 +33,9 @@ using namespace kfpbench::testing;
 struct DocCommand {
   std::string where;  // file:line
   std::string args;   // after "kfpbench "
+  // Inline code in prose: `run --repeat N` names a flag (and its value), not
+  // a whole command line, so only what it says is checked, not what it omits.
+  bool fragment = false;
 };
 
 std::vector<std::string> Words(const std::string& args) {
@@ -121,6 +131,217 @@ std::string CommandPath(const std::string& args) {
     return words[0] + " " + words[1];
   }
   return words[0];
+}
+
+// `kfpbench ...` (or `build/kfpbench ...`) and command synopses in inline
+// code outside code blocks: a span whose first word is a command and which
+// says more than the command's name.
+std::vector<DocCommand> InlineCommandsIn(const fs::path& doc, const std::set<std::string>& names) {
+  std::vector<DocCommand> out;
+  std::ifstream in(doc);
+  std::string line;
+  bool in_block = false;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.rfind("```", 0) == 0) {
+      in_block = !in_block;
+      continue;
+    }
+    if (in_block) continue;
+    static const std::regex span("`([^`]+)`");
+    for (std::sregex_iterator it(line.begin(), line.end(), span), end; it != end; ++it) {
+      std::string text = (*it)[1];
+      static const std::regex prefix(R"(^(build/)?kfpbench\s+)");
+      bool named = std::regex_search(text, prefix);
+      text = std::regex_replace(text, prefix, "");
+      auto words = Words(text);
+      if (words.size() < 2 || !names.count(words[0])) continue;
+      if (!named && words[1].rfind("--", 0) != 0 && !std::isupper(words[1][0]) && words[1] != "…" &&
+          words[1].front() != '[') {
+        continue;  // "run it" in prose, not a synopsis
+      }
+      out.push_back({fmt::format("{}:{}", doc.filename().string(), number), text, true});
+    }
+  }
+  return out;
+}
+
+// `# kfpbench ...` lines in the header comments of the example files.
+std::vector<DocCommand> ExampleHeaderCommands() {
+  std::vector<DocCommand> out;
+  fs::path examples = fs::path(KFPBENCH_SOURCE_DIR) / "examples";
+  for (const auto& e : fs::recursive_directory_iterator(examples)) {
+    if (!e.is_regular_file()) continue;
+    std::ifstream in(e.path());
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+      static const std::regex command(R"(^#\s+(build/)?kfpbench\s+(.*)$)");
+      std::smatch m;
+      if (std::regex_match(line, m, command)) {
+        out.push_back(
+            {fmt::format("{}:{}", fs::relative(e.path(), examples).string(), number), m[2]});
+      }
+    }
+  }
+  return out;
+}
+
+CLI::App* SubcommandNamed(CLI::App& app, const std::string& name) {
+  for (CLI::App* sub : app.get_subcommands({})) {
+    if (sub->get_name() == name) return sub;
+  }
+  return nullptr;
+}
+
+// What a documented command line lacks by the command's own definition:
+// a value for a flag that takes one, a required argument or flag. Empty when
+// nothing.
+std::vector<std::string> ArityProblems(const std::string& args, bool fragment = false) {
+  CLI::App app;
+  std::string log_level;
+  AddCommands(app, log_level);
+  auto words = Words(args);
+  std::vector<std::string> problems;
+  if (words.empty()) return problems;
+  CLI::App* cmd = SubcommandNamed(app, words[0]);
+  if (cmd == nullptr) return {"no command " + words[0]};
+  size_t i = 1;
+  if (i < words.size()) {
+    if (CLI::App* nested = SubcommandNamed(*cmd, words[i]); nested != nullptr) {
+      cmd = nested;
+      ++i;
+    }
+  }
+  std::string path = cmd->get_parent() == &app
+                         ? cmd->get_name()
+                         : cmd->get_parent()->get_name() + " " + cmd->get_name();
+  // `step` hands its flags to the workload it runs: they are not its own.
+  if (cmd->get_allow_extras()) return problems;
+  bool elided = false;
+  size_t positionals = 0;
+  std::set<const CLI::Option*> given;
+  auto strip = [](std::string w, bool& closes) {
+    closes = false;
+    while (!w.empty() && (w.front() == '[' || w.front() == '(')) w.erase(0, 1);
+    while (!w.empty() && (w.back() == ']' || w.back() == ')' || w.back() == ',')) {
+      closes = true;
+      w.pop_back();
+    }
+    return w;
+  };
+  for (; i < words.size(); ++i) {
+    bool closes = false;
+    std::string w = strip(words[i], closes);
+    if (w == "…") elided = true;
+    if (w.empty() || w == "…" || w == "..." || w == "|" || w == "\\|") continue;
+    if (w.rfind("--", 0) != 0) {
+      ++positionals;
+      continue;
+    }
+    std::string name = w, value;
+    bool inline_value = false;
+    if (auto eq = w.find('='); eq != std::string::npos) {
+      name = w.substr(0, eq);
+      value = w.substr(eq + 1);
+      inline_value = true;
+    }
+    const CLI::Option* option = cmd->get_option_no_throw(name);
+    if (option == nullptr) option = app.get_option_no_throw(name);  // --log-level
+    if (option == nullptr) {
+      if (name != "--help") problems.push_back(name + " is not a flag of kfpbench " + path);
+      continue;
+    }
+    given.insert(option);
+    if (option->get_items_expected_min() == 0 || inline_value) continue;
+    // `run --kube-context` in prose names the flag alone.
+    if (fragment && words.size() == 2) continue;
+    bool has_value = !closes && i + 1 < words.size();
+    if (has_value) {
+      bool value_closes = false;
+      std::string next = strip(words[i + 1], value_closes);
+      has_value = !next.empty() && next.rfind("--", 0) != 0 && next != "|" && next != "\\|";
+    }
+    if (!has_value) {
+      problems.push_back(fmt::format("{} needs a value ({} {})", name,
+                                     option->get_items_expected_min(), option->get_type_name()));
+      continue;
+    }
+    ++i;  // its value
+  }
+  // A fragment that names no argument is about its flags only; one that
+  // does (`kube loadgen SCENARIO --shards N`) is the command's synopsis.
+  if (elided || (fragment && positionals == 0)) return problems;
+  size_t required_positionals = 0;
+  for (const auto* o : cmd->get_options()) {
+    if (!o->get_required()) continue;
+    if (o->get_positional()) {
+      ++required_positionals;
+    } else if (!given.count(o)) {
+      problems.push_back(fmt::format("{} is required by kfpbench {}", o->get_name(), path));
+    }
+  }
+  if (positionals < required_positionals) {
+    problems.push_back(fmt::format("kfpbench {} needs {} argument(s), the line names {}", path,
+                                   required_positionals, positionals));
+  }
+  return problems;
+}
+
+std::set<std::string> CommandNames() {
+  CLI::App app;
+  std::string log_level;
+  AddCommands(app, log_level);
+  std::set<std::string> out;
+  for (const auto* c : app.get_subcommands({})) out.insert(c->get_name());
+  return out;
+}
+
+TEST(DocsExamples, EveryDocumentedCommandGivesEachFlagItsValueAndEveryRequiredOne) {
+  auto names = CommandNames();
+  std::vector<DocCommand> all;
+  for (const auto& c : AllDocCommands()) {
+    if (c.where.rfind("CLI.md", 0) != 0) all.push_back(c);  // CLI.md's synopses are generated
+  }
+  fs::path root(KFPBENCH_SOURCE_DIR);
+  std::vector<fs::path> docs = {root / "README.md"};
+  for (const auto& e : fs::directory_iterator(root / "docs")) {
+    if (e.path().extension() == ".md" && e.path().filename() != "CLI.md") docs.push_back(e.path());
+  }
+  size_t inline_spans = 0;
+  for (const auto& d : docs) {
+    auto found = InlineCommandsIn(d, names);
+    inline_spans += found.size();
+    all.insert(all.end(), found.begin(), found.end());
+  }
+  auto headers = ExampleHeaderCommands();
+  all.insert(all.end(), headers.begin(), headers.end());
+  // The README's command table alone holds a dozen synopses.
+  EXPECT_GE(inline_spans, 12u);
+  EXPECT_GE(headers.size(), 1u);
+  for (const auto& c : all) {
+    for (const auto& problem : ArityProblems(c.args, c.fragment)) {
+      ADD_FAILURE() << c.where << ": kfpbench " << c.args << "\n  " << problem;
+    }
+  }
+}
+
+TEST(DocsExamples, TheArityCheckFindsWhatTheIssueFound) {
+  // Issue 29: each of these failed as written.
+  EXPECT_EQ(
+      ArityProblems("report DIR [--html] [--csv] [--junit] [--markdown]"),
+      std::vector<std::string>({"--csv needs a value (1 TEXT)", "--junit needs a value (1 TEXT)",
+                                "--markdown needs a value (1 TEXT)"}));
+  EXPECT_EQ(ArityProblems("kube loadgen SCENARIO --shards N"),
+            std::vector<std::string>({"--host is required by kfpbench kube loadgen"}));
+  EXPECT_EQ(ArityProblems("compare BASE"),
+            std::vector<std::string>({"kfpbench compare needs 2 argument(s), the line names 1"}));
+  EXPECT_TRUE(ArityProblems("report DIR [--html] [--csv DIR]").empty());
+  EXPECT_TRUE(ArityProblems("run … --repeat N").empty());
+  EXPECT_TRUE(ArityProblems("kube loadgen s.json --shards 4 --host=http://kfp:8888").empty());
+  // Prose naming a flag is no command line; a synopsis in prose is one.
+  EXPECT_TRUE(ArityProblems("run --kube-context", true).empty());
+  EXPECT_TRUE(ArityProblems("run --repeat N", true).empty());
+  EXPECT_FALSE(ArityProblems("run --repeat", false).empty());
+  EXPECT_FALSE(ArityProblems("kube loadgen SCENARIO --shards N", true).empty());
 }
 
 TEST(DocsExamples, EveryDocumentedFlagExists) {

@@ -164,7 +164,8 @@ Command AddCompare(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "compare",
       "compare a candidate with a baseline: change in p50/p95/p99/mean with bootstrap intervals "
-      "and a Mann-Whitney U test; exit 1 on a significant regression above --min-effect");
+      "and a Mann-Whitney U test with its power; exit 1 on a significant regression above "
+      "--min-effect, 3 when the samples could not have shown one (inconclusive)");
   struct Flags {
     std::string baseline, candidate, min_effect = "5%", format = "text", notify;
     report::CompareOptions options;
@@ -210,7 +211,7 @@ Command AddCompare(CLI::App& app) {
               std::cout << report::ComparisonMarkdown(*c, f->options);
             } else {
               std::cout << fmt::format("baseline: {} repetition(s); candidate: {}\n\n",
-                                       base->size(), cand->size())
+                                       c->baseline_repetitions, c->candidate_repetitions)
                         << report::ComparisonText(*c, f->options);
             }
             if (!f->notify.empty()) {
@@ -222,7 +223,8 @@ Command AddCompare(CLI::App& app) {
                 }
               }
             }
-            return c->regressed ? kExitFailed : kExitOk;
+            if (c->regressed) return kExitFailed;
+            return c->inconclusive ? kExitInconclusive : kExitOk;
           }};
 }
 

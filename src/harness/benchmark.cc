@@ -228,9 +228,14 @@ Outcome Finish(const results::BenchmarkResults& results, const FinishOptions& op
     console << "\nFAILED\n";
     for (const auto& reason : failures) console << "  " << reason << "\n";
   }
-  if (Interrupted(options.interrupted)) return Outcome::kInterrupted;
+  return OutcomeOf(Interrupted(options.interrupted), !failures.empty(), thresholds_failed);
+}
+
+Outcome OutcomeOf(bool interrupted, bool work_failed, bool thresholds_failed) {
+  if (interrupted) return Outcome::kInterrupted;
+  if (work_failed) return Outcome::kFailed;
   if (thresholds_failed) return Outcome::kThresholdsFailed;
-  return failures.empty() ? Outcome::kOk : Outcome::kFailed;
+  return Outcome::kOk;
 }
 
 }  // namespace kfpbench::harness

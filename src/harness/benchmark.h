@@ -26,7 +26,7 @@
 
 namespace kfpbench::harness {
 
-// How a benchmark ended, worst first in what CI must see.
+// How a benchmark ended (cli::ExitCode maps it to 0, 1, 99 or 130).
 enum class Outcome {
   kOk,
   kFailed,            // a scenario errored, every call of an operation failed, runs failed
@@ -62,6 +62,14 @@ struct BenchmarkOptions {
 // Outcome.
 Result<Outcome> RunBenchmark(Session& session, const ScenarioFile& file,
                              const BenchmarkOptions& options, std::ostream& console);
+
+// The one precedence when several things went wrong: an interruption first
+// (the results are partial, so nothing else is judged on them), then work
+// that failed (a scenario error, an operation none of whose calls succeeded,
+// runs that did not succeed), then thresholds. Work that failed outranks
+// thresholds because it explains them: a --host answering 404 to every call
+// also misses every threshold that needs data, and CI must see exit 1, not 99.
+Outcome OutcomeOf(bool interrupted, bool work_failed, bool thresholds_failed);
 
 // The finish step: console report, results.json, the other reports,
 // thresholds (printed, and posted to `notify` when one failed) and the

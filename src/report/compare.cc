@@ -1,10 +1,13 @@
 #include "report/compare.h"
 
+#include <algorithm>
 #include <cmath>
 
+#include <limits>
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "report/repetitions.h"
 #include "results/stats.h"
@@ -14,6 +17,7 @@ namespace kfpbench::report {
 namespace {
 
 using results::BenchmarkResults;
+using results::WeightedSample;
 
 struct StatDef {
   const char* name;
@@ -25,102 +29,200 @@ double OfHistogram(const metrics::Histogram& h, const StatDef& s) {
   return s.percentile < 0 ? h.mean() : static_cast<double>(h.ValueAtPercentile(s.percentile));
 }
 
-double OfValues(const std::vector<double>& v, const StatDef& s) {
-  return s.percentile < 0 ? results::Mean(v) : Percentile(v, s.percentile);
+double OfSample(const WeightedSample& w, const StatDef& s) {
+  return s.percentile < 0 ? results::MeanOf(w) : results::PercentileOf(w, s.percentile);
 }
 
-// The samples one side contributes for one statistic, in ms.
-struct Samples {
-  std::string kind;
-  std::vector<double> values;
-  std::function<double(const std::vector<double>&)> statistic;
+// One metric on one side: a histogram per repetition (one when the side is a
+// single benchmark) and their exact merge.
+struct Side {
+  std::vector<metrics::Histogram> repetitions;
+  metrics::Histogram pooled;
 };
 
-Samples OperationSamples(const std::vector<BenchmarkResults>& side,
-                         const std::vector<results::RepetitionSummary>& reps, const std::string& op,
-                         const StatDef& s, bool repetitions) {
-  Samples out;
-  if (repetitions) {
-    out.kind = "repetitions";
-    for (const auto& r : reps) {
-      auto it = r.latency_us.find(op);
-      if (it != r.latency_us.end() && it->second.count()) {
-        out.values.push_back(OfHistogram(it->second, s) / 1000);
-      }
-    }
-    out.statistic = [](const std::vector<double>& v) { return results::Mean(v); };
-    return out;
+// The repetitions a side offers: the summaries `run --repeat` keeps, one per
+// folder of a side, or the side itself as one.
+std::vector<results::RepetitionSummary> SummariesOf(const std::vector<BenchmarkResults>& side) {
+  auto reps = RepetitionsOf(side);
+  if (reps.empty()) {
+    for (const auto& r : side) reps.push_back(Summarize(r));
   }
-  out.kind = "windows";
-  out.statistic = [](const std::vector<double>& v) { return Percentile(v, 50); };
-  if (s.percentile < 0) return out;  // windows keep no mean
-  for (const auto& r : side) {
-    auto it = r.operations.find(op);
-    if (it == r.operations.end()) continue;
-    for (const auto& w : it->second.windows) {
-      if (w.count == 0) continue;
-      int64_t v = s.percentile == 50 ? w.p50_us : s.percentile == 95 ? w.p95_us : w.p99_us;
-      out.values.push_back(static_cast<double>(v) / 1000);
+  return reps;
+}
+
+Side SideOf(const std::vector<results::RepetitionSummary>& reps, const std::string& metric) {
+  Side out;
+  for (const auto& r : reps) {
+    metrics::Histogram h;
+    if (metric == "run_duration") {
+      h = r.run_duration_ms;
+    } else if (auto it = r.latency_us.find(metric); it != r.latency_us.end()) {
+      h = it->second;
     }
+    out.pooled.Merge(h);
+    out.repetitions.push_back(std::move(h));
   }
   return out;
 }
 
-Samples RunSamples(const std::vector<BenchmarkResults>& side,
-                   const std::vector<results::RepetitionSummary>& reps, const StatDef& s,
-                   bool repetitions) {
-  Samples out;
-  if (repetitions) {
-    out.kind = "repetitions";
-    for (const auto& r : reps) {
-      if (r.run_duration_ms.count()) out.values.push_back(OfHistogram(r.run_duration_ms, s));
-    }
-    out.statistic = [](const std::vector<double>& v) { return results::Mean(v); };
-    return out;
+// Repetitions differ when a Kruskal-Wallis test says they do and their
+// medians lie further apart than the smallest change the gate acts on: the
+// calls of one repetition are then not interchangeable with another's, and
+// only the repetitions themselves are independent samples.
+bool RepetitionsDiffer(const Side& side, double scale, const CompareOptions& o) {
+  if (side.repetitions.size() < 2) return false;
+  std::vector<WeightedSample> groups;
+  double low = std::numeric_limits<double>::infinity(), high = 0;
+  for (const auto& h : side.repetitions) {
+    if (h.count() == 0) continue;
+    groups.push_back(results::FromHistogram(h, scale));
+    double median = static_cast<double>(h.ValueAtPercentile(50));
+    low = std::min(low, median);
+    high = std::max(high, median);
   }
-  out.kind = "runs";
-  for (const auto& r : side) {
-    for (const auto& run : r.runs) {
-      if (run.Finished()) {
-        out.values.push_back(std::chrono::duration<double, std::milli>(run.RunDuration()).count());
-      }
-    }
-  }
-  out.statistic = [s](const std::vector<double>& v) { return OfValues(v, s); };
-  return out;
+  if (groups.size() < 2 || low <= 0) return false;
+  return results::KruskalWallisP(groups) < o.alpha && high / low - 1 > o.min_effect;
 }
 
-MetricChange Judge(const std::string& metric, const StatDef& s, const Samples& base,
-                   const Samples& cand, const CompareOptions& o, uint64_t seed) {
-  MetricChange c;
-  c.metric = metric;
-  c.stat = s.name;
-  c.sample = base.kind;
-  c.n_baseline = base.values.size();
-  c.n_candidate = cand.values.size();
-  // Fewer than 2 values a side can't show variation, so nothing is claimed.
-  if (c.n_baseline < 2 || c.n_candidate < 2) return c;
-  c.baseline = base.statistic(base.values);
-  c.candidate = cand.statistic(cand.values);
-  c.change = c.baseline != 0 ? c.candidate / c.baseline - 1 : 0;
-  auto ci = results::BootstrapRelativeChange(base.values, cand.values, base.statistic, o.confidence,
-                                             o.bootstrap_iterations, seed);
-  c.ci_low = ci.low;
-  c.ci_high = ci.high;
-  c.p_value = results::MannWhitneyU(cand.values, base.values).p;
+ChangeVerdict VerdictOf(const MetricChange& c, const CompareOptions& o) {
   // A change must be both statistically significant and at least the minimum
   // effect to be called one: a 0.5% shift that is real is still no change
   // anyone should act on.
-  if (c.p_value >= o.alpha || std::abs(c.change) <= o.min_effect) {
-    c.verdict = ChangeVerdict::kNoChange;
-  } else {
-    c.verdict = c.change > 0 ? ChangeVerdict::kRegressed : ChangeVerdict::kImproved;
+  if (c.p_value < o.alpha && std::abs(c.change) > o.min_effect) {
+    return c.change > 0 ? ChangeVerdict::kRegressed : ChangeVerdict::kImproved;
   }
-  c.fails = c.verdict == ChangeVerdict::kRegressed;
-  return c;
+  // Nothing found by a test that could not have found the change the gate
+  // is about: that is not a pass.
+  if (!(c.detectable <= o.min_effect)) return ChangeVerdict::kInconclusive;
+  return ChangeVerdict::kNoChange;
+}
+
+// Every statistic of one metric, over the calls or runs of all repetitions
+// pooled (one U test, as the statistics share the sample), or, when the
+// repetitions differ, over one value per repetition.
+void JudgeMetric(const std::string& metric, const std::string& kind, const Side& base,
+                 const Side& cand, double scale, const CompareOptions& o, uint64_t& seed,
+                 std::vector<MetricChange>& out) {
+  std::vector<MetricChange> rows;
+  for (const auto& s : kStats) {
+    MetricChange c;
+    c.metric = metric;
+    c.stat = s.name;
+    c.sample = kind;
+    c.n_baseline = base.pooled.count();
+    c.n_candidate = cand.pooled.count();
+    rows.push_back(c);
+  }
+  // Fewer than 2 values a side can't show variation; a call made once per
+  // repetition (healthz, the pipeline upload) is set-up, not load.
+  auto too_few = [](const Side& side) {
+    return side.pooled.count() < 2 || side.pooled.count() <= side.repetitions.size();
+  };
+  if (too_few(base) || too_few(cand)) {
+    for (auto& c : rows) out.push_back(std::move(c));
+    seed += std::size(kStats);
+    return;
+  }
+  bool differ = RepetitionsDiffer(base, scale, o) || RepetitionsDiffer(cand, scale, o);
+  if (!differ) {
+    auto a = results::FromHistogram(base.pooled, scale);
+    auto b = results::FromHistogram(cand.pooled, scale);
+    double p = results::MannWhitneyU(b, a).p;
+    // Below the histogram's resolution a slowdown only moves values between
+    // neighbouring buckets, where ties hide it: no test over buckets can
+    // claim a finer one, however tight the values.
+    constexpr double kResolution = 1.0 / (1 << metrics::Histogram::kSubBucketBits);
+    double detectable =
+        std::max(results::DetectableChange(a, a.Count(), b.Count(), o.alpha), kResolution);
+    std::vector<std::function<double(const WeightedSample&)>> statistics;
+    for (const auto& s : kStats) {
+      statistics.push_back([s](const WeightedSample& w) { return OfSample(w, s); });
+    }
+    auto intervals = results::BootstrapRelativeChanges(a, b, statistics, o.confidence,
+                                                       o.bootstrap_iterations, seed);
+    seed += std::size(kStats);
+    for (size_t k = 0; k < rows.size(); ++k) {
+      auto& c = rows[k];
+      c.baseline = OfHistogram(base.pooled, kStats[k]) * scale;
+      c.candidate = OfHistogram(cand.pooled, kStats[k]) * scale;
+      c.change = c.baseline != 0 ? c.candidate / c.baseline - 1 : 0;
+      c.ci_low = intervals[k].low;
+      c.ci_high = intervals[k].high;
+      c.p_value = p;
+      c.detectable = detectable;
+    }
+  } else {
+    for (size_t k = 0; k < rows.size(); ++k) {
+      auto& c = rows[k];
+      auto per_repetition = [&](const Side& side) {
+        std::vector<double> v;
+        for (const auto& h : side.repetitions) {
+          if (h.count()) v.push_back(OfHistogram(h, kStats[k]) * scale);
+        }
+        return v;
+      };
+      auto va = per_repetition(base), vb = per_repetition(cand);
+      c.sample = "repetitions";
+      c.repetitions_differ = true;
+      c.n_baseline = va.size();
+      c.n_candidate = vb.size();
+      c.baseline = results::Mean(va);
+      c.candidate = results::Mean(vb);
+      c.change = c.baseline != 0 ? c.candidate / c.baseline - 1 : 0;
+      auto a = results::FromValues(va), b = results::FromValues(vb);
+      auto ci = results::BootstrapRelativeChanges(a, b, {results::MeanOf}, o.confidence,
+                                                  o.bootstrap_iterations, seed++);
+      c.ci_low = ci[0].low;
+      c.ci_high = ci[0].high;
+      c.p_value = results::MannWhitneyU(b, a).p;
+      c.detectable = results::DetectableChange(a, a.Count(), b.Count(), o.alpha);
+    }
+  }
+  for (auto& c : rows) {
+    c.verdict = VerdictOf(c, o);
+    c.fails = c.verdict == ChangeVerdict::kRegressed;
+    out.push_back(std::move(c));
+  }
 }
 
 std::string Pct(double f) { return fmt::format("{:+.1f}%", f * 100); }
+
+std::string DetectableText(double d) {
+  if (!std::isfinite(d)) return "none";
+  return d < 0.0005 ? "<0.1%" : fmt::format("{:+.1f}%", d * 100);  // not "+0.0%"
+}
+
+std::string SamplesText(const Comparison& c) {
+  bool blocks = std::any_of(c.changes.begin(), c.changes.end(),
+                            [](const MetricChange& m) { return m.repetitions_differ; });
+  return fmt::format("the calls and runs of {} vs {} repetition(s){}", c.baseline_repetitions,
+                     c.candidate_repetitions,
+                     blocks ? " (one value per repetition where repetitions differ)" : "");
+}
+
+// Said loudly, one line per metric: which rows could not have found a
+// regression of --min-effect, at what sizes, and what they could find.
+std::vector<std::string> InconclusiveLines(const Comparison& c, const CompareOptions& o) {
+  std::vector<std::string> out;
+  std::set<std::string> said;
+  for (const auto& m : c.changes) {
+    if (m.verdict != ChangeVerdict::kInconclusive || !said.insert(m.metric).second) continue;
+    out.push_back(fmt::format(
+        "INCONCLUSIVE: {} cannot detect a {:.0f}% change with these samples ({} vs {} {}{}): {}",
+        m.metric, o.min_effect * 100, m.n_baseline, m.n_candidate, m.sample,
+        m.repetitions_differ ? ", as the repetitions differ" : "",
+        std::isfinite(m.detectable)
+            ? fmt::format("the smallest it detects is {}", DetectableText(m.detectable))
+            : std::string("no change of any size could reach significance")));
+  }
+  return out;
+}
+
+std::string GateVerdict(const Comparison& c) {
+  if (c.regressed) return "REGRESSION";
+  if (c.inconclusive) return "INCONCLUSIVE (these samples cannot show a regression)";
+  return "no failing regression";
+}
 
 }  // namespace
 
@@ -132,6 +234,8 @@ std::string_view VerdictName(ChangeVerdict v) {
       return "regressed";
     case ChangeVerdict::kNoChange:
       return "no significant change";
+    case ChangeVerdict::kInconclusive:
+      return "inconclusive";
     case ChangeVerdict::kNotTested:
       return "not tested";
   }
@@ -192,11 +296,8 @@ Result<Comparison> Compare(const std::vector<BenchmarkResults>& baseline,
   if (baseline.empty() || candidate.empty()) return Error{"compare needs results on both sides"};
   if (!(o.alpha > 0 && o.alpha < 1)) return Error{"--alpha must be between 0 and 1"};
   if (o.min_effect < 0) return Error{"--min-effect must not be negative"};
-  // Repetitions are folders of a side, or the summaries `run --repeat` keeps
-  // in its combined results.
-  auto base_reps = RepetitionsOf(baseline);
-  auto cand_reps = RepetitionsOf(candidate);
-  bool repetitions = base_reps.size() >= 2 && cand_reps.size() >= 2;
+  auto base_reps = SummariesOf(baseline);
+  auto cand_reps = SummariesOf(candidate);
   std::set<std::string> ops;
   for (const auto* side : {&baseline, &candidate}) {
     for (const auto& r : *side) {
@@ -204,34 +305,41 @@ Result<Comparison> Compare(const std::vector<BenchmarkResults>& baseline,
     }
   }
   Comparison out;
+  out.baseline_repetitions = base_reps.size();
+  out.candidate_repetitions = cand_reps.size();
   uint64_t seed = o.seed;
   for (const auto& op : ops) {
-    for (const auto& s : kStats) {
-      out.changes.push_back(Judge(op, s, OperationSamples(baseline, base_reps, op, s, repetitions),
-                                  OperationSamples(candidate, cand_reps, op, s, repetitions), o,
-                                  seed++));
-    }
+    JudgeMetric(op, "calls", SideOf(base_reps, op), SideOf(cand_reps, op), 1.0 / 1000, o, seed,
+                out.changes);
   }
-  for (const auto& s : kStats) {
-    out.changes.push_back(Judge("run_duration", s, RunSamples(baseline, base_reps, s, repetitions),
-                                RunSamples(candidate, cand_reps, s, repetitions), o, seed++));
+  JudgeMetric("run_duration", "runs", SideOf(base_reps, "run_duration"),
+              SideOf(cand_reps, "run_duration"), 1, o, seed, out.changes);
+  for (const auto& c : out.changes) {
+    out.regressed |= c.fails;
+    out.inconclusive |= c.verdict == ChangeVerdict::kInconclusive;
   }
-  for (const auto& c : out.changes) out.regressed |= c.fails;
   out.growth = CompareGrowth(baseline, candidate);
   for (const auto& g : out.growth) out.regressed |= g.steeper;
+  out.inconclusive &= !out.regressed;
   return out;
 }
 
 std::string ComparisonText(const Comparison& c, const CompareOptions& o) {
-  std::string out = fmt::format("{:<20} {:<5} {:>10} {:>10} {:>8} {:>19} {:>8}  {}\n", "metric",
-                                "stat", "baseline", "candidate", "change",
-                                fmt::format("{:.0f}% CI", o.confidence * 100), "p", "verdict");
+  std::string out =
+      fmt::format("{:<20} {:<5} {:>10} {:>10} {:>8} {:>19} {:>8} {:>8}  {}\n", "metric", "stat",
+                  "baseline", "candidate", "change", fmt::format("{:.0f}% CI", o.confidence * 100),
+                  "p", "detects", "verdict");
+  std::set<std::string> not_tested;
   for (const auto& m : c.changes) {
-    if (m.verdict == ChangeVerdict::kNotTested) continue;
-    out += fmt::format("{:<20} {:<5} {:>10} {:>10} {:>8} {:>19} {:>8.3g}  {}{}\n", m.metric, m.stat,
-                       FormatMillis(m.baseline), FormatMillis(m.candidate), Pct(m.change),
-                       fmt::format("[{}, {}]", Pct(m.ci_low), Pct(m.ci_high)), m.p_value,
-                       VerdictName(m.verdict), m.fails ? " (FAIL)" : "");
+    if (m.verdict == ChangeVerdict::kNotTested) {
+      if (m.n_baseline + m.n_candidate > 0) not_tested.insert(m.metric);
+      continue;
+    }
+    out +=
+        fmt::format("{:<20} {:<5} {:>10} {:>10} {:>8} {:>19} {:>8.3g} {:>8}  {}{}\n", m.metric,
+                    m.stat, FormatMillis(m.baseline), FormatMillis(m.candidate), Pct(m.change),
+                    fmt::format("[{}, {}]", Pct(m.ci_low), Pct(m.ci_high)), m.p_value,
+                    DetectableText(m.detectable), VerdictName(m.verdict), m.fails ? " (FAIL)" : "");
   }
   if (!c.growth.empty()) {
     out += fmt::format("\n{:<22} {:<5} {:>24} {:>24}  {}\n", "growth exponent", "stat",
@@ -242,26 +350,40 @@ std::string ComparisonText(const Comparison& c, const CompareOptions& o) {
                          g.steeper ? "steeper (FAIL)" : "not steeper");
     }
   }
-  out += fmt::format("\nU test at alpha {} over {}; a regression fails above {:.1f}%: {}\n",
-                     o.alpha, c.changes.empty() ? "-" : c.changes.front().sample,
-                     o.min_effect * 100, c.regressed ? "REGRESSION" : "no failing regression");
+  out += fmt::format(
+      "\nU test at alpha {} over {}; \"detects\": the smallest slowdown it finds 4 times in 5 "
+      "at these sample sizes; a regression fails above {:.1f}%\n",
+      o.alpha, SamplesText(c), o.min_effect * 100);
+  if (!not_tested.empty()) {
+    out += fmt::format(
+        "not tested (under 2 values a side, or one call per repetition: set-up, "
+        "not load): {}\n",
+        fmt::join(not_tested, ", "));
+  }
+  for (const auto& line : InconclusiveLines(c, o)) out += line + "\n";
+  out += fmt::format("verdict: {}\n", GateVerdict(c));
   return out;
 }
 
 std::string ComparisonMarkdown(const Comparison& c, const CompareOptions& o) {
-  std::string out = fmt::format("### kfpbench compare — {}\n\n",
-                                c.regressed ? "❌ regression" : "✅ no failing regression");
-  out +=
-      fmt::format("| metric | stat | baseline | candidate | change | {:.0f}% CI | p | verdict |\n",
-                  o.confidence * 100);
-  out += "|---|---|---:|---:|---:|---:|---:|---|\n";
+  std::string out =
+      fmt::format("### kfpbench compare — {}\n\n", c.regressed      ? "❌ regression"
+                                                   : c.inconclusive ? "⚠️ inconclusive"
+                                                                    : "✅ no failing regression");
+  out += fmt::format(
+      "| metric | stat | baseline | candidate | change | {:.0f}% CI | p | detects | verdict |\n",
+      o.confidence * 100);
+  out += "|---|---|---:|---:|---:|---:|---:|---:|---|\n";
   for (const auto& m : c.changes) {
     if (m.verdict == ChangeVerdict::kNotTested) continue;
-    out += fmt::format("| {} | {} | {} | {} | {} | [{}, {}] | {:.3g} | {}{} |\n", m.metric, m.stat,
-                       FormatMillis(m.baseline), FormatMillis(m.candidate), Pct(m.change),
-                       Pct(m.ci_low), Pct(m.ci_high), m.p_value, m.fails ? "❌ " : "",
-                       VerdictName(m.verdict));
+    out += fmt::format("| {} | {} | {} | {} | {} | [{}, {}] | {:.3g} | {} | {}{} |\n", m.metric,
+                       m.stat, FormatMillis(m.baseline), FormatMillis(m.candidate), Pct(m.change),
+                       Pct(m.ci_low), Pct(m.ci_high), m.p_value, DetectableText(m.detectable),
+                       m.fails ? "❌ " : "", VerdictName(m.verdict));
   }
+  out += fmt::format("\nU test over {}; a regression fails above {:.1f}%.\n", SamplesText(c),
+                     o.min_effect * 100);
+  for (const auto& line : InconclusiveLines(c, o)) out += "\n**" + line + "**\n";
   return out;
 }
 
@@ -278,6 +400,9 @@ nlohmann::json ComparisonJson(const Comparison& c, const CompareOptions& o) {
                     {"change", m.change},
                     {"ci", {m.ci_low, m.ci_high}},
                     {"p_value", m.p_value},
+                    {"detectable_change", std::isfinite(m.detectable) ? nlohmann::json(m.detectable)
+                                                                      : nlohmann::json(nullptr)},
+                    {"repetitions_differ", m.repetitions_differ},
                     {"verdict", VerdictName(m.verdict)},
                     {"fails", m.fails}});
   }
@@ -297,9 +422,15 @@ nlohmann::json ComparisonJson(const Comparison& c, const CompareOptions& o) {
                       {"candidate", side(g.candidate)},
                       {"steeper", g.steeper}});
   }
-  return {{"alpha", o.alpha},           {"min_effect", o.min_effect},
-          {"confidence", o.confidence}, {"seed", o.seed},
-          {"regressed", c.regressed},   {"changes", std::move(rows)},
+  return {{"alpha", o.alpha},
+          {"min_effect", o.min_effect},
+          {"confidence", o.confidence},
+          {"seed", o.seed},
+          {"regressed", c.regressed},
+          {"inconclusive", c.inconclusive},
+          {"baseline_repetitions", c.baseline_repetitions},
+          {"candidate_repetitions", c.candidate_repetitions},
+          {"changes", std::move(rows)},
           {"growth", std::move(growth)}};
 }
 

@@ -1,18 +1,22 @@
 // `kfpbench compare`: did a change make KFP faster or slower? Per operation
 // and for run_duration, the change in p50, p95, p99 and mean, with a seeded
-// bootstrap confidence interval and a Mann-Whitney U test.
+// bootstrap confidence interval, a Mann-Whitney U test, and the test's power
+// stated as the smallest slowdown it could have found.
 //
-// The sample each test sees depends on what was measured:
-//  - with at least 2 repetitions on each side (several results folders, or
-//    the per-repetition summaries of one `run --repeat N` result): one value
-//    per repetition (its p95, ...), and the change is that of the mean over
-//    repetitions;
-//  - with one repetition: for operations the 1 s windows of the time series
-//    (window p50/p95/p99; the mean is not tested, windows keep no mean), for
-//    run_duration the individual runs. The change is that of the median window
-//    value, or of the statistic over runs.
+// The sample each test sees is what was measured: the calls (or runs) of
+// every repetition of a side, pooled (histograms merge exactly; one U test
+// per metric, over the histogram's buckets). When a side's repetitions differ
+// from one another (a Kruskal-Wallis test, and medians further apart than
+// --min-effect), calls of different repetitions are not interchangeable, and
+// the repetitions become the samples: one value per repetition (its p95, ...),
+// the change that of the mean over repetitions.
+//
+// A row whose test could not have detected a change of --min-effect, and
+// found none, is inconclusive, not "no change": 3 against 3 repetitions can
+// never reach p < 0.05, and a gate that cannot fail must not pass.
 #pragma once
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -31,17 +35,21 @@ struct CompareOptions {
   uint64_t seed = 1;
 };
 
-enum class ChangeVerdict { kImproved, kRegressed, kNoChange, kNotTested };
+enum class ChangeVerdict { kImproved, kRegressed, kNoChange, kInconclusive, kNotTested };
 
 struct MetricChange {
   std::string metric;  // "CreateRun", "run_duration"
   std::string stat;    // "p50", "p95", "p99", "mean"
-  std::string sample;  // "repetitions", "windows", "runs"
+  std::string sample;  // "calls", "runs", or "repetitions" (when they differ)
   size_t n_baseline = 0, n_candidate = 0;
   double baseline = 0, candidate = 0;  // ms
   double change = 0;                   // candidate / baseline - 1
   double ci_low = 0, ci_high = 0;      // of `change`
   double p_value = 1;
+  // The smallest slowdown the U test finds with 80% power at these sample
+  // sizes (DetectableChange); infinity: none, however large.
+  double detectable = std::numeric_limits<double>::infinity();
+  bool repetitions_differ = false;  // so the repetitions are the samples
   ChangeVerdict verdict = ChangeVerdict::kNotTested;
   bool fails = false;  // a significant regression larger than min_effect
 };
@@ -61,6 +69,10 @@ struct Comparison {
   std::vector<MetricChange> changes;
   std::vector<GrowthChange> growth;  // from the first results of each side that have it
   bool regressed = false;            // any change fails: `compare` exits 1
+  // No regression, but some row could not have found one of --min-effect:
+  // `compare` exits 3 (cli::kExitInconclusive).
+  bool inconclusive = false;
+  size_t baseline_repetitions = 0, candidate_repetitions = 0;
 };
 
 // Each side is one or more repetitions of the same benchmark.

@@ -1,9 +1,13 @@
 #include "report/compare.h"
 
+#include <cmath>
 #include <random>
+
+#include <fmt/format.h>
 
 #include <gtest/gtest.h>
 
+#include "report/repetitions.h"
 #include "results/test_support.h"
 
 namespace kfpbench::report {
@@ -39,8 +43,10 @@ TEST(Compare, DetectsATenPercentShiftOfP95WithTwentyRepetitions) {
   auto c = Compare(Repetitions(1, 20, 1.0), Repetitions(2, 20, 1.1), o);
   ASSERT_TRUE(c.ok()) << c.error().message;
   const auto& p95 = Find(*c, "GetRun", "p95");
-  EXPECT_EQ(p95.sample, "repetitions");
-  EXPECT_EQ(p95.n_baseline, 20u);
+  // The repetitions are alike, so their calls pool.
+  EXPECT_EQ(p95.sample, "calls");
+  EXPECT_EQ(p95.n_baseline, 20000u);
+  EXPECT_LT(p95.detectable, 0.02);
   EXPECT_EQ(p95.verdict, ChangeVerdict::kRegressed) << p95.p_value;
   EXPECT_LT(p95.p_value, 0.01);
   EXPECT_NEAR(p95.change, 0.10, 0.04);
@@ -76,23 +82,31 @@ TEST(Compare, SameDistributionIsFlaggedInAtMostFivePercentOfTrials) {
   EXPECT_LE(significant, 10);
 }
 
-TEST(Compare, OneRepetitionUsesWindowsAndRuns) {
+TEST(Compare, OneRepetitionUsesCallsAndRuns) {
   auto base = results::testing::SyntheticResults(1, 30, 20, 1.0);
   auto slower = results::testing::SyntheticResults(2, 30, 20, 1.5);
   CompareOptions o;
   auto c = Compare({base}, {slower}, o);
   ASSERT_TRUE(c.ok());
   const auto& p50 = Find(*c, "GetRun", "p50");
-  EXPECT_EQ(p50.sample, "windows");
-  EXPECT_EQ(p50.n_baseline, 30u);
+  EXPECT_EQ(p50.sample, "calls");
+  EXPECT_EQ(p50.n_baseline, 1200u);
   EXPECT_EQ(p50.verdict, ChangeVerdict::kRegressed);
-  EXPECT_EQ(Find(*c, "GetRun", "mean").verdict, ChangeVerdict::kNotTested);
+  EXPECT_EQ(Find(*c, "GetRun", "mean").verdict, ChangeVerdict::kRegressed);
   const auto& runs = Find(*c, "run_duration", "p50");
   EXPECT_EQ(runs.sample, "runs");
   EXPECT_EQ(runs.verdict, ChangeVerdict::kRegressed);
   EXPECT_TRUE(c->regressed);
   auto same = Compare({base}, {base}, o);
   EXPECT_FALSE(same->regressed);
+  // 1,200 calls this spread (lognormal, sigma 0.5) cannot show a 5% change;
+  // a 10% one they can.
+  const auto& get = Find(*same, "GetRun", "p95");
+  EXPECT_EQ(get.verdict, ChangeVerdict::kInconclusive);
+  EXPECT_GT(get.detectable, 0.05);
+  EXPECT_TRUE(same->inconclusive);
+  o.min_effect = 0.1;
+  same = Compare({base}, {base}, o);
   EXPECT_EQ(Find(*same, "GetRun", "p95").verdict, ChangeVerdict::kNoChange);
 }
 
@@ -109,6 +123,93 @@ TEST(Compare, FormatsAndRejectsBadOptions) {
   o.alpha = 0;
   EXPECT_FALSE(Compare(Repetitions(1, 5, 1.0), Repetitions(2, 5, 1.0), o).ok());
   EXPECT_FALSE(Compare({}, Repetitions(2, 5, 1.0), CompareOptions{}).ok());
+}
+
+// `run --repeat 3` of a pipeline whose runs take `ms` each (a 2% spread),
+// combined as `run` writes it; `rep_scale` slows each repetition apart.
+results::BenchmarkResults RepeatedRuns(uint64_t seed, double ms,
+                                       std::vector<double> rep_scale = {1, 1, 1}) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> spread(1.0, 0.02);
+  std::vector<results::BenchmarkResults> reps;
+  for (double scale : rep_scale) {
+    results::BenchmarkResults r;
+    r.started = WallTime(std::chrono::seconds(1700000000));
+    r.finished = r.started + std::chrono::minutes(1);
+    for (int i = 0; i < 20; ++i) {
+      results::RunRecord run;
+      run.run_id = fmt::format("run-{}", i);
+      run.state = RuntimeState::kSucceeded;
+      run.created = r.started + std::chrono::seconds(i);
+      run.finished =
+          run.created + std::chrono::milliseconds(static_cast<int64_t>(ms * scale * spread(rng)));
+      r.runs.push_back(std::move(run));
+    }
+    reps.push_back(std::move(r));
+  }
+  auto combined = CombineRepetitions(reps);
+  EXPECT_TRUE(combined.ok());
+  return *combined;
+}
+
+// Issue 29: runs slowed from 900 ms to 1.35 s, --repeat 3 on each side. The
+// 3 repetition summaries a side could never reach p < 0.05; their 60 runs do.
+TEST(Compare, ASlowdownRepeatedThreeTimesIsCaughtOverTheRuns) {
+  auto base = RepeatedRuns(1, 900), slower = RepeatedRuns(2, 1350);
+  ASSERT_EQ(base.repetitions.size(), 3u);
+  CompareOptions o;
+  auto c = Compare({base}, {slower}, o);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->baseline_repetitions, 3u);
+  EXPECT_EQ(c->candidate_repetitions, 3u);
+  const auto& p50 = Find(*c, "run_duration", "p50");
+  EXPECT_EQ(p50.sample, "runs");
+  EXPECT_EQ(p50.n_baseline, 60u);
+  EXPECT_LT(p50.p_value, 1e-10);
+  EXPECT_LT(p50.detectable, 0.05);
+  EXPECT_NEAR(p50.change, 0.5, 0.05);
+  EXPECT_EQ(p50.verdict, ChangeVerdict::kRegressed);
+  EXPECT_TRUE(c->regressed);
+  std::string text = ComparisonText(*c, o);
+  EXPECT_NE(text.find("3 vs 3 repetition(s)"), std::string::npos) << text;
+  EXPECT_NE(text.find("verdict: REGRESSION"), std::string::npos) << text;
+  // Unchanged runs: a pass the test had the power to refuse.
+  auto same = Compare({base}, {RepeatedRuns(3, 900)}, o);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(Find(*same, "run_duration", "p95").verdict, ChangeVerdict::kNoChange);
+  EXPECT_FALSE(same->regressed);
+  EXPECT_FALSE(same->inconclusive);
+}
+
+// When the repetitions differ from one another by more than --min-effect,
+// their runs do not pool: 3 values a side remain, which no U test at 0.05 can
+// separate, and the comparison says so instead of passing.
+TEST(Compare, RepetitionsThatDifferLeaveThreeAgainstThreeInconclusive) {
+  auto base = RepeatedRuns(1, 900, {0.8, 1.0, 1.25});
+  auto slower = RepeatedRuns(2, 1350, {0.8, 1.0, 1.25});
+  CompareOptions o;
+  auto c = Compare({base}, {slower}, o);
+  ASSERT_TRUE(c.ok());
+  const auto& p50 = Find(*c, "run_duration", "p50");
+  EXPECT_EQ(p50.sample, "repetitions");
+  EXPECT_TRUE(p50.repetitions_differ);
+  EXPECT_EQ(p50.n_baseline, 3u);
+  EXPECT_GT(p50.p_value, 0.05);
+  EXPECT_TRUE(std::isinf(p50.detectable));
+  EXPECT_EQ(p50.verdict, ChangeVerdict::kInconclusive);
+  EXPECT_FALSE(c->regressed);
+  EXPECT_TRUE(c->inconclusive);
+  std::string text = ComparisonText(*c, o);
+  EXPECT_NE(text.find("INCONCLUSIVE: run_duration cannot detect a 5% change with these samples "
+                      "(3 vs 3 repetitions, as the repetitions differ): no change of any size "
+                      "could reach significance"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("verdict: INCONCLUSIVE"), std::string::npos) << text;
+  auto j = ComparisonJson(*c, o);
+  EXPECT_EQ(j["inconclusive"], true);
+  EXPECT_TRUE(j["changes"][0]["detectable_change"].is_null());
+  EXPECT_NE(ComparisonMarkdown(*c, o).find("inconclusive"), std::string::npos);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -88,6 +89,32 @@ void GrowthSection(std::ostream& out, const results::BenchmarkResults& r) {
   }
 }
 
+// The measured mix of every growth level, pooled per operation: the calls a
+// growth scenario is about, apart from the fill's.
+void MeasuredMixTable(std::ostream& out, const results::BenchmarkResults& r) {
+  std::map<std::string, metrics::Histogram> pooled;
+  std::map<std::string, uint64_t> errors;
+  double seconds = 0;
+  for (const auto& curve : r.growth) {
+    for (const auto& l : curve.levels) {
+      for (const auto& [op, h] : l.latency_us) pooled[op].Merge(h);
+      for (const auto& [op, n] : l.errors) errors[op] += n;
+      seconds += l.measure_seconds;
+    }
+  }
+  if (pooled.empty()) return;
+  out << fmt::format(
+      "\nMeasured mix (every level's measure phase; the fill's calls are not in it)\n");
+  out << fmt::format("{:<22} {:>7} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "operation", "count",
+                     "errors", "rps", "p50", "p95", "p99", "max");
+  for (const auto& [op, h] : pooled) {
+    out << fmt::format("{:<22} {:>7} {:>7} {:>8.1f} {:>8} {:>8} {:>8} {:>8}\n", op, h.count(),
+                       errors[op], seconds > 0 ? h.count() / seconds : 0.0,
+                       Us(h.ValueAtPercentile(50)), Us(h.ValueAtPercentile(95)),
+                       Us(h.ValueAtPercentile(99)), Us(h.max()));
+  }
+}
+
 }  // namespace
 
 Status ConsoleReporter::Report(const results::BenchmarkResults& r) {
@@ -100,7 +127,16 @@ Status ConsoleReporter::Report(const results::BenchmarkResults& r) {
   if (!r.target.executor_reason.empty()) {
     out_ << "Steps ran as timed stubs: " << r.target.executor_reason << "\n";
   }
-  out_ << "\nAPI calls (latency; percentiles by nearest rank, <=0.78% bucket error)\n";
+  // A growth scenario's results first: the levels and fits are what it
+  // measured, and its fill dwarfs every other count.
+  const bool growth = !r.growth.empty();
+  if (growth) {
+    GrowthSection(out_, r);
+    MeasuredMixTable(out_, r);
+  }
+  out_ << (growth ? "\nAll API calls, every phase (fill, settling and the measured mix together; "
+                    "percentiles by nearest rank, <=0.78% bucket error)\n"
+                  : "\nAPI calls (latency; percentiles by nearest rank, <=0.78% bucket error)\n");
   out_ << fmt::format("{:<22} {:>7} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "operation", "count",
                       "errors", "rps", "p50", "p95", "p99", "max");
   for (const auto& [name, op] : r.operations) {
@@ -121,17 +157,36 @@ Status ConsoleReporter::Report(const results::BenchmarkResults& r) {
       by_state[std::string(RuntimeStateName(run.state))]++;
     }
   }
-  out_ << fmt::format("\nRuns: {} submitted", r.runs.size() - not_created);
-  for (const auto& [state, n] : by_state) out_ << fmt::format(", {} {}", n, state);
-  if (not_created > 0) out_ << fmt::format("; {} not created (CreateRun failed)", not_created);
-  out_ << "\n";
-  out_ << fmt::format("{:<22} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "(duration)", "count", "min",
-                      "p50", "p95", "p99", "max");
-  for (const auto& [label, h] :
-       {std::pair{"run duration", &durations}, std::pair{"queue wait", &waits}}) {
-    out_ << fmt::format("{:<22} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}\n", label, h->count(),
-                        Ms(h->min()), Ms(h->ValueAtPercentile(50)), Ms(h->ValueAtPercentile(95)),
-                        Ms(h->ValueAtPercentile(99)), Ms(h->max()));
+  if (growth && r.runs.empty()) {
+    // The fill's runs are created, not followed one by one: "0 submitted"
+    // after thousands of CreateRun calls would read as nothing happened.
+    int64_t filled = 0;
+    uint64_t measured = 0;
+    for (const auto& curve : r.growth) {
+      for (const auto& l : curve.levels) {
+        filled += l.runs_created;
+        if (auto it = l.latency_us.find("CreateRun"); it != l.latency_us.end()) {
+          measured += it->second.count();
+        }
+      }
+    }
+    out_ << fmt::format(
+        "\nRuns: {} created by the growth fill and {} by its measured mix (not followed one by "
+        "one; see Growth)\n",
+        filled, measured);
+  } else {
+    out_ << fmt::format("\nRuns: {} submitted", r.runs.size() - not_created);
+    for (const auto& [state, n] : by_state) out_ << fmt::format(", {} {}", n, state);
+    if (not_created > 0) out_ << fmt::format("; {} not created (CreateRun failed)", not_created);
+    out_ << "\n";
+    out_ << fmt::format("{:<22} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "(duration)", "count",
+                        "min", "p50", "p95", "p99", "max");
+    for (const auto& [label, h] :
+         {std::pair{"run duration", &durations}, std::pair{"queue wait", &waits}}) {
+      out_ << fmt::format("{:<22} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}\n", label, h->count(),
+                          Ms(h->min()), Ms(h->ValueAtPercentile(50)), Ms(h->ValueAtPercentile(95)),
+                          Ms(h->ValueAtPercentile(99)), Ms(h->max()));
+    }
   }
   if (auto cached = std::count_if(r.runs.begin(), r.runs.end(), results::FullyCached); cached > 0) {
     out_ << fmt::format(
@@ -174,7 +229,6 @@ Status ConsoleReporter::Report(const results::BenchmarkResults& r) {
                                                   peak));
     }
   }
-  GrowthSection(out_, r);
   if (auto artifacts = r.ArtifactThroughput(); !artifacts.empty()) {
     out_ << "\nArtifact throughput per step (artifact size / step duration, MiB/s)\n";
     out_ << fmt::format("{:<22} {:>7} {:>10} {:>8} {:>8} {:>8}\n", "step", "count", "size", "min",

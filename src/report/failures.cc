@@ -64,6 +64,19 @@ std::vector<std::string> FailureReasons(const results::BenchmarkResults& results
                       message.empty() ? "" : fmt::format(": {} (x{})", message, n)));
     }
   }
+  // A healthz that failed is no reason by itself (some servers lack it), but
+  // beside work that failed it is the first clue: the same wrong URL.
+  if (auto health = results.operations.find("GetHealthz");
+      !reasons.empty() && health != results.operations.end() &&
+      health->second.latency_us.count() > 0 &&
+      health->second.errors >= health->second.latency_us.count()) {
+    auto [message, n] = MostFrequent(health->second.error_messages);
+    reasons.push_back(
+        fmt::format("GetHealthz failed too ({} of {}){}: is the target KFP's API at "
+                    "this URL?",
+                    health->second.errors, health->second.latency_us.count(),
+                    message.empty() ? "" : ": " + message));
+  }
   return reasons;
 }
 

@@ -21,7 +21,8 @@ struct FailurePolicy {
 //  - every call of an operation failed (GetHealthz aside, which some servers
 //    lack): a wrong URL path, a missing permission, a refused parameter;
 //  - more runs did not succeed than the policy allows.
-// Each line carries the most frequent error message behind it.
+// Each line carries the most frequent error message behind it. When there is
+// a reason and every GetHealthz call failed too, a last line says so.
 std::vector<std::string> FailureReasons(const results::BenchmarkResults& results,
                                         const FailurePolicy& policy);
 

@@ -75,6 +75,13 @@ TEST(Failures, ScenarioErrorsAndAWrongPath) {
   ASSERT_EQ(reasons.size(), 4u);
   EXPECT_EQ(reasons[0], "scenario error: RANDOM_GETS: mix: GetRun needs a run on the target");
   EXPECT_EQ(reasons[1], "every ListExperiments call failed (50 of 50): HTTP 404: Not Found");
+  // A healthz that failed the same way is named last, as the first clue.
+  Calls(r, "GetHealthz", 0, 1, "HTTP 404: Not Found");
+  reasons = FailureReasons(r, {});
+  ASSERT_EQ(reasons.size(), 5u);
+  EXPECT_EQ(reasons.back(),
+            "GetHealthz failed too (1 of 1): HTTP 404: Not Found: is the target KFP's API at this "
+            "URL?");
 }
 
 TEST(Failures, ErrorMessagesAreCappedAndCounted) {

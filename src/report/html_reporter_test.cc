@@ -141,9 +141,19 @@ TEST(HtmlReportBrowser, GrowthCurvesAreDrawnOnLogLogAxesWithTheirFits) {
   std::string dom = testing::ChromiumDom(page, dir.path() / "profile");
   ASSERT_NE(dom.find("data-ready=\"true\""), std::string::npos) << dom.substr(0, 2000);
   EXPECT_EQ(Errors(dom).find("<li"), std::string::npos) << Errors(dom);
-  EXPECT_NE(dom.find("data-chart=\"growth-0\" data-drawn=\"true\""), std::string::npos);
+  // One small chart per operation family, and growth before the API calls.
+  EXPECT_NE(dom.find("data-chart=\"growth-0-ListRuns\" data-drawn=\"true\""), std::string::npos);
+  EXPECT_NE(dom.find("data-chart=\"growth-0-GetRun\" data-drawn=\"true\""), std::string::npos);
+  EXPECT_LT(dom.find("data-chart=\"growth-0-ListRuns\""), dom.find(">API calls<"));
   EXPECT_NE(dom.find(" linear"), std::string::npos);
   EXPECT_NE(dom.find("constant"), std::string::npos);
+  // The fill's runs are not followed one by one: no empty run boxes.
+  r.runs.clear();
+  ASSERT_TRUE(HtmlReporter(page).Report(r).ok());
+  dom = testing::ChromiumDom(page, dir.path() / "profile");
+  ASSERT_NE(dom.find("data-ready=\"true\""), std::string::npos) << dom.substr(0, 2000);
+  EXPECT_EQ(Main(dom).find("No run finished"), std::string::npos) << Main(dom);
+  EXPECT_EQ(Main(dom).find("No run was created"), std::string::npos);
 }
 
 TEST(HtmlReportBrowser, AnEmptyBenchmarkStillRenders) {

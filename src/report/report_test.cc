@@ -91,5 +91,38 @@ TEST(ConsoleReport, AnAstronomicalExtrapolationPrintsInsteadOfOverflowing) {
   EXPECT_NE(out.str().find("p99 at 1125899906842624 runs ~"), std::string::npos) << out.str();
 }
 
+// Issue 29: after 8,375 CreateRun calls of a growth fill the console said
+// "Runs: 0 submitted" over an empty duration table, and the growth section
+// came last. Growth results come first, the measured mix apart from the
+// fill's calls, and the fill's runs are counted where they were made.
+TEST(ConsoleReport, AGrowthScenarioReadsGrowthFirstAndCountsTheFillsRuns) {
+  results::BenchmarkResults r;
+  r.finished = r.started + std::chrono::seconds(60);
+  r.growth = {results::testing::SyntheticGrowth(0.4)};
+  for (auto& l : r.growth[0].levels) {
+    l.runs_created = 2000;
+    l.measure_seconds = 10;
+  }
+  for (int i = 0; i < 8375; ++i) r.operations["CreateRun"].latency_us.Record(4000);
+  std::ostringstream out;
+  ASSERT_TRUE(ConsoleReporter(out).Report(r).ok());
+  std::string text = out.str();
+  auto growth = text.find("Growth, scenario 0");
+  auto mix = text.find("Measured mix (every level's measure phase");
+  auto all = text.find("All API calls, every phase");
+  ASSERT_NE(growth, std::string::npos) << text;
+  ASSERT_NE(mix, std::string::npos) << text;
+  ASSERT_NE(all, std::string::npos) << text;
+  EXPECT_LT(growth, mix);
+  EXPECT_LT(mix, all);
+  // 20 ListRuns calls at each of 4 levels, apart from the fill's 8,375 CreateRuns.
+  EXPECT_NE(text.find("ListRuns                    80"), std::string::npos) << text;
+  EXPECT_NE(text.find("Runs: 8000 created by the growth fill and 0 by its measured mix"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("Runs: 0 submitted"), std::string::npos) << text;
+  EXPECT_EQ(text.find("run duration"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace kfpbench::report

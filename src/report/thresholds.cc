@@ -65,7 +65,7 @@ std::string Text(ThresholdKind kind, double v) {
     case ThresholdKind::kRate:
       return fmt::format("{:.3g}/s", v);
     case ThresholdKind::kExponent:
-      return fmt::format("{:.3g}", v);
+      return fmt::format("{:.2f}", v);
   }
   return "";
 }
@@ -214,7 +214,26 @@ Observation Observe(const results::BenchmarkResults& r, const Threshold& t) {
   return {};
 }
 
+// A growth exponent in words: how latency grows with the runs stored, and
+// what the limit allows. A difference of exponents ("0.373 (124%) under the
+// limit") means nothing to a reader.
+std::string ExponentMargin(const Threshold& t, double observed, bool passed) {
+  std::string_view how = results::GrowthVerdict(observed);
+  std::string grows = how == "constant"      ? "stays flat"
+                      : how == "logarithmic" ? "grows slowly (sublinearly)"
+                      : how == "linear"      ? "grows about in proportion"
+                                             : "grows faster than the runs do";
+  std::string stat = t.stat == "growth_exponent_p99" ? "p99" : "p50";
+  bool upper = t.op[0] == '<';
+  return fmt::format("{} latency {} as the runs stored grow: about runs^{:.2f}, {} runs^{:.2f}{}",
+                     stat, grows, observed,
+                     upper ? (passed ? "within the limit of" : "steeper than the limit of")
+                           : (passed ? "at least the limit of" : "flatter than the limit of"),
+                     t.limit, passed ? "" : " — FAILED");
+}
+
 std::string Margin(const Threshold& t, double observed, bool passed) {
+  if (t.kind == ThresholdKind::kExponent) return ExponentMargin(t, observed, passed);
   double diff = std::fabs(observed - t.limit);
   std::string amount = Text(t.kind, diff);
   if (t.kind == ThresholdKind::kErrorRate) {

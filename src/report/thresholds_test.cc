@@ -168,6 +168,20 @@ TEST(Thresholds, GrowthExponentJudgesTheFittedCurve) {
       EXPECT_TRUE(verdict.passed) << verdict.observed_text;
     }
   }
+  // In words: how latency grows, and what the limit allows, never a
+  // difference of exponents ("0.373 (124%) under the limit").
+  for (const auto& verdict : *v) {
+    if (verdict.metric == "ListRuns") {
+      EXPECT_EQ(verdict.margin,
+                "p50 latency grows about in proportion as the runs stored grow: about runs^0.60, "
+                "steeper than the limit of runs^0.30 — FAILED");
+    } else {
+      EXPECT_EQ(verdict.margin,
+                "p99 latency stays flat as the runs stored grow: about runs^0.00, within the "
+                "limit of runs^0.30");
+    }
+    EXPECT_EQ(verdict.margin.find("% under"), std::string::npos);
+  }
   // No growth scenario ran: nothing to judge, which fails.
   auto none = EvaluateThresholds(Known(), json{{"ListRuns", {"growth_exponent < 0.3"}}});
   ASSERT_TRUE(none.ok());
