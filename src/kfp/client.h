@@ -120,6 +120,7 @@ class Client {
   Status DeleteRecurringRun(const std::string& recurring_run_id);
 
   std::string base_url() const;
+  const ClientConfig& config() const { return config_; }
 
   // A copy that starts no call at or after `end`: such a call fails at once,
   // unsent and unreported to the observer. A scenario's load goes through
