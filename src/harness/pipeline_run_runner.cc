@@ -78,10 +78,14 @@ Status PipelineRunRunner::Run(const Scenario& scenario, Context& context) {
   kfp::RunCreate base;
   base.pipeline_id = pipeline->pipeline_id;
   base.parameters = scenario.params;
-  if (own_experiment_) {
+  // KFP's multi-user mode refuses a run without an experiment (its
+  // GetValidExperimentNamespacePair): under --namespace every scenario has one.
+  const bool multi_user = !context.client().config().namespace_.empty();
+  if (own_experiment_ || multi_user) {
     auto e = context.client().CreateExperiment(
         context.Name(fmt::format("e{}-{}", scenario.index, NewUuid().substr(0, 8))),
-        context.Description("for an EXPERIMENT scenario"));
+        context.Description(own_experiment_ ? "for an EXPERIMENT scenario"
+                                            : "(a run needs an experiment in its namespace)"));
     if (!e.ok()) return Error{"cannot create the experiment: " + e.error().message};
     base.experiment_id = e->experiment_id;
     context.TrackExperiment(base.experiment_id);

@@ -118,4 +118,14 @@ Router::Match Router::Find(Method method, std::string_view path) const {
   return match;
 }
 
+std::vector<Router::RouteInfo> Router::Routes() const {
+  std::vector<RouteInfo> out;
+  for (const auto& r : routes_) {
+    std::string pattern;
+    for (const auto& segment : r.segments) pattern += "/" + segment;
+    out.push_back({r.method, pattern.empty() ? "/" : pattern, r.name});
+  }
+  return out;
+}
+
 }  // namespace kfpbench::http

@@ -30,6 +30,14 @@ class Router {
   // Literal segments win over parameters; a custom verb suffix must match exactly.
   Match Find(Method method, std::string_view path) const;
 
+  struct RouteInfo {
+    Method method;
+    std::string pattern;
+    std::string name;
+  };
+  // Every route, in the order added (tests walk them all).
+  std::vector<RouteInfo> Routes() const;
+
  private:
   struct Route {
     Method method;

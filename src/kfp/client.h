@@ -127,6 +127,7 @@ class Client {
 
   std::string base_url() const;
   ApiVersion api() const { return config_.api; }
+  const ClientConfig& config() const { return config_; }
 
   // A copy that starts no call at or after `end`: such a call fails at once,
   // unsent and unreported to the observer. A scenario's load goes through

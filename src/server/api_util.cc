@@ -31,6 +31,11 @@ http::Response ErrorResponse(const Error& error) {
   return StatusResponse(status, kfp::UserErrorStatus(code, error.message, error.message));
 }
 
+http::Response UserErrorResponse(int http_status, std::string message, std::string external) {
+  return StatusResponse(http_status, kfp::UserErrorStatus(kfp::GrpcCodeForHttpStatus(http_status),
+                                                          std::move(message), std::move(external)));
+}
+
 http::Response GatewayErrorResponse(const Error& error) {
   int status = HttpStatusOf(error);
   kfp::RpcStatus body;

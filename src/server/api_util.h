@@ -28,6 +28,9 @@ constexpr size_t kMaxJsonBodyBytes = 32 * 1024 * 1024;
 // Invalid input error: ..."); here both carry the message for the client.
 http::Response ErrorResponse(const Error& error);
 http::Response ErrorResponse(int http_status, std::string message);
+// A util.UserError whose internal chain (`message`) and message for the
+// client (`external`, in details) differ, as KFP's authorization errors do.
+http::Response UserErrorResponse(int http_status, std::string message, std::string external);
 // An error grpc-gateway itself answers before KFP's code runs (a body or a
 // query parameter that does not parse into the request message): no details.
 http::Response GatewayErrorResponse(const Error& error);

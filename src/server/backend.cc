@@ -18,6 +18,7 @@
 #include "exec/stub_executor.h"
 #include "http/router.h"
 #include "http/server.h"
+#include "server/access.h"
 #include "server/api_util.h"
 #include "server/handlers.h"
 #include "server/metrics.h"
@@ -232,6 +233,7 @@ struct Backend::Impl {
   http::Router router;
   std::unique_ptr<Handlers> handlers;
   std::unique_ptr<Scheduler> scheduler;
+  std::unique_ptr<Authenticator> auth;  // null: no authentication asked for
 
   ~Impl() {
     // The scheduler submits runs: stop it first. Nothing may call into the
@@ -346,6 +348,8 @@ Result<std::unique_ptr<Backend>> Backend::Create(BackendOptions options) {
   impl->handlers->set_scheduler(impl->scheduler.get());
   impl->handlers->set_package_root(options.package_root);
   impl->handlers->set_work_root(work_root);
+  impl->handlers->set_multi_user(options.auth.multi_user);
+  if (options.auth.enabled()) impl->auth = std::make_unique<Authenticator>(options.auth);
   if (options.executor == "process") {
     impl->handlers->set_pod_metrics(&impl->pod_metrics);
   }
@@ -355,12 +359,29 @@ Result<std::unique_ptr<Backend>> Backend::Create(BackendOptions options) {
   return std::unique_ptr<Backend>(new Backend(std::move(impl)));
 }
 
+std::vector<http::Router::RouteInfo> Backend::Routes() const { return impl_->router.Routes(); }
+
 http::Response Backend::Handle(const http::Request& request) {
   auto start = std::chrono::steady_clock::now();
   auto match = impl_->router.Find(request.method, request.path);
   http::Response response;
   const char* route = nullptr;
-  if (!match.handler) {
+  // Authenticated before anything else, unknown paths included: a caller
+  // without credentials learns nothing about the API.
+  std::optional<http::Response> refused;
+  if (impl_->auth) {
+    auto caller = impl_->auth->Authenticate(request);
+    if (auto* r = std::get_if<http::Response>(&caller)) {
+      route = "Unauthenticated";
+      refused = std::move(*r);
+    } else if (impl_->auth->config().multi_user && match.handler) {
+      refused = Authorize(*match.name, request, match.params, *impl_->store,
+                          std::get<Caller>(caller), *impl_->auth);
+    }
+  }
+  if (refused) {
+    response = std::move(*refused);
+  } else if (!match.handler) {
     if (match.path_matched) {
       route = "MethodNotAllowed";
       response = ErrorResponse(405, fmt::format("method {} is not allowed on {}",
@@ -388,17 +409,25 @@ struct ApiServer::Impl {
   std::unique_ptr<http::Server> server;
   std::string address;
   bool tls = false;
+  std::string warning;
 };
 
 ApiServer::ApiServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ApiServer::~ApiServer() { Stop(); }
 
 Result<std::unique_ptr<ApiServer>> ApiServer::Start(ServeOptions options) {
+  std::string warning;
+  if (Status s = CheckExposure(options.address, options.backend.executor, options.backend.auth,
+                               options.allow_unauthenticated, warning);
+      !s.ok()) {
+    return s.error();
+  }
   auto backend = Backend::Create(std::move(options.backend));
   if (!backend.ok()) return backend.error();
   auto impl = std::make_unique<Impl>();
   impl->backend = std::move(*backend);
   impl->address = options.address;
+  impl->warning = std::move(warning);
   http::ServerOptions so;
   so.address = options.address;
   so.port = options.port;
@@ -425,6 +454,8 @@ std::string ApiServer::url() const {
   return fmt::format("{}://{}{}{}:{}", impl_->tls ? "https" : "http", v6 ? "[" : "", impl_->address,
                      v6 ? "]" : "", port());
 }
+
+const std::string& ApiServer::warning() const { return impl_->warning; }
 
 void ApiServer::Stop() {
   if (impl_->server) impl_->server->Stop();

@@ -11,6 +11,8 @@
 
 #include "engine/resources.h"
 #include "http/message.h"
+#include "http/router.h"
+#include "server/auth.h"
 #include "util/result.h"
 #include "util/time.h"
 
@@ -35,6 +37,9 @@ struct BackendOptions {
   // cachingOptions.enableCache honoured (the cache lives in the database);
   // false: every task runs, as with KFP's cache server turned off.
   bool cache = true;
+  // Who may call (server/auth.h): bearer tokens, multi-user mode. Default:
+  // anyone who reaches the port.
+  AuthConfig auth;
 };
 
 class Backend {
@@ -44,6 +49,8 @@ class Backend {
 
   // Answers one API request; thread-safe.
   http::Response Handle(const http::Request& request);
+  // Every route the API answers (tests walk them all).
+  std::vector<http::Router::RouteInfo> Routes() const;
 
  private:
   struct Impl;
@@ -60,6 +67,9 @@ struct ServeOptions {
   size_t max_connections = 0;                           // 0: from the fd limit
   std::string tls_cert_file;                            // both set: serve https only
   std::string tls_key_file;
+  // Off loopback without backend.auth: refused unless this is set, and
+  // even then only with the stub executor (server::CheckExposure).
+  bool allow_unauthenticated = false;
   BackendOptions backend;
 };
 
@@ -70,6 +80,9 @@ class ApiServer {
   ~ApiServer();
   uint16_t port() const;
   std::string url() const;  // http://address:port, or https:// with a certificate
+  // What to tell the operator loudly (serving off loopback unauthenticated);
+  // empty when nothing.
+  const std::string& warning() const;
   void Stop();
 
  private:

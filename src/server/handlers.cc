@@ -131,8 +131,8 @@ void Handlers::WakeScheduler() {
 
 http::Response Handlers::Healthz(const http::Request&, const Params&) {
   // multi_user is written even though false: clients branch on it.
-  json body = kfp::ToJson(kfp::Healthz{false, "database"});
-  body["multi_user"] = false;
+  json body = kfp::ToJson(kfp::Healthz{multi_user_, "database"});
+  body["multi_user"] = multi_user_;
   return JsonResponse(body);
 }
 

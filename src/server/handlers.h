@@ -42,6 +42,8 @@ class Handlers {
   void set_work_root(std::filesystem::path root) { work_root_ = std::move(root); }
   // Task resource series appended to /metrics; may be null (stub executor).
   void set_pod_metrics(PodMetrics* pod_metrics) { pod_metrics_ = pod_metrics; }
+  // What healthz reports: KFP's multi-user mode (server/access.h).
+  void set_multi_user(bool multi_user) { multi_user_ = multi_user; }
 
   // Stores a run PENDING and submits it to the engine, after checking its
   // pipeline (inline spec, or a stored version: the latest when none is
@@ -140,6 +142,7 @@ class Handlers {
   std::filesystem::path package_root_;
   std::filesystem::path work_root_;
   std::string default_experiment_id_;
+  bool multi_user_ = false;
   std::mutex cache_mu_;
   std::map<std::string, std::shared_ptr<const ir::PipelineSpec>> spec_cache_;
 };

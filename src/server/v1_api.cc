@@ -209,7 +209,7 @@ json V1Runtime(const kfp::Run& r) {
 }  // namespace
 
 http::Response Handlers::V1Healthz(const http::Request&, const Params&) {
-  return JsonResponse({{"multi_user", false}});
+  return JsonResponse({{"multi_user", multi_user_}});
 }
 
 http::Response Handlers::V1UploadPipeline(const http::Request& r, const Params&) {

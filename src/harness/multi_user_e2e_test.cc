@@ -1,0 +1,97 @@
+// The harness's multi-user path for real: `kfpbench run --namespace` with a
+// proxy's token and the kubeflow-userid header, and with a login cookie,
+// against `kfpbench serve --multi-user` over TLS; another namespace's user
+// is refused, and so is a run without credentials.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/e2e_support.h"
+#include "http/test_certificates.h"
+
+namespace kfpbench::harness {
+namespace {
+
+namespace fs = std::filesystem;
+using kfpbench::testing::ChildProcess;
+using kfpbench::testing::Kfpbench;
+using nlohmann::json;
+
+constexpr const char* kProxyToken = "proxy-0123456789abcdef0123456789abcdef";
+constexpr const char* kAliceToken = "alice-0123456789abcdef0123456789abcdef";
+
+class MultiUserE2eTest : public kfpbench::testing::ScratchDirTest {};
+
+TEST_F(MultiUserE2eTest, RunsInItsNamespaceThroughTokenHeaderAndCookie) {
+  const fs::path& dir = dir_;
+  auto write = [&](const std::string& name, const std::string& text) { return Write(name, text); };
+  auto pki = http::testing::MakeTestPki(dir / "pki");
+  std::string tokens = write("tokens", std::string(kProxyToken) + "\n" + kAliceToken + " alice\n");
+  std::string policy = write("policy", "alice team-a\nbob team-b\n");
+  std::string proxy_token = write("proxy-token", kProxyToken);
+  ChildProcess server({kfpbench::testing::KfpbenchBinary(), "serve", "--port", "0", "--executor",
+                       "stub", "--stub-duration", "constant:50ms", "--tls-cert", pki.server_cert,
+                       "--tls-key", pki.server_key, "--token-file", tokens, "--token-cookie",
+                       "authservice_session", "--multi-user", "--namespace-policy", policy});
+  ASSERT_TRUE(server.started());
+  std::string line = server.WaitForLine("serving", std::chrono::seconds(60));
+  ASSERT_FALSE(line.empty()) << server.seen();
+  std::string url = kfpbench::testing::UrlInLine(line);
+  std::string scenario = write("s.json", R"([
+    {"mode": "PIPELINE_RUN", "runTime": "2s", "numTimes": 2,
+     "pipelineFileName": "sleep_chain.yaml", "params": {"duration": "100ms"}},
+    {"mode": "RANDOM_GETS", "startTime": "1s", "runTime": "1s", "concurrency": 2}
+  ])");
+  std::string pipelines = std::string(KFPBENCH_SOURCE_DIR) + "/examples/pipelines";
+  auto run = [&](const std::string& flags, const std::string& out) {
+    return Kfpbench("run " + scenario + " --host " + url + " --ca-file " + pki.ca_cert.string() +
+                    " --pipelines " + pipelines + " --poll-interval 100ms --quiet " + flags +
+                    " --out " + (dir / out).string());
+  };
+  auto expect_clean = [&](const std::string& out, const std::string& output) {
+    json j = kfpbench::testing::ReadJson(dir / out / "results.json");
+    ASSERT_TRUE(j.is_object()) << output;
+    int runs = j["runs"]["count"];
+    EXPECT_GE(runs, 2) << output;
+    EXPECT_EQ(j["runs"]["by_state"].value("SUCCEEDED", 0), runs) << j["runs"].dump(2);
+    for (const auto& [op, figures] : j["operations"].items()) {
+      EXPECT_EQ(figures["errors"].get<int>(), 0) << op << " " << figures;
+    }
+    EXPECT_TRUE(j["cleanup_failures"].empty()) << j["cleanup_failures"];
+  };
+  {
+    // Through the proxy: its token, and the user it vouches for.
+    auto r =
+        run("--namespace team-a --token-file " + proxy_token + " --header 'kubeflow-userid: alice'",
+            "proxy");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    expect_clean("proxy", r.output);
+  }
+  {
+    // A login cookie holding alice's own token.
+    auto r = run(std::string("--namespace team-a --cookie authservice_session=") + kAliceToken,
+                 "cookie");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    expect_clean("cookie", r.output);
+  }
+  {
+    // Bob is not in team-a: every call into it is refused, as KFP refuses it.
+    auto r =
+        run("--namespace team-a --token-file " + proxy_token + " --header 'kubeflow-userid: bob'",
+            "stranger");
+    EXPECT_NE(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("User 'bob' is not authorized"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find(kProxyToken), std::string::npos) << "a token was printed";
+  }
+  {
+    auto r = run("--namespace team-a", "anonymous");
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("401"), std::string::npos) << r.output;
+  }
+  server.Stop();
+}
+
+}  // namespace
+}  // namespace kfpbench::harness
