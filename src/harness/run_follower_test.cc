@@ -27,6 +27,9 @@ Measured RunOpenLoop(int runs, const std::string& step, Duration spread, Harness
   target.embedded.threads = 4;
   target.embedded.backend.executor = "stub";
   target.embedded.backend.stub_durations = {"constant:" + step};
+  // Room for every step at once: the runs measure the follower, not queueing
+  // for this machine's two cores.
+  target.embedded.backend.nodes = {engine::NodeSpec("roomy", 1e6, int64_t{1} << 50)};
   auto session = Session::Open(target);
   EXPECT_TRUE(session.ok()) << session.error().message;
   if (!session.ok()) return {};
