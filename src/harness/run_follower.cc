@@ -84,7 +84,7 @@ void RunFollower::Add(results::RunRecord record) {
   // CreateRun without it), and under v1beta1, whose runs have no `state` to
   // filter on (only `status`, whose values follow the workflow engine): such
   // runs are polled one by one, as before the listing.
-  if (context_.options().observe_each_run || record.experiment_id.empty() ||
+  if (listing_refused_ || context_.options().observe_each_run || record.experiment_id.empty() ||
       context_.client().api() != kfp::ApiVersion::kV2beta1) {
     t.listed = false;
     context_.observer().NotePolling(
@@ -179,7 +179,6 @@ void RunFollower::PollInstead(const std::string& experiment_id, const std::strin
 void RunFollower::ListLoop() {
   std::unique_lock lock(mu_);
   WallTime next_sweep = WallClock::now() + context_.options().poll_interval;
-  bool refused = false;  // a listing was refused for good: every run is polled
   for (;;) {
     WallTime now = WallClock::now();
     if (PastDeadline(now) || (finishing_ && tracked_.empty() && fetching_ == 0)) return;
@@ -191,7 +190,7 @@ void RunFollower::ListLoop() {
     for (const auto& [id, t] : tracked_) {
       if (t.listed && !t.ended && t.added < now) experiments.insert(t.record.experiment_id);
     }
-    if (refused || experiments.empty()) {
+    if (listing_refused_ || experiments.empty()) {
       next_sweep = now + context_.options().poll_interval;
       continue;
     }
@@ -206,7 +205,7 @@ void RunFollower::ListLoop() {
       if (ids.ok()) {
         Conclude(e, *ids, sweep_start);
       } else if (RefusedForGood(ids.error())) {
-        refused = true;
+        listing_refused_ = true;
         PollInstead("", "the target refused a listing of runs in flight (" + ids.error().message +
                             "); every run is polled one by one");
       }
@@ -259,6 +258,8 @@ void RunFollower::DetailLoop() {
     }
     now = WallClock::now();
     const WallTime due = now + context_.options().poll_interval;
+    // A listing refused while this run was being read: it is polled too.
+    if (listing_refused_) t.listed = false;
     if (t.ended && !IsTerminal(t.record.state) && t.record.error.empty()) {
       // The listing raced the run (or reads its state otherwise): list it
       // again, and poll it after a second disagreement.
@@ -279,6 +280,8 @@ void RunFollower::DetailLoop() {
 }
 
 void FollowRun(Context& context, results::RunRecord& record, WallTime give_up) {
+  context.observer().NotePolling(
+      "closed-loop scenarios poll each of their runs: the next run waits for this one");
   for (;;) {
     WallTime deadline = context.StopWaitingAt(give_up);
     if (PollRun(context, record, deadline)) {

@@ -77,6 +77,7 @@ class RunFollower {
   std::priority_queue<Due, std::vector<Due>, std::greater<>> polls_;  // polled runs, by due time
   size_t fetching_ = 0;
   bool finishing_ = false;
+  bool listing_refused_ = false;  // for good: every run is polled from then on
   WallTime give_up_ = WallTime::max();
   std::vector<std::thread> threads_;
 };

