@@ -113,6 +113,26 @@
       }), 1));
   }
 
+  // What following the runs asked of the target, apart from the workload above.
+  function observerCalls() {
+    const o = R.observer;
+    if (!o) return;
+    const s = section("Observer calls", "kfpbench's own calls to follow its runs (not in the API calls above): " +
+      o.calls + " calls, " + (100 * o.share_of_calls).toFixed(1) + " % of all calls, " + o.calls_per_run.toFixed(2) +
+      " per run; budget " + (o.qps_budget > 0 ? o.qps_budget + "/s" : "unlimited") + ".");
+    s.appendChild(table(["operation", "calls", "errors", "calls/s", "p50", "p95", "p99", "max"],
+      Object.keys(o.operations || {}).sort().map((n) => {
+        const c = o.operations[n], l = c.latency_us;
+        return [n, c.count, c.errors, c.throughput_per_s.toFixed(2), fmtMs(l.p50 / 1000), fmtMs(l.p95 / 1000),
+          fmtMs(l.p99 / 1000), fmtMs(l.max / 1000)];
+      }), 1));
+    const lag = o.observe_lag_ms || {};
+    s.appendChild(el("p", {}, o.runs_by_listing + " runs' ends found by listing (" + o.list_sweeps + " sweeps), " +
+      o.runs_by_polling + " polled one by one" + (o.polling_reason ? " (" + o.polling_reason + ")" : "") +
+      (lag.count ? "; seen after the server's finished_at by p50 " + fmtMs(lag.p50) + ", p95 " + fmtMs(lag.p95) +
+        ", max " + fmtMs(lag.max) + " (this widens observed times only; durations are the server's)" : "") + "."));
+  }
+
   // ---- charts ---------------------------------------------------------------
 
   function latencyOverTime() {
@@ -463,7 +483,13 @@
       ["API version", t.api_version],
       ["started", R.started_at], ["finished", R.finished_at],
       ["partial", R.partial ? "yes: " + R.partial_reason : "no"],
-    ], 2));
+    ].concat(R.harness_usage ? [["kfpbench itself" + (t.embedded ? " (with the embedded backend)" : ""),
+      (R.harness_usage.cpu_user_s + R.harness_usage.cpu_system_s).toFixed(1) + " s CPU (" +
+      R.harness_usage.cpu_cores.toFixed(2) + " cores), peak memory " +
+      (R.harness_usage.peak_rss_bytes / 1048576).toFixed(0) + " MiB"]] : [])
+      .concat(R.back_pressure && (R.back_pressure.waits || R.back_pressure.not_resent) ? [["back-pressure",
+        R.back_pressure.waits + " calls waited Retry-After (" + fmtMs(R.back_pressure.waited_ms) + "), " +
+        R.back_pressure.not_resent + " not resent"]] : []), 2));
     s.appendChild(el("h3", {}, "healthz"));
     s.appendChild(el("pre", {}, JSON.stringify(t.healthz === undefined ? null : t.healthz, null, 2)));
     if ((R.errors || []).length || (R.cleanup_failures || []).length) {
@@ -480,7 +506,7 @@
   // Each part draws on its own, so one failure leaves the rest of the page.
   // A growth scenario's results come first: they are what it measured.
   const hasGrowth = Object.keys(R.growth || {}).length > 0;
-  for (const part of [header, verdicts].concat(hasGrowth ? [growth] : [], [operationsTable, latencyOverTime,
+  for (const part of [header, verdicts].concat(hasGrowth ? [growth] : [], [operationsTable, observerCalls, latencyOverTime,
     latencyDistribution, throughput, durationCdf, timeline, stressSearch], hasGrowth ? [] : [growth],
     [schedules, runsSummary, context])) {
     try {

@@ -46,7 +46,12 @@ Command AddOrchestrateCommand(CLI::App& app) {
   cmd->add_option("--out", f->out, "results folder (default: results/<timestamp>)");
   harness::HarnessOptions& h = f->benchmark.harness;
   cmd->add_flag("--keep", h.keep, "keep the pipeline, experiment and runs created");
-  AddDurationOption(*cmd, "--poll-interval", h.poll_interval, "how often a run is polled");
+  AddDurationOption(*cmd, "--poll-interval", h.poll_interval,
+                    "how often the runs in flight are listed (or a run is polled)");
+  cmd->add_option("--observer-qps", h.observer_qps,
+                  "the most calls per second kfpbench makes to follow its runs (0: no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   AddDurationOption(*cmd, "--drain-timeout", h.drain_timeout,
                     "how long runs in flight at the end are awaited");
   f->target.Add(*cmd);

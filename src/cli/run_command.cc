@@ -43,7 +43,14 @@ Command AddRunCommand(CLI::App& app) {
   cmd->add_option("--time-scale", f->time_scale, "multiply every time in the file")
       ->check(GreaterThanZero());
   harness::BenchmarkOptions& b = f->benchmark;
-  AddDurationOption(*cmd, "--poll-interval", b.harness.poll_interval, "how often a run is polled");
+  AddDurationOption(*cmd, "--poll-interval", b.harness.poll_interval,
+                    "how often the runs in flight are listed (or a run is polled)");
+  cmd->add_option("--observer-qps", b.harness.observer_qps,
+                  "the most calls per second kfpbench makes to follow its runs (0: no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_flag("--observer-poll-each-run", b.harness.observe_each_run,
+                "poll every run with GetRun instead of listing the runs in flight");
   AddDurationOption(*cmd, "--drain-timeout", b.harness.drain_timeout,
                     "how long runs in flight at the end are awaited");
   AddDurationOption(*cmd, "--grace", b.harness.grace,

@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "harness/modes.h"
+#include "harness/process_usage.h"
 
 namespace kfpbench::harness {
 
@@ -91,6 +92,20 @@ Context::CleanUpReport CleanUpWithinGrace(Context& context, const HarnessOptions
   return report;
 }
 
+results::BackPressure BackPressureSince(const kfp::BackPressureCounts& before,
+                                        const kfp::BackPressureCounts& now) {
+  results::BackPressure b;
+  b.waits = now.waits - before.waits;
+  b.waited = now.waited - before.waited;
+  b.not_resent = now.not_resent - before.not_resent;
+  for (const auto& [op, n] : now.by_operation) {
+    auto it = before.by_operation.find(op);
+    const uint64_t was = it == before.by_operation.end() ? 0 : it->second;
+    if (n > was) b.by_operation[op] = n - was;
+  }
+  return b;
+}
+
 }  // namespace
 
 results::BenchmarkResults RunScenarios(
@@ -110,6 +125,8 @@ results::BenchmarkResults RunScenarios(
     results.scenarios.push_back(std::move(info));
   }
 
+  const ProcessSample usage_start = SampleProcess();
+  const kfp::BackPressureCounts pressure_before = client.back_pressure();
   results::RunLog runs;
   Context context(client, runs, options);
   std::mutex errors_mu;  // scenario threads add to results.errors
@@ -124,6 +141,8 @@ results::BenchmarkResults RunScenarios(
     copy.runs = runs.Records();
     context.findings().CopyTo(copy);
     copy.operations = recorder.Snapshot();
+    copy.observer = context.observer().Summary();
+    copy.harness_usage = UsageSince(usage_start);
     copy.finished = WallClock::now();
     copy.partial = true;
     copy.partial_reason = fmt::format(
@@ -185,6 +204,9 @@ results::BenchmarkResults RunScenarios(
   MarkPartial(context, results);
   // Clean-up calls are not part of the measured load.
   results.operations = recorder.Snapshot();
+  results.observer = context.observer().Summary();
+  results.harness_usage = UsageSince(usage_start);
+  results.back_pressure = BackPressureSince(pressure_before, client.back_pressure());
   if (options.before_cleanup) options.before_cleanup(results);
   results.finished = WallClock::now();
   results.RedactSecrets();

@@ -19,7 +19,11 @@ constexpr int kGrowthCleanUpConcurrency = 8;
 }  // namespace
 
 Context::Context(kfp::Client& client, results::RunLog& runs, const HarnessOptions& options)
-    : client_(client), runs_(runs), options_(options) {}
+    : client_(client),
+      runs_(runs),
+      options_(options),
+      observer_(
+          std::make_unique<RunObserver>(client, options.observer_qps, options.poll_interval)) {}
 
 bool Context::Interrupted() const {
   return aborted_.load(std::memory_order_relaxed) ||

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/run_observer.h"
 #include "harness/scenario.h"
 #include "kfp/client.h"
 #include "results/results.h"
@@ -22,6 +23,12 @@ namespace kfpbench::harness {
 
 struct HarnessOptions {
   Duration poll_interval = std::chrono::milliseconds(500);
+  // The run followers' budget: their ListRuns and GetRun calls together, per
+  // second (harness/run_observer.h). 0: unlimited.
+  double observer_qps = 20;
+  // Poll every run with GetRun each poll interval instead of listing (the
+  // follower before listing; for comparison, and targets that list wrongly).
+  bool observe_each_run = false;
   // After runTime, how long runs still in flight are awaited (ML runs are
   // long; the wait ends as soon as they do).
   Duration drain_timeout = std::chrono::minutes(30);
@@ -83,6 +90,8 @@ class Context {
   Context(kfp::Client& client, results::RunLog& runs, const HarnessOptions& options);
 
   kfp::Client& client() { return client_; }
+  // The run followers' client and budget, recorded apart from the workload.
+  RunObserver& observer() { return *observer_; }
   results::RunLog& runs() { return runs_; }
   const HarnessOptions& options() const { return options_; }
 
@@ -140,6 +149,7 @@ class Context {
   kfp::Client& client_;
   results::RunLog& runs_;
   const HarnessOptions& options_;
+  std::unique_ptr<RunObserver> observer_;
   mutable std::mutex mu_;
   std::atomic<bool> aborted_{false};
   mutable std::atomic<int64_t> interrupted_at_ns_{0};  // 0: not noticed yet

@@ -54,12 +54,17 @@ TEST_F(TargetE2eTest, PipelineRunAndRandomGetsOverV1beta1) {
     for (const auto& t : run["tasks"]) steps += t["dag"].get<bool>() ? 0 : 1;
     EXPECT_EQ(steps, 3) << run;
   }
-  for (const char* op : {"UploadPipeline", "CreateRun", "GetRun", "ListPipelines",
-                         "ListPipelineVersions", "ListExperiments", "ListRuns"}) {
+  for (const char* op : {"UploadPipeline", "CreateRun", "ListPipelines", "ListPipelineVersions",
+                         "ListExperiments", "ListRuns"}) {
     ASSERT_TRUE(j["operations"].contains(op)) << op;
     EXPECT_GT(j["operations"][op]["count"].get<int>(), 0) << op;
     EXPECT_EQ(j["operations"][op]["errors"].get<int>(), 0) << op << " " << j["operations"][op];
   }
+  // Following the runs is the observer's: v1beta1 runs are polled one by one.
+  const json& get_run = j["observer"]["operations"]["GetRun"];
+  EXPECT_GT(get_run["count"].get<int>(), 0) << j["observer"];
+  EXPECT_EQ(get_run["errors"].get<int>(), 0) << get_run;
+  EXPECT_EQ(j["observer"]["runs_by_listing"].get<int>(), 0) << j["observer"];
   EXPECT_TRUE(j["cleanup_failures"].empty()) << j["cleanup_failures"];
 }
 

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <map>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -81,6 +82,29 @@ Client Client::StartingBefore(WallTime end) const {
   return bounded;
 }
 
+Client Client::ReportingTo(CallObserver* observer) const {
+  Client copy = *this;
+  copy.observer_ = observer;
+  return copy;
+}
+
+std::optional<Duration> ParseRetryAfter(std::string_view value) {
+  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
+  if (value.empty() || value.size() > 9) return std::nullopt;
+  int64_t seconds = 0;
+  for (char c : value) {
+    if (c < '0' || c > '9') return std::nullopt;
+    seconds = seconds * 10 + (c - '0');
+  }
+  return std::chrono::seconds(seconds);
+}
+
+BackPressureCounts Client::back_pressure() const {
+  std::lock_guard lock(back_pressure_->mu);
+  return back_pressure_->counts;
+}
+
 Error Client::Failed(std::string_view operation, const std::string& reason, int code,
                      std::string_view where) const {
   std::string why = Redact(reason);
@@ -99,6 +123,31 @@ Result<std::string> Client::CallForBody(std::string_view operation, http::Method
   auto latency = std::chrono::steady_clock::now() - started;
   int status = response.ok() ? response->status : 0;
   if (observer_) observer_->OnCall(operation, latency, status, WallClock::now());
+  for (int resends = 0; status == 429 || status == 503; ++resends) {
+    auto wait = ParseRetryAfter(response->headers.Get("Retry-After"));
+    if (!wait) break;
+    const bool idempotent = method == http::Method::kGet;
+    const bool in_time = !start_before_ || WallClock::now() + *wait < *start_before_;
+    {
+      std::lock_guard lock(back_pressure_->mu);
+      BackPressureCounts& c = back_pressure_->counts;
+      ++c.by_operation[std::string(operation)];
+      if (!idempotent) ++c.not_resent;
+      if (!idempotent || resends >= kMaxRetryAfterResends || *wait > kMaxRetryAfterWait ||
+          !in_time) {
+        break;
+      }
+      ++c.waits;
+      c.waited += *wait;
+    }
+    std::this_thread::sleep_for(*wait);
+    started = std::chrono::steady_clock::now();
+    // Only GETs are resent, and kfpbench's GETs carry no body.
+    response = http_.Send(method, target, "", content_type);
+    latency = std::chrono::steady_clock::now() - started;
+    status = response.ok() ? response->status : 0;
+    if (observer_) observer_->OnCall(operation, latency, status, WallClock::now());
+  }
   if (!response.ok()) return Failed(operation, response.error().message, 0);
   if (status < 200 || status >= 300) {
     std::string message;

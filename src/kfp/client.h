@@ -6,6 +6,8 @@
 #pragma once
 
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -70,6 +72,22 @@ struct RunCreate {
   nlohmann::json parameters = nlohmann::json::object();
 };
 
+// A target's back-pressure: 429 or 503 answers that carried Retry-After
+// (delta-seconds). A GET waits what the target asked (at most
+// kMaxRetryAfterWait, kMaxRetryAfterResends times) and is sent again; any
+// other call is never resent, its caller gets the error. Each answer is
+// reported to the observer as the call it was.
+struct BackPressureCounts {
+  uint64_t waits = 0;  // GETs that waited Retry-After and were resent
+  Duration waited{};
+  uint64_t not_resent = 0;  // non-idempotent calls answered with Retry-After
+  std::map<std::string, uint64_t> by_operation;
+};
+inline constexpr Duration kMaxRetryAfterWait = std::chrono::seconds(60);
+inline constexpr int kMaxRetryAfterResends = 3;
+// Retry-After's delta-seconds; nullopt when absent or an HTTP date (not waited on).
+std::optional<Duration> ParseRetryAfter(std::string_view value);
+
 enum class ApiVersion { kV2beta1, kV1beta1 };
 // "v2beta1" or "v1beta1".
 Result<ApiVersion> ParseApiVersion(std::string_view text);
@@ -126,6 +144,8 @@ class Client {
   Status DeleteRecurringRun(const std::string& recurring_run_id);
 
   std::string base_url() const;
+  // Since the client was made, shared by its copies.
+  BackPressureCounts back_pressure() const;
   ApiVersion api() const { return config_.api; }
   const ClientConfig& config() const { return config_; }
 
@@ -138,6 +158,9 @@ class Client {
   // The Error code of a call StartingBefore did not send (no HTTP status is
   // negative): nothing was asked of the target, so nothing is to be counted.
   static constexpr int kNotSent = -1;
+  // A copy that reports its calls to `observer` instead (may be null): the
+  // run follower's calls are recorded apart from the workload's.
+  Client ReportingTo(CallObserver* observer) const;
 
  private:
   // Sends one call, reports it, and turns transport failures and non-2xx
@@ -175,6 +198,11 @@ class Client {
   ClientConfig config_;
   CallObserver* observer_;
   std::optional<WallTime> start_before_;
+  struct SharedCounts {
+    std::mutex mu;
+    BackPressureCounts counts;
+  };
+  std::shared_ptr<SharedCounts> back_pressure_ = std::make_shared<SharedCounts>();
 };
 
 }  // namespace kfpbench::kfp

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -97,6 +98,63 @@ TEST(ClientDeadline, NoCallStartsAfterTheEndAndNoneIsCounted) {
   EXPECT_TRUE(client.ListExperimentIds({}).ok());
   EXPECT_EQ(served.load(), 2);
   server.Stop();
+}
+
+// A target's 429 with Retry-After: a GET waits what was asked and goes again,
+// each answer counted as the call it was; a POST is never resent.
+TEST(ClientBackPressure, GetsWaitRetryAfterAndPostsAreNotResent) {
+  std::atomic<int> gets{0}, posts{0};
+  http::ServerOptions so;
+  so.handler = [&](const http::Request& r) {
+    if (r.method == http::Method::kPost) {
+      ++posts;
+      auto busy = http::Response::Json(429, R"({"code":8,"message":"slow down"})");
+      busy.headers.Set("Retry-After", "1");
+      return busy;
+    }
+    if (gets++ == 0) {
+      auto busy = http::Response::Json(503, R"({"code":14,"message":"busy"})");
+      busy.headers.Set("Retry-After", "1");
+      return busy;
+    }
+    return http::Response::Json(200, R"({"run_id":"ok","display_name":"ok","state":"RUNNING"})");
+  };
+  http::Server server(so);
+  ASSERT_TRUE(server.Start().ok());
+  http::ClientOptions co;
+  co.base.scheme = "http";
+  co.base.host = "127.0.0.1";
+  co.base.port = server.port();
+  co.base.base_path = "/apis/v2beta1";
+  http::Client http(co);
+  Counting observer;
+  Client client(http, ClientConfig{}, &observer);
+
+  auto started = std::chrono::steady_clock::now();
+  EXPECT_TRUE(client.GetRun("ok").ok());
+  EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(990));
+  EXPECT_EQ(observer.statuses["GetRun 503"], 1);
+  EXPECT_EQ(observer.statuses["GetRun 200"], 1);
+  RunCreate create;
+  create.display_name = "r";
+  create.pipeline_id = "p";
+  EXPECT_FALSE(client.CreateRun(create).ok());
+  EXPECT_EQ(posts.load(), 1) << "a POST is never sent twice";
+  BackPressureCounts counts = client.StartingBefore(WallTime::max()).back_pressure();
+  EXPECT_EQ(counts.waits, 1u);
+  EXPECT_EQ(counts.waited, std::chrono::seconds(1));
+  EXPECT_EQ(counts.not_resent, 1u);
+  EXPECT_EQ(counts.by_operation["GetRun"], 1u);
+  EXPECT_EQ(counts.by_operation["CreateRun"], 1u);
+  server.Stop();
+}
+
+TEST(ClientBackPressure, RetryAfterIsReadInSecondsOnly) {
+  EXPECT_EQ(ParseRetryAfter(" 2 "), std::chrono::seconds(2));
+  EXPECT_EQ(ParseRetryAfter("0"), std::chrono::seconds(0));
+  EXPECT_EQ(ParseRetryAfter(""), std::nullopt);
+  EXPECT_EQ(ParseRetryAfter("-1"), std::nullopt);
+  EXPECT_EQ(ParseRetryAfter("Wed, 21 Oct 2015 07:28:00 GMT"), std::nullopt);
 }
 
 }  // namespace

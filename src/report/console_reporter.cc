@@ -115,6 +115,54 @@ void MeasuredMixTable(std::ostream& out, const results::BenchmarkResults& r) {
   }
 }
 
+// What following the runs asked of the target, apart from the workload.
+void ObserverSection(std::ostream& out, const results::BenchmarkResults& r, double elapsed) {
+  const results::ObserverSummary& o = r.observer;
+  if (!o.Used()) return;
+  uint64_t workload = 0;
+  for (const auto& [name, op] : r.operations) workload += op.latency_us.count();
+  const uint64_t calls = o.Calls();
+  const uint64_t runs = o.runs_by_listing + o.runs_by_polling;
+  out << fmt::format(
+      "\nObserver (kfpbench following its runs; not in the table above): {} calls, {:.1f}% of all "
+      "calls, {:.2f} per run; budget {}\n",
+      calls, calls + workload ? 100.0 * calls / (calls + workload) : 0.0,
+      runs ? static_cast<double>(calls) / runs : 0.0,
+      o.qps_budget > 0 ? fmt::format("{:g}/s", o.qps_budget) : std::string("unlimited"));
+  for (const auto& [name, op] : o.operations) {
+    const auto& h = op.latency_us;
+    out << fmt::format("{:<22} {:>7} {:>7} {:>8.1f} {:>8} {:>8} {:>8} {:>8}\n", name, h.count(),
+                       op.errors, elapsed > 0 ? h.count() / elapsed : 0.0,
+                       Us(h.ValueAtPercentile(50)), Us(h.ValueAtPercentile(95)),
+                       Us(h.ValueAtPercentile(99)), Us(h.max()));
+  }
+  out << fmt::format("{} runs' ends found by listing ({} sweeps), {} polled one by one{}\n",
+                     o.runs_by_listing, o.list_sweeps, o.runs_by_polling,
+                     o.polling_reason.empty() ? "" : " (" + o.polling_reason + ")");
+  if (const auto& lag = o.observe_lag_ms; lag.count() > 0) {
+    out << fmt::format(
+        "observed after the server's finished_at: p50 {} ms, p95 {} ms, max {} ms (widens "
+        "`observed` only; durations are the server's)\n",
+        lag.ValueAtPercentile(50), lag.ValueAtPercentile(95), lag.max());
+  }
+}
+
+void HarnessSection(std::ostream& out, const results::BenchmarkResults& r) {
+  if (const auto& u = r.harness_usage; u.Measured()) {
+    out << fmt::format(
+        "kfpbench itself{}: {:.1f} s CPU over {:.1f} s ({:.2f} cores), peak memory {:.0f} MiB, {} "
+        "threads\n",
+        r.target.embedded ? " (with the embedded backend)" : "", u.cpu_user_s + u.cpu_system_s,
+        u.wall_s, u.CpuCores(), u.peak_rss_bytes / 1048576.0, u.threads);
+  }
+  if (const auto& b = r.back_pressure; b.Seen()) {
+    out << fmt::format(
+        "back-pressure: {} call(s) waited the target's Retry-After ({:.1f} s in all) and were "
+        "resent; {} non-idempotent call(s) refused with Retry-After were not resent\n",
+        b.waits, ToSeconds(b.waited), b.not_resent);
+  }
+}
+
 }  // namespace
 
 Status ConsoleReporter::Report(const results::BenchmarkResults& r) {
@@ -146,6 +194,7 @@ Status ConsoleReporter::Report(const results::BenchmarkResults& r) {
                         Us(h.ValueAtPercentile(50)), Us(h.ValueAtPercentile(95)),
                         Us(h.ValueAtPercentile(99)), Us(h.max()));
   }
+  ObserverSection(out_, r, elapsed);
   auto durations = r.RunDurationsMs();
   auto waits = r.QueueWaitsMs();
   std::map<std::string, int> by_state;
@@ -285,6 +334,7 @@ Status ConsoleReporter::Report(const results::BenchmarkResults& r) {
         "they went out (each call counted once above)\n",
         r.resent_requests);
   }
+  HarnessSection(out_, r);
   out_.flush();
   return Ok();
 }

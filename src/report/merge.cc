@@ -86,6 +86,37 @@ Result<BenchmarkResults> MergeResults(const std::vector<BenchmarkResults>& parts
     if (out.benchmark_id.find(p.benchmark_id) == std::string::npos) {
       out.benchmark_id += (out.benchmark_id.empty() ? "" : " ") + p.benchmark_id;
     }
+    // The observer's calls, kfpbench's own use and the target's back-pressure
+    // add up over parts (shards, repetitions); the budget is the first part's.
+    results::ObserverSummary& o = out.observer;
+    if (o.qps_budget == 0) o.qps_budget = p.observer.qps_budget;
+    if (o.poll_interval == Duration::zero()) o.poll_interval = p.observer.poll_interval;
+    for (const auto& [name, op] : p.observer.operations) {
+      metrics::OperationStats& m = o.operations[name];
+      m.latency_us.Merge(op.latency_us);
+      m.errors += op.errors;
+      for (const auto& [status, n] : op.by_status) m.by_status[status] += n;
+      for (const auto& [message, n] : op.error_messages) m.AddErrorMessage(message, n);
+      MergeWindows(m.windows, op.windows, shift_s);
+    }
+    o.list_sweeps += p.observer.list_sweeps;
+    o.runs_by_listing += p.observer.runs_by_listing;
+    o.runs_by_polling += p.observer.runs_by_polling;
+    if (o.polling_reason.empty()) o.polling_reason = p.observer.polling_reason;
+    o.observe_lag_ms.Merge(p.observer.observe_lag_ms);
+    o.budget_wait += p.observer.budget_wait;
+    results::HarnessUsage& u = out.harness_usage;
+    u.wall_s += p.harness_usage.wall_s;
+    u.cpu_user_s += p.harness_usage.cpu_user_s;
+    u.cpu_system_s += p.harness_usage.cpu_system_s;
+    u.peak_rss_bytes = std::max(u.peak_rss_bytes, p.harness_usage.peak_rss_bytes);
+    u.rss_bytes = std::max(u.rss_bytes, p.harness_usage.rss_bytes);
+    u.threads = std::max(u.threads, p.harness_usage.threads);
+    out.back_pressure.waits += p.back_pressure.waits;
+    out.back_pressure.waited += p.back_pressure.waited;
+    out.back_pressure.not_resent += p.back_pressure.not_resent;
+    for (const auto& [op, n] : p.back_pressure.by_operation)
+      out.back_pressure.by_operation[op] += n;
     out.stress_steps.insert(out.stress_steps.end(), p.stress_steps.begin(), p.stress_steps.end());
     out.stress_stops.insert(out.stress_stops.end(), p.stress_stops.begin(), p.stress_stops.end());
     // Growth is never sharded (ApplyShard refuses it); the same scenario in

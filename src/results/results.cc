@@ -199,4 +199,10 @@ std::optional<StressStopReason> ParseStressStopReason(std::string_view name) {
   return std::nullopt;
 }
 
+uint64_t ObserverSummary::Calls() const {
+  uint64_t n = 0;
+  for (const auto& [name, op] : operations) n += op.latency_us.count();
+  return n;
+}
+
 }  // namespace kfpbench::results

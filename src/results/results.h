@@ -61,11 +61,14 @@ struct RunRecord {
   std::string error;
   WallTime intended{};           // open loop: when the run was meant to start (zero in closed loop)
   std::string recurring_run_id;  // scheduled runs: the schedule that made it
-  WallTime scheduled{};          // scheduled runs: the fire time the server meant
-  WallTime submitted{};          // client: CreateRun sent
-  WallTime created{};            // server: created_at
-  WallTime finished{};           // server: finished_at (zero until terminal)
-  WallTime observed{};           // client: terminal state first seen
+  // The server's experiment of the run, as the follower lists it by (not
+  // written to results.json).
+  std::string experiment_id;
+  WallTime scheduled{};  // scheduled runs: the fire time the server meant
+  WallTime submitted{};  // client: CreateRun sent
+  WallTime created{};    // server: created_at
+  WallTime finished{};   // server: finished_at (zero until terminal)
+  WallTime observed{};   // client: terminal state first seen
   std::vector<TaskTiming> tasks;
 
   bool Finished() const { return IsTerminal(state) && finished.time_since_epoch().count() != 0; }
@@ -194,6 +197,50 @@ struct Progress {
   int late_starts = 0;                       // open loop: sent later than kLateStart
 };
 
+// What the benchmark itself asked of the target to follow its runs (the run
+// follower's ListRuns and GetRun calls), kept apart from the workload's calls
+// so a user sees what observing cost (docs/RESULTS.md, "observer").
+struct ObserverSummary {
+  double qps_budget = 0;  // --observer-qps; 0: unlimited
+  Duration poll_interval{};
+  std::map<std::string, metrics::OperationStats> operations;
+  uint64_t list_sweeps = 0;      // passes over the in-flight runs by ListRuns
+  uint64_t runs_by_listing = 0;  // runs whose end a listing discovered
+  uint64_t runs_by_polling = 0;  // runs polled one by one (the fallback)
+  std::string polling_reason;    // why the fallback was used, when it was
+  // Client time the terminal state was first seen - the server's finished_at,
+  // in ms, over finished runs: how much coarser observation widened
+  // `observed` (never the durations, which are the server's own).
+  metrics::Histogram observe_lag_ms;
+  Duration budget_wait{};  // total time calls waited for the budget
+
+  uint64_t Calls() const;
+  bool Used() const { return Calls() > 0 || runs_by_listing + runs_by_polling > 0; }
+};
+
+// What kfpbench itself used while the benchmark ran (getrusage, /proc/self):
+// evidence the load generator was not the bottleneck.
+struct HarnessUsage {
+  double wall_s = 0;
+  double cpu_user_s = 0, cpu_system_s = 0;
+  int64_t peak_rss_bytes = 0;  // the process's high-water mark (VmHWM)
+  int64_t rss_bytes = 0;       // at the end (VmRSS)
+  int threads = 0;             // at the end
+  // CPU seconds over wall seconds: 1.0 is one core busy the whole time.
+  double CpuCores() const { return wall_s > 0 ? (cpu_user_s + cpu_system_s) / wall_s : 0; }
+  bool Measured() const { return wall_s > 0; }
+};
+
+// 429/503 answers that carried Retry-After (kfp/client.h): idempotent calls
+// waited and were sent again; the others were not resent.
+struct BackPressure {
+  uint64_t waits = 0;  // idempotent calls that waited Retry-After and were resent
+  Duration waited{};
+  uint64_t not_resent = 0;  // non-idempotent calls refused with Retry-After: left failed
+  std::map<std::string, uint64_t> by_operation;
+  bool Seen() const { return waits + not_resent > 0; }
+};
+
 // Objects a benchmark made on the target, or deleted there afterwards.
 struct TargetObjects {
   int64_t pipelines = 0, experiments = 0, runs = 0, recurring_runs = 0;
@@ -229,6 +276,9 @@ struct BenchmarkResults {
   // closed as they went out (http::Client::retries); counted apart from the
   // operations, which record each call once.
   uint64_t resent_requests = 0;
+  ObserverSummary observer;  // the run follower's own calls, apart from `operations`
+  HarnessUsage harness_usage;
+  BackPressure back_pressure;
   nlohmann::json collectors = nlohmann::json::array();  // --collector outputs
   PodLifecycle pod_lifecycle;                           // --kube-context
   std::vector<RepetitionSummary> repetitions;           // run --repeat: one per repetition

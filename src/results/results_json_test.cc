@@ -55,6 +55,44 @@ TEST(ResultsReader, RoundTripsShardStressSchedulesAndCollectors) {
   EXPECT_EQ(back->scenarios[0].artifact_bytes, 64 << 20);
 }
 
+TEST(ResultsReader, RoundTripsTheObserverHarnessUsageAndBackPressure) {
+  auto original = results::testing::SyntheticResults(1);
+  original.observer.qps_budget = 20;
+  original.observer.poll_interval = std::chrono::milliseconds(500);
+  original.observer.operations["ListRuns"].latency_us.Record(900);
+  original.observer.operations["GetRun"].latency_us.Record(700, 3);
+  original.observer.list_sweeps = 4;
+  original.observer.runs_by_listing = 3;
+  original.observer.observe_lag_ms.Record(250, 3);
+  original.observer.budget_wait = std::chrono::milliseconds(120);
+  original.harness_usage = {.wall_s = 10,
+                            .cpu_user_s = 1.5,
+                            .cpu_system_s = 0.5,
+                            .peak_rss_bytes = 64 << 20,
+                            .rss_bytes = 60 << 20,
+                            .threads = 12};
+  original.back_pressure.waits = 2;
+  original.back_pressure.waited = std::chrono::seconds(3);
+  original.back_pressure.by_operation["GetRun"] = 2;
+  auto j = ResultsToJson(original);
+  EXPECT_EQ(j["observer"]["calls"], 4);
+  EXPECT_DOUBLE_EQ(j["harness_usage"]["cpu_cores"].get<double>(), 0.2);
+  auto back = ResultsFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(ResultsToJson(*back), j);
+  EXPECT_EQ(back->observer.Calls(), 4u);
+  EXPECT_EQ(back->observer.observe_lag_ms.count(), 3u);
+  EXPECT_EQ(back->back_pressure.by_operation.at("GetRun"), 2u);
+  // Files written before these sections read as having observed nothing.
+  j.erase("observer");
+  j.erase("harness_usage");
+  j.erase("back_pressure");
+  auto old = ResultsFromJson(j);
+  ASSERT_TRUE(old.ok()) << old.error().message;
+  EXPECT_FALSE(old->observer.Used());
+  EXPECT_FALSE(old->harness_usage.Measured());
+}
+
 TEST(ResultsReader, LoadsAFolderOrAFile) {
   TempDir dir;
   ASSERT_TRUE(WriteResults(dir.path() / "results.json", testing::SyntheticResults(2)).ok());

@@ -259,6 +259,49 @@ Status ReadExtensions(const json& j, BenchmarkResults& r) {
     s.Number("artifact_bytes", info.artifact_bytes);
     r.scenarios.push_back(std::move(info));
   });
+  // Files written before these sections have none: nothing was recorded.
+  in.Message("observer", [&](JsonReader& o) {
+    ObserverSummary& s = r.observer;
+    o.Number("qps_budget", s.qps_budget);
+    int64_t ms = 0;
+    o.Number("poll_interval_ms", ms);
+    s.poll_interval = std::chrono::milliseconds(ms);
+    o.Number("list_sweeps", s.list_sweeps);
+    o.Number("runs_by_listing", s.runs_by_listing);
+    o.Number("runs_by_polling", s.runs_by_polling);
+    o.String("polling_reason", s.polling_reason);
+    ReadHistogram(o, "observe_lag_histogram", s.observe_lag_ms);
+    ms = 0;
+    o.Number("budget_wait_ms", ms);
+    s.budget_wait = std::chrono::milliseconds(ms);
+    o.Entries("operations", [&](const std::string& name, JsonReader& op) {
+      ReadOperation(op, s.operations[name]);
+    });
+  });
+  in.Message("harness_usage", [&](JsonReader& u) {
+    HarnessUsage& h = r.harness_usage;
+    u.Number("wall_s", h.wall_s);
+    u.Number("cpu_user_s", h.cpu_user_s);
+    u.Number("cpu_system_s", h.cpu_system_s);
+    u.Number("peak_rss_bytes", h.peak_rss_bytes);
+    u.Number("rss_bytes", h.rss_bytes);
+    u.Number("threads", h.threads);
+  });
+  in.Message("back_pressure", [&](JsonReader& b) {
+    BackPressure& p = r.back_pressure;
+    b.Number("waits", p.waits);
+    int64_t ms = 0;
+    b.Number("waited_ms", ms);
+    p.waited = std::chrono::milliseconds(ms);
+    b.Number("not_resent", p.not_resent);
+    ReadCounts(
+        b, "by_operation", p.by_operation,
+        [](const std::string& text, std::string& k) {
+          k = text;
+          return true;
+        },
+        "counts must be non-negative integers");
+  });
   in.Custom("collectors", [&](const json& c) {
     if (!c.is_array()) return std::string("must be an array");
     r.collectors = c;

@@ -257,6 +257,50 @@ json ArtifactsJson(const BenchmarkResults& results) {
   return out;
 }
 
+json ObserverJson(const BenchmarkResults& results, double elapsed_s) {
+  const ObserverSummary& o = results.observer;
+  if (!o.Used()) return nullptr;
+  json ops = json::object();
+  for (const auto& [name, op] : o.operations) ops[name] = OperationJson(op, elapsed_s);
+  uint64_t workload = 0;
+  for (const auto& [name, op] : results.operations) workload += op.latency_us.count();
+  const uint64_t calls = o.Calls();
+  const uint64_t runs = o.runs_by_listing + o.runs_by_polling;
+  return {
+      {"qps_budget", o.qps_budget},
+      {"poll_interval_ms", ToMillis(o.poll_interval)},
+      {"calls", calls},
+      {"share_of_calls",
+       calls + workload ? static_cast<double>(calls) / static_cast<double>(calls + workload) : 0.0},
+      {"calls_per_run", runs ? static_cast<double>(calls) / static_cast<double>(runs) : 0.0},
+      {"list_sweeps", o.list_sweeps},
+      {"runs_by_listing", o.runs_by_listing},
+      {"runs_by_polling", o.runs_by_polling},
+      {"polling_reason", o.polling_reason},
+      {"observe_lag_ms", SummaryJson(o.observe_lag_ms)},
+      {"observe_lag_histogram", o.observe_lag_ms.ToJson()},
+      {"budget_wait_ms", ToMillis(o.budget_wait)},
+      {"operations", std::move(ops)}};
+}
+
+json HarnessUsageJson(const HarnessUsage& u) {
+  if (!u.Measured()) return nullptr;
+  return {{"wall_s", u.wall_s},
+          {"cpu_user_s", u.cpu_user_s},
+          {"cpu_system_s", u.cpu_system_s},
+          {"cpu_cores", u.CpuCores()},
+          {"peak_rss_bytes", u.peak_rss_bytes},
+          {"rss_bytes", u.rss_bytes},
+          {"threads", u.threads}};
+}
+
+json BackPressureJson(const BackPressure& b) {
+  return {{"waits", b.waits},
+          {"waited_ms", ToMillis(b.waited)},
+          {"not_resent", b.not_resent},
+          {"by_operation", b.by_operation}};
+}
+
 }  // namespace
 
 json SummaryJson(const metrics::Histogram& h) {
@@ -333,6 +377,9 @@ json ResultsToJson(const BenchmarkResults& results) {
       {"deleted", TargetObjectsJson(results.deleted)},
       {"kept", results.kept},
       {"resent_requests", results.resent_requests},
+      {"observer", ObserverJson(results, elapsed_s)},
+      {"harness_usage", HarnessUsageJson(results.harness_usage)},
+      {"back_pressure", BackPressureJson(results.back_pressure)},
       {"collectors", results.collectors},
       {"pod_lifecycle",
        results.pod_lifecycle.collected ? PodLifecycleToJson(results.pod_lifecycle) : json(nullptr)},

@@ -1,0 +1,86 @@
+#include "harness/run_observer.h"
+
+#include <thread>
+
+namespace kfpbench::harness {
+
+CallBudget::CallBudget(double qps) : qps_(qps) {
+  if (qps > 0) {
+    spacing_ = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(1.0 / qps));
+  }
+}
+
+bool CallBudget::Acquire(WallTime until) {
+  if (qps_ <= 0) return true;
+  auto now = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point slot;
+  {
+    std::lock_guard lock(mu_);
+    slot = std::max(now, next_);
+    if (until != WallTime::max() && WallClock::now() + (slot - now) > until) return false;
+    next_ = slot + spacing_;
+  }
+  if (slot > now) {
+    waited_ns_.fetch_add(std::chrono::duration_cast<Duration>(slot - now).count(),
+                         std::memory_order_relaxed);
+    std::this_thread::sleep_until(slot);
+  }
+  return true;
+}
+
+class RunObserver::Recording : public kfp::CallObserver {
+ public:
+  explicit Recording(metrics::Recorder& recorder) : recorder_(recorder) {}
+  void OnCall(std::string_view operation, Duration latency, int http_status,
+              WallTime completed_at) override {
+    recorder_.RecordCall(operation, latency, http_status, completed_at);
+  }
+  void OnError(std::string_view operation, const std::string& message, int http_status) override {
+    recorder_.RecordError(operation, message, http_status);
+  }
+
+ private:
+  metrics::Recorder& recorder_;
+};
+
+RunObserver::RunObserver(const kfp::Client& client, double qps, Duration poll_interval)
+    : calls_(WallClock::now()),
+      recording_(std::make_unique<Recording>(calls_)),
+      client_(std::make_unique<kfp::Client>(client.ReportingTo(recording_.get()))),
+      budget_(qps),
+      poll_interval_(poll_interval) {}
+
+RunObserver::~RunObserver() = default;
+
+void RunObserver::CountEnded(const results::RunRecord& record, bool by_listing) {
+  std::lock_guard lock(mu_);
+  ++(by_listing ? by_listing_ : by_polling_);
+  if (record.Finished() && record.observed.time_since_epoch().count() != 0) {
+    lag_ms_.Record(std::max<int64_t>(
+        0, std::chrono::duration_cast<std::chrono::milliseconds>(record.observed - record.finished)
+               .count()));
+  }
+}
+
+void RunObserver::NotePolling(const std::string& reason) {
+  std::lock_guard lock(mu_);
+  if (polling_reason_.empty()) polling_reason_ = reason;
+}
+
+results::ObserverSummary RunObserver::Summary() const {
+  results::ObserverSummary s;
+  s.qps_budget = budget_.qps();
+  s.poll_interval = poll_interval_;
+  s.operations = calls_.Snapshot();
+  s.list_sweeps = sweeps_.load(std::memory_order_relaxed);
+  s.budget_wait = budget_.waited();
+  std::lock_guard lock(mu_);
+  s.runs_by_listing = by_listing_;
+  s.runs_by_polling = by_polling_;
+  s.polling_reason = polling_reason_;
+  s.observe_lag_ms = lag_ms_;
+  return s;
+}
+
+}  // namespace kfpbench::harness

@@ -1,0 +1,73 @@
+// What the benchmark itself asks of the target to follow its runs: one
+// RunObserver per pass of a scenario file, shared by every run follower. Its
+// calls go through a client of their own, recorded apart from the workload's
+// (results.json "observer"), and through one budget (--observer-qps) that all
+// of them together never exceed.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+
+#include "kfp/client.h"
+#include "metrics/recorder.h"
+#include "results/results.h"
+#include "util/time.h"
+
+namespace kfpbench::harness {
+
+// At most `qps` calls per second, spaced evenly (no bursts): each caller
+// reserves the next free slot and sleeps until it.
+class CallBudget {
+ public:
+  explicit CallBudget(double qps);  // <= 0: unlimited
+  // Waits for a slot. False, with nothing reserved, when the slot would come
+  // after `until`.
+  bool Acquire(WallTime until = WallTime::max());
+  Duration waited() const { return Duration(waited_ns_.load(std::memory_order_relaxed)); }
+  double qps() const { return qps_; }
+
+ private:
+  double qps_;
+  std::chrono::steady_clock::duration spacing_{};
+  std::mutex mu_;
+  std::chrono::steady_clock::time_point next_{};
+  std::atomic<int64_t> waited_ns_{0};
+};
+
+class RunObserver {
+ public:
+  // `client` is the workload's; the observer reports a copy of it to its own
+  // recorder.
+  RunObserver(const kfp::Client& client, double qps, Duration poll_interval);
+  RunObserver(const RunObserver&) = delete;
+  RunObserver& operator=(const RunObserver&) = delete;
+  ~RunObserver();
+
+  kfp::Client& client() { return *client_; }
+  CallBudget& budget() { return budget_; }
+
+  void CountSweep() { sweeps_.fetch_add(1, std::memory_order_relaxed); }
+  // A run recorded as finished: `by_listing` says how its end was found.
+  void CountEnded(const results::RunRecord& record, bool by_listing);
+  // Why some runs are polled one by one (the first reason given is kept).
+  void NotePolling(const std::string& reason);
+
+  results::ObserverSummary Summary() const;
+
+ private:
+  class Recording;
+  metrics::Recorder calls_;
+  std::unique_ptr<Recording> recording_;
+  std::unique_ptr<kfp::Client> client_;
+  CallBudget budget_;
+  Duration poll_interval_;
+  std::atomic<uint64_t> sweeps_{0};
+  mutable std::mutex mu_;
+  uint64_t by_listing_ = 0, by_polling_ = 0;
+  std::string polling_reason_;
+  metrics::Histogram lag_ms_;
+};
+
+}  // namespace kfpbench::harness
