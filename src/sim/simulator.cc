@@ -11,6 +11,7 @@
 #include "engine/engine.h"
 #include "ir/quantity.h"
 #include "sim/autoscaler.h"
+#include "sim/binding.h"
 #include "sim/budget.h"
 #include "sim/shared_server.h"
 #include "sim/sim_executor.h"
@@ -283,8 +284,11 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
   auto close_utilisation = [&](WallTime t) {
     double cpu = nodes.CpuSeconds(t) - capacity_cpu_before;
     double memory = nodes.MemorySeconds(t) - capacity_memory_before;
-    result.cpu_utilisation = cpu > 0 ? executor.AllocatedCpuSeconds(t) / cpu : 0;
-    result.memory_utilisation = memory > 0 ? executor.AllocatedMemorySeconds(t) / memory : 0;
+    result.task_time.allocated_cpu = executor.AllocatedCpuSeconds(t);
+    result.task_time.allocated_memory = executor.AllocatedMemorySeconds(t);
+    result.task_time.held = executor.TaskSeconds(t);
+    result.cpu_utilisation = cpu > 0 ? result.task_time.allocated_cpu / cpu : 0;
+    result.memory_utilisation = memory > 0 ? result.task_time.allocated_memory / memory : 0;
     utilisation_end = t;
   };
   collector.on_idle = [&] {
@@ -297,8 +301,14 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
   // Sampling and autoscaler scans share one tick, which stops once every run
   // has ended so the loop goes idle.
   std::function<void()> tick;
+  WallTime last_tick = start;
   tick = [&] {
     const engine::Placement& pl = engine.placement();
+    // The wait since the last tick, at the queue it has now: a sample.
+    const double waited = static_cast<double>(pl.queued()) * ToSeconds(loop.Now() - last_tick);
+    last_tick = loop.Now();
+    result.task_time.pending_sampled += waited;
+    if (autoscaler.provisioning() > 0) result.task_time.pending_while_provisioning += waited;
     SeriesPoint s;
     s.t = ToSeconds(loop.Now() - start);
     s.nodes = nodes.live_total();
@@ -364,6 +374,9 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
   result.artifact_store = stats(store, store_spec.bandwidth > 0);
   result.artifact_store.bandwidth = store_spec.bandwidth;
   result.artifact_store.bytes = result.artifact_store.demand_seconds * store_spec.bandwidth;
+  result.task_time.pending = result.pending_ms.sum() / 1000.0;
+  result.task_time.api = executor.api_hold();
+  result.task_time.store = executor.store_hold();
   return result;
 }
 
@@ -409,6 +422,19 @@ nlohmann::json ToJson(const SimResult& r) {
   }
   j["arrival_window_seconds"] = ToSeconds(r.arrival_window);
   j["bottleneck"] = Bottleneck(r);
+  const Binding binds = WhatBinds(r);
+  const TaskTime& t = r.task_time;
+  j["binds"] = {{"what", BindsKey(binds.what)},
+                {"text", binds.text},
+                {"pending_share", binds.pending_share},
+                {"provisioning_share", binds.provisioning_share},
+                {"api_share", binds.api_share},
+                {"store_share", binds.store_share},
+                {"task_seconds",
+                 {{"held", t.held},
+                  {"pending", t.pending},
+                  {"in_api", t.api.task_seconds},
+                  {"in_store", t.store.task_seconds}}}};
   j["series"] = r.series.ToJson();
   return j;
 }
@@ -439,7 +465,10 @@ std::string Summary(const SimResult& r) {
   };
   service("api", r.api);
   service("artifacts", r.artifact_store);
-  if (std::string b = Bottleneck(r); !b.empty()) s += "bottleneck  " + b + "\n";
+  const std::string bottleneck = Bottleneck(r);
+  if (!bottleneck.empty()) s += "bottleneck  " + bottleneck + "\n";
+  if (std::string binds = WhatBinds(r).text; binds != bottleneck)
+    s += "binds       " + binds + "\n";
   return s;
 }
 
