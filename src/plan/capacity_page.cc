@@ -10,6 +10,7 @@
 #include "report/html_inline.h"
 #include "report/markup.h"
 #include "util/files.h"
+#include "util/human.h"
 
 namespace kfpbench::plan {
 namespace {
@@ -278,7 +279,7 @@ json PageData(const CapacityPage& page) {
                    {"max_seconds", ToSeconds(a.at_answer.max)}};
     if (a.deadline > Duration::zero()) {
       j["answer"]["deadline_seconds"] = ToSeconds(a.deadline);
-      j["answer"]["deadline_text"] = FormatUpToSecond(a.deadline);
+      j["answer"]["deadline_text"] = FormatDurationExact(a.deadline);
     }
   }
   return j;
