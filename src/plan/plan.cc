@@ -110,6 +110,7 @@ Status Extend(Probe& p, const sim::ClusterSpec& cluster, const sim::WorkloadSpec
         auto r = SimulateAllAtOnce(cluster, w, p.runs, p.nodes, memory_budget);
         if (r.ok()) {
           p.makespans[i] = r->makespan;
+          if (i == 0) p.binding = sim::WhatBinds(*r);
         } else {
           errors[k] = r.error();
         }
@@ -292,9 +293,10 @@ Result<Analytic> Waves(const sim::ClusterSpec& cluster, const sim::WorkloadSpec&
   Analytic a;
   for (const auto& [l, n] : per_level) a.width = std::max(a.width, n);
   const sim::NodePool& pool = cluster.pools[0];
-  a.slots_per_node =
-      static_cast<int>(std::min(static_cast<int64_t>(pool.cpu * 1000 + 0.5) / largest.cpu_millis,
-                                pool.memory / largest.memory));
+  a.slots_by_cpu =
+      static_cast<int>(static_cast<int64_t>(pool.cpu * 1000 + 0.5) / largest.cpu_millis);
+  a.slots_by_memory = static_cast<int>(pool.memory / largest.memory);
+  a.slots_per_node = std::min(a.slots_by_cpu, a.slots_by_memory);
   if (a.slots_per_node == 0) return Error{"the largest task does not fit a node of the pool"};
   a.runs_per_wave =
       std::max<int64_t>(1, static_cast<int64_t>(nodes) * a.slots_per_node / std::max(a.width, 1));
@@ -344,6 +346,7 @@ Result<Answer> TimeFor(const sim::ClusterSpec& cluster, const sim::WorkloadSpec&
   if (!w.ok()) return w.error();
   a.analytic = *w;
   a.bottleneck = ServiceLimit(a.analytic, a.runs, a.makespan);
+  a.binds = BindsAt(a.at_answer, a.analytic);
   Explain(a, a.makespan, a.analytic.time);
   return a;
 }
@@ -399,6 +402,7 @@ Result<Answer> NodesFor(const sim::ClusterSpec& cluster, const sim::WorkloadSpec
   if (!one.ok()) return one.error();
   a.analytic = *one;
   a.bottleneck = ServiceLimit(a.analytic, a.runs, a.makespan);
+  a.binds = BindsAt(a.at_answer, a.analytic);
   int64_t waves_allowed =
       a.analytic.single_run > Duration::zero() ? deadline / a.analytic.single_run : runs;
   if (waves_allowed <= 0) {
@@ -472,6 +476,7 @@ Result<Answer> RunsIn(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& 
   if (!w.ok()) return w.error();
   a.analytic = *w;
   a.bottleneck = ServiceLimit(a.analytic, a.runs, a.makespan);
+  a.binds = BindsAt(a.at_answer, a.analytic);
   int64_t waves_allowed = deadline / a.analytic.single_run;
   a.analytic_runs = waves_allowed * a.analytic.runs_per_wave;
   if (a.analytic_runs > 0 && std::abs(a.analytic_runs - a.runs) > 0.15 * a.analytic_runs) {
@@ -493,6 +498,7 @@ nlohmann::json ProbeJson(const Probe& p, double confidence) {
                       {"max_seconds", ToSeconds(p.max)},
                       {"replications", p.makespans.size()},
                       {"replication_makespans_seconds", seeds}};
+  j["binds"] = sim::BindsKey(p.binding.what);
   if (p.verdict != Verdict::kNotJudged) {
     j["within"] = {
         {"replications", p.within.hits},
@@ -513,6 +519,20 @@ int64_t ReplicationsRun(const Answer& a) {
 }
 
 }  // namespace
+
+std::string BindsAt(const Probe& probe, const Analytic& analytic) {
+  const sim::Binding& b = probe.binding;
+  std::string text = b.text;
+  if (b.what == sim::Binds::kCpu || b.what == sim::Binds::kMemory) {
+    const bool memory = b.what == sim::Binds::kMemory;
+    const std::string name = sim::BindsName(b.what);
+    const std::string per_node =
+        fmt::format(" ({} per node: {})", memory ? analytic.slots_by_memory : analytic.slots_by_cpu,
+                    memory ? "memory" : "CPU");
+    if (text.compare(0, name.size(), name) == 0) text.insert(name.size(), per_node);
+  }
+  return text;
+}
 
 std::string Percent(double fraction) {
   // Truncated, as every figure shown: 89.99% is "89%", never "90%".
@@ -567,6 +587,8 @@ nlohmann::json ToJson(const Answer& a) {
                         {"single_run_from", "expected step times"},
                         {"width", a.analytic.width},
                         {"slots_per_node", a.analytic.slots_per_node},
+                        {"slots_by_cpu", a.analytic.slots_by_cpu},
+                        {"slots_by_memory", a.analytic.slots_by_memory},
                         {"runs_per_wave", a.analytic.runs_per_wave},
                         {"waves", a.analytic.waves},
                         {"time_seconds", ToSeconds(a.analytic.time)},
@@ -574,6 +596,13 @@ nlohmann::json ToJson(const Answer& a) {
                         {"runs", a.analytic_runs}}},
                       {"explanation", a.explanation},
                       {"bottleneck", a.bottleneck},
+                      {"binds",
+                       {{"what", sim::BindsKey(a.at_answer.binding.what)},
+                        {"text", a.binds},
+                        {"pending_share", a.at_answer.binding.pending_share},
+                        {"provisioning_share", a.at_answer.binding.provisioning_share},
+                        {"api_share", a.at_answer.binding.api_share},
+                        {"store_share", a.at_answer.binding.store_share}}},
                       {"probes", probes}};
   if (a.deadline > Duration::zero()) {
     j["deadline_seconds"] = ToSeconds(a.deadline);
@@ -612,6 +641,7 @@ std::string Describe(const Answer& a) {
   if (!a.bottleneck.empty() && a.explanation.find(a.bottleneck) == std::string::npos) {
     s += "bottleneck  " + a.bottleneck + "\n";
   }
+  if (!a.binds.empty() && a.binds != a.bottleneck) s += "binds       " + a.binds + "\n";
   if (!a.random) {
     s += "spread      none: step times are constant and nothing branches, so every replication "
          "is the same simulation; the answer covers only what is modelled, not the variation "

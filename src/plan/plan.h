@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plan/proportion.h"
+#include "sim/binding.h"
 #include "sim/model.h"
 #include "sim/simulator.h"
 #include "util/result.h"
@@ -81,12 +82,16 @@ struct Probe {
   // every replication came out the same: the fraction is 0 or 1 exactly,
   // and it covers only what the model holds.
   bool deterministic = false;
+  // What bound the first replication (the workload's own seed).
+  sim::Binding binding;
 };
 
 struct Analytic {
   Duration single_run{0};  // one run alone with every step at its expected time
   int width = 0;           // most tasks of one run at once (widest level of the DAG)
   int slots_per_node = 0;  // tasks of the largest request that fit one node
+  int slots_by_cpu = 0;    // of them by CPU alone, and by memory alone
+  int slots_by_memory = 0;
   int64_t runs_per_wave = 0;
   int64_t waves = 0;
   Duration time{0};  // waves x single_run
@@ -118,6 +123,7 @@ struct Answer {
   // NodesFor: the probe at one node fewer; RunsIn: at one run more; the
   // other side of the decision (verdict kNotJudged when it was not run).
   Probe neighbour;
+  std::string binds;   // BindsAt: what binds at the answer, in words
   bool random = true;  // IsRandom(workload): false, the spread covers only what is modelled
 };
 
@@ -171,6 +177,10 @@ std::string DescribeWithin(const Probe& p, Duration limit, const Replications& r
 
 // "P90"; "P99.5".
 std::string QuantileName(double q);
+
+// What binds at `probe` (its first replication), with the nodes' count per
+// node when they do: "nodes' memory (2 per node: memory): tasks spent ...".
+std::string BindsAt(const Probe& probe, const Analytic& analytic);
 
 nlohmann::json ToJson(const Answer& a);
 std::string Describe(const Answer& a);

@@ -327,6 +327,25 @@ TEST(Plan, BadReplicationsAndQuantilesAreRefused) {
   EXPECT_EQ(QuantileName(0.995), "P99.5");
 }
 
+TEST(Plan, NamesWhatBindsAtTheAnswer) {
+  // 16 cores but 4Gi a node: two 2Gi tasks per node, by memory.
+  sim::ClusterSpec memory = Pool(10);
+  memory.pools[0].cpu = 16;
+  memory.pools[0].memory = int64_t{4} << 30;
+  auto m = TimeFor(memory, Work(), 8, 1, {1, 0.9});
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(m->at_answer.binding.what, sim::Binds::kMemory);
+  EXPECT_THAT(m->binds, ::testing::HasSubstr("nodes' memory (2 per node: memory): "));
+  EXPECT_THAT(Describe(*m), ::testing::HasSubstr("binds       nodes' memory (2 per node"));
+  EXPECT_EQ(ToJson(*m)["binds"]["what"], "memory");
+  auto c = TimeFor(Pool(10), Work(), 8, 1, {1, 0.9});
+  ASSERT_TRUE(c.ok());
+  EXPECT_THAT(c->binds, ::testing::HasSubstr("nodes' CPU (4 per node: CPU): "));
+  auto alone = TimeFor(Pool(10), Work(), 1, 4, {1, 0.9});
+  ASSERT_TRUE(alone.ok());
+  EXPECT_EQ(alone->at_answer.binding.what, sim::Binds::kNothing);
+}
+
 TEST(Plan, ImpossibleClusterIsAnError) {
   sim::ClusterSpec tiny = Pool(3);
   tiny.pools[0].cpu = 0.5;  // no task fits
