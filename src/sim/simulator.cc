@@ -17,6 +17,7 @@
 #include "sim/sim_executor.h"
 #include "sim/virtual_loop.h"
 #include "util/files.h"
+#include "util/human.h"
 
 namespace kfpbench::sim {
 namespace {
@@ -248,9 +249,8 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
         submit_error = Error{fmt::format(
             "stopped after {} of {} runs: {} runs were in flight at once, as many as fit in {} "
             "({} each); the cluster does not keep up with the arrivals",
-            submitted, total, collector.alive(),
-            ir::FormatBytesRounded(static_cast<double>(budget)),
-            ir::FormatBytesRounded(static_cast<double>(estimate.run_bytes)))};
+            submitted, total, collector.alive(), FormatBytes(static_cast<double>(budget)),
+            FormatBytes(static_cast<double>(estimate.run_bytes)))};
         return;
       }
       int64_t i = submitted;
@@ -444,20 +444,21 @@ std::string Summary(const SimResult& r) {
   s += fmt::format("runs        {} ({} succeeded, {} failed)\n", r.runs, r.succeeded, r.failed);
   if (!r.first_error.empty()) s += fmt::format("first error {}\n", r.first_error);
   s += fmt::format("makespan    {}\n", FormatDuration(r.makespan));
-  s += fmt::format("run time    p50 {:.1f}s  p95 {:.1f}s  max {:.1f}s\n",
-                   r.run_ms.ValueAtPercentile(50) / 1000.0, r.run_ms.ValueAtPercentile(95) / 1000.0,
-                   r.run_ms.max() / 1000.0);
-  s += fmt::format("pending     p50 {:.1f}s  p95 {:.1f}s per task\n",
-                   r.pending_ms.ValueAtPercentile(50) / 1000.0,
-                   r.pending_ms.ValueAtPercentile(95) / 1000.0);
+  s += fmt::format("run time    p50 {}  p95 {}  max {}\n",
+                   FormatMillis(r.run_ms.ValueAtPercentile(50)),
+                   FormatMillis(r.run_ms.ValueAtPercentile(95)),
+                   FormatMillis(static_cast<double>(r.run_ms.max())));
+  s += fmt::format("pending     p50 {}  p95 {} per task\n",
+                   FormatMillis(r.pending_ms.ValueAtPercentile(50)),
+                   FormatMillis(r.pending_ms.ValueAtPercentile(95)));
   s += fmt::format(
       "nodes       peak {}, {:.2f} node-hours, CPU allocated {:.1f}%, memory {:.1f}% "
       "(time-weighted, first placement to last end)\n",
       r.peak_nodes, r.node_hours, r.cpu_utilisation * 100, r.memory_utilisation * 100);
   auto service = [&](const char* name, const ServiceStats& st) {
     if (!st.modelled) return;
-    s += fmt::format("{:<11} {}; {:.0f}% busy, {:.2f}s each incl. queueing", name,
-                     DescribeDemand(st), st.utilisation * 100, st.mean_seconds);
+    s += fmt::format("{:<11} {}; {:.0f}% busy, {} each incl. queueing", name, DescribeDemand(st),
+                     st.utilisation * 100, FormatDuration(FromSeconds(st.mean_seconds)));
     if (st.offered_load > 0) {
       s += fmt::format("; offered {:.0f}% of capacity while runs arrived", st.offered_load * 100);
     }
@@ -475,12 +476,12 @@ std::string Summary(const SimResult& r) {
 std::string DescribeDemand(const ServiceStats& st) {
   const std::string alone = FormatDuration(FromSeconds(st.demand_seconds));
   if (st.bandwidth > 0) {
-    return fmt::format("{} uploads, {} at {}/s = {} of transfer", st.served,
-                       ir::FormatBytesRounded(st.bytes), ir::FormatBytesRounded(st.bandwidth),
-                       alone);
+    return fmt::format("{}, {} at {}/s = {} of transfer",
+                       Plural(static_cast<int64_t>(st.served), "upload"), FormatBytes(st.bytes),
+                       FormatBytes(st.bandwidth), alone);
   }
-  return fmt::format("{} calls over {} worker{} = {} of service", st.served, st.workers,
-                     st.workers == 1 ? "" : "s", alone);
+  return fmt::format("{} over {} = {} of service", Plural(static_cast<int64_t>(st.served), "call"),
+                     Plural(st.workers, "worker"), alone);
 }
 
 std::string ServiceName(const ServiceStats& st) {
