@@ -148,6 +148,7 @@ Command AddPlanCommand(CLI::App& app) {
     std::string out;
     std::string html;
     plan::Replications reps;
+    int max_replications = 0;  // 0: 400, or --replications when that is more
   };
   auto f = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand(
@@ -162,8 +163,15 @@ Command AddPlanCommand(CLI::App& app) {
   cmd->add_option("--nodes", f->nodes, "how many nodes")->check(CountAboveZero());
   AddPositiveDurationOption(*cmd, "--within", f->within, "time allowed, e.g. 2h");
   cmd->add_option("--replications", f->reps.count,
-                  "simulate every probe with this many seeds (the workload's seed, +1, ...)")
+                  "simulate every probe with this many seeds first (the workload's seed, +1, "
+                  "...); a probe judged against --within then doubles them until decided")
       ->capture_default_str();
+  cmd->add_option("--max-replications", f->max_replications,
+                  "the cap: a probe whose interval still straddles the quantile here is "
+                  "reported undecided (default 400, or --replications if more)")
+      ->check(CLI::Range(1, 100000));
+  AddParsedOption(*cmd, "--confidence", f->reps.confidence, plan::ParseQuantile,
+                  "of the Wilson interval a probe is decided by: 0.95, 95%", "95%", "TEXT");
   AddParsedOption(*cmd, "--quantile", f->reps.quantile, plan::ParseQuantile,
                   "answers hold for this share of the replications: 0.9, 90% or P90", "P90",
                   "TEXT");
@@ -180,6 +188,8 @@ Command AddPlanCommand(CLI::App& app) {
   auto run = [f]() -> int {
     int given = (f->runs > 0) + (f->nodes > 0) + (f->within > Duration::zero());
     if (given != 2) return Fail("give exactly two of --runs, --nodes and --within", kExitBadInput);
+    f->reps.max =
+        f->max_replications > 0 ? f->max_replications : std::max(f->reps.max, f->reps.count);
     if (auto st = plan::CheckReplications(f->reps); !st.ok()) {
       return Fail("--replications: " + st.error().message, kExitBadInput);
     }

@@ -64,14 +64,16 @@ TEST_F(CapacityCliTest, PlanAnswersAtAQuantileOverReplications) {
                     " --nodes 4 --within 1h --replications 5 --quantile 80% --out " +
                     Path("plan.json") + " --html " + Path("plan.html"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("of 5 replications"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("finish within 1h0m0s"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("finish within 1h0m0s in "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("% interval "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(": at least P80"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("P80 "), std::string::npos) << r.output;
   auto j = nlohmann::json::parse(testing::ReadText(Path("plan.json")));
-  EXPECT_EQ(j["replications"], 5);
+  EXPECT_EQ(j["replications_first_batch"], 5);
   EXPECT_DOUBLE_EQ(j["quantile"].get<double>(), 0.8);
-  EXPECT_EQ(j["at_answer"]["replication_makespans_seconds"].size(), 5u);
-  EXPECT_GE(j["replications_within_deadline"].get<int>(), 4);
+  EXPECT_EQ(j["at_answer"]["replication_makespans_seconds"].size(), j["replications"]);
+  EXPECT_EQ(j["at_answer"]["within"]["verdict"], "meets");
+  EXPECT_GE(j["probability_interval"][0].get<double>(), 0.8);
   EXPECT_LE(j["makespan_seconds"].get<double>(), 3600);
   std::string page = testing::ReadText(Path("plan.html"));
   EXPECT_NE(page.find("\"answer\""), std::string::npos);
@@ -81,8 +83,10 @@ TEST_F(CapacityCliTest, PlanAnswersAtAQuantileOverReplications) {
 TEST_F(CapacityCliTest, BadPlanAndSimulateFlagsExitTwo) {
   const std::string base =
       "plan " + Example("cluster.yaml") + " " + Example("workload.yaml") + " --runs 5 --nodes 2 ";
-  for (const char* bad : {"--quantile 0", "--quantile 1.5", "--quantile P", "--quantile ninety",
-                          "--replications 0", "--replications 10001", "--replications x"}) {
+  for (const char* bad :
+       {"--quantile 0", "--quantile 1.5", "--quantile P", "--quantile ninety", "--replications 0",
+        "--replications 10001", "--replications x", "--max-replications 0",
+        "--replications 30 --max-replications 20", "--confidence 1", "--confidence 40%"}) {
     auto r = Kfpbench(base + bad);
     EXPECT_EQ(r.exit_code, 2) << bad << "\n" << r.output;
   }

@@ -45,7 +45,8 @@ Result<Answer> AnswerQuestion(const Question& q, const AnswerFiles& files,
 Status WriteAnswerPage(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload,
                        const Answer& answer, const std::string& title,
                        const std::filesystem::path& path) {
-  auto sweeps = SweepAround(cluster, workload, answer.runs, answer.nodes, answer.replications);
+  auto sweeps = SweepAround(cluster, workload, answer.runs, answer.nodes, answer.replications,
+                            answer.deadline);
   if (!sweeps.ok()) return Failed(sweeps.error());
   sim::WorkloadSpec w = workload;
   w.arrival_kind = sim::WorkloadSpec::ArrivalKind::kAllAtOnce;

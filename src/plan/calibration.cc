@@ -10,6 +10,7 @@
 #include "results/results_json.h"
 #include "sim/config.h"
 #include "util/files.h"
+#include "util/human.h"
 #include "util/time.h"
 
 namespace kfpbench::plan {
@@ -18,7 +19,8 @@ namespace {
 // "| level | runs | in flight | makespan measured -> predicted | p95 ... |" rows.
 std::string LevelTable(const std::vector<sim::LevelFit>& fits) {
   auto cell = [](double measured, double predicted) {
-    return fmt::format("{:.2f}s -> {:.2f}s ({:+.1f}%)", measured, predicted,
+    return fmt::format("{} -> {} ({:+.1f}%)", FormatDuration(FromSeconds(measured)),
+                       FormatDuration(FromSeconds(predicted)),
                        measured > 0 ? (predicted - measured) / measured * 100 : 0.0);
   };
   std::string s = fmt::format("  {:<28} {:>5} {:>9}  {:<30} {}\n", "level", "runs", "in flight",
@@ -82,16 +84,15 @@ std::string Describe(const sim::Calibration& c, const CalibrationRequest& r) {
                               FormatDuration(c.overhead_p50));
   s += fmt::format("  {:<24} {}\n", "default", c.models.fallback.duration.ToString());
   for (const auto& [label, m] : c.models.by_label) {
-    s += fmt::format(
-        "  {:<24} {}{}\n", label, m.duration.ToString(),
-        m.artifact_bytes > 0
-            ? " + uploads " + ir::FormatBytesRounded(static_cast<double>(m.artifact_bytes))
-            : "");
+    s += fmt::format("  {:<24} {}{}\n", label, m.duration.ToString(),
+                     m.artifact_bytes > 0
+                         ? " + uploads " + FormatBytes(static_cast<double>(m.artifact_bytes))
+                         : "");
   }
   if (c.shared.fitted) {
     s += fmt::format(
         "artifact store {}/s, {} sharing: fitted so the simulator reproduces every level\n",
-        ir::FormatBytesRounded(c.shared.artifact_store.bandwidth),
+        FormatBytes(c.shared.artifact_store.bandwidth),
         c.shared.artifact_store.fifo ? "fifo" : "fair");
     s += LevelTable(c.shared.levels);
     s += "without a shared service (steps fitted at the lightest level alone):\n" +

@@ -9,7 +9,9 @@
 #include "plan/plan.h"
 #include "report/html_inline.h"
 #include "report/markup.h"
+#include "sim/binding.h"
 #include "util/files.h"
+#include "util/human.h"
 
 namespace kfpbench::plan {
 namespace {
@@ -17,7 +19,7 @@ namespace {
 using nlohmann::json;
 
 Result<SweepPoint> SweepProbe(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload,
-                              int64_t runs, int nodes, const Replications& reps) {
+                              int64_t runs, int nodes, const Replications& reps, Duration limit) {
   auto replicated = Replicate(cluster, workload, runs, nodes, reps);
   if (!replicated.ok()) return replicated.error();
   auto r = SimulateAllAtOnce(cluster, workload, runs, nodes);
@@ -31,6 +33,19 @@ Result<SweepPoint> SweepProbe(const sim::ClusterSpec& cluster, const sim::Worklo
   p.max_s = ToSeconds(replicated->max);
   p.p50_s = r->run_ms.ValueAtPercentile(50) / 1000.0;
   p.p95_s = r->run_ms.ValueAtPercentile(95) / 1000.0;
+  if (limit > Duration::zero()) {
+    Judge(*replicated, reps, limit, IsRandom(workload));
+    p.within = replicated->within.Estimate();
+    p.within_low = replicated->within.low;
+    p.within_high = replicated->within.high;
+  }
+  const sim::Binding binding = sim::WhatBinds(*r);
+  p.binds = sim::BindsName(binding.what);
+  p.cpu_util = r->cpu_utilisation;
+  p.memory_util = r->memory_utilisation;
+  p.pending_share = binding.pending_share;
+  p.store_share = binding.store_share;
+  p.api_share = binding.api_share;
   if (auto waves = Waves(cluster, workload, runs, nodes); waves.ok()) {
     p.waves_s = ToSeconds(waves->time);
     p.api_s = waves->api_per_run.demand_seconds * static_cast<double>(runs);
@@ -40,10 +55,16 @@ Result<SweepPoint> SweepProbe(const sim::ClusterSpec& cluster, const sim::Worklo
 }
 
 json Columns(const std::vector<SweepPoint>& points) {
-  json j = {{"nodes", json::array()},  {"runs", json::array()}, {"makespan", json::array()},
-            {"median", json::array()}, {"min", json::array()},  {"max", json::array()},
-            {"p50", json::array()},    {"p95", json::array()},  {"waves", json::array()},
-            {"api", json::array()},    {"store", json::array()}};
+  json j = {{"nodes", json::array()},       {"runs", json::array()},
+            {"makespan", json::array()},    {"median", json::array()},
+            {"min", json::array()},         {"max", json::array()},
+            {"p50", json::array()},         {"p95", json::array()},
+            {"waves", json::array()},       {"api", json::array()},
+            {"store", json::array()},       {"within", json::array()},
+            {"within_low", json::array()},  {"within_high", json::array()},
+            {"binds", json::array()},       {"cpu_util", json::array()},
+            {"memory_util", json::array()}, {"pending_share", json::array()},
+            {"store_share", json::array()}, {"api_share", json::array()}};
   for (const auto& p : points) {
     j["nodes"].push_back(p.nodes);
     j["runs"].push_back(p.runs);
@@ -56,6 +77,15 @@ json Columns(const std::vector<SweepPoint>& points) {
     j["waves"].push_back(p.waves_s);
     j["api"].push_back(p.api_s);
     j["store"].push_back(p.store_s);
+    j["within"].push_back(p.within);
+    j["within_low"].push_back(p.within_low);
+    j["within_high"].push_back(p.within_high);
+    j["binds"].push_back(p.binds);
+    j["cpu_util"].push_back(p.cpu_util);
+    j["memory_util"].push_back(p.memory_util);
+    j["pending_share"].push_back(p.pending_share);
+    j["store_share"].push_back(p.store_share);
+    j["api_share"].push_back(p.api_share);
   }
   return j;
 }
@@ -79,7 +109,8 @@ constexpr const char* kPageJs = R"JS(
   // marks: {x, xLabel, y, yLabel} draws a vertical line at x and a
   // horizontal one at y (in the chart's units); band: [upper, lower] line
   // indexes whose area is shaded.
-  function chart(title, xLabel, yLabel, x, lines, marks, band) {
+  // labels: one short text per x, written above its point (what binds).
+  function chart(title, xLabel, yLabel, x, lines, marks, band, labels) {
     const box = document.createElement('section');
     box.className = 'chart';
     box.dataset.drawn = 'false';
@@ -101,8 +132,24 @@ constexpr const char* kPageJs = R"JS(
                      scales: { x: { time: false } },
                      axes: [{ label: xLabel }, { label: yLabel }] };
       if (band) opts.bands = [{ series: [band[0] + 1, band[1] + 1], fill: 'rgba(31,119,180,0.15)' }];
+      opts.hooks = { draw: [] };
+      if (labels) {
+        box.dataset.labels = labels.join('|');
+        opts.hooks.draw.push((u) => {
+          const ctx = u.ctx;
+          ctx.save();
+          ctx.fillStyle = '#333';
+          ctx.font = '11px sans-serif';
+          labels.forEach((text, i) => {
+            const px = u.valToPos(x[i], 'x', true);
+            const w = ctx.measureText(text).width;
+            ctx.fillText(text, px - w / 2, u.bbox.top + 12 + 13 * (i % 2));
+          });
+          ctx.restore();
+        });
+      }
       if (marks) {
-        opts.hooks = { draw: [(u) => {
+        opts.hooks.draw.push((u) => {
           const ctx = u.ctx;
           ctx.save();
           ctx.strokeStyle = '#444';
@@ -130,7 +177,7 @@ constexpr const char* kPageJs = R"JS(
             ctx.fillText(marks.yLabel, u.bbox.left + u.bbox.width - w - 4, py - 4);
           }
           ctx.restore();
-        }] };
+        });
         if (marks.y != null) {
           // Keep T on the chart even when every makespan is far below it.
           const top = Math.max(marks.y, ...lines.map((l) => Math.max(...l.values)));
@@ -204,6 +251,42 @@ constexpr const char* kPageJs = R"JS(
           marks(d, d.nodes, answer && answer.nodes, answer ? 'K = ' + answer.nodes : '',
                 'more nodes stop helping from nodes = '), [0, 1]);
   }
+  // The share of replications finishing within T, with its interval as a
+  // band, and the quantile the answer is held to.
+  function withinChart(d, x, xLabel, at, atLabel) {
+    if (!answer || !answer.deadline_seconds || !d.within || d.within.every((v) => v < 0)) return;
+    const pct = (v) => v.map((s) => 100 * s);
+    const edge = '#9ecae1';
+    chart('Replications finishing within T = ' + answer.deadline_text + ' versus ' + xLabel +
+          ' (band: ' + Math.round(100 * answer.confidence) + '% Wilson interval over ' +
+          answer.replications + ' replications)', xLabel, '% of replications', x,
+          [{ label: 'interval high', values: pct(d.within_high), stroke: edge, width: 1 },
+           { label: 'interval low', values: pct(d.within_low), stroke: edge, width: 1 },
+           { label: 'within T', values: pct(d.within) }],
+          { x: at, xLabel: atLabel, y: 100 * answer.quantile, yLabel: q }, [0, 1]);
+  }
+  // What binds at each point, named above it, and the figures it is named by.
+  function bindsChart(d, x, xLabel) {
+    if (!d.binds) return;
+    const pct = (v) => v.map((s) => 100 * s);
+    chart('What binds versus ' + xLabel, xLabel, '%', x,
+          [{ label: 'CPU allocated', values: pct(d.cpu_util) },
+           { label: 'memory allocated', values: pct(d.memory_util) },
+           { label: 'task time waiting for a node', values: pct(d.pending_share) },
+           { label: 'held inside the artifact store', values: pct(d.store_share) },
+           { label: 'held inside the API', values: pct(d.api_share) }],
+          null, null, d.binds);
+  }
+  if (data.by_runs) {
+    withinChart(data.by_runs, data.by_runs.runs, 'runs', answer && answer.runs,
+                answer ? 'N = ' + answer.runs : '');
+    bindsChart(data.by_runs, data.by_runs.runs, 'runs');
+  }
+  if (data.by_nodes) {
+    withinChart(data.by_nodes, data.by_nodes.nodes, 'nodes', answer && answer.nodes,
+                answer ? 'K = ' + answer.nodes : '');
+    bindsChart(data.by_nodes, data.by_nodes.nodes, 'nodes');
+  }
   if (data.series) {
     const s = data.series;
     const t = s.t.map((v) => v / 3600);
@@ -234,7 +317,7 @@ section.chart h2 { font-size: 1.05em; }
 }  // namespace
 
 Result<Sweeps> SweepAround(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload,
-                           int64_t runs, int nodes, const Replications& reps) {
+                           int64_t runs, int nodes, const Replications& reps, Duration limit) {
   if (runs <= 0 || nodes <= 0) return Error{"a sweep needs positive runs and nodes"};
   Sweeps out;
   std::set<int64_t> run_counts;
@@ -242,7 +325,7 @@ Result<Sweeps> SweepAround(const sim::ClusterSpec& cluster, const sim::WorkloadS
     run_counts.insert(std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(runs) * f)));
   }
   for (int64_t n : run_counts) {
-    auto p = SweepProbe(cluster, workload, n, nodes, reps);
+    auto p = SweepProbe(cluster, workload, n, nodes, reps, limit);
     if (!p.ok()) return p.error();
     out.by_runs.push_back(*p);
   }
@@ -251,7 +334,7 @@ Result<Sweeps> SweepAround(const sim::ClusterSpec& cluster, const sim::WorkloadS
     node_counts.insert(std::max(1, static_cast<int>(static_cast<double>(nodes) * f)));
   }
   for (int k : node_counts) {
-    auto p = SweepProbe(cluster, workload, runs, k, reps);
+    auto p = SweepProbe(cluster, workload, runs, k, reps, limit);
     if (!p.ok()) return p.error();
     out.by_nodes.push_back(*p);
   }
@@ -275,10 +358,18 @@ json PageData(const CapacityPage& page) {
                    {"makespan_seconds", ToSeconds(a.makespan)},
                    {"median_seconds", ToSeconds(a.at_answer.median)},
                    {"min_seconds", ToSeconds(a.at_answer.min)},
-                   {"max_seconds", ToSeconds(a.at_answer.max)}};
+                   {"max_seconds", ToSeconds(a.at_answer.max)},
+                   {"replications_taken", a.at_answer.makespans.size()},
+                   {"confidence", a.replications.confidence},
+                   {"binds", a.binds}};
+    if (a.at_answer.verdict != Verdict::kNotJudged) {
+      j["answer"]["probability"] = a.at_answer.within.Estimate();
+      j["answer"]["interval"] = {a.at_answer.within.low, a.at_answer.within.high};
+      j["answer"]["verdict"] = VerdictName(a.at_answer.verdict);
+    }
     if (a.deadline > Duration::zero()) {
       j["answer"]["deadline_seconds"] = ToSeconds(a.deadline);
-      j["answer"]["deadline_text"] = FormatUpToSecond(a.deadline);
+      j["answer"]["deadline_text"] = FormatDurationExact(a.deadline);
     }
   }
   return j;

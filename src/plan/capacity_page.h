@@ -34,6 +34,19 @@ struct SweepPoint {
   // a floor under the makespan that no number of nodes lowers. 0: not modelled.
   double api_s = 0;
   double store_s = 0;
+  // Against a time allowed: the share of the replications finishing within
+  // it and its Wilson interval; -1 when no time was given.
+  double within = -1;
+  double within_low = 0;
+  double within_high = 0;
+  // What binds (sim/binding.h) in the workload's own seed, and the figures
+  // it is named by.
+  std::string binds;
+  double cpu_util = 0;
+  double memory_util = 0;
+  double pending_share = 0;
+  double store_share = 0;
+  double api_share = 0;
 };
 
 struct Sweeps {
@@ -41,9 +54,11 @@ struct Sweeps {
   std::vector<SweepPoint> by_nodes;  // `runs`, nodes from a quarter to four times `nodes`
 };
 
-// Simulates the workload (all at once, first pool fixed) around (runs, nodes).
+// Simulates the workload (all at once, first pool fixed) around (runs, nodes),
+// each point judged against `limit` when it is above zero.
 Result<Sweeps> SweepAround(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload,
-                           int64_t runs, int nodes, const Replications& reps = {});
+                           int64_t runs, int nodes, const Replications& reps = {},
+                           Duration limit = Duration::zero());
 
 struct CapacityPage {
   std::string title;

@@ -82,6 +82,18 @@ TEST_F(CapacityPageTest, PageIsSelfContainedAndEscapesItsText) {
   EXPECT_EQ(marked["answer"]["deadline_text"], "1h0m0s");
   EXPECT_EQ(marked["answer"]["quantile_name"], "P90");
   EXPECT_EQ(marked["by_nodes"]["max"].size(), sweeps_.by_nodes.size());
+  EXPECT_EQ(marked["answer"]["verdict"], "meets");
+  EXPECT_EQ(marked["answer"]["interval"][0], 1.0);  // constant steps: exact
+  EXPECT_EQ(marked["by_nodes"]["binds"].size(), sweeps_.by_nodes.size());
+  // Without a time allowed, no point is judged.
+  EXPECT_EQ(marked["by_nodes"]["within"][0], -1);
+  // With it, more nodes never finish in time less often.
+  auto judged = SweepAround(cluster_, workload_, 40, 4, {3, 0.9}, 1h);
+  ASSERT_TRUE(judged.ok()) << judged.error().message;
+  for (size_t i = 1; i < judged->by_nodes.size(); ++i) {
+    EXPECT_GE(judged->by_nodes[i].within, judged->by_nodes[i - 1].within);
+  }
+  EXPECT_EQ(judged->by_nodes.front().binds, "nodes' CPU");
 }
 
 // Opens the page in headless Chromium: every chart draws, no script error.
@@ -92,8 +104,11 @@ TEST_F(CapacityPageTest, EveryChartDrawsInABrowser) {
   auto path = dir / "capacity.html";
   auto answer = NodesFor(cluster_, workload_, 40, 1h, {3, 0.9});
   ASSERT_TRUE(answer.ok()) << answer.error().message;
+  // Judged against T: each sweep also draws the share within it.
+  auto judged = SweepAround(cluster_, workload_, 40, answer->nodes, {3, 0.9}, 1h);
+  ASSERT_TRUE(judged.ok()) << judged.error().message;
   ASSERT_TRUE(
-      WriteCapacityPage({"capacity", "summary", &sweeps_, &over_time_, &*answer}, path).ok());
+      WriteCapacityPage({"capacity", "summary", &*judged, &over_time_, &*answer}, path).ok());
   std::string dom = testing::ChromiumDom(path, dir / "profile", "1200,2400");
   std::filesystem::remove_all(dir);
   ASSERT_NE(dom.find("id=\"status\" data-ready=\"true\""), std::string::npos)
@@ -105,8 +120,11 @@ TEST_F(CapacityPageTest, EveryChartDrawsInABrowser) {
   size_t charts = dom.find("<div id=\"charts\">");
   ASSERT_NE(charts, std::string::npos);
   std::string body = dom.substr(charts);
-  // Two sweeps and three over-time charts.
-  EXPECT_EQ(testing::CountOf(body, "data-drawn=\"true\""), 5u);
+  // Two sweeps, the share within T and what binds along each, and three
+  // over-time charts.
+  EXPECT_EQ(testing::CountOf(body, "data-drawn=\"true\""), 9u);
+  EXPECT_NE(body.find("Replications finishing within T = 1h0m0s versus nodes"), std::string::npos);
+  EXPECT_NE(body.find("data-labels=\""), std::string::npos);
   EXPECT_EQ(testing::CountOf(body, "data-drawn=\"false\""), 0u);
   EXPECT_NE(body.find("class=\"uplot"), std::string::npos);
 }
@@ -138,8 +156,11 @@ TEST(CapacityPageShared, SweepsCarryTheStoreFloorAndThePageDrawsIt) {
   std::filesystem::remove_all(dir);
   ASSERT_NE(dom.find("id=\"status\" data-ready=\"true\""), std::string::npos)
       << dom.substr(0, 3000);
-  EXPECT_EQ(testing::CountOf(dom, "data-drawn=\"true\""), 2u);
+  // Two sweeps and what binds along each: the store, once its demand is most
+  // of the makespan.
+  EXPECT_EQ(testing::CountOf(dom, "data-drawn=\"true\""), 4u);
   EXPECT_NE(dom.find("artifact store alone"), std::string::npos);
+  EXPECT_NE(dom.find("the artifact store"), std::string::npos);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "sim/budget.h"
 #include "sim/simulator.h"
 #include "sim/step_draw.h"
+#include "util/human.h"
 #include "util/percentile.h"
 
 namespace kfpbench::plan {
@@ -21,6 +22,16 @@ namespace kfpbench::plan {
 Status CheckReplications(const Replications& r) {
   if (r.count < 1 || r.count > 10000) {
     return Error{fmt::format("replications must be between 1 and 10000, got {}", r.count)};
+  }
+  if (r.max < r.count || r.max > 100000) {
+    return Error{
+        fmt::format("the cap on replications must be between the first batch ({}) and "
+                    "100000, got {}",
+                    r.count, r.max)};
+  }
+  if (!(r.confidence >= 0.5 && r.confidence < 1)) {
+    return Error{
+        fmt::format("confidence must be at least 50% and below 100%, got {}", r.confidence)};
   }
   if (!(r.quantile > 0 && r.quantile <= 1)) {
     return Error{fmt::format("quantile must be above 0 and at most 1, got {}", r.quantile)};
@@ -52,13 +63,6 @@ Result<double> ParseQuantile(const std::string& text) {
 
 std::string QuantileName(double q) { return fmt::format("P{:g}", q * 100); }
 
-std::string FormatUpToSecond(Duration d) {
-  const auto s = static_cast<int64_t>(std::ceil(std::max(0.0, ToSeconds(d)) - 1e-9));
-  if (s < 60) return fmt::format("{}s", s);
-  if (s < 3600) return fmt::format("{}m{}s", s / 60, s % 60);
-  return fmt::format("{}h{}m{}s", s / 3600, (s % 3600) / 60, s % 60);
-}
-
 int Probe::Within(Duration limit) const {
   return static_cast<int>(
       std::count_if(makespans.begin(), makespans.end(), [&](Duration d) { return d <= limit; }));
@@ -78,36 +82,40 @@ Result<sim::SimResult> SimulateAllAtOnce(const sim::ClusterSpec& cluster,
   return r;
 }
 
-Result<Probe> Replicate(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload,
-                        int64_t runs, int nodes, const Replications& reps) {
-  if (auto st = CheckReplications(reps); !st.ok()) return st.error();
-  Probe p;
-  p.nodes = nodes;
-  p.runs = runs;
-  const auto count = static_cast<size_t>(reps.count);
+namespace {
+
+// Simulates replications [p.makespans.size(), count) into `p`, then
+// summarises every replication it holds.
+Status Extend(Probe& p, const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload,
+              size_t count, const Replications& reps) {
+  const size_t first = p.makespans.size();
+  if (count <= first) return Ok();
   p.makespans.resize(count);
-  std::vector<std::optional<Error>> errors(count);
+  const size_t todo = count - first;
+  std::vector<std::optional<Error>> errors(todo);
   std::atomic<size_t> next{0};
   const size_t hardware = std::max(1u, std::thread::hardware_concurrency());
   const size_t threads =
-      std::min(count, reps.threads > 0 ? static_cast<size_t>(reps.threads) : hardware);
+      std::min(todo, reps.threads > 0 ? static_cast<size_t>(reps.threads) : hardware);
   // The simulations in flight share the memory one may hold.
   const uint64_t memory_budget = sim::DefaultMemoryBudget() / threads;
   // Each worker takes the next replication until none is left; results land
   // by index, so they are in seed order whatever the threads.
   auto work = [&] {
-    for (size_t i = next++; i < count; i = next++) {
+    for (size_t k = next++; k < todo; k = next++) {
+      const size_t i = first + k;
       sim::WorkloadSpec w = workload;
       w.seed = sim::ReplicationSeed(workload.seed, static_cast<int>(i));
       try {
-        auto r = SimulateAllAtOnce(cluster, w, runs, nodes, memory_budget);
+        auto r = SimulateAllAtOnce(cluster, w, p.runs, p.nodes, memory_budget);
         if (r.ok()) {
           p.makespans[i] = r->makespan;
+          if (i == 0) p.binding = sim::WhatBinds(*r);
         } else {
-          errors[i] = r.error();
+          errors[k] = r.error();
         }
       } catch (const std::bad_alloc&) {
-        errors[i] = Error{fmt::format("out of memory simulating {} runs", runs)};
+        errors[k] = Error{fmt::format("out of memory simulating {} runs", p.runs)};
       }
     }
   };
@@ -125,6 +133,82 @@ Result<Probe> Replicate(const sim::ClusterSpec& cluster, const sim::WorkloadSpec
   p.median = at(0.5);
   p.min = sorted.front();
   p.max = sorted.back();
+  return Ok();
+}
+
+}  // namespace
+
+const char* VerdictName(Verdict v) {
+  switch (v) {
+    case Verdict::kMeets:
+      return "meets";
+    case Verdict::kMisses:
+      return "misses";
+    case Verdict::kUndecided:
+      return "undecided";
+    case Verdict::kNotJudged:
+      break;
+  }
+  return "not judged";
+}
+
+bool IsRandom(const sim::WorkloadSpec& workload) {
+  if (!workload.branches.empty()) return true;
+  auto random = [](const sim::StepModel& m) {
+    return m.duration.kind != exec::DurationDist::Kind::kConstant;
+  };
+  if (random(workload.steps.fallback)) return true;
+  return std::any_of(workload.steps.by_label.begin(), workload.steps.by_label.end(),
+                     [&](const auto& kv) { return random(kv.second); });
+}
+
+void Judge(Probe& p, const Replications& reps, Duration limit, bool random_workload) {
+  const auto n = static_cast<int64_t>(p.makespans.size());
+  const int64_t hits = p.Within(limit);
+  p.deterministic = !random_workload && n > 0 && p.min == p.max;
+  if (p.deterministic) {
+    // Every replication is the same simulation: the fraction is exact.
+    const double f = hits == n ? 1.0 : 0.0;
+    p.within = Proportion{hits, n, f, f};
+  } else {
+    p.within = WilsonInterval(hits, n, reps.confidence);
+  }
+  if (p.within.low >= reps.quantile) {
+    p.verdict = Verdict::kMeets;
+  } else if (p.within.high < reps.quantile) {
+    p.verdict = Verdict::kMisses;
+  } else {
+    p.verdict = Verdict::kUndecided;
+  }
+}
+
+Result<Probe> Replicate(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload,
+                        int64_t runs, int nodes, const Replications& reps) {
+  if (auto st = CheckReplications(reps); !st.ok()) return st.error();
+  Probe p;
+  p.nodes = nodes;
+  p.runs = runs;
+  if (auto st = Extend(p, cluster, workload, static_cast<size_t>(reps.count), reps); !st.ok()) {
+    return st.error();
+  }
+  return p;
+}
+
+Result<Probe> ReplicateUntilDecided(const sim::ClusterSpec& cluster,
+                                    const sim::WorkloadSpec& workload, int64_t runs, int nodes,
+                                    const Replications& reps, Duration limit) {
+  auto p = Replicate(cluster, workload, runs, nodes, reps);
+  if (!p.ok()) return p;
+  const bool random = IsRandom(workload);
+  Judge(*p, reps, limit, random);
+  // Doubling keeps the looks at the interval few (20, 40, ... 320, 400 by
+  // default: six), each a fresh batch of seeds after the last.
+  while (p->verdict == Verdict::kUndecided && !p->deterministic &&
+         p->makespans.size() < static_cast<size_t>(reps.max)) {
+    const size_t next = std::min(p->makespans.size() * 2, static_cast<size_t>(reps.max));
+    if (auto st = Extend(*p, cluster, workload, next, reps); !st.ok()) return st.error();
+    Judge(*p, reps, limit, random);
+  }
   return p;
 }
 
@@ -209,9 +293,10 @@ Result<Analytic> Waves(const sim::ClusterSpec& cluster, const sim::WorkloadSpec&
   Analytic a;
   for (const auto& [l, n] : per_level) a.width = std::max(a.width, n);
   const sim::NodePool& pool = cluster.pools[0];
-  a.slots_per_node =
-      static_cast<int>(std::min(static_cast<int64_t>(pool.cpu * 1000 + 0.5) / largest.cpu_millis,
-                                pool.memory / largest.memory));
+  a.slots_by_cpu =
+      static_cast<int>(static_cast<int64_t>(pool.cpu * 1000 + 0.5) / largest.cpu_millis);
+  a.slots_by_memory = static_cast<int>(pool.memory / largest.memory);
+  a.slots_per_node = std::min(a.slots_by_cpu, a.slots_by_memory);
   if (a.slots_per_node == 0) return Error{"the largest task does not fit a node of the pool"};
   a.runs_per_wave =
       std::max<int64_t>(1, static_cast<int64_t>(nodes) * a.slots_per_node / std::max(a.width, 1));
@@ -254,12 +339,14 @@ Result<Answer> TimeFor(const sim::ClusterSpec& cluster, const sim::WorkloadSpec&
   if (!p.ok()) return p.error();
   Answer a;
   a.replications = reps;
+  a.random = IsRandom(workload);
   SetAnswer(a, *p);
   a.probes.push_back(*p);
   auto w = Waves(cluster, workload, runs, nodes);
   if (!w.ok()) return w.error();
   a.analytic = *w;
   a.bottleneck = ServiceLimit(a.analytic, a.runs, a.makespan);
+  a.binds = BindsAt(a.at_answer, a.analytic);
   Explain(a, a.makespan, a.analytic.time);
   return a;
 }
@@ -272,39 +359,42 @@ Result<Answer> NodesFor(const sim::ClusterSpec& cluster, const sim::WorkloadSpec
   a.runs = runs;
   a.deadline = deadline;
   a.replications = reps;
+  a.random = IsRandom(workload);
   int hi = std::max(cluster.pools[0].max, 1);
-  auto top = Replicate(cluster, workload, runs, hi, reps);
+  auto top = ReplicateUntilDecided(cluster, workload, runs, hi, reps, deadline);
   if (!top.ok()) return top.error();
   a.probes.push_back(*top);
-  if (top->makespan > deadline) {
+  if (top->verdict != Verdict::kMeets) {
     std::string why;
     if (auto w = Waves(cluster, workload, runs, hi); w.ok()) {
       if (std::string limit = ServiceLimit(*w, runs, deadline); !limit.empty()) {
         why = "; " + limit;
       }
     }
-    return Error{
-        fmt::format("{} runs need {} ({} of {} replications) even on the pool's max of "
-                    "{} nodes, more than {}{}",
-                    runs, FormatUpToSecond(top->makespan), QuantileName(reps.quantile), reps.count,
-                    hi, FormatUpToSecond(deadline), why)};
+    return Error{fmt::format("{} even on the pool's max of {}, not {} of the time{}",
+                             DescribeWithin(*top, deadline, reps), Plural(hi, "node"),
+                             QuantileName(reps.quantile), why)};
   }
-  // Bisect on the node count: every probe that met the deadline had at least
-  // as many nodes as the answer and every probe that missed it fewer, so the
-  // answer never contradicts a simulation the search ran.
+  // Bisect on the node count: every probe shown to meet the deadline had at
+  // least as many nodes as the answer and every other probe fewer, so the
+  // answer never contradicts a simulation the search ran. A probe left
+  // undecided at the cap counts as not shown to meet it.
   int lo = 1;
   Probe best = *top;
   while (lo < hi) {
     int mid = lo + (hi - lo) / 2;
-    auto p = Replicate(cluster, workload, runs, mid, reps);
+    auto p = ReplicateUntilDecided(cluster, workload, runs, mid, reps, deadline);
     if (!p.ok()) return p.error();
     a.probes.push_back(*p);
-    if (p->makespan <= deadline) {
+    if (p->verdict == Verdict::kMeets) {
       hi = mid;
       best = *p;
     } else {
       lo = mid + 1;
     }
+  }
+  for (const Probe& p : a.probes) {
+    if (p.nodes == best.nodes - 1) a.neighbour = p;
   }
   SetAnswer(a, best);
   // Analytic: fewest nodes whose waves fit the deadline.
@@ -312,6 +402,7 @@ Result<Answer> NodesFor(const sim::ClusterSpec& cluster, const sim::WorkloadSpec
   if (!one.ok()) return one.error();
   a.analytic = *one;
   a.bottleneck = ServiceLimit(a.analytic, a.runs, a.makespan);
+  a.binds = BindsAt(a.at_answer, a.analytic);
   int64_t waves_allowed =
       a.analytic.single_run > Duration::zero() ? deadline / a.analytic.single_run : runs;
   if (waves_allowed <= 0) {
@@ -342,24 +433,24 @@ Result<Answer> RunsIn(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& 
   a.nodes = nodes;
   a.deadline = deadline;
   a.replications = reps;
-  auto one = Replicate(cluster, workload, 1, nodes, reps);
+  a.random = IsRandom(workload);
+  auto one = ReplicateUntilDecided(cluster, workload, 1, nodes, reps, deadline);
   if (!one.ok()) return one.error();
   a.probes.push_back(*one);
-  if (one->makespan > deadline) {
-    return Error{fmt::format("a single run takes {} ({} of {} replications), more than {}",
-                             FormatUpToSecond(one->makespan), QuantileName(reps.quantile),
-                             reps.count, FormatUpToSecond(deadline))};
+  if (one->verdict != Verdict::kMeets) {
+    return Error{fmt::format("{}, not {} of the time", DescribeWithin(*one, deadline, reps),
+                             QuantileName(reps.quantile))};
   }
-  // Double until it no longer fits, then bisect: every probe that met the
-  // deadline had at most as many runs as the answer, every one that missed it
-  // more.
+  // Double until it is not shown to fit, then bisect: every probe shown to
+  // meet the deadline had at most as many runs as the answer, every other
+  // one more.
   int64_t lo = 1, hi = 2;
   Probe best = *one;
   while (true) {
-    auto p = Replicate(cluster, workload, hi, nodes, reps);
+    auto p = ReplicateUntilDecided(cluster, workload, hi, nodes, reps, deadline);
     if (!p.ok()) return p.error();
     a.probes.push_back(*p);
-    if (p->makespan > deadline) break;
+    if (p->verdict != Verdict::kMeets) break;
     best = *p;
     lo = hi;
     if (hi > (int64_t{1} << 40)) break;
@@ -367,21 +458,25 @@ Result<Answer> RunsIn(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& 
   }
   while (hi - lo > 1) {
     int64_t mid = lo + (hi - lo) / 2;
-    auto p = Replicate(cluster, workload, mid, nodes, reps);
+    auto p = ReplicateUntilDecided(cluster, workload, mid, nodes, reps, deadline);
     if (!p.ok()) return p.error();
     a.probes.push_back(*p);
-    if (p->makespan <= deadline) {
+    if (p->verdict == Verdict::kMeets) {
       lo = mid;
       best = *p;
     } else {
       hi = mid;
     }
   }
+  for (const Probe& p : a.probes) {
+    if (p.runs == best.runs + 1) a.neighbour = p;
+  }
   SetAnswer(a, best);
   auto w = Waves(cluster, workload, a.runs, nodes);
   if (!w.ok()) return w.error();
   a.analytic = *w;
   a.bottleneck = ServiceLimit(a.analytic, a.runs, a.makespan);
+  a.binds = BindsAt(a.at_answer, a.analytic);
   int64_t waves_allowed = deadline / a.analytic.single_run;
   a.analytic_runs = waves_allowed * a.analytic.runs_per_wave;
   if (a.analytic_runs > 0 && std::abs(a.analytic_runs - a.runs) > 0.15 * a.analytic_runs) {
@@ -392,34 +487,108 @@ Result<Answer> RunsIn(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& 
 
 namespace {
 
-nlohmann::json ProbeJson(const Probe& p) {
+nlohmann::json ProbeJson(const Probe& p, double confidence) {
   nlohmann::json seeds = nlohmann::json::array();
   for (Duration d : p.makespans) seeds.push_back(ToSeconds(d));
-  return {{"nodes", p.nodes},
-          {"runs", p.runs},
-          {"makespan_seconds", ToSeconds(p.makespan)},
-          {"median_seconds", ToSeconds(p.median)},
-          {"min_seconds", ToSeconds(p.min)},
-          {"max_seconds", ToSeconds(p.max)},
-          {"replication_makespans_seconds", seeds}};
+  nlohmann::json j = {{"nodes", p.nodes},
+                      {"runs", p.runs},
+                      {"makespan_seconds", ToSeconds(p.makespan)},
+                      {"median_seconds", ToSeconds(p.median)},
+                      {"min_seconds", ToSeconds(p.min)},
+                      {"max_seconds", ToSeconds(p.max)},
+                      {"replications", p.makespans.size()},
+                      {"replication_makespans_seconds", seeds}};
+  j["binds"] = sim::BindsKey(p.binding.what);
+  if (p.verdict != Verdict::kNotJudged) {
+    j["within"] = {
+        {"replications", p.within.hits},
+        {"probability", p.within.Estimate()},
+        {"interval", {p.within.low, p.within.high}},
+        {"interval_method", p.deterministic ? "exact: every replication the same" : "wilson"},
+        {"confidence", confidence},
+        {"verdict", VerdictName(p.verdict)},
+        {"deterministic", p.deterministic}};
+  }
+  return j;
+}
+
+int64_t ReplicationsRun(const Answer& a) {
+  int64_t n = 0;
+  for (const Probe& p : a.probes) n += static_cast<int64_t>(p.makespans.size());
+  return n;
 }
 
 }  // namespace
 
+std::string BindsAt(const Probe& probe, const Analytic& analytic) {
+  const sim::Binding& b = probe.binding;
+  std::string text = b.text;
+  if (b.what == sim::Binds::kCpu || b.what == sim::Binds::kMemory) {
+    const bool memory = b.what == sim::Binds::kMemory;
+    const std::string name = sim::BindsName(b.what);
+    const std::string per_node =
+        fmt::format(" ({} per node: {})", memory ? analytic.slots_by_memory : analytic.slots_by_cpu,
+                    memory ? "memory" : "CPU");
+    if (text.compare(0, name.size(), name) == 0) text.insert(name.size(), per_node);
+  }
+  return text;
+}
+
+std::string Percent(double fraction) {
+  // Truncated, as every figure shown: 89.99% is "89%", never "90%".
+  return fmt::format("{}%", static_cast<int64_t>(std::floor(fraction * 100 + 1e-9)));
+}
+
+std::string DescribeWithin(const Probe& p, Duration limit, const Replications& reps) {
+  const std::string where = Plural(p.runs, "run") + " on " + Plural(p.nodes, "node");
+  const auto n = static_cast<int64_t>(p.makespans.size());
+  if (p.deterministic) {
+    return fmt::format(
+        "{} {} within {}: {} in every one of {} (step times are constant, so "
+        "each is the same simulation)",
+        where, p.within.hits == n ? "finish" : "do not finish", FormatDurationExact(limit),
+        FormatDurationAgainst(p.makespan, limit), Plural(n, "replication"));
+  }
+  std::string s = fmt::format(
+      "{} finish within {} in {} of replications ({:g}% interval {} to {}, Wilson; {})", where,
+      FormatDurationExact(limit), Percent(p.within.Estimate()), reps.confidence * 100,
+      Percent(p.within.low), Percent(p.within.high), Plural(n, "replication"));
+  switch (p.verdict) {
+    case Verdict::kMeets:
+      return s + ": at least " + QuantileName(reps.quantile);
+    case Verdict::kMisses:
+      return s + ": below " + QuantileName(reps.quantile);
+    case Verdict::kUndecided:
+      return s + fmt::format(": undecided against {} at the cap of {}", QuantileName(reps.quantile),
+                             Plural(reps.max, "replication"));
+    case Verdict::kNotJudged:
+      break;
+  }
+  return s;
+}
+
 nlohmann::json ToJson(const Answer& a) {
+  const double c = a.replications.confidence;
   nlohmann::json probes = nlohmann::json::array();
-  for (const auto& p : a.probes) probes.push_back(ProbeJson(p));
+  for (const auto& p : a.probes) probes.push_back(ProbeJson(p, c));
   nlohmann::json j = {{"nodes", a.nodes},
                       {"runs", a.runs},
                       {"makespan_seconds", ToSeconds(a.makespan)},
-                      {"replications", a.replications.count},
+                      {"replications", a.at_answer.makespans.size()},
+                      {"replications_first_batch", a.replications.count},
+                      {"replications_max", a.replications.max},
+                      {"replications_all_probes", ReplicationsRun(a)},
                       {"quantile", a.replications.quantile},
-                      {"at_answer", ProbeJson(a.at_answer)},
+                      {"confidence", c},
+                      {"random", a.random},
+                      {"at_answer", ProbeJson(a.at_answer, c)},
                       {"analytic",
                        {{"single_run_seconds", ToSeconds(a.analytic.single_run)},
                         {"single_run_from", "expected step times"},
                         {"width", a.analytic.width},
                         {"slots_per_node", a.analytic.slots_per_node},
+                        {"slots_by_cpu", a.analytic.slots_by_cpu},
+                        {"slots_by_memory", a.analytic.slots_by_memory},
                         {"runs_per_wave", a.analytic.runs_per_wave},
                         {"waves", a.analytic.waves},
                         {"time_seconds", ToSeconds(a.analytic.time)},
@@ -427,10 +596,20 @@ nlohmann::json ToJson(const Answer& a) {
                         {"runs", a.analytic_runs}}},
                       {"explanation", a.explanation},
                       {"bottleneck", a.bottleneck},
+                      {"binds",
+                       {{"what", sim::BindsKey(a.at_answer.binding.what)},
+                        {"text", a.binds},
+                        {"pending_share", a.at_answer.binding.pending_share},
+                        {"provisioning_share", a.at_answer.binding.provisioning_share},
+                        {"api_share", a.at_answer.binding.api_share},
+                        {"store_share", a.at_answer.binding.store_share}}},
                       {"probes", probes}};
   if (a.deadline > Duration::zero()) {
     j["deadline_seconds"] = ToSeconds(a.deadline);
     j["replications_within_deadline"] = a.at_answer.Within(a.deadline);
+    j["probability_within_deadline"] = a.at_answer.within.Estimate();
+    j["probability_interval"] = {a.at_answer.within.low, a.at_answer.within.high};
+    if (a.neighbour.verdict != Verdict::kNotJudged) j["neighbour"] = ProbeJson(a.neighbour, c);
   }
   return j;
 }
@@ -439,34 +618,45 @@ std::string Describe(const Answer& a) {
   const Probe& p = a.at_answer;
   const std::string q = QuantileName(a.replications.quantile);
   std::string s;
-  const char* plural = p.makespans.size() == 1 ? "" : "s";
+  const auto n = static_cast<int64_t>(p.makespans.size());
+  auto shown = [&](Duration d) {
+    return a.deadline > Duration::zero() ? FormatDurationAgainst(d, a.deadline) : FormatDuration(d);
+  };
   if (a.deadline > Duration::zero()) {
-    const int within = p.Within(a.deadline);
-    s += fmt::format(
-        "answer      {} runs on {} nodes: {} of {} replication{} ({:.0f}%) finish within {}\n",
-        a.runs, a.nodes, within, p.makespans.size(), plural,
-        100.0 * within / static_cast<double>(std::max<size_t>(p.makespans.size(), 1)),
-        FormatUpToSecond(a.deadline));
+    s += "answer      " + DescribeWithin(p, a.deadline, a.replications) + "\n";
+    if (a.neighbour.verdict != Verdict::kNotJudged) {
+      s += "next        " + DescribeWithin(a.neighbour, a.deadline, a.replications) + "\n";
+    }
   }
-  s += fmt::format(
-      "simulated   {} runs on {} nodes: {} {}, median {}, range {} to {} ({} replication{})\n",
-      a.runs, a.nodes, q, FormatUpToSecond(a.makespan), FormatUpToSecond(p.median),
-      FormatUpToSecond(p.min), FormatUpToSecond(p.max), p.makespans.size(), plural);
-  s += fmt::format(
-      "analytic    {} waves of {} runs x {} expected single run = {} ({} tasks wide, {} per "
-      "node)\n",
-      a.analytic.waves, a.analytic.runs_per_wave, FormatUpToSecond(a.analytic.single_run),
-      FormatUpToSecond(a.analytic.time), a.analytic.width, a.analytic.slots_per_node);
+  s += fmt::format("simulated   {} on {}: {} {}, median {}, range {} to {} ({})\n",
+                   Plural(a.runs, "run"), Plural(a.nodes, "node"), q, shown(a.makespan),
+                   shown(p.median), shown(p.min), shown(p.max), Plural(n, "replication"));
+  s += fmt::format("analytic    {} of {} x {} expected single run = {} ({} wide, {} per node)\n",
+                   Plural(a.analytic.waves, "wave"), Plural(a.analytic.runs_per_wave, "run"),
+                   FormatDuration(a.analytic.single_run), shown(a.analytic.time),
+                   Plural(a.analytic.width, "task"), a.analytic.slots_per_node);
   if (a.analytic_nodes > 0) s += fmt::format("analytic    nodes: {}\n", a.analytic_nodes);
   if (a.analytic_runs > 0) s += fmt::format("analytic    runs: {}\n", a.analytic_runs);
   if (!a.explanation.empty()) s += "why         " + a.explanation + "\n";
   if (!a.bottleneck.empty() && a.explanation.find(a.bottleneck) == std::string::npos) {
     s += "bottleneck  " + a.bottleneck + "\n";
   }
-  s += fmt::format("searched    {} probe{} x {} replication{}\n", a.probes.size(),
-                   a.probes.size() == 1 ? "" : "s", a.replications.count,
-                   a.replications.count == 1 ? "" : "s");
-  return s;
+  if (!a.binds.empty() && a.binds != a.bottleneck) s += "binds       " + a.binds + "\n";
+  if (!a.random) {
+    s += "spread      none: step times are constant and nothing branches, so every replication "
+         "is the same simulation; the answer covers only what is modelled, not the variation "
+         "of a real cluster\n";
+  }
+  s += fmt::format("searched    {}, {} in all",
+                   Plural(static_cast<int64_t>(a.probes.size()), "probe"),
+                   Plural(ReplicationsRun(a), "replication"));
+  if (a.deadline > Duration::zero() && a.random) {
+    s += fmt::format(
+        " (each probe from {}, doubled up to {} until its {:g}% interval is "
+        "above or below {})",
+        a.replications.count, a.replications.max, a.replications.confidence * 100, q);
+  }
+  return s + "\n";
 }
 
 }  // namespace kfpbench::plan

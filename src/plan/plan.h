@@ -6,11 +6,15 @@
 // Runs arrive all at once; nodes are the cluster's first pool, fixed at K
 // (no autoscaler: the question is about a size, not a policy).
 //
-// Every probe is simulated once per replication (seeds seed, seed + 1, ...)
-// and judged by its makespan at the chosen quantile over them, so an answer
-// says "90% of replications finish in T". Step times are common random
-// numbers (sim/step_draw.h): a probe with more runs or nodes keeps every step
-// time of a smaller one, so the searches compare like with like.
+// Every probe is simulated once per replication (seeds seed, seed + 1, ...).
+// A probe judged against a time allowed T is replicated sequentially: a first
+// batch, then doubled, until the Wilson interval of "the fraction of
+// replications finishing within T" lies wholly above or wholly below the
+// quantile (a decision), or the cap is reached (undecided, and said so). An
+// answer is K (or N) with that fraction and its interval. Step times are
+// common random numbers (sim/step_draw.h): a probe with more runs or nodes
+// keeps every step time of a smaller one, so the searches compare like with
+// like.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +23,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "plan/proportion.h"
+#include "sim/binding.h"
 #include "sim/model.h"
 #include "sim/simulator.h"
 #include "util/result.h"
@@ -28,19 +34,36 @@ namespace kfpbench::plan {
 // How many seeds each probe is simulated with, and the quantile of their
 // makespans an answer is held to.
 struct Replications {
+  // The first batch of a probe judged against T, and every replication of
+  // one that is not (TimeFor).
   int count = 20;
   double quantile = 0.9;
   // Replications simulated at once, each on a thread of its own: they are
   // independent, and a simulation is single-threaded. 0: one per hardware
   // thread. Memory grows with it: each holds its own runs.
   int threads = 0;
+  // The cap of sequential replication: a probe still undecided here is
+  // reported undecided.
+  int max = 400;
+  // Of the Wilson interval each decision is read from.
+  double confidence = 0.95;
 };
 
-// `count` in [1, 10000] and `quantile` in (0, 1].
+// `count` in [1, 10000], `max` in [count, 100000], `quantile` in (0, 1],
+// `confidence` in [0.5, 1).
 Status CheckReplications(const Replications& r);
 
 // "0.9", "90%", "p90" or "P90" -> 0.9.
 Result<double> ParseQuantile(const std::string& text);
+
+// Where a probe's fraction within T stands against the quantile.
+enum class Verdict {
+  kNotJudged,  // no time allowed (TimeFor)
+  kMeets,      // the whole interval is at or above the quantile
+  kMisses,     // the whole interval is below it
+  kUndecided,  // the interval straddles it at the cap
+};
+const char* VerdictName(Verdict v);  // "meets", "misses", "undecided", "not judged"
 
 struct Probe {
   int nodes = 0;
@@ -52,12 +75,23 @@ struct Probe {
   std::vector<Duration> makespans;  // one per replication, in seed order
   // How many replications finish within `limit`.
   int Within(Duration limit) const;
+  // Judged against a time allowed (ReplicateUntilDecided):
+  Verdict verdict = Verdict::kNotJudged;
+  Proportion within;  // replications finishing in time, with its interval
+  // Nothing in the workload is random (constant steps, no branches) and
+  // every replication came out the same: the fraction is 0 or 1 exactly,
+  // and it covers only what the model holds.
+  bool deterministic = false;
+  // What bound the first replication (the workload's own seed).
+  sim::Binding binding;
 };
 
 struct Analytic {
   Duration single_run{0};  // one run alone with every step at its expected time
   int width = 0;           // most tasks of one run at once (widest level of the DAG)
   int slots_per_node = 0;  // tasks of the largest request that fit one node
+  int slots_by_cpu = 0;    // of them by CPU alone, and by memory alone
+  int slots_by_memory = 0;
   int64_t runs_per_wave = 0;
   int64_t waves = 0;
   Duration time{0};  // waves x single_run
@@ -86,6 +120,11 @@ struct Answer {
   std::string explanation;    // when the two disagree by more than 15%
   std::string bottleneck;     // ServiceLimit at the answer, against its makespan
   std::vector<Probe> probes;  // every probe the search ran
+  // NodesFor: the probe at one node fewer; RunsIn: at one run more; the
+  // other side of the decision (verdict kNotJudged when it was not run).
+  Probe neighbour;
+  std::string binds;   // BindsAt: what binds at the answer, in words
+  bool random = true;  // IsRandom(workload): false, the spread covers only what is modelled
 };
 
 Result<Answer> TimeFor(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload,
@@ -115,12 +154,33 @@ Result<sim::SimResult> SimulateAllAtOnce(const sim::ClusterSpec& cluster,
 Result<Probe> Replicate(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload,
                         int64_t runs, int nodes, const Replications& reps);
 
-// A duration rounded up to the whole second and printed to it ("2h0m47s"),
-// so a time above a limit never prints as the limit.
-std::string FormatUpToSecond(Duration d);
+// Replicate, then more replications (doubling, up to reps.max) until the
+// fraction finishing within `limit` is decided against reps.quantile.
+Result<Probe> ReplicateUntilDecided(const sim::ClusterSpec& cluster,
+                                    const sim::WorkloadSpec& workload, int64_t runs, int nodes,
+                                    const Replications& reps, Duration limit);
+
+// `probe` judged against `limit`: the fraction within it, its interval, the
+// verdict (undecided when the interval straddles the quantile).
+void Judge(Probe& probe, const Replications& reps, Duration limit, bool random_workload);
+
+// Whether anything in the workload is drawn from its seed: a step duration
+// that is not constant, or a branch probability.
+bool IsRandom(const sim::WorkloadSpec& workload);
+
+// "94%": a fraction as a whole percentage, truncated.
+std::string Percent(double fraction);
+
+// "200 runs on 18 nodes finish within 2h0m0s in 94% of replications (95%
+// interval 90% to 97%, Wilson; 160 replications): at least P90".
+std::string DescribeWithin(const Probe& p, Duration limit, const Replications& reps);
 
 // "P90"; "P99.5".
 std::string QuantileName(double q);
+
+// What binds at `probe` (its first replication), with the nodes' count per
+// node when they do: "nodes' memory (2 per node: memory): tasks spent ...".
+std::string BindsAt(const Probe& probe, const Analytic& analytic);
 
 nlohmann::json ToJson(const Answer& a);
 std::string Describe(const Answer& a);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "ir/pipeline_spec.h"
+#include "util/human.h"
 #include "util/percentile.h"
 #include "util/strings.h"
 #include "util/units.h"
@@ -18,9 +19,7 @@ namespace {
 // A hair of tolerance, so 0.30000000004 cores stays 300m rather than 400m.
 constexpr double kEpsilon = 1e-9;
 
-std::string Seconds(Duration d) {
-  return fmt::format("{:.1f}s", std::chrono::duration<double>(d).count());
-}
+std::string Seconds(Duration d) { return FormatDuration(d); }
 
 }  // namespace
 
@@ -155,8 +154,7 @@ std::string DescribeRule(double headroom) {
 
 std::string Describe(const ProfileReport& r) {
   std::ostringstream out;
-  out << fmt::format("Profile of {} ({}, {} run{}", r.pipeline, r.source, r.repeats,
-                     r.repeats == 1 ? "" : "s");
+  out << fmt::format("Profile of {} ({}, {}", r.pipeline, r.source, Plural(r.repeats, "run"));
   if (r.sample_interval_ms > 0) out << fmt::format(", sampled every {:g} ms", r.sample_interval_ms);
   out << ")\n\n";
   out << fmt::format("{:<20} {:>4} {:>9} {:>9} {:>9} {:>10} {:>10} {:>7}  {:>7} {:>7} {:>7} {:>7}",

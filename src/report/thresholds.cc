@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "kfp/client.h"
+#include "util/human.h"
 #include "util/strings.h"
 
 namespace kfpbench::report {
@@ -433,7 +434,11 @@ Result<std::vector<Verdict>> EvaluateThresholds(const results::BenchmarkResults&
     } else {
       v.observed = o.value;
       v.passed = Compare(o.value, t.op, t.limit);
-      v.observed_text = Text(t.kind, o.value);
+      // A latency beside its limit keeps the digits that keep the comparison.
+      v.observed_text =
+          t.kind == ThresholdKind::kLatency
+              ? FormatDurationAgainst(FromSeconds(o.value / 1000), FromSeconds(t.limit / 1000))
+              : Text(t.kind, o.value);
       v.margin = Margin(t, o.value, v.passed);
     }
     verdicts.push_back(std::move(v));

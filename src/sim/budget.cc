@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "ir/quantity.h"
+#include "util/human.h"
 
 namespace kfpbench::sim {
 namespace {
@@ -46,7 +47,7 @@ uint64_t TasksOf(const ir::PipelineSpec& spec, const ir::ComponentSpec& componen
   return tasks;
 }
 
-std::string Bytes(uint64_t bytes) { return ir::FormatBytesRounded(static_cast<double>(bytes)); }
+std::string Bytes(uint64_t bytes) { return FormatBytes(static_cast<double>(bytes)); }
 
 }  // namespace
 

@@ -12,6 +12,7 @@
 #include "ir/quantity.h"
 #include "results/results_json.h"
 #include "sim/simulator.h"
+#include "util/human.h"
 #include "util/percentile.h"
 
 namespace kfpbench::sim {
@@ -420,7 +421,7 @@ Result<Calibration> CalibrateStore(const std::vector<MeasuredLevel>& measured,
         "no level waited for the store: the uploading steps' median time grew {:.1f}% from the "
         "lightest level ({}) to the heaviest ({}), so any bandwidth above {}/s fits them alike: "
         "measure a level whose uploads overlap",
-        growth * 100, lightest->source, heaviest->source, ir::FormatBytesRounded(lowest)));
+        growth * 100, lightest->source, heaviest->source, FormatBytes(lowest)));
   }
   const std::vector<Level> lightest_only = {*lightest};
   // For one bandwidth: the step models whose simulation reproduces the

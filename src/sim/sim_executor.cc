@@ -93,11 +93,21 @@ bool SimExecutor::Fire(uint32_t slot, uint32_t generation) {
 void SimExecutor::Advance(uint32_t slot, uint32_t generation) {
   InFlight& f = slots_[slot];
   if (!f.live || f.generation != generation) return;  // canceled meanwhile
+  if (f.stage == 1 || f.stage == 3 || f.stage == 4) {
+    // Back from a service (stage 3: the store; 1 and 4: the API), having
+    // held its node all the while.
+    ServiceHold& hold = f.stage == 3 ? store_hold_ : api_hold_;
+    const double held = ToSeconds(loop_.Now() - f.entered);
+    hold.task_seconds += held;
+    hold.cpu += f.cpu * held;
+    hold.memory += f.memory * held;
+  }
   auto next = [this, slot, generation] { Advance(slot, generation); };
   while (true) {
     switch (f.stage) {
       case 0:  // the pod is up: the launcher reports the task running
         f.stage = 1;
+        f.entered = loop_.Now();
         if (services_.api != nullptr) return services_.api->Submit(services_.task_update, next);
         break;
       case 1:  // the step itself
@@ -105,6 +115,7 @@ void SimExecutor::Advance(uint32_t slot, uint32_t generation) {
         return loop_.AfterKeyed(f.run, slot, generation);
       case 2:  // its outputs go to the artifact store
         f.stage = 3;
+        f.entered = loop_.Now();
         if (services_.store != nullptr && f.bytes > 0) {
           return services_.store->Submit(
               FromSeconds(static_cast<double>(f.bytes) / services_.bandwidth), next);
@@ -112,6 +123,7 @@ void SimExecutor::Advance(uint32_t slot, uint32_t generation) {
         break;
       case 3:  // the launcher reports the task done
         f.stage = 4;
+        f.entered = loop_.Now();
         if (services_.api != nullptr) return services_.api->Submit(services_.task_update, next);
         break;
       default:
@@ -125,6 +137,7 @@ void SimExecutor::Hold(double cpu, double memory) {
   const double dt = ToSeconds(now - last_hold_change_);
   cpu_seconds_ += held_cpu_ * dt;
   memory_seconds_ += held_memory_ * dt;
+  task_seconds_ += static_cast<double>(running_) * dt;
   last_hold_change_ = now;
   held_cpu_ += cpu;
   held_memory_ += memory;
@@ -133,6 +146,11 @@ void SimExecutor::Hold(double cpu, double memory) {
 double SimExecutor::AllocatedCpuSeconds(WallTime t) const {
   if (!any_launched_) return 0;
   return cpu_seconds_ + held_cpu_ * ToSeconds(t - last_hold_change_);
+}
+
+double SimExecutor::TaskSeconds(WallTime t) const {
+  if (!any_launched_) return 0;
+  return task_seconds_ + static_cast<double>(running_) * ToSeconds(t - last_hold_change_);
 }
 
 double SimExecutor::AllocatedMemorySeconds(WallTime t) const {

@@ -34,6 +34,14 @@ struct StepModel {
 
 class SharedServer;
 
+// Seconds tasks spent inside a shared service while holding their node,
+// plain and weighted by the cores and bytes they held.
+struct ServiceHold {
+  double task_seconds = 0;
+  double cpu = 0;     // core-seconds
+  double memory = 0;  // byte-seconds
+};
+
 // The shared services a task goes through, when modelled: a status update
 // through the API when it starts and when it ends, and its artifacts'
 // upload in between.
@@ -72,6 +80,11 @@ class SimExecutor : public engine::Executor, private TimerTarget {
   double AllocatedCpuSeconds(WallTime t) const;
   double AllocatedMemorySeconds(WallTime t) const;
   bool any_launched() const { return any_launched_; }
+  // Tasks in flight integrated over time up to `t` (task-seconds).
+  double TaskSeconds(WallTime t) const;
+  // What tasks held while inside each shared service, queued or served.
+  const ServiceHold& api_hold() const { return api_hold_; }
+  const ServiceHold& store_hold() const { return store_hold_; }
   // Called once, when the first task launches.
   std::function<void()> on_first_launch;
   WallTime first_launch() const { return first_launch_; }
@@ -95,6 +108,7 @@ class SimExecutor : public engine::Executor, private TimerTarget {
     std::unique_ptr<std::map<std::string, std::string>> outputs;
     Duration run{0};  // with shared services: the step's own time, its bytes
     int64_t bytes = 0;
+    WallTime entered{};  // with shared services: when it went into the last one
     std::string task_id;
   };
   static constexpr uint8_t kNoStages = 0xff;
@@ -118,7 +132,8 @@ class SimExecutor : public engine::Executor, private TimerTarget {
   SharedServices services_;
   engine::Resources default_task_;
   double held_cpu_ = 0, held_memory_ = 0;
-  double cpu_seconds_ = 0, memory_seconds_ = 0;
+  double cpu_seconds_ = 0, memory_seconds_ = 0, task_seconds_ = 0;
+  ServiceHold api_hold_, store_hold_;
   WallTime last_hold_change_{};
   bool any_launched_ = false;
   WallTime first_launch_{};

@@ -11,11 +11,13 @@
 #include "engine/engine.h"
 #include "ir/quantity.h"
 #include "sim/autoscaler.h"
+#include "sim/binding.h"
 #include "sim/budget.h"
 #include "sim/shared_server.h"
 #include "sim/sim_executor.h"
 #include "sim/virtual_loop.h"
 #include "util/files.h"
+#include "util/human.h"
 
 namespace kfpbench::sim {
 namespace {
@@ -247,9 +249,8 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
         submit_error = Error{fmt::format(
             "stopped after {} of {} runs: {} runs were in flight at once, as many as fit in {} "
             "({} each); the cluster does not keep up with the arrivals",
-            submitted, total, collector.alive(),
-            ir::FormatBytesRounded(static_cast<double>(budget)),
-            ir::FormatBytesRounded(static_cast<double>(estimate.run_bytes)))};
+            submitted, total, collector.alive(), FormatBytes(static_cast<double>(budget)),
+            FormatBytes(static_cast<double>(estimate.run_bytes)))};
         return;
       }
       int64_t i = submitted;
@@ -283,8 +284,11 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
   auto close_utilisation = [&](WallTime t) {
     double cpu = nodes.CpuSeconds(t) - capacity_cpu_before;
     double memory = nodes.MemorySeconds(t) - capacity_memory_before;
-    result.cpu_utilisation = cpu > 0 ? executor.AllocatedCpuSeconds(t) / cpu : 0;
-    result.memory_utilisation = memory > 0 ? executor.AllocatedMemorySeconds(t) / memory : 0;
+    result.task_time.allocated_cpu = executor.AllocatedCpuSeconds(t);
+    result.task_time.allocated_memory = executor.AllocatedMemorySeconds(t);
+    result.task_time.held = executor.TaskSeconds(t);
+    result.cpu_utilisation = cpu > 0 ? result.task_time.allocated_cpu / cpu : 0;
+    result.memory_utilisation = memory > 0 ? result.task_time.allocated_memory / memory : 0;
     utilisation_end = t;
   };
   collector.on_idle = [&] {
@@ -297,8 +301,14 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
   // Sampling and autoscaler scans share one tick, which stops once every run
   // has ended so the loop goes idle.
   std::function<void()> tick;
+  WallTime last_tick = start;
   tick = [&] {
     const engine::Placement& pl = engine.placement();
+    // The wait since the last tick, at the queue it has now: a sample.
+    const double waited = static_cast<double>(pl.queued()) * ToSeconds(loop.Now() - last_tick);
+    last_tick = loop.Now();
+    result.task_time.pending_sampled += waited;
+    if (autoscaler.provisioning() > 0) result.task_time.pending_while_provisioning += waited;
     SeriesPoint s;
     s.t = ToSeconds(loop.Now() - start);
     s.nodes = nodes.live_total();
@@ -364,6 +374,9 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
   result.artifact_store = stats(store, store_spec.bandwidth > 0);
   result.artifact_store.bandwidth = store_spec.bandwidth;
   result.artifact_store.bytes = result.artifact_store.demand_seconds * store_spec.bandwidth;
+  result.task_time.pending = result.pending_ms.sum() / 1000.0;
+  result.task_time.api = executor.api_hold();
+  result.task_time.store = executor.store_hold();
   return result;
 }
 
@@ -409,6 +422,19 @@ nlohmann::json ToJson(const SimResult& r) {
   }
   j["arrival_window_seconds"] = ToSeconds(r.arrival_window);
   j["bottleneck"] = Bottleneck(r);
+  const Binding binds = WhatBinds(r);
+  const TaskTime& t = r.task_time;
+  j["binds"] = {{"what", BindsKey(binds.what)},
+                {"text", binds.text},
+                {"pending_share", binds.pending_share},
+                {"provisioning_share", binds.provisioning_share},
+                {"api_share", binds.api_share},
+                {"store_share", binds.store_share},
+                {"task_seconds",
+                 {{"held", t.held},
+                  {"pending", t.pending},
+                  {"in_api", t.api.task_seconds},
+                  {"in_store", t.store.task_seconds}}}};
   j["series"] = r.series.ToJson();
   return j;
 }
@@ -418,20 +444,21 @@ std::string Summary(const SimResult& r) {
   s += fmt::format("runs        {} ({} succeeded, {} failed)\n", r.runs, r.succeeded, r.failed);
   if (!r.first_error.empty()) s += fmt::format("first error {}\n", r.first_error);
   s += fmt::format("makespan    {}\n", FormatDuration(r.makespan));
-  s += fmt::format("run time    p50 {:.1f}s  p95 {:.1f}s  max {:.1f}s\n",
-                   r.run_ms.ValueAtPercentile(50) / 1000.0, r.run_ms.ValueAtPercentile(95) / 1000.0,
-                   r.run_ms.max() / 1000.0);
-  s += fmt::format("pending     p50 {:.1f}s  p95 {:.1f}s per task\n",
-                   r.pending_ms.ValueAtPercentile(50) / 1000.0,
-                   r.pending_ms.ValueAtPercentile(95) / 1000.0);
+  s += fmt::format("run time    p50 {}  p95 {}  max {}\n",
+                   FormatMillis(r.run_ms.ValueAtPercentile(50)),
+                   FormatMillis(r.run_ms.ValueAtPercentile(95)),
+                   FormatMillis(static_cast<double>(r.run_ms.max())));
+  s += fmt::format("pending     p50 {}  p95 {} per task\n",
+                   FormatMillis(r.pending_ms.ValueAtPercentile(50)),
+                   FormatMillis(r.pending_ms.ValueAtPercentile(95)));
   s += fmt::format(
       "nodes       peak {}, {:.2f} node-hours, CPU allocated {:.1f}%, memory {:.1f}% "
       "(time-weighted, first placement to last end)\n",
       r.peak_nodes, r.node_hours, r.cpu_utilisation * 100, r.memory_utilisation * 100);
   auto service = [&](const char* name, const ServiceStats& st) {
     if (!st.modelled) return;
-    s += fmt::format("{:<11} {}; {:.0f}% busy, {:.2f}s each incl. queueing", name,
-                     DescribeDemand(st), st.utilisation * 100, st.mean_seconds);
+    s += fmt::format("{:<11} {}; {:.0f}% busy, {} each incl. queueing", name, DescribeDemand(st),
+                     st.utilisation * 100, FormatDuration(FromSeconds(st.mean_seconds)));
     if (st.offered_load > 0) {
       s += fmt::format("; offered {:.0f}% of capacity while runs arrived", st.offered_load * 100);
     }
@@ -439,19 +466,22 @@ std::string Summary(const SimResult& r) {
   };
   service("api", r.api);
   service("artifacts", r.artifact_store);
-  if (std::string b = Bottleneck(r); !b.empty()) s += "bottleneck  " + b + "\n";
+  const std::string bottleneck = Bottleneck(r);
+  if (!bottleneck.empty()) s += "bottleneck  " + bottleneck + "\n";
+  if (std::string binds = WhatBinds(r).text; binds != bottleneck)
+    s += "binds       " + binds + "\n";
   return s;
 }
 
 std::string DescribeDemand(const ServiceStats& st) {
   const std::string alone = FormatDuration(FromSeconds(st.demand_seconds));
   if (st.bandwidth > 0) {
-    return fmt::format("{} uploads, {} at {}/s = {} of transfer", st.served,
-                       ir::FormatBytesRounded(st.bytes), ir::FormatBytesRounded(st.bandwidth),
-                       alone);
+    return fmt::format("{}, {} at {}/s = {} of transfer",
+                       Plural(static_cast<int64_t>(st.served), "upload"), FormatBytes(st.bytes),
+                       FormatBytes(st.bandwidth), alone);
   }
-  return fmt::format("{} calls over {} worker{} = {} of service", st.served, st.workers,
-                     st.workers == 1 ? "" : "s", alone);
+  return fmt::format("{} over {} = {} of service", Plural(static_cast<int64_t>(st.served), "call"),
+                     Plural(st.workers, "worker"), alone);
 }
 
 std::string ServiceName(const ServiceStats& st) {

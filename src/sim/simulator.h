@@ -16,6 +16,7 @@
 #include "metrics/histogram.h"
 #include "sim/model.h"
 #include "sim/series.h"
+#include "sim/sim_executor.h"
 #include "util/result.h"
 
 namespace kfpbench::sim {
@@ -35,6 +36,21 @@ struct ServiceStats {
   int workers = 0;       // the API: calls served at once
   double bandwidth = 0;  // the artifact store: bytes per second
   double bytes = 0;      // the artifact store: bytes uploaded
+};
+
+// Where the tasks' time went, for naming what binds (sim/binding.h). Over
+// the same window as the utilisation: first task placed to the last run's end.
+struct TaskTime {
+  double held = 0;     // task-seconds on nodes (placed to end)
+  double pending = 0;  // task-seconds ready but not yet placed (every task's, summed)
+  // Pending tasks x time, sampled at every tick (scan interval), and the part
+  // of it when the autoscaler had nodes on their way.
+  double pending_sampled = 0;
+  double pending_while_provisioning = 0;
+  double allocated_cpu = 0;     // core-seconds requested by tasks on nodes
+  double allocated_memory = 0;  // byte-seconds
+  ServiceHold api;              // held inside the API (status updates)
+  ServiceHold store;            // held inside the artifact store (uploads)
 };
 
 struct SimResult {
@@ -59,6 +75,7 @@ struct SimResult {
   Series series{10};
   // Open-loop arrivals (rate, CSV): first to last arrival; 0 otherwise.
   Duration arrival_window{0};
+  TaskTime task_time;
 };
 
 struct SimOptions {

@@ -197,6 +197,27 @@ TEST(Simulator, JsonAndSummaryCarryTheResults) {
   EXPECT_NE(Summary(*r).find("makespan    2m30s"), std::string::npos) << Summary(*r);
 }
 
+TEST(Simulator, SummaryShowsEveryFigureThroughTheOneFormatter) {
+  ServiceStats store;
+  store.modelled = true;
+  store.served = 1;
+  store.bandwidth = 200.0 * (1 << 20);
+  store.bytes = 1000.0 * (int64_t{1} << 30);
+  store.demand_seconds = store.bytes / store.bandwidth;
+  EXPECT_EQ(DescribeDemand(store), "1 upload, 1000Gi at 200Mi/s = 1h25m20s of transfer");
+  ServiceStats api;
+  api.modelled = true;
+  api.served = 1;
+  api.workers = 1;
+  api.demand_seconds = 2.35;
+  EXPECT_EQ(DescribeDemand(api), "1 call over 1 worker = 2.35s of service");
+  // One run of 2.35 s steps: its figures are not rounded to "3s" nor "2.4s".
+  auto r = Simulate(FixedCluster(1, 4), SixStepWorkload(1, 2350ms, 2350ms));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_THAT(Summary(*r), ::testing::HasSubstr("makespan    9.4s"));
+  EXPECT_THAT(Summary(*r), ::testing::HasSubstr("run time    p50 9."));
+}
+
 TEST(Simulator, ExampleWorkloadEndToEnd) {
   auto c = LoadCluster(testing::CapacityExamples() / "cluster.yaml");
   auto w = LoadWorkload(testing::CapacityExamples() / "workload.yaml");

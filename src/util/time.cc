@@ -181,17 +181,6 @@ Result<Duration> ParseDuration(std::string_view text) {
   return Duration(static_cast<int64_t>(std::llround(total_ns)));
 }
 
-std::string FormatDuration(Duration d) {
-  double s = ToSeconds(d);
-  double abs = std::fabs(s);
-  if (abs < 1e-3) return fmt::format("{:.0f}us", s * 1e6);
-  if (abs < 1) return fmt::format("{:.3g}ms", s * 1e3);
-  if (abs < 60) return fmt::format("{:.3g}s", s);
-  int64_t whole = static_cast<int64_t>(s);
-  if (abs < 3600) return fmt::format("{}m{}s", whole / 60, whole % 60);
-  return fmt::format("{}h{}m", whole / 3600, (whole % 3600) / 60);
-}
-
 std::string FormatMillis(double ms) { return FormatDuration(FromSeconds(ms / 1000)); }
 
 double ToSeconds(Duration d) { return std::chrono::duration<double>(d).count(); }

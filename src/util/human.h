@@ -1,0 +1,45 @@
+// The one way every command shows a duration, a size or a count to a person.
+//
+// Durations and sizes are truncated (toward zero) to the precision shown,
+// never rounded up, so a shown value never reaches a limit the true value
+// does not reach: 3,599.9 s shows as "59m59s", not "1h0m0s"; 15.999 GiB as
+// "15.9Gi", not "16Gi". Truncation alone can still show a value just above a
+// limit as equal to it (7,200.4 s as "2h0m0s" against a 2 h limit), so where
+// a value is shown beside the limit it is judged against, FormatDurationAgainst
+// adds the digits that keep the comparison true ("2h0m0.4s").
+//
+// Precision: below a minute, three significant digits ("2.35s", "59.9s",
+// "340ms", "1.5us"); from a minute, hours, minutes and whole seconds
+// ("2h0m47s"; no days). Sizes: binary units, three significant digits, or
+// four digits from 1000 of a unit to the next ("1000Gi", not "1e+03Gi";
+// "2.93Ti"; exact multiples exactly: "512Mi").
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "util/time.h"
+
+namespace kfpbench {
+
+// `d` with `decimals` (0-9) digits of the second after the whole seconds,
+// truncated: FormatDurationTo(7247.25s, 1) is "2h0m47.2s".
+std::string FormatDurationTo(Duration d, int decimals);
+
+// `d` beside the `limit` it is judged against: FormatDuration's precision,
+// or more decimals of the second until the shown `d` compares with the shown
+// `limit` (both truncated alike) as the true values do.
+std::string FormatDurationAgainst(Duration d, Duration limit);
+
+// `d` with as many decimals as it has (none for whole seconds): for a limit
+// itself, shown as given.
+std::string FormatDurationExact(Duration d);
+
+// Bytes in binary units ("512Mi", "2.93Ti", "1000Gi", "512B").
+std::string FormatBytes(double bytes);
+
+// "1 node", "2 nodes", "0 runs": the count and the noun, plural unless 1.
+std::string Plural(int64_t count, std::string_view noun);
+
+}  // namespace kfpbench
