@@ -13,7 +13,7 @@
 namespace kfpbench::server {
 namespace {
 
-constexpr const char* kProxyToken = "proxy-token-0123456789abcdef";
+constexpr const char* kProxyTokenText = "proxy-token-0123456789abcdef";
 constexpr const char* kAliceToken = "alice-token-0123456789abcdef";
 
 http::Request With(std::vector<std::pair<std::string, std::string>> headers) {
@@ -25,7 +25,7 @@ http::Request With(std::vector<std::pair<std::string, std::string>> headers) {
 
 AuthConfig Config(bool multi_user) {
   AuthConfig c;
-  c.tokens = {{DigestOf(kProxyToken), ""}, {DigestOf(kAliceToken), "alice@example.com"}};
+  c.tokens = {{DigestOf(kProxyTokenText), ""}, {DigestOf(kAliceToken), "alice@example.com"}};
   c.multi_user = multi_user;
   c.policy = {{"alice@example.com", {"team-a"}}, {"root", {"*"}}};
   return c;
@@ -40,7 +40,7 @@ TEST(TokenFile, TokensUsersCommentsAndBlankLines) {
       "# tokens\n\n  proxy-token-0123456789abcdef  \nalice-token-0123456789abcdef alice@x\r\n");
   ASSERT_TRUE(tokens.ok()) << tokens.error().message;
   ASSERT_EQ(tokens->size(), 2u);
-  EXPECT_TRUE(SameDigest((*tokens)[0].digest, DigestOf(kProxyToken)));
+  EXPECT_TRUE(SameDigest((*tokens)[0].digest, DigestOf(kProxyTokenText)));
   EXPECT_EQ((*tokens)[0].user, "");
   EXPECT_EQ((*tokens)[1].user, "alice@x");
 }
@@ -89,13 +89,13 @@ TEST(Authenticate, BearerTokensOnly) {
   EXPECT_EQ(body["details"][0]["@type"], "type.googleapis.com/google.rpc.Status");
   EXPECT_EQ(StatusOf(auth.Authenticate(With({{"Authorization", "Bearer wrong-token"}}))), 401);
   EXPECT_EQ(
-      StatusOf(auth.Authenticate(With({{"Authorization", std::string("Basic ") + kProxyToken}}))),
+      StatusOf(auth.Authenticate(With({{"Authorization", std::string("Basic ") + kProxyTokenText}}))),
       401);
   EXPECT_EQ(
-      StatusOf(auth.Authenticate(With({{"Authorization", std::string("Bearer ") + kProxyToken}}))),
+      StatusOf(auth.Authenticate(With({{"Authorization", std::string("Bearer ") + kProxyTokenText}}))),
       200);
   // A token's prefix, or the token with a byte more, is not the token.
-  std::string token = kProxyToken;
+  std::string token = kProxyTokenText;
   EXPECT_EQ(StatusOf(auth.Authenticate(
                 With({{"Authorization", "Bearer " + token.substr(0, token.size() - 1)}}))),
             401);
@@ -113,16 +113,16 @@ TEST(Authenticate, TokenCookie) {
   c.token_cookie = "authservice_session";
   Authenticator auth(c);
   EXPECT_EQ(StatusOf(auth.Authenticate(
-                With({{"Cookie", std::string("authservice_session=") + kProxyToken}}))),
+                With({{"Cookie", std::string("authservice_session=") + kProxyTokenText}}))),
             200);
   EXPECT_EQ(StatusOf(auth.Authenticate(With({{"Cookie", "authservice_session=nope"}}))), 401);
-  EXPECT_EQ(StatusOf(auth.Authenticate(With({{"Cookie", std::string("other=") + kProxyToken}}))),
+  EXPECT_EQ(StatusOf(auth.Authenticate(With({{"Cookie", std::string("other=") + kProxyTokenText}}))),
             401);
 }
 
 TEST(Authenticate, MultiUserTakesTheUserFromTheHeaderOrTheToken) {
   Authenticator auth(Config(true));
-  std::string proxy = std::string("Bearer ") + kProxyToken;
+  std::string proxy = std::string("Bearer ") + kProxyTokenText;
   auto via_proxy =
       auth.Authenticate(With({{"Authorization", proxy}, {"kubeflow-userid", "bob@example.com"}}));
   ASSERT_EQ(StatusOf(via_proxy), 200);
