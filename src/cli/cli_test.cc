@@ -617,9 +617,12 @@ TEST_F(CliTest, CacheFalseRunsEveryStep) {
   EXPECT_NE(refused.output.find("[0].cache: must be true or false"), std::string::npos);
 }
 
-// validate says what run does on every perf-tests file as shipped: each is
-// accepted on the default target, and with --executor process both refuse
-// the SDK-component pipelines before any load, in the same words.
+// validate says what run does on every perf-tests file as shipped: a file
+// validate refuses (the README examples name pipelines perf-tests does not
+// ship, or leave out required parameters) run refuses before any load in the
+// same words; smoke.json, which validate accepts, runs
+// (PerfTestsSmokeFileRunsAsWritten). With --executor process both refuse the
+// SDK-component pipelines, in the same words.
 TEST_F(CliTest, ValidateAgreesWithRunOnEveryPerfTestsFile) {
   fs::path shared = fs::path(KFPBENCH_SOURCE_DIR) / ".." / "shared" / "kfp";
   if (!fs::exists(shared / "scenarios")) GTEST_SKIP() << "../shared is not available";
@@ -629,7 +632,19 @@ TEST_F(CliTest, ValidateAgreesWithRunOnEveryPerfTestsFile) {
     if (entry.path().extension() != ".json") continue;
     ++files;
     auto v = Kfpbench("validate " + entry.path().string() + pipelines);
-    EXPECT_EQ(v.exit_code, 0) << entry.path() << v.output;
+    if (entry.path().filename() == "perf-tests-smoke.json") {
+      EXPECT_EQ(v.exit_code, 0) << v.output;
+      continue;
+    }
+    fs::path out = dir_ / ("run-" + entry.path().stem().string());
+    auto run =
+        Kfpbench("run " + entry.path().string() + pipelines + " --quiet --out " + out.string());
+    EXPECT_EQ(run.exit_code, v.exit_code) << entry.path() << v.output << run.output;
+    if (v.exit_code == 2) {
+      std::string first = v.output.substr(0, v.output.find('\n'));
+      EXPECT_NE(run.output.find(first), std::string::npos) << first << "\n" << run.output;
+      EXPECT_FALSE(fs::exists(out / "results.json"));
+    }
   }
   EXPECT_GT(files, 0);
   const std::string smoke = (shared / "scenarios" / "perf-tests-smoke.json").string();

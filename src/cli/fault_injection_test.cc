@@ -282,9 +282,13 @@ TEST_P(FaultInjectionTest, EveryModeFinishesAndEveryFaultIsCounted) {
   json j = ReadJson(out / "results.json");
   ASSERT_TRUE(j.is_object()) << r.output;
   uint64_t errors = 0, calls = 0;
-  for (const auto& [name, op] : j["operations"].items()) {
-    errors += op["errors"].get<uint64_t>();
-    calls += op["count"].get<uint64_t>();
+  // The workload's calls and the run follower's (recorded apart).
+  for (const json* ops : {&j["operations"], &j["observer"]["operations"]}) {
+    if (!ops->is_object()) continue;
+    for (const auto& [name, op] : ops->items()) {
+      errors += op["errors"].get<uint64_t>();
+      calls += op["count"].get<uint64_t>();
+    }
   }
   uint64_t resent = j.value("resent_requests", uint64_t{0});
   EXPECT_GT(proxy.injected(), 3) << FaultName(GetParam());

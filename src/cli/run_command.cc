@@ -107,13 +107,22 @@ Command AddRunCommand(CLI::App& app) {
             for (const auto& d : f->pipeline_dirs) load.pipeline_dirs.emplace_back(d);
             auto scenarios = harness::LoadScenarioFile(f->scenario, load);
             if (!scenarios.ok()) return Fail(scenarios.error().message);
+            // The preflight runs even when the target does not resolve: a
+            // file's bad "target" is one of its problems, said with the rest.
             auto target = f->target.Resolve(scenarios->target, f->scenario);
-            if (!target.ok()) return Fail(target.error().message);
-            const harness::PreflightOptions preflight{.remote_target = !target->host.empty(),
+            const bool remote =
+                target.ok() ? !target->host.empty()
+                            : scenarios->target.is_object() && scenarios->target.contains("host");
+            const harness::PreflightOptions preflight{.remote_target = remote,
                                                       .executor = f->target.backend.executor};
             if (Status s = harness::PrepareScenarioFile(*scenarios, preflight, f->shard); !s.ok()) {
-              return Fail(s.error().message);
+              std::string problems = s.error().message;
+              if (!target.ok() && problems.find(target.error().message) == std::string::npos) {
+                problems += "\n" + target.error().message;
+              }
+              return Fail(problems);
             }
+            if (!target.ok()) return Fail(target.error().message);
             if (!scenarios->executor.empty())
               target->embedded.backend.executor = scenarios->executor;
             harness::BenchmarkOptions options = f->benchmark;

@@ -262,9 +262,9 @@ TEST(PipelineSpec, WithCachingTurnsEveryTasksCachingOff) {
   EXPECT_EQ(after->executors.size(), before->executors.size());
   auto on = WithCaching(*off, true);
   ASSERT_TRUE(on.ok());
-  for (const auto& [name, task] : ParsePipelineSpec(*on)->root.dag->tasks) {
-    EXPECT_TRUE(task.enable_cache) << name;
-  }
+  auto again = ParsePipelineSpec(*on);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  for (const auto& [name, task] : again->root.dag->tasks) EXPECT_TRUE(task.enable_cache) << name;
   EXPECT_FALSE(WithCaching("[1, 2]", false).ok());
   EXPECT_FALSE(WithCaching("a: [", false).ok());
 }

@@ -15,7 +15,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-LoadgenOptions Options() {
+LoadgenOptions DefaultLoadgenOptions() {
   LoadgenOptions o;
   o.scenario_path = "smoke.json";
   o.files = {{"smoke.json", "{\"scenarios\": []}"}, {"pipelines/a.yaml", "pipelineInfo: {}"}};
@@ -33,7 +33,7 @@ std::string Script(const json& job) {
 }
 
 TEST(Loadgen, IndexedJobRunsOneShardPerPod) {
-  auto docs = RenderLoadgen(Options());
+  auto docs = RenderLoadgen(DefaultLoadgenOptions());
   ASSERT_TRUE(docs.ok()) << docs.error().message;
   ASSERT_EQ(docs->size(), 2u);
   const auto& job = (*docs)[1];
@@ -62,17 +62,17 @@ TEST(Loadgen, IndexedJobRunsOneShardPerPod) {
 }
 
 TEST(Loadgen, ShardsWaitForOneStartTime) {
-  std::string script = Script((*RenderLoadgen(Options()))[1]);
+  std::string script = Script((*RenderLoadgen(DefaultLoadgenOptions()))[1]);
   EXPECT_NE(script.find("start_ns=1800000000000000000\n"), std::string::npos) << script;
   EXPECT_NE(script.find("2027-01-15T08:00:00Z"), std::string::npos) << script;
   EXPECT_NE(script.find("exit 3"), std::string::npos);
-  auto o = Options();
+  auto o = DefaultLoadgenOptions();
   o.start_at = {};
   EXPECT_FALSE(RenderLoadgen(o).ok());
 }
 
 TEST(Loadgen, TokenComesFromASecretFile) {
-  auto o = Options();
+  auto o = DefaultLoadgenOptions();
   o.token_secret = "kfp-token";
   auto docs = RenderLoadgen(o);
   ASSERT_TRUE(docs.ok());
@@ -84,26 +84,27 @@ TEST(Loadgen, TokenComesFromASecretFile) {
   EXPECT_EQ(TokenSecretCommand(o, "/home/me/my token"),
             "kubectl create secret generic kfp-token -n default --from-file=token='/home/me/my "
             "token'");
-  EXPECT_EQ(Script((*RenderLoadgen(Options()))[1]).find("--token-file"), std::string::npos);
+  EXPECT_EQ(Script((*RenderLoadgen(DefaultLoadgenOptions()))[1]).find("--token-file"),
+            std::string::npos);
 }
 
 TEST(Loadgen, BadOptions) {
-  auto o = Options();
+  auto o = DefaultLoadgenOptions();
   o.shards = 0;
   EXPECT_FALSE(RenderLoadgen(o).ok());
-  o = Options();
+  o = DefaultLoadgenOptions();
   o.host.clear();
   EXPECT_NE(RenderLoadgen(o).error().message.find("--host"), std::string::npos);
-  o = Options();
+  o = DefaultLoadgenOptions();
   o.memory = "lots";
   EXPECT_NE(RenderLoadgen(o).error().message.find("--memory"), std::string::npos);
-  o = Options();
+  o = DefaultLoadgenOptions();
   o.cpu = "1 core";
   EXPECT_NE(RenderLoadgen(o).error().message.find("--cpu"), std::string::npos);
 }
 
 TEST(Loadgen, HostIsQuotedForTheShell) {
-  auto o = Options();
+  auto o = DefaultLoadgenOptions();
   o.host = "http://x/'; rm -rf /";
   EXPECT_NE(Script((*RenderLoadgen(o))[1]).find(R"(--host 'http://x/'\''; rm -rf /')"),
             std::string::npos);
@@ -176,7 +177,7 @@ TEST_F(ShipScenarioTest, RefusesWhatNoPodCouldBeGiven) {
 TEST(Loadgen, ValidatesAgainstStrictSchemas) {
   fs::path dir = KFPBENCH_SOURCE_DIR "/../shared/kube/jsonschema/v1.33-standalone-strict";
   if (!fs::exists(dir)) GTEST_SKIP() << dir << " absent";
-  auto o = Options();
+  auto o = DefaultLoadgenOptions();
   o.token_secret = "kfp-token";
   auto docs = RenderLoadgen(o);
   ASSERT_TRUE(docs.ok());

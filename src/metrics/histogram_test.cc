@@ -33,8 +33,8 @@ TEST(Histogram, RelativeErrorIsBelowOnePercent) {
   }
   std::sort(samples.begin(), samples.end());
   for (double p : {1.0, 50.0, 90.0, 95.0, 99.0, 99.9, 100.0}) {
-    size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * samples.size()));
-    int64_t truth = samples[std::max<size_t>(rank, 1) - 1];
+    // The nearest rank every part uses (util/percentile.h).
+    int64_t truth = samples[NearestRank(samples.size(), p / 100.0) - 1];
     int64_t got = h.ValueAtPercentile(p);
     EXPECT_GE(got, truth) << p;
     EXPECT_LE(static_cast<double>(got - truth), 0.01 * truth) << p;

@@ -88,12 +88,12 @@ TEST(Authenticate, BearerTokensOnly) {
   EXPECT_EQ(body["code"], 16);  // UNAUTHENTICATED, grpc-gateway's shape
   EXPECT_EQ(body["details"][0]["@type"], "type.googleapis.com/google.rpc.Status");
   EXPECT_EQ(StatusOf(auth.Authenticate(With({{"Authorization", "Bearer wrong-token"}}))), 401);
-  EXPECT_EQ(
-      StatusOf(auth.Authenticate(With({{"Authorization", std::string("Basic ") + kProxyTokenText}}))),
-      401);
-  EXPECT_EQ(
-      StatusOf(auth.Authenticate(With({{"Authorization", std::string("Bearer ") + kProxyTokenText}}))),
-      200);
+  EXPECT_EQ(StatusOf(auth.Authenticate(
+                With({{"Authorization", std::string("Basic ") + kProxyTokenText}}))),
+            401);
+  EXPECT_EQ(StatusOf(auth.Authenticate(
+                With({{"Authorization", std::string("Bearer ") + kProxyTokenText}}))),
+            200);
   // A token's prefix, or the token with a byte more, is not the token.
   std::string token = kProxyTokenText;
   EXPECT_EQ(StatusOf(auth.Authenticate(
@@ -116,8 +116,9 @@ TEST(Authenticate, TokenCookie) {
                 With({{"Cookie", std::string("authservice_session=") + kProxyTokenText}}))),
             200);
   EXPECT_EQ(StatusOf(auth.Authenticate(With({{"Cookie", "authservice_session=nope"}}))), 401);
-  EXPECT_EQ(StatusOf(auth.Authenticate(With({{"Cookie", std::string("other=") + kProxyTokenText}}))),
-            401);
+  EXPECT_EQ(
+      StatusOf(auth.Authenticate(With({{"Cookie", std::string("other=") + kProxyTokenText}}))),
+      401);
 }
 
 TEST(Authenticate, MultiUserTakesTheUserFromTheHeaderOrTheToken) {
