@@ -404,8 +404,9 @@ Result<BenchmarkResults> ResultsFromJson(const json& j) {
   in.StringList("cleanup_failures", r.cleanup_failures);
   // Optional: older files lack them.
   in.String("benchmark_id", r.benchmark_id);
-  for (auto [key, objects] : {std::pair{"created", &r.created}, std::pair{"deleted", &r.deleted}}) {
-    in.Message(key, [objects](JsonReader& o) {
+  for (const auto& entry : {std::pair{"created", &r.created}, std::pair{"deleted", &r.deleted}}) {
+    TargetObjects* objects = entry.second;  // a lambda cannot capture a structured binding in clang
+    in.Message(entry.first, [objects](JsonReader& o) {
       o.Number("pipelines", objects->pipelines);
       o.Number("experiments", objects->experiments);
       o.Number("runs", objects->runs);
