@@ -60,23 +60,26 @@ TEST(RunFollower, ListsRunsInFlightAndReadsEachEndedRunOnce) {
   constexpr int kRuns = 300;
   Measured listed = RunOpenLoop(kRuns, "1s", std::chrono::seconds(3), options);
   const results::BenchmarkResults& r = listed.results;
-  ASSERT_EQ(r.runs.size(), size_t{kRuns}) << (r.errors.empty() ? "" : r.errors.front());
+  // A loaded or sanitized machine may send fewer than asked in 3 s: every
+  // run it created is what must be followed.
+  const uint64_t created = r.runs.size();
+  ASSERT_GT(created, uint64_t{kRuns / 4}) << (r.errors.empty() ? "" : r.errors.front());
   for (const auto& run : r.runs) {
     ASSERT_TRUE(run.Finished()) << run.run_id << " " << run.error;
     EXPECT_EQ(run.state, RuntimeState::kSucceeded) << run.error;
     EXPECT_FALSE(run.tasks.empty()) << "the GetRun after the end reads the task timings";
   }
   const results::ObserverSummary& o = r.observer;
-  EXPECT_EQ(o.runs_by_listing, uint64_t{kRuns}) << o.polling_reason;
+  EXPECT_EQ(o.runs_by_listing, created) << o.polling_reason;
   EXPECT_EQ(o.runs_by_polling, 0u);
-  EXPECT_LE(o.Calls(), uint64_t{4 * kRuns});
+  EXPECT_LE(o.Calls(), 4 * created);
   ASSERT_TRUE(o.operations.count("GetRun"));
-  EXPECT_EQ(o.operations.at("GetRun").latency_us.count(), uint64_t{kRuns});
+  EXPECT_EQ(o.operations.at("GetRun").latency_us.count(), created);
   EXPECT_GT(o.list_sweeps, 0u);
   // The follower's calls are the observer's, not the workload's.
   EXPECT_EQ(listed.workload_get_runs, 0u);
   EXPECT_FALSE(r.operations.count("ListRuns"));
-  EXPECT_EQ(o.observe_lag_ms.count(), uint64_t{kRuns});
+  EXPECT_EQ(o.observe_lag_ms.count(), created);
   EXPECT_TRUE(r.harness_usage.Measured());
   EXPECT_GT(r.harness_usage.peak_rss_bytes, 0);
 
@@ -84,12 +87,16 @@ TEST(RunFollower, ListsRunsInFlightAndReadsEachEndedRunOnce) {
   // way, so their percentiles agree within the histogram's error.
   options.observe_each_run = true;
   Measured polled = RunOpenLoop(kRuns, "1s", std::chrono::seconds(3), options);
-  ASSERT_EQ(polled.results.runs.size(), size_t{kRuns});
-  EXPECT_EQ(polled.results.observer.runs_by_polling, uint64_t{kRuns});
-  EXPECT_GT(polled.results.observer.Calls(), o.Calls());
+  const uint64_t polled_runs = polled.results.runs.size();
+  ASSERT_GT(polled_runs, uint64_t{kRuns / 4});
+  EXPECT_EQ(polled.results.observer.runs_by_polling, polled_runs);
   auto a = r.RunDurationsMs();
   auto b = polled.results.RunDurationsMs();
-  ASSERT_EQ(a.count(), b.count());
+  EXPECT_EQ(a.count(), created);
+  EXPECT_EQ(b.count(), polled_runs);
+  // Per run, polling costs more calls than listing.
+  EXPECT_GT(static_cast<double>(polled.results.observer.Calls()) / static_cast<double>(polled_runs),
+            static_cast<double>(o.Calls()) / static_cast<double>(created));
   for (double p : {50.0, 90.0, 99.0}) {
     const double x = static_cast<double>(a.ValueAtPercentile(p));
     const double y = static_cast<double>(b.ValueAtPercentile(p));
