@@ -2,6 +2,8 @@
 
 #include <thread>
 
+#include "harness/harness.h"
+
 namespace kfpbench::harness {
 
 CallBudget::CallBudget(double qps) : qps_(qps) {
@@ -29,24 +31,9 @@ bool CallBudget::Acquire(WallTime until) {
   return true;
 }
 
-class RunObserver::Recording : public kfp::CallObserver {
- public:
-  explicit Recording(metrics::Recorder& recorder) : recorder_(recorder) {}
-  void OnCall(std::string_view operation, Duration latency, int http_status,
-              WallTime completed_at) override {
-    recorder_.RecordCall(operation, latency, http_status, completed_at);
-  }
-  void OnError(std::string_view operation, const std::string& message, int http_status) override {
-    recorder_.RecordError(operation, message, http_status);
-  }
-
- private:
-  metrics::Recorder& recorder_;
-};
-
 RunObserver::RunObserver(const kfp::Client& client, double qps, Duration poll_interval)
     : calls_(WallClock::now()),
-      recording_(std::make_unique<Recording>(calls_)),
+      recording_(std::make_unique<RecordingObserver>(calls_)),
       client_(std::make_unique<kfp::Client>(client.ReportingTo(recording_.get()))),
       budget_(qps),
       poll_interval_(poll_interval) {}

@@ -17,6 +17,8 @@
 
 namespace kfpbench::harness {
 
+class RecordingObserver;  // harness/harness.h
+
 // At most `qps` calls per second, spaced evenly (no bursts): each caller
 // reserves the next free slot and sleeps until it.
 class CallBudget {
@@ -57,9 +59,8 @@ class RunObserver {
   results::ObserverSummary Summary() const;
 
  private:
-  class Recording;
   metrics::Recorder calls_;
-  std::unique_ptr<Recording> recording_;
+  std::unique_ptr<RecordingObserver> recording_;  // harness/harness.h
   std::unique_ptr<kfp::Client> client_;
   CallBudget budget_;
   Duration poll_interval_;
