@@ -1,5 +1,7 @@
 #include "metrics/histogram.h"
 
+#include "util/percentile.h"
+
 #include <algorithm>
 #include <random>
 #include <vector>
