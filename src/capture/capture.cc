@@ -297,7 +297,7 @@ class Capturer {
       auto j = json::parse(*text, nullptr, false);
       if (!j.is_discarded() && j.contains("spec") && !j["spec"].is_null()) {
         if (auto spec = ir::ParsePipelineSpecJson(j["spec"]); spec.ok()) {
-          labels = TaskExecutorLabels(*spec);
+          labels = spec->TaskExecutorLabels();
         }
       }
       return &labels;

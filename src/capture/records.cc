@@ -43,22 +43,6 @@ std::string Quantity(double cores) { return fmt::format("{:g}", cores); }
 
 }  // namespace
 
-TaskLabels TaskExecutorLabels(const ir::PipelineSpec& spec) {
-  TaskLabels labels;
-  auto add_dag = [&](const ir::ComponentSpec& component) {
-    if (!component.is_dag()) return;
-    for (const auto& [name, task] : component.dag->tasks) {
-      const ir::ComponentSpec* ref = spec.FindComponent(task.component_ref);
-      if (ref == nullptr || ref->executor_label.empty()) continue;
-      labels.emplace(name, ref->executor_label);
-      if (!task.display_name.empty()) labels.emplace(task.display_name, ref->executor_label);
-    }
-  };
-  add_dag(spec.root);
-  for (const auto& [name, component] : spec.components) add_dag(component);
-  return labels;
-}
-
 json StepResources(const ir::PipelineSpec& spec) {
   json steps = json::object();
   for (const auto& [label, executor] : spec.executors) {
@@ -114,7 +98,7 @@ json VersionFile(const std::string& key, const kfp::PipelineVersion& version, Ta
     return out;
   }
   out["pipeline_name"] = spec->name;
-  labels = TaskExecutorLabels(*spec);
+  labels = spec->TaskExecutorLabels();
   out["steps"] = StepResources(*spec);
   return out;
 }

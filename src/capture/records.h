@@ -16,8 +16,6 @@ namespace kfpbench::capture {
 // task name (and display name) -> executor label, across nested DAGs.
 using TaskLabels = std::map<std::string, std::string>;
 
-TaskLabels TaskExecutorLabels(const ir::PipelineSpec& spec);
-
 // executor label -> its CPU and memory requests and limits, accelerator, node
 // selector and tolerations, as compiled.
 nlohmann::json StepResources(const ir::PipelineSpec& spec);

@@ -294,6 +294,22 @@ const ExecutorSpec* PipelineSpec::FindExecutor(std::string_view label) const {
   return it == executors.end() ? nullptr : &it->second;
 }
 
+std::map<std::string, std::string> PipelineSpec::TaskExecutorLabels() const {
+  std::map<std::string, std::string> labels;
+  auto add_dag = [&](const ComponentSpec& component) {
+    if (!component.is_dag()) return;
+    for (const auto& [name, task] : component.dag->tasks) {
+      const ComponentSpec* ref = FindComponent(task.component_ref);
+      if (ref == nullptr || ref->executor_label.empty()) continue;
+      labels.emplace(name, ref->executor_label);
+      if (!task.display_name.empty()) labels.emplace(task.display_name, ref->executor_label);
+    }
+  };
+  add_dag(root);
+  for (const auto& [name, component] : components) add_dag(component);
+  return labels;
+}
+
 Result<PipelineSpec> ParsePipelineSpecJson(const json& doc) {
   PipelineSpec spec;
   const json* body = &doc;

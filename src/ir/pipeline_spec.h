@@ -245,6 +245,9 @@ struct PipelineSpec {
 
   const ComponentSpec* FindComponent(std::string_view name) const;
   const ExecutorSpec* FindExecutor(std::string_view label) const;
+  // Task name (and display name, where set) -> executor label, over every DAG
+  // of the spec: how a run's task details name the step they ran.
+  std::map<std::string, std::string> TaskExecutorLabels() const;
 };
 
 // Parses compiled IR in YAML or JSON. The first YAML document is the pipeline

@@ -91,7 +91,7 @@ Result<ProfileReport> ProfileFromResultsFile(const std::filesystem::path& path,
   auto runs = results::LoadRunRecords(file);
   if (!runs.ok()) return runs.error();
   std::map<std::string, std::string> labels;
-  if (pipeline != nullptr) labels = ExecutorLabels(*pipeline);
+  if (pipeline != nullptr) labels = pipeline->TaskExecutorLabels();
   auto executions = ExecutionsFromResults(*runs, labels);
   if (!executions.ok())
     return Error{fmt::format("{}: {}", file.string(), executions.error().message)};

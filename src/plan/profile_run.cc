@@ -35,22 +35,6 @@ nlohmann::json WithoutResources(const nlohmann::json& pipeline_spec) {
   return spec;
 }
 
-std::map<std::string, std::string> ExecutorLabels(const ir::PipelineSpec& spec) {
-  std::map<std::string, std::string> labels;
-  auto add_dag = [&](const ir::ComponentSpec& component) {
-    if (!component.is_dag()) return;
-    for (const auto& [name, task] : component.dag->tasks) {
-      const ir::ComponentSpec* ref = spec.FindComponent(task.component_ref);
-      if (ref == nullptr || ref->executor_label.empty()) continue;
-      labels.emplace(name, ref->executor_label);
-      if (!task.display_name.empty()) labels.emplace(task.display_name, ref->executor_label);
-    }
-  };
-  add_dag(spec.root);
-  for (const auto& [name, component] : spec.components) add_dag(component);
-  return labels;
-}
-
 Result<ProfileRun> ProfileOnEmbeddedBackend(const ProfileRunOptions& options) {
   const std::string path = options.pipeline_path.string();
   auto spec = ir::LoadPipelineSpec(options.pipeline_path);
@@ -134,7 +118,7 @@ Result<ProfileRun> ProfileOnEmbeddedBackend(const ProfileRunOptions& options) {
   for (auto& g : sampler.Profiles()) {
     if (!g.task_id.empty()) by_task[g.task_id].push_back(std::move(g));
   }
-  const auto labels = ExecutorLabels(*spec);
+  const auto labels = spec->TaskExecutorLabels();
   std::vector<StepExecution> executions;
   for (const auto& run : finished) {
     for (const auto& t : run.task_details) {

@@ -49,7 +49,4 @@ Result<ProfileRun> ProfileOnEmbeddedBackend(const ProfileRunOptions& options);
 // by what it asks for while it is measured.
 nlohmann::json WithoutResources(const nlohmann::json& pipeline_spec);
 
-// Task name (and display name) -> executor label, over every DAG of the spec.
-std::map<std::string, std::string> ExecutorLabels(const ir::PipelineSpec& spec);
-
 }  // namespace kfpbench::plan

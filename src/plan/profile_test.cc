@@ -161,7 +161,7 @@ schemaVersion: 2.1.0
   EXPECT_FALSE(
       WithoutResources(spec->json)["deploymentSpec"]["executors"]["exec-a"]["container"].contains(
           "resources"));
-  auto labels = ExecutorLabels(*spec);
+  auto labels = spec->TaskExecutorLabels();
   EXPECT_EQ(labels["a1"], "exec-a");
   ProfileReport r;
   StepProfile a1, a2;
