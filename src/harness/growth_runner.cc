@@ -167,6 +167,26 @@ void MeasureLevel(kfp::Client& client, const MixInputs& in, int concurrency, Wal
   level.measure_seconds = ToSeconds(std::chrono::steady_clock::now() - began);
 }
 
+// After a level's fill: runs still executing would put the engine's work
+// into the measurement, so they are waited for (up to `settle_timeout`);
+// then what the target stores is counted.
+Status SettleAndCount(kfp::Client& client, Duration settle_timeout, WallTime deadline,
+                      Context& context, results::GrowthLevel& level) {
+  auto settle_began = std::chrono::steady_clock::now();
+  const WallTime settle_until = WallClock::now() + settle_timeout;
+  auto active =
+      Settle(client, std::min(settle_until, deadline), [&] { return context.Interrupted(); });
+  if (!active.ok()) return Error{"waiting for the filled runs: " + active.error().message};
+  level.settle_seconds = ToSeconds(std::chrono::steady_clock::now() - settle_began);
+  level.unsettled_runs = *active;
+  auto stored = CountStored(client);
+  if (!stored.ok()) return Error{"counting what the target stores: " + stored.error().message};
+  level.runs_stored = stored->runs;
+  level.experiments_stored = stored->experiments;
+  level.pipelines_stored = stored->pipelines;
+  return Ok();
+}
+
 }  // namespace
 
 Status RunGrowth(const Scenario& scenario, Context& context) {
@@ -229,20 +249,9 @@ Status RunGrowth(const Scenario& scenario, Context& context) {
       return stopped(fmt::format("{} during the fill of level {} ({} runs), after creating {} runs",
                                  why_stopped(), i + 1, target, fill->runs_created));
     }
-    // Runs still executing would put the engine's work into the
-    // measurement; they are waited for, up to settleTimeout.
-    auto settle_began = std::chrono::steady_clock::now();
-    const WallTime settle_until = WallClock::now() + g.settle_timeout;
-    auto active =
-        Settle(client, std::min(settle_until, deadline), [&] { return context.Interrupted(); });
-    if (!active.ok()) return Error{"waiting for the filled runs: " + active.error().message};
-    level.settle_seconds = ToSeconds(std::chrono::steady_clock::now() - settle_began);
-    level.unsettled_runs = *active;
-    auto stored = CountStored(client);
-    if (!stored.ok()) return Error{"counting what the target stores: " + stored.error().message};
-    level.runs_stored = stored->runs;
-    level.experiments_stored = stored->experiments;
-    level.pipelines_stored = stored->pipelines;
+    if (Status s = SettleAndCount(client, g.settle_timeout, deadline, context, level); !s.ok()) {
+      return s;
+    }
     auto objects = FindFill(client, prefix);
     if (!objects.ok()) return Error{"finding the fill's objects: " + objects.error().message};
     spdlog::info("scenario [{}] growth: {} runs stored ({} created in {:.1f}s), measuring for {}",

@@ -70,6 +70,51 @@ Status ReadStress(const json& entry, const std::string& at, double time_scale, S
   return Ok();
 }
 
+// Far above what any KFP deployment stores; keeps every count in range.
+constexpr int64_t kMaxGrowthLevel = 100'000'000;
+
+Result<int64_t> WholeNumber(const json& value, const std::string& where, int64_t low,
+                            int64_t high) {
+  if (!value.is_number_integer() || value.get<int64_t>() < low || value.get<int64_t>() > high ||
+      (value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(high))) {
+    return Error{fmt::format("{}: must be a whole number from {} to {} (got {})", where, low, high,
+                             value.dump())};
+  }
+  return value.get<int64_t>();
+}
+
+// growth.levels: increasing run counts, each from 1 to kMaxGrowthLevel.
+Result<std::vector<int64_t>> ReadGrowthLevels(const json& value, const std::string& where) {
+  if (!value.is_array() || value.empty()) {
+    return Error{where + ": must be a non-empty array of run counts, e.g. [1000, 10000]"};
+  }
+  std::vector<int64_t> levels;
+  for (size_t i = 0; i < value.size(); ++i) {
+    std::string item = fmt::format("{}[{}]", where, i);
+    const json& level = value[i];
+    if (!level.is_number()) {
+      return Error{fmt::format("{}: must be a number of runs (got {})", item, level.dump())};
+    }
+    if (!level.is_number_integer()) {
+      return Error{fmt::format("{}: must be a whole number of runs (got {})", item, level.dump())};
+    }
+    if (level.get<int64_t>() <= 0 || level.get<int64_t>() > kMaxGrowthLevel ||
+        (level.is_number_unsigned() &&
+         level.get<uint64_t>() > static_cast<uint64_t>(kMaxGrowthLevel))) {
+      return Error{fmt::format("{}: must be from 1 to {} runs (got {})", item, kMaxGrowthLevel,
+                               level.dump())};
+    }
+    int64_t runs = level.get<int64_t>();
+    if (!levels.empty() && runs <= levels.back()) {
+      return Error{
+          fmt::format("{}: levels must increase ({} follows {}); each level adds runs to the last",
+                      item, runs, levels.back())};
+    }
+    levels.push_back(runs);
+  }
+  return levels;
+}
+
 // {"levels": [1000, 10000, 100000], "measureTime": "30s", "fillConcurrency": 8, ...}
 Status ReadGrowth(const json& entry, const std::string& at, double time_scale, Scenario& s) {
   if (s.rate_per_minute) {
@@ -79,51 +124,13 @@ Status ReadGrowth(const json& entry, const std::string& at, double time_scale, S
   if (v == entry.end() || !v->is_object()) {
     return Error{at + ".growth: required with \"shape\": \"growth\" (levels, measureTime)"};
   }
-  // Far above what any KFP deployment stores; keeps every count in range.
-  constexpr int64_t kMaxLevel = 100'000'000;
   Scenario::Growth g;
-  auto whole = [&](const json& value, const std::string& where, int64_t low,
-                   int64_t high) -> Result<int64_t> {
-    if (!value.is_number_integer() || value.get<int64_t>() < low || value.get<int64_t>() > high) {
-      return Error{fmt::format("{}: must be a whole number from {} to {} (got {})", where, low,
-                               high, value.dump())};
-    }
-    return value.get<int64_t>();
-  };
   for (const auto& [key, value] : v->items()) {
     std::string where = at + ".growth." + key;
     if (key == "levels") {
-      if (!value.is_array() || value.empty()) {
-        return Error{where + ": must be a non-empty array of run counts, e.g. [1000, 10000]"};
-      }
-      for (size_t i = 0; i < value.size(); ++i) {
-        std::string item = fmt::format("{}[{}]", where, i);
-        const json& level = value[i];
-        if (!level.is_number()) {
-          return Error{fmt::format("{}: must be a number of runs (got {})", item, level.dump())};
-        }
-        if (!level.is_number_integer()) {
-          return Error{
-              fmt::format("{}: must be a whole number of runs (got {})", item, level.dump())};
-        }
-        if (level.get<int64_t>() <= 0 ||
-            (level.is_number_unsigned() &&
-             level.get<uint64_t>() > static_cast<uint64_t>(kMaxLevel))) {
-          return Error{
-              fmt::format("{}: must be from 1 to {} runs (got {})", item, kMaxLevel, level.dump())};
-        }
-        if (level.get<int64_t>() > kMaxLevel) {
-          return Error{
-              fmt::format("{}: must be from 1 to {} runs (got {})", item, kMaxLevel, level.dump())};
-        }
-        int64_t runs = level.get<int64_t>();
-        if (!g.levels.empty() && runs <= g.levels.back()) {
-          return Error{fmt::format(
-              "{}: levels must increase ({} follows {}); each level adds runs to the last", item,
-              runs, g.levels.back())};
-        }
-        g.levels.push_back(runs);
-      }
+      auto levels = ReadGrowthLevels(value, where);
+      if (!levels.ok()) return levels.error();
+      g.levels = std::move(*levels);
     } else if (key == "measureTime") {
       auto t = ReadScenarioTime(value, where, time_scale);
       if (!t.ok()) return t.error();
@@ -137,8 +144,8 @@ Status ReadGrowth(const json& entry, const std::string& at, double time_scale, S
                key == "versionsPerPipeline") {
       int64_t high = key == "fillConcurrency" || key == "measureConcurrency" ? 256
                      : key == "versionsPerPipeline"                          ? 100
-                                                                             : kMaxLevel;
-      auto n = whole(value, where, 1, high);
+                                                                             : kMaxGrowthLevel;
+      auto n = WholeNumber(value, where, 1, high);
       if (!n.ok()) return n.error();
       int as_int = static_cast<int>(*n);
       if (key == "fillConcurrency") g.fill_concurrency = as_int;
@@ -147,7 +154,7 @@ Status ReadGrowth(const json& entry, const std::string& at, double time_scale, S
       if (key == "runsPerPipeline") g.runs_per_pipeline = as_int;
       if (key == "versionsPerPipeline") g.versions_per_pipeline = as_int;
     } else if (key == "extrapolateTo") {
-      auto n = whole(value, where, 0, int64_t{1} << 40);
+      auto n = WholeNumber(value, where, 0, int64_t{1} << 40);
       if (!n.ok()) return n.error();
       g.extrapolate_to = *n;
     } else {
