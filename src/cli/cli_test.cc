@@ -351,6 +351,9 @@ TEST_F(CliTest, ScheduledRunsCountFiresAndTriggerLag) {
   EXPECT_GE(s["observed_fires"].get<int>(), 6) << s;  // the scheduler may miss one at the edges
   EXPECT_EQ(s["missed_fires"].get<int>(), 8 - s["observed_fires"].get<int>());
   EXPECT_EQ(j["schedules"]["trigger_lag_ms"]["count"], s["observed_fires"]);
+  // The schedules' runs are found by the observer, not by the workload's client.
+  EXPECT_FALSE(j["operations"].contains("ListRuns")) << j["operations"];
+  EXPECT_TRUE(j["observer"]["operations"].contains("ListRuns")) << j["observer"];
   for (const auto& run : j["runs"]["records"]) {
     EXPECT_FALSE(run["recurring_run_id"].get<std::string>().empty());
     EXPECT_GE(run["trigger_lag_ms"].get<double>(), 0);

@@ -25,6 +25,7 @@ results::Progress TakeProgress(const metrics::Recorder& recorder, const Context&
   p.runs_finished = runs.size() - p.runs_refused;
   p.runs_by_state = runs.CountByState();
   p.late_starts = runs.LateStarts();
+  p.observer_calls = context.observer().CallCounts();
   metrics::Histogram all;
   for (const auto& [name, op] : recorder.Snapshot()) {
     all.Merge(op.latency_us);

@@ -277,7 +277,9 @@ Status OrchestrateRunner::Run(const Scenario& scenario, Context& context) {
     return Ok();
   }
 
-  // Closed loop: `concurrency` workers take the next row until none is left.
+  // Closed loop: `concurrency` workers take the next row until none is left,
+  // each waiting for its run's end before the next.
+  RunFollower follower(context, kOpenLoopPollers);
   std::atomic<size_t> next{0};
   std::vector<std::thread> workers;
   const int n = std::max(1, std::min<int>(plan.concurrency, static_cast<int>(plan.rows.size())));
@@ -285,16 +287,19 @@ Status OrchestrateRunner::Run(const Scenario& scenario, Context& context) {
     workers.emplace_back([&] {
       for (size_t i = next++; i < plan.rows.size() && !context.Interrupted(); i = next++) {
         results::RunRecord record;
-        if (create(plan.rows[i], record)) {
-          FollowRun(
-              context, record,
-              std::max(give_up_after_last, WallClock::now()) + context.options().drain_timeout);
+        if (!create(plan.rows[i], record)) {
+          context.runs().Add(std::move(record));
+          continue;
         }
-        context.runs().Add(std::move(record));
+        std::string id = record.run_id;
+        follower.Add(std::move(record));
+        follower.WaitRecorded(
+            id, std::max(give_up_after_last, WallClock::now()) + context.options().drain_timeout);
       }
     });
   }
   for (auto& t : workers) t.join();
+  follower.Finish(std::max(give_up_after_last, WallClock::now()) + context.options().drain_timeout);
   return Ok();
 }
 

@@ -102,6 +102,7 @@ Status PipelineRunRunner::RunClosedLoop(const Scenario& scenario, Context& conte
   const WallTime end = WallClock::now() + scenario.run_time;
   const WallTime give_up = end + context.options().drain_timeout;
   kfp::Client load = context.client().StartingBefore(end);
+  RunFollower follower(context, kOpenLoopPollers);
   DriveClosedLoop(context, scenario.InFlight(), end, [&](int worker, int n) {
     results::RunRecord record;
     record.scenario = scenario.index;
@@ -109,10 +110,16 @@ Status PipelineRunRunner::RunClosedLoop(const Scenario& scenario, Context& conte
         CreateOne(context, load, base,
                   context.Name(fmt::format("s{}-w{}-{}", scenario.index, worker, n)), record);
     if (created == Created::kNotSent) return true;
-    if (created == Created::kYes) FollowRun(context, record, give_up);
-    context.runs().Add(std::move(record));
-    return created == Created::kYes;
+    if (created == Created::kFailed) {
+      context.runs().Add(std::move(record));
+      return false;
+    }
+    std::string id = record.run_id;
+    follower.Add(std::move(record));
+    follower.WaitRecorded(id, give_up);
+    return true;
   });
+  follower.Finish(give_up);
   return Ok();
 }
 

@@ -101,6 +101,22 @@ void RunFollower::Add(results::RunRecord record) {
   cv_.notify_all();
 }
 
+bool RunFollower::WaitRecorded(const std::string& run_id, WallTime until) {
+  std::unique_lock lock(mu_);
+  awaited_.insert(run_id);
+  for (;;) {
+    if (recorded_.erase(run_id) > 0) return true;
+    const WallTime deadline = context_.StopWaitingAt(until);
+    const WallTime now = WallClock::now();
+    if (now >= deadline) {
+      awaited_.erase(run_id);
+      return false;
+    }
+    // Interruptions move the deadline, so it is read again now and then.
+    cv_.wait_until(lock, std::min(deadline, now + std::chrono::milliseconds(100)));
+  }
+}
+
 size_t RunFollower::in_flight() const {
   std::lock_guard lock(mu_);
   return tracked_.size() + fetching_;
@@ -253,6 +269,7 @@ void RunFollower::DetailLoop() {
     }
     lock.lock();
     --fetching_;
+    if (done && awaited_.erase(id) > 0) recorded_.insert(id);
     if (done) {
       cv_.notify_all();
       continue;
@@ -277,27 +294,6 @@ void RunFollower::DetailLoop() {
       polls_.push({due, id});
     }
     tracked_.insert(std::move(node));
-  }
-}
-
-void FollowRun(Context& context, results::RunRecord& record, WallTime give_up) {
-  context.observer().NotePolling(
-      "closed-loop scenarios poll each of their runs: the next run waits for this one");
-  for (;;) {
-    WallTime deadline = context.StopWaitingAt(give_up);
-    if (PollRun(context, record, deadline)) {
-      context.observer().CountEnded(record, false);
-      return;
-    }
-    WallTime now = WallClock::now();
-    deadline = context.StopWaitingAt(give_up);
-    if (now >= deadline) {
-      if (record.error.empty()) record.error = StillRunning(record);
-      return;
-    }
-    // Interruptions must not cut the grace period short, so sleep plainly.
-    std::this_thread::sleep_for(
-        std::min<Duration>(context.options().poll_interval, deadline - now));
   }
 }
 

@@ -3,8 +3,10 @@
 // page, once per poll interval), and each run that has left the listing gets
 // one GetRun with its details. Every call goes through the context's
 // RunObserver: its own client (recorded apart) and budget (--observer-qps).
-// Open-loop load needs this, because arrivals must never wait for earlier runs
-// to finish.
+// Open-loop load hands its runs over and goes on, because arrivals must never
+// wait for earlier runs to finish; closed-loop workers hand theirs over and
+// wait for them (WaitRecorded), so 50 workers cost one listing an interval,
+// not 50 GetRuns.
 #pragma once
 
 #include <condition_variable>
@@ -39,6 +41,11 @@ class RunFollower {
   // terminal. Its experiment_id (from the server's answer) is what it is
   // listed by; without one it is polled one by one.
   void Add(results::RunRecord record);
+  // Closed loop: waits until the run `run_id` (added before) has been
+  // recorded, or until `until` (sooner after an interruption: the context's
+  // grace). False when it was not: the run stays followed, and Finish
+  // records it as unfinished if it never ends.
+  bool WaitRecorded(const std::string& run_id, WallTime until);
   // Waits until every run added is terminal, or until `give_up` (sooner after
   // an interruption: the context's grace), recording what is left as unfinished.
   // A run the listing saw end before then still gets its details read, within
@@ -73,6 +80,8 @@ class RunFollower {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::string, Tracked> tracked_;  // by run id; out of it while fetched
+  std::set<std::string> awaited_;           // run ids a closed-loop worker waits for
+  std::set<std::string> recorded_;          // of those, the ones recorded since
   std::deque<std::string> ready_;  // ended by the listing: GetRun as soon as the budget lets
   std::priority_queue<Due, std::vector<Due>, std::greater<>> polls_;  // polled runs, by due time
   size_t fetching_ = 0;
@@ -87,8 +96,5 @@ class RunFollower {
 // gone).
 bool PollRun(Context& context, results::RunRecord& record, WallTime until = WallTime::max());
 void AbsorbRun(const kfp::Run& run, results::RunRecord& record);
-// Closed loop: polls one run until it is terminal or `give_up` (sooner
-// after an interruption: the context's grace), noting why it stopped waiting.
-void FollowRun(Context& context, results::RunRecord& record, WallTime give_up);
 
 }  // namespace kfpbench::harness

@@ -2,6 +2,7 @@
 // in flight, their ends found by listing within the observer's budget.
 #include "harness/run_follower.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -19,9 +20,8 @@ struct Measured {
   uint64_t workload_get_runs = 0;
 };
 
-// `runs` runs of the three-step sleep chain, each step a `step` stub, started
-// open loop within about `spread`.
-Measured RunOpenLoop(int runs, const std::string& step, Duration spread, HarnessOptions options) {
+// The scenario file `text` on the embedded backend, each step a `step` stub.
+Measured RunScenarioText(const std::string& text, const std::string& step, HarnessOptions options) {
   TargetOptions target;
   target.embedded.port = 0;
   target.embedded.threads = 4;
@@ -33,11 +33,6 @@ Measured RunOpenLoop(int runs, const std::string& step, Duration spread, Harness
   auto session = Session::Open(target);
   EXPECT_TRUE(session.ok()) << session.error().message;
   if (!session.ok()) return {};
-  const double spread_s = ToSeconds(spread);
-  const std::string text = fmt::format(
-      R"([{{"mode": "PIPELINE_RUN", "pipelineFileName": "sleep_chain.yaml",
-           "rate": {}, "runTime": "{}ms"}}])",
-      60.0 * runs / spread_s, static_cast<int64_t>(spread_s * 1000));
   auto file =
       ParseScenarios(text, "s.json",
                      {.pipeline_dirs = {std::string(KFPBENCH_SOURCE_DIR) + "/examples/pipelines"}});
@@ -50,6 +45,54 @@ Measured RunOpenLoop(int runs, const std::string& step, Duration spread, Harness
     m.workload_get_runs = it->second.latency_us.count();
   }
   return m;
+}
+
+// `runs` runs of the three-step sleep chain, each step a `step` stub, started
+// open loop within about `spread`.
+Measured RunOpenLoop(int runs, const std::string& step, Duration spread, HarnessOptions options) {
+  const double spread_s = ToSeconds(spread);
+  return RunScenarioText(fmt::format(R"([{{"mode": "PIPELINE_RUN",
+                                         "pipelineFileName": "sleep_chain.yaml",
+                                         "rate": {}, "runTime": "{}ms"}}])",
+                                     60.0 * runs / spread_s, static_cast<int64_t>(spread_s * 1000)),
+                         step, options);
+}
+
+TEST(RunFollower, ClosedLoopWorkersWaitOnTheListingInsteadOfPollingTheirRuns) {
+  HarnessOptions options;
+  options.poll_interval = std::chrono::milliseconds(100);
+  options.observer_qps = 0;
+  options.drain_timeout = std::chrono::seconds(60);
+  // Eight workers, each run three 300 ms steps: polled run by run every
+  // 100 ms, each run would cost about ten GetRuns.
+  Measured m = RunScenarioText(R"([{"mode": "PIPELINE_RUN", "pipelineFileName": "sleep_chain.yaml",
+                                    "concurrency": 8, "runTime": "3s"}])",
+                               "300ms", options);
+  const results::BenchmarkResults& r = m.results;
+  const uint64_t created = r.runs.size();
+  ASSERT_GE(created, 8u) << (r.errors.empty() ? "" : r.errors.front());
+  for (const auto& run : r.runs) {
+    ASSERT_TRUE(run.Finished()) << run.run_id << " " << run.error;
+    EXPECT_FALSE(run.tasks.empty());
+  }
+  const results::ObserverSummary& o = r.observer;
+  EXPECT_EQ(o.runs_by_listing, created) << o.polling_reason;
+  EXPECT_EQ(o.runs_by_polling, 0u);
+  ASSERT_TRUE(o.operations.count("GetRun"));
+  EXPECT_EQ(o.operations.at("GetRun").latency_us.count(), created);
+  EXPECT_EQ(m.workload_get_runs, 0u);
+  // Each worker waited for its run to be seen ended before the next: never
+  // more than eight between CreateRun and the end kfpbench saw.
+  std::vector<std::pair<WallTime, int>> edges;
+  for (const auto& run : r.runs) {
+    ASSERT_NE(run.submitted, WallTime{});
+    edges.emplace_back(run.submitted, +1);
+    edges.emplace_back(run.observed, -1);
+  }
+  std::sort(edges.begin(), edges.end());
+  int in_flight = 0, most = 0;
+  for (const auto& [at, step] : edges) most = std::max(most, in_flight += step);
+  EXPECT_LE(most, 8);
 }
 
 TEST(RunFollower, ListsRunsInFlightAndReadsEachEndedRunOnce) {

@@ -55,6 +55,12 @@ void RunObserver::NotePolling(const std::string& reason) {
   if (polling_reason_.empty()) polling_reason_ = reason;
 }
 
+std::map<std::string, uint64_t> RunObserver::CallCounts() const {
+  std::map<std::string, uint64_t> counts;
+  for (const auto& [name, op] : calls_.Totals()) counts[name] = op.latency_us.count();
+  return counts;
+}
+
 results::ObserverSummary RunObserver::Summary() const {
   results::ObserverSummary s;
   s.qps_budget = budget_.qps();

@@ -57,6 +57,9 @@ class RunObserver {
   void NotePolling(const std::string& reason);
 
   results::ObserverSummary Summary() const;
+  // The observer's calls so far by operation: cheap enough for every
+  // progress tick (no time series).
+  std::map<std::string, uint64_t> CallCounts() const;
 
  private:
   metrics::Recorder calls_;

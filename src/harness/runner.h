@@ -92,6 +92,7 @@ class Context {
   kfp::Client& client() { return client_; }
   // The run followers' client and budget, recorded apart from the workload.
   RunObserver& observer() { return *observer_; }
+  const RunObserver& observer() const { return *observer_; }
   results::RunLog& runs() { return runs_; }
   const HarnessOptions& options() const { return options_; }
 

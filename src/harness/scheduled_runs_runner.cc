@@ -1,6 +1,7 @@
 #include "harness/scheduled_runs_runner.h"
 
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -17,6 +18,11 @@ class ScheduledRunsRunner : public ModeRunner {
  public:
   Status Run(const Scenario& scenario, Context& context) override;
 };
+
+// How far before the newest run already seen a listing still reads: a run's
+// created_at is set before its row is committed, so one committed late can
+// sort below runs listed before it.
+constexpr Duration kLateCommitMargin = std::chrono::seconds(5);
 
 int CountFires(const CronSchedule& cron, WallTime start, WallTime end) {
   int n = 0;
@@ -36,6 +42,97 @@ std::string KfpCron(const std::string& cron) {
   return fields == 5 ? "0 " + cron : cron;
 }
 
+namespace {
+
+// Finds the schedules' runs as they appear and hands each to a follower.
+// Through the observer (its client, its budget), newest first, down to a
+// margin before the newest run an earlier listing saw: a run committed a
+// moment late with an earlier created_at is still read, and the cost is a
+// page per interval, not the whole experiment's runs each time.
+class ScheduledRunCollector {
+ public:
+  ScheduledRunCollector(Context& context, const Scenario& scenario,
+                        const std::string& experiment_id, std::set<std::string> schedules,
+                        WallTime give_up)
+      : context_(context),
+        scenario_(scenario),
+        schedules_(std::move(schedules)),
+        give_up_(give_up),
+        follower_(context, 2) {
+    list_.experiment_id = experiment_id;
+    list_.page_size = kListPageSize;
+    list_.sort_by = "created_at desc";
+  }
+
+  void Collect() {
+    const WallTime read_down_to = watermark_ - kLateCommitMargin;
+    WallTime newest = watermark_;
+    for (std::string token;;) {
+      list_.page_token = token;
+      if (!context_.observer().budget().Acquire(give_up_)) break;
+      auto page = context_.observer().client().ListRuns(list_);
+      if (!page.ok()) break;  // recorded by the observer; try again next time
+      bool older_than_needed = false;
+      for (const auto& run : page->items) {
+        newest = std::max(newest, run.created_at);
+        if (run.created_at < read_down_to) older_than_needed = true;
+        if (schedules_.count(run.recurring_run_id) && seen_.insert(run.run_id).second) Follow(run);
+      }
+      if (older_than_needed || page->next_page_token.empty()) break;
+      token = page->next_page_token;
+    }
+    watermark_ = newest;
+  }
+
+  int runs_seen() const { return static_cast<int>(seen_.size()); }
+  void Finish() { follower_.Finish(give_up_); }
+
+ private:
+  void Follow(const kfp::Run& run) {
+    context_.TrackRun(run.run_id);
+    results::RunRecord record;
+    record.scenario = scenario_.index;
+    record.run_id = run.run_id;
+    AbsorbRun(run, record);
+    follower_.Add(std::move(record));
+  }
+
+  Context& context_;
+  const Scenario& scenario_;
+  const std::set<std::string> schedules_;  // the recurring runs this scenario made
+  const WallTime give_up_;
+  RunFollower follower_;
+  kfp::ListOptions list_;
+  std::set<std::string> seen_;
+  WallTime watermark_{};  // the newest created_at seen so far
+};
+
+// The scenario's recurring runs, firing from `start` to `end`; their ids.
+Result<std::set<std::string>> CreateSchedules(const Scenario& scenario, Context& context,
+                                              const std::string& pipeline_id,
+                                              const std::string& experiment_id,
+                                              const std::string& cron, WallTime start,
+                                              WallTime end) {
+  std::set<std::string> ids;
+  for (int i = 0; i < scenario.InFlight(); ++i) {
+    kfp::RecurringRun r;
+    r.display_name = context.Name(fmt::format("s{}-schedule-{}", scenario.index, i));
+    r.pipeline_id = pipeline_id;
+    r.runtime_config.parameters = scenario.params;
+    r.experiment_id = experiment_id;
+    r.cron_schedule = kfp::CronSchedule{start, end, cron};
+    r.mode = "ENABLE";
+    r.max_concurrency = 10;
+    auto created = context.client().CreateRecurringRun(r);
+    if (!created.ok()) return Error{"cannot create a recurring run: " + created.error().message};
+    context.TrackRecurringRun(created->recurring_run_id);
+    ids.insert(created->recurring_run_id);
+  }
+  return ids;
+}
+
+}  // namespace
+
 Status ScheduledRunsRunner::Run(const Scenario& scenario, Context& context) {
   const std::string cron_text = KfpCron(scenario.cron);
   auto cron = CronSchedule::Parse(cron_text);
@@ -51,62 +148,27 @@ Status ScheduledRunsRunner::Run(const Scenario& scenario, Context& context) {
   // Whole seconds: cron fires on second boundaries.
   const WallTime start = std::chrono::ceil<std::chrono::seconds>(WallClock::now());
   const WallTime end = start + scenario.run_time;
+  auto schedules = CreateSchedules(scenario, context, pipeline->pipeline_id,
+                                   experiment->experiment_id, cron_text, start, end);
+  if (!schedules.ok()) return schedules.error();
   results::ScheduleSummary summary;
   summary.scenario = scenario.index;
-  std::map<std::string, bool> ours;
-  for (int i = 0; i < scenario.InFlight(); ++i) {
-    kfp::RecurringRun r;
-    r.display_name = context.Name(fmt::format("s{}-schedule-{}", scenario.index, i));
-    r.pipeline_id = pipeline->pipeline_id;
-    r.runtime_config.parameters = scenario.params;
-    r.experiment_id = experiment->experiment_id;
-    r.cron_schedule = kfp::CronSchedule{start, end, cron_text};
-    r.mode = "ENABLE";
-    r.max_concurrency = 10;
-    auto created = context.client().CreateRecurringRun(r);
-    if (!created.ok()) return Error{"cannot create a recurring run: " + created.error().message};
-    context.TrackRecurringRun(created->recurring_run_id);
-    ours[created->recurring_run_id] = true;
-    ++summary.recurring_runs;
-  }
+  summary.recurring_runs = static_cast<int>(schedules->size());
   summary.expected_fires = summary.recurring_runs * CountFires(*cron, start, end);
 
-  // Collect the schedules' runs as they appear and follow each to its end.
-  RunFollower follower(context, 2);
-  std::map<std::string, bool> seen;
-  kfp::ListOptions list;
-  list.experiment_id = experiment->experiment_id;
-  list.page_size = 200;
-  auto collect = [&] {
-    for (std::string token;;) {
-      list.page_token = token;
-      auto page = context.client().ListRuns(list);
-      if (!page.ok()) return;  // recorded by the observer; try again next time
-      for (const auto& run : page->items) {
-        if (!ours.count(run.recurring_run_id) || seen.count(run.run_id)) continue;
-        seen[run.run_id] = true;
-        context.TrackRun(run.run_id);
-        results::RunRecord record;
-        record.scenario = scenario.index;
-        record.run_id = run.run_id;
-        AbsorbRun(run, record);
-        follower.Add(std::move(record));
-      }
-      if (page->next_page_token.empty()) return;
-      token = page->next_page_token;
-    }
-  };
+  ScheduledRunCollector collector(context, scenario, experiment->experiment_id,
+                                  std::move(*schedules), end + context.options().drain_timeout);
   while (WallClock::now() < end && !context.Interrupted()) {
     context.SleepUntil(std::min(end, WallClock::now() + std::chrono::seconds(1)));
-    collect();
+    collector.Collect();
   }
   // A fire due at the very end takes a moment to become a run.
   context.SleepUntil(WallClock::now() +
                      std::max<Duration>(context.options().poll_interval, std::chrono::seconds(1)));
-  collect();
-  summary.observed_fires = static_cast<int>(seen.size());
+  collector.Collect();
+  summary.observed_fires = collector.runs_seen();
   context.Record([&](Findings& f) { f.schedules.push_back(summary); });
-  follower.Finish(end + context.options().drain_timeout);
+  collector.Finish();
   return Ok();
 }
 

@@ -61,6 +61,7 @@ std::vector<std::string> ExportedMetricNames() {
           "kfpbench_runs_finished_total",
           "kfpbench_runs_in_flight",
           "kfpbench_late_starts_total",
+          "kfpbench_observer_requests_total",
           "kfpbench_repetition",
           "kfpbench_benchmark_finished"};
 }
@@ -115,6 +116,13 @@ std::string RenderPrometheus(const LiveState& s) {
   Family(out, "kfpbench_late_starts_total", "counter",
          "Open-loop runs sent more than 100 ms after their intended start.");
   out += fmt::format("kfpbench_late_starts_total {}\n", s.late_starts);
+  Family(out, "kfpbench_observer_requests_total", "counter",
+         "KFP API calls kfpbench made to follow its runs (listings and run details), apart from "
+         "the workload's, by operation.");
+  for (const auto& [name, n] : s.observer_calls) {
+    out += fmt::format("kfpbench_observer_requests_total{{operation=\"{}\"}} {}\n",
+                       EscapePrometheusLabel(name), n);
+  }
   Family(out, "kfpbench_repetition", "gauge", "The repetition running (run --repeat), from 1.");
   out += fmt::format("kfpbench_repetition {}\n", s.repetition);
   Family(out, "kfpbench_benchmark_finished", "gauge", "1 once the benchmark is over.");
@@ -161,6 +169,9 @@ void LiveMetrics::EndRepetition(const results::BenchmarkResults& results,
     if (!r.run_id.empty()) ++done_created_;
   }
   done_late_ += results.LateStarts();
+  for (const auto& [name, op] : results.observer.operations) {
+    done_observer_calls_[name] += op.latency_us.count();
+  }
   progress_ = results::Progress{};
   if (restart_at) {
     MergeOps(done_ops_, recorder_.Restart(*restart_at));
@@ -179,6 +190,8 @@ LiveState LiveMetrics::Collect() const {
   for (const auto& [state, n] : progress_.runs_by_state) s.runs_by_state[state] += n;
   s.runs_created = done_created_ + progress_.runs_created;
   s.late_starts = done_late_ + progress_.late_starts;
+  s.observer_calls = done_observer_calls_;
+  for (const auto& [name, n] : progress_.observer_calls) s.observer_calls[name] += n;
   s.repetition = repetition_;
   s.finished = finished_;
   return s;

@@ -35,6 +35,7 @@ struct LiveState {
   std::map<std::string, int> runs_by_state;                   // cumulative
   uint64_t runs_created = 0;                                  // cumulative
   int late_starts = 0;                                        // cumulative
+  std::map<std::string, uint64_t> observer_calls;             // cumulative, by operation
   int repetition = 1;
   bool finished = false;
 };
@@ -80,6 +81,7 @@ class LiveMetrics {
   std::map<std::string, int> done_by_state_;
   uint64_t done_created_ = 0;
   int done_late_ = 0;
+  std::map<std::string, uint64_t> done_observer_calls_;
   int repetition_ = 1;
   results::Progress progress_;
   bool finished_ = false;

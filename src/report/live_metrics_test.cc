@@ -33,6 +33,7 @@ LiveState SampleState() {
   s.runs_created = 7;
   s.runs_by_state = {{"SUCCEEDED", 3}, {"FAILED", 1}};
   s.late_starts = 2;
+  s.observer_calls = {{"GetRun", 4}, {"ListRuns", 9}};
   return s;
 }
 
@@ -77,6 +78,7 @@ TEST(LiveMetrics, ExpositionHasCumulativeBucketsCountsAndHelp) {
   EXPECT_EQ(Sample(text, "kfpbench_runs_in_flight"), 3);
   EXPECT_EQ(Sample(text, "kfpbench_runs_finished_total{state=\"SUCCEEDED\"}"), 3);
   EXPECT_EQ(Sample(text, "kfpbench_late_starts_total"), 2);
+  EXPECT_EQ(Sample(text, "kfpbench_observer_requests_total{operation=\"ListRuns\"}"), 9);
   EXPECT_NE(text.find("operation=\"Weird\\\"Op\\\\\""), std::string::npos) << "label escaping";
 
   // Buckets never decrease.
@@ -127,6 +129,7 @@ TEST(LiveMetrics, ServesLiveNumbersAndKeepsCountersAcrossRepetitions) {
   p.runs_created = 2;
   p.runs_finished = 1;
   p.runs_by_state = {{"SUCCEEDED", 1}};
+  p.observer_calls = {{"ListRuns", 3}};
   (*live)->Update(p);
   std::string text = Scrape((*live)->port());
   EXPECT_EQ(Sample(text, "kfpbench_api_requests_total{operation=\"GetRun\",code=\"200\"}"), 1)
@@ -141,6 +144,9 @@ TEST(LiveMetrics, ServesLiveNumbersAndKeepsCountersAcrossRepetitions) {
     r.state = RuntimeState::kSucceeded;
     rep1.runs.push_back(r);
   }
+  for (int i = 0; i < 5; ++i) {
+    rep1.observer.operations["ListRuns"].latency_us.Record(1000);
+  }
   (*live)->EndRepetition(rep1, WallClock::now());
   EXPECT_TRUE(recorder.Totals().empty());
   recorder.RecordCall("GetRun", milliseconds(3), 200, WallClock::now());
@@ -148,6 +154,8 @@ TEST(LiveMetrics, ServesLiveNumbersAndKeepsCountersAcrossRepetitions) {
   EXPECT_EQ(Sample(text, "kfpbench_api_requests_total{operation=\"GetRun\",code=\"200\"}"), 2);
   EXPECT_EQ(Sample(text, "kfpbench_runs_finished_total{state=\"SUCCEEDED\"}"), 2);
   EXPECT_EQ(Sample(text, "kfpbench_repetition"), 2);
+  // The observer's calls of the first repetition (5), none yet in the second.
+  EXPECT_EQ(Sample(text, "kfpbench_observer_requests_total{operation=\"ListRuns\"}"), 5);
   EXPECT_EQ(Sample(text, "kfpbench_benchmark_finished"), 0);
 
   (*live)->EndRepetition(rep1, std::nullopt);

@@ -192,9 +192,10 @@ struct Progress {
   size_t runs_refused = 0;   // CreateRun failed: never created
   uint64_t api_calls = 0;
   uint64_t api_errors = 0;
-  int64_t p99_us = 0;                        // over every API call so far
-  std::map<std::string, int> runs_by_state;  // runs followed to the end, by last state
-  int late_starts = 0;                       // open loop: sent later than kLateStart
+  int64_t p99_us = 0;                              // over every API call so far
+  std::map<std::string, int> runs_by_state;        // runs followed to the end, by last state
+  int late_starts = 0;                             // open loop: sent later than kLateStart
+  std::map<std::string, uint64_t> observer_calls;  // the run follower's calls, by operation
 };
 
 // What the benchmark itself asked of the target to follow its runs (the run
