@@ -40,25 +40,29 @@ std::string HostPort(std::string_view host, uint16_t port) {
   return fmt::format("{}{}{}:{}", ipv6 ? "[" : "", host, ipv6 ? "]" : "", port);
 }
 
-// The whole answer to a plain-HTTP request on a TLS port, as nginx does it:
-// one clear line instead of a TLS alert the client cannot read. Written
-// before any TLS or HTTP parsing, so it is made once, as raw bytes.
-std::string PlainRequestOnTlsPortAnswer(const ErrorResponder& respond) {
-  Response r = OwnAnswer(respond, 400, "this port speaks TLS: use https://");
+// The server's own answer as raw bytes, for the two written before or
+// without a session; each is made once. `before` and `after` are header
+// lines around Content-Type and Connection.
+std::string RawAnswer(const ErrorResponder& respond, int status, std::string_view reason,
+                      std::string_view message, std::string_view before, std::string_view after) {
+  Response r = OwnAnswer(respond, status, message);
   return fmt::format(
-      "HTTP/1.1 400 Bad Request\r\nServer: kfpbench\r\nContent-Type: {}\r\n"
-      "Connection: close\r\nContent-Length: {}\r\n\r\n{}",
-      ContentTypeOf(r), r.body.size(), r.body);
+      "HTTP/1.1 {} {}\r\n{}Content-Type: {}\r\nConnection: close\r\n{}Content-Length: {}\r\n\r\n{}",
+      status, reason, before, ContentTypeOf(r), after, r.body.size(), r.body);
 }
 
-// The whole answer to a connection past max_connections, written without a
-// session; made once.
+// The whole answer to a plain-HTTP request on a TLS port, as nginx does it:
+// one clear line instead of a TLS alert the client cannot read. Written
+// before any TLS or HTTP parsing.
+std::string PlainRequestOnTlsPortAnswer(const ErrorResponder& respond) {
+  return RawAnswer(respond, 400, "Bad Request", "this port speaks TLS: use https://",
+                   "Server: kfpbench\r\n", "");
+}
+
+// The whole answer to a connection past max_connections.
 std::string TooManyConnectionsAnswer(const ErrorResponder& respond) {
-  Response r = OwnAnswer(respond, 503, "too many connections");
-  return fmt::format(
-      "HTTP/1.1 503 Service Unavailable\r\nContent-Type: {}\r\n"
-      "Connection: close\r\nRetry-After: 1\r\nContent-Length: {}\r\n\r\n{}",
-      ContentTypeOf(r), r.body.size(), r.body);
+  return RawAnswer(respond, 503, "Service Unavailable", "too many connections", "",
+                   "Retry-After: 1\r\n");
 }
 
 // Room for connections under the process's file-descriptor limit, keeping a
