@@ -1,5 +1,8 @@
 #include "kfp/rpc_status.h"
 
+#include <iterator>
+#include <utility>
+
 #include "util/json_reader.h"
 
 namespace kfpbench::kfp {
@@ -46,71 +49,32 @@ std::string ErrorMessage(const RpcStatus& status) {
 }
 
 int HttpStatusFor(GrpcCode code) {
-  switch (code) {
-    case GrpcCode::kOk:
-      return 200;
-    case GrpcCode::kCancelled:
-      return 499;
-    case GrpcCode::kInvalidArgument:
-      return 400;
-    case GrpcCode::kDeadlineExceeded:
-      return 504;
-    case GrpcCode::kNotFound:
-      return 404;
-    case GrpcCode::kAlreadyExists:
-      return 409;
-    case GrpcCode::kPermissionDenied:
-      return 403;
-    case GrpcCode::kResourceExhausted:
-      return 429;
-    case GrpcCode::kFailedPrecondition:
-      return 400;
-    case GrpcCode::kAborted:
-      return 409;
-    case GrpcCode::kOutOfRange:
-      return 400;
-    case GrpcCode::kUnimplemented:
-      return 501;
-    case GrpcCode::kUnavailable:
-      return 503;
-    case GrpcCode::kUnauthenticated:
-      return 401;
-    case GrpcCode::kUnknown:
-    case GrpcCode::kInternal:
-    case GrpcCode::kDataLoss:
-      return 500;
-  }
-  return 500;
+  // grpc-gateway's HTTPStatusFromCode, by code number.
+  constexpr int kStatusOf[] = {200, 499, 500, 400, 504, 404, 409, 403, 429,
+                               400, 409, 400, 501, 500, 503, 500, 401};
+  auto i = static_cast<size_t>(code);
+  return i < std::size(kStatusOf) ? kStatusOf[i] : 500;
 }
 
 GrpcCode GrpcCodeForHttpStatus(int status) {
-  switch (status) {
-    case 200:
-      return GrpcCode::kOk;
-    case 400:
-      return GrpcCode::kInvalidArgument;
-    case 401:
-      return GrpcCode::kUnauthenticated;
-    case 403:
-      return GrpcCode::kPermissionDenied;
-    case 404:
-      return GrpcCode::kNotFound;
-    case 409:
-      return GrpcCode::kAlreadyExists;
-    case 413:
-    case 429:
-      return GrpcCode::kResourceExhausted;
-    case 499:
-      return GrpcCode::kCancelled;
-    case 501:
-      return GrpcCode::kUnimplemented;
-    case 503:
-      return GrpcCode::kUnavailable;
-    case 504:
-      return GrpcCode::kDeadlineExceeded;
-    default:
-      return status < 400 ? GrpcCode::kOk : GrpcCode::kUnknown;
+  constexpr std::pair<int, GrpcCode> kCodeOf[] = {
+      {200, GrpcCode::kOk},
+      {400, GrpcCode::kInvalidArgument},
+      {401, GrpcCode::kUnauthenticated},
+      {403, GrpcCode::kPermissionDenied},
+      {404, GrpcCode::kNotFound},
+      {409, GrpcCode::kAlreadyExists},
+      {413, GrpcCode::kResourceExhausted},
+      {429, GrpcCode::kResourceExhausted},
+      {499, GrpcCode::kCancelled},
+      {501, GrpcCode::kUnimplemented},
+      {503, GrpcCode::kUnavailable},
+      {504, GrpcCode::kDeadlineExceeded},
+  };
+  for (const auto& [http_status, code] : kCodeOf) {
+    if (http_status == status) return code;
   }
+  return status < 400 ? GrpcCode::kOk : GrpcCode::kUnknown;
 }
 
 }  // namespace kfpbench::kfp

@@ -25,6 +25,15 @@ TEST(RpcStatus, GrpcAndHttpCodesMapBothWays) {
   EXPECT_EQ(HttpStatusFor(GrpcCode::kInvalidArgument), 400);
   EXPECT_EQ(GrpcCodeForHttpStatus(404), GrpcCode::kNotFound);
   EXPECT_EQ(GrpcCodeForHttpStatus(503), GrpcCode::kUnavailable);
+  // Every code, as grpc-gateway maps it (OK, CANCELLED, ..., UNAUTHENTICATED).
+  const int expected[] = {200, 499, 500, 400, 504, 404, 409, 403, 429,
+                          400, 409, 400, 501, 500, 503, 500, 401};
+  for (int code = 0; code <= 16; ++code) {
+    EXPECT_EQ(HttpStatusFor(static_cast<GrpcCode>(code)), expected[code]) << code;
+  }
+  EXPECT_EQ(GrpcCodeForHttpStatus(413), GrpcCode::kResourceExhausted);
+  EXPECT_EQ(GrpcCodeForHttpStatus(302), GrpcCode::kOk);
+  EXPECT_EQ(GrpcCodeForHttpStatus(418), GrpcCode::kUnknown);
 }
 
 }  // namespace
