@@ -170,7 +170,10 @@ MultipartBody BuildMultipart(const std::vector<FormPart>& parts) {
   return out;
 }
 
-Result<std::vector<FormPart>> ParseMultipart(std::string_view content_type, std::string_view body) {
+namespace {
+
+// The boundary a multipart Content-Type names.
+Result<std::string> MultipartBoundary(std::string_view content_type) {
   auto ct = ParseParamValue(content_type);
   if (!ct.ok()) return Error{"multipart: bad Content-Type: " + ct.error().message};
   if (AsciiLower(ct->value).rfind("multipart/", 0) != 0) {
@@ -181,6 +184,81 @@ Result<std::vector<FormPart>> ParseMultipart(std::string_view content_type, std:
     return Error{"multipart: Content-Type has no boundary parameter"};
   }
   if (boundary->size() > 70) return Error{"multipart: boundary is longer than 70 characters"};
+  return *boundary;
+}
+
+using PartHeaders = std::vector<std::pair<std::string, std::string>>;
+
+// The header lines of part `index` from `pos` to the empty line, which `pos`
+// is left past.
+Result<PartHeaders> ReadPartHeaders(std::string_view body, size_t& pos, size_t index) {
+  std::string* last_value = nullptr;
+  PartHeaders headers;
+  while (true) {
+    size_t nl = body.find('\n', pos);
+    if (nl == std::string_view::npos) {
+      return Error{fmt::format("multipart: headers of part {} are truncated", index)};
+    }
+    std::string_view line = body.substr(pos, nl - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    pos = nl + 1;
+    if (line.empty()) return headers;
+    if (line.front() == ' ' || line.front() == '\t') {
+      // Obsolete line folding continues the previous header.
+      if (last_value == nullptr) {
+        return Error{fmt::format("multipart: malformed header line in part {}", index)};
+      }
+      *last_value += ' ';
+      *last_value += Trim(line);
+      continue;
+    }
+    size_t colon = line.find(':');
+    if (colon == std::string_view::npos || colon == 0 ||
+        Trim(line.substr(0, colon)).size() != colon) {
+      return Error{fmt::format("multipart: malformed header line in part {}", index)};
+    }
+    headers.emplace_back(std::string(line.substr(0, colon)),
+                         std::string(Trim(line.substr(colon + 1))));
+    last_value = &headers.back().second;
+  }
+}
+
+// The part's name, file name and type from its headers; a form-data part
+// must have a Content-Disposition with a name.
+Status ApplyPartHeaders(const PartHeaders& headers, size_t index, FormPart& part) {
+  bool has_disposition = false;
+  for (const auto& [name, value] : headers) {
+    if (AsciiIEquals(name, "Content-Type")) {
+      part.content_type = value;
+    } else if (AsciiIEquals(name, "Content-Disposition")) {
+      auto cd = ParseParamValue(value);
+      if (!cd.ok()) {
+        return Error{fmt::format("multipart: bad Content-Disposition in part {}: {}", index,
+                                 cd.error().message)};
+      }
+      if (!AsciiIEquals(cd->value, "form-data")) {
+        return Error{fmt::format("multipart: part {} is not form-data", index)};
+      }
+      if (const auto* n = cd->Find("name")) part.name = *n;
+      if (const auto* f = cd->Find("filename*")) {
+        part.filename = DecodeExtValue(*f);
+      } else if (const auto* f2 = cd->Find("filename")) {
+        part.filename = *f2;
+      }
+      has_disposition = true;
+    }
+  }
+  if (!has_disposition || part.name.empty()) {
+    return Error{fmt::format("multipart: part {} has no Content-Disposition name", index)};
+  }
+  return Ok();
+}
+
+}  // namespace
+
+Result<std::vector<FormPart>> ParseMultipart(std::string_view content_type, std::string_view body) {
+  auto boundary = MultipartBoundary(content_type);
+  if (!boundary.ok()) return boundary.error();
   const std::string delim = "--" + *boundary;
 
   std::vector<FormPart> parts;
@@ -204,60 +282,9 @@ Result<std::vector<FormPart>> ParseMultipart(std::string_view content_type, std:
 
     FormPart part;
     const size_t index = parts.size() + 1;
-    bool has_disposition = false;
-    std::string* last_value = nullptr;
-    std::vector<std::pair<std::string, std::string>> headers;
-    while (true) {
-      size_t nl = body.find('\n', pos);
-      if (nl == std::string_view::npos) {
-        return Error{fmt::format("multipart: headers of part {} are truncated", index)};
-      }
-      std::string_view line = body.substr(pos, nl - pos);
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      pos = nl + 1;
-      if (line.empty()) break;
-      if (line.front() == ' ' || line.front() == '\t') {
-        // Obsolete line folding continues the previous header.
-        if (last_value == nullptr) {
-          return Error{fmt::format("multipart: malformed header line in part {}", index)};
-        }
-        *last_value += ' ';
-        *last_value += Trim(line);
-        continue;
-      }
-      size_t colon = line.find(':');
-      if (colon == std::string_view::npos || colon == 0 ||
-          Trim(line.substr(0, colon)).size() != colon) {
-        return Error{fmt::format("multipart: malformed header line in part {}", index)};
-      }
-      headers.emplace_back(std::string(line.substr(0, colon)),
-                           std::string(Trim(line.substr(colon + 1))));
-      last_value = &headers.back().second;
-    }
-    for (const auto& [name, value] : headers) {
-      if (AsciiIEquals(name, "Content-Type")) {
-        part.content_type = value;
-      } else if (AsciiIEquals(name, "Content-Disposition")) {
-        auto cd = ParseParamValue(value);
-        if (!cd.ok()) {
-          return Error{fmt::format("multipart: bad Content-Disposition in part {}: {}", index,
-                                   cd.error().message)};
-        }
-        if (!AsciiIEquals(cd->value, "form-data")) {
-          return Error{fmt::format("multipart: part {} is not form-data", index)};
-        }
-        if (const auto* n = cd->Find("name")) part.name = *n;
-        if (const auto* f = cd->Find("filename*")) {
-          part.filename = DecodeExtValue(*f);
-        } else if (const auto* f2 = cd->Find("filename")) {
-          part.filename = *f2;
-        }
-        has_disposition = true;
-      }
-    }
-    if (!has_disposition || part.name.empty()) {
-      return Error{fmt::format("multipart: part {} has no Content-Disposition name", index)};
-    }
+    auto headers = ReadPartHeaders(body, pos, index);
+    if (!headers.ok()) return headers.error();
+    if (Status s = ApplyPartHeaders(*headers, index, part); !s.ok()) return s.error();
 
     size_t next = FindDelimiter(body, delim, pos);
     if (next == std::string_view::npos) {

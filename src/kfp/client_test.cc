@@ -27,6 +27,40 @@ struct Counting : CallObserver {
   }
 };
 
+// A v2beta1 kfp::Client reporting to `observer`, on a local server answering
+// with `handler`.
+class ClientOn {
+ public:
+  ClientOn(std::function<http::Response(const http::Request&)> handler, CallObserver* observer)
+      : server_(Serving(std::move(handler))),
+        started_(server_.Start()),
+        http_(Options(server_.port())),
+        client(http_, ClientConfig{}, observer) {}
+  bool started() const { return started_.ok(); }
+  void Stop() { server_.Stop(); }
+
+ private:
+  static http::ServerOptions Serving(std::function<http::Response(const http::Request&)> h) {
+    http::ServerOptions so;
+    so.handler = std::move(h);
+    return so;
+  }
+  static http::ClientOptions Options(uint16_t port) {
+    http::ClientOptions co;
+    co.base.scheme = "http";
+    co.base.host = "127.0.0.1";
+    co.base.port = port;
+    co.base.base_path = "/apis/v2beta1";
+    return co;
+  }
+  http::Server server_;
+  Status started_;
+  http::Client http_;
+
+ public:
+  Client client;
+};
+
 TEST(ClientAccounting, UnusableTwoHundredsAreReportedAsErrorsWithTheirStatus) {
   http::ServerOptions so;
   so.handler = [](const http::Request& r) {
@@ -37,16 +71,10 @@ TEST(ClientAccounting, UnusableTwoHundredsAreReportedAsErrorsWithTheirStatus) {
     }
     return http::Response::Json(200, R"({"run_id":"ok","display_name":"ok","state":"RUNNING"})");
   };
-  http::Server server(so);
-  ASSERT_TRUE(server.Start().ok());
-  http::ClientOptions co;
-  co.base.scheme = "http";
-  co.base.host = "127.0.0.1";
-  co.base.port = server.port();
-  co.base.base_path = "/apis/v2beta1";
-  http::Client http(co);
   Counting observer;
-  Client client(http, ClientConfig{}, &observer);
+  ClientOn target(so.handler, &observer);
+  ASSERT_TRUE(target.started());
+  Client& client = target.client;
 
   EXPECT_TRUE(client.GetRun("ok").ok());
   EXPECT_FALSE(client.GetRun("cut").ok());
@@ -58,7 +86,7 @@ TEST(ClientAccounting, UnusableTwoHundredsAreReportedAsErrorsWithTheirStatus) {
   EXPECT_EQ(observer.errors[0], "GetRun 200: the server answered with a body that is not JSON");
   EXPECT_EQ(observer.errors[1].rfind("GetRun 200: ", 0), 0u) << observer.errors[1];
   EXPECT_EQ(observer.errors[2], "GetRun 404: HTTP 404: no such run");
-  server.Stop();
+  target.Stop();
 }
 
 // A scenario's load goes through a client bounded by the scenario's end: a
@@ -72,16 +100,10 @@ TEST(ClientDeadline, NoCallStartsAfterTheEndAndNoneIsCounted) {
     ++served;
     return http::Response::Json(200, R"({"experiments":[],"total_size":0})");
   };
-  http::Server server(so);
-  ASSERT_TRUE(server.Start().ok());
-  http::ClientOptions co;
-  co.base.scheme = "http";
-  co.base.host = "127.0.0.1";
-  co.base.port = server.port();
-  co.base.base_path = "/apis/v2beta1";
-  http::Client http(co);
   Counting observer;
-  Client client(http, ClientConfig{}, &observer);
+  ClientOn target(so.handler, &observer);
+  ASSERT_TRUE(target.started());
+  Client& client = target.client;
 
   Client open = client.StartingBefore(WallClock::now() + std::chrono::hours(1));
   EXPECT_TRUE(open.ListExperimentIds({}).ok());
@@ -97,7 +119,7 @@ TEST(ClientDeadline, NoCallStartsAfterTheEndAndNoneIsCounted) {
   // The unbounded client goes on (what follows runs to their end).
   EXPECT_TRUE(client.ListExperimentIds({}).ok());
   EXPECT_EQ(served.load(), 2);
-  server.Stop();
+  target.Stop();
 }
 
 // A target's 429 with Retry-After: a GET waits what was asked and goes again,
@@ -119,16 +141,10 @@ TEST(ClientBackPressure, GetsWaitRetryAfterAndPostsAreNotResent) {
     }
     return http::Response::Json(200, R"({"run_id":"ok","display_name":"ok","state":"RUNNING"})");
   };
-  http::Server server(so);
-  ASSERT_TRUE(server.Start().ok());
-  http::ClientOptions co;
-  co.base.scheme = "http";
-  co.base.host = "127.0.0.1";
-  co.base.port = server.port();
-  co.base.base_path = "/apis/v2beta1";
-  http::Client http(co);
   Counting observer;
-  Client client(http, ClientConfig{}, &observer);
+  ClientOn target(so.handler, &observer);
+  ASSERT_TRUE(target.started());
+  Client& client = target.client;
 
   auto started = std::chrono::steady_clock::now();
   EXPECT_TRUE(client.GetRun("ok").ok());
@@ -146,7 +162,7 @@ TEST(ClientBackPressure, GetsWaitRetryAfterAndPostsAreNotResent) {
   EXPECT_EQ(counts.not_resent, 1u);
   EXPECT_EQ(counts.by_operation["GetRun"], 1u);
   EXPECT_EQ(counts.by_operation["CreateRun"], 1u);
-  server.Stop();
+  target.Stop();
 }
 
 TEST(ClientBackPressure, RetryAfterIsReadInSecondsOnly) {

@@ -11,18 +11,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kfp/rpc_status.h"
 #include "kfp/runtime_state.h"
 #include "util/result.h"
 #include "util/time.h"
 
 namespace kfpbench::kfp {
-
-// google.rpc.Status, the body of every KFP error response.
-struct RpcStatus {
-  int code = 0;  // gRPC code
-  std::string message;
-  nlohmann::json details = nlohmann::json::array();
-};
 
 // A pipeline's or version's user-defined labels. Absent (nullopt) and empty
 // differ in a PATCH: absent keeps the tags, empty clears them.
@@ -161,7 +155,6 @@ struct Healthz {
   std::string pipeline_store;
 };
 
-nlohmann::json ToJson(const RpcStatus& s);
 nlohmann::json ToJson(const Pipeline& p);
 nlohmann::json ToJson(const PipelineVersion& v);
 nlohmann::json ToJson(const Experiment& e);
@@ -181,7 +174,6 @@ nlohmann::json ToResponseJson(const RecurringRun& r);
 
 // `strict`: reject unknown fields (the server reading a request). The client
 // reading a response is lenient, since newer servers add fields.
-Result<RpcStatus> RpcStatusFromJson(const nlohmann::json& j);
 Result<Pipeline> PipelineFromJson(const nlohmann::json& j, bool strict);
 Result<PipelineVersion> PipelineVersionFromJson(const nlohmann::json& j, bool strict);
 Result<Experiment> ExperimentFromJson(const nlohmann::json& j, bool strict);
@@ -192,37 +184,5 @@ Result<Healthz> HealthzFromJson(const nlohmann::json& j);
 // KFP's model.ValidateTags: at most 20 tags, keys not empty and without '.',
 // keys and values at most 63 characters. A 400 with KFP's message.
 Status ValidateTags(const Tags& tags);
-
-// gRPC codes KFP answers with, and the HTTP status grpc-gateway maps each to.
-enum class GrpcCode {
-  kOk = 0,
-  kCancelled = 1,
-  kUnknown = 2,
-  kInvalidArgument = 3,
-  kDeadlineExceeded = 4,
-  kNotFound = 5,
-  kAlreadyExists = 6,
-  kPermissionDenied = 7,
-  kResourceExhausted = 8,
-  kFailedPrecondition = 9,
-  kAborted = 10,
-  kOutOfRange = 11,
-  kUnimplemented = 12,
-  kInternal = 13,
-  kUnavailable = 14,
-  kDataLoss = 15,
-  kUnauthenticated = 16,
-};
-int HttpStatusFor(GrpcCode code);
-GrpcCode GrpcCodeForHttpStatus(int http_status);
-
-// KFP's UserError.GRPCStatus (backend/src/common/util/error.go): the status
-// message is the internal error text, and `details` holds one
-// google.rpc.Status with the code and the message meant for the client.
-RpcStatus UserErrorStatus(GrpcCode code, std::string message, std::string external_message);
-
-// The text of an error body for a person: the top-level message, or the
-// first detail's when the top level has none.
-std::string ErrorMessage(const RpcStatus& status);
 
 }  // namespace kfpbench::kfp

@@ -62,6 +62,15 @@ void ReadWorkflowTasks(const std::string& manifest, Run& run) {
   }
 }
 
+// The fields a v1 pipeline, version and experiment begin with.
+void ReadV1Identity(JsonReader& r, std::string& id, std::string& name, std::string& description,
+                    WallTime& created_at) {
+  r.String("id", id);
+  r.String("name", name);
+  r.String("description", description);
+  r.Time("created_at", created_at);
+}
+
 }  // namespace
 
 std::optional<RuntimeState> StateFromStatus(std::string_view status) {
@@ -81,10 +90,7 @@ std::optional<RuntimeState> StateFromStatus(std::string_view status) {
 Result<Pipeline> PipelineFromJson(const json& j) {
   JsonReader r(j, "", false);
   Pipeline p;
-  r.String("id", p.pipeline_id);
-  r.String("name", p.name);
-  r.String("description", p.description);
-  r.Time("created_at", p.created_at);
+  ReadV1Identity(r, p.pipeline_id, p.name, p.description, p.created_at);
   p.display_name = p.name;
   return Finish(r, std::move(p), "pipeline");
 }
@@ -92,10 +98,7 @@ Result<Pipeline> PipelineFromJson(const json& j) {
 Result<PipelineVersion> PipelineVersionFromJson(const json& j) {
   JsonReader r(j, "", false);
   PipelineVersion v;
-  r.String("id", v.pipeline_version_id);
-  r.String("name", v.name);
-  r.String("description", v.description);
-  r.Time("created_at", v.created_at);
+  ReadV1Identity(r, v.pipeline_version_id, v.name, v.description, v.created_at);
   r.String("code_source_url", v.code_source_url);
   json package;
   r.Object("package_url", package);
@@ -110,10 +113,7 @@ Result<PipelineVersion> PipelineVersionFromJson(const json& j) {
 Result<Experiment> ExperimentFromJson(const json& j) {
   JsonReader r(j, "", false);
   Experiment e;
-  r.String("id", e.experiment_id);
-  r.String("name", e.display_name);
-  r.String("description", e.description);
-  r.Time("created_at", e.created_at);
+  ReadV1Identity(r, e.experiment_id, e.display_name, e.description, e.created_at);
   std::string storage;
   r.String("storage_state", storage);
   e.storage_state = storage == "STORAGESTATE_ARCHIVED" ? "ARCHIVED" : "AVAILABLE";

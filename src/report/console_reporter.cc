@@ -25,6 +25,19 @@ std::string Us(double us) {
 
 std::string Ms(double ms) { return Us(ms * 1000); }
 
+// The columns every table of calls has: count, errors, rate and latency.
+void OperationHeader(std::ostream& out) {
+  out << fmt::format("{:<22} {:>7} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "operation", "count",
+                     "errors", "rps", "p50", "p95", "p99", "max");
+}
+
+void OperationRow(std::ostream& out, std::string_view name, const metrics::Histogram& h,
+                  uint64_t errors, double seconds) {
+  out << fmt::format("{:<22} {:>7} {:>7} {:>8.1f} {:>8} {:>8} {:>8} {:>8}\n", name, h.count(),
+                     errors, seconds > 0 ? h.count() / seconds : 0.0, Us(h.ValueAtPercentile(50)),
+                     Us(h.ValueAtPercentile(95)), Us(h.ValueAtPercentile(99)), Us(h.max()));
+}
+
 std::string Exponent(const std::optional<results::PowerLawFit>& fit) {
   if (!fit) return "-";
   std::string interval =
@@ -105,14 +118,8 @@ void MeasuredMixTable(std::ostream& out, const results::BenchmarkResults& r) {
   if (pooled.empty()) return;
   out << fmt::format(
       "\nMeasured mix (every level's measure phase; the fill's calls are not in it)\n");
-  out << fmt::format("{:<22} {:>7} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "operation", "count",
-                     "errors", "rps", "p50", "p95", "p99", "max");
-  for (const auto& [op, h] : pooled) {
-    out << fmt::format("{:<22} {:>7} {:>7} {:>8.1f} {:>8} {:>8} {:>8} {:>8}\n", op, h.count(),
-                       errors[op], seconds > 0 ? h.count() / seconds : 0.0,
-                       Us(h.ValueAtPercentile(50)), Us(h.ValueAtPercentile(95)),
-                       Us(h.ValueAtPercentile(99)), Us(h.max()));
-  }
+  OperationHeader(out);
+  for (const auto& [op, h] : pooled) OperationRow(out, op, h, errors[op], seconds);
 }
 
 // What following the runs asked of the target, apart from the workload.
@@ -130,11 +137,7 @@ void ObserverSection(std::ostream& out, const results::BenchmarkResults& r, doub
       runs ? static_cast<double>(calls) / runs : 0.0,
       o.qps_budget > 0 ? fmt::format("{:g}/s", o.qps_budget) : std::string("unlimited"));
   for (const auto& [name, op] : o.operations) {
-    const auto& h = op.latency_us;
-    out << fmt::format("{:<22} {:>7} {:>7} {:>8.1f} {:>8} {:>8} {:>8} {:>8}\n", name, h.count(),
-                       op.errors, elapsed > 0 ? h.count() / elapsed : 0.0,
-                       Us(h.ValueAtPercentile(50)), Us(h.ValueAtPercentile(95)),
-                       Us(h.ValueAtPercentile(99)), Us(h.max()));
+    OperationRow(out, name, op.latency_us, op.errors, elapsed);
   }
   out << fmt::format("{} runs' ends found by listing ({} sweeps), {} polled one by one{}\n",
                      o.runs_by_listing, o.list_sweeps, o.runs_by_polling,
@@ -163,40 +166,50 @@ void HarnessSection(std::ostream& out, const results::BenchmarkResults& r) {
   }
 }
 
-}  // namespace
-
-Status ConsoleReporter::Report(const results::BenchmarkResults& r) {
-  double elapsed = ToSeconds(r.finished - r.started);
-  out_ << fmt::format("\nkfpbench {} against {}{} — {:.1f} s{}\n", r.kfpbench_version, r.target.url,
-                      r.target.embedded ? " (embedded backend)" : "", elapsed,
-                      r.partial ? " — PARTIAL: " + r.partial_reason : "");
-  if (!r.target.origin.empty()) out_ << "Target: " << r.target.origin << "\n";
-  if (!r.target.namespace_.empty()) out_ << "Namespace: " << r.target.namespace_ << "\n";
+void Heading(std::ostream& out, const results::BenchmarkResults& r, double elapsed) {
+  out << fmt::format("\nkfpbench {} against {}{} — {:.1f} s{}\n", r.kfpbench_version, r.target.url,
+                     r.target.embedded ? " (embedded backend)" : "", elapsed,
+                     r.partial ? " — PARTIAL: " + r.partial_reason : "");
+  if (!r.target.origin.empty()) out << "Target: " << r.target.origin << "\n";
+  if (!r.target.namespace_.empty()) out << "Namespace: " << r.target.namespace_ << "\n";
   if (!r.target.executor_reason.empty()) {
-    out_ << "Steps ran as timed stubs: " << r.target.executor_reason << "\n";
+    out << "Steps ran as timed stubs: " << r.target.executor_reason << "\n";
   }
-  // A growth scenario's results first: the levels and fits are what it
-  // measured, and its fill dwarfs every other count.
-  const bool growth = !r.growth.empty();
-  if (growth) {
-    GrowthSection(out_, r);
-    MeasuredMixTable(out_, r);
-  }
-  out_ << (growth ? "\nAll API calls, every phase (fill, settling and the measured mix together; "
-                    "percentiles by nearest rank, <=0.78% bucket error)\n"
-                  : "\nAPI calls (latency; percentiles by nearest rank, <=0.78% bucket error)\n");
-  out_ << fmt::format("{:<22} {:>7} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "operation", "count",
-                      "errors", "rps", "p50", "p95", "p99", "max");
+}
+
+void OperationsTable(std::ostream& out, const results::BenchmarkResults& r, double elapsed,
+                     bool growth) {
+  out << (growth ? "\nAll API calls, every phase (fill, settling and the measured mix together; "
+                   "percentiles by nearest rank, <=0.78% bucket error)\n"
+                 : "\nAPI calls (latency; percentiles by nearest rank, <=0.78% bucket error)\n");
+  OperationHeader(out);
   for (const auto& [name, op] : r.operations) {
-    const auto& h = op.latency_us;
-    out_ << fmt::format("{:<22} {:>7} {:>7} {:>8.1f} {:>8} {:>8} {:>8} {:>8}\n", name, h.count(),
-                        op.errors, elapsed > 0 ? h.count() / elapsed : 0.0,
-                        Us(h.ValueAtPercentile(50)), Us(h.ValueAtPercentile(95)),
-                        Us(h.ValueAtPercentile(99)), Us(h.max()));
+    OperationRow(out, name, op.latency_us, op.errors, elapsed);
   }
-  ObserverSection(out_, r, elapsed);
-  auto durations = r.RunDurationsMs();
-  auto waits = r.QueueWaitsMs();
+}
+
+// The fill's runs are created, not followed one by one: "0 submitted" after
+// thousands of CreateRun calls would read as nothing happened.
+void GrowthRunsLine(std::ostream& out, const results::BenchmarkResults& r) {
+  int64_t filled = 0;
+  uint64_t measured = 0;
+  for (const auto& curve : r.growth) {
+    for (const auto& l : curve.levels) {
+      filled += l.runs_created;
+      if (auto it = l.latency_us.find("CreateRun"); it != l.latency_us.end()) {
+        measured += it->second.count();
+      }
+    }
+  }
+  out << fmt::format(
+      "\nRuns: {} created by the growth fill and {} by its measured mix (not followed one by "
+      "one; see Growth)\n",
+      filled, measured);
+}
+
+// The runs followed: how they ended, and their durations and queue waits.
+void RunsTable(std::ostream& out, const results::BenchmarkResults& r,
+               const metrics::Histogram& durations) {
   std::map<std::string, int> by_state;
   int not_created = 0;
   for (const auto& run : r.runs) {
@@ -206,45 +219,33 @@ Status ConsoleReporter::Report(const results::BenchmarkResults& r) {
       by_state[std::string(RuntimeStateName(run.state))]++;
     }
   }
-  if (growth && r.runs.empty()) {
-    // The fill's runs are created, not followed one by one: "0 submitted"
-    // after thousands of CreateRun calls would read as nothing happened.
-    int64_t filled = 0;
-    uint64_t measured = 0;
-    for (const auto& curve : r.growth) {
-      for (const auto& l : curve.levels) {
-        filled += l.runs_created;
-        if (auto it = l.latency_us.find("CreateRun"); it != l.latency_us.end()) {
-          measured += it->second.count();
-        }
-      }
-    }
-    out_ << fmt::format(
-        "\nRuns: {} created by the growth fill and {} by its measured mix (not followed one by "
-        "one; see Growth)\n",
-        filled, measured);
-  } else {
-    out_ << fmt::format("\nRuns: {} submitted", r.runs.size() - not_created);
-    for (const auto& [state, n] : by_state) out_ << fmt::format(", {} {}", n, state);
-    if (not_created > 0) out_ << fmt::format("; {} not created (CreateRun failed)", not_created);
-    out_ << "\n";
-    out_ << fmt::format("{:<22} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "(duration)", "count",
-                        "min", "p50", "p95", "p99", "max");
-    for (const auto& [label, h] :
-         {std::pair{"run duration", &durations}, std::pair{"queue wait", &waits}}) {
-      out_ << fmt::format("{:<22} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}\n", label, h->count(),
-                          Ms(h->min()), Ms(h->ValueAtPercentile(50)), Ms(h->ValueAtPercentile(95)),
-                          Ms(h->ValueAtPercentile(99)), Ms(h->max()));
-    }
+  const metrics::Histogram waits = r.QueueWaitsMs();
+  out << fmt::format("\nRuns: {} submitted", r.runs.size() - not_created);
+  for (const auto& [state, n] : by_state) out << fmt::format(", {} {}", n, state);
+  if (not_created > 0) out << fmt::format("; {} not created (CreateRun failed)", not_created);
+  out << "\n";
+  out << fmt::format("{:<22} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "(duration)", "count", "min",
+                     "p50", "p95", "p99", "max");
+  for (const auto& [label, h] :
+       {std::pair{"run duration", &durations}, std::pair{"queue wait", &waits}}) {
+    out << fmt::format("{:<22} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}\n", label, h->count(),
+                       Ms(h->min()), Ms(h->ValueAtPercentile(50)), Ms(h->ValueAtPercentile(95)),
+                       Ms(h->ValueAtPercentile(99)), Ms(h->max()));
   }
+}
+
+// One line each for what qualifies the run figures: cache hits, late starts
+// of an open loop, and the schedules' fires.
+void RunNotes(std::ostream& out, const results::BenchmarkResults& r,
+              const metrics::Histogram& durations) {
   if (auto cached = std::count_if(r.runs.begin(), r.runs.end(), results::FullyCached); cached > 0) {
-    out_ << fmt::format(
+    out << fmt::format(
         "cache: {} of {} runs were answered entirely from KFP's cache and ran no step; the run "
         "durations above include them (a scenario's \"cache\": false turns caching off)\n",
         cached, durations.count());
   }
   if (auto delays = r.StartDelaysMs(); delays.count() > 0) {
-    out_ << fmt::format(
+    out << fmt::format(
         "open loop: start delay p50 {} ms, p99 {} ms, max {} ms; {} of {} runs started more than "
         "{} ms late\n",
         delays.ValueAtPercentile(50), delays.ValueAtPercentile(99), delays.max(), r.LateStarts(),
@@ -252,82 +253,122 @@ Status ConsoleReporter::Report(const results::BenchmarkResults& r) {
   }
   for (const auto& s : r.schedules) {
     auto lags = r.TriggerLagsMs();
-    out_ << fmt::format(
+    out << fmt::format(
         "scheduled runs [{}]: {} schedules, {} fires expected, {} made, {} missed; trigger lag "
         "p50 {} ms, max {} ms\n",
         s.scenario, s.recurring_runs, s.expected_fires, s.observed_fires, s.Missed(),
         lags.ValueAtPercentile(50), lags.max());
   }
-  if (!r.stress_steps.empty()) {
-    out_ << "\nStress steps (latency from intended start)\n";
-    out_ << fmt::format("{:<9} {:>12} {:>7} {:>7} {:>10} {:>8}  {}\n", "scenario", "runs/min",
-                        "runs", "failed", "p95 (s)", "errors", "SLO");
-    for (const auto& s : r.stress_steps) {
-      out_ << fmt::format("{:<9} {:>12.1f} {:>7} {:>7} {:>10.2f} {:>7.1f}%  {}\n", s.scenario,
-                          s.rate_per_minute, s.runs, s.failed, s.p95_ms / 1000.0,
-                          s.error_rate * 100, s.held ? "held" : "BROKEN");
-    }
-    for (const auto& stop : r.stress_stops) {
-      double peak = r.StressPeakPerMinute(stop.scenario);
-      bool broke = stop.reason == results::StressStopReason::kSloBroken;
-      out_ << fmt::format("scenario {}: {}. {}\n", stop.scenario, stop.detail,
-                          peak == 0 ? "No rate held."
-                          : broke   ? fmt::format("Peak: {:g} runs/min.", peak)
-                                    : fmt::format("Held up to {:g} runs/min; the peak is higher "
-                                                    "than the search went.",
-                                                  peak));
-    }
+}
+
+void StressSection(std::ostream& out, const results::BenchmarkResults& r) {
+  if (r.stress_steps.empty()) return;
+  out << "\nStress steps (latency from intended start)\n";
+  out << fmt::format("{:<9} {:>12} {:>7} {:>7} {:>10} {:>8}  {}\n", "scenario", "runs/min", "runs",
+                     "failed", "p95 (s)", "errors", "SLO");
+  for (const auto& s : r.stress_steps) {
+    out << fmt::format("{:<9} {:>12.1f} {:>7} {:>7} {:>10.2f} {:>7.1f}%  {}\n", s.scenario,
+                       s.rate_per_minute, s.runs, s.failed, s.p95_ms / 1000.0, s.error_rate * 100,
+                       s.held ? "held" : "BROKEN");
   }
-  if (auto artifacts = r.ArtifactThroughput(); !artifacts.empty()) {
-    out_ << "\nArtifact throughput per step (artifact size / step duration, MiB/s)\n";
-    out_ << fmt::format("{:<22} {:>7} {:>10} {:>8} {:>8} {:>8}\n", "step", "count", "size", "min",
-                        "p50", "max");
-    for (const auto& [step, t] : artifacts) {
-      const auto& h = t.kib_per_s;
-      out_ << fmt::format("{:<22} {:>7} {:>9.0f}M {:>8.1f} {:>8.1f} {:>8.1f}\n", step, h.count(),
-                          t.artifact_bytes / 1048576.0, h.min() / 1024.0,
-                          h.ValueAtPercentile(50) / 1024.0, h.max() / 1024.0);
-    }
+  for (const auto& stop : r.stress_stops) {
+    double peak = r.StressPeakPerMinute(stop.scenario);
+    bool broke = stop.reason == results::StressStopReason::kSloBroken;
+    out << fmt::format("scenario {}: {}. {}\n", stop.scenario, stop.detail,
+                       peak == 0 ? "No rate held."
+                       : broke   ? fmt::format("Peak: {:g} runs/min.", peak)
+                                 : fmt::format("Held up to {:g} runs/min; the peak is higher "
+                                                 "than the search went.",
+                                               peak));
   }
+}
+
+void ArtifactSection(std::ostream& out, const results::BenchmarkResults& r) {
+  auto artifacts = r.ArtifactThroughput();
+  if (artifacts.empty()) return;
+  out << "\nArtifact throughput per step (artifact size / step duration, MiB/s)\n";
+  out << fmt::format("{:<22} {:>7} {:>10} {:>8} {:>8} {:>8}\n", "step", "count", "size", "min",
+                     "p50", "max");
+  for (const auto& [step, t] : artifacts) {
+    const auto& h = t.kib_per_s;
+    out << fmt::format("{:<22} {:>7} {:>9.0f}M {:>8.1f} {:>8.1f} {:>8.1f}\n", step, h.count(),
+                       t.artifact_bytes / 1048576.0, h.min() / 1024.0,
+                       h.ValueAtPercentile(50) / 1024.0, h.max() / 1024.0);
+  }
+}
+
+// Why calls failed and why runs did not succeed, then the benchmark's own
+// errors and what it could not clean up.
+void WhyItFailed(std::ostream& out, const results::BenchmarkResults& r) {
   bool heading = false;
   for (const auto& [name, op] : r.operations) {
     for (const auto& [message, n] : op.error_messages) {
-      if (!heading) out_ << "\nWhy calls failed (the first distinct messages of each operation)\n";
+      if (!heading) out << "\nWhy calls failed (the first distinct messages of each operation)\n";
       heading = true;
-      out_ << fmt::format("  {} x{}: {}\n", name, n, message);
+      out << fmt::format("  {} x{}: {}\n", name, n, message);
     }
   }
   std::map<std::string, int> run_errors;
   for (const auto& run : r.runs) {
     if (!run.error.empty() && !NotCreated(run)) run_errors[run.error]++;
   }
-  if (!run_errors.empty()) out_ << "\nWhy runs did not succeed\n";
+  if (!run_errors.empty()) out << "\nWhy runs did not succeed\n";
   int shown = 0;
   for (const auto& [message, n] : run_errors) {
     if (++shown > 5) {
-      out_ << fmt::format("  ... and {} more distinct messages\n", run_errors.size() - 5);
+      out << fmt::format("  ... and {} more distinct messages\n", run_errors.size() - 5);
       break;
     }
-    out_ << fmt::format("  x{}: {}\n", n, message);
+    out << fmt::format("  x{}: {}\n", n, message);
   }
-  for (const auto& e : r.errors) out_ << "error: " << e << "\n";
-  for (const auto& c : r.cleanup_failures) out_ << "not cleaned up: " << c << "\n";
-  if (!r.benchmark_id.empty()) {
-    const auto& c = r.created;
-    out_ << fmt::format(
-        "\nOn the target, benchmark {} created {} pipeline(s), {} experiment(s), {} run(s) and {} "
-        "recurring run(s); ",
-        r.benchmark_id, c.pipelines, c.experiments, c.runs, c.recurring_runs);
-    if (r.kept) {
-      out_ << fmt::format("kept (--keep): kfpbench cleanup --benchmark-id {} deletes them\n",
-                          r.benchmark_id);
-    } else if (r.deleted.total() >= c.total() && r.cleanup_failures.empty()) {
-      out_ << "all deleted\n";
-    } else {
-      out_ << fmt::format("deleted {} of {}; kfpbench cleanup --benchmark-id {} deletes the rest\n",
-                          r.deleted.total(), c.total(), r.benchmark_id);
-    }
+  for (const auto& e : r.errors) out << "error: " << e << "\n";
+  for (const auto& c : r.cleanup_failures) out << "not cleaned up: " << c << "\n";
+}
+
+// What the benchmark created on the target and whether it is gone.
+void CreatedObjects(std::ostream& out, const results::BenchmarkResults& r) {
+  if (r.benchmark_id.empty()) return;
+  const auto& c = r.created;
+  out << fmt::format(
+      "\nOn the target, benchmark {} created {} pipeline(s), {} experiment(s), {} run(s) and {} "
+      "recurring run(s); ",
+      r.benchmark_id, c.pipelines, c.experiments, c.runs, c.recurring_runs);
+  if (r.kept) {
+    out << fmt::format("kept (--keep): kfpbench cleanup --benchmark-id {} deletes them\n",
+                       r.benchmark_id);
+  } else if (r.deleted.total() >= c.total() && r.cleanup_failures.empty()) {
+    out << "all deleted\n";
+  } else {
+    out << fmt::format("deleted {} of {}; kfpbench cleanup --benchmark-id {} deletes the rest\n",
+                       r.deleted.total(), c.total(), r.benchmark_id);
   }
+}
+
+}  // namespace
+
+Status ConsoleReporter::Report(const results::BenchmarkResults& r) {
+  double elapsed = ToSeconds(r.finished - r.started);
+  Heading(out_, r, elapsed);
+  // A growth scenario's results first: the levels and fits are what it
+  // measured, and its fill dwarfs every other count.
+  const bool growth = !r.growth.empty();
+  if (growth) {
+    GrowthSection(out_, r);
+    MeasuredMixTable(out_, r);
+  }
+  OperationsTable(out_, r, elapsed, growth);
+  ObserverSection(out_, r, elapsed);
+  auto durations = r.RunDurationsMs();
+  if (growth && r.runs.empty()) {
+    GrowthRunsLine(out_, r);
+  } else {
+    RunsTable(out_, r, durations);
+  }
+  RunNotes(out_, r, durations);
+  StressSection(out_, r);
+  ArtifactSection(out_, r);
+  WhyItFailed(out_, r);
+  CreatedObjects(out_, r);
   if (r.resent_requests > 0) {
     out_ << fmt::format(
         "resent: {} idempotent request(s) whose kept-alive connection closed as "

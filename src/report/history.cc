@@ -145,6 +145,17 @@ std::vector<std::string> VersionParts(const std::string& v) {
   return out;
 }
 
+// A trend in words, ending with `verdict` as the format shows it.
+std::string TrendSentence(const Trend& t, const std::string& verdict) {
+  if (t.verdict == "too few runs") return fmt::format("too few runs ({} with data; 4 needed)", t.n);
+  if (t.stat == "error_rate") {
+    return fmt::format("{:+.3f} points per run, {:+.2f} points over the runs, p = {:.3g}: {}",
+                       t.slope * 100, t.drift * 100, t.p_value, verdict);
+  }
+  return fmt::format("{:+.3f} ms per run ({:+.2f}%), {:+.1f}% over the runs, p = {:.3g}: {}",
+                     t.slope, t.relative * 100, t.drift * 100, t.p_value, verdict);
+}
+
 }  // namespace
 
 std::string TargetVersion(const results::BenchmarkResults& r) {
@@ -237,19 +248,7 @@ std::string HistoryText(const History& h) {
   }
   out += "\nTrend (least squares per run; Mann-Kendall test)\n";
   for (const auto& t : h.trends) {
-    if (t.verdict == "too few runs") {
-      out += fmt::format("  {:<10} too few runs ({} with data; 4 needed)\n", t.stat, t.n);
-      continue;
-    }
-    if (t.stat == "error_rate") {
-      out += fmt::format(
-          "  {:<10} {:+.3f} points per run, {:+.2f} points over the runs, p = {:.3g}: {}\n", t.stat,
-          t.slope * 100, t.drift * 100, t.p_value, t.verdict);
-    } else {
-      out += fmt::format(
-          "  {:<10} {:+.3f} ms per run ({:+.2f}%), {:+.1f}% over the runs, p = {:.3g}: {}\n",
-          t.stat, t.slope, t.relative * 100, t.drift * 100, t.p_value, t.verdict);
-    }
+    out += fmt::format("  {:<10} {}\n", t.stat, TrendSentence(t, t.verdict));
   }
   return out;
 }
@@ -270,17 +269,7 @@ std::string HistoryMarkdown(const History& h) {
   }
   out += "\n**Trend** (least squares per run; Mann-Kendall test)\n\n";
   for (const auto& t : h.trends) {
-    if (t.verdict == "too few runs") {
-      out += fmt::format("- {}: too few runs ({} with data; 4 needed)\n", t.stat, t.n);
-    } else if (t.stat == "error_rate") {
-      out += fmt::format(
-          "- {}: {:+.3f} points per run, {:+.2f} points over the runs, p = {:.3g}: **{}**\n",
-          t.stat, t.slope * 100, t.drift * 100, t.p_value, t.verdict);
-    } else {
-      out += fmt::format(
-          "- {}: {:+.3f} ms per run ({:+.2f}%), {:+.1f}% over the runs, p = {:.3g}: **{}**\n",
-          t.stat, t.slope, t.relative * 100, t.drift * 100, t.p_value, t.verdict);
-    }
+    out += fmt::format("- {}: {}\n", t.stat, TrendSentence(t, "**" + t.verdict + "**"));
   }
   return out;
 }

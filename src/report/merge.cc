@@ -31,6 +31,125 @@ void MergeWindows(std::vector<metrics::Window>& into, const std::vector<metrics:
   for (auto& [second, w] : by_second) into.push_back(w);
 }
 
+// Each operation's histograms, counts and windows added; a part's windows
+// move by its start's offset (`shift_s`) from the merged start.
+void MergeOperations(std::map<std::string, metrics::OperationStats>& into,
+                     const std::map<std::string, metrics::OperationStats>& from, int64_t shift_s) {
+  for (const auto& [name, op] : from) {
+    metrics::OperationStats& m = into[name];
+    m.latency_us.Merge(op.latency_us);
+    m.errors += op.errors;
+    for (const auto& [status, n] : op.by_status) m.by_status[status] += n;
+    for (const auto& [message, n] : op.error_messages) m.AddErrorMessage(message, n);
+    MergeWindows(m.windows, op.windows, shift_s);
+  }
+}
+
+// The observer's calls add up over parts (shards, repetitions); the budget is
+// the first part's.
+void MergeObserver(results::ObserverSummary& o, const results::ObserverSummary& p,
+                   int64_t shift_s) {
+  if (o.qps_budget == 0) o.qps_budget = p.qps_budget;
+  if (o.poll_interval == Duration::zero()) o.poll_interval = p.poll_interval;
+  MergeOperations(o.operations, p.operations, shift_s);
+  o.list_sweeps += p.list_sweeps;
+  o.runs_by_listing += p.runs_by_listing;
+  o.runs_by_polling += p.runs_by_polling;
+  if (o.polling_reason.empty()) o.polling_reason = p.polling_reason;
+  o.observe_lag_ms.Merge(p.observe_lag_ms);
+  o.budget_wait += p.budget_wait;
+}
+
+// kfpbench's own use and the target's back-pressure add up too.
+void MergeHarnessUsage(results::HarnessUsage& u, const results::HarnessUsage& p) {
+  u.wall_s += p.wall_s;
+  u.cpu_user_s += p.cpu_user_s;
+  u.cpu_system_s += p.cpu_system_s;
+  u.peak_rss_bytes = std::max(u.peak_rss_bytes, p.peak_rss_bytes);
+  u.rss_bytes = std::max(u.rss_bytes, p.rss_bytes);
+  u.threads = std::max(u.threads, p.threads);
+}
+
+void MergeBackPressure(results::BackPressure& into, const results::BackPressure& p) {
+  into.waits += p.waits;
+  into.waited += p.waited;
+  into.not_resent += p.not_resent;
+  for (const auto& [op, n] : p.by_operation) into.by_operation[op] += n;
+}
+
+// Growth is never sharded (ApplyShard refuses it); the same scenario in two
+// parts (repetitions) adds its histograms level by level.
+void MergeGrowth(std::vector<results::GrowthCurve>& into,
+                 const std::vector<results::GrowthCurve>& from) {
+  for (const auto& curve : from) {
+    auto same = std::find_if(into.begin(), into.end(),
+                             [&](const auto& o) { return o.scenario == curve.scenario; });
+    if (same == into.end()) {
+      into.push_back(curve);
+      continue;
+    }
+    for (const auto& level : curve.levels) {
+      auto at = std::find_if(same->levels.begin(), same->levels.end(),
+                             [&](const auto& l) { return l.target_runs == level.target_runs; });
+      if (at == same->levels.end()) {
+        same->levels.push_back(level);
+        continue;
+      }
+      for (const auto& [op, h] : level.latency_us) at->latency_us[op].Merge(h);
+      for (const auto& [op, n] : level.errors) at->errors[op] += n;
+    }
+  }
+}
+
+// Shards of one schedule scenario add up: fires owed and made.
+void MergeSchedules(std::vector<results::ScheduleSummary>& into,
+                    const std::vector<results::ScheduleSummary>& from) {
+  for (const auto& s : from) {
+    auto same = std::find_if(into.begin(), into.end(),
+                             [&](const auto& o) { return o.scenario == s.scenario; });
+    if (same == into.end()) {
+      into.push_back(s);
+    } else {
+      same->recurring_runs += s.recurring_runs;
+      same->expected_fires += s.expected_fires;
+      same->observed_fires += s.observed_fires;
+    }
+  }
+}
+
+// The merged window: the earliest start and the latest finish set.
+void MergeTimes(BenchmarkResults& out, const std::vector<BenchmarkResults>& parts) {
+  for (const auto& p : parts) {
+    if (IsSet(p.started) && (!IsSet(out.started) || p.started < out.started)) {
+      out.started = p.started;
+    }
+    if (IsSet(p.finished) && (!IsSet(out.finished) || p.finished > out.finished)) {
+      out.finished = p.finished;
+    }
+  }
+}
+
+// What the benchmark created and deleted, and whether it kept it. Shards of
+// one benchmark share no id; the merge names them all.
+void MergeObjects(BenchmarkResults& out, const BenchmarkResults& p) {
+  for (auto [to, from] :
+       {std::pair{&out.created, &p.created}, std::pair{&out.deleted, &p.deleted}}) {
+    to->pipelines += from->pipelines;
+    to->experiments += from->experiments;
+    to->runs += from->runs;
+    to->recurring_runs += from->recurring_runs;
+  }
+  out.kept = out.kept || p.kept;
+  if (out.benchmark_id.find(p.benchmark_id) == std::string::npos) {
+    out.benchmark_id += (out.benchmark_id.empty() ? "" : " ") + p.benchmark_id;
+  }
+}
+
+template <typename T>
+void Append(std::vector<T>& into, const std::vector<T>& from) {
+  into.insert(into.end(), from.begin(), from.end());
+}
+
 }  // namespace
 
 Result<BenchmarkResults> MergeResults(const std::vector<BenchmarkResults>& parts) {
@@ -41,14 +160,7 @@ Result<BenchmarkResults> MergeResults(const std::vector<BenchmarkResults>& parts
   out.target = first.target;
   out.scenario_path = first.scenario_path;
   out.scenario_source = first.scenario_source;
-  for (const auto& p : parts) {
-    if (IsSet(p.started) && (!IsSet(out.started) || p.started < out.started)) {
-      out.started = p.started;
-    }
-    if (IsSet(p.finished) && (!IsSet(out.finished) || p.finished > out.finished)) {
-      out.finished = p.finished;
-    }
-  }
+  MergeTimes(out, parts);
   for (const auto& p : parts) {
     if (p.partial) {
       out.partial = true;
@@ -61,96 +173,19 @@ Result<BenchmarkResults> MergeResults(const std::vector<BenchmarkResults>& parts
     int64_t shift_s = IsSet(p.started) && IsSet(out.started)
                           ? std::llround(ToSeconds(p.started - out.started))
                           : 0;
-    for (const auto& [name, op] : p.operations) {
-      metrics::OperationStats& m = out.operations[name];
-      m.latency_us.Merge(op.latency_us);
-      m.errors += op.errors;
-      for (const auto& [status, n] : op.by_status) m.by_status[status] += n;
-      for (const auto& [message, n] : op.error_messages) m.AddErrorMessage(message, n);
-      MergeWindows(m.windows, op.windows, shift_s);
-    }
-    out.runs.insert(out.runs.end(), p.runs.begin(), p.runs.end());
-    out.errors.insert(out.errors.end(), p.errors.begin(), p.errors.end());
-    out.cleanup_failures.insert(out.cleanup_failures.end(), p.cleanup_failures.begin(),
-                                p.cleanup_failures.end());
+    MergeOperations(out.operations, p.operations, shift_s);
+    Append(out.runs, p.runs);
+    Append(out.errors, p.errors);
+    Append(out.cleanup_failures, p.cleanup_failures);
     out.resent_requests += p.resent_requests;
-    for (auto [to, from] :
-         {std::pair{&out.created, &p.created}, std::pair{&out.deleted, &p.deleted}}) {
-      to->pipelines += from->pipelines;
-      to->experiments += from->experiments;
-      to->runs += from->runs;
-      to->recurring_runs += from->recurring_runs;
-    }
-    out.kept = out.kept || p.kept;
-    // Shards of one benchmark share no id; the merge names them all.
-    if (out.benchmark_id.find(p.benchmark_id) == std::string::npos) {
-      out.benchmark_id += (out.benchmark_id.empty() ? "" : " ") + p.benchmark_id;
-    }
-    // The observer's calls, kfpbench's own use and the target's back-pressure
-    // add up over parts (shards, repetitions); the budget is the first part's.
-    results::ObserverSummary& o = out.observer;
-    if (o.qps_budget == 0) o.qps_budget = p.observer.qps_budget;
-    if (o.poll_interval == Duration::zero()) o.poll_interval = p.observer.poll_interval;
-    for (const auto& [name, op] : p.observer.operations) {
-      metrics::OperationStats& m = o.operations[name];
-      m.latency_us.Merge(op.latency_us);
-      m.errors += op.errors;
-      for (const auto& [status, n] : op.by_status) m.by_status[status] += n;
-      for (const auto& [message, n] : op.error_messages) m.AddErrorMessage(message, n);
-      MergeWindows(m.windows, op.windows, shift_s);
-    }
-    o.list_sweeps += p.observer.list_sweeps;
-    o.runs_by_listing += p.observer.runs_by_listing;
-    o.runs_by_polling += p.observer.runs_by_polling;
-    if (o.polling_reason.empty()) o.polling_reason = p.observer.polling_reason;
-    o.observe_lag_ms.Merge(p.observer.observe_lag_ms);
-    o.budget_wait += p.observer.budget_wait;
-    results::HarnessUsage& u = out.harness_usage;
-    u.wall_s += p.harness_usage.wall_s;
-    u.cpu_user_s += p.harness_usage.cpu_user_s;
-    u.cpu_system_s += p.harness_usage.cpu_system_s;
-    u.peak_rss_bytes = std::max(u.peak_rss_bytes, p.harness_usage.peak_rss_bytes);
-    u.rss_bytes = std::max(u.rss_bytes, p.harness_usage.rss_bytes);
-    u.threads = std::max(u.threads, p.harness_usage.threads);
-    out.back_pressure.waits += p.back_pressure.waits;
-    out.back_pressure.waited += p.back_pressure.waited;
-    out.back_pressure.not_resent += p.back_pressure.not_resent;
-    for (const auto& [op, n] : p.back_pressure.by_operation)
-      out.back_pressure.by_operation[op] += n;
-    out.stress_steps.insert(out.stress_steps.end(), p.stress_steps.begin(), p.stress_steps.end());
-    out.stress_stops.insert(out.stress_stops.end(), p.stress_stops.begin(), p.stress_stops.end());
-    // Growth is never sharded (ApplyShard refuses it); the same scenario in
-    // two parts (repetitions) adds its histograms level by level.
-    for (const auto& curve : p.growth) {
-      auto same = std::find_if(out.growth.begin(), out.growth.end(),
-                               [&](const auto& o) { return o.scenario == curve.scenario; });
-      if (same == out.growth.end()) {
-        out.growth.push_back(curve);
-        continue;
-      }
-      for (const auto& level : curve.levels) {
-        auto at = std::find_if(same->levels.begin(), same->levels.end(),
-                               [&](const auto& l) { return l.target_runs == level.target_runs; });
-        if (at == same->levels.end()) {
-          same->levels.push_back(level);
-          continue;
-        }
-        for (const auto& [op, h] : level.latency_us) at->latency_us[op].Merge(h);
-        for (const auto& [op, n] : level.errors) at->errors[op] += n;
-      }
-    }
-    // Shards of one schedule scenario add up: fires owed and made.
-    for (const auto& s : p.schedules) {
-      auto same = std::find_if(out.schedules.begin(), out.schedules.end(),
-                               [&](const auto& o) { return o.scenario == s.scenario; });
-      if (same == out.schedules.end()) {
-        out.schedules.push_back(s);
-      } else {
-        same->recurring_runs += s.recurring_runs;
-        same->expected_fires += s.expected_fires;
-        same->observed_fires += s.observed_fires;
-      }
-    }
+    MergeObjects(out, p);
+    MergeObserver(out.observer, p.observer, shift_s);
+    MergeHarnessUsage(out.harness_usage, p.harness_usage);
+    MergeBackPressure(out.back_pressure, p.back_pressure);
+    Append(out.stress_steps, p.stress_steps);
+    Append(out.stress_stops, p.stress_stops);
+    MergeGrowth(out.growth, p.growth);
+    MergeSchedules(out.schedules, p.schedules);
     for (const auto& c : p.collectors) out.collectors.push_back(c);
     out.pod_lifecycle.Merge(p.pod_lifecycle);
     if (out.scenarios.empty()) out.scenarios = p.scenarios;

@@ -243,9 +243,51 @@ void ReadStress(JsonReader& e, size_t scenario, BenchmarkResults& r) {
   if (e.ok()) r.stress_stops.push_back(std::move(stop));
 }
 
-// The sections added as modes grew: shard, scenarios, stress, schedules and
-// collectors. Each is optional; present, it must have its written shape.
-Status ReadExtensions(const json& j, BenchmarkResults& r) {
+void ReadObserver(JsonReader& o, ObserverSummary& s) {
+  o.Number("qps_budget", s.qps_budget);
+  int64_t ms = 0;
+  o.Number("poll_interval_ms", ms);
+  s.poll_interval = std::chrono::milliseconds(ms);
+  o.Number("list_sweeps", s.list_sweeps);
+  o.Number("runs_by_listing", s.runs_by_listing);
+  o.Number("runs_by_polling", s.runs_by_polling);
+  o.String("polling_reason", s.polling_reason);
+  ReadHistogram(o, "observe_lag_histogram", s.observe_lag_ms);
+  ms = 0;
+  o.Number("budget_wait_ms", ms);
+  s.budget_wait = std::chrono::milliseconds(ms);
+  o.Entries("operations", [&](const std::string& name, JsonReader& op) {
+    ReadOperation(op, s.operations[name]);
+  });
+}
+
+void ReadHarnessUsage(JsonReader& u, HarnessUsage& h) {
+  u.Number("wall_s", h.wall_s);
+  u.Number("cpu_user_s", h.cpu_user_s);
+  u.Number("cpu_system_s", h.cpu_system_s);
+  u.Number("peak_rss_bytes", h.peak_rss_bytes);
+  u.Number("rss_bytes", h.rss_bytes);
+  u.Number("threads", h.threads);
+}
+
+void ReadBackPressure(JsonReader& b, BackPressure& p) {
+  b.Number("waits", p.waits);
+  int64_t ms = 0;
+  b.Number("waited_ms", ms);
+  p.waited = std::chrono::milliseconds(ms);
+  b.Number("not_resent", p.not_resent);
+  ReadCounts(
+      b, "by_operation", p.by_operation,
+      [](const std::string& text, std::string& k) {
+        k = text;
+        return true;
+      },
+      "counts must be non-negative integers");
+}
+
+// The sections of one object: shard, scenarios, observer, harness usage,
+// back-pressure and collectors.
+Status ReadFlatExtensions(const json& j, BenchmarkResults& r) {
   auto in = JsonReader::Plain(j, "");
   in.Message("shard", [&](JsonReader& s) {
     s.Number("index", r.shard_index);
@@ -260,87 +302,69 @@ Status ReadExtensions(const json& j, BenchmarkResults& r) {
     r.scenarios.push_back(std::move(info));
   });
   // Files written before these sections have none: nothing was recorded.
-  in.Message("observer", [&](JsonReader& o) {
-    ObserverSummary& s = r.observer;
-    o.Number("qps_budget", s.qps_budget);
-    int64_t ms = 0;
-    o.Number("poll_interval_ms", ms);
-    s.poll_interval = std::chrono::milliseconds(ms);
-    o.Number("list_sweeps", s.list_sweeps);
-    o.Number("runs_by_listing", s.runs_by_listing);
-    o.Number("runs_by_polling", s.runs_by_polling);
-    o.String("polling_reason", s.polling_reason);
-    ReadHistogram(o, "observe_lag_histogram", s.observe_lag_ms);
-    ms = 0;
-    o.Number("budget_wait_ms", ms);
-    s.budget_wait = std::chrono::milliseconds(ms);
-    o.Entries("operations", [&](const std::string& name, JsonReader& op) {
-      ReadOperation(op, s.operations[name]);
-    });
-  });
-  in.Message("harness_usage", [&](JsonReader& u) {
-    HarnessUsage& h = r.harness_usage;
-    u.Number("wall_s", h.wall_s);
-    u.Number("cpu_user_s", h.cpu_user_s);
-    u.Number("cpu_system_s", h.cpu_system_s);
-    u.Number("peak_rss_bytes", h.peak_rss_bytes);
-    u.Number("rss_bytes", h.rss_bytes);
-    u.Number("threads", h.threads);
-  });
-  in.Message("back_pressure", [&](JsonReader& b) {
-    BackPressure& p = r.back_pressure;
-    b.Number("waits", p.waits);
-    int64_t ms = 0;
-    b.Number("waited_ms", ms);
-    p.waited = std::chrono::milliseconds(ms);
-    b.Number("not_resent", p.not_resent);
-    ReadCounts(
-        b, "by_operation", p.by_operation,
-        [](const std::string& text, std::string& k) {
-          k = text;
-          return true;
-        },
-        "counts must be non-negative integers");
-  });
+  in.Message("observer", [&](JsonReader& o) { ReadObserver(o, r.observer); });
+  in.Message("harness_usage", [&](JsonReader& u) { ReadHarnessUsage(u, r.harness_usage); });
+  in.Message("back_pressure", [&](JsonReader& b) { ReadBackPressure(b, r.back_pressure); });
   in.Custom("collectors", [&](const json& c) {
     if (!c.is_array()) return std::string("must be an array");
     r.collectors = c;
     return std::string();
   });
-  if (Status s = in.Finish(); !s.ok()) return s;
-  if (auto stress = j.find("stress"); stress != j.end() && stress->is_object()) {
-    for (const auto& [key, entry] : stress->items()) {
-      auto index = ScenarioKey(key);
-      if (!index || !entry.is_object() || !entry.contains("steps")) continue;
-      auto e = JsonReader::Plain(entry, "stress." + key);
-      ReadStress(e, *index, r);
-      if (Status s = e.Finish(); !s.ok()) return s;
-    }
+  return in.Finish();
+}
+
+Status ReadStressSection(const json& j, BenchmarkResults& r) {
+  auto stress = j.find("stress");
+  if (stress == j.end() || !stress->is_object()) return Ok();
+  for (const auto& [key, entry] : stress->items()) {
+    auto index = ScenarioKey(key);
+    if (!index || !entry.is_object() || !entry.contains("steps")) continue;
+    auto e = JsonReader::Plain(entry, "stress." + key);
+    ReadStress(e, *index, r);
+    if (Status s = e.Finish(); !s.ok()) return s;
   }
-  // Files written before growth scenarios existed have no "growth": none ran.
-  if (auto growth = j.find("growth"); growth != j.end()) {
-    if (!growth->is_object()) return At("growth", "must be an object");
-    for (const auto& [key, entry] : growth->items()) {
-      auto index = ScenarioKey(key);
-      if (!index) return At("growth." + key, "must be keyed by scenario index");
-      auto curve = GrowthFromJson(entry, *index, "growth." + key);
-      if (!curve.ok()) return curve.error();
-      r.growth.push_back(std::move(*curve));
-    }
+  return Ok();
+}
+
+// Files written before growth scenarios existed have no "growth": none ran.
+Status ReadGrowthSection(const json& j, BenchmarkResults& r) {
+  auto growth = j.find("growth");
+  if (growth == j.end()) return Ok();
+  if (!growth->is_object()) return At("growth", "must be an object");
+  for (const auto& [key, entry] : growth->items()) {
+    auto index = ScenarioKey(key);
+    if (!index) return At("growth." + key, "must be keyed by scenario index");
+    auto curve = GrowthFromJson(entry, *index, "growth." + key);
+    if (!curve.ok()) return curve.error();
+    r.growth.push_back(std::move(*curve));
   }
-  if (auto schedules = j.find("schedules"); schedules != j.end() && schedules->is_object()) {
-    for (const auto& [key, entry] : schedules->items()) {
-      auto index = ScenarioKey(key);
-      if (!index || !entry.is_object()) continue;
-      auto e = JsonReader::Plain(entry, "schedules." + key);
-      ScheduleSummary s;
-      s.scenario = *index;
-      e.Number("recurring_runs", s.recurring_runs);
-      e.Number("expected_fires", s.expected_fires);
-      e.Number("observed_fires", s.observed_fires);
-      if (Status status = e.Finish(); !status.ok()) return status;
-      r.schedules.push_back(s);
-    }
+  return Ok();
+}
+
+Status ReadSchedulesSection(const json& j, BenchmarkResults& r) {
+  auto schedules = j.find("schedules");
+  if (schedules == j.end() || !schedules->is_object()) return Ok();
+  for (const auto& [key, entry] : schedules->items()) {
+    auto index = ScenarioKey(key);
+    if (!index || !entry.is_object()) continue;
+    auto e = JsonReader::Plain(entry, "schedules." + key);
+    ScheduleSummary s;
+    s.scenario = *index;
+    e.Number("recurring_runs", s.recurring_runs);
+    e.Number("expected_fires", s.expected_fires);
+    e.Number("observed_fires", s.observed_fires);
+    if (Status status = e.Finish(); !status.ok()) return status;
+    r.schedules.push_back(s);
+  }
+  return Ok();
+}
+
+// The sections added as modes grew. Each is optional; present, it must have
+// its written shape.
+Status ReadExtensions(const json& j, BenchmarkResults& r) {
+  for (auto read :
+       {ReadFlatExtensions, ReadStressSection, ReadGrowthSection, ReadSchedulesSection}) {
+    if (Status s = read(j, r); !s.ok()) return s;
   }
   if (auto p = j.find("pod_lifecycle"); p != j.end() && !p->is_null()) {
     auto section = PodLifecycleFromJson(*p);

@@ -55,6 +55,11 @@ http::Response TransportErrorResponse(int http_status, std::string_view message)
       http_status, body.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
 }
 
+http::Response EmptyResponse(const Status& status) {
+  if (!status.ok()) return ErrorResponse(status.error());
+  return JsonResponse(nlohmann::json::object());
+}
+
 http::Response ErrorResponse(int http_status, std::string message) {
   return ErrorResponse(Error{std::move(message), http_status});
 }

@@ -9,6 +9,7 @@
 
 #include "http/message.h"
 #include "ir/pipeline_spec.h"
+#include "kfp/model.h"
 #include "store/list_query.h"
 #include "store/store.h"
 #include "util/result.h"
@@ -63,6 +64,21 @@ nlohmann::json ListBody(const char* key, const store::ListResult<T>& list, ToJso
   if (list.total_size) body["total_size"] = list.total_size;
   if (!list.next_page_token.empty()) body["next_page_token"] = list.next_page_token;
   return body;
+}
+
+// The answers of most handlers: a resource as KFP's server writes it, an
+// empty object, or a list of resources under `key`; or the error.
+template <typename T>
+http::Response ResourceResponse(const Result<T>& resource) {
+  if (!resource.ok()) return ErrorResponse(resource.error());
+  return JsonResponse(kfp::ToResponseJson(*resource));
+}
+http::Response EmptyResponse(const Status& status);
+template <typename T>
+http::Response ListResponse(const char* key, const Result<store::ListResult<T>>& list) {
+  if (!list.ok()) return ErrorResponse(list.error());
+  return JsonResponse(
+      ListBody(key, *list, [](const T& item) { return kfp::ToResponseJson(item); }));
 }
 
 // A spec that fails to parse is the client's mistake: 400 naming `what`.

@@ -235,6 +235,13 @@ struct Backend::Impl {
   std::unique_ptr<Scheduler> scheduler;
   std::unique_ptr<Authenticator> auth;  // null: no authentication asked for
 
+  // Create's steps, in order.
+  Status OpenStore(const std::string& db_path);
+  Result<std::filesystem::path> PrepareWorkRoot(const std::filesystem::path& asked);
+  Status MakeExecutor(const BackendOptions& options, const std::filesystem::path& work_root);
+  void MakeEngine(const BackendOptions& options, const std::filesystem::path& work_root);
+  Status MakeHandlers(const BackendOptions& options, const std::filesystem::path& work_root);
+
   ~Impl() {
     // The scheduler submits runs: stop it first. Nothing may call into the
     // engine once the loop is gone: stop the loop, then tear down engine and
@@ -251,34 +258,41 @@ struct Backend::Impl {
 Backend::Backend(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Backend::~Backend() = default;
 
-Result<std::unique_ptr<Backend>> Backend::Create(BackendOptions options) {
-  auto impl = std::make_unique<Impl>();
-  auto store = store::Store::Open(options.db_path);
-  if (!store.ok()) return store.error();
-  impl->store = std::move(*store);
-  // Runs in flight when the previous server died cannot be resumed: their
-  // processes died with it. Say so instead of leaving them RUNNING forever.
-  auto failed = impl->store->EndInFlightRuns({.run_id = std::nullopt,
-                                              .state = RuntimeState::kFailed,
-                                              .code = kfp::GrpcCode::kAborted,
-                                              .message = kRestartMessage,
-                                              .now = WallClock::now()});
+// Runs in flight when the previous server died cannot be resumed: their
+// processes died with it. Say so instead of leaving them RUNNING forever.
+Status Backend::Impl::OpenStore(const std::string& db_path) {
+  auto opened = store::Store::Open(db_path);
+  if (!opened.ok()) return opened.error();
+  store = std::move(*opened);
+  auto failed = store->EndInFlightRuns({.run_id = std::nullopt,
+                                        .state = RuntimeState::kFailed,
+                                        .code = kfp::GrpcCode::kAborted,
+                                        .message = kRestartMessage,
+                                        .now = WallClock::now()});
   if (!failed.ok()) return failed.error();
   if (*failed > 0) spdlog::warn("{} run(s) in flight at the last shutdown ended FAILED", *failed);
+  return Ok();
+}
 
-  std::filesystem::path work_root = options.work_root;
+// The work root asked for, or a temporary one removed at exit.
+Result<std::filesystem::path> Backend::Impl::PrepareWorkRoot(const std::filesystem::path& asked) {
+  std::filesystem::path work_root = asked;
   std::error_code ec;
   if (work_root.empty()) {
     auto temp = TempWorkRoot::Create(std::filesystem::temp_directory_path(ec));
     if (!temp.ok()) return temp.error();
     work_root = temp->path();
-    impl->temp_root.emplace(std::move(*temp));
+    temp_root.emplace(std::move(*temp));
   }
   std::filesystem::create_directories(work_root, ec);
   if (ec)
     return Error{
         fmt::format("cannot create work directory {}: {}", work_root.string(), ec.message())};
+  return work_root;
+}
 
+Status Backend::Impl::MakeExecutor(const BackendOptions& options,
+                                   const std::filesystem::path& work_root) {
   if (options.executor != "stub" &&
       (options.artifact_bandwidth > 0 || !options.stub_artifact_bytes.empty())) {
     return Error{
@@ -293,31 +307,34 @@ Result<std::unique_ptr<Backend>> Backend::Create(BackendOptions options) {
   if (options.executor == "process") {
     exec::ProcessExecutorOptions po;
     po.self_binary = options.self_binary;
-    auto executor = std::make_unique<exec::ProcessExecutor>(impl->loop, po);
-    spdlog::info("process executor limits: {}", executor->DescribeLimits());
-    impl->executor = std::make_unique<PodMetricsExecutor>(std::move(executor), impl->pod_metrics);
-  } else if (options.executor == "stub") {
-    auto so = exec::ParseStubExecutorOptions(options.stub_durations);
-    if (!so.ok()) return Error{"--stub-duration: " + so.error().message};
-    if (Status s = exec::AddStubFailures(options.stub_failures, *so); !s.ok()) {
-      return Error{"--stub-failure: " + s.error().message};
-    }
-    if (Status s = exec::AddStubArtifactBytes(options.stub_artifact_bytes, *so); !s.ok()) {
-      return Error{"--stub-artifact-bytes: " + s.error().message};
-    }
-    if (!options.stub_artifact_bytes.empty()) {
-      impl->artifact_store = std::make_unique<exec::ArtifactStore>(
-          impl->loop,
-          exec::ArtifactStore::Options{work_root / "artifact-store", options.artifact_bandwidth});
-    }
-    impl->executor = std::make_unique<exec::StubExecutor>(impl->loop, std::move(*so),
-                                                          impl->artifact_store.get());
-  } else {
+    auto process = std::make_unique<exec::ProcessExecutor>(loop, po);
+    spdlog::info("process executor limits: {}", process->DescribeLimits());
+    executor = std::make_unique<PodMetricsExecutor>(std::move(process), pod_metrics);
+    return Ok();
+  }
+  if (options.executor != "stub") {
     return Error{fmt::format("unknown executor '{}' (expected process or stub)", options.executor)};
   }
+  auto so = exec::ParseStubExecutorOptions(options.stub_durations);
+  if (!so.ok()) return Error{"--stub-duration: " + so.error().message};
+  if (Status s = exec::AddStubFailures(options.stub_failures, *so); !s.ok()) {
+    return Error{"--stub-failure: " + s.error().message};
+  }
+  if (Status s = exec::AddStubArtifactBytes(options.stub_artifact_bytes, *so); !s.ok()) {
+    return Error{"--stub-artifact-bytes: " + s.error().message};
+  }
+  if (!options.stub_artifact_bytes.empty()) {
+    artifact_store = std::make_unique<exec::ArtifactStore>(
+        loop,
+        exec::ArtifactStore::Options{work_root / "artifact-store", options.artifact_bandwidth});
+  }
+  executor = std::make_unique<exec::StubExecutor>(loop, std::move(*so), artifact_store.get());
+  return Ok();
+}
 
-  impl->observer = std::make_unique<StoreObserver>(*impl->store, impl->tracker, impl->loop,
-                                                   options.executor == "process");
+void Backend::Impl::MakeEngine(const BackendOptions& options,
+                               const std::filesystem::path& work_root) {
+  observer = std::make_unique<StoreObserver>(*store, tracker, loop, options.executor == "process");
   engine::EngineOptions eo;
   eo.work_root = work_root;
   if (!options.package_root.empty()) eo.import_roots.push_back(options.package_root);
@@ -332,27 +349,40 @@ Result<std::unique_ptr<Backend>> Backend::Create(BackendOptions options) {
   // have seen.
   eo.large_run_records = 0;
   if (options.cache) {
-    impl->cache = std::make_unique<StoreTaskCache>(*impl->store);
-    eo.cache = impl->cache.get();
+    cache = std::make_unique<StoreTaskCache>(*store);
+    eo.cache = cache.get();
   }
-  impl->engine = std::make_unique<engine::Engine>(impl->loop, *impl->executor, *impl->observer, eo);
-  impl->handlers =
-      std::make_unique<Handlers>(*impl->store, *impl->engine, impl->tracker, impl->metrics);
-  if (Status s = impl->handlers->Init(); !s.ok()) return s.error();
-  impl->handlers->Register(impl->router);
-  Handlers* handlers = impl->handlers.get();
-  impl->scheduler = std::make_unique<Scheduler>(
-      *impl->store, [handlers](const kfp::RecurringRun& r, WallTime fire) {
-        return handlers->StartScheduledRun(r, fire);
+  engine = std::make_unique<engine::Engine>(loop, *executor, *observer, eo);
+}
+
+// The handlers, their routes, the scheduler that starts recurring runs
+// through them, and who may call.
+Status Backend::Impl::MakeHandlers(const BackendOptions& options,
+                                   const std::filesystem::path& work_root) {
+  handlers = std::make_unique<Handlers>(*store, *engine, tracker, metrics);
+  if (Status s = handlers->Init(); !s.ok()) return s.error();
+  handlers->Register(router);
+  scheduler = std::make_unique<Scheduler>(
+      *store, [h = handlers.get()](const kfp::RecurringRun& r, WallTime fire) {
+        return h->StartScheduledRun(r, fire);
       });
-  impl->handlers->set_scheduler(impl->scheduler.get());
-  impl->handlers->set_package_root(options.package_root);
-  impl->handlers->set_work_root(work_root);
-  impl->handlers->set_multi_user(options.auth.multi_user);
-  if (options.auth.enabled()) impl->auth = std::make_unique<Authenticator>(options.auth);
-  if (options.executor == "process") {
-    impl->handlers->set_pod_metrics(&impl->pod_metrics);
-  }
+  handlers->set_scheduler(scheduler.get());
+  handlers->set_package_root(options.package_root);
+  handlers->set_work_root(work_root);
+  handlers->set_multi_user(options.auth.multi_user);
+  if (options.auth.enabled()) auth = std::make_unique<Authenticator>(options.auth);
+  if (options.executor == "process") handlers->set_pod_metrics(&pod_metrics);
+  return Ok();
+}
+
+Result<std::unique_ptr<Backend>> Backend::Create(BackendOptions options) {
+  auto impl = std::make_unique<Impl>();
+  if (Status s = impl->OpenStore(options.db_path); !s.ok()) return s.error();
+  auto work_root = impl->PrepareWorkRoot(options.work_root);
+  if (!work_root.ok()) return work_root.error();
+  if (Status s = impl->MakeExecutor(options, *work_root); !s.ok()) return s.error();
+  impl->MakeEngine(options, *work_root);
+  if (Status s = impl->MakeHandlers(options, *work_root); !s.ok()) return s.error();
   impl->options = std::move(options);
   impl->loop.Start();
   impl->scheduler->Start();

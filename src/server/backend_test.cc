@@ -340,13 +340,9 @@ root:
       write: {componentRef: {name: comp-write}, taskInfo: {name: write}}
 schemaVersion: 2.1.0
 )");
-  json body = {{"display_name", "r"},
-               {"pipeline_version_reference", {{"pipeline_id", p["pipeline_id"]}}}};
-  auto [status, created] = Call(http::Method::kPost, "/apis/v2beta1/runs", body.dump());
-  ASSERT_EQ(status, 200) << created;
-  std::string run_id = created["run_id"];
-  json run = WaitForRun(run_id);
+  json run = RunPipeline(p);
   ASSERT_EQ(run["state"], "SUCCEEDED") << run;
+  const std::string run_id = run["run_id"];
   const std::string task_id = TaskIdOf(run, "write");
   ASSERT_FALSE(task_id.empty()) << run;
   auto read = [&](const std::string& node, const std::string& name) {
@@ -481,13 +477,9 @@ root:
       link: {componentRef: {name: comp-link}, taskInfo: {name: link}}
 schemaVersion: 2.1.0
 )");
-  json body = {{"display_name", "r"},
-               {"pipeline_version_reference", {{"pipeline_id", p["pipeline_id"]}}}};
-  auto [status, created] = Call(http::Method::kPost, "/apis/v2beta1/runs", body.dump());
-  ASSERT_EQ(status, 200) << created;
-  std::string run_id = created["run_id"];
-  json run = WaitForRun(run_id);
+  json run = RunPipeline(p);
   ASSERT_EQ(run["state"], "SUCCEEDED") << run;
+  const std::string run_id = run["run_id"];
   const std::string task_id = TaskIdOf(run, "link");
   auto read = [&](const std::string& name) {
     return Call(http::Method::kGet, "/apis/v2beta1/runs/" + run_id + "/nodes/" + task_id +
@@ -520,11 +512,7 @@ TEST_F(BackendApiTest, ANulByteInARunParameterIsRefusedAtCreateRun) {
 // The stub executor times the same pipeline's steps instead.
 TEST_F(BackendApiTest, KfpSdkPythonComponentsRunAsTimedStubs) {
   json p = Upload("sdk", kSdkPipeline);
-  json body = {{"display_name", "r"},
-               {"pipeline_version_reference", {{"pipeline_id", p["pipeline_id"]}}}};
-  auto [status, created] = Call(http::Method::kPost, "/apis/v2beta1/runs", body.dump());
-  ASSERT_EQ(status, 200) << created;
-  EXPECT_EQ(WaitForRun(created["run_id"])["state"], "SUCCEEDED");
+  EXPECT_EQ(RunPipeline(p)["state"], "SUCCEEDED");
 }
 
 }  // namespace

@@ -22,23 +22,16 @@ http::Response Handlers::CreateExperiment(const http::Request& r, const Params&)
 }
 
 http::Response Handlers::ListExperiments(const http::Request& r, const Params&) {
-  auto list = store_.ListExperiments(ListRequestFrom(r), r.Query("namespace"));
-  if (!list.ok()) return ErrorResponse(list.error());
-  return JsonResponse(
-      ListBody("experiments", *list, [](const auto& e) { return kfp::ToResponseJson(e); }));
+  return ListResponse("experiments",
+                      store_.ListExperiments(ListRequestFrom(r), r.Query("namespace")));
 }
 
 http::Response Handlers::GetExperiment(const http::Request&, const Params& p) {
-  auto e = store_.GetExperiment(p.at("experiment_id"));
-  if (!e.ok()) return ErrorResponse(e.error());
-  return JsonResponse(kfp::ToResponseJson(*e));
+  return ResourceResponse(store_.GetExperiment(p.at("experiment_id")));
 }
 
 http::Response Handlers::DeleteExperiment(const http::Request&, const Params& p) {
-  if (Status s = store_.DeleteExperiment(p.at("experiment_id")); !s.ok()) {
-    return ErrorResponse(s.error());
-  }
-  return JsonResponse(json::object());
+  return EmptyResponse(store_.DeleteExperiment(p.at("experiment_id")));
 }
 
 http::Response Handlers::ArchiveExperiment(const http::Request&, const Params& p) {

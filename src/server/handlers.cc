@@ -41,6 +41,8 @@ Status Handlers::Init() {
   return store_.InsertExperiment(e);
 }
 
+// The route table: one line per endpoint, kept as one list (not split by
+// resource) so that every path the server answers is read in one place.
 void Handlers::Register(http::Router& router) {
   auto add = [&](Method m, const std::string& pattern, auto method, const char* name) {
     router.Add(

@@ -3,6 +3,7 @@
 // file is cited above each test), not from a recording.
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -136,6 +137,17 @@ class KfpConformanceTest : public BackendApiTest {
     return {r->status, json::parse(r->body, nullptr, false)};
   }
 
+  // The SDK's get_experiment(experiment_name=...) request (see
+  // SdkGetExperimentByName), for a name with no character to escape but ' '.
+  std::pair<int, json> SdkGetExperimentByName(std::string name) {
+    std::replace(name.begin(), name.end(), ' ', '+');
+    return Call(
+        Method::kGet,
+        "/apis/v2beta1/experiments?filter=%7B%22predicates%22%3A+%5B%7B%22operation%22%3A+1%"
+        "2C+%22key%22%3A+%22display_name%22%2C+%22stringValue%22%3A+%22" +
+            name + "%22%7D%5D%7D");
+  }
+
   // The google.rpc.Status grpc-gateway writes for a KFP UserError.
   static void ExpectUserError(const json& body, int grpc_code, const std::string& message) {
     ASSERT_TRUE(body.is_object()) << body;
@@ -155,10 +167,7 @@ class KfpConformanceTest : public BackendApiTest {
 // as '+').
 TEST_F(KfpConformanceTest, SdkGetExperimentByName) {
   std::string id = CreateExperiment("sdk exp");
-  auto [status, body] = Call(
-      Method::kGet,
-      "/apis/v2beta1/experiments?filter=%7B%22predicates%22%3A+%5B%7B%22operation%22%3A+1%2C+%22key"
-      "%22%3A+%22display_name%22%2C+%22stringValue%22%3A+%22sdk+exp%22%7D%5D%7D");
+  auto [status, body] = SdkGetExperimentByName("sdk exp");
   ASSERT_EQ(status, 200) << body;
   ASSERT_EQ(body["experiments"].size(), 1u) << body;
   EXPECT_EQ(body["experiments"][0]["experiment_id"], id);
@@ -172,10 +181,7 @@ TEST_F(KfpConformanceTest, SdkGetExperimentByName) {
 // ...}, and kfp_server_api drops the fields left None. Then
 // wait_for_run_completion polls get_run, and archive_run and delete_run.
 TEST_F(KfpConformanceTest, SdkRunFromPackageWithAPlatformSpecToCompletion) {
-  auto [found, experiments] = Call(
-      Method::kGet,
-      "/apis/v2beta1/experiments?filter=%7B%22predicates%22%3A+%5B%7B%22operation%22%3A+1%2C+%22key"
-      "%22%3A+%22display_name%22%2C+%22stringValue%22%3A+%22Default%22%7D%5D%7D");
+  auto [found, experiments] = SdkGetExperimentByName("Default");
   ASSERT_EQ(found, 200) << experiments;
   ASSERT_EQ(experiments["experiments"].size(), 1u) << experiments;
   std::string experiment_id = experiments["experiments"][0]["experiment_id"];

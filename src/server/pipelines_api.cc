@@ -296,22 +296,15 @@ http::Response Handlers::CreatePipelineAndVersion(const http::Request& r, const 
 }
 
 http::Response Handlers::ListPipelines(const http::Request& r, const Params&) {
-  auto list = store_.ListPipelines(ListRequestFrom(r), r.Query("namespace"));
-  if (!list.ok()) return ErrorResponse(list.error());
-  return JsonResponse(
-      ListBody("pipelines", *list, [](const auto& p) { return kfp::ToResponseJson(p); }));
+  return ListResponse("pipelines", store_.ListPipelines(ListRequestFrom(r), r.Query("namespace")));
 }
 
 http::Response Handlers::GetPipeline(const http::Request&, const Params& p) {
-  auto pipeline = store_.GetPipeline(p.at("pipeline_id"));
-  if (!pipeline.ok()) return ErrorResponse(pipeline.error());
-  return JsonResponse(kfp::ToResponseJson(*pipeline));
+  return ResourceResponse(store_.GetPipeline(p.at("pipeline_id")));
 }
 
 http::Response Handlers::GetPipelineByName(const http::Request& r, const Params& p) {
-  auto pipeline = store_.GetPipelineByName(r.Query("namespace"), p.at("name"));
-  if (!pipeline.ok()) return ErrorResponse(pipeline.error());
-  return JsonResponse(kfp::ToResponseJson(*pipeline));
+  return ResourceResponse(store_.GetPipelineByName(r.Query("namespace"), p.at("name")));
 }
 
 http::Response Handlers::UpdatePipeline(const http::Request& r, const Params& p) {
@@ -330,10 +323,7 @@ http::Response Handlers::UpdatePipeline(const http::Request& r, const Params& p)
 http::Response Handlers::DeletePipeline(const http::Request& r, const Params& p) {
   auto cascade = QueryBool(r, "cascade", false);
   if (!cascade.ok()) return ErrorResponse(cascade.error());
-  if (Status s = store_.DeletePipeline(p.at("pipeline_id"), *cascade); !s.ok()) {
-    return ErrorResponse(s.error());
-  }
-  return JsonResponse(json::object());
+  return EmptyResponse(store_.DeletePipeline(p.at("pipeline_id"), *cascade));
 }
 
 http::Response Handlers::ListPipelineVersions(const http::Request& r, const Params& p) {
@@ -341,10 +331,7 @@ http::Response Handlers::ListPipelineVersions(const http::Request& r, const Para
   if (auto pipeline = store_.GetPipeline(id); !pipeline.ok()) {
     return ErrorResponse(pipeline.error());
   }
-  auto list = store_.ListPipelineVersions(id, ListRequestFrom(r));
-  if (!list.ok()) return ErrorResponse(list.error());
-  return JsonResponse(
-      ListBody("pipeline_versions", *list, [](const auto& v) { return kfp::ToResponseJson(v); }));
+  return ListResponse("pipeline_versions", store_.ListPipelineVersions(id, ListRequestFrom(r)));
 }
 
 http::Response Handlers::CreatePipelineVersion(const http::Request& r, const Params& p) {
@@ -368,9 +355,8 @@ http::Response Handlers::CreatePipelineVersion(const http::Request& r, const Par
 }
 
 http::Response Handlers::GetPipelineVersion(const http::Request&, const Params& p) {
-  auto v = store_.GetPipelineVersion(p.at("pipeline_id"), p.at("pipeline_version_id"));
-  if (!v.ok()) return ErrorResponse(v.error());
-  return JsonResponse(kfp::ToResponseJson(*v));
+  return ResourceResponse(
+      store_.GetPipelineVersion(p.at("pipeline_id"), p.at("pipeline_version_id")));
 }
 
 http::Response Handlers::UpdatePipelineVersion(const http::Request& r, const Params& p) {

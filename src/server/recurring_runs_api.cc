@@ -104,9 +104,7 @@ http::Response Handlers::CreateRecurringRun(const http::Request& r, const Params
 }
 
 http::Response Handlers::GetRecurringRun(const http::Request&, const Params& p) {
-  auto rr = store_.GetRecurringRun(p.at("recurring_run_id"));
-  if (!rr.ok()) return ErrorResponse(rr.error());
-  return JsonResponse(kfp::ToResponseJson(*rr));
+  return ResourceResponse(store_.GetRecurringRun(p.at("recurring_run_id")));
 }
 
 http::Response Handlers::ListRecurringRuns(const http::Request& r, const Params&) {
@@ -120,10 +118,7 @@ http::Response Handlers::ListRecurringRuns(const http::Request& r, const Params&
 
 http::Response Handlers::DeleteRecurringRun(const http::Request&, const Params& p) {
   // Its runs stay, as in KFP.
-  if (Status s = store_.DeleteRecurringRun(p.at("recurring_run_id")); !s.ok()) {
-    return ErrorResponse(s.error());
-  }
-  return JsonResponse(json::object());
+  return EmptyResponse(store_.DeleteRecurringRun(p.at("recurring_run_id")));
 }
 
 http::Response Handlers::EnableRecurringRun(const http::Request&, const Params& p) {

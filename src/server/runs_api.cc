@@ -24,16 +24,12 @@ http::Response Handlers::CreateRun(const http::Request& r, const Params&) {
 }
 
 http::Response Handlers::ListRuns(const http::Request& r, const Params&) {
-  auto list = store_.ListRuns(ListRequestFrom(r), r.Query("experiment_id"), r.Query("namespace"));
-  if (!list.ok()) return ErrorResponse(list.error());
-  return JsonResponse(
-      ListBody("runs", *list, [](const auto& run) { return kfp::ToResponseJson(run); }));
+  return ListResponse(
+      "runs", store_.ListRuns(ListRequestFrom(r), r.Query("experiment_id"), r.Query("namespace")));
 }
 
 http::Response Handlers::GetRun(const http::Request&, const Params& p) {
-  auto run = store_.GetRun(p.at("run_id"));
-  if (!run.ok()) return ErrorResponse(run.error());
-  return JsonResponse(kfp::ToResponseJson(*run));
+  return ResourceResponse(store_.GetRun(p.at("run_id")));
 }
 
 http::Response Handlers::DeleteRun(const http::Request&, const Params& p) {
@@ -42,15 +38,11 @@ http::Response Handlers::DeleteRun(const http::Request&, const Params& p) {
   if (!run.ok()) return ErrorResponse(run.error());
   // A run still executing is stopped first, as KFP deletes its workflow.
   if (!IsTerminal(run->state)) engine_.Terminate(id);
-  if (Status s = store_.DeleteRun(id); !s.ok()) return ErrorResponse(s.error());
-  return JsonResponse(json::object());
+  return EmptyResponse(store_.DeleteRun(id));
 }
 
 http::Response Handlers::ArchiveRun(const http::Request&, const Params& p) {
-  if (Status s = store_.SetRunStorageState(p.at("run_id"), "ARCHIVED"); !s.ok()) {
-    return ErrorResponse(s.error());
-  }
-  return JsonResponse(json::object());
+  return EmptyResponse(store_.SetRunStorageState(p.at("run_id"), "ARCHIVED"));
 }
 
 http::Response Handlers::UnarchiveRun(const http::Request&, const Params& p) {
@@ -63,10 +55,7 @@ http::Response Handlers::UnarchiveRun(const http::Request&, const Params& p) {
                                           "experiment first",
                                           id, run->experiment_id));
   }
-  if (Status s = store_.SetRunStorageState(id, "AVAILABLE"); !s.ok()) {
-    return ErrorResponse(s.error());
-  }
-  return JsonResponse(json::object());
+  return EmptyResponse(store_.SetRunStorageState(id, "AVAILABLE"));
 }
 
 http::Response Handlers::TerminateRun(const http::Request&, const Params& p) {

@@ -146,6 +146,17 @@ class BackendApiTest : public ::testing::Test {
     return json::parse(r->body);
   }
 
+  // Runs the pipeline's latest version (named "r") and waits for its end:
+  // the run as GetRun last answered, or the body refusing it.
+  json RunPipeline(const json& pipeline) {
+    json body = {{"display_name", "r"},
+                 {"pipeline_version_reference", {{"pipeline_id", pipeline["pipeline_id"]}}}};
+    auto [status, created] = Call(http::Method::kPost, "/apis/v2beta1/runs", body.dump());
+    EXPECT_EQ(status, 200) << created;
+    if (status != 200) return created;
+    return WaitForRun(created["run_id"]);
+  }
+
   json WaitForRun(const std::string& run_id, const std::string& prefix = "/apis/v2beta1/runs/") {
     for (int i = 0; i < 500; ++i) {
       auto [status, run] = Call(http::Method::kGet, prefix + run_id);

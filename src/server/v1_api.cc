@@ -206,6 +206,129 @@ json V1Runtime(const kfp::Run& r) {
   return {{"workflow_manifest", json{{"status", status}}.dump()}};
 }
 
+// What a v1 CreateRun body asks for, before the spec it names is looked up.
+struct V1RunRequest {
+  kfp::Run run;
+  std::string manifest;  // pipeline_spec.pipeline_manifest
+  std::vector<std::pair<std::string, std::string>> params;
+  json runtime_config;
+};
+
+// The run's pipeline and experiment from its resource_references;
+// `bad_reference` names a reference of a type a run cannot have.
+void ReadV1References(JsonReader& reader, kfp::Run& run, std::string& bad_reference) {
+  json ignored;
+  reader.Array("resource_references", [&](JsonReader& ref) {
+    json key;
+    std::string relationship;
+    ref.Object("key", key);
+    ref.Any("name", ignored);
+    ref.String("relationship", relationship);
+    std::string type = key.is_object() ? key.value("type", "") : "";
+    std::string id = key.is_object() && key["id"].is_string() ? key["id"].get<std::string>() : "";
+    if (type == "EXPERIMENT") {
+      run.experiment_id = id;
+    } else if (type == "PIPELINE_VERSION") {
+      run.pipeline_version_reference_id = id;
+    } else if (type == "PIPELINE") {
+      run.pipeline_id = id;
+    } else if (type != "NAMESPACE") {
+      bad_reference = type.empty() ? "a resource reference without key.type" : type;
+    }
+  });
+}
+
+Result<V1RunRequest> ReadV1RunRequest(const json& body) {
+  V1RunRequest request;
+  kfp::Run& run = request.run;
+  std::string workflow_manifest;
+  json ignored;
+  JsonReader reader(body, "", true);
+  reader.String("name", run.display_name);
+  reader.String("description", run.description);
+  reader.String("service_account", run.service_account);
+  for (const char* output : {"id", "storage_state", "created_at", "scheduled_at", "finished_at",
+                             "status", "error", "metrics"}) {
+    reader.Any(output, ignored);
+  }
+  reader.Message("pipeline_spec", [&](JsonReader& spec) {
+    spec.String("pipeline_id", run.pipeline_id);
+    spec.Any("pipeline_name", ignored);
+    spec.String("pipeline_manifest", request.manifest);
+    spec.String("workflow_manifest", workflow_manifest);
+    spec.Array("parameters", [&](JsonReader& p) {
+      std::string name, value;
+      p.String("name", name);
+      p.String("value", value);
+      request.params.emplace_back(std::move(name), std::move(value));
+    });
+    spec.Object("runtime_config", request.runtime_config);
+  });
+  std::string bad_reference;
+  ReadV1References(reader, run, bad_reference);
+  if (Status s = reader.Finish(); !s.ok()) return s.error();
+  if (!bad_reference.empty()) {
+    return Error{"runs cannot reference " + bad_reference +
+                     " (EXPERIMENT, PIPELINE_VERSION, PIPELINE or NAMESPACE)",
+                 kHttpBadRequest};
+  }
+  if (run.display_name.empty()) return Error{"run name is required", kHttpBadRequest};
+  if (!workflow_manifest.empty()) {
+    return Error{
+        "pipeline_spec.workflow_manifest (Argo workflows) is not supported; "
+        "give a KFP v2 pipeline_manifest or a pipeline version",
+        kHttpBadRequest};
+  }
+  return request;
+}
+
+// The spec, for parameter types: the inline manifest, or the referenced
+// version (whose pipeline, or whose latest version, the run then names).
+Result<json> V1RunSpec(store::Store& store, const std::string& manifest, kfp::Run& run) {
+  if (!manifest.empty()) {
+    auto parsed = ParseSpec(manifest, "pipeline_spec.pipeline_manifest");
+    if (!parsed.ok()) return parsed.error();
+    run.pipeline_spec = parsed->json;
+    return parsed->json;
+  }
+  if (!run.pipeline_version_reference_id.empty()) {
+    auto version = store.FindPipelineVersion(run.pipeline_version_reference_id);
+    if (!version.ok()) return version.error();
+    if (!run.pipeline_id.empty() && run.pipeline_id != version->pipeline_id) {
+      return Error{fmt::format("pipeline version {} does not belong to pipeline {}",
+                               version->pipeline_version_id, run.pipeline_id),
+                   kHttpBadRequest};
+    }
+    run.pipeline_id = version->pipeline_id;
+    return version->pipeline_spec;
+  }
+  if (!run.pipeline_id.empty()) {
+    auto version = store.LatestPipelineVersion(run.pipeline_id);
+    if (!version.ok()) return version.error();
+    run.pipeline_version_reference_id = version->pipeline_version_id;
+    return version->pipeline_spec;
+  }
+  return json();
+}
+
+// runtime_config as given, then v1's string parameters typed by the spec.
+Status SetV1Parameters(const V1RunRequest& request, const json& spec, kfp::Run& run) {
+  run.runtime_config.parameters = json::object();
+  const json& runtime_config = request.runtime_config;
+  if (runtime_config.is_object()) {
+    if (runtime_config.contains("parameters") && runtime_config["parameters"].is_object()) {
+      run.runtime_config.parameters = runtime_config["parameters"];
+    }
+    run.runtime_config.pipeline_root = runtime_config.value("pipeline_root", "");
+  }
+  for (const auto& [name, value] : request.params) {
+    auto typed = TypedParameter(spec, name, value);
+    if (!typed.ok()) return typed.error();
+    run.runtime_config.parameters[name] = std::move(*typed);
+  }
+  return Ok();
+}
+
 }  // namespace
 
 http::Response Handlers::V1Healthz(const http::Request&, const Params&) {
@@ -289,95 +412,12 @@ http::Response Handlers::V1ListExperiments(const http::Request& r, const Params&
 http::Response Handlers::V1CreateRun(const http::Request& r, const Params&) {
   auto body = ParseJsonBody(r);
   if (!body.ok()) return GatewayErrorResponse(body.error());
-  kfp::Run run;
-  std::string manifest, workflow_manifest;
-  std::vector<std::pair<std::string, std::string>> params;
-  json runtime_config, ignored;
-  std::string bad_reference;
-  JsonReader reader(*body, "", true);
-  reader.String("name", run.display_name);
-  reader.String("description", run.description);
-  reader.String("service_account", run.service_account);
-  for (const char* output : {"id", "storage_state", "created_at", "scheduled_at", "finished_at",
-                             "status", "error", "metrics"}) {
-    reader.Any(output, ignored);
-  }
-  reader.Message("pipeline_spec", [&](JsonReader& spec) {
-    spec.String("pipeline_id", run.pipeline_id);
-    spec.Any("pipeline_name", ignored);
-    spec.String("pipeline_manifest", manifest);
-    spec.String("workflow_manifest", workflow_manifest);
-    spec.Array("parameters", [&](JsonReader& p) {
-      std::string name, value;
-      p.String("name", name);
-      p.String("value", value);
-      params.emplace_back(std::move(name), std::move(value));
-    });
-    spec.Object("runtime_config", runtime_config);
-  });
-  reader.Array("resource_references", [&](JsonReader& ref) {
-    json key;
-    std::string relationship;
-    ref.Object("key", key);
-    ref.Any("name", ignored);
-    ref.String("relationship", relationship);
-    std::string type = key.is_object() ? key.value("type", "") : "";
-    std::string id = key.is_object() && key["id"].is_string() ? key["id"].get<std::string>() : "";
-    if (type == "EXPERIMENT") {
-      run.experiment_id = id;
-    } else if (type == "PIPELINE_VERSION") {
-      run.pipeline_version_reference_id = id;
-    } else if (type == "PIPELINE") {
-      run.pipeline_id = id;
-    } else if (type != "NAMESPACE") {
-      bad_reference = type.empty() ? "a resource reference without key.type" : type;
-    }
-  });
-  if (Status s = reader.Finish(); !s.ok()) return ErrorResponse(s.error());
-  if (!bad_reference.empty()) {
-    return ErrorResponse(400, "runs cannot reference " + bad_reference +
-                                  " (EXPERIMENT, PIPELINE_VERSION, PIPELINE or NAMESPACE)");
-  }
-  if (run.display_name.empty()) return ErrorResponse(400, "run name is required");
-  if (!workflow_manifest.empty()) {
-    return ErrorResponse(400,
-                         "pipeline_spec.workflow_manifest (Argo workflows) is not supported; "
-                         "give a KFP v2 pipeline_manifest or a pipeline version");
-  }
-
-  // The spec, for parameter types: inline manifest, or the referenced version.
-  json spec;
-  if (!manifest.empty()) {
-    auto parsed = ParseSpec(manifest, "pipeline_spec.pipeline_manifest");
-    if (!parsed.ok()) return ErrorResponse(parsed.error());
-    run.pipeline_spec = spec = parsed->json;
-  } else if (!run.pipeline_version_reference_id.empty()) {
-    auto version = store_.FindPipelineVersion(run.pipeline_version_reference_id);
-    if (!version.ok()) return ErrorResponse(version.error());
-    if (!run.pipeline_id.empty() && run.pipeline_id != version->pipeline_id) {
-      return ErrorResponse(400, fmt::format("pipeline version {} does not belong to pipeline {}",
-                                            version->pipeline_version_id, run.pipeline_id));
-    }
-    run.pipeline_id = version->pipeline_id;
-    spec = version->pipeline_spec;
-  } else if (!run.pipeline_id.empty()) {
-    auto version = store_.LatestPipelineVersion(run.pipeline_id);
-    if (!version.ok()) return ErrorResponse(version.error());
-    run.pipeline_version_reference_id = version->pipeline_version_id;
-    spec = version->pipeline_spec;
-  }
-  run.runtime_config.parameters = json::object();
-  if (runtime_config.is_object()) {
-    if (runtime_config.contains("parameters") && runtime_config["parameters"].is_object()) {
-      run.runtime_config.parameters = runtime_config["parameters"];
-    }
-    run.runtime_config.pipeline_root = runtime_config.value("pipeline_root", "");
-  }
-  for (const auto& [name, value] : params) {
-    auto typed = TypedParameter(spec, name, value);
-    if (!typed.ok()) return ErrorResponse(typed.error());
-    run.runtime_config.parameters[name] = std::move(*typed);
-  }
+  auto request = ReadV1RunRequest(*body);
+  if (!request.ok()) return ErrorResponse(request.error());
+  kfp::Run& run = request->run;
+  auto spec = V1RunSpec(store_, request->manifest, run);
+  if (!spec.ok()) return ErrorResponse(spec.error());
+  if (Status s = SetV1Parameters(*request, *spec, run); !s.ok()) return ErrorResponse(s.error());
   auto started = StartRun(std::move(run));
   if (!started.ok()) return ErrorResponse(started.error());
   return JsonResponse({{"run", V1Run(*started)}, {"pipeline_runtime", V1Runtime(*started)}});

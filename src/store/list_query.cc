@@ -272,11 +272,71 @@ struct Clause {
   std::vector<SqlValue> binds;
 };
 
-Status AddFilter(const std::string& encoded, const std::vector<Field>& fields, ListPlan& plan) {
-  if (encoded.empty()) return Ok();
-  auto unparsable = [&](const std::string& why) {
-    return BadInput(fmt::format("failed to parse valid filter from {}: {}", GoQuote(encoded), why));
-  };
+// A tag predicate ("tags.<key>"): EQUALS on a string only, matched inside
+// the JSON object the tags column holds.
+Result<Clause> TagClause(const json& p, const Field& tags, const std::string& key,
+                         const std::string& op, ListPlan& plan) {
+  if (op != "EQUALS") {
+    return BadInput(
+        fmt::format("only EQUALS operation is supported for tag filtering, got {} for key {}", op,
+                    GoQuote(key)));
+  }
+  auto value = p.find("string_value");
+  if (value == p.end() || !value->is_string()) {
+    return BadInput(fmt::format("tag filter value must be a string for key {}", GoQuote(key)));
+  }
+  plan.equals_only = false;
+  return Clause{
+      fmt::format("EXISTS (SELECT 1 FROM json_each({}) WHERE key = ? AND value = ?)", tags.column),
+      {SqlValue(key.substr(key.find('.') + 1)), SqlValue(value->get<std::string>())}};
+}
+
+// A predicate on a column: a comparison, IN or IS_SUBSTRING. Only EQUALS
+// leaves the plan an equality lookup.
+Result<Clause> FieldClause(const json& p, const Field& field, const std::string& key,
+                           const std::string& op, ListPlan& plan) {
+  static const std::pair<const char*, const char*> kCompare[] = {
+      {"EQUALS", "="},    {"NOT_EQUALS", "!="},          {"GREATER_THAN", ">"},
+      {"LESS_THAN", "<"}, {"GREATER_THAN_EQUALS", ">="}, {"LESS_THAN_EQUALS", "<="}};
+  for (const auto& [name, sql] : kCompare) {
+    if (op != name) continue;
+    auto value = PredicateValue(p, field, key);
+    if (!value.ok()) return value.error();
+    if (std::string_view(name) == "EQUALS") {
+      plan.equals.emplace_back(field.column, *value);
+    } else {
+      plan.equals_only = false;
+    }
+    return Clause{fmt::format("{} {} ?", field.column, sql), {std::move(*value)}};
+  }
+  plan.equals_only = false;
+  if (op == "IN") {
+    auto values = PredicateValues(p, field, key);
+    if (!values.ok()) return values.error();
+    std::string marks;
+    for (size_t i = 0; i < values->size(); ++i) marks += i == 0 ? "?" : ", ?";
+    return Clause{fmt::format("{} IN ({})", field.column, marks), std::move(*values)};
+  }
+  if (op == "IS_SUBSTRING") {
+    if (field.type != FieldType::kString) {
+      return BadInput("invalid filter: IS_SUBSTRING needs a string field");
+    }
+    auto value = PredicateValue(p, field, key);
+    if (!value.ok()) return value.error();
+    // instr() instead of LIKE: no wildcard characters to escape.
+    return Clause{fmt::format("instr({}, ?) > 0", field.column), {std::move(*value)}};
+  }
+  return BadInput(fmt::format("invalid predicate operation: {}", op));
+}
+
+Error Unparsable(const std::string& encoded, const std::string& why) {
+  return BadInput(fmt::format("failed to parse valid filter from {}: {}", GoQuote(encoded), why));
+}
+
+// The filter's predicates (null when it has none), or why the filter does not
+// parse, in KFP's words.
+Result<json> FilterPredicates(const std::string& encoded) {
+  auto unparsable = [&](const std::string& why) { return Unparsable(encoded, why); };
   // The query string was decoded once already; KFP unescapes the filter again.
   auto decoded = QueryUnescape(encoded);
   if (!decoded.ok()) return unparsable(decoded.error().message);
@@ -287,76 +347,37 @@ Status AddFilter(const std::string& encoded, const std::vector<Field>& fields, L
     if (k != "predicates") return unparsable("unknown field \"" + k + "\"");
   }
   auto preds = filter.find("predicates");
-  if (preds == filter.end() || preds->is_null()) return Ok();
+  if (preds == filter.end() || preds->is_null()) return json();
   if (!preds->is_array()) return unparsable("predicates must be an array");
+  return std::move(*preds);
+}
+
+Status AddFilter(const std::string& encoded, const std::vector<Field>& fields, ListPlan& plan) {
+  if (encoded.empty()) return Ok();
+  auto preds = FilterPredicates(encoded);
+  if (!preds.ok()) return preds.error();
   std::vector<Clause> clauses;
   for (const auto& raw : *preds) {
-    if (!raw.is_object()) return unparsable("each predicate must be an object");
+    if (!raw.is_object()) return Unparsable(encoded, "each predicate must be an object");
     auto normalized = NormalizePredicate(raw);
-    if (!normalized.ok()) return unparsable(normalized.error().message);
+    if (!normalized.ok()) return Unparsable(encoded, normalized.error().message);
     const json& p = *normalized;
     std::string key = p.value("key", "");
     std::string op = p.value("operation", "OPERATION_UNSPECIFIED");
     if (key.empty()) {
       return BadInput(fmt::format("Predicate key cannot be empty for operation {}", op));
     }
+    Result<Clause> clause = Error{};
     if (const Field* tags = FindTagField(fields, key)) {
-      if (op != "EQUALS") {
-        return BadInput(
-            fmt::format("only EQUALS operation is supported for tag filtering, got {} for key {}",
-                        op, GoQuote(key)));
-      }
-      auto value = p.find("string_value");
-      if (value == p.end() || !value->is_string()) {
-        return BadInput(fmt::format("tag filter value must be a string for key {}", GoQuote(key)));
-      }
-      plan.equals_only = false;
-      clauses.push_back(
-          {fmt::format("EXISTS (SELECT 1 FROM json_each({}) WHERE key = ? AND value = ?)",
-                       tags->column),
-           {SqlValue(key.substr(key.find('.') + 1)), SqlValue(value->get<std::string>())}});
-      continue;
-    }
-    const Field* field = FindField(fields, key);
-    if (!field) {
+      clause = TagClause(p, *tags, key, op, plan);
+    } else if (const Field* field = FindField(fields, key)) {
+      clause = FieldClause(p, *field, key, op, plan);
+    } else {
       return BadInput(
           fmt::format("no support for filtering on unrecognized field {}", GoQuote(key)));
     }
-    static const std::pair<const char*, const char*> kCompare[] = {
-        {"EQUALS", "="},    {"NOT_EQUALS", "!="},          {"GREATER_THAN", ">"},
-        {"LESS_THAN", "<"}, {"GREATER_THAN_EQUALS", ">="}, {"LESS_THAN_EQUALS", "<="}};
-    bool done = false;
-    for (const auto& [name, sql] : kCompare) {
-      if (op != name) continue;
-      auto value = PredicateValue(p, *field, key);
-      if (!value.ok()) return value.error();
-      if (std::string_view(name) == "EQUALS") {
-        plan.equals.emplace_back(field->column, *value);
-      } else {
-        plan.equals_only = false;
-      }
-      clauses.push_back({fmt::format("{} {} ?", field->column, sql), {std::move(*value)}});
-      done = true;
-    }
-    if (done) continue;
-    plan.equals_only = false;
-    if (op == "IN") {
-      auto values = PredicateValues(p, *field, key);
-      if (!values.ok()) return values.error();
-      std::string marks;
-      for (size_t i = 0; i < values->size(); ++i) marks += i == 0 ? "?" : ", ?";
-      clauses.push_back({fmt::format("{} IN ({})", field->column, marks), std::move(*values)});
-    } else if (op == "IS_SUBSTRING") {
-      if (field->type != FieldType::kString) {
-        return BadInput("invalid filter: IS_SUBSTRING needs a string field");
-      }
-      auto value = PredicateValue(p, *field, key);
-      if (!value.ok()) return value.error();
-      // instr() instead of LIKE: no wildcard characters to escape.
-      clauses.push_back({fmt::format("instr({}, ?) > 0", field->column), {std::move(*value)}});
-    } else {
-      return BadInput(fmt::format("invalid predicate operation: {}", op));
-    }
+    if (!clause.ok()) return clause.error();
+    clauses.push_back(std::move(*clause));
   }
   std::stable_sort(clauses.begin(), clauses.end(),
                    [](const Clause& a, const Clause& b) { return a.sql < b.sql; });
