@@ -87,11 +87,7 @@ root:
 }
 
 TEST_F(DagTest, RetriesRunOut) {
-  executor_.behave = [](const TaskLaunch&) {
-    Behavior b;
-    b.fail = true;
-    return b;
-  };
+  executor_.behave = Always(Fails());
   const RunSnapshot& snap = RunToEnd(Spec(kRetry));
   EXPECT_EQ(snap.state, RuntimeState::kFailed);
   EXPECT_EQ(executor_.launched.size(), 3u);
@@ -99,15 +95,8 @@ TEST_F(DagTest, RetriesRunOut) {
 }
 
 TEST_F(DagTest, TerminateDuringRetryBackoff) {
-  executor_.behave = [](const TaskLaunch&) {
-    Behavior b;
-    b.fail = true;
-    return b;
-  };
-  RunRequest req;
-  req.run_id = "run";
-  req.spec = MustParse(Spec(kRetry));
-  ASSERT_TRUE(engine_->Submit(req).ok());
+  executor_.behave = Always(Fails());
+  ASSERT_TRUE(engine_->Submit(Request("run", Spec(kRetry))).ok());
   loop_.RunUntil(VirtualLoop::Epoch() + 2s);  // in the first backoff
   engine_->Terminate("run");
   loop_.Run();
@@ -121,7 +110,7 @@ TEST_F(EngineTest, WaitsForCapacityAndRecordsSchedulingDelay) {
   EngineOptions options;
   options.nodes = {{"small", 1, int64_t{4} << 30}};
   MakeEngine(options);
-  executor_.behave = [](const TaskLaunch&) { return Takes(10s); };
+  executor_.behave = Always(Takes(10s));
   ASSERT_TRUE(Submit(kThreeCpuTasks, json::object()).ok());
   loop_.Run();
   const RunSnapshot& snap = observer_.Of("run-1");
@@ -182,11 +171,7 @@ TEST_F(EngineTest, UsesDefaultResourcesWhenIrHasNone) {
 }
 
 TEST_F(EngineTest, MissingOrMalformedOutputFailsTheTask) {
-  executor_.behave = [](const TaskLaunch& l) {
-    Behavior b;
-    if (l.executor_label == "exec-producer") b.outputs = {{"count", "many"}};
-    return b;
-  };
+  executor_.behave = ByLabel({{"exec-producer", Outputs({{"count", "many"}})}});
   ASSERT_TRUE(Submit(kPipeline, {{"text", "x"}}).ok());
   loop_.Run();
   const RunSnapshot& snap = observer_.Of("run-1");
