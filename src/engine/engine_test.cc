@@ -95,9 +95,7 @@ TEST_F(EngineTest, ReportsEveryChange) {
 
 TEST_F(EngineTest, FailureStopsNewTasksButLetsRunningOnesFinish) {
   executor_.behave = ByLabel({{"exec-producer", Fails()}, {"exec-side", Takes(5s)}});
-  ASSERT_TRUE(Submit(kPipeline, {{"text", "x"}}).ok());
-  loop_.Run();
-  const RunSnapshot& snap = observer_.Of("run-1");
+  const RunSnapshot& snap = RunToEnd(kPipeline, {{"text", "x"}});
   EXPECT_EQ(snap.state, RuntimeState::kFailed);
   EXPECT_EQ(snap.error, "task 'producer' failed: boom");
   EXPECT_EQ(snap.finished_at, VirtualLoop::Epoch() + 5s);  // waited for side

@@ -85,11 +85,21 @@ class EngineTest : public EngineFixture {
     options.random_seed = 42;
     return NewEngine(std::move(options));
   }
+  Engine& MakeEngineOn(std::vector<NodeSpec> nodes) {
+    EngineOptions options;
+    options.nodes = std::move(nodes);
+    return MakeEngine(std::move(options));
+  }
 
   Status Submit(const std::string& yaml, nlohmann::json params,
                 const std::string& run_id = "run-1") {
     if (!engine_) MakeEngine();
     return engine_->Submit(Request(run_id, yaml, std::move(params)));
+  }
+  // Submits run-1 and runs the loop until nothing is left.
+  const RunSnapshot& RunToEnd(const std::string& yaml, nlohmann::json params) {
+    if (!engine_) MakeEngine();
+    return SubmitAndRun(Request("run-1", yaml, std::move(params)));
   }
 
   WallTime EventTime(const std::string& what) {

@@ -107,13 +107,9 @@ TEST_F(DagTest, TerminateDuringRetryBackoff) {
 }
 
 TEST_F(EngineTest, WaitsForCapacityAndRecordsSchedulingDelay) {
-  EngineOptions options;
-  options.nodes = {{"small", 1, int64_t{4} << 30}};
-  MakeEngine(options);
+  MakeEngineOn({{"small", 1, int64_t{4} << 30}});
   executor_.behave = Always(Takes(10s));
-  ASSERT_TRUE(Submit(kThreeCpuTasks, json::object()).ok());
-  loop_.Run();
-  const RunSnapshot& snap = observer_.Of("run-1");
+  const RunSnapshot& snap = RunToEnd(kThreeCpuTasks, json::object());
   EXPECT_EQ(snap.state, RuntimeState::kSucceeded);
   EXPECT_EQ(executor_.max_running, 1);
   std::vector<Duration> delays;
@@ -127,12 +123,8 @@ TEST_F(EngineTest, WaitsForCapacityAndRecordsSchedulingDelay) {
 }
 
 TEST_F(EngineTest, PlacesAcrossNodesFirstFit) {
-  EngineOptions options;
-  options.nodes = {{"n1", 1, int64_t{4} << 30}, {"n2", 2, int64_t{4} << 30}};
-  MakeEngine(options);
-  ASSERT_TRUE(Submit(kThreeCpuTasks, json::object()).ok());
-  loop_.Run();
-  const RunSnapshot& snap = observer_.Of("run-1");
+  MakeEngineOn({{"n1", 1, int64_t{4} << 30}, {"n2", 2, int64_t{4} << 30}});
+  const RunSnapshot& snap = RunToEnd(kThreeCpuTasks, json::object());
   EXPECT_EQ(executor_.max_running, 3);
   std::map<std::string, int> per_node;
   for (const auto& t : snap.tasks) {
@@ -142,12 +134,8 @@ TEST_F(EngineTest, PlacesAcrossNodesFirstFit) {
 }
 
 TEST_F(EngineTest, FailsTaskThatCanNeverFit) {
-  EngineOptions options;
-  options.nodes = {{"tiny", 0.5, int64_t{4} << 30}};
-  MakeEngine(options);
-  ASSERT_TRUE(Submit(kThreeCpuTasks, json::object()).ok());
-  loop_.Run();
-  const RunSnapshot& snap = observer_.Of("run-1");
+  MakeEngineOn({{"tiny", 0.5, int64_t{4} << 30}});
+  const RunSnapshot& snap = RunToEnd(kThreeCpuTasks, json::object());
   EXPECT_EQ(snap.state, RuntimeState::kFailed);
   EXPECT_TRUE(executor_.launched.empty());
   const TaskRecord* t1 = FindTask(snap, "t1");
@@ -172,18 +160,14 @@ TEST_F(EngineTest, UsesDefaultResourcesWhenIrHasNone) {
 
 TEST_F(EngineTest, MissingOrMalformedOutputFailsTheTask) {
   executor_.behave = ByLabel({{"exec-producer", Outputs({{"count", "many"}})}});
-  ASSERT_TRUE(Submit(kPipeline, {{"text", "x"}}).ok());
-  loop_.Run();
-  const RunSnapshot& snap = observer_.Of("run-1");
+  const RunSnapshot& snap = RunToEnd(kPipeline, {{"text", "x"}});
   EXPECT_EQ(snap.state, RuntimeState::kFailed);
   EXPECT_EQ(FindTask(snap, "producer")->error,
             "output parameter 'count': expected NUMBER_INTEGER, got text 'many'");
 }
 
 TEST_F(EngineTest, ManyRunsShareTheNodes) {
-  EngineOptions options;
-  options.nodes = {{"n", 2, int64_t{8} << 30}};
-  MakeEngine(options);
+  MakeEngineOn({{"n", 2, int64_t{8} << 30}});
   for (int i = 0; i < 10; ++i) {
     ASSERT_TRUE(Submit(kThreeCpuTasks, json::object(), "run-" + std::to_string(i)).ok());
   }

@@ -34,9 +34,7 @@ TEST_F(EngineTest, RejectsBadRunParameters) {
 }
 
 TEST_F(EngineTest, TerminateCancelsRunningAndQueuedTasks) {
-  EngineOptions options;
-  options.nodes = {{"small", 1, int64_t{4} << 30}};
-  MakeEngine(options);
+  MakeEngineOn({{"small", 1, int64_t{4} << 30}});
   executor_.behave = Always(Takes(100s));
   ASSERT_TRUE(Submit(kThreeCpuTasks, json::object()).ok());
   loop_.RunUntil(VirtualLoop::Epoch() + 5s);
