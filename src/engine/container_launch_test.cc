@@ -22,7 +22,7 @@ TEST_F(EngineTest, CreatesWorkDirectories) {
   MakeEngine(options);
   ASSERT_TRUE(Submit(kPipeline, {{"text", "x"}}).ok());
   loop_.Run();
-  const TaskLaunch* producer = Launched("exec-producer");
+  const TaskLaunch* producer = executor_.FirstLaunchOf("exec-producer");
   ASSERT_NE(producer, nullptr);
   EXPECT_EQ(producer->work_dir, root / "run-1" / "producer");
   EXPECT_TRUE(

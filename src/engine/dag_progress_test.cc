@@ -64,7 +64,8 @@ root:
   EXPECT_EQ(first->parent_task_id, inner->task_id);
   EXPECT_EQ(first->inputs["parameters"]["msg"], "world");
   EXPECT_EQ(FindTask(snap, "after")->inputs["parameters"]["msg"], "text");
-  EXPECT_EQ(LaunchesOf("exec-echo")[0]->work_dir, std::filesystem::path("run/inner/first"));
+  EXPECT_EQ(executor_.LaunchesOf("exec-echo")[0]->work_dir,
+            std::filesystem::path("run/inner/first"));
   EXPECT_EQ(snap.finished_at, VirtualLoop::Epoch() + 3s);
 }
 
@@ -106,11 +107,7 @@ root:
 )";
 
 TEST_F(DagTest, ConditionTrueRunsTheBranch) {
-  executor_.behave = [](const TaskLaunch& l) {
-    Behavior b;
-    if (l.executor_label == "exec-flip") b.outputs = {{"Output", "heads"}};
-    return b;
-  };
+  executor_.behave = ByLabel({{"exec-flip", Outputs({{"Output", "heads"}})}});
   const RunSnapshot& snap = RunToEnd(Spec(kCondition));
   EXPECT_EQ(snap.state, RuntimeState::kSucceeded) << snap.error;
   EXPECT_EQ(FindTask(snap, "condition-1")->state, RuntimeState::kSucceeded);
@@ -118,15 +115,11 @@ TEST_F(DagTest, ConditionTrueRunsTheBranch) {
   ASSERT_NE(print, nullptr);
   // Constants may embed the task's other inputs.
   EXPECT_EQ(print->inputs["parameters"]["msg"], "got heads!");
-  EXPECT_EQ(LaunchesOf("exec-echo")[0]->argv[1], "got heads!");
+  EXPECT_EQ(executor_.LaunchesOf("exec-echo")[0]->argv[1], "got heads!");
 }
 
 TEST_F(DagTest, ConditionFalseSkipsTheBranchButNotDownstream) {
-  executor_.behave = [](const TaskLaunch& l) {
-    Behavior b;
-    if (l.executor_label == "exec-flip") b.outputs = {{"Output", "tails"}};
-    return b;
-  };
+  executor_.behave = ByLabel({{"exec-flip", Outputs({{"Output", "tails"}})}});
   const RunSnapshot& snap = RunToEnd(Spec(kCondition));
   EXPECT_EQ(snap.state, RuntimeState::kSucceeded) << snap.error;
   const TaskRecord* cond = FindTask(snap, "condition-1");
@@ -143,11 +136,7 @@ TEST(DagDecideCondition, OverridesTheConditionByTaskNameAndDefersOtherwise) {
   for (std::optional<bool> decided : {std::optional<bool>(false), std::optional<bool>()}) {
     VirtualLoop loop;
     FakeExecutor executor(loop);
-    executor.behave = [](const TaskLaunch& l) {
-      Behavior b;
-      if (l.executor_label == "exec-flip") b.outputs = {{"Output", "heads"}};
-      return b;
-    };
+    executor.behave = ByLabel({{"exec-flip", Outputs({{"Output", "heads"}})}});
     RecordingObserver observer;
     EngineOptions options;
     options.nodes = {{"node", 16, int64_t{64} << 30}};
@@ -158,10 +147,7 @@ TEST(DagDecideCondition, OverridesTheConditionByTaskNameAndDefersOtherwise) {
       return decided;
     };
     Engine engine(loop, executor, observer, options);
-    RunRequest req;
-    req.run_id = "run";
-    req.spec = MustParse(Spec(kCondition));
-    ASSERT_TRUE(engine.Submit(std::move(req)).ok());
+    ASSERT_TRUE(engine.Submit(Request("run", Spec(kCondition))).ok());
     loop.Run();
     const RunSnapshot& snap = observer.Of("run");
     EXPECT_EQ(snap.state, RuntimeState::kSucceeded) << snap.error;
@@ -173,11 +159,7 @@ TEST(DagDecideCondition, OverridesTheConditionByTaskNameAndDefersOtherwise) {
 }
 
 TEST_F(DagTest, ConsumerOfSkippedOutputIsSkipped) {
-  executor_.behave = [](const TaskLaunch& l) {
-    Behavior b;
-    if (l.executor_label == "exec-flip") b.outputs = {{"Output", "tails"}};
-    return b;
-  };
+  executor_.behave = ByLabel({{"exec-flip", Outputs({{"Output", "tails"}})}});
   const RunSnapshot& snap = RunToEnd(Spec(R"(
   comp-flip:
     executorLabel: exec-flip
@@ -240,12 +222,7 @@ root:
 )";
 
 TEST_F(DagTest, ExitHandlerRunsAfterFailure) {
-  executor_.behave = [](const TaskLaunch& l) {
-    Behavior b;
-    if (l.executor_label == "exec-flip") b.fail = true;
-    if (l.executor_label == "exec-echo") b.duration = 3s;
-    return b;
-  };
+  executor_.behave = ByLabel({{"exec-flip", Fails()}, {"exec-echo", Takes(3s)}});
   const RunSnapshot& snap = RunToEnd(Spec(kExitHandler));
   EXPECT_EQ(snap.state, RuntimeState::kFailed);
   EXPECT_EQ(snap.error, "task 'fail-op' failed: boom");
@@ -267,12 +244,27 @@ TEST_F(DagTest, ExitHandlerSeesSuccess) {
   EXPECT_EQ(FindTask(snap, "final")->inputs["parameters"]["status"]["state"], "SUCCEEDED");
 }
 
+// KFP terminates a run by setting the Argo workflow's activeDeadlineSeconds
+// to 0, after which Argo starts no further node: the exit task does not run
+// (kubeflow/pipelines#6101: "on termination the exit handler fails with
+// ... Step exceeded its deadline"). Failures, unlike terminate, do run it.
+TEST_F(DagTest, ExitHandlerDoesNotRunAfterTerminate) {
+  executor_.behave = Always(Takes(1h));
+  ASSERT_TRUE(engine_->Submit(Request("run", Spec(kExitHandler))).ok());
+  loop_.RunUntil(loop_.Now() + 10s);
+  ASSERT_EQ(executor_.LaunchesOf("exec-flip").size(), 1u);
+  ASSERT_EQ(executor_.LaunchesOf("exec-echo").size(), 1u);  // print-op
+  engine_->Terminate("run");
+  loop_.Run();
+  const RunSnapshot& snap = observer_.Of("run");
+  EXPECT_EQ(snap.state, RuntimeState::kCanceled);
+  EXPECT_EQ(FindTask(snap, "fail-op")->state, RuntimeState::kCanceled);
+  EXPECT_EQ(executor_.LaunchesOf("exec-echo").size(), 1u);  // final never started
+  EXPECT_EQ(FindTask(snap, "final"), nullptr);
+}
+
 TEST_F(DagTest, BadConditionValueFailsTheTask) {
-  executor_.behave = [](const TaskLaunch& l) {
-    Behavior b;
-    if (l.executor_label == "exec-flip") b.outputs = {{"Output", "heads"}};
-    return b;
-  };
+  executor_.behave = ByLabel({{"exec-flip", Outputs({{"Output", "heads"}})}});
   std::string spec = Spec(kCondition);
   spec.replace(spec.find("== 'heads'"), 10, "> 3");
   const RunSnapshot& snap = RunToEnd(spec);

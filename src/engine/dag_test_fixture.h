@@ -3,9 +3,7 @@
 // pipelines of echo steps.
 #pragma once
 
-#include <memory>
 #include <string>
-#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -14,39 +12,24 @@
 
 namespace kfpbench::engine::testing {
 
-class DagTest : public ::testing::Test {
+class DagTest : public EngineFixture {
  protected:
-  DagTest() : executor_(loop_) {
+  DagTest() : DagTest(Options()) {}
+  explicit DagTest(EngineOptions options) { NewEngine(std::move(options)); }
+
+  // One node of 16 CPU and 64Gi.
+  static EngineOptions Options() {
     EngineOptions options;
     options.nodes = {{"node", 16, int64_t{64} << 30}};
     options.random_seed = 7;
-    engine_ = std::make_unique<Engine>(loop_, executor_, observer_, options);
+    return options;
   }
 
   const RunSnapshot& RunToEnd(const std::string& yaml,
-                              nlohmann::json params = nlohmann::json::object()) {
-    RunRequest req;
-    req.run_id = "run";
-    req.spec = MustParse(yaml);
-    req.parameters = std::move(params);
-    auto s = engine_->Submit(std::move(req));
-    EXPECT_TRUE(s.ok()) << s.error().message;
-    loop_.Run();
-    return observer_.Of("run");
+                              nlohmann::json params = nlohmann::json::object(),
+                              RunRequest req = {}) {
+    return SubmitAndRun(Request("run", yaml, std::move(params), std::move(req)));
   }
-
-  std::vector<const TaskLaunch*> LaunchesOf(const std::string& label) {
-    std::vector<const TaskLaunch*> out;
-    for (const auto& l : executor_.launched) {
-      if (l.executor_label == label) out.push_back(&l);
-    }
-    return out;
-  }
-
-  VirtualLoop loop_;
-  FakeExecutor executor_;
-  RecordingObserver observer_;
-  std::unique_ptr<Engine> engine_;
 };
 
 constexpr const char* kEcho = R"(
@@ -68,6 +51,32 @@ deploymentSpec:
       container: {image: alpine, command: [flip]}
     exec-num:
       container: {image: alpine, command: [num, '{{$.inputs.parameters[''x'']}}']}
+)";
+
+// One echo per item of the pipeline input `list`.
+inline constexpr const char* kLoopOverListInput = R"(
+  comp-for-loop-1:
+    inputDefinitions:
+      parameters:
+        pipelinechannel--list: {parameterType: LIST}
+        pipelinechannel--list-loop-item: {parameterType: STRING}
+    dag:
+      tasks:
+        print:
+          componentRef: {name: comp-echo}
+          inputs: {parameters: {msg: {componentInputParameter: pipelinechannel--list-loop-item}}}
+root:
+  inputDefinitions:
+    parameters:
+      list: {parameterType: LIST}
+  dag:
+    tasks:
+      for-loop-1:
+        componentRef: {name: comp-for-loop-1}
+        inputs: {parameters: {pipelinechannel--list: {componentInputParameter: list}}}
+        parameterIterator:
+          itemInput: pipelinechannel--list-loop-item
+          items: {inputParameter: pipelinechannel--list}
 )";
 
 inline std::string Spec(const std::string& body) {

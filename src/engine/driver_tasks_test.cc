@@ -9,8 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/engine.h"
-#include "engine/engine_test_util.h"
+#include "engine/dag_test_fixture.h"
 
 namespace kfpbench::engine {
 namespace {
@@ -19,43 +18,24 @@ using namespace std::chrono_literals;
 using nlohmann::json;
 using namespace testing;  // the part's test helpers
 
-class DriverTaskTest : public ::testing::Test {
+// The DAG fixture, its work folders in a temporary folder of its own.
+class DriverTaskTest : public DagTest {
  protected:
-  DriverTaskTest() : executor_(loop_) {
-    work_root_ = std::filesystem::temp_directory_path() /
-                 ("kfpbench-driver-test-" + std::to_string(::getpid()));
-    std::filesystem::remove_all(work_root_);
-    EngineOptions options;
-    options.nodes = {{"node", 16, int64_t{64} << 30}};
-    options.random_seed = 7;
-    options.work_root = work_root_;
-    engine_ = std::make_unique<Engine>(loop_, executor_, observer_, options);
-  }
+  DriverTaskTest() : DagTest(WithWorkRoot()) {}
   ~DriverTaskTest() override { std::filesystem::remove_all(work_root_); }
 
-  const RunSnapshot& RunToEnd(const std::string& yaml, json params = json::object(),
-                              RunRequest req = {}) {
-    req.run_id = "run";
-    req.spec = MustParse(yaml);
-    req.parameters = std::move(params);
-    auto s = engine_->Submit(std::move(req));
-    EXPECT_TRUE(s.ok()) << s.error().message;
-    loop_.Run();
-    return observer_.Of("run");
+  static std::filesystem::path WorkRoot() {
+    return std::filesystem::temp_directory_path() /
+           ("kfpbench-driver-test-" + std::to_string(::getpid()));
+  }
+  static EngineOptions WithWorkRoot() {
+    EngineOptions options = Options();
+    options.work_root = WorkRoot();
+    std::filesystem::remove_all(options.work_root);
+    return options;
   }
 
-  const TaskLaunch* LaunchOf(const std::string& label) {
-    for (const auto& l : executor_.launched) {
-      if (l.executor_label == label) return &l;
-    }
-    return nullptr;
-  }
-
-  std::filesystem::path work_root_;
-  VirtualLoop loop_;
-  FakeExecutor executor_;
-  RecordingObserver observer_;
-  std::unique_ptr<Engine> engine_;
+  const std::filesystem::path work_root_ = WorkRoot();
 };
 
 // An importer (constant or runtime-parameter URI) feeding a container that
@@ -118,7 +98,7 @@ TEST_F(DriverTaskTest, AnImporterHandsItsUriToTheNextTaskWithoutAPod) {
   ASSERT_EQ(snap.state, RuntimeState::kSucceeded) << snap.error;
   // Only the container ran; the importer took no pod and no node.
   ASSERT_EQ(executor_.launched.size(), 1u);
-  const TaskLaunch* show = LaunchOf("exec-show");
+  const TaskLaunch* show = executor_.FirstLaunchOf("exec-show");
   ASSERT_NE(show, nullptr);
   // KFP's in-pod path (/gcs/bucket/data.csv), below the work root's stand-in
   // for the object stores.
@@ -244,7 +224,7 @@ TEST_F(DriverTaskTest, CreatePvcMakesAFolderNamedAsKfpNamesItAndDeletePvcRemoves
   std::string name = create->outputs["parameters"]["name"];
   EXPECT_EQ(name.size(), 36 + std::string("-my-pvc").size());  // a UUID and the suffix
   EXPECT_EQ(name.substr(36), "-my-pvc");
-  EXPECT_EQ(LaunchOf("exec-use")->argv, (std::vector<std::string>{"echo", name}));
+  EXPECT_EQ(executor_.FirstLaunchOf("exec-use")->argv, (std::vector<std::string>{"echo", name}));
   EXPECT_FALSE(std::filesystem::exists(work_root_ / "pvcs" / name));  // deleted again
   EXPECT_TRUE(std::filesystem::is_directory(work_root_ / "pvcs"));
 }
@@ -271,12 +251,7 @@ TEST_F(DriverTaskTest, APvcNameThatIsNotAKubernetesNameIsRefusedBeforeAnyFileIsT
     std::string yaml = kPvcPipeline;
     yaml.replace(yaml.find(suffix_line), suffix_line.size(),
                  "            pvc_name: {runtimeValue: {constant: '" + bad[n] + "'}}");
-    RunRequest req;
-    req.run_id = "run-" + std::to_string(n);
-    req.spec = MustParse(yaml);
-    ASSERT_TRUE(engine_->Submit(std::move(req)).ok());
-    loop_.Run();
-    const RunSnapshot& snap = observer_.Of("run-" + std::to_string(n));
+    const RunSnapshot& snap = SubmitAndRun(Request("run-" + std::to_string(n), yaml));
     EXPECT_EQ(snap.state, RuntimeState::kFailed) << bad[n];
     EXPECT_NE(snap.error.find("is invalid: metadata.name"), std::string::npos) << snap.error;
   }
@@ -331,7 +306,7 @@ TEST_F(DriverTaskTest, RunPlaceholdersInConstantsAreWhatKfpsDriverSubstitutes) {
   req.created_at = VirtualLoop::Epoch();
   const RunSnapshot& snap = RunToEnd(kPlaceholderPipeline, json::object(), std::move(req));
   ASSERT_EQ(snap.state, RuntimeState::kSucceeded) << snap.error;
-  const TaskLaunch* print = LaunchOf("exec-print");
+  const TaskLaunch* print = executor_.FirstLaunchOf("exec-print");
   ASSERT_NE(print, nullptr);
   ASSERT_EQ(print->argv.size(), 7u);
   EXPECT_EQ(print->argv[1], "my run");
@@ -384,7 +359,7 @@ root:
 TEST_F(DriverTaskTest, ResourceFieldsFromPipelineInputsAreResolvedWhenTheTaskStarts) {
   const RunSnapshot& snap = RunToEnd(kTemplatedResources, {{"cpu", "2"}, {"memory", "1Gi"}});
   ASSERT_EQ(snap.state, RuntimeState::kSucceeded) << snap.error;
-  const TaskLaunch* sum = LaunchOf("exec-sum");
+  const TaskLaunch* sum = executor_.FirstLaunchOf("exec-sum");
   ASSERT_NE(sum, nullptr);
   EXPECT_DOUBLE_EQ(sum->resources.cpu_limit, 2);
   EXPECT_EQ(sum->resources.memory_limit, int64_t{1} << 30);

@@ -21,7 +21,7 @@ TEST_F(EngineNodesTest, ShapesLetTasksWaitForNodesAddedLater) {
   options.node_shapes = {{"pool", 1, 2 * kGi}};
   Engine& engine = Make(options);
   EXPECT_EQ(engine.placement().node_count(), 0u);  // not this machine
-  executor_.behave = [](const TaskLaunch&) { return Takes(10s); };
+  executor_.behave = Always(Takes(10s));
   Submit("run-1");
   loop_.RunUntil(VirtualLoop::Epoch() + 5s);
   EXPECT_EQ(engine.placement().queued(), 2u);

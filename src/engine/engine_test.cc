@@ -21,11 +21,7 @@ using nlohmann::json;
 using namespace testing;  // the part's test helpers
 
 TEST_F(EngineTest, RunsTasksInDependencyOrderAndPassesParameters) {
-  executor_.behave = [](const TaskLaunch& l) {
-    Behavior b;
-    if (l.executor_label == "exec-producer") b.outputs = {{"out", "hello"}, {"count", "3\n"}};
-    return b;
-  };
+  executor_.behave = ByLabel({{"exec-producer", Outputs({{"out", "hello"}, {"count", "3\n"}})}});
   ASSERT_TRUE(Submit(kPipeline, {{"text", "hi"}}).ok());
   loop_.Run();
 
@@ -38,7 +34,7 @@ TEST_F(EngineTest, RunsTasksInDependencyOrderAndPassesParameters) {
   ASSERT_EQ(snap.tasks.size(), 4u);
   EXPECT_GE(EventTime("start exec-consumer"), EventTime("end exec-producer"));
 
-  const TaskLaunch* producer = Launched("exec-producer");
+  const TaskLaunch* producer = executor_.FirstLaunchOf("exec-producer");
   ASSERT_NE(producer, nullptr);
   EXPECT_EQ(producer->argv[0], "produce");
   EXPECT_EQ(producer->argv[1], "hi");
@@ -60,7 +56,7 @@ TEST_F(EngineTest, RunsTasksInDependencyOrderAndPassesParameters) {
       std::regex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")))
       << producer->task_id;
 
-  const TaskLaunch* consumer = Launched("exec-consumer");
+  const TaskLaunch* consumer = executor_.FirstLaunchOf("exec-consumer");
   ASSERT_NE(consumer, nullptr);
   EXPECT_EQ(consumer->argv, (std::vector<std::string>{"consume", "hello", "3", "0.5"}));
 
@@ -98,15 +94,8 @@ TEST_F(EngineTest, ReportsEveryChange) {
 }
 
 TEST_F(EngineTest, FailureStopsNewTasksButLetsRunningOnesFinish) {
-  executor_.behave = [](const TaskLaunch& l) {
-    Behavior b;
-    if (l.executor_label == "exec-producer") b.fail = true;
-    if (l.executor_label == "exec-side") b.duration = 5s;
-    return b;
-  };
-  ASSERT_TRUE(Submit(kPipeline, {{"text", "x"}}).ok());
-  loop_.Run();
-  const RunSnapshot& snap = observer_.Of("run-1");
+  executor_.behave = ByLabel({{"exec-producer", Fails()}, {"exec-side", Takes(5s)}});
+  const RunSnapshot& snap = RunToEnd(kPipeline, {{"text", "x"}});
   EXPECT_EQ(snap.state, RuntimeState::kFailed);
   EXPECT_EQ(snap.error, "task 'producer' failed: boom");
   EXPECT_EQ(snap.finished_at, VirtualLoop::Epoch() + 5s);  // waited for side
@@ -136,18 +125,14 @@ class WaitingObserver : public RunObserver {
 TEST(EngineRealTime, RunsOnRealTimeLoop) {
   RealTimeLoop loop;
   FakeExecutor executor(loop);
-  executor.behave = [](const TaskLaunch&) { return Takes(5ms); };
+  executor.behave = Always(Takes(5ms));
   WaitingObserver observer;
   EngineOptions options;
   options.nodes = {{"n", 4, int64_t{8} << 30}};
   {
     Engine engine(loop, executor, observer, options);
     loop.Start();
-    RunRequest req;
-    req.run_id = "rt";
-    req.spec = MustParse(kPipeline);
-    req.parameters = {{"text", "x"}};
-    ASSERT_TRUE(engine.Submit(req).ok());
+    ASSERT_TRUE(engine.Submit(Request("rt", kPipeline, {{"text", "x"}})).ok());
     std::unique_lock lock(observer.mu);
     ASSERT_TRUE(observer.cv.wait_for(lock, 30s, [&] { return observer.final_state.has_value(); }));
     EXPECT_EQ(*observer.final_state, RuntimeState::kSucceeded);

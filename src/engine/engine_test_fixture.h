@@ -3,7 +3,6 @@
 // virtual loop with a fake executor, and the pipelines they share.
 #pragma once
 
-#include <memory>
 #include <string>
 #include <utility>
 
@@ -79,32 +78,28 @@ root:
 schemaVersion: 2.1.0
 )";
 
-class EngineTest : public ::testing::Test {
+class EngineTest : public EngineFixture {
  protected:
-  EngineTest() : executor_(loop_) {}
-
   Engine& MakeEngine(EngineOptions options = {}) {
     if (options.nodes.empty()) options.nodes = {{"node-a", 4, int64_t{8} << 30}};
     options.random_seed = 42;
-    engine_ = std::make_unique<Engine>(loop_, executor_, observer_, std::move(options));
-    return *engine_;
+    return NewEngine(std::move(options));
+  }
+  Engine& MakeEngineOn(std::vector<NodeSpec> nodes) {
+    EngineOptions options;
+    options.nodes = std::move(nodes);
+    return MakeEngine(std::move(options));
   }
 
   Status Submit(const std::string& yaml, nlohmann::json params,
                 const std::string& run_id = "run-1") {
     if (!engine_) MakeEngine();
-    RunRequest req;
-    req.run_id = run_id;
-    req.spec = MustParse(yaml);
-    req.parameters = std::move(params);
-    return engine_->Submit(std::move(req));
+    return engine_->Submit(Request(run_id, yaml, std::move(params)));
   }
-
-  const TaskLaunch* Launched(const std::string& label) {
-    for (const auto& l : executor_.launched) {
-      if (l.executor_label == label) return &l;
-    }
-    return nullptr;
+  // Submits run-1 and runs the loop until nothing is left.
+  const RunSnapshot& RunToEnd(const std::string& yaml, nlohmann::json params) {
+    if (!engine_) MakeEngine();
+    return SubmitAndRun(Request("run-1", yaml, std::move(params)));
   }
 
   WallTime EventTime(const std::string& what) {
@@ -114,11 +109,6 @@ class EngineTest : public ::testing::Test {
     ADD_FAILURE() << "no event " << what;
     return {};
   }
-
-  VirtualLoop loop_;
-  FakeExecutor executor_;
-  RecordingObserver observer_;
-  std::unique_ptr<Engine> engine_;
 };
 
 // One-CPU node, three independent one-CPU tasks of 10 s: they run one at a
@@ -162,24 +152,13 @@ root:
 )";
 
 // An engine whose options each test sets (nodes, shapes, snapshots, details).
-class EngineNodesTest : public ::testing::Test {
+class EngineNodesTest : public EngineFixture {
  protected:
   Engine& Make(EngineOptions options) {
     options.random_seed = 7;
-    engine_ = std::make_unique<Engine>(loop_, executor_, observer_, std::move(options));
-    return *engine_;
+    return NewEngine(std::move(options));
   }
-  void Submit(const std::string& id) {
-    RunRequest req;
-    req.run_id = id;
-    req.spec = MustParse(kTwoTasks);
-    ASSERT_TRUE(engine_->Submit(std::move(req)).ok());
-  }
-
-  VirtualLoop loop_;
-  FakeExecutor executor_{loop_};
-  RecordingObserver observer_;
-  std::unique_ptr<Engine> engine_;
+  void Submit(const std::string& id) { ASSERT_TRUE(engine_->Submit(Request(id, kTwoTasks)).ok()); }
 };
 
 }  // namespace kfpbench::engine::testing

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <queue>
 #include <string>
 #include <vector>
@@ -75,13 +76,37 @@ inline Behavior Takes(Duration d) {
   b.duration = d;
   return b;
 }
+inline Behavior Fails() {
+  Behavior b;
+  b.fail = true;
+  return b;
+}
+inline Behavior Outputs(std::map<std::string, std::string> outputs) {
+  Behavior b;
+  b.outputs = std::move(outputs);
+  return b;
+}
+
+using BehaviorFn = std::function<Behavior(const TaskLaunch&)>;
+
+// The same behaviour for every launch.
+inline BehaviorFn Always(Behavior b) {
+  return [b](const TaskLaunch&) { return b; };
+}
+// A behaviour by executor label; labels not named get the default.
+inline BehaviorFn ByLabel(std::map<std::string, Behavior> by_label) {
+  return [by_label = std::move(by_label)](const TaskLaunch& l) {
+    auto it = by_label.find(l.executor_label);
+    return it == by_label.end() ? Behavior{} : it->second;
+  };
+}
 
 // Finishes every task after Behavior::duration of loop time.
 class FakeExecutor : public Executor {
  public:
   explicit FakeExecutor(EventLoop& loop) : loop_(loop) {}
 
-  std::function<Behavior(const TaskLaunch&)> behave = [](const TaskLaunch&) { return Behavior{}; };
+  BehaviorFn behave = [](const TaskLaunch&) { return Behavior{}; };
 
   struct Event {
     WallTime time;
@@ -142,6 +167,21 @@ class FakeExecutor : public Executor {
     return "text";
   }
 
+  // The launches of one executor, in order; the first of them, or null.
+  std::vector<const TaskLaunch*> LaunchesOf(const std::string& label) const {
+    std::vector<const TaskLaunch*> out;
+    for (const auto& l : launched) {
+      if (l.executor_label == label) out.push_back(&l);
+    }
+    return out;
+  }
+  const TaskLaunch* FirstLaunchOf(const std::string& label) const {
+    for (const auto& l : launched) {
+      if (l.executor_label == label) return &l;
+    }
+    return nullptr;
+  }
+
   // The executor-input JSON the task got in its argv ({{$}}), or null.
   static nlohmann::json ExecutorInput(const TaskLaunch& l) {
     for (const auto& arg : l.argv) {
@@ -183,6 +223,38 @@ inline std::shared_ptr<const ir::PipelineSpec> MustParse(const std::string& yaml
   if (!spec.ok()) return nullptr;
   return std::make_shared<const ir::PipelineSpec>(std::move(*spec));
 }
+
+inline RunRequest Request(const std::string& run_id, const std::string& yaml,
+                          nlohmann::json params = nlohmann::json::object(), RunRequest req = {}) {
+  req.run_id = run_id;
+  req.spec = MustParse(yaml);
+  req.parameters = std::move(params);
+  return req;
+}
+
+// What every engine fixture has: a virtual loop, a fake executor on it, an
+// observer keeping each run's last snapshot, and the engine they make.
+class EngineFixture : public ::testing::Test {
+ protected:
+  Engine& NewEngine(EngineOptions options) {
+    engine_ = std::make_unique<Engine>(loop_, executor_, observer_, std::move(options));
+    return *engine_;
+  }
+  // Submits `req`, runs the loop until nothing is left, and returns the
+  // run's last snapshot.
+  const RunSnapshot& SubmitAndRun(RunRequest req) {
+    std::string run_id = req.run_id;
+    auto s = engine_->Submit(std::move(req));
+    EXPECT_TRUE(s.ok()) << s.error().message;
+    loop_.Run();
+    return observer_.Of(run_id);
+  }
+
+  VirtualLoop loop_;
+  FakeExecutor executor_{loop_};
+  RecordingObserver observer_;
+  std::unique_ptr<Engine> engine_;
+};
 
 inline const TaskRecord* FindTask(const RunSnapshot& snap, const std::string& name) {
   for (const auto& t : snap.tasks) {

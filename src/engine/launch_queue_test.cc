@@ -87,11 +87,7 @@ root:
 }
 
 TEST_F(DagTest, RetriesRunOut) {
-  executor_.behave = [](const TaskLaunch&) {
-    Behavior b;
-    b.fail = true;
-    return b;
-  };
+  executor_.behave = Always(Fails());
   const RunSnapshot& snap = RunToEnd(Spec(kRetry));
   EXPECT_EQ(snap.state, RuntimeState::kFailed);
   EXPECT_EQ(executor_.launched.size(), 3u);
@@ -99,15 +95,8 @@ TEST_F(DagTest, RetriesRunOut) {
 }
 
 TEST_F(DagTest, TerminateDuringRetryBackoff) {
-  executor_.behave = [](const TaskLaunch&) {
-    Behavior b;
-    b.fail = true;
-    return b;
-  };
-  RunRequest req;
-  req.run_id = "run";
-  req.spec = MustParse(Spec(kRetry));
-  ASSERT_TRUE(engine_->Submit(req).ok());
+  executor_.behave = Always(Fails());
+  ASSERT_TRUE(engine_->Submit(Request("run", Spec(kRetry))).ok());
   loop_.RunUntil(VirtualLoop::Epoch() + 2s);  // in the first backoff
   engine_->Terminate("run");
   loop_.Run();
@@ -118,13 +107,9 @@ TEST_F(DagTest, TerminateDuringRetryBackoff) {
 }
 
 TEST_F(EngineTest, WaitsForCapacityAndRecordsSchedulingDelay) {
-  EngineOptions options;
-  options.nodes = {{"small", 1, int64_t{4} << 30}};
-  MakeEngine(options);
-  executor_.behave = [](const TaskLaunch&) { return Takes(10s); };
-  ASSERT_TRUE(Submit(kThreeCpuTasks, json::object()).ok());
-  loop_.Run();
-  const RunSnapshot& snap = observer_.Of("run-1");
+  MakeEngineOn({{"small", 1, int64_t{4} << 30}});
+  executor_.behave = Always(Takes(10s));
+  const RunSnapshot& snap = RunToEnd(kThreeCpuTasks, json::object());
   EXPECT_EQ(snap.state, RuntimeState::kSucceeded);
   EXPECT_EQ(executor_.max_running, 1);
   std::vector<Duration> delays;
@@ -138,12 +123,8 @@ TEST_F(EngineTest, WaitsForCapacityAndRecordsSchedulingDelay) {
 }
 
 TEST_F(EngineTest, PlacesAcrossNodesFirstFit) {
-  EngineOptions options;
-  options.nodes = {{"n1", 1, int64_t{4} << 30}, {"n2", 2, int64_t{4} << 30}};
-  MakeEngine(options);
-  ASSERT_TRUE(Submit(kThreeCpuTasks, json::object()).ok());
-  loop_.Run();
-  const RunSnapshot& snap = observer_.Of("run-1");
+  MakeEngineOn({{"n1", 1, int64_t{4} << 30}, {"n2", 2, int64_t{4} << 30}});
+  const RunSnapshot& snap = RunToEnd(kThreeCpuTasks, json::object());
   EXPECT_EQ(executor_.max_running, 3);
   std::map<std::string, int> per_node;
   for (const auto& t : snap.tasks) {
@@ -153,12 +134,8 @@ TEST_F(EngineTest, PlacesAcrossNodesFirstFit) {
 }
 
 TEST_F(EngineTest, FailsTaskThatCanNeverFit) {
-  EngineOptions options;
-  options.nodes = {{"tiny", 0.5, int64_t{4} << 30}};
-  MakeEngine(options);
-  ASSERT_TRUE(Submit(kThreeCpuTasks, json::object()).ok());
-  loop_.Run();
-  const RunSnapshot& snap = observer_.Of("run-1");
+  MakeEngineOn({{"tiny", 0.5, int64_t{4} << 30}});
+  const RunSnapshot& snap = RunToEnd(kThreeCpuTasks, json::object());
   EXPECT_EQ(snap.state, RuntimeState::kFailed);
   EXPECT_TRUE(executor_.launched.empty());
   const TaskRecord* t1 = FindTask(snap, "t1");
@@ -182,23 +159,15 @@ TEST_F(EngineTest, UsesDefaultResourcesWhenIrHasNone) {
 }
 
 TEST_F(EngineTest, MissingOrMalformedOutputFailsTheTask) {
-  executor_.behave = [](const TaskLaunch& l) {
-    Behavior b;
-    if (l.executor_label == "exec-producer") b.outputs = {{"count", "many"}};
-    return b;
-  };
-  ASSERT_TRUE(Submit(kPipeline, {{"text", "x"}}).ok());
-  loop_.Run();
-  const RunSnapshot& snap = observer_.Of("run-1");
+  executor_.behave = ByLabel({{"exec-producer", Outputs({{"count", "many"}})}});
+  const RunSnapshot& snap = RunToEnd(kPipeline, {{"text", "x"}});
   EXPECT_EQ(snap.state, RuntimeState::kFailed);
   EXPECT_EQ(FindTask(snap, "producer")->error,
             "output parameter 'count': expected NUMBER_INTEGER, got text 'many'");
 }
 
 TEST_F(EngineTest, ManyRunsShareTheNodes) {
-  EngineOptions options;
-  options.nodes = {{"n", 2, int64_t{8} << 30}};
-  MakeEngine(options);
+  MakeEngineOn({{"n", 2, int64_t{8} << 30}});
   for (int i = 0; i < 10; ++i) {
     ASSERT_TRUE(Submit(kThreeCpuTasks, json::object(), "run-" + std::to_string(i)).ok());
   }

@@ -98,7 +98,7 @@ TEST_F(DagTest, ParallelForRunsEachItemAndCollectsOutputs) {
   EXPECT_EQ(iteration->parent_task_id, loop->task_id);
   EXPECT_EQ(iteration->inputs["parameters"]["pipelinechannel--item"], json({{"a", 2}}));
   EXPECT_EQ(FindTask(snap, "sum")->inputs["parameters"]["msg"], json::array({2, 4, 6}));
-  EXPECT_EQ(LaunchesOf("exec-num")[2]->work_dir,
+  EXPECT_EQ(executor_.LaunchesOf("exec-num")[2]->work_dir,
             std::filesystem::path("run/for-loop-1/iteration-2/num"));
   EXPECT_EQ(snap.finished_at, VirtualLoop::Epoch() + 2s);
 }
@@ -169,8 +169,8 @@ root:
 )");
   ASSERT_EQ(snap.state, RuntimeState::kSucceeded) << snap.error;
   std::set<std::string> made, shown;
-  for (const auto* l : LaunchesOf("exec-make")) made.insert(l->argv.at(1));
-  for (const auto* l : LaunchesOf("exec-show")) shown.insert(l->argv.at(1));
+  for (const auto* l : executor_.LaunchesOf("exec-make")) made.insert(l->argv.at(1));
+  for (const auto* l : executor_.LaunchesOf("exec-show")) shown.insert(l->argv.at(1));
   EXPECT_EQ(made.size(), 3u);
   EXPECT_EQ(shown, made);
 }
@@ -184,49 +184,18 @@ TEST_F(DagTest, ParallelismLimitRunsIterationsInTurn) {
   EXPECT_EQ(FindTask(snap, "sum")->inputs["parameters"]["msg"], json::array({2, 4, 6}));
 }
 
-// One echo per item of the pipeline input `list`.
-constexpr const char* kLoopOverListInput = R"(
-  comp-for-loop-1:
-    inputDefinitions:
-      parameters:
-        pipelinechannel--list: {parameterType: LIST}
-        pipelinechannel--list-loop-item: {parameterType: STRING}
-    dag:
-      tasks:
-        print:
-          componentRef: {name: comp-echo}
-          inputs: {parameters: {msg: {componentInputParameter: pipelinechannel--list-loop-item}}}
-root:
-  inputDefinitions:
-    parameters:
-      list: {parameterType: LIST}
-  dag:
-    tasks:
-      for-loop-1:
-        componentRef: {name: comp-for-loop-1}
-        inputs: {parameters: {pipelinechannel--list: {componentInputParameter: list}}}
-        parameterIterator:
-          itemInput: pipelinechannel--list-loop-item
-          items: {inputParameter: pipelinechannel--list}
-)";
-
 TEST_F(DagTest, ParallelForOverAnInputListAndEmptyList) {
   std::string spec = Spec(kLoopOverListInput);
   const RunSnapshot& snap = RunToEnd(spec, {{"list", {"a", "b"}}});
   EXPECT_EQ(snap.state, RuntimeState::kSucceeded) << snap.error;
-  auto launches = LaunchesOf("exec-echo");
+  auto launches = executor_.LaunchesOf("exec-echo");
   ASSERT_EQ(launches.size(), 2u);
   EXPECT_EQ(launches[0]->argv[1], "a");
   EXPECT_EQ(launches[1]->argv[1], "b");
 
-  RunRequest req;
-  req.run_id = "empty";
-  req.spec = MustParse(spec);
-  req.parameters = {{"list", json::array()}};
-  ASSERT_TRUE(engine_->Submit(req).ok());
-  loop_.Run();
-  EXPECT_EQ(observer_.Of("empty").state, RuntimeState::kSucceeded);
-  EXPECT_EQ(FindTask(observer_.Of("empty"), "for-loop-1")->state, RuntimeState::kSucceeded);
+  const RunSnapshot& empty = SubmitAndRun(Request("empty", spec, {{"list", json::array()}}));
+  EXPECT_EQ(empty.state, RuntimeState::kSucceeded);
+  EXPECT_EQ(FindTask(empty, "for-loop-1")->state, RuntimeState::kSucceeded);
 }
 
 // A runtime list past ir::kMaxLoopItems fails its loop (and the run) with a
@@ -241,7 +210,7 @@ TEST_F(DagTest, ParallelForPastTheItemLimitFailsTheRunClearly) {
   const auto* loop = FindTask(snap, "for-loop-1");
   ASSERT_NE(loop, nullptr);
   EXPECT_EQ(loop->error, "ParallelFor over 10001 items: at most 10000 are allowed");
-  EXPECT_TRUE(LaunchesOf("exec-echo").empty());
+  EXPECT_TRUE(executor_.LaunchesOf("exec-echo").empty());
 }
 
 // A wide loop's run is snapshotted at most every 250 ms (virtual time here)

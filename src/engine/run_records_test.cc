@@ -24,28 +24,9 @@ using nlohmann::json;
 using namespace testing;  // the part's test helpers
 
 TEST(DagSnapshots, LargeRunsAreSnapshottedAtIntervalsAndEndComplete) {
-  std::string spec = Spec(R"(
-  comp-for-loop-1:
-    inputDefinitions:
-      parameters:
-        pipelinechannel--list-loop-item: {parameterType: STRING}
-    dag:
-      tasks:
-        print:
-          componentRef: {name: comp-echo}
-          inputs: {parameters: {msg: {componentInputParameter: pipelinechannel--list-loop-item}}}
-root:
-  dag:
-    tasks:
-      for-loop-1:
-        componentRef: {name: comp-for-loop-1}
-        parameterIterator:
-          itemInput: pipelinechannel--list-loop-item
-          items: {raw: 'ITEMS'}
-)");
+  std::string spec = Spec(kLoopOverListInput);
   json items = json::array();
   for (int i = 0; i < 400; ++i) items.push_back(std::to_string(i));
-  spec.replace(spec.find("ITEMS"), 5, items.dump());
   auto run_with = [&](size_t large_run_records) {
     VirtualLoop loop;
     FakeExecutor executor(loop);
@@ -55,10 +36,7 @@ root:
     options.random_seed = 7;
     options.large_run_records = large_run_records;
     Engine engine(loop, executor, observer, options);
-    RunRequest req;
-    req.run_id = "wide";
-    req.spec = MustParse(spec);
-    EXPECT_TRUE(engine.Submit(std::move(req)).ok());
+    EXPECT_TRUE(engine.Submit(Request("wide", spec, {{"list", items}})).ok());
     loop.Run();
     const RunSnapshot& last = observer.Of("wide");
     EXPECT_EQ(last.state, RuntimeState::kSucceeded);
@@ -115,7 +93,7 @@ TEST_F(EngineNodesTest, WithoutDetailsRecordsCarryCounterIdsNamesTimesAndLinks) 
   options.nodes = {{"n", 4, 8 * kGi}};
   options.task_details = false;
   Make(options);
-  executor_.behave = [](const TaskLaunch&) { return Takes(10s); };
+  executor_.behave = Always(Takes(10s));
   Submit("run-1");
   Submit("run-2");
   loop_.Run();

@@ -34,10 +34,8 @@ TEST_F(EngineTest, RejectsBadRunParameters) {
 }
 
 TEST_F(EngineTest, TerminateCancelsRunningAndQueuedTasks) {
-  EngineOptions options;
-  options.nodes = {{"small", 1, int64_t{4} << 30}};
-  MakeEngine(options);
-  executor_.behave = [](const TaskLaunch&) { return Takes(100s); };
+  MakeEngineOn({{"small", 1, int64_t{4} << 30}});
+  executor_.behave = Always(Takes(100s));
   ASSERT_TRUE(Submit(kThreeCpuTasks, json::object()).ok());
   loop_.RunUntil(VirtualLoop::Epoch() + 5s);
   EXPECT_EQ(observer_.Of("run-1").state, RuntimeState::kRunning);

@@ -97,9 +97,9 @@ std::string Cached(bool enable) {
   return yaml;
 }
 
-class CacheTest : public ::testing::Test {
+class CacheTest : public EngineFixture {
  protected:
-  CacheTest() : executor_(loop_) {
+  CacheTest() {
     executor_.behave = [this](const TaskLaunch& l) {
       Behavior b;
       if (l.executor_label == "exec-producer") b.outputs["out"] = "made-" + l.run_id;
@@ -110,40 +110,27 @@ class CacheTest : public ::testing::Test {
     options.nodes = {{"node-a", 4, int64_t{8} << 30}};
     options.random_seed = 7;
     options.cache = &cache_;
-    engine_ = std::make_unique<Engine>(loop_, executor_, observer_, options);
+    NewEngine(std::move(options));
   }
+  ~CacheTest() override { engine_.reset(); }  // before the cache it uses
 
   const RunSnapshot& Run(const std::string& run_id, const std::string& yaml, json params,
                          std::map<std::string, TaskRecord> keep = {}) {
     RunRequest req;
-    req.run_id = run_id;
-    req.spec = MustParse(yaml);
-    req.parameters = std::move(params);
     req.keep = std::move(keep);
-    EXPECT_TRUE(engine_->Submit(std::move(req)).ok());
-    loop_.Run();
-    return observer_.Of(run_id);
+    return SubmitAndRun(Request(run_id, yaml, std::move(params), std::move(req)));
   }
 
   int Launches(const std::string& label) const {
-    int n = 0;
-    for (const auto& l : executor_.launched) n += l.executor_label == label ? 1 : 0;
-    return n;
+    return static_cast<int>(executor_.LaunchesOf(label).size());
   }
   const TaskLaunch& LastLaunch(const std::string& label) const {
-    const TaskLaunch* last = nullptr;
-    for (const auto& l : executor_.launched) {
-      if (l.executor_label == label) last = &l;
-    }
-    EXPECT_NE(last, nullptr);
-    return *last;
+    auto launches = executor_.LaunchesOf(label);
+    EXPECT_FALSE(launches.empty());
+    return *launches.back();
   }
 
-  VirtualLoop loop_;
-  FakeExecutor executor_;
-  RecordingObserver observer_;
   MapCache cache_;
-  std::unique_ptr<Engine> engine_;
   bool fail_consumer_ = false;
 };
 
@@ -199,11 +186,7 @@ TEST_F(CacheTest, DisabledCachingNeitherLooksUpNorSkips) {
 }
 
 TEST_F(CacheTest, FailedExecutionsAreNotCached) {
-  executor_.behave = [](const TaskLaunch&) {
-    Behavior b;
-    b.fail = true;
-    return b;
-  };
+  executor_.behave = Always(Fails());
   Run("run-1", Cached(true), {{"text", "hi"}});
   EXPECT_TRUE(cache_.entries.empty());
   EXPECT_EQ(cache_.lookups, 1);
@@ -254,60 +237,5 @@ TEST(TaskRecordJsonTest, RejectsMalformedRecords) {
 }
 
 // exit-handler-1 wraps a long task; `final` is its exit task.
-constexpr const char* kExitAfterTerminate = R"(
-pipelineInfo: {name: exit-after-terminate}
-components:
-  comp-long:
-    executorLabel: exec-long
-  comp-final:
-    executorLabel: exec-final
-    inputDefinitions:
-      parameters:
-        status: {parameterType: TASK_FINAL_STATUS}
-  comp-exit-handler-1:
-    dag:
-      tasks:
-        long:
-          componentRef: {name: comp-long}
-deploymentSpec:
-  executors:
-    exec-long: {container: {image: alpine, command: [sleep]}}
-    exec-final: {container: {image: alpine, command: [notify]}}
-root:
-  dag:
-    tasks:
-      exit-handler-1:
-        componentRef: {name: comp-exit-handler-1}
-      final:
-        componentRef: {name: comp-final}
-        dependentTasks: [exit-handler-1]
-        inputs:
-          parameters:
-            status: {taskFinalStatus: {producerTask: exit-handler-1}}
-        triggerPolicy: {strategy: ALL_UPSTREAM_TASKS_COMPLETED}
-schemaVersion: 2.1.0
-)";
-
-// KFP terminates a run by setting the Argo workflow's activeDeadlineSeconds
-// to 0, after which Argo starts no further node: the exit task does not run
-// (kubeflow/pipelines#6101: "on termination the exit handler fails with
-// ... Step exceeded its deadline"). Failures, unlike terminate, do run it.
-TEST_F(CacheTest, ExitHandlerDoesNotRunAfterTerminate) {
-  executor_.behave = [](const TaskLaunch&) { return testing::Takes(1h); };
-  RunRequest req;
-  req.run_id = "run-1";
-  req.spec = MustParse(kExitAfterTerminate);
-  ASSERT_TRUE(engine_->Submit(std::move(req)).ok());
-  loop_.RunUntil(loop_.Now() + 10s);
-  ASSERT_EQ(Launches("exec-long"), 1);
-  engine_->Terminate("run-1");
-  loop_.Run();
-  const RunSnapshot& snap = observer_.Of("run-1");
-  EXPECT_EQ(snap.state, RuntimeState::kCanceled);
-  EXPECT_EQ(FindTask(snap, "long")->state, RuntimeState::kCanceled);
-  EXPECT_EQ(Launches("exec-final"), 0);
-  EXPECT_EQ(FindTask(snap, "final"), nullptr);
-}
-
 }  // namespace
 }  // namespace kfpbench::engine

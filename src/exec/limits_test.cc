@@ -27,6 +27,13 @@ using ::testing::StartsWith;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
+engine::Resources Limits(int64_t memory_bytes, double cpu = 0) {
+  engine::Resources resources;
+  resources.memory_limit = memory_bytes;
+  resources.cpu_limit = cpu;
+  return resources;
+}
+
 int SubDirectories(const fs::path& dir) {
   int n = 0;
   for (const auto& entry : fs::directory_iterator(dir)) n += entry.is_directory() ? 1 : 0;
@@ -52,34 +59,14 @@ TEST(LimiterTest, WithoutCgroupHierarchiesFallsBackAndSaysSo) {
   EXPECT_THAT(limiter.Describe(), HasSubstr("no cgroup v1 memory hierarchy"));
 }
 
-class LimitsTest : public ::testing::Test {
+class LimitsTest : public testing::ShellTaskTest {
  protected:
-  void SetUp() override { loop_.Start(); }
-  void TearDown() override { loop_.Stop(); }
-
   engine::TaskLaunch Sh(const std::string& script, engine::Resources resources,
                         const std::string& task_id = "task-1") {
-    engine::TaskLaunch launch;
-    launch.run_id = "run-1";
-    launch.task_id = task_id;
-    launch.pod_name = "pod-" + task_id;
-    launch.argv = {"/bin/sh", "-c", script};
-    launch.work_dir = tmp_.path() / task_id;
+    engine::TaskLaunch launch = ShellTaskTest::Sh(script, {}, task_id);
     launch.resources = resources;
-    fs::create_directories(launch.work_dir);
     return launch;
   }
-
-  engine::TaskResult Run(ProcessExecutor& executor, engine::TaskLaunch launch) {
-    testing::DoneWaiter waiter;
-    executor.Launch(std::move(launch), waiter.Callback());
-    auto result = waiter.Wait(60s);
-    EXPECT_TRUE(result.has_value()) << "task did not finish";
-    return result.value_or(engine::TaskResult{});
-  }
-
-  engine::RealTimeLoop loop_;
-  testing::TempDir tmp_;
 };
 
 #define SKIP_WITHOUT_CGROUPS(limiter)                          \
@@ -89,11 +76,9 @@ class LimitsTest : public ::testing::Test {
 TEST_F(LimitsTest, StepBeyondItsMemoryLimitIsOomKilled) {
   ProcessExecutor executor(loop_);
   SKIP_WITHOUT_CGROUPS(executor.limiter());
-  engine::Resources resources;
-  resources.memory_limit = 64 << 20;
   // dd fills its whole 256 MiB buffer from /dev/zero before writing it.
   engine::TaskResult result =
-      Run(executor, Sh("exec dd if=/dev/zero of=/dev/null bs=256M count=1", resources));
+      Run(executor, Sh("exec dd if=/dev/zero of=/dev/null bs=256M count=1", Limits(64 << 20)));
   EXPECT_FALSE(result.succeeded);
   EXPECT_THAT(result.error, StartsWith("OOMKilled: exceeded memory limit 64Mi"));
   EXPECT_EQ(result.exit_code, 128 + SIGKILL);
@@ -103,10 +88,8 @@ TEST_F(LimitsTest, StepBeyondItsMemoryLimitIsOomKilled) {
 TEST_F(LimitsTest, OomKillOfAChildFailsTheTaskEvenIfTheMainProcessSucceeds) {
   ProcessExecutor executor(loop_);
   SKIP_WITHOUT_CGROUPS(executor.limiter());
-  engine::Resources resources;
-  resources.memory_limit = 64 << 20;
   engine::TaskResult result =
-      Run(executor, Sh("dd if=/dev/zero of=/dev/null bs=256M count=1; exit 0", resources));
+      Run(executor, Sh("dd if=/dev/zero of=/dev/null bs=256M count=1; exit 0", Limits(64 << 20)));
   EXPECT_FALSE(result.succeeded);
   EXPECT_THAT(result.error, StartsWith("OOMKilled: exceeded memory limit 64Mi"));
 }
@@ -114,10 +97,8 @@ TEST_F(LimitsTest, OomKillOfAChildFailsTheTaskEvenIfTheMainProcessSucceeds) {
 TEST_F(LimitsTest, StepWithinItsLimitSucceedsAndReportsCgroupPeak) {
   ProcessExecutor executor(loop_);
   SKIP_WITHOUT_CGROUPS(executor.limiter());
-  engine::Resources resources;
-  resources.memory_limit = 256 << 20;
   engine::TaskResult result =
-      Run(executor, Sh("exec dd if=/dev/zero of=/dev/null bs=32M count=2", resources));
+      Run(executor, Sh("exec dd if=/dev/zero of=/dev/null bs=32M count=2", Limits(256 << 20)));
   ASSERT_TRUE(result.succeeded) << result.error;
   EXPECT_GE(result.peak_rss_bytes, 32 << 20);
   EXPECT_LE(result.peak_rss_bytes, 256 << 20);
@@ -126,11 +107,9 @@ TEST_F(LimitsTest, StepWithinItsLimitSucceedsAndReportsCgroupPeak) {
 TEST_F(LimitsTest, CpuLimitThrottlesABusyStep) {
   ProcessExecutor executor(loop_);
   SKIP_WITHOUT_CGROUPS(executor.limiter());
-  engine::Resources resources;
-  resources.cpu_limit = 0.2;
   testing::DoneWaiter waiter;
   const auto start = std::chrono::steady_clock::now();
-  executor.Launch(Sh("while :; do :; done", resources), waiter.Callback());
+  executor.Launch(Sh("while :; do :; done", Limits(0, 0.2)), waiter.Callback());
   std::this_thread::sleep_for(2s);
   executor.Cancel("task-1");
   auto result = waiter.Wait(60s);
@@ -152,9 +131,7 @@ TEST_F(LimitsTest, TaskCgroupsAreRemovedAfterTheTaskAndParentsWithTheExecutor) {
     cpu_parent = executor.limiter().cpu_parent();
     ASSERT_TRUE(fs::is_directory(memory_parent));
     ASSERT_TRUE(fs::is_directory(cpu_parent));
-    engine::Resources resources;
-    resources.memory_limit = 64 << 20;
-    resources.cpu_limit = 0.5;
+    engine::Resources resources = Limits(64 << 20, 0.5);
     // The task's own cgroup holds it while it runs.
     auto launch = Sh("cat /proc/self/cgroup > cgroups.txt", resources);
     const fs::path cgroups_file = launch.work_dir / "cgroups.txt";
@@ -177,10 +154,8 @@ TEST_F(LimitsTest, RemoveKillsProcessesThatLeftTheGroup) {
   SKIP_WITHOUT_CGROUPS(limiter);
   testing::TempDir tmp;
   const fs::path pid_file = tmp.path() / "escaped.pid";
-  engine::Resources resources;
-  resources.memory_limit = 64 << 20;
   std::string note;
-  auto cgroup = limiter.Prepare("escape", resources, note);
+  auto cgroup = limiter.Prepare("escape", Limits(64 << 20), note);
   ASSERT_TRUE(cgroup.ok()) << cgroup.error().message;
   EXPECT_TRUE(note.empty()) << note;
   // setsid-like escape: a background sleep in its own session survives the
@@ -220,11 +195,8 @@ TEST_F(LimitsTest, FallbackLimitsAddressSpaceAndSaysCpuIsNotEnforced) {
   ProcessExecutorOptions options;
   options.limits.use_cgroups = false;
   ProcessExecutor executor(loop_, options);
-  engine::Resources resources;
-  resources.memory_limit = 64 << 20;
-  resources.cpu_limit = 0.2;
   engine::TaskResult result =
-      Run(executor, Sh("exec dd if=/dev/zero of=/dev/null bs=256M count=1", resources));
+      Run(executor, Sh("exec dd if=/dev/zero of=/dev/null bs=256M count=1", Limits(64 << 20, 0.2)));
   EXPECT_FALSE(result.succeeded);
   const std::string log = ReadSmallFile(result.log_path);
   EXPECT_THAT(log, HasSubstr("memory limit 64Mi applied as RLIMIT_AS"));

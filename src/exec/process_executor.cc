@@ -121,6 +121,9 @@ struct ProcessExecutor::Impl {
     });
   }
 
+  Result<pid_t> SpawnWithLimits(SpawnRequest& request, const engine::TaskLaunch& launch, int log_fd,
+                                Child& child);
+  void Watch(std::unique_ptr<Child> child);
   void ReaperLoop();
   std::optional<int> NextTimeoutMs();
   void KillOverdue();
@@ -167,6 +170,44 @@ ProcessExecutor::~ProcessExecutor() {
   close(impl_->epoll_fd);
 }
 
+// The step found and checked, its cgroup prepared and the limits wrapper
+// around it spawned; the cgroup is the child's even when the spawn fails.
+Result<pid_t> ProcessExecutor::Impl::SpawnWithLimits(SpawnRequest& request,
+                                                     const engine::TaskLaunch& launch, int log_fd,
+                                                     Child& child) {
+  const std::filesystem::path& work_dir = request.cwd;
+  auto path = FindExecutable(request.argv[0], request.env, work_dir);
+  if (!path.ok()) return path.error();
+  // posix_spawn would say this itself, but the limits wrapper execs the
+  // step later, where the reason would only reach the log.
+  if (auto runnable = CheckRunnable(*path, work_dir); !runnable.ok()) return runnable.error();
+  std::string limits_note;
+  auto cgroup = limiter.Prepare(launch.task_id, launch.resources, limits_note);
+  if (!cgroup.ok()) return cgroup.error();
+  child.cgroup = std::move(*cgroup);
+  if (!limits_note.empty()) {
+    // Before the step starts, so it is the log's first line.
+    limits_note += "\n";
+    [[maybe_unused]] ssize_t n = write(log_fd, limits_note.data(), limits_note.size());
+  }
+  WrappedCommand command = WrapForLimits(child.cgroup, std::move(*path), std::move(request.argv));
+  request.path = std::move(command.path);
+  request.argv = std::move(command.argv);
+  return Spawn(request);
+}
+
+// Hands the child to the reaper, which waits on its pidfd.
+void ProcessExecutor::Impl::Watch(std::unique_ptr<Child> child) {
+  std::lock_guard lock(mu);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = child->pidfd;
+  epoll_ctl(epoll_fd, EPOLL_CTL_ADD, child->pidfd, &ev);
+  by_task[child->task_id] = child->pidfd;
+  by_pidfd.emplace(child->pidfd, std::move(child));
+  Wake();  // the reaper may be idle, with no RSS sampling scheduled
+}
+
 void ProcessExecutor::Launch(engine::TaskLaunch launch, engine::TaskDone done) {
   Impl& impl = *impl_;
   std::error_code ec;
@@ -203,30 +244,7 @@ void ProcessExecutor::Launch(engine::TaskLaunch launch, engine::TaskDone done) {
   request.stdout_fd = log_fd;
 
   auto child = std::make_unique<Impl::Child>();
-  std::string limits_note;
-  Result<pid_t> pid = Error{};
-  if (auto path = FindExecutable(request.argv[0], request.env, work_dir); !path.ok()) {
-    pid = path.error();
-  } else if (auto runnable = CheckRunnable(*path, work_dir); !runnable.ok()) {
-    // posix_spawn would say this itself, but the limits wrapper execs the
-    // step later, where the reason would only reach the log.
-    pid = runnable.error();
-  } else if (auto cgroup = impl.limiter.Prepare(launch.task_id, launch.resources, limits_note);
-             !cgroup.ok()) {
-    pid = cgroup.error();
-  } else {
-    child->cgroup = std::move(*cgroup);
-    if (!limits_note.empty()) {
-      // Before the step starts, so it is the log's first line.
-      limits_note += "\n";
-      [[maybe_unused]] ssize_t n = write(log_fd, limits_note.data(), limits_note.size());
-    }
-    WrappedCommand command =
-        WrapForLimits(child->cgroup, std::move(*path), std::move(request.argv));
-    request.path = std::move(command.path);
-    request.argv = std::move(command.argv);
-    pid = Spawn(request);
-  }
+  Result<pid_t> pid = impl.SpawnWithLimits(request, launch, log_fd, *child);
   if (!pid.ok()) {
     // Also into the log, where someone reading task logs will look.
     std::string line = "kfpbench: " + pid.error().message + "\n";
@@ -258,14 +276,7 @@ void ProcessExecutor::Launch(engine::TaskLaunch launch, engine::TaskDone done) {
     return impl.Fail(std::move(child->done), error, log_path.string());
   }
 
-  std::lock_guard lock(impl.mu);
-  epoll_event ev{};
-  ev.events = EPOLLIN;
-  ev.data.fd = child->pidfd;
-  epoll_ctl(impl.epoll_fd, EPOLL_CTL_ADD, child->pidfd, &ev);
-  impl.by_task[child->task_id] = child->pidfd;
-  impl.by_pidfd.emplace(child->pidfd, std::move(child));
-  impl.Wake();  // the reaper may be idle, with no RSS sampling scheduled
+  impl.Watch(std::move(child));
 }
 
 Status ProcessExecutor::CanRun(const ir::PipelineSpec& spec) const {

@@ -48,37 +48,7 @@ std::string WaitForFile(const fs::path& path) {
   return "";
 }
 
-class ProcessExecutorTest : public ::testing::Test {
- protected:
-  void SetUp() override { loop_.Start(); }
-  void TearDown() override { loop_.Stop(); }
-
-  // A task running `script` under /bin/sh -c, with `args` as $1, $2, ...
-  engine::TaskLaunch Sh(const std::string& script, std::vector<std::string> args = {},
-                        const std::string& task_id = "task-1") {
-    engine::TaskLaunch launch;
-    launch.run_id = "run-1";
-    launch.task_id = task_id;
-    launch.pod_name = "pod-" + task_id;
-    launch.executor_label = "exec-test";
-    launch.argv = {"/bin/sh", "-c", script, "sh"};
-    launch.argv.insert(launch.argv.end(), args.begin(), args.end());
-    launch.work_dir = tmp_.path() / task_id;
-    fs::create_directories(launch.work_dir);
-    return launch;
-  }
-
-  engine::TaskResult Run(ProcessExecutor& executor, engine::TaskLaunch launch) {
-    testing::DoneWaiter waiter;
-    executor.Launch(std::move(launch), waiter.Callback());
-    auto result = waiter.Wait();
-    EXPECT_TRUE(result.has_value()) << "task did not finish";
-    return result.value_or(engine::TaskResult{});
-  }
-
-  engine::RealTimeLoop loop_;
-  testing::TempDir tmp_;
-};
+class ProcessExecutorTest : public testing::ShellTaskTest {};
 
 TEST_F(ProcessExecutorTest, SucceedsAndReadsOutputParameters) {
   ProcessExecutor executor(loop_);

@@ -171,6 +171,23 @@ Result<StepOptions> ParseStepArgs(const std::vector<std::string>& args) {
   return options;
 }
 
+namespace {
+
+// Says what an artifact transfer moved and how fast; false (said on stderr)
+// when it failed.
+bool Said(const char* verb, const Result<ArtifactTransfer>& transfer) {
+  if (!transfer.ok()) {
+    fmt::print(stderr, "kfpbench step: {}\n", transfer.error().message);
+    return false;
+  }
+  fmt::print("kfpbench step: {} {} in {:.3f}s ({:.1f} MiB/s)\n", verb,
+             ir::FormatQuantityBytes(transfer->bytes), ToSeconds(transfer->elapsed),
+             transfer->BytesPerSecond() / (1 << 20));
+  return true;
+}
+
+}  // namespace
+
 int RunStep(const StepOptions& options) {
   const auto start = SteadyClock::now();
   const auto deadline = start + options.duration;
@@ -180,25 +197,12 @@ int RunStep(const StepOptions& options) {
   std::fflush(stdout);
 
   // Artifact I/O first: its time is part of the step, as in a real one.
-  if (!options.write_artifact.empty()) {
-    auto w = WriteArtifact(options.write_artifact, options.artifact_size);
-    if (!w.ok()) {
-      fmt::print(stderr, "kfpbench step: {}\n", w.error().message);
-      return 1;
-    }
-    fmt::print("kfpbench step: wrote {} in {:.3f}s ({:.1f} MiB/s)\n",
-               ir::FormatQuantityBytes(w->bytes), ToSeconds(w->elapsed),
-               w->BytesPerSecond() / (1 << 20));
+  if (!options.write_artifact.empty() &&
+      !Said("wrote", WriteArtifact(options.write_artifact, options.artifact_size))) {
+    return 1;
   }
   for (const auto& path : options.read_artifacts) {
-    auto r = ReadArtifact(path);
-    if (!r.ok()) {
-      fmt::print(stderr, "kfpbench step: {}\n", r.error().message);
-      return 1;
-    }
-    fmt::print("kfpbench step: read {} in {:.3f}s ({:.1f} MiB/s)\n",
-               ir::FormatQuantityBytes(r->bytes), ToSeconds(r->elapsed),
-               r->BytesPerSecond() / (1 << 20));
+    if (!Said("read", ReadArtifact(path))) return 1;
   }
   std::fflush(stdout);
 

@@ -76,6 +76,21 @@ struct StubExecutor::State : std::enable_shared_from_this<State> {
   }
 };
 
+namespace {
+
+// A value without a label is the default; a labelled one is that executor's.
+template <typename T>
+void SetForLabel(const std::string& label, const T& value, T& default_value,
+                 std::map<std::string, T>& by_label) {
+  if (label.empty()) {
+    default_value = value;
+  } else {
+    by_label.insert_or_assign(label, value);
+  }
+}
+
+}  // namespace
+
 Result<StubExecutorOptions> ParseStubExecutorOptions(const std::vector<std::string>& specs,
                                                      uint64_t seed) {
   StubExecutorOptions options;
@@ -84,11 +99,7 @@ Result<StubExecutorOptions> ParseStubExecutorOptions(const std::vector<std::stri
     auto labeled = ParseLabeledDurationDist(spec);
     if (!labeled.ok()) return labeled.error();
     auto& [label, dist] = *labeled;
-    if (label.empty()) {
-      options.default_duration = dist;
-    } else {
-      options.by_executor_label.insert_or_assign(label, dist);
-    }
+    SetForLabel(label, dist, options.default_duration, options.by_executor_label);
   }
   return options;
 }
@@ -107,11 +118,7 @@ Status AddStubFailures(const std::vector<std::string>& specs, StubExecutorOption
         p > 1) {
       return Error{fmt::format("'{}': expected [LABEL=]P with P a probability (0.05 or 5%)", spec)};
     }
-    if (label.empty()) {
-      options.default_failure_probability = p;
-    } else {
-      options.failure_by_executor_label.insert_or_assign(label, p);
-    }
+    SetForLabel(label, p, options.default_failure_probability, options.failure_by_executor_label);
   }
   return Ok();
 }
@@ -121,11 +128,7 @@ Status AddStubArtifactBytes(const std::vector<std::string>& specs, StubExecutorO
     auto labeled = ParseLabeledBytes(spec);
     if (!labeled.ok()) return labeled.error();
     auto& [label, bytes] = *labeled;
-    if (label.empty()) {
-      options.default_artifact_bytes = bytes;
-    } else {
-      options.artifact_bytes_by_label.insert_or_assign(label, bytes);
-    }
+    SetForLabel(label, bytes, options.default_artifact_bytes, options.artifact_bytes_by_label);
   }
   return Ok();
 }

@@ -329,12 +329,6 @@ TEST_F(StubExecutorTest, RunsManyTasksAtOnce) {
   EXPECT_EQ(executor.running(), 0u);
 }
 
-}  // namespace
-}  // namespace kfpbench::exec
-
-namespace kfpbench::exec {
-namespace {
-
 TEST(StubArtifactBytesTest, ParsesDefaultAndPerLabelSizes) {
   StubExecutorOptions options;
   ASSERT_TRUE(AddStubArtifactBytes({"10Mi", "exec-train=2Gi", "exec-train=1Gi"}, options).ok());

@@ -1,5 +1,6 @@
-// Helpers shared by the executor tests: a temp dir, and a `done` callback
-// that a test can wait on.
+// Helpers shared by the executor tests: a temp dir, a `done` callback that a
+// test can wait on, and the fixture of tests that run /bin/sh scripts as
+// tasks of a ProcessExecutor.
 #pragma once
 
 #include <stdlib.h>
@@ -12,8 +13,13 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include <gtest/gtest.h>
+
+#include "engine/event_loop.h"
 #include "engine/executor.h"
+#include "exec/process_executor.h"
 
 namespace kfpbench::exec::testing {
 
@@ -71,6 +77,42 @@ class DoneWaiter {
   };
   // Shared with the callback, which may run after the waiter is gone.
   std::shared_ptr<State> state_ = std::make_shared<State>();
+};
+
+// A real-time loop running for the length of the test, a folder of its own,
+// and tasks that are /bin/sh scripts.
+class ShellTaskTest : public ::testing::Test {
+ protected:
+  void SetUp() override { loop_.Start(); }
+  void TearDown() override { loop_.Stop(); }
+
+  // A task running `script` under /bin/sh -c, with `args` as $1, $2, ...
+  engine::TaskLaunch Sh(const std::string& script, std::vector<std::string> args = {},
+                        const std::string& task_id = "task-1") {
+    engine::TaskLaunch launch;
+    launch.run_id = "run-1";
+    launch.task_id = task_id;
+    launch.pod_name = "pod-" + task_id;
+    launch.executor_label = "exec-test";
+    launch.argv = {"/bin/sh", "-c", script, "sh"};
+    launch.argv.insert(launch.argv.end(), args.begin(), args.end());
+    launch.work_dir = tmp_.path() / task_id;
+    std::filesystem::create_directories(launch.work_dir);
+    return launch;
+  }
+
+  // Launches the task and waits for its result.
+  engine::TaskResult Run(ProcessExecutor& executor, engine::TaskLaunch launch,
+                         std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
+    DoneWaiter waiter;
+    executor.Launch(std::move(launch), waiter.Callback());
+    auto result = waiter.Wait(timeout);
+    EXPECT_TRUE(result.has_value()) << "task did not finish";
+    return result.value_or(engine::TaskResult{});
+  }
+
+  engine::RealTimeLoop loop_;
+  TempDir tmp_;
 };
 
 }  // namespace kfpbench::exec::testing

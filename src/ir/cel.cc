@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -98,35 +99,36 @@ class Parser {
     return Fail(fmt::format("nested more than {} levels deep", kMaxNesting));
   }
 
+  // A left-associative chain `next (op next)*` of the operators in `ops`.
+  Result<NodePtr> ParseChain(std::initializer_list<const char*> ops,
+                             Result<NodePtr> (Parser::*next)()) {
+    auto left = (this->*next)();
+    if (!left.ok()) return left;
+    NodePtr node = *left;
+    while (true) {
+      const char* op = nullptr;
+      for (const char* candidate : ops) {
+        if (Eat(candidate)) {
+          op = candidate;
+          break;
+        }
+      }
+      if (op == nullptr) return node;
+      auto right = (this->*next)();
+      if (!right.ok()) return right;
+      auto made = Make(CelNode::Kind::kBinary, op, {node, *right});
+      if (!made.ok()) return made;
+      node = *made;
+    }
+  }
+
   Result<NodePtr> ParseOr() {
     Nested nested(nesting_);
     if (nested.too_deep()) return TooDeep();
-    auto left = ParseAnd();
-    if (!left.ok()) return left;
-    NodePtr node = *left;
-    while (Eat("||")) {
-      auto right = ParseAnd();
-      if (!right.ok()) return right;
-      auto made = Make(CelNode::Kind::kBinary, "||", {node, *right});
-      if (!made.ok()) return made;
-      node = *made;
-    }
-    return node;
+    return ParseChain({"||"}, &Parser::ParseAnd);
   }
 
-  Result<NodePtr> ParseAnd() {
-    auto left = ParseCompare();
-    if (!left.ok()) return left;
-    NodePtr node = *left;
-    while (Eat("&&")) {
-      auto right = ParseCompare();
-      if (!right.ok()) return right;
-      auto made = Make(CelNode::Kind::kBinary, "&&", {node, *right});
-      if (!made.ok()) return made;
-      node = *made;
-    }
-    return node;
-  }
+  Result<NodePtr> ParseAnd() { return ParseChain({"&&"}, &Parser::ParseCompare); }
 
   Result<NodePtr> ParseCompare() {
     auto left = ParseAdd();
@@ -148,27 +150,7 @@ class Parser {
     return left;
   }
 
-  Result<NodePtr> ParseAdd() {
-    auto left = ParseUnary();
-    if (!left.ok()) return left;
-    NodePtr node = *left;
-    while (true) {
-      const char* op = nullptr;
-      if (Eat("+")) {
-        op = "+";
-      } else if (Eat("-")) {
-        op = "-";
-      } else {
-        break;
-      }
-      auto right = ParseUnary();
-      if (!right.ok()) return right;
-      auto made = Make(CelNode::Kind::kBinary, op, {node, *right});
-      if (!made.ok()) return made;
-      node = *made;
-    }
-    return node;
-  }
+  Result<NodePtr> ParseAdd() { return ParseChain({"+", "-"}, &Parser::ParseUnary); }
 
   // Prefix operators in a loop, not by recursion: "!!!!…" costs no stack.
   Result<NodePtr> ParseUnary() {

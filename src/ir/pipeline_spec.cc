@@ -29,51 +29,63 @@ using detail::ReqString;
 using detail::TypeName;
 using nlohmann::json;
 
+// Calls `each(name, def, path)` for every entry of parent[key] (if there is
+// one), each of which must be a mapping.
+template <typename Each>
+Status EachMapping(const json& parent, std::string_view key, const std::string& path, Each each) {
+  auto obj = OptObject(parent, key, path);
+  if (!obj.ok()) return obj.error();
+  if (*obj == nullptr) return Ok();
+  const std::string base = Join(path, key);
+  for (const auto& [name, def] : (*obj)->items()) {
+    std::string p = Join(base, name);
+    if (!def.is_object()) return At(p, "expected a mapping");
+    if (Status s = each(name, def, p); !s.ok()) return s;
+  }
+  return Ok();
+}
+
 Status ParseInterface(const json& parent, std::string_view key, const std::string& path,
                       InterfaceSpec& out) {
   auto obj = OptObject(parent, key, path);
   if (!obj.ok()) return obj.error();
   if (*obj == nullptr) return Ok();
   std::string base = Join(path, key);
-  auto params = OptObject(**obj, "parameters", base);
-  if (!params.ok()) return params.error();
-  if (*params != nullptr) {
-    for (const auto& [name, def] : (*params)->items()) {
-      std::string p = Join(Join(base, "parameters"), name);
-      if (!def.is_object()) return At(p, "expected a mapping");
-      ParameterSpec spec;
-      spec.name = name;
-      auto type = ReqString(def, "parameterType", p);
-      if (!type.ok()) return type.error();
-      auto parsed = ParseParameterType(*type);
-      if (!parsed) return At(Join(p, "parameterType"), "unknown parameter type '" + *type + "'");
-      spec.type = *parsed;
-      if (auto it = def.find("defaultValue"); it != def.end()) spec.default_value = *it;
-      spec.is_optional = def.value("isOptional", false);
-      auto desc = OptString(def, "description", p);
-      if (!desc.ok()) return desc.error();
-      spec.description = *desc;
-      out.parameters.emplace(name, std::move(spec));
-    }
-  }
-  auto artifacts = OptObject(**obj, "artifacts", base);
-  if (!artifacts.ok()) return artifacts.error();
-  if (*artifacts != nullptr) {
-    for (const auto& [name, def] : (*artifacts)->items()) {
-      std::string p = Join(Join(base, "artifacts"), name);
-      if (!def.is_object()) return At(p, "expected a mapping");
-      ArtifactSpec spec;
-      spec.name = name;
-      if (auto type = def.find("artifactType"); type != def.end() && type->is_object()) {
-        spec.schema_title = type->value("schemaTitle", "");
-        spec.schema_version = type->value("schemaVersion", "");
-      }
-      spec.is_artifact_list = def.value("isArtifactList", false);
-      spec.is_optional = def.value("isOptional", false);
-      out.artifacts.emplace(name, std::move(spec));
-    }
-  }
-  return Ok();
+  Status params =
+      EachMapping(**obj, "parameters", base,
+                  [&](const std::string& name, const json& def, const std::string& p) -> Status {
+                    ParameterSpec spec;
+                    spec.name = name;
+                    auto type = ReqString(def, "parameterType", p);
+                    if (!type.ok()) return type.error();
+                    auto parsed = ParseParameterType(*type);
+                    if (!parsed)
+                      return At(Join(p, "parameterType"), "unknown parameter type '" + *type + "'");
+                    spec.type = *parsed;
+                    if (auto it = def.find("defaultValue"); it != def.end())
+                      spec.default_value = *it;
+                    spec.is_optional = def.value("isOptional", false);
+                    auto desc = OptString(def, "description", p);
+                    if (!desc.ok()) return desc.error();
+                    spec.description = *desc;
+                    out.parameters.emplace(name, std::move(spec));
+                    return Ok();
+                  });
+  if (!params.ok()) return params;
+  return EachMapping(**obj, "artifacts", base,
+                     [&](const std::string& name, const json& def, const std::string&) -> Status {
+                       ArtifactSpec spec;
+                       spec.name = name;
+                       if (auto type = def.find("artifactType");
+                           type != def.end() && type->is_object()) {
+                         spec.schema_title = type->value("schemaTitle", "");
+                         spec.schema_version = type->value("schemaVersion", "");
+                       }
+                       spec.is_artifact_list = def.value("isArtifactList", false);
+                       spec.is_optional = def.value("isOptional", false);
+                       out.artifacts.emplace(name, std::move(spec));
+                       return Ok();
+                     });
 }
 
 Status ParseOutputSources(const json& def, const char* single, const char* oneof,

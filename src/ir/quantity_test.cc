@@ -75,12 +75,6 @@ TEST(FormatQuantityBytesTest, UsesTheLargestWholeBinaryUnit) {
   EXPECT_EQ(FormatQuantityBytes(1LL << 30), "1Gi");
 }
 
-}  // namespace
-}  // namespace kfpbench::ir
-
-namespace kfpbench::ir {
-namespace {
-
 TEST(FormatBytesRoundedTest, ThreeDigitsInTheLargestUnitAboveOne) {
   EXPECT_EQ(FormatBytesRounded(0), "0");
   EXPECT_EQ(FormatBytesRounded(512), "512");

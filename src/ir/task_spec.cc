@@ -14,6 +14,22 @@ namespace {
 
 using nlohmann::json;
 
+// Another task's output: its producerTask and, unless `key_field` is null
+// (a final status names the task only), the output's key.
+Status ParseTaskOutput(const json& ref, const std::string& path, const char* key_field,
+                       std::string& producer_task, std::string* output_key) {
+  if (!ref.is_object()) return At(path, "expected a mapping");
+  auto producer = ReqString(ref, "producerTask", path);
+  if (!producer.ok()) return producer.error();
+  if (key_field != nullptr) {
+    auto key = ReqString(ref, key_field, path);
+    if (!key.ok()) return key.error();
+    *output_key = *key;
+  }
+  producer_task = *producer;
+  return Ok();
+}
+
 Status ParseParameterBinding(const json& def, const std::string& path, ParameterBinding& out) {
   if (!def.is_object()) return At(path, "expected a mapping");
   auto selector = OptString(def, "parameterExpressionSelector", path);
@@ -52,24 +68,12 @@ Status ParseParameterBinding(const json& def, const std::string& path, Parameter
   }
   if (auto it = def.find("taskOutputParameter"); it != def.end()) {
     out.kind = ParameterBinding::Kind::kTaskOutput;
-    std::string p = Join(path, "taskOutputParameter");
-    if (!it->is_object()) return At(p, "expected a mapping");
-    auto producer = ReqString(*it, "producerTask", p);
-    if (!producer.ok()) return producer.error();
-    auto key = ReqString(*it, "outputParameterKey", p);
-    if (!key.ok()) return key.error();
-    out.producer_task = *producer;
-    out.output_key = *key;
-    return Ok();
+    return ParseTaskOutput(*it, Join(path, "taskOutputParameter"), "outputParameterKey",
+                           out.producer_task, &out.output_key);
   }
   if (auto it = def.find("taskFinalStatus"); it != def.end()) {
     out.kind = ParameterBinding::Kind::kTaskFinalStatus;
-    std::string p = Join(path, "taskFinalStatus");
-    if (!it->is_object()) return At(p, "expected a mapping");
-    auto producer = ReqString(*it, "producerTask", p);
-    if (!producer.ok()) return producer.error();
-    out.producer_task = *producer;
-    return Ok();
+    return ParseTaskOutput(*it, Join(path, "taskFinalStatus"), nullptr, out.producer_task, nullptr);
   }
   return At(path,
             "expected one of componentInputParameter, runtimeValue, taskOutputParameter, "
@@ -87,15 +91,8 @@ Status ParseArtifactBinding(const json& def, const std::string& path, ArtifactBi
   }
   if (auto it = def.find("taskOutputArtifact"); it != def.end()) {
     out.kind = ArtifactBinding::Kind::kTaskOutput;
-    std::string p = Join(path, "taskOutputArtifact");
-    if (!it->is_object()) return At(p, "expected a mapping");
-    auto producer = ReqString(*it, "producerTask", p);
-    if (!producer.ok()) return producer.error();
-    auto key = ReqString(*it, "outputArtifactKey", p);
-    if (!key.ok()) return key.error();
-    out.producer_task = *producer;
-    out.output_key = *key;
-    return Ok();
+    return ParseTaskOutput(*it, Join(path, "taskOutputArtifact"), "outputArtifactKey",
+                           out.producer_task, &out.output_key);
   }
   if (def.contains("runtimeValue")) {
     return At(path, "runtimeValue artifact inputs (importers) are not supported");

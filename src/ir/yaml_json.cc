@@ -36,13 +36,17 @@ bool IsDigits(std::string_view s, int base) {
   return true;
 }
 
+// Removes a leading '-' or '+' from `body`; true when it was '-'.
+bool StripSign(std::string_view& body) {
+  if (body.empty() || (body.front() != '-' && body.front() != '+')) return false;
+  const bool negative = body.front() == '-';
+  body.remove_prefix(1);
+  return negative;
+}
+
 std::optional<json> ResolveInt(std::string_view s) {
   std::string_view body = s;
-  bool negative = false;
-  if (!body.empty() && (body.front() == '-' || body.front() == '+')) {
-    negative = body.front() == '-';
-    body.remove_prefix(1);
-  }
+  const bool negative = StripSign(body);
   int base = 10;
   if (body.size() > 2 && body[0] == '0' && (body[1] == 'x' || body[1] == 'o')) {
     if (s.size() != body.size()) return std::nullopt;  // no sign on 0x / 0o in the core schema
@@ -70,11 +74,7 @@ std::optional<json> ResolveInt(std::string_view s) {
 
 std::optional<json> ResolveFloat(std::string_view s) {
   std::string_view body = s;
-  bool negative = false;
-  if (!body.empty() && (body.front() == '-' || body.front() == '+')) {
-    negative = body.front() == '-';
-    body.remove_prefix(1);
-  }
+  const bool negative = StripSign(body);
   if (body == ".inf" || body == ".Inf" || body == ".INF") {
     return json(negative ? -std::numeric_limits<double>::infinity()
                          : std::numeric_limits<double>::infinity());

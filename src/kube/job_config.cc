@@ -149,6 +149,76 @@ bool IsDnsLabel(const std::string& s) {
   return s.front() != '-' && s.back() != '-';
 }
 
+// The replicas by role, with what each kind needs of them.
+std::vector<ReplicaSpec> ParseReplicas(const YAML::Node& node, JobKind kind) {
+  if (!node) Fail("replicas", "is required");
+  std::vector<ReplicaSpec> replicas;
+  const auto& roles = KindInfo(kind).roles;
+  CheckKeys(node, "replicas", std::set<std::string>(roles.begin(), roles.end()));
+  for (const auto& role : roles) {
+    if (node[role]) {
+      int n = Int(node[role], "replicas." + role, 0);
+      if (n > 0) replicas.push_back({role, n});
+    }
+  }
+  if (replicas.empty()) Fail("replicas", "needs at least one replica");
+  auto count = [&](const std::string& role) {
+    for (const auto& r : replicas) {
+      if (r.role == role) return r.count;
+    }
+    return 0;
+  };
+  if (kind == JobKind::kPyTorchJob && count("Master") != 1) {
+    Fail("replicas.Master", "a PyTorchJob needs exactly one Master (it sets MASTER_ADDR)");
+  }
+  if (kind == JobKind::kMPIJob && count("Launcher") != 1) {
+    Fail("replicas.Launcher", "an MPIJob needs exactly one Launcher");
+  }
+  if (kind == JobKind::kTFJob && count("Chief") + count("Master") > 1) {
+    Fail("replicas", "a TFJob has at most one Chief or Master");
+  }
+  return replicas;
+}
+
+// Requests and limits, each a quantity of a valid resource name, as JSON text.
+std::string ParseResources(const YAML::Node& node) {
+  CheckKeys(node, "resources", {"requests", "limits"});
+  auto json = ToJson(node);
+  for (const auto& [section, values] : json.items()) {
+    if (!values.is_object()) Fail("resources." + section, "must be a mapping");
+    for (const auto& [k, v] : values.items()) {
+      std::string where = "resources." + section + "." + k;
+      bool name_ok = !k.empty() && std::all_of(k.begin(), k.end(), [](unsigned char ch) {
+        return std::isalnum(ch) || ch == '.' || ch == '-' || ch == '_' || ch == '/';
+      });
+      if (!name_ok) Fail("resources." + section, "'" + k + "' is not a resource name");
+      if (!v.is_string()) Fail(where, "must be a quantity");
+      const auto& text = v.get_ref<const std::string&>();
+      if (k == "cpu") {
+        if (auto q = ir::ParseQuantityCpu(text); !q.ok()) Fail(where, q.error().message);
+      } else if (auto q = ir::ParseQuantityMemory(text); !q.ok()) {
+        Fail(where, q.error().message);
+      }
+    }
+  }
+  return json.dump();
+}
+
+// Every template, with every sweep point, checked now, so a typo fails before
+// the first job starts rather than halfway through a sweep.
+void CheckTemplates(const JobConfig& c) {
+  for (const auto& point : ExpandSweep(c)) {
+    for (size_t i = 0; i < c.command.size(); ++i) {
+      auto s = Substitute(c.command[i], point.params);
+      if (!s.ok()) Fail("command[" + std::to_string(i) + "]", s.error().message);
+    }
+    for (const auto& [k, v] : c.env) {
+      auto s = Substitute(v, point.params);
+      if (!s.ok()) Fail("env." + k, s.error().message);
+    }
+  }
+}
+
 JobConfig Parse(const YAML::Node& root, const std::filesystem::path& dir) {
   CheckKeys(root, "",
             {"name", "kind", "namespace", "image", "command", "env", "replicas", "resources",
@@ -182,53 +252,8 @@ JobConfig Parse(const YAML::Node& root, const std::filesystem::path& dir) {
       c.env.emplace_back(key, Scalar(kv.second, "env." + key));
     }
   }
-  if (!root["replicas"]) Fail("replicas", "is required");
-  const auto& roles = KindInfo(c.kind).roles;
-  CheckKeys(root["replicas"], "replicas", std::set<std::string>(roles.begin(), roles.end()));
-  for (const auto& role : roles) {
-    if (root["replicas"][role]) {
-      int n = Int(root["replicas"][role], "replicas." + role, 0);
-      if (n > 0) c.replicas.push_back({role, n});
-    }
-  }
-  if (c.replicas.empty()) Fail("replicas", "needs at least one replica");
-  auto count = [&](const std::string& role) {
-    for (const auto& r : c.replicas) {
-      if (r.role == role) return r.count;
-    }
-    return 0;
-  };
-  if (c.kind == JobKind::kPyTorchJob && count("Master") != 1) {
-    Fail("replicas.Master", "a PyTorchJob needs exactly one Master (it sets MASTER_ADDR)");
-  }
-  if (c.kind == JobKind::kMPIJob && count("Launcher") != 1) {
-    Fail("replicas.Launcher", "an MPIJob needs exactly one Launcher");
-  }
-  if (c.kind == JobKind::kTFJob && count("Chief") + count("Master") > 1) {
-    Fail("replicas", "a TFJob has at most one Chief or Master");
-  }
-  if (root["resources"]) {
-    CheckKeys(root["resources"], "resources", {"requests", "limits"});
-    auto json = ToJson(root["resources"]);
-    for (const auto& [section, values] : json.items()) {
-      if (!values.is_object()) Fail("resources." + section, "must be a mapping");
-      for (const auto& [k, v] : values.items()) {
-        std::string where = "resources." + section + "." + k;
-        bool name_ok = !k.empty() && std::all_of(k.begin(), k.end(), [](unsigned char ch) {
-          return std::isalnum(ch) || ch == '.' || ch == '-' || ch == '_' || ch == '/';
-        });
-        if (!name_ok) Fail("resources." + section, "'" + k + "' is not a resource name");
-        if (!v.is_string()) Fail(where, "must be a quantity");
-        const auto& text = v.get_ref<const std::string&>();
-        if (k == "cpu") {
-          if (auto q = ir::ParseQuantityCpu(text); !q.ok()) Fail(where, q.error().message);
-        } else if (auto q = ir::ParseQuantityMemory(text); !q.ok()) {
-          Fail(where, q.error().message);
-        }
-      }
-    }
-    c.resources_json = json.dump();
-  }
+  c.replicas = ParseReplicas(root["replicas"], c.kind);
+  if (root["resources"]) c.resources_json = ParseResources(root["resources"]);
   if (root["timeoutSeconds"]) c.timeout_seconds = Int(root["timeoutSeconds"], "timeoutSeconds", 1);
   if (root["parameters"]) c.parameters = ParamMap(root["parameters"], "parameters");
   if (root["sweep"]) c.sweep = ParseSweep(root["sweep"]);
@@ -238,18 +263,7 @@ JobConfig Parse(const YAML::Node& root, const std::filesystem::path& dir) {
       c.metrics.push_back(ParseMetric(kv.first.as<std::string>(), kv.second, c.kind));
     }
   }
-  // Check every template now, with every sweep point, so a typo fails before
-  // the first job starts rather than halfway through a sweep.
-  for (const auto& point : ExpandSweep(c)) {
-    for (size_t i = 0; i < c.command.size(); ++i) {
-      auto s = Substitute(c.command[i], point.params);
-      if (!s.ok()) Fail("command[" + std::to_string(i) + "]", s.error().message);
-    }
-    for (const auto& [k, v] : c.env) {
-      auto s = Substitute(v, point.params);
-      if (!s.ok()) Fail("env." + k, s.error().message);
-    }
-  }
+  CheckTemplates(c);
   return c;
 }
 

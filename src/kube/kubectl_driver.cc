@@ -54,30 +54,14 @@ Result<std::string> KubectlDriver::Kubectl(std::vector<std::string> args) const 
   return r->out;
 }
 
-JobOutcome KubectlDriver::Run(const JobConfig& config, const SweepPoint& point) {
-  JobOutcome outcome;
-  auto start = std::chrono::steady_clock::now();
-  auto finish = [&](JobOutcome o) {
-    o.duration_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return o;
-  };
+Result<bool> KubectlDriver::Apply(const JobConfig& config, const SweepPoint& point) const {
   auto cluster = PrepareClusterJob(config);
-  if (!cluster.ok()) {
-    outcome.error = cluster.error().message;
-    return finish(outcome);
-  }
+  if (!cluster.ok()) return cluster.error();
   auto manifest = RenderClusterManifest(config, *cluster, point);
-  if (!manifest.ok()) {
-    outcome.error = manifest.error().message;
-    return finish(outcome);
-  }
+  if (!manifest.ok()) return manifest.error();
   char tmpl[] = "/tmp/kfpbench-manifest-XXXXXX";
   int fd = ::mkstemp(tmpl);
-  if (fd < 0) {
-    outcome.error = "cannot write the manifest under /tmp";
-    return finish(outcome);
-  }
+  if (fd < 0) return Error{"cannot write the manifest under /tmp"};
   ::close(fd);
   std::string file = tmpl;
   {
@@ -88,82 +72,106 @@ JobOutcome KubectlDriver::Run(const JobConfig& config, const SweepPoint& point) 
   }
   auto applied = Kubectl({"apply", "-f", file});
   std::filesystem::remove(file);
-  if (!applied.ok()) {
-    outcome.error = applied.error().message;
-    return finish(outcome);
-  }
-  const std::string resource = KindInfo(config.kind).resource;
-  const std::string& ns = config.namespace_;
-  auto cleanup = [&] {
-    if (!options_.keep) {
-      (void)Kubectl(
-          {"delete", resource, point.job_name, "-n", ns, "--ignore-not-found", "--wait=false"});
-      if (cluster->config_map) {
-        (void)Kubectl({"delete", "configmap", config.name + "-files", "-n", ns,
-                       "--ignore-not-found", "--wait=false"});
-      }
-    }
-  };
+  if (!applied.ok()) return applied.error();
+  return cluster->config_map.has_value();
+}
 
-  // Wait on the conditions; a kubectl hiccup is retried until the deadline.
-  auto deadline = start + std::chrono::seconds(config.timeout_seconds);
+// Waits on the conditions; a kubectl hiccup is retried until the deadline.
+JobState KubectlDriver::Wait(const JobConfig& config, const SweepPoint& point,
+                             std::chrono::steady_clock::time_point deadline,
+                             std::string& error) const {
+  const std::string resource = KindInfo(config.kind).resource;
   JobState state;
   std::string last_error;
   while (true) {
-    auto got = Kubectl({"get", resource, point.job_name, "-n", ns, "-o", "json"});
+    auto got = Kubectl({"get", resource, point.job_name, "-n", config.namespace_, "-o", "json"});
     if (got.ok()) {
       auto job = nlohmann::json::parse(*got, nullptr, false);
       if (job.is_discarded()) {
         last_error = "kubectl get returned no JSON";
       } else {
         state = ReadJobState(config.kind, job);
-        if (state.finished) break;
+        if (state.finished) return state;
       }
     } else {
       last_error = got.error().message;
     }
     if (std::chrono::steady_clock::now() >= deadline ||
         (options_.interrupted && options_.interrupted->load())) {
-      outcome.error = std::chrono::steady_clock::now() >= deadline
-                          ? "timed out after " + std::to_string(config.timeout_seconds) +
-                                " s waiting for " + point.job_name + " to finish"
-                          : "interrupted";
-      if (!last_error.empty()) outcome.error += " (last error: " + last_error + ")";
-      break;
+      error = std::chrono::steady_clock::now() >= deadline
+                  ? "timed out after " + std::to_string(config.timeout_seconds) +
+                        " s waiting for " + point.job_name + " to finish"
+                  : "interrupted";
+      if (!last_error.empty()) error += " (last error: " + last_error + ")";
+      return state;
     }
     std::this_thread::sleep_for(options_.poll);
   }
+}
 
-  // Logs of every replica, also of a failed job: they say why.
+// Logs of every replica, also of a failed job: they say why. Returns the
+// failed pods, each with the last lines of its log.
+std::vector<std::string> KubectlDriver::ReadLogs(const JobConfig& config, const SweepPoint& point,
+                                                 JobOutcome& outcome) const {
   std::vector<std::string> failed_pods;
+  const std::string& ns = config.namespace_;
   auto pods_text = Kubectl(
       {"get", "pods", "-n", ns, "-l", PodSelector(config.kind, point.job_name), "-o", "json"});
-  if (pods_text.ok()) {
-    auto pods = nlohmann::json::parse(*pods_text, nullptr, false);
-    if (!pods.is_discarded() && pods.contains("items")) {
-      int position = 0;
-      for (const auto& pod : pods["items"]) {
-        std::string pod_name = pod["metadata"].value("name", "");
-        auto labels = pod["metadata"].value("labels", nlohmann::json::object());
-        std::string role = "Worker";
-        int index = position++;
-        if (config.kind != JobKind::kJob) {
-          std::string type = labels.value("training.kubeflow.org/replica-type", "");
-          for (const auto& r : KindInfo(config.kind).roles) {
-            if (AsciiLower(r) == AsciiLower(type)) role = r;
-          }
-          index = std::atoi(labels.value("training.kubeflow.org/replica-index", "0").c_str());
-        }
-        auto log = Kubectl({"logs", "-n", ns, pod_name, "-c", KindInfo(config.kind).container});
-        std::string text = log.ok() ? *log : "";
-        if (pod.contains("status") && pod["status"].value("phase", "") == "Failed") {
-          failed_pods.push_back(pod_name + ":\n" + Tail(text, 20));
-        }
-        outcome.logs.push_back({role, index, text});
+  if (!pods_text.ok()) return failed_pods;
+  auto pods = nlohmann::json::parse(*pods_text, nullptr, false);
+  if (pods.is_discarded() || !pods.contains("items")) return failed_pods;
+  int position = 0;
+  for (const auto& pod : pods["items"]) {
+    std::string pod_name = pod["metadata"].value("name", "");
+    auto labels = pod["metadata"].value("labels", nlohmann::json::object());
+    std::string role = "Worker";
+    int index = position++;
+    if (config.kind != JobKind::kJob) {
+      std::string type = labels.value("training.kubeflow.org/replica-type", "");
+      for (const auto& r : KindInfo(config.kind).roles) {
+        if (AsciiLower(r) == AsciiLower(type)) role = r;
       }
+      index = std::atoi(labels.value("training.kubeflow.org/replica-index", "0").c_str());
     }
+    auto log = Kubectl({"logs", "-n", ns, pod_name, "-c", KindInfo(config.kind).container});
+    std::string text = log.ok() ? *log : "";
+    if (pod.contains("status") && pod["status"].value("phase", "") == "Failed") {
+      failed_pods.push_back(pod_name + ":\n" + Tail(text, 20));
+    }
+    outcome.logs.push_back({role, index, text});
   }
-  cleanup();
+  return failed_pods;
+}
+
+void KubectlDriver::Delete(const JobConfig& config, const SweepPoint& point,
+                           bool has_config_map) const {
+  if (options_.keep) return;
+  const std::string& ns = config.namespace_;
+  (void)Kubectl({"delete", KindInfo(config.kind).resource, point.job_name, "-n", ns,
+                 "--ignore-not-found", "--wait=false"});
+  if (has_config_map) {
+    (void)Kubectl({"delete", "configmap", config.name + "-files", "-n", ns, "--ignore-not-found",
+                   "--wait=false"});
+  }
+}
+
+JobOutcome KubectlDriver::Run(const JobConfig& config, const SweepPoint& point) {
+  JobOutcome outcome;
+  auto start = std::chrono::steady_clock::now();
+  auto finish = [&](JobOutcome o) {
+    o.duration_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return o;
+  };
+  auto shipped_files = Apply(config, point);
+  if (!shipped_files.ok()) {
+    outcome.error = shipped_files.error().message;
+    return finish(outcome);
+  }
+  JobState state =
+      Wait(config, point, start + std::chrono::seconds(config.timeout_seconds), outcome.error);
+  std::vector<std::string> failed_pods = ReadLogs(config, point, outcome);
+  Delete(config, point, *shipped_files);
   if (outcome.error.empty()) {
     if (state.succeeded) {
       outcome.succeeded = true;

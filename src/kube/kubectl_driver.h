@@ -13,6 +13,16 @@
 
 namespace kfpbench::kube {
 
+// What a job's .status says: batch/v1 Complete/Failed, or the training
+// operator's Succeeded/Failed (FACTS.md §5, §6).
+struct JobState {
+  bool finished = false;
+  bool succeeded = false;
+  std::string reason;  // of the deciding condition
+  std::string message;
+};
+JobState ReadJobState(JobKind kind, const nlohmann::json& job);
+
 struct KubectlDriverOptions {
   std::string kubectl = "kubectl";  // looked up on PATH
   std::string context;              // --context, empty: the current one
@@ -30,18 +40,18 @@ class KubectlDriver : public Driver {
 
  private:
   Result<std::string> Kubectl(std::vector<std::string> args) const;
+  // The steps of Run: apply the manifest (and the files it ships in a
+  // ConfigMap: true when there are some), wait for the job to finish (a
+  // timeout or an interrupt sets `error`), read every replica's log, delete
+  // what was applied.
+  Result<bool> Apply(const JobConfig& config, const SweepPoint& point) const;
+  JobState Wait(const JobConfig& config, const SweepPoint& point,
+                std::chrono::steady_clock::time_point deadline, std::string& error) const;
+  std::vector<std::string> ReadLogs(const JobConfig& config, const SweepPoint& point,
+                                    JobOutcome& outcome) const;
+  void Delete(const JobConfig& config, const SweepPoint& point, bool has_config_map) const;
   KubectlDriverOptions options_;
 };
-
-// What a job's .status says: batch/v1 Complete/Failed, or the training
-// operator's Succeeded/Failed (FACTS.md §5, §6).
-struct JobState {
-  bool finished = false;
-  bool succeeded = false;
-  std::string reason;  // of the deciding condition
-  std::string message;
-};
-JobState ReadJobState(JobKind kind, const nlohmann::json& job);
 
 // The label selector of a job's pods.
 std::string PodSelector(JobKind kind, const std::string& job_name);

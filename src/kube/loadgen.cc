@@ -90,7 +90,9 @@ Status ShipScenario(const fs::path& scenario, const std::vector<NamedFile>& name
   return CheckConfigMapSize(o.files, "the scenario and the files it names");
 }
 
-Result<std::vector<json>> RenderLoadgen(const LoadgenOptions& o) {
+namespace {
+
+Status CheckLoadgenOptions(const LoadgenOptions& o) {
   if (o.shards < 1 || o.shards > 100000) return Error{"--shards must be between 1 and 100000"};
   if (o.host.empty()) return Error{"--host is required: the shards load a KFP API in the cluster"};
   if (o.name.empty() || o.name.size() > 40) return Error{"--name must be 1 to 40 characters"};
@@ -102,10 +104,12 @@ Result<std::vector<json>> RenderLoadgen(const LoadgenOptions& o) {
       return Error{std::string(flag) + ": " + q.error().message};
     }
   }
-  json labels = {{"app.kubernetes.io/managed-by", "kfpbench"}, {"app.kubernetes.io/name", o.name}};
-  const std::string files_name = o.name + "-files";
-  auto shipped = RenderShippedFiles(files_name, o.namespace_, labels, o.files);
-  json meta = {{"name", o.name}, {"namespace", o.namespace_}, {"labels", labels}};
+  return Ok();
+}
+
+// What each shard's container runs: wait for the common start, run its shard
+// of the scenario, then keep its results until they are collected.
+std::string ShardScript(const LoadgenOptions& o) {
   const std::string mount = kLoadgenFilesMount;
   const std::string results = kLoadgenResultsMount;
   std::string run = "kfpbench run " + ShellQuote(mount + "/" + o.scenario_path) + " --host " +
@@ -148,15 +152,14 @@ exit "$code"
 )sh",
       fmt::arg("start_ns", start_ns), fmt::arg("start", FormatRfc3339(o.start_at)),
       fmt::arg("run", run), fmt::arg("results", results), fmt::arg("collect_s", collect_s));
+  return script;
+}
 
-  json resources = {{"cpu", o.cpu}, {"memory", o.memory}};
-  json volume_mounts = {{{"name", "files"}, {"mountPath", mount}, {"readOnly", true}},
-                        {{"name", "results"}, {"mountPath", results}}};
-  json volumes = {{{"name", "files"}, {"configMap", shipped.volume_source}},
+// The shard's volumes: the shipped files, its results folder and the token (if any).
+json ShardVolumes(const LoadgenOptions& o, const json& files_volume_source) {
+  json volumes = {{{"name", "files"}, {"configMap", files_volume_source}},
                   {{"name", "results"}, {"emptyDir", {{"sizeLimit", o.storage}}}}};
   if (!o.token_secret.empty()) {
-    volume_mounts.push_back(
-        {{"name", "token"}, {"mountPath", kLoadgenTokenMount}, {"readOnly", true}});
     // 0400: only the container's user reads the token.
     volumes.push_back({{"name", "token"},
                        {"secret",
@@ -164,16 +167,40 @@ exit "$code"
                          {"items", {{{"key", "token"}, {"path", "token"}}}},
                          {"defaultMode", 0400}}}});
   }
+  return volumes;
+}
+
+// The shard's container, with its volumes mounted.
+json ShardContainer(const LoadgenOptions& o) {
+  const std::string results = kLoadgenResultsMount;
+  json resources = {{"cpu", o.cpu}, {"memory", o.memory}};
+  json volume_mounts = {{{"name", "files"}, {"mountPath", kLoadgenFilesMount}, {"readOnly", true}},
+                        {{"name", "results"}, {"mountPath", results}}};
+  if (!o.token_secret.empty()) {
+    volume_mounts.push_back(
+        {{"name", "token"}, {"mountPath", kLoadgenTokenMount}, {"readOnly", true}});
+  }
   json container = {
       {"name", "kfpbench"},
       {"image", o.image},
-      {"command", {"/bin/sh", "-c", script}},
+      {"command", {"/bin/sh", "-c", ShardScript(o)}},
       {"resources", {{"requests", resources}, {"limits", resources}}},
       // Ready once the shard's results are complete: `kubectl wait
       // --for=condition=Ready` is the signal to copy them out.
       {"readinessProbe",
        {{"exec", {{"command", {"test", "-e", results + "/ready"}}}}, {"periodSeconds", 5}}},
       {"volumeMounts", volume_mounts}};
+  return container;
+}
+
+}  // namespace
+
+Result<std::vector<json>> RenderLoadgen(const LoadgenOptions& o) {
+  if (auto st = CheckLoadgenOptions(o); !st.ok()) return st.error();
+  json labels = {{"app.kubernetes.io/managed-by", "kfpbench"}, {"app.kubernetes.io/name", o.name}};
+  const std::string files_name = o.name + "-files";
+  auto shipped = RenderShippedFiles(files_name, o.namespace_, labels, o.files);
+  json meta = {{"name", o.name}, {"namespace", o.namespace_}, {"labels", labels}};
   json job = {{"apiVersion", "batch/v1"},
               {"kind", "Job"},
               {"metadata", meta},
@@ -191,8 +218,8 @@ exit "$code"
                    {{"restartPolicy", "Never"},
                     // The shards talk to KFP, never to the Kubernetes API.
                     {"automountServiceAccountToken", false},
-                    {"containers", {container}},
-                    {"volumes", volumes}}}}}}}};
+                    {"containers", {ShardContainer(o)}},
+                    {"volumes", ShardVolumes(o, shipped.volume_source)}}}}}}}};
   return std::vector<json>{shipped.config_map, job};
 }
 

@@ -218,6 +218,107 @@ Result<std::vector<LocalReplica>> PlanLocalReplicas(const JobConfig& config,
   return out;
 }
 
+namespace {
+
+// One replica's process while the job runs.
+struct Running {
+  LocalReplica replica;
+  std::filesystem::path log;
+  pid_t pid = -1;
+  std::optional<int> code;
+  bool killed = false;
+};
+
+void KillAll(std::vector<Running>& running) {
+  for (auto& r : running) {
+    if (r.pid > 0 && !r.code) {
+      KillGroup(r.pid, std::chrono::milliseconds(2000));
+      r.killed = true;
+      r.code = 137;
+    }
+  }
+}
+
+void CollectLogs(const std::vector<Running>& running, JobOutcome& outcome) {
+  for (const auto& r : running)
+    outcome.logs.push_back({r.replica.role, r.replica.index, ReadSmallFile(r.log)});
+}
+
+// The ports the replicas rendezvous on: PyTorch's master port, one per TF replica.
+Result<std::vector<int>> RendezvousPorts(const JobConfig& config) {
+  std::vector<int> ports;
+  int needed = config.kind == JobKind::kPyTorchJob
+                   ? 1
+                   : (config.kind == JobKind::kTFJob ? Total(config) : 0);
+  for (int i = 0; i < needed; ++i) {
+    auto p = FreePort();
+    if (!p.ok()) return p.error();
+    ports.push_back(*p);
+  }
+  return ports;
+}
+
+// Starts the replicas the plan starts; on a failure, kills those started.
+Status StartReplicas(const std::vector<LocalReplica>& plan, const std::vector<std::string>& command,
+                     const std::filesystem::path& dir, std::vector<Running>& running) {
+  for (const auto& rep : plan) {
+    if (!rep.started) continue;
+    Running r{rep, dir / (rep.name + ".log"), -1, std::nullopt, false};
+    auto pid = SpawnLogged({command, rep.env, dir, r.log});
+    if (!pid.ok()) {
+      KillAll(running);
+      return Error{rep.name + ": " + pid.error().message};
+    }
+    r.pid = *pid;
+    running.push_back(std::move(r));
+  }
+  return Ok();
+}
+
+// Polls the replicas until all have exited, or the deciding ones have and
+// the rest lingered long enough; a replica failing, the deadline or an
+// interrupt ends the job with an error.
+Status WaitForReplicas(const JobConfig& config, const LocalDriverOptions& options,
+                       std::chrono::steady_clock::time_point deadline,
+                       std::vector<Running>& running, JobOutcome& outcome) {
+  std::optional<std::chrono::steady_clock::time_point> linger_until;
+  while (true) {
+    bool all_done = true;
+    bool deciders_done = true;
+    for (auto& r : running) {
+      if (!r.code) r.code = PollExit(r.pid);
+      if (r.code && *r.code != 0 && !r.killed) {
+        KillAll(running);
+        CollectLogs(running, outcome);
+        std::string log = ReadSmallFile(r.log);
+        return Error{"replica " + r.replica.name + " exited with code " + std::to_string(*r.code) +
+                     "; last lines of its log:\n" + Tail(log, 20)};
+      }
+      all_done = all_done && r.code.has_value();
+      if (r.replica.decides) deciders_done = deciders_done && r.code.has_value();
+    }
+    auto now = std::chrono::steady_clock::now();
+    if (all_done) return Ok();
+    if (deciders_done) {
+      if (!linger_until) linger_until = now + options.linger;
+      if (now >= *linger_until) {
+        KillAll(running);  // e.g. TF parameter servers, which never exit on their own
+        return Ok();
+      }
+    }
+    if (now >= deadline || (options.interrupted && options.interrupted->load())) {
+      KillAll(running);
+      CollectLogs(running, outcome);
+      return Error{now >= deadline ? "timed out after " + std::to_string(config.timeout_seconds) +
+                                         " s (timeoutSeconds)"
+                                   : "interrupted"};
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+}  // namespace
+
 JobOutcome LocalDriver::Run(const JobConfig& config, const SweepPoint& point) {
   JobOutcome outcome;
   auto start = std::chrono::steady_clock::now();
@@ -240,98 +341,29 @@ JobOutcome LocalDriver::Run(const JobConfig& config, const SweepPoint& point) {
     return o;
   };
 
-  std::vector<int> ports;
-  int needed = config.kind == JobKind::kPyTorchJob
-                   ? 1
-                   : (config.kind == JobKind::kTFJob ? Total(config) : 0);
-  for (int i = 0; i < needed; ++i) {
-    auto p = FreePort();
-    if (!p.ok()) {
-      outcome.error = p.error().message;
-      return finish(outcome);
-    }
-    ports.push_back(*p);
+  auto ports = RendezvousPorts(config);
+  if (!ports.ok()) {
+    outcome.error = ports.error().message;
+    return finish(outcome);
   }
-  auto plan = PlanLocalReplicas(config, point, ports, dir);
+  auto plan = PlanLocalReplicas(config, point, *ports, dir);
   if (!plan.ok()) {
     outcome.error = plan.error().message;
     return finish(outcome);
   }
   auto resolved = Resolve(config, point);  // checked by PlanLocalReplicas
-
-  struct Running {
-    LocalReplica replica;
-    std::filesystem::path log;
-    pid_t pid = -1;
-    std::optional<int> code;
-    bool killed = false;
-  };
   std::vector<Running> running;
-  auto kill_all = [&] {
-    for (auto& r : running) {
-      if (r.pid > 0 && !r.code) {
-        KillGroup(r.pid, std::chrono::milliseconds(2000));
-        r.killed = true;
-        r.code = 137;
-      }
-    }
-  };
-  auto collect_logs = [&] {
-    for (const auto& r : running)
-      outcome.logs.push_back({r.replica.role, r.replica.index, ReadSmallFile(r.log)});
-  };
-  for (const auto& rep : *plan) {
-    if (!rep.started) continue;
-    Running r{rep, dir / (rep.name + ".log"), -1, std::nullopt, false};
-    auto pid = SpawnLogged({resolved->command, rep.env, dir, r.log});
-    if (!pid.ok()) {
-      kill_all();
-      outcome.error = rep.name + ": " + pid.error().message;
-      return finish(outcome);
-    }
-    r.pid = *pid;
-    running.push_back(std::move(r));
+  if (auto st = StartReplicas(*plan, resolved->command, dir, running); !st.ok()) {
+    outcome.error = st.error().message;
+    return finish(outcome);
   }
-
   auto deadline = start + std::chrono::seconds(config.timeout_seconds);
-  std::optional<std::chrono::steady_clock::time_point> linger_until;
-  while (true) {
-    bool all_done = true;
-    bool deciders_done = true;
-    for (auto& r : running) {
-      if (!r.code) r.code = PollExit(r.pid);
-      if (r.code && *r.code != 0 && !r.killed) {
-        kill_all();
-        collect_logs();
-        std::string log = ReadSmallFile(r.log);
-        outcome.error = "replica " + r.replica.name + " exited with code " +
-                        std::to_string(*r.code) + "; last lines of its log:\n" + Tail(log, 20);
-        return finish(outcome);
-      }
-      all_done = all_done && r.code.has_value();
-      if (r.replica.decides) deciders_done = deciders_done && r.code.has_value();
-    }
-    auto now = std::chrono::steady_clock::now();
-    if (all_done) break;
-    if (deciders_done) {
-      if (!linger_until) linger_until = now + options_.linger;
-      if (now >= *linger_until) {
-        kill_all();  // e.g. TF parameter servers, which never exit on their own
-        break;
-      }
-    }
-    if (now >= deadline || (options_.interrupted && options_.interrupted->load())) {
-      kill_all();
-      collect_logs();
-      outcome.error =
-          now >= deadline
-              ? "timed out after " + std::to_string(config.timeout_seconds) + " s (timeoutSeconds)"
-              : "interrupted";
-      return finish(outcome);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  auto waited = WaitForReplicas(config, options_, deadline, running, outcome);
+  if (!waited.ok()) {
+    outcome.error = waited.error().message;
+    return finish(outcome);
   }
-  collect_logs();
+  CollectLogs(running, outcome);
   outcome.succeeded = true;
   return finish(outcome);
 }

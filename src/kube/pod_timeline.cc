@@ -106,37 +106,34 @@ std::optional<Duration> PullDurationFromMessage(const std::string& message) {
   return *d;
 }
 
-Result<PodTimeline> ReadPodTimeline(const json& pod, const std::vector<json>& events) {
-  PodTimeline p;
-  const json& meta = Field(pod, "metadata");
-  p.name = Text(meta, "name");
-  if (p.name.empty()) return Error{"pod without metadata.name"};
-  std::string where = "pod ";
-  where += p.name;
-  p.uid = Text(meta, "uid");
-  auto created = Time(meta, "creationTimestamp", where + " metadata");
-  if (!created.ok()) return created.error();
-  if (!*created) return Error{where + ": no metadata.creationTimestamp"};
-  p.created = **created;
-  const json& spec = Field(pod, "spec");
-  const json& status = Field(pod, "status");
-  p.node = Text(spec, "nodeName");
-  p.phase = Text(status, "phase");
+namespace {
 
-  const json& conditions = Field(status, "conditions");
-  if (conditions.is_array()) {
-    for (const auto& c : conditions) {
-      if (Text(c, "status") != "True") continue;
-      auto t = Time(c, "lastTransitionTime", where + " condition " + Text(c, "type"));
-      if (!t.ok()) return t.error();
-      std::string type = Text(c, "type");
-      if (type == "PodScheduled") p.scheduled = *t;
-      if (type == "Initialized") p.initialized = *t;
-      if (type == "ContainersReady") p.containers_ready = *t;
-      if (type == "Ready") p.ready = *t;
-    }
+ContainerTimeline* FindContainer(PodTimeline& p, const std::string& name, bool init) {
+  for (auto& c : p.containers) {
+    if (c.name == name && c.init == init) return &c;
   }
+  return nullptr;
+}
 
+// The times of the pod's conditions that hold (status "True").
+Status ReadConditions(const json& status, const std::string& where, PodTimeline& p) {
+  const json& conditions = Field(status, "conditions");
+  if (!conditions.is_array()) return Ok();
+  for (const auto& c : conditions) {
+    if (Text(c, "status") != "True") continue;
+    auto t = Time(c, "lastTransitionTime", where + " condition " + Text(c, "type"));
+    if (!t.ok()) return t.error();
+    std::string type = Text(c, "type");
+    if (type == "PodScheduled") p.scheduled = *t;
+    if (type == "Initialized") p.initialized = *t;
+    if (type == "ContainersReady") p.containers_ready = *t;
+    if (type == "Ready") p.ready = *t;
+  }
+  return Ok();
+}
+
+// The spec's containers, init containers first; true when any has a readiness probe.
+bool ReadContainers(const json& spec, PodTimeline& p) {
   bool probes = false;
   for (auto [list, init] : {std::pair{"initContainers", true}, std::pair{"containers", false}}) {
     const json& cs = Field(spec, list);
@@ -151,19 +148,17 @@ Result<PodTimeline> ReadPodTimeline(const json& pod, const std::vector<json>& ev
       p.containers.push_back(std::move(t));
     }
   }
-  auto find = [&](const std::string& name, bool init) -> ContainerTimeline* {
-    for (auto& c : p.containers) {
-      if (c.name == name && c.init == init) return &c;
-    }
-    return nullptr;
-  };
+  return probes;
+}
 
+// Restarts, start and finish times and exit codes from the container statuses.
+Status ReadContainerStatuses(const json& status, const std::string& where, PodTimeline& p) {
   for (auto [list, init] :
        {std::pair{"initContainerStatuses", true}, std::pair{"containerStatuses", false}}) {
     const json& ss = Field(status, list);
     if (!ss.is_array()) continue;
     for (const auto& s : ss) {
-      ContainerTimeline* c = find(Text(s, "name"), init);
+      ContainerTimeline* c = FindContainer(p, Text(s, "name"), init);
       if (!c) continue;
       if (const json& n = Field(s, "restartCount"); n.is_number_integer())
         c->restarts = n.get<int>();
@@ -187,17 +182,11 @@ Result<PodTimeline> ReadPodTimeline(const json& pod, const std::vector<json>& ev
       }
     }
   }
+  return Ok();
+}
 
-  // A finished pod's readiness is gone from its conditions; see the header.
-  bool gates = Field(spec, "readinessGates").is_array() && !Field(spec, "readinessGates").empty();
-  if ((p.phase == "Succeeded" || p.phase == "Failed") && !probes && !gates) {
-    if (auto started = p.ContainersStarted()) {
-      if (!p.containers_ready) p.containers_ready = started;
-      if (!p.ready) p.ready = started;
-      p.ready_inferred = true;
-    }
-  }
-
+// Scheduling failures and image pulls from the pod's events.
+void ReadEvents(const std::vector<json>& events, PodTimeline& p) {
   std::map<std::string, WallTime> pulling;  // container key -> first Pulling
   std::vector<std::pair<std::string, WallTime>> pulled;
   for (const auto& e : events) {
@@ -217,7 +206,7 @@ Result<PodTimeline> ReadPodTimeline(const json& pod, const std::vector<json>& ev
     }
     auto which = ContainerOf(e);
     if (!which) continue;
-    ContainerTimeline* c = find(which->first, which->second);
+    ContainerTimeline* c = FindContainer(p, which->first, which->second);
     if (!c) continue;
     std::string key = c->init ? "i:" : "c:";
     key += c->name;
@@ -245,9 +234,43 @@ Result<PodTimeline> ReadPodTimeline(const json& pod, const std::vector<json>& ev
     auto it = pulling.find(key);
     if (it == pulling.end()) continue;
     bool init = key.starts_with("i:");
-    ContainerTimeline* c = find(key.substr(2), init);
+    ContainerTimeline* c = FindContainer(p, key.substr(2), init);
     if (c && !c->pull) c->pull = std::max(Duration::zero(), at - it->second);
   }
+}
+
+}  // namespace
+
+Result<PodTimeline> ReadPodTimeline(const json& pod, const std::vector<json>& events) {
+  PodTimeline p;
+  const json& meta = Field(pod, "metadata");
+  p.name = Text(meta, "name");
+  if (p.name.empty()) return Error{"pod without metadata.name"};
+  std::string where = "pod ";
+  where += p.name;
+  p.uid = Text(meta, "uid");
+  auto created = Time(meta, "creationTimestamp", where + " metadata");
+  if (!created.ok()) return created.error();
+  if (!*created) return Error{where + ": no metadata.creationTimestamp"};
+  p.created = **created;
+  const json& spec = Field(pod, "spec");
+  const json& status = Field(pod, "status");
+  p.node = Text(spec, "nodeName");
+  p.phase = Text(status, "phase");
+  if (auto st = ReadConditions(status, where, p); !st.ok()) return st.error();
+  bool probes = ReadContainers(spec, p);
+  if (auto st = ReadContainerStatuses(status, where, p); !st.ok()) return st.error();
+
+  // A finished pod's readiness is gone from its conditions; see the header.
+  bool gates = Field(spec, "readinessGates").is_array() && !Field(spec, "readinessGates").empty();
+  if ((p.phase == "Succeeded" || p.phase == "Failed") && !probes && !gates) {
+    if (auto started = p.ContainersStarted()) {
+      if (!p.containers_ready) p.containers_ready = started;
+      if (!p.ready) p.ready = started;
+      p.ready_inferred = true;
+    }
+  }
+  ReadEvents(events, p);
   return p;
 }
 

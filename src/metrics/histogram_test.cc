@@ -89,12 +89,6 @@ TEST(Histogram, EmptyAndNegative) {
   EXPECT_EQ(h.count(), 1u);
 }
 
-}  // namespace
-}  // namespace kfpbench::metrics
-
-namespace kfpbench::metrics {
-namespace {
-
 TEST(Histogram, CountAtOrBelowIsCumulativeAndNeverOvercounts) {
   Histogram h;
   for (int64_t v : {10, 100, 255, 1000, 5000, 250000, 1000000}) h.Record(v);

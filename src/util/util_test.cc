@@ -99,12 +99,6 @@ TEST(ResultType, CarriesValueOrError) {
   EXPECT_TRUE(s.ok());
 }
 
-}  // namespace
-}  // namespace kfpbench
-
-namespace kfpbench {
-namespace {
-
 TEST(Utf8, ValidatesAsRfc3629) {
   EXPECT_TRUE(IsValidUtf8(""));
   EXPECT_TRUE(IsValidUtf8("plain"));
