@@ -8,10 +8,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/e2e_support.h"
+#include "cli/cli_test_support.h"
 #include "kfp/client.h"
-#include "server/backend.h"
-#include "server/test_support.h"
 
 namespace kfpbench::cli {
 namespace {
@@ -20,27 +18,14 @@ namespace fs = std::filesystem;
 
 using namespace kfpbench::testing;  // Kfpbench(), ScratchDirTest, ReadJson, ...
 
-class CleanupCommandTest : public ScratchDirTest {
+class CleanupCommandTest : public ServedBackendTest {
  protected:
-  void SetUp() override {
-    ScratchDirTest::SetUp();
-    server::ServeOptions so;
-    so.port = 0;
-    so.backend.executor = "stub";
-    auto served = server::testing::ServeWithClient(so);
-    ASSERT_TRUE(served.ok()) << served.error().message;
-    backend_ = std::move(*served);
-  }
-  void TearDown() override {
-    backend_ = {};
-    ScratchDirTest::TearDown();
-  }
   // Runs the scenario with --keep; the benchmark's id from its results.json.
   std::string KeptBenchmark(const std::string& out) {
     std::string scenario = Write("s.json", R"([
       {"mode": "EXPERIMENT", "runTime": "1s", "numTimes": 2,
-       "pipelineFileName": ")" + std::string(KFPBENCH_SOURCE_DIR) +
-                                               R"(/examples/pipelines/sleep_chain.yaml",
+       "pipelineFileName": ")" + ExamplePipelines() +
+                                               R"(/sleep_chain.yaml",
        "params": {"duration": "10ms"}}])");
     auto r = Kfpbench("run " + scenario + " --host " + backend_.server->url() +
                       " --keep --quiet --poll-interval 100ms --out " + (dir_ / out).string());
@@ -73,8 +58,6 @@ class CleanupCommandTest : public ScratchDirTest {
     for (const auto& p : pipelines->items) c.pipelines += starts(p.name);
     return c;
   }
-
-  server::testing::ServedBackend backend_;
 };
 
 TEST_F(CleanupCommandTest, DeletesOneBenchmarkAndNothingElse) {

@@ -14,9 +14,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
+#include "cli/cli_test_support.h"
 #include "cli/common.h"
 #include "harness/benchmark.h"
-#include "harness/e2e_support.h"
 #include "http/server.h"
 #include "util/ids.h"
 
@@ -27,10 +27,7 @@ namespace fs = std::filesystem;
 
 using namespace kfpbench::testing;  // Kfpbench(), ScratchDirTest, ReadJson, ...
 
-class CliTest : public ScratchDirTest {
- protected:
-  std::string Pipelines() const { return std::string(KFPBENCH_SOURCE_DIR) + "/examples/pipelines"; }
-};
+using CliTest = ScratchDirTest;
 
 TEST_F(CliTest, BadScenarioFilesExitTwoWithOneLineNamingTheProblem) {
   struct Case {
@@ -48,7 +45,7 @@ TEST_F(CliTest, BadScenarioFilesExitTwoWithOneLineNamingTheProblem) {
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     std::string file = Write("bad" + std::to_string(i) + ".json", cases[i].text);
-    auto r = Kfpbench("run " + file + " --pipelines " + Pipelines() + " --out " +
+    auto r = Kfpbench("run " + file + " --pipelines " + ExamplePipelines() + " --out " +
                       (dir_ / "out").string());
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_NE(r.output.find(cases[i].fragment), std::string::npos) << r.output;
@@ -73,7 +70,7 @@ TEST_F(CliTest, UnreachableHostExitsTwoNamingTheUrl) {
   std::string file =
       Write("s.json",
             R"([{"mode":"PIPELINE_RUN","runTime":"1s","pipelineFileName":"sleep_chain.yaml"}])");
-  auto r = Kfpbench("run " + file + " --pipelines " + Pipelines() +
+  auto r = Kfpbench("run " + file + " --pipelines " + ExamplePipelines() +
                     " --host http://127.0.0.1:1 --token s3cr3t-t0ken-value --out " +
                     (dir_ / "out").string());
   EXPECT_EQ(r.exit_code, 2) << r.output;
@@ -87,8 +84,8 @@ TEST_F(CliTest, SmallScenarioRunsEndToEndAndWritesResults) {
      "pipelineFileName": "sleep_chain.yaml", "params": {"duration": "200ms"}}
   ])");
   fs::path out = dir_ / "out";
-  auto r = Kfpbench("run " + file + " --pipelines " + Pipelines() + " --poll-interval 100ms" +
-                    " --token s3cr3t-t0ken-value --out " + out.string());
+  auto r = Kfpbench("run " + file + " --pipelines " + ExamplePipelines() +
+                    " --poll-interval 100ms" + " --token s3cr3t-t0ken-value --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("CreateRun"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("s3cr3t-t0ken-value"), std::string::npos);
@@ -143,7 +140,7 @@ TEST_F(CliTest, OpenLoopRunsAreTimedFromTheirIntendedStart) {
      "pipelineFileName": "sleep_chain.yaml", "params": {"duration": "100ms"}}
   ])");
   fs::path out = dir_ / "out";
-  auto r = Kfpbench("run " + file + " --pipelines " + Pipelines() +
+  auto r = Kfpbench("run " + file + " --pipelines " + ExamplePipelines() +
                     " --executor stub --poll-interval 50ms --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::ifstream in(out / "results.json");
@@ -164,8 +161,8 @@ TEST_F(CliTest, RandomGetsAndUploadModesRecordTheirOperations) {
     {"mode": "RANDOM_GETS", "startTime": "1s", "runTime": "1s", "concurrency": 2}
   ])");
   fs::path out = dir_ / "out";
-  auto r = Kfpbench("run " + file + " --pipelines " + Pipelines() + " --executor stub --out " +
-                    out.string());
+  auto r = Kfpbench("run " + file + " --pipelines " + ExamplePipelines() +
+                    " --executor stub --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::ifstream in(out / "results.json");
   auto j = nlohmann::json::parse(in);
@@ -187,7 +184,7 @@ TEST_F(CliTest, RandomGetsMixDrawsOnlyTheWeightedCalls) {
      "mix": {"GetRun": 9, "ListPipelines": 1}}
   ])");
   fs::path out = dir_ / "out";
-  auto r = Kfpbench("run " + file + " --pipelines " + Pipelines() +
+  auto r = Kfpbench("run " + file + " --pipelines " + ExamplePipelines() +
                     " --executor stub --poll-interval 100ms --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::ifstream in(out / "results.json");
@@ -221,7 +218,7 @@ TEST_F(CliTest, LargeDatasetReportsArtifactThroughputPerStep) {
      "pipelineFileName": "large_dataset.yaml", "params": {"size": "4Mi"}}
   ])");
   fs::path out = dir_ / "out";
-  auto r = Kfpbench("run " + file + " --pipelines " + Pipelines() +
+  auto r = Kfpbench("run " + file + " --pipelines " + ExamplePipelines() +
                     " --poll-interval 100ms --artifact-root " + (dir_ / "artifacts").string() +
                     " --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -339,7 +336,7 @@ TEST_F(CliTest, ScheduledRunsCountFiresAndTriggerLag) {
   ])");
   fs::path out = dir_ / "out";
   std::string collector = Write("collector.json", R"({"site": "lab"})");
-  auto r = Kfpbench("run " + file + " --pipelines " + Pipelines() +
+  auto r = Kfpbench("run " + file + " --pipelines " + ExamplePipelines() +
                     " --executor stub --stub-duration constant:50ms --poll-interval 50ms" +
                     " --collector 'cat " + collector + "' --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -371,7 +368,7 @@ TEST_F(CliTest, ThresholdsGateTheExitCodeAndReportsAreWritten) {
                    "pipelineFileName": "sleep_chain.yaml", "params": {"duration": "10ms"}}]
   })");
   fs::path out = dir_ / "out";
-  auto r = Kfpbench("run " + file + " --pipelines " + Pipelines() +
+  auto r = Kfpbench("run " + file + " --pipelines " + ExamplePipelines() +
                     " --executor stub --poll-interval 20ms --out " + out.string());
   // A 1 ms p99 for GetRun through HTTP with a run in flight is not guaranteed
   // to fail, so either outcome is accepted as long as the code matches it.
@@ -402,7 +399,7 @@ TEST_F(CliTest, ABenchmarkInWhichNothingWorkedExitsOneAndSaysWhy) {
   std::string typo = Write("typo.json", R"([{"mode": "PIPELINE_RUN", "runTime": "1s",
     "numTimes": 2, "pipelineFileName": "sleep_chain.yaml", "params": {"durtion": "1s"}}])");
   for (const std::string command : {"run", "validate"}) {
-    auto r = Kfpbench(command + " " + typo + " --pipelines " + Pipelines() +
+    auto r = Kfpbench(command + " " + typo + " --pipelines " + ExamplePipelines() +
                       (command == "run" ? " --executor stub --quiet --out " + (dir_ / "o1").string()
                                         : std::string()));
     EXPECT_EQ(r.exit_code, 2) << r.output;
@@ -415,11 +412,11 @@ TEST_F(CliTest, ABenchmarkInWhichNothingWorkedExitsOneAndSaysWhy) {
   // Runs that fail: exit 1, unless --max-failed-runs allows them.
   std::string failing = Write("fail.json", R"([{"mode": "PIPELINE_RUN", "runTime": "1s",
     "numTimes": 1, "pipelineFileName": "fail_step.yaml", "params": {"duration": "10ms"}}])");
-  auto f = Kfpbench("run " + failing + " --pipelines " + Pipelines() +
+  auto f = Kfpbench("run " + failing + " --pipelines " + ExamplePipelines() +
                     " --quiet --poll-interval 50ms --out " + (dir_ / "o2").string());
   EXPECT_EQ(f.exit_code, 1) << f.output;
   EXPECT_NE(f.output.find("runs did not succeed"), std::string::npos) << f.output;
-  auto allowed = Kfpbench("run " + failing + " --pipelines " + Pipelines() +
+  auto allowed = Kfpbench("run " + failing + " --pipelines " + ExamplePipelines() +
                           " --quiet --poll-interval 50ms --max-failed-runs 100% --out " +
                           (dir_ / "o3").string());
   EXPECT_EQ(allowed.exit_code, 0) << allowed.output;
@@ -512,9 +509,9 @@ TEST_F(CliTest, FourShardsMergeIntoTheSumOfTheirParts) {
   size_t runs = 0;
   for (int i = 0; i < 4; ++i) {
     fs::path out = dir_ / ("shard" + std::to_string(i));
-    auto r =
-        Kfpbench("run " + file + " --pipelines " + Pipelines() + " --host " + url + " --shard " +
-                 std::to_string(i) + "/4 --quiet --poll-interval 50ms --out " + out.string());
+    auto r = Kfpbench("run " + file + " --pipelines " + ExamplePipelines() + " --host " + url +
+                      " --shard " + std::to_string(i) + "/4 --quiet --poll-interval 50ms --out " +
+                      out.string());
     ASSERT_EQ(r.exit_code, 0) << r.output;
     std::ifstream in(out / "results.json");
     auto j = nlohmann::json::parse(in);

@@ -50,6 +50,16 @@ int Fail(const std::string& message, int code) {
   return code;
 }
 
+int RunBenchmarkToExit(harness::Session& session, const harness::ScenarioFile& file,
+                       harness::BenchmarkOptions options) {
+  options.harness.interrupted = options.finish.interrupted = &g_interrupted;
+  options.harness.hurry = &g_hurry;
+  InstallSignalHandlers();
+  auto outcome = harness::RunBenchmark(session, file, options, std::cout);
+  if (!outcome.ok()) return Fail(outcome.error().message);
+  return ExitCode(*outcome);
+}
+
 int ExitCode(harness::Outcome outcome) {
   switch (outcome) {
     case harness::Outcome::kOk:

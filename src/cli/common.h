@@ -25,6 +25,11 @@ int Fail(const std::string& message, int code = 2);
 // The exit code CI sees for how a benchmark ended (cli/cli.h).
 int ExitCode(harness::Outcome outcome);
 
+// Runs `file` on `session` (the first Ctrl-C stops it gracefully, the second
+// promptly) and returns the exit code for how it ended.
+int RunBenchmarkToExit(harness::Session& session, const harness::ScenarioFile& file,
+                       harness::BenchmarkOptions options);
+
 // "5%" or "0.05" -> 0.05: a finite share, at least 0 and at most `at_most`
 // (100% for a share of something; a headroom may be more).
 Result<double> ParsePercent(const std::string& text, double at_most = 1);

@@ -6,6 +6,8 @@
 // --benchmark-id ID` does the same for everything one benchmark created.
 #include <iostream>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -18,14 +20,74 @@
 #include "harness/session.h"
 
 namespace kfpbench::cli {
+namespace {
+
+// The target's session, once it answers.
+Result<std::unique_ptr<harness::Session>> OpenReachable(const TargetFlags& flags) {
+  auto target = flags.Resolve();
+  if (!target.ok()) return target.error();
+  auto session = harness::Session::Open(*target);
+  if (!session.ok()) return session.error();
+  if (Status s = (*session)->CheckReachable(); !s.ok()) return s.error();
+  return session;
+}
+
+// What a clean-up could not delete, then its exit code: an interrupted one
+// is finished by running it again.
+int CleanUpExit(const std::vector<std::string>& failures, bool stopped) {
+  for (const auto& failure : failures) std::cerr << "  not deleted: " << failure << "\n";
+  if (stopped) {
+    std::cout << "interrupted: run the same command again to delete the rest\n";
+    return kExitInterrupted;
+  }
+  return failures.empty() ? kExitOk : kExitFailed;
+}
+
+struct GrowthCleanupFlags {
+  std::string prefix;
+  int concurrency = 8;
+  TargetFlags target;
+};
+
+int GrowthCleanup(const GrowthCleanupFlags& f) {
+  if (f.prefix.empty()) return Fail("--prefix: must not be empty");
+  InstallSignalHandlers();
+  auto session = OpenReachable(f.target);
+  if (!session.ok()) return Fail(session.error().message);
+  auto outcome = harness::CleanUpFill((*session)->client(), f.prefix, f.concurrency,
+                                      [] { return g_interrupted.load(); });
+  std::cout << fmt::format(
+      "deleted {} runs, {} experiments and {} pipelines of the growth fill '{}'\n",
+      outcome.runs_deleted, outcome.experiments_deleted, outcome.pipelines_deleted, f.prefix);
+  return CleanUpExit(outcome.failures, outcome.stopped);
+}
+
+struct CleanupFlags {
+  std::string benchmark_id;
+  TargetFlags target;
+};
+
+int Cleanup(const CleanupFlags& f) {
+  if (Status s = harness::CheckBenchmarkId(f.benchmark_id); !s.ok()) {
+    return Fail(s.error().message);
+  }
+  InstallSignalHandlers();
+  auto session = OpenReachable(f.target);
+  if (!session.ok()) return Fail(session.error().message);
+  auto outcome = harness::CleanUpBenchmark((*session)->client(), f.benchmark_id,
+                                           [] { return g_interrupted.load(); });
+  const auto& d = outcome.deleted;
+  std::cout << fmt::format(
+      "deleted {} recurring run(s), {} run(s), {} experiment(s) and {} pipeline(s) of "
+      "benchmark {}\n",
+      d.recurring_runs, d.runs, d.experiments, d.pipelines, f.benchmark_id);
+  return CleanUpExit(outcome.failures, outcome.stopped);
+}
+
+}  // namespace
 
 Command AddGrowthCleanupCommand(CLI::App& app) {
-  struct Flags {
-    std::string prefix;
-    int concurrency = 8;
-    TargetFlags target;
-  };
-  auto f = std::make_shared<Flags>();
+  auto f = std::make_shared<GrowthCleanupFlags>();
   auto* cmd = app.add_subcommand(
       "growth-cleanup",
       "delete what a growth scenario's fill created under --prefix (the runs of experiments "
@@ -35,36 +97,11 @@ Command AddGrowthCleanupCommand(CLI::App& app) {
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   f->target.Add(*cmd);
-  return {cmd, [f] {
-            if (f->prefix.empty()) return Fail("--prefix: must not be empty");
-            InstallSignalHandlers();
-            auto target = f->target.Resolve();
-            if (!target.ok()) return Fail(target.error().message);
-            auto session = harness::Session::Open(*target);
-            if (!session.ok()) return Fail(session.error().message);
-            if (Status s = (*session)->CheckReachable(); !s.ok()) return Fail(s.error().message);
-            auto outcome = harness::CleanUpFill((*session)->client(), f->prefix, f->concurrency,
-                                                [] { return g_interrupted.load(); });
-            std::cout << fmt::format(
-                "deleted {} runs, {} experiments and {} pipelines of the growth fill '{}'\n",
-                outcome.runs_deleted, outcome.experiments_deleted, outcome.pipelines_deleted,
-                f->prefix);
-            for (const auto& failure : outcome.failures)
-              std::cerr << "  not deleted: " << failure << "\n";
-            if (outcome.stopped) {
-              std::cout << "interrupted: run the same command again to delete the rest\n";
-              return kExitInterrupted;
-            }
-            return outcome.failures.empty() ? kExitOk : kExitFailed;
-          }};
+  return {cmd, [f] { return GrowthCleanup(*f); }};
 }
 
 Command AddCleanupCommand(CLI::App& app) {
-  struct Flags {
-    std::string benchmark_id;
-    TargetFlags target;
-  };
-  auto f = std::make_shared<Flags>();
+  auto f = std::make_shared<CleanupFlags>();
   auto* cmd = app.add_subcommand(
       "cleanup",
       "delete what one benchmark created on the target (every recurring run, run, experiment "
@@ -73,31 +110,7 @@ Command AddCleanupCommand(CLI::App& app) {
                   "the benchmark's id, kfpbench-<8 hex digits> (results.json, console)")
       ->required();
   f->target.Add(*cmd);
-  return {cmd, [f] {
-            if (Status s = harness::CheckBenchmarkId(f->benchmark_id); !s.ok()) {
-              return Fail(s.error().message);
-            }
-            InstallSignalHandlers();
-            auto target = f->target.Resolve();
-            if (!target.ok()) return Fail(target.error().message);
-            auto session = harness::Session::Open(*target);
-            if (!session.ok()) return Fail(session.error().message);
-            if (Status s = (*session)->CheckReachable(); !s.ok()) return Fail(s.error().message);
-            auto outcome = harness::CleanUpBenchmark((*session)->client(), f->benchmark_id,
-                                                     [] { return g_interrupted.load(); });
-            const auto& d = outcome.deleted;
-            std::cout << fmt::format(
-                "deleted {} recurring run(s), {} run(s), {} experiment(s) and {} pipeline(s) of "
-                "benchmark {}\n",
-                d.recurring_runs, d.runs, d.experiments, d.pipelines, f->benchmark_id);
-            for (const auto& failure : outcome.failures)
-              std::cerr << "  not deleted: " << failure << "\n";
-            if (outcome.stopped) {
-              std::cout << "interrupted: run the same command again to delete the rest\n";
-              return kExitInterrupted;
-            }
-            return outcome.failures.empty() ? kExitOk : kExitFailed;
-          }};
+  return {cmd, [f] { return Cleanup(*f); }};
 }
 
 }  // namespace kfpbench::cli

@@ -8,12 +8,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/e2e_support.h"
+#include "cli/cli_test_support.h"
 #include "http/client.h"
 #include "http/url.h"
 #include "kfp/client.h"
-#include "server/backend.h"
-#include "server/test_support.h"
 
 namespace kfpbench::cli {
 namespace {
@@ -24,7 +22,6 @@ using namespace kfpbench::testing;  // Kfpbench(), ScratchDirTest, ReadJson, ...
 
 class GrowthCommandTest : public ScratchDirTest {
  protected:
-  std::string Pipelines() const { return std::string(KFPBENCH_SOURCE_DIR) + "/examples/pipelines"; }
   std::string Scenario(const std::string& levels, const std::string& thresholds = "{}") {
     return Write("growth.json", R"({"scenarios": [{"mode": "PIPELINE_RUN", "runTime": "2m",
         "pipelineFileName": "growth_tiny.yaml", "shape": "growth",
@@ -46,10 +43,10 @@ TEST_F(GrowthCommandTest, BadLevelsAreRefusedByValidateAndRunAlike) {
            {"[20, 60.5]", "growth.levels[1]: must be a whole number of runs (got 60.5)"},
        }) {
     std::string file = Scenario(levels);
-    auto validate = Kfpbench("validate " + file + " --pipelines " + Pipelines());
+    auto validate = Kfpbench("validate " + file + " --pipelines " + ExamplePipelines());
     EXPECT_EQ(validate.exit_code, 2) << validate.output;
     EXPECT_NE(validate.output.find(fragment), std::string::npos) << validate.output;
-    auto run = Kfpbench("run " + file + " --pipelines " + Pipelines() + kStub + " --out " +
+    auto run = Kfpbench("run " + file + " --pipelines " + ExamplePipelines() + kStub + " --out " +
                         (dir_ / "out").string());
     EXPECT_EQ(run.exit_code, 2) << run.output;
     EXPECT_NE(run.output.find(fragment), std::string::npos) << run.output;
@@ -61,8 +58,8 @@ TEST_F(GrowthCommandTest, ASmallGrowthRunMeasuresEachLevelAndFitsTheCurves) {
   std::string file = Scenario("[20, 60, 150]", R"({"GetRun": ["growth_exponent < 5"],
                                    "ListRuns:deep": ["growth_exponent_p99 < 5"]})");
   fs::path out = dir_ / "out";
-  auto r =
-      Kfpbench("run " + file + " --pipelines " + Pipelines() + kStub + " --out " + out.string());
+  auto r = Kfpbench("run " + file + " --pipelines " + ExamplePipelines() + kStub + " --out " +
+                    out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto j = ReadJson(out / "results.json");
   ASSERT_FALSE(j.is_discarded());
@@ -113,13 +110,9 @@ class GrowthOnARealTargetTest : public GrowthCommandTest {
  protected:
   void SetUp() override {
     GrowthCommandTest::SetUp();
-    server::ServeOptions so;
-    so.port = 0;
-    so.backend.executor = "stub";
+    server::ServeOptions so = StubServer();
     so.backend.stub_durations = {"constant:1ms"};
-    auto served = server::testing::ServeWithClient(so);
-    ASSERT_TRUE(served.ok()) << served.error().message;
-    backend_ = std::move(*served);
+    Serve(so, backend_);
   }
   void TearDown() override {
     backend_ = {};
@@ -138,7 +131,7 @@ class GrowthOnARealTargetTest : public GrowthCommandTest {
 
 TEST_F(GrowthOnARealTargetTest, FillsOnlyWithGrowthFillAndDeletesWhatItCreated) {
   std::string file = Scenario("[15, 30]");
-  auto refused = Kfpbench("run " + file + " --pipelines " + Pipelines() + " --host " +
+  auto refused = Kfpbench("run " + file + " --pipelines " + ExamplePipelines() + " --host " +
                           backend_.server->url() + " --quiet --out " + (dir_ / "refused").string());
   EXPECT_EQ(refused.exit_code, 2) << refused.output;
   EXPECT_NE(refused.output.find("only with --growth-fill NAME"), std::string::npos)
@@ -147,8 +140,8 @@ TEST_F(GrowthOnARealTargetTest, FillsOnlyWithGrowthFillAndDeletesWhatItCreated) 
 
   fs::path out = dir_ / "out";
   auto r =
-      Kfpbench("run " + file + " --pipelines " + Pipelines() + " --host " + backend_.server->url() +
-               " --growth-fill gtest-fill --quiet --out " + out.string());
+      Kfpbench("run " + file + " --pipelines " + ExamplePipelines() + " --host " +
+               backend_.server->url() + " --growth-fill gtest-fill --quiet --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto j = ReadJson(out / "results.json");
   ASSERT_EQ(j["growth"]["0"]["levels"].size(), 2u) << j["growth"];
@@ -158,9 +151,9 @@ TEST_F(GrowthOnARealTargetTest, FillsOnlyWithGrowthFillAndDeletesWhatItCreated) 
   EXPECT_EQ(Runs(), 0);
 
   // --keep leaves the fill; growth-cleanup deletes it, and again finds nothing.
-  auto kept =
-      Kfpbench("run " + file + " --pipelines " + Pipelines() + " --host " + backend_.server->url() +
-               " --growth-fill gtest-fill --keep --quiet --out " + (dir_ / "kept").string());
+  auto kept = Kfpbench("run " + file + " --pipelines " + ExamplePipelines() + " --host " +
+                       backend_.server->url() + " --growth-fill gtest-fill --keep --quiet --out " +
+                       (dir_ / "kept").string());
   ASSERT_EQ(kept.exit_code, 0) << kept.output;
   EXPECT_GE(Runs(), 30);
   auto cleanup = Kfpbench("growth-cleanup --prefix gtest-fill --host " + backend_.server->url());

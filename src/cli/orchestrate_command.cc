@@ -14,19 +14,66 @@
 #include "harness/session.h"
 
 namespace kfpbench::cli {
+namespace {
+
+struct OrchestrateFlags {
+  std::string csv;
+  std::string pipeline;
+  std::string experiment;
+  int concurrency = 0;
+  std::string rate;
+  std::string out;
+  harness::BenchmarkOptions benchmark;
+  TargetFlags target;
+};
+
+// The flags as one ORCHESTRATE scenario: the alias runs what a scenario file
+// would.
+Result<nlohmann::json> ScenarioOf(const OrchestrateFlags& f) {
+  nlohmann::json scenario = {{"mode", "ORCHESTRATE"},
+                             {"csv", std::filesystem::absolute(f.csv).string()}};
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(f.pipeline, ec)) {
+    scenario["pipelineFileName"] = std::filesystem::absolute(f.pipeline).string();
+  } else {
+    scenario["pipeline"] = f.pipeline;
+  }
+  if (!f.experiment.empty()) scenario["experiment"] = f.experiment;
+  if (f.concurrency > 0) scenario["concurrency"] = f.concurrency;
+  if (!f.rate.empty()) {
+    auto rate = harness::ParseRate(f.rate);
+    if (!rate.ok()) return rate.error();
+    scenario["rate"] = *rate;
+  }
+  return scenario;
+}
+
+int Orchestrate(const OrchestrateFlags& f) {
+  if (f.concurrency > 0 && !f.rate.empty()) {
+    return Fail("give --concurrency or --rate, not both");
+  }
+  auto scenario = ScenarioOf(f);
+  if (!scenario.ok()) return Fail(scenario.error().message);
+  // The table is read (and typed, for a pipeline file) before
+  // anything is started or sent.
+  auto file = harness::ParseScenarios(nlohmann::json::array({*scenario}).dump(), f.csv, {});
+  if (!file.ok()) return Fail(file.error().message);
+
+  harness::BenchmarkOptions options = f.benchmark;
+  auto target = f.target.Resolve();
+  if (!target.ok()) return Fail(target.error().message);
+  auto session = harness::Session::Open(*target);
+  if (!session.ok()) return Fail(session.error().message);
+  auto out_dir = OutputFolder(f.out, "results");
+  if (!out_dir.ok()) return Fail(out_dir.error().message);
+  options.finish.out_dir = *out_dir;
+  return RunBenchmarkToExit(**session, *file, options);
+}
+
+}  // namespace
 
 Command AddOrchestrateCommand(CLI::App& app) {
-  struct Flags {
-    std::string csv;
-    std::string pipeline;
-    std::string experiment;
-    int concurrency = 0;
-    std::string rate;
-    std::string out;
-    harness::BenchmarkOptions benchmark;
-    TargetFlags target;
-  };
-  auto f = std::make_shared<Flags>();
+  auto f = std::make_shared<OrchestrateFlags>();
   auto* cmd = app.add_subcommand(
       "orchestrate",
       "start one run per CSV row, the row's columns as the run's parameters, and record them "
@@ -56,48 +103,7 @@ Command AddOrchestrateCommand(CLI::App& app) {
                     "how long runs in flight at the end are awaited");
   f->target.Add(*cmd);
 
-  return {cmd, [f] {
-            if (f->concurrency > 0 && !f->rate.empty()) {
-              return Fail("give --concurrency or --rate, not both");
-            }
-            // The flags as one ORCHESTRATE scenario: the alias runs what a
-            // scenario file would.
-            nlohmann::json scenario = {{"mode", "ORCHESTRATE"},
-                                       {"csv", std::filesystem::absolute(f->csv).string()}};
-            std::error_code ec;
-            if (std::filesystem::is_regular_file(f->pipeline, ec)) {
-              scenario["pipelineFileName"] = std::filesystem::absolute(f->pipeline).string();
-            } else {
-              scenario["pipeline"] = f->pipeline;
-            }
-            if (!f->experiment.empty()) scenario["experiment"] = f->experiment;
-            if (f->concurrency > 0) scenario["concurrency"] = f->concurrency;
-            if (!f->rate.empty()) {
-              auto rate = harness::ParseRate(f->rate);
-              if (!rate.ok()) return Fail(rate.error().message);
-              scenario["rate"] = *rate;
-            }
-            // The table is read (and typed, for a pipeline file) before
-            // anything is started or sent.
-            auto file =
-                harness::ParseScenarios(nlohmann::json::array({scenario}).dump(), f->csv, {});
-            if (!file.ok()) return Fail(file.error().message);
-
-            harness::BenchmarkOptions options = f->benchmark;
-            options.harness.interrupted = options.finish.interrupted = &g_interrupted;
-            options.harness.hurry = &g_hurry;
-            auto target = f->target.Resolve();
-            if (!target.ok()) return Fail(target.error().message);
-            auto session = harness::Session::Open(*target);
-            if (!session.ok()) return Fail(session.error().message);
-            auto out_dir = OutputFolder(f->out, "results");
-            if (!out_dir.ok()) return Fail(out_dir.error().message);
-            options.finish.out_dir = *out_dir;
-            InstallSignalHandlers();
-            auto outcome = harness::RunBenchmark(**session, *file, options, std::cout);
-            if (!outcome.ok()) return Fail(outcome.error().message);
-            return ExitCode(*outcome);
-          }};
+  return {cmd, [f] { return Orchestrate(*f); }};
 }
 
 }  // namespace kfpbench::cli

@@ -15,12 +15,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/e2e_support.h"
+#include "cli/cli_test_support.h"
 #include "http/client.h"
 #include "http/url.h"
 #include "kfp/client.h"
-#include "server/backend.h"
-#include "server/test_support.h"
 #include "util/ids.h"
 #include "util/time.h"
 
@@ -31,21 +29,15 @@ namespace fs = std::filesystem;
 
 using namespace kfpbench::testing;  // Kfpbench(), ScratchDirTest, ReadJson, ...
 
-class OrchestrateCommandTest : public ScratchDirTest {
+// The server runs steps as processes of the kfpbench binary.
+class OrchestrateCommandTest : public ServedBackendTest {
  protected:
-  void SetUp() override {
-    ScratchDirTest::SetUp();
-    server::ServeOptions so;
-    so.port = 0;
+  OrchestrateCommandTest() : ServedBackendTest(ProcessServer()) {}
+  static server::ServeOptions ProcessServer() {
+    server::ServeOptions so = StubServer();
     so.backend.executor = "process";
     so.backend.self_binary = std::string(KFPBENCH_BINARY_DIR) + "/kfpbench";
-    auto served = server::testing::ServeWithClient(so);
-    ASSERT_TRUE(served.ok()) << served.error().message;
-    backend_ = std::move(*served);
-  }
-  void TearDown() override {
-    backend_ = {};
-    ScratchDirTest::TearDown();
+    return so;
   }
   std::string Sweep() const {
     return std::string(KFPBENCH_SOURCE_DIR) + "/examples/capacity/train_sweep.yaml";
@@ -57,8 +49,6 @@ class OrchestrateCommandTest : public ScratchDirTest {
     EXPECT_TRUE(page.ok()) << page.error().message;
     return page.ok() ? page->items : std::vector<kfp::Run>{};
   }
-
-  server::testing::ServedBackend backend_;
 };
 
 TEST_F(OrchestrateCommandTest, StartsOneRunPerRowWithThatRowsTypedParameters) {

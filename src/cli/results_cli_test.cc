@@ -16,7 +16,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/e2e_support.h"
+#include "cli/cli_test_support.h"
 #include "http/client.h"
 #include "http/server.h"
 #include "http/test_support.h"
@@ -65,11 +65,10 @@ class ResultsCliTest : public ScratchDirTest {
   }
   // Runs `file` on stub steps, posting failed thresholds to `receiver`.
   Outcome RunNotifying(const std::string& file, Receiver& receiver) {
-    return Kfpbench("run " + file + " --pipelines " + Pipelines() +
+    return Kfpbench("run " + file + " --pipelines " + ExamplePipelines() +
                     " --executor stub --stub-duration constant:50ms --poll-interval 50ms --quiet" +
                     " --notify " + receiver.url(kHookPath) + " --out " + (dir_ / "out").string());
   }
-  std::string Pipelines() const { return std::string(KFPBENCH_SOURCE_DIR) + "/examples/pipelines"; }
   nlohmann::json Results(const fs::path& dir) {
     std::ifstream in(dir / "results.json");
     return nlohmann::json::parse(in, nullptr, false);
@@ -154,7 +153,7 @@ TEST_F(ResultsCliTest, PrometheusScrapesALiveRunAndCountsMatchResultsJson) {
   ])");
   fs::path out = dir_ / "out";
   // --keep: clean-up calls would count live but not in results.json.
-  auto r = Kfpbench("run " + file + " --pipelines " + Pipelines() +
+  auto r = Kfpbench("run " + file + " --pipelines " + ExamplePipelines() +
                     " --executor stub --stub-duration constant:300ms --poll-interval 100ms"
                     " --keep --quiet --metrics-listen 127.0.0.1:" +
                     std::to_string(metrics_port) + " --out " + out.string());
@@ -219,7 +218,7 @@ TEST_F(ResultsCliTest, FailedThresholdsArePostedAndTheExitCodeStays99) {
 
   // A webhook that cannot be reached is reported, and the exit code is the thresholds'.
   auto unreachable =
-      Kfpbench("run " + file + " --pipelines " + Pipelines() +
+      Kfpbench("run " + file + " --pipelines " + ExamplePipelines() +
                " --executor stub --stub-duration constant:50ms --quiet" +
                " --notify http://127.0.0.1:1/hooks/secret-path --out " + (dir_ / "out2").string());
   EXPECT_EQ(unreachable.exit_code, 99) << unreachable.output;
@@ -235,12 +234,12 @@ TEST_F(ResultsCliTest, NothingIsPostedWhenThresholdsPass) {
   auto r = RunNotifying(file, receiver);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(receiver.bodies().empty());
-  auto bad = Kfpbench("run " + file + " --pipelines " + Pipelines() +
+  auto bad = Kfpbench("run " + file + " --pipelines " + ExamplePipelines() +
                       " --notify ftp://x/secret-path --out " + (dir_ / "o2").string());
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_NE(bad.output.find("--notify"), std::string::npos) << bad.output;
   EXPECT_EQ(bad.output.find("secret-path"), std::string::npos) << bad.output;
-  auto listen = Kfpbench("run " + file + " --pipelines " + Pipelines() +
+  auto listen = Kfpbench("run " + file + " --pipelines " + ExamplePipelines() +
                          " --metrics-listen nonsense --out " + (dir_ / "o3").string());
   EXPECT_EQ(listen.exit_code, 2) << listen.output;
   EXPECT_NE(listen.output.find("--metrics-listen"), std::string::npos) << listen.output;
@@ -254,7 +253,7 @@ TEST_F(ResultsCliTest, RepeatInterleavesRepetitionsAndCompareTestsOverThem) {
     {"mode": "RANDOM_GETS", "runTime": "1s", "concurrency": 1}
   ])");
   fs::path out = dir_ / "out";
-  auto r = Kfpbench("run " + file + " --pipelines " + Pipelines() +
+  auto r = Kfpbench("run " + file + " --pipelines " + ExamplePipelines() +
                     " --executor stub --stub-duration constant:50ms --poll-interval 50ms --quiet" +
                     " --repeat 3 --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;

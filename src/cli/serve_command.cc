@@ -100,6 +100,73 @@ Status BackendFlags::Apply(server::BackendOptions& out) const {
   return Ok();
 }
 
+namespace {
+
+// Bearer tokens and KFP's multi-user mode: who may call, and as whom.
+void AddAuthFlags(CLI::App& cmd, server::AuthConfig& auth, server::AuthFiles& auth_files) {
+  cmd.add_option("--token-file", auth_files.token_files,
+                 "ask every request for a bearer token (Authorization: Bearer TOKEN) from this "
+                 "file: one token a line, optionally followed by the user it stands for in "
+                 "--multi-user mode (repeatable; tokens are compared in constant time and never "
+                 "logged)");
+  cmd.add_option("--token-cookie", auth.token_cookie,
+                 "also take the bearer token from this cookie, e.g. authservice_session");
+  cmd.add_flag("--multi-user", auth.multi_user,
+               "KFP's multi-user mode: the user from --user-header, namespaces from "
+               "--namespace-policy as the unit of isolation; healthz reports multi_user: true");
+  cmd.add_option("--user-header", auth.user_header,
+                 "header a trusted proxy names the user in (KFP's KUBEFLOW_USERID_HEADER)")
+      ->capture_default_str();
+  cmd.add_option("--user-prefix", auth.user_prefix,
+                 "prefix of the user header's value, stripped (KFP's KUBEFLOW_USERID_PREFIX, "
+                 "e.g. accounts.google.com:); a value without it is refused");
+  cmd.add_option("--namespace-policy", auth_files.policy_file,
+                 "multi-user mode: the namespaces each user may use, one line per user: USER "
+                 "NAMESPACE... (\"*\" for all)");
+  cmd.add_option("--shared-namespace", auth.shared_namespace,
+                 "multi-user mode: the namespace whose users may create, change and delete "
+                 "shared pipelines (KFP's own namespace)")
+      ->capture_default_str();
+}
+
+// Starts the server and serves until Ctrl-C.
+int Serve(server::ServeOptions& options, const BackendFlags& flags,
+          const server::AuthFiles& auth_files) {
+  if (Status s = flags.Apply(options.backend); !s.ok()) return Fail(s.error().message);
+  if (Status s = server::LoadAuthFiles(auth_files, options.backend.auth); !s.ok()) {
+    return Fail(s.error().message);
+  }
+  if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
+    return Fail("--tls-cert and --tls-key go together");
+  }
+  InstallSignalHandlers();
+  auto server = server::ApiServer::Start(options);
+  if (!server.ok()) return Fail(server.error().message);
+  if (!(*server)->warning().empty()) {
+    std::cerr << "\n*** WARNING: " << (*server)->warning() << " ***\n" << std::endl;
+  }
+  std::cout << "kfpbench serving the KFP v2beta1 API at " << (*server)->url()
+            << "/apis/v2beta1 (Ctrl-C stops)" << std::endl;
+  const server::AuthConfig& a = options.backend.auth;
+  if (a.enabled()) {
+    std::cout << "authentication: "
+              << (a.tokens.empty() ? std::string("no bearer token")
+                                   : fmt::format("{} bearer token(s)", a.tokens.size()))
+              << (a.multi_user ? fmt::format("; multi-user, the user from the {} header, "
+                                             "{} user(s) in the namespace policy",
+                                             a.user_header, a.policy.size())
+                               : std::string())
+              << std::endl;
+  }
+  while (!g_interrupted.load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  (*server)->Stop();
+  return kExitOk;
+}
+
+}  // namespace
+
 Command AddServeCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand("serve", "run the embedded KFP-compatible backend");
   auto options = std::make_shared<server::ServeOptions>();
@@ -122,67 +189,12 @@ Command AddServeCommand(CLI::App& app) {
                   "serve https with this PEM certificate (chain); needs --tls-key");
   cmd->add_option("--tls-key", options->tls_key_file, "PEM private key of --tls-cert");
   auto auth_files = std::make_shared<server::AuthFiles>();
-  server::AuthConfig& auth = options->backend.auth;
-  cmd->add_option("--token-file", auth_files->token_files,
-                  "ask every request for a bearer token (Authorization: Bearer TOKEN) from this "
-                  "file: one token a line, optionally followed by the user it stands for in "
-                  "--multi-user mode (repeatable; tokens are compared in constant time and never "
-                  "logged)");
-  cmd->add_option("--token-cookie", auth.token_cookie,
-                  "also take the bearer token from this cookie, e.g. authservice_session");
-  cmd->add_flag("--multi-user", auth.multi_user,
-                "KFP's multi-user mode: the user from --user-header, namespaces from "
-                "--namespace-policy as the unit of isolation; healthz reports multi_user: true");
-  cmd->add_option("--user-header", auth.user_header,
-                  "header a trusted proxy names the user in (KFP's KUBEFLOW_USERID_HEADER)")
-      ->capture_default_str();
-  cmd->add_option("--user-prefix", auth.user_prefix,
-                  "prefix of the user header's value, stripped (KFP's KUBEFLOW_USERID_PREFIX, "
-                  "e.g. accounts.google.com:); a value without it is refused");
-  cmd->add_option("--namespace-policy", auth_files->policy_file,
-                  "multi-user mode: the namespaces each user may use, one line per user: USER "
-                  "NAMESPACE... (\"*\" for all)");
-  cmd->add_option("--shared-namespace", auth.shared_namespace,
-                  "multi-user mode: the namespace whose users may create, change and delete "
-                  "shared pipelines (KFP's own namespace)")
-      ->capture_default_str();
+  AddAuthFlags(*cmd, options->backend.auth, *auth_files);
   cmd->add_flag("--allow-unauthenticated", options->allow_unauthenticated,
                 "serve off loopback without authentication (only with --executor stub): anyone "
                 "who reaches the port can use the whole API");
   flags->Add(*cmd);
-  return {cmd, [options, flags, auth_files] {
-            if (Status s = flags->Apply(options->backend); !s.ok()) return Fail(s.error().message);
-            if (Status s = server::LoadAuthFiles(*auth_files, options->backend.auth); !s.ok()) {
-              return Fail(s.error().message);
-            }
-            if (options->tls_cert_file.empty() != options->tls_key_file.empty()) {
-              return Fail("--tls-cert and --tls-key go together");
-            }
-            InstallSignalHandlers();
-            auto server = server::ApiServer::Start(*options);
-            if (!server.ok()) return Fail(server.error().message);
-            if (!(*server)->warning().empty()) {
-              std::cerr << "\n*** WARNING: " << (*server)->warning() << " ***\n" << std::endl;
-            }
-            std::cout << "kfpbench serving the KFP v2beta1 API at " << (*server)->url()
-                      << "/apis/v2beta1 (Ctrl-C stops)" << std::endl;
-            const server::AuthConfig& a = options->backend.auth;
-            if (a.enabled()) {
-              std::cout << "authentication: "
-                        << (a.tokens.empty() ? std::string("no bearer token")
-                                             : fmt::format("{} bearer token(s)", a.tokens.size()))
-                        << (a.multi_user ? fmt::format("; multi-user, the user from the {} header, "
-                                                       "{} user(s) in the namespace policy",
-                                                       a.user_header, a.policy.size())
-                                         : std::string())
-                        << std::endl;
-            }
-            while (!g_interrupted.load()) {
-              std::this_thread::sleep_for(std::chrono::milliseconds(100));
-            }
-            (*server)->Stop();
-            return kExitOk;
-          }};
+  return {cmd, [options, flags, auth_files] { return Serve(*options, *flags, *auth_files); }};
 }
 
 }  // namespace kfpbench::cli
