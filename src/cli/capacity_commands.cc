@@ -71,6 +71,21 @@ Command AddSimulateCommand(CLI::App& app) {
   return {cmd, run};
 }
 
+namespace {
+
+// calibrate's options for a summary-levels file.
+void AddSummaryFitOptions(CLI::App& cmd, std::string& html, double& fit_seconds) {
+  cmd.add_option("--html", html,
+                 "with summary levels, also write a page: each level's makespan measured and "
+                 "predicted, the near-equal fits' band, and the errors on levels not fitted");
+  cmd.add_option("--fit-seconds", fit_seconds,
+                 "with summary levels, stop refining the fit after this long")
+      ->check(CLI::Range(1.0, 86400.0))
+      ->capture_default_str();
+}
+
+}  // namespace
+
 Command AddCalibrateCommand(CLI::App& app) {
   struct Flags {
     std::vector<std::string> results;
@@ -79,15 +94,20 @@ Command AddCalibrateCommand(CLI::App& app) {
     std::vector<std::string> artifact_bytes;
     std::string sharing = "fair";
     std::string out = "calibration.json";
+    std::string html;
+    double fit_seconds = 120;
   };
   auto f = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand(
       "calibrate",
       "fit the simulator's step durations and overhead from measured runs, and with two or "
-      "more load levels the artifact store's bandwidth");
+      "more load levels the artifact store's bandwidth; or fit the step split, overhead and "
+      "autoscaler delay to levels given as summary figures");
   cmd->add_option("results", f->results,
                   "RESULTS_DIR (or its results.json), one per load level: step models come from "
-                  "the lightest, shared services are fitted to all")
+                  "the lightest, shared services are fitted to all; or one SUMMARY.json of "
+                  "levels given as runs, nodes and makespan (docs/CAPACITY.md), which a "
+                  "results.json beside it pins the step split of")
       ->required();
   cmd->add_option("--pipeline", f->pipeline,
                   "the pipeline the runs ran, to fit each executor label on its own");
@@ -104,8 +124,11 @@ Command AddCalibrateCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--out", f->out, "calibration file for simulate (workload `calibration:`)")
       ->capture_default_str();
+  AddSummaryFitOptions(*cmd, f->html, f->fit_seconds);
   auto run = [f]() -> int {
     plan::CalibrationRequest request;
+    request.summary_options.max_seconds = f->fit_seconds;
+    request.html = f->html;
     request.results.assign(f->results.begin(), f->results.end());
     request.pipeline = f->pipeline;
     request.cluster = f->cluster;
@@ -133,6 +156,10 @@ Command AddCalibrateCommand(CLI::App& app) {
     auto c = plan::CalibrateFromFiles(request);
     if (!c.ok()) return Fail(c.error().message, c.error().BadInput() ? kExitBadInput : kExitFailed);
     std::cout << plan::Describe(*c, request) << "written     " << f->out << "\n";
+    if (!f->html.empty())
+      std::cout << "page        "
+                << (c->summary ? f->html : "not written: --html draws summary levels; none given")
+                << "\n";
     return kExitOk;
   };
   return {cmd, run};

@@ -1,5 +1,6 @@
 #include "plan/answer.h"
 
+#include "plan/calibration.h"
 #include "plan/capacity_page.h"
 #include "plan/command_errors.h"
 #include "sim/config.h"
@@ -35,7 +36,10 @@ Result<Answer> AnswerQuestion(const Question& q, const AnswerFiles& files,
   }
   if (!files.html.empty()) {
     std::string title = "kfpbench plan " + q.workload.string();
-    if (auto st = WriteAnswerPage(*cluster, *workload, *a, title, files.html); !st.ok()) {
+    const nlohmann::json fit = SummaryFitOfWorkload(q.workload);
+    if (auto st = WriteAnswerPage(*cluster, *workload, *a, title, files.html,
+                                  fit.is_object() ? &fit : nullptr);
+        !st.ok()) {
       return Failed(st.error());
     }
   }
@@ -44,7 +48,7 @@ Result<Answer> AnswerQuestion(const Question& q, const AnswerFiles& files,
 
 Status WriteAnswerPage(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload,
                        const Answer& answer, const std::string& title,
-                       const std::filesystem::path& path) {
+                       const std::filesystem::path& path, const nlohmann::json* fit) {
   auto sweeps = SweepAround(cluster, workload, answer.runs, answer.nodes, answer.replications,
                             answer.deadline);
   if (!sweeps.ok()) return Failed(sweeps.error());
@@ -53,7 +57,7 @@ Status WriteAnswerPage(const sim::ClusterSpec& cluster, const sim::WorkloadSpec&
   w.runs = answer.runs;
   auto at_answer = sim::Simulate(FixedNodes(cluster, answer.nodes), w);
   if (!at_answer.ok()) return Failed(at_answer.error());
-  CapacityPage page{title, Describe(answer), &*sweeps, &*at_answer, &answer};
+  CapacityPage page{title, Describe(answer), &*sweeps, &*at_answer, &answer, fit};
   if (auto st = WriteCapacityPage(page, path); !st.ok()) return Failed(st.error());
   return Ok();
 }

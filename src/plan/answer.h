@@ -8,6 +8,8 @@
 #include <functional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "plan/plan.h"
 #include "sim/model.h"
 #include "util/result.h"
@@ -41,9 +43,10 @@ Result<Answer> AnswerQuestion(const Question& question, const AnswerFiles& files
                               const std::function<void(const Answer&)>& on_answer = {});
 
 // The capacity page of `answer`: the sweeps around it, and the cluster over
-// time with the workload's own seed at it (all at once, nodes fixed).
+// time with the workload's own seed at it (all at once, nodes fixed), and
+// the levels its calibration was fitted to (`fit`, when not null).
 Status WriteAnswerPage(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload,
                        const Answer& answer, const std::string& title,
-                       const std::filesystem::path& path);
+                       const std::filesystem::path& path, const nlohmann::json* fit = nullptr);
 
 }  // namespace kfpbench::plan

@@ -1,14 +1,19 @@
 #include "plan/calibration.h"
 
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
 
 #include "ir/pipeline_spec.h"
 #include "ir/quantity.h"
+#include "plan/capacity_page.h"
 #include "plan/command_errors.h"
 #include "results/results_json.h"
 #include "sim/config.h"
+#include "sim/step_draw.h"
+#include "sim/summary_levels.h"
 #include "util/files.h"
 #include "util/human.h"
 #include "util/time.h"
@@ -48,6 +53,41 @@ Result<sim::MeasuredLevel> LoadLevel(const std::filesystem::path& path) {
   return level;
 }
 
+// A summary-levels file (sim/summary_levels.h) rather than a results.json:
+// a JSON file whose top level has "summary_levels".
+Result<std::optional<sim::SummaryLevels>> ReadSummaryLevels(const std::filesystem::path& path) {
+  if (std::filesystem::is_directory(path)) return std::optional<sim::SummaryLevels>{};
+  auto text = ReadFile(path);
+  if (!text.ok()) return std::optional<sim::SummaryLevels>{};  // LoadLevel says why
+  auto json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!sim::IsSummaryLevels(json)) return std::optional<sim::SummaryLevels>{};
+  auto levels = sim::ParseSummaryLevels(*text);
+  if (!levels.ok()) return Error{path.string() + ": " + levels.error().message};
+  return std::optional<sim::SummaryLevels>{std::move(*levels)};
+}
+
+// The measured step models pin what summary levels cannot tell apart: each
+// label's share of the step time, and the overhead.
+void PinFromMeasured(const sim::Calibration& measured, sim::SummaryLevels& summary) {
+  const sim::StepModels expected = sim::ExpectedSteps(measured.models);
+  for (const auto& [label, m] : expected.by_label) {
+    summary.measured_steps[label] = ToSeconds(m.duration.a);
+  }
+  if (!summary.overhead) summary.overhead = measured.overhead_p50;
+}
+
+Result<sim::Calibration> FitSummary(sim::Calibration c, sim::SummaryLevels summary,
+                                    std::shared_ptr<const ir::PipelineSpec> spec,
+                                    const sim::SummaryFitOptions& options) {
+  if (c.runs > 0) PinFromMeasured(c, summary);
+  auto fit = sim::FitSummaryLevels(summary, std::move(spec), options);
+  if (!fit.ok()) return BadInput(fit.error().message);
+  if (c.runs == 0) c.models = sim::ModelsOf(*fit);
+  c.summary = std::move(*fit);
+  c.summary_levels = std::move(summary);
+  return c;
+}
+
 }  // namespace
 
 Result<sim::Calibration> CalibrateFromFiles(const CalibrationRequest& r) {
@@ -66,20 +106,45 @@ Result<sim::Calibration> CalibrateFromFiles(const CalibrationRequest& r) {
     inputs.cluster = std::move(*cluster);
   }
   std::vector<sim::MeasuredLevel> levels;
+  std::optional<sim::SummaryLevels> summary;
   for (const auto& path : r.results) {
+    auto file = ReadSummaryLevels(path);
+    if (!file.ok()) return BadInput(file.error().message);
+    if (file->has_value() && summary) {
+      return BadInput(path.string() + ": give one summary-levels file (it holds every level)");
+    }
+    if (file->has_value()) {
+      summary = std::move(**file);
+      continue;
+    }
     auto level = LoadLevel(path);
     if (!level.ok()) return BadInput(level.error().message);
     levels.push_back(std::move(*level));
   }
-  auto c = sim::CalibrateLevels(levels, spec, inputs);
-  if (!c.ok()) return BadInput(c.error().message);
-  if (auto st = WriteFileAtomically(r.out, sim::ToJson(*c).dump(2) + "\n"); !st.ok()) {
+  sim::Calibration c;
+  if (!levels.empty()) {
+    auto measured = sim::CalibrateLevels(levels, spec, inputs);
+    if (!measured.ok()) return BadInput(measured.error().message);
+    c = std::move(*measured);
+  }
+  if (summary) {
+    auto fitted = FitSummary(std::move(c), std::move(*summary), spec, r.summary_options);
+    if (!fitted.ok()) return fitted.error();
+    c = std::move(*fitted);
+  }
+  if (auto st = WriteFileAtomically(r.out, sim::ToJson(c).dump(2) + "\n"); !st.ok()) {
     return Error{st.error().message};
+  }
+  if (!r.html.empty() && c.summary) {
+    const nlohmann::json fit = sim::ToJson(*c.summary, c.summary_levels);
+    CapacityPage page{"kfpbench calibrate", Describe(c, r), nullptr, nullptr, nullptr, &fit};
+    if (auto st = WriteCapacityPage(page, r.html); !st.ok()) return Error{st.error().message};
   }
   return c;
 }
 
 std::string Describe(const sim::Calibration& c, const CalibrationRequest& r) {
+  if (c.summary && c.runs == 0) return sim::Describe(*c.summary, c.summary_levels);
   std::string s = fmt::format("calibrated from {} runs; overhead {} per task\n", c.runs,
                               FormatDuration(c.overhead_p50));
   s += fmt::format("  {:<24} {}\n", "default", c.models.fallback.duration.ToString());
@@ -110,10 +175,27 @@ std::string Describe(const sim::Calibration& c, const CalibrationRequest& r) {
                        l.calls, l.measured_mean * 1e3, l.predicted_mean * 1e3,
                        (l.predicted_mean - l.measured_mean) / l.measured_mean * 100);
     }
-  } else if (r.results.size() > 1) {
+  } else if (r.results.size() > 1 && !c.summary) {
     s += "api not fitted: " + c.shared.api_why_not + "\n";
   }
+  if (c.summary) s += sim::Describe(*c.summary, c.summary_levels);
   return s;
+}
+
+nlohmann::json SummaryFitOfWorkload(const std::filesystem::path& workload) {
+  auto text = ReadFile(workload);
+  if (!text.ok()) return nullptr;
+  try {
+    const YAML::Node root = YAML::Load(*text);
+    if (!root.IsMap() || !root["calibration"] || !root["calibration"].IsScalar()) return nullptr;
+    auto calibration = ReadFile(workload.parent_path() / root["calibration"].as<std::string>());
+    if (!calibration.ok()) return nullptr;
+    auto j = nlohmann::json::parse(*calibration, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object() || !j.contains("fit") || !j["fit"].is_object()) return nullptr;
+    return j["fit"].value("summary", nlohmann::json());
+  } catch (const YAML::Exception&) {
+    return nullptr;  // LoadWorkload has said what is wrong with it
+  }
 }
 
 }  // namespace kfpbench::plan

@@ -9,24 +9,32 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "sim/calibrate.h"
 #include "util/result.h"
 
 namespace kfpbench::plan {
 
 struct CalibrationRequest {
-  std::vector<std::filesystem::path> results;  // one per load level: a folder or its results.json
+  // One per load level: a folder or its results.json; or one summary-levels
+  // file (sim/summary_levels.h) holding several levels as summary figures.
+  std::vector<std::filesystem::path> results;
   std::filesystem::path pipeline;  // maps tasks to executor labels; empty: all "default"
   std::filesystem::path cluster;   // what the levels ran on; empty: shared services not fitted
   std::map<std::string, int64_t> artifact_bytes;  // what a step uploads, by executor label
   bool fifo = false;                              // the store serves one upload at a time
   std::filesystem::path out;                      // the calibration file
+  sim::SummaryFitOptions summary_options;         // for a summary-levels file among `results`
+  std::filesystem::path html;  // with summary levels, the page of their fit; empty: none
 };
 
 // Loads the pipeline, the cluster and every level (a results.json kfpbench
 // run wrote gives CreateRun latencies too; a hand-made {"runs": ...} run
-// records only), fits with sim::CalibrateLevels and writes `out` through a
-// temporary file. An error in the inputs or the fit is BadInput(); one that
+// records only), fits with sim::CalibrateLevels (a summary-levels file with
+// sim::FitSummaryLevels, the results' step split pinning its own) and writes
+// `out`, and `html` when there are summary levels, each through a temporary
+// file. An error in the inputs or the fit is BadInput(); one that
 // is not is the file not written.
 Result<sim::Calibration> CalibrateFromFiles(const CalibrationRequest& request);
 
@@ -34,5 +42,10 @@ Result<sim::Calibration> CalibrateFromFiles(const CalibrationRequest& request);
 // uploads, and for several levels the shared services fitted (each level's
 // measured and predicted figures) or why not.
 std::string Describe(const sim::Calibration& c, const CalibrationRequest& request);
+
+// The summary fit (fit.summary) of the calibration file a WORKLOAD.yaml
+// names, for the capacity page; null when it names none or the file has no
+// summary fit.
+nlohmann::json SummaryFitOfWorkload(const std::filesystem::path& workload);
 
 }  // namespace kfpbench::plan

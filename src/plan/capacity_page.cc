@@ -287,6 +287,33 @@ constexpr const char* kPageJs = R"JS(
                 answer ? 'K = ' + answer.nodes : '');
     bindsChart(data.by_nodes, data.by_nodes.nodes, 'nodes');
   }
+  // The levels a calibration was fitted to (the calibration file's
+  // fit.summary), one point each: measured, predicted, the near-equal fits'
+  // band, and above each its role and error on a level the fit did not see.
+  function fitChart(f) {
+    const levels = f.levels;
+    const x = levels.map((l, i) => i + 1);
+    const seconds = (key) => levels.map((l) => (l[key] != null ? l[key] / 3600 : null));
+    const pct = (e) => (e >= 0 ? '+' : '') + (100 * e).toFixed(1) + '%';
+    const labels = levels.map((l) => {
+      let text = l.name + ': ' + l.role;
+      if (l.role === 'held out' && l.error != null) text += ' ' + pct(l.error);
+      if (l.leave_one_out_error != null) text += ', left out ' + pct(l.leave_one_out_error);
+      return text;
+    });
+    const edge = '#9ecae1';
+    chart('Calibration: makespan of each level, measured and predicted (' +
+          (f.identifiability.decided ? 'the near-equal fits agree' :
+           'the near-equal fits disagree: the data cannot decide') + ')', 'level', 'hours', x,
+          [{ label: 'near-equal fits, highest',
+             values: levels.map((l) => l.near_fits_makespan_seconds[1] / 3600), stroke: edge, width: 1 },
+           { label: 'near-equal fits, lowest',
+             values: levels.map((l) => l.near_fits_makespan_seconds[0] / 3600), stroke: edge, width: 1 },
+           { label: 'measured', values: seconds('measured_makespan_seconds') },
+           { label: 'predicted by the fit', values: seconds('predicted_makespan_seconds'), dash: [6, 3] }],
+          null, [0, 1], labels);
+  }
+  if (data.fit) fitChart(data.fit);
   if (data.series) {
     const s = data.series;
     const t = s.t.map((v) => v / 3600);
@@ -348,6 +375,7 @@ json PageData(const CapacityPage& page) {
     if (!page.sweeps->by_nodes.empty()) j["by_nodes"] = Columns(page.sweeps->by_nodes);
   }
   if (page.over_time != nullptr) j["series"] = page.over_time->series.ToJson();
+  if (page.fit != nullptr && page.fit->contains("levels")) j["fit"] = *page.fit;
   if (page.answer != nullptr) {
     const Answer& a = *page.answer;
     j["answer"] = {{"nodes", a.nodes},

@@ -66,6 +66,9 @@ struct CapacityPage {
   const Sweeps* sweeps = nullptr;  // omitted when null
   const sim::SimResult* over_time = nullptr;  // its series; omitted when null
   const Answer* answer = nullptr;  // marked on the sweeps (T, K or N, the band); may be null
+  // A calibration file's fit.summary (sim/summary_fit.h): the levels fitted,
+  // held out and asked, drawn with their errors; may be null.
+  const nlohmann::json* fit = nullptr;
 };
 
 nlohmann::json PageData(const CapacityPage& page);

@@ -96,6 +96,28 @@ TEST_F(CapacityPageTest, PageIsSelfContainedAndEscapesItsText) {
   EXPECT_EQ(judged->by_nodes.front().binds, "nodes' CPU");
 }
 
+TEST(CapacityPageFitTest, CarriesTheFittedLevelsWithTheirErrors) {
+  const nlohmann::json fit = {{"levels",
+                               {{{"name", "1 run"},
+                                 {"role", "fitted"},
+                                 {"measured_makespan_seconds", 496},
+                                 {"predicted_makespan_seconds", 495},
+                                 {"near_fits_makespan_seconds", {495, 496}}},
+                                {{"name", "10 runs"},
+                                 {"role", "held out"},
+                                 {"measured_makespan_seconds", 652},
+                                 {"predicted_makespan_seconds", 710},
+                                 {"error", 0.09},
+                                 {"near_fits_makespan_seconds", {570, 800}}}}},
+                              {"identifiability", {{"decided", false}}}};
+  CapacityPage page{"calibrate", "text", nullptr, nullptr, nullptr, &fit};
+  nlohmann::json data = PageData(page);
+  EXPECT_EQ(data["fit"]["levels"].size(), 2u);
+  EXPECT_EQ(data["fit"]["levels"][1]["error"], 0.09);
+  EXPECT_NE(RenderCapacityPage(page).find("fitChart(data.fit)"), std::string::npos);
+  EXPECT_FALSE(PageData({"t", "s", nullptr, nullptr}).contains("fit"));
+}
+
 // Opens the page in headless Chromium: every chart draws, no script error.
 TEST_F(CapacityPageTest, EveryChartDrawsInABrowser) {
   if (!std::filesystem::exists(testing::kChromium)) GTEST_SKIP() << "no " << testing::kChromium;

@@ -569,6 +569,16 @@ nlohmann::json ToJson(const Calibration& c) {
   } else if (!c.shared.why_not.empty()) {
     j["fit"]["shared_services"] = "not fitted: " + c.shared.why_not;
   }
+  if (c.summary) {
+    j["fit"]["summary"] = ToJson(*c.summary, c.summary_levels);
+    if (c.runs == 0) {
+      j["note"] =
+          "fitted by kfpbench calibrate to summary levels: each step constant, its share of the "
+          "step time and the overhead those with which the simulator best reproduces the fitted "
+          "levels (fit.summary: every level's error and what the data cannot tell apart)";
+      return j;
+    }
+  }
   j["note"] =
       "fitted by kfpbench calibrate: step durations lognormal by log-moments (constant when "
       "sigma < 0.02); overhead = median gap between a task becoming ready and starting; with "

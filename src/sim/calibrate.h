@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +16,8 @@
 #include "results/results.h"
 #include "sim/model.h"
 #include "sim/sim_executor.h"
+#include "sim/summary_fit.h"
+#include "sim/summary_levels.h"
 #include "util/result.h"
 
 namespace kfpbench::sim {
@@ -59,6 +62,10 @@ struct Calibration {
   int64_t runs = 0;
   Duration overhead_p50{0};
   SharedServiceFit shared;
+  // Levels given as summary measurements, and their fit (the step models'
+  // source when no results.json level is given).
+  SummaryLevels summary_levels;
+  std::optional<SummaryFit> summary;
 };
 
 // One load level: the runs of one results.json, and its CreateRun

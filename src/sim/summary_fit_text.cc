@@ -1,0 +1,150 @@
+// What `calibrate` prints and writes of a summary fit (sim/summary_fit.h).
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "sim/summary_fit.h"
+#include "util/human.h"
+#include "util/time.h"
+
+namespace kfpbench::sim {
+namespace {
+
+std::string Seconds(double s) { return FormatDuration(FromSeconds(s)); }
+
+std::string Signed(double error) { return fmt::format("{:+.1f}%", error * 100); }
+
+std::string Role(const SummaryFit& fit, const SummaryLevel& l, size_t i) {
+  if (fit.fitted[i]) return "fitted";
+  return l.held_out ? "held out" : "question";
+}
+
+std::string ParamsText(const SummaryFit& fit) {
+  const SummaryParams& p = fit.best.params;
+  std::string split;
+  for (size_t i = 0; i < fit.labels.size(); ++i) {
+    split += fmt::format("{}{} {}", i == 0 ? "" : ", ", fit.labels[i],
+                         Seconds(p.step_seconds * p.split[i]));
+  }
+  return fmt::format("steps {}; overhead {} per step; provisioning delay {}\n", split,
+                     Seconds(p.overhead), Seconds(p.delay));
+}
+
+std::string LevelRows(const SummaryFit& fit, const SummaryLevels& file) {
+  std::string s = fmt::format("  {:<24} {:>7} {:<9} {:<34} {}\n", "level", "runs", "role",
+                              "makespan measured -> predicted", "near-equal fits predict");
+  for (size_t i = 0; i < file.levels.size(); ++i) {
+    const SummaryLevel& l = file.levels[i];
+    const double predicted = fit.best.at[i].makespan;
+    const std::string cell =
+        l.makespan ? fmt::format("{} -> {} ({})", Seconds(*l.makespan), Seconds(predicted),
+                                 Signed((predicted - *l.makespan) / *l.makespan))
+                   : "predicted " + Seconds(predicted);
+    const auto [lo, hi] = fit.identifiability.range[i];
+    s += fmt::format("  {:<24} {:>7} {:<9} {:<34} {} to {}\n", l.name, l.runs, Role(fit, l, i),
+                     cell, Seconds(lo), Seconds(hi));
+  }
+  return s;
+}
+
+std::string UnseenText(const SummaryFit& fit) {
+  std::string s;
+  for (const auto& e : fit.held_out) {
+    s += fmt::format("held out    \"{}\": measured {}, predicted {} ({})\n",
+                     fit.level_names[e.level], Seconds(e.measured), Seconds(e.predicted),
+                     Signed(e.error()));
+  }
+  if (!fit.leave_one_out_why_not.empty()) {
+    s += "leave-one-out: not run: " + fit.leave_one_out_why_not + "\n";
+  }
+  for (const auto& e : fit.leave_one_out) {
+    s += fmt::format("left out    \"{}\": a fit to the other levels predicts {} for {} ({})\n",
+                     fit.level_names[e.level], Seconds(e.predicted), Seconds(e.measured),
+                     Signed(e.error()));
+  }
+  return s;
+}
+
+std::string IdentifiabilityText(const SummaryFit& fit) {
+  const Identifiability& id = fit.identifiability;
+  std::string s = fmt::format(
+      "{} of {} parameter sets explain the fitted levels within {:.0f}% of the best fit's worst "
+      "error",
+      id.near, id.candidates, fit.tolerance * 100);
+  if (id.near < 2 || id.differs.empty()) return s + ": the data pin the parameters down\n";
+  s += fmt::format(";\n  they differ in {}", id.differs.front());
+  for (size_t i = 1; i < id.differs.size(); ++i) s += ", and in " + id.differs[i];
+  s += id.decided ? ";\n  but they agree on every level not fitted within the tolerance\n"
+                  : ";\n  THE DATA CANNOT DECIDE: on the levels not fitted they disagree (above)\n";
+  if (!id.measurements.empty() || id.level) s += "  to tell them apart, measure ";
+  for (size_t i = 0; i < id.measurements.size(); ++i) {
+    s += (i == 0 ? "" : "; or ") + id.measurements[i];
+  }
+  if (id.level) {
+    s += fmt::format("{}a level of {}, where they predict {} to {} ({:.0f}% apart)",
+                     id.measurements.empty() ? "" : "; or ", id.level->what, Seconds(id.level->low),
+                     Seconds(id.level->high), (id.level->high / id.level->low - 1) * 100);
+  }
+  return s + (!id.measurements.empty() || id.level ? "\n" : "");
+}
+
+}  // namespace
+
+std::string Describe(const SummaryFit& fit, const SummaryLevels& file) {
+  int fitted = 0;
+  for (bool f : fit.fitted) fitted += f;
+  std::string s = fmt::format(
+      "summary fit of {} of {}: {}, by {} simulations in {:.1f}s\n  {}", Plural(fitted, "level"),
+      file.levels.size(),
+      "the lightest fixes the step time, the others choose the split, overhead and delay",
+      fit.simulations, fit.seconds, ParamsText(fit));
+  s += LevelRows(fit, file);
+  s += UnseenText(fit);
+  s += IdentifiabilityText(fit);
+  return s;
+}
+
+nlohmann::json ToJson(const SummaryFit& fit, const SummaryLevels& file) {
+  const SummaryParams& p = fit.best.params;
+  nlohmann::json split = nlohmann::json::object();
+  for (size_t i = 0; i < fit.labels.size(); ++i) split[fit.labels[i]] = p.split[i];
+  nlohmann::json levels = nlohmann::json::array();
+  for (size_t i = 0; i < file.levels.size(); ++i) {
+    const SummaryLevel& l = file.levels[i];
+    nlohmann::json j = {
+        {"name", l.name},
+        {"runs", l.runs},
+        {"role", Role(fit, l, i)},
+        {"predicted_makespan_seconds", fit.best.at[i].makespan},
+        {"near_fits_makespan_seconds",
+         {fit.identifiability.range[i].first, fit.identifiability.range[i].second}}};
+    if (l.makespan) {
+      j["measured_makespan_seconds"] = *l.makespan;
+      j["error"] = (fit.best.at[i].makespan - *l.makespan) / *l.makespan;
+    }
+    for (const auto& e : fit.leave_one_out) {
+      if (e.level == i) j["leave_one_out_error"] = e.error();
+    }
+    levels.push_back(std::move(j));
+  }
+  const Identifiability& id = fit.identifiability;
+  nlohmann::json ident = {{"near_equal_fits", id.near}, {"candidates", id.candidates},
+                          {"tolerance", fit.tolerance}, {"decided", id.decided},
+                          {"differ_in", id.differs},    {"measure", id.measurements}};
+  if (id.level) {
+    ident["level"] = {{"what", id.level->what},
+                      {"makespan_seconds", {id.level->low, id.level->high}}};
+  }
+  return {{"split", split},
+          {"step_seconds", p.step_seconds},
+          {"overhead_seconds", p.overhead},
+          {"autoscaler", {{"provisioning_delay_seconds", p.delay}}},
+          {"levels", levels},
+          {"leave_one_out", fit.leave_one_out_why_not.empty()
+                                ? nlohmann::json("run")
+                                : nlohmann::json("not run: " + fit.leave_one_out_why_not)},
+          {"identifiability", ident},
+          {"simulations", fit.simulations}};
+}
+
+}  // namespace kfpbench::sim

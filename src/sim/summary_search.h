@@ -1,0 +1,87 @@
+// The search behind FitSummaryLevels (sim/summary_fit.h): candidates
+// simulated on every level of the file, scored on a subset of them, the grid,
+// its refinement and what the near-equal candidates disagree on.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/pipeline_spec.h"
+#include "sim/model.h"
+#include "sim/summary_fit.h"
+#include "sim/summary_levels.h"
+#include "util/result.h"
+
+namespace kfpbench::sim {
+
+struct SummaryScore {
+  double cost = 0;   // mean squared log error
+  double worst = 0;  // largest |relative error|
+};
+
+class SummarySearch {
+ public:
+  SummarySearch(const SummaryLevels& file, std::shared_ptr<const ir::PipelineSpec> pipeline,
+                const SummaryFitOptions& options);
+
+  const std::vector<std::string>& labels() const { return labels_; }
+  const std::vector<SummaryLevel>& levels() const { return file_.levels; }
+  int simulations() const { return simulations_.load(); }
+
+  // Of `indices`, the level with the fewest runs.
+  size_t Lightest(const std::vector<size_t>& indices) const;
+  // Every measurement of the levels `subset` against `c`'s predictions.
+  SummaryScore Score(const SummaryCandidate& c, const std::vector<size_t>& subset) const;
+
+  // `params` with the step time that gives `anchor`'s makespan, simulated on
+  // every level and scored on `subset`.
+  Result<SummaryCandidate> Evaluate(SummaryParams params, size_t anchor,
+                                    const std::vector<size_t>& subset);
+  // The coarse grid: splits in multiples of 1/resolution, overheads and
+  // delays (each only when not given), every one evaluated.
+  Result<std::vector<SummaryCandidate>> Grid(size_t anchor, const std::vector<size_t>& subset);
+  // Evaluate for each of `points`, on SummaryFitOptions::threads threads.
+  Result<std::vector<SummaryCandidate>> EvaluateAll(const std::vector<SummaryParams>& points,
+                                                    size_t anchor,
+                                                    const std::vector<size_t>& subset);
+  // From the grid's best: moves of share between two steps, of the overhead
+  // and the delay, taken while they lower the cost, halved when none does.
+  // Every candidate tried joins `grid`.
+  Result<SummaryCandidate> Refine(std::vector<SummaryCandidate>& grid, size_t anchor,
+                                  const std::vector<size_t>& subset);
+  // The near-equal candidates of `all` (worst error within the tolerance of
+  // the best's), their ranges, what they differ in and the level that would
+  // tell them apart.
+  Result<Identifiability> Identify(const std::vector<SummaryCandidate>& all,
+                                   const SummaryCandidate& best, const std::vector<size_t>& subset);
+
+  // `level` simulated with `params` (its step time as given).
+  Result<SummaryPrediction> Predict(const SummaryLevel& level, const SummaryParams& params);
+
+ private:
+  Result<double> SolveStepSeconds(SummaryParams params, size_t anchor);
+  std::vector<double> Overheads(double anchor_makespan) const;
+  std::vector<double> Delays() const;
+  bool OverBudget() const;
+  // The measured steps' seconds, in label order.
+  std::vector<double> MeasuredSplit() const;
+
+  const SummaryLevels& file_;
+  std::shared_ptr<const ir::PipelineSpec> pipeline_;
+  SummaryFitOptions options_;
+  std::vector<std::string> labels_;
+  bool autoscales_ = false;  // some level's nodes are autoscaled
+  std::atomic<int> simulations_{0};
+  std::chrono::steady_clock::time_point start_;
+};
+
+// The container steps' executor labels of `pipeline`, sorted.
+std::vector<std::string> StepLabels(const ir::PipelineSpec& pipeline);
+
+// Every way of writing `total` as `parts` positive integers, in order.
+std::vector<std::vector<int>> Compositions(int total, int parts);
+
+}  // namespace kfpbench::sim
