@@ -10,8 +10,6 @@
 namespace kfpbench::sim {
 namespace {
 
-std::string Seconds(double s) { return FormatDuration(FromSeconds(s)); }
-
 std::string Signed(double error) { return fmt::format("{:+.1f}%", error * 100); }
 
 std::string Role(const SummaryFit& fit, const SummaryLevel& l, size_t i) {
@@ -24,10 +22,10 @@ std::string ParamsText(const SummaryFit& fit) {
   std::string split;
   for (size_t i = 0; i < fit.labels.size(); ++i) {
     split += fmt::format("{}{} {}", i == 0 ? "" : ", ", fit.labels[i],
-                         Seconds(p.step_seconds * p.split[i]));
+                         FormatSeconds(p.step_seconds * p.split[i]));
   }
   return fmt::format("steps {}; overhead {} per step; provisioning delay {}\n", split,
-                     Seconds(p.overhead), Seconds(p.delay));
+                     FormatSeconds(p.overhead), FormatSeconds(p.delay));
 }
 
 std::string LevelRows(const SummaryFit& fit, const SummaryLevels& file) {
@@ -37,12 +35,13 @@ std::string LevelRows(const SummaryFit& fit, const SummaryLevels& file) {
     const SummaryLevel& l = file.levels[i];
     const double predicted = fit.best.at[i].makespan;
     const std::string cell =
-        l.makespan ? fmt::format("{} -> {} ({})", Seconds(*l.makespan), Seconds(predicted),
-                                 Signed((predicted - *l.makespan) / *l.makespan))
-                   : "predicted " + Seconds(predicted);
+        l.makespan
+            ? fmt::format("{} -> {} ({})", FormatSeconds(*l.makespan), FormatSeconds(predicted),
+                          Signed((predicted - *l.makespan) / *l.makespan))
+            : "predicted " + FormatSeconds(predicted);
     const auto [lo, hi] = fit.identifiability.range[i];
     s += fmt::format("  {:<24} {:>7} {:<9} {:<34} {} to {}\n", l.name, l.runs, Role(fit, l, i),
-                     cell, Seconds(lo), Seconds(hi));
+                     cell, FormatSeconds(lo), FormatSeconds(hi));
   }
   return s;
 }
@@ -51,16 +50,16 @@ std::string UnseenText(const SummaryFit& fit) {
   std::string s;
   for (const auto& e : fit.held_out) {
     s += fmt::format("held out    \"{}\": measured {}, predicted {} ({})\n",
-                     fit.level_names[e.level], Seconds(e.measured), Seconds(e.predicted),
-                     Signed(e.error()));
+                     fit.level_names[e.level], FormatSeconds(e.measured),
+                     FormatSeconds(e.predicted), Signed(e.error()));
   }
   if (!fit.leave_one_out_why_not.empty()) {
     s += "leave-one-out: not run: " + fit.leave_one_out_why_not + "\n";
   }
   for (const auto& e : fit.leave_one_out) {
     s += fmt::format("left out    \"{}\": a fit to the other levels predicts {} for {} ({})\n",
-                     fit.level_names[e.level], Seconds(e.predicted), Seconds(e.measured),
-                     Signed(e.error()));
+                     fit.level_names[e.level], FormatSeconds(e.predicted),
+                     FormatSeconds(e.measured), Signed(e.error()));
   }
   return s;
 }
@@ -82,8 +81,9 @@ std::string IdentifiabilityText(const SummaryFit& fit) {
   }
   if (id.level) {
     s += fmt::format("{}a level of {}, where they predict {} to {} ({:.0f}% apart)",
-                     id.measurements.empty() ? "" : "; or ", id.level->what, Seconds(id.level->low),
-                     Seconds(id.level->high), (id.level->high / id.level->low - 1) * 100);
+                     id.measurements.empty() ? "" : "; or ", id.level->what,
+                     FormatSeconds(id.level->low), FormatSeconds(id.level->high),
+                     (id.level->high / id.level->low - 1) * 100);
   }
   return s + (!id.measurements.empty() || id.level ? "\n" : "");
 }

@@ -12,8 +12,6 @@
 namespace kfpbench::sim {
 namespace {
 
-std::string Seconds(double s) { return FormatDuration(FromSeconds(s)); }
-
 constexpr const char* kPerStepTimes =
     "a single run's per-step times (one run's task start and end times; a results.json of one "
     "run, given to calibrate beside this file, holds them)";
@@ -57,15 +55,15 @@ std::vector<Spread> Spreads(const std::vector<const SummaryCandidate*>& near,
        fmt::format("{} takes {:.0f}% to {:.0f}% of it", labels[widest], slo * 100, shi * 100),
        shi - slo >= 1.5 * share_grid, kPerStepTimes});
   auto [tlo, thi] = range_of([](const SummaryParams& p) { return p.step_seconds; });
-  out.push_back({"one run's total step time", Seconds(tlo) + " to " + Seconds(thi),
+  out.push_back({"one run's total step time", FormatSeconds(tlo) + " to " + FormatSeconds(thi),
                  thi - tlo > 0.01 * anchor_makespan, kPerStepTimes});
   auto [olo, ohi] = range_of([](const SummaryParams& p) { return p.overhead; });
-  out.push_back({"the per-step overhead", Seconds(olo) + " to " + Seconds(ohi),
+  out.push_back({"the per-step overhead", FormatSeconds(olo) + " to " + FormatSeconds(ohi),
                  ohi - olo > 0.005 * anchor_makespan,
                  "the gap between one step's end and the next one's start in a single run"});
   auto [dlo, dhi] = range_of([](const SummaryParams& p) { return p.delay; });
-  out.push_back({"the autoscaler's provisioning delay", Seconds(dlo) + " to " + Seconds(dhi),
-                 dhi - dlo >= 10,
+  out.push_back({"the autoscaler's provisioning delay",
+                 FormatSeconds(dlo) + " to " + FormatSeconds(dhi), dhi - dlo >= 10,
                  "how long a new node takes from the autoscaler's request to running a task"});
   return out;
 }

@@ -183,6 +183,8 @@ Result<Duration> ParseDuration(std::string_view text) {
 
 std::string FormatMillis(double ms) { return FormatDuration(FromSeconds(ms / 1000)); }
 
+std::string FormatSeconds(double seconds) { return FormatDuration(FromSeconds(seconds)); }
+
 double ToSeconds(Duration d) { return std::chrono::duration<double>(d).count(); }
 
 Duration FromSeconds(double seconds) {

@@ -31,8 +31,9 @@ double ToSeconds(Duration d);
 inline int64_t ToMillis(Duration d) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
 }
-// FormatDuration of a number of milliseconds (a histogram's unit).
+// FormatDuration of a number of milliseconds (a histogram's unit), and of seconds.
 std::string FormatMillis(double ms);
+std::string FormatSeconds(double seconds);
 // Saturates at Duration::max()/min(); NaN is zero.
 Duration FromSeconds(double seconds);
 
