@@ -34,7 +34,7 @@ struct CaptureOptions {
   double qps = 5;     // calls a second to the target; <= 0: no limit
   int page_size = 100;
   // GetRun calls in flight at once (each still waits its turn under qps).
-  int readers = 4;
+  int readers = 2;
   RunLineOptions record;
   // Experiments and pipelines to read, by name or id (capture/selection.h);
   // empty: all. Resolved at the first start and kept in the checkpoint.

@@ -103,7 +103,8 @@ Command AddCaptureCommand(CLI::App& app) {
                 p.missing_versions, window, summary->seconds, p.calls);
             std::cout << "capture:  " << out->string() << "\n"
                       << "workload: " << (*out / capture::kWorkloadFile).string()
-                      << " (simulator workloads under " << capture::kSimulateDir << "/)\n";
+                      << " (simulator workloads under " << capture::kSimulateDir << "/)\n"
+                      << "page:     " << (*out / capture::kPageFile).string() << "\n";
             if (p.runs == 0) {
               return Fail(fmt::format("no runs were created {} on this target: widen --since or "
                                       "--until, or check --namespace",
