@@ -5,7 +5,8 @@
 // GetPipelineVersion, and the derived files. Counters: runs/s and tasks/s of
 // the capture alone, runs per CPU-second of the whole process (client and
 // server), and the process's resident memory before and after it.
-// KFPBENCH_BENCH_CAPTURE_RUNS overrides the levels (comma-separated).
+// KFPBENCH_BENCH_CAPTURE_RUNS overrides the levels (comma-separated),
+// KFPBENCH_BENCH_CAPTURE_READERS the GetRun calls in flight (default 2).
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -103,6 +104,9 @@ void BM_CaptureEmbedded(benchmark::State& state) {
     options.since = "1h";
     options.qps = 0;
     options.page_size = 200;
+    if (const char* readers = std::getenv("KFPBENCH_BENCH_CAPTURE_READERS")) {
+      options.readers = std::atoi(readers);
+    }
     rss_before = RssKiB("VmRSS:");
     const double cpu_before = ProcessCpuSeconds();
     const auto start = std::chrono::steady_clock::now();

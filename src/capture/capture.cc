@@ -2,15 +2,21 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "capture/derive.h"
 #include "capture/qps_budget.h"
+#include "capture/selection.h"
 #include "capture/window.h"
 #include "util/files.h"
 
@@ -34,6 +40,7 @@ struct Checkpoint {
   int64_t runs_bytes = 0;
   Progress progress;
   std::set<std::string> ids_in_last_second;
+  Selection selection;
 
   json ToJson() const {
     json j = {{"format", kFormat},
@@ -46,7 +53,8 @@ struct Checkpoint {
               {"versions", progress.versions},
               {"missing_versions", progress.missing_versions},
               {"calls", progress.calls},
-              {"ids_in_last_second", ids_in_last_second}};
+              {"ids_in_last_second", ids_in_last_second},
+              {"selection", selection.ToJson()}};
     if (progress.last_created_at != WallTime{}) {
       j["last_created_at"] = FormatRfc3339(progress.last_created_at);
     }
@@ -76,6 +84,11 @@ struct Checkpoint {
       }
       for (const auto& id : j.at("ids_in_last_second"))
         c.ids_in_last_second.insert(id.get<std::string>());
+      if (j.contains("selection")) {  // older checkpoints selected everything
+        auto selection = Selection::FromJson(j["selection"]);
+        if (!selection.ok()) return selection.error();
+        c.selection = std::move(*selection);
+      }
       return c;
     } catch (const json::exception& e) {
       return Error{e.what()};
@@ -171,6 +184,10 @@ class Capturer {
       }
       checkpoint_.since = *since;
       checkpoint_.until = until;
+      auto selection = ResolveSelection(client_, options_.experiments, options_.pipelines,
+                                        [this] { return Turn(); });
+      if (!selection.ok()) return selection.error();
+      checkpoint_.selection = std::move(*selection);
     }
     auto runs = RunsFile::Open(out / kRunsFile, checkpoint_.runs_bytes);
     if (!runs.ok()) return runs.error();
@@ -212,6 +229,7 @@ class Capturer {
 
   // Waits for the budget; an Error when interrupted meanwhile.
   Status Turn() {
+    std::lock_guard lock(turn_mu_);  // the page's readers take turns
     if (!budget_.Wait(options_.interrupted)) return Error{"interrupted", kInterrupted};
     ++checkpoint_.progress.calls;
     return Ok();
@@ -225,17 +243,23 @@ class Capturer {
     kfp::ListOptions list;
     list.page_size = options_.page_size;
     list.sort_by = "created_at";
-    list.filter = CreatedAtFilter(from, checkpoint_.until);
+    list.filter = RunsFilter(from, checkpoint_.until, checkpoint_.selection);
     do {
       if (Status s = Turn(); !s.ok()) return s;
       auto page = client_.ListRuns(list);
       if (!page.ok()) return ListError(page.error());
+      std::vector<const kfp::Run*> todo;
       for (const auto& listed : page->items) {
         if (FloorToSecond(listed.created_at) == FloorToSecond(p.last_created_at) &&
             checkpoint_.ids_in_last_second.contains(listed.run_id)) {
           continue;
         }
-        if (Status s = CaptureRun(listed); !s.ok()) return s;
+        if (checkpoint_.selection.Selects(listed)) todo.push_back(&listed);
+      }
+      auto details = ReadDetails(todo);
+      for (size_t i = 0; i < todo.size(); ++i) {
+        if (!details[i]) return Error{"interrupted", kInterrupted};  // after an earlier error
+        if (Status s = CaptureRun(*todo[i], std::move(*details[i])); !s.ok()) return s;
       }
       list.page_token = page->next_page_token;
       if (Status s = Save(); !s.ok()) return s;
@@ -254,10 +278,37 @@ class Capturer {
     return e;
   }
 
-  Status CaptureRun(const kfp::Run& listed) {
+  // The details of a page's runs, `options_.readers` GetRun calls in flight
+  // at once, each waiting its turn under the budget: against a fast target
+  // the chain of calls, one side waiting while the other works, is what
+  // bounds a capture. Runs after a failed read are left unread (nullopt).
+  std::vector<std::optional<Result<kfp::Run>>> ReadDetails(
+      const std::vector<const kfp::Run*>& runs) {
+    std::vector<std::optional<Result<kfp::Run>>> out(runs.size());
+    std::atomic<size_t> next{0};
+    std::atomic<bool> stop{false};
+    auto read = [&] {
+      for (size_t i = next++; i < runs.size() && !stop; i = next++) {
+        if (Status s = Turn(); !s.ok()) {
+          out[i] = s.error();
+          stop = true;
+          break;
+        }
+        out[i] = client_.GetRun(runs[i]->run_id);
+        if (!out[i]->ok() && !out[i]->error().NotFound()) stop = true;
+      }
+    };
+    const size_t readers = std::clamp<size_t>(static_cast<size_t>(std::max(options_.readers, 1)), 1,
+                                              std::max<size_t>(runs.size(), 1));
+    std::vector<std::thread> threads;
+    for (size_t t = 1; t < readers; ++t) threads.emplace_back(read);
+    read();
+    for (auto& t : threads) t.join();
+    return out;
+  }
+
+  Status CaptureRun(const kfp::Run& listed, Result<kfp::Run> detail) {
     Progress& p = checkpoint_.progress;
-    if (Status s = Turn(); !s.ok()) return s;
-    auto detail = client_.GetRun(listed.run_id);
     bool details_missing = false;
     kfp::Run run;
     if (detail.ok()) {
@@ -357,6 +408,7 @@ class Capturer {
                      {"calls", p.calls},
                      {"qps", options_.qps},
                      {"parameters_hashed", !options_.record.keep_parameters},
+                     {"selection", checkpoint_.selection.ToJson()},
                      {"files", FolderFiles(options_.out)}};
     return WriteFileAtomically(options_.out / kManifestFile, manifest.dump(1) + "\n");
   }
@@ -364,6 +416,7 @@ class Capturer {
   kfp::Client& client_;
   const CaptureOptions& options_;
   const std::function<void(const Progress&)>& on_progress_;
+  std::mutex turn_mu_;
   QpsBudget budget_;
   Checkpoint checkpoint_;
   std::unique_ptr<RunsFile> runs_;

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "capture/records.h"
 #include "harness/session.h"
@@ -32,7 +33,13 @@ struct CaptureOptions {
   std::string until;  // empty: now
   double qps = 5;     // calls a second to the target; <= 0: no limit
   int page_size = 100;
+  // GetRun calls in flight at once (each still waits its turn under qps).
+  int readers = 2;
   RunLineOptions record;
+  // Experiments and pipelines to read, by name or id (capture/selection.h);
+  // empty: all. Resolved at the first start and kept in the checkpoint.
+  std::vector<std::string> experiments;
+  std::vector<std::string> pipelines;
   std::string target;  // what the manifest says was read (a URL)
   const std::atomic<bool>* interrupted = nullptr;
 };

@@ -13,6 +13,7 @@
 
 #include "capture/derive.h"
 #include "harness/scenario.h"
+#include "report/test_support.h"
 #include "util/files.h"
 #include "util/ids.h"
 #include "util/sanitizers.h"
@@ -22,6 +23,12 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+harness::LoadOptions ScaledBy(double time_scale) {
+  harness::LoadOptions o;
+  o.time_scale = time_scale;
+  return o;
+}
 
 // prep -> train, and a cached step keyed by the run's "x".
 constexpr char kTrainPipeline[] = R"(
@@ -267,6 +274,23 @@ TEST_F(CaptureTest, EveryRunAndTaskOnceAndStepMediansNearTheTruth) {
   ASSERT_TRUE(replay.ok()) << replay.error().message;
   ASSERT_EQ(replay->scenarios.size(), 2u);
   EXPECT_EQ(workload["stub_durations"].size(), 4u);
+  // Its stub steps are the fitted ones, and the flaky step fails as it did.
+  EXPECT_EQ(replay->stub_durations.size(), 4u);
+  ASSERT_EQ(replay->stub_failures.size(), 1u);
+  EXPECT_EQ(replay->stub_failures[0].rfind("exec-flaky=0.", 0), 0u);
+  // --time-scale 0.5 halves the offsets (the runner multiplies them) and the
+  // step times alike.
+  auto halved = harness::LoadScenarioFile(out / kReplayFile, ScaledBy(0.5));
+  ASSERT_TRUE(halved.ok()) << halved.error().message;
+  EXPECT_EQ(halved->scenarios[0].time_scale, 0.5);
+  EXPECT_EQ(halved->time_scale, 0.5);
+  auto median_us = [](const std::string& spec) {
+    const size_t at = spec.find("lognormal:") + 10;
+    return std::stod(spec.substr(at, spec.find("us", at) - at));
+  };
+  for (size_t i = 0; i < replay->stub_durations.size(); ++i) {
+    EXPECT_NEAR(median_us(halved->stub_durations[i]), median_us(replay->stub_durations[i]) / 2, 1);
+  }
   json calibration = json::parse(ReadSmallFile(out / kCalibrationFile));
   EXPECT_EQ(
       calibration["steps"]["exec-train"]["duration"].get<std::string>().rfind("lognormal:", 0), 0u);
@@ -373,6 +397,76 @@ TEST_F(CaptureTest, TheBudgetSpacesCalls) {
   // 1 list + 9 gets + 1 version = 11 calls at 50/s: at least 200 ms.
   EXPECT_EQ(summary->progress.calls, 11);
   EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(195));
+}
+
+TEST_F(CaptureTest, ExperimentsGoToKfpsFilterAndPipelinesAreMatchedOnTheList) {
+  const std::string flaky = Upload("flaky", kFlakyPipeline);
+  const std::string slow = Upload("slow", kSlowPipeline);
+  auto team = client().CreateExperiment("team-a", "");
+  ASSERT_TRUE(team.ok()) << team.error().message;
+  std::set<std::string> in_team;
+  for (int i = 0; i < 3; ++i) {
+    kfp::RunCreate create;
+    create.display_name = "r";
+    create.pipeline_id = flaky;
+    create.experiment_id = team->experiment_id;
+    auto run = client().CreateRun(create);
+    ASSERT_TRUE(run.ok());
+    in_team.insert(run->run_id);
+    ids_.insert(run->run_id);
+  }
+  ids_.insert(Start(flaky));  // the default experiment
+  WaitForAll();
+  Start(slow);  // still running: a different pipeline
+
+  CaptureOptions by_experiment = Options(dir_ / "team");
+  by_experiment.experiments = {"team-a"};
+  auto team_capture = Capture(client(), by_experiment);
+  ASSERT_TRUE(team_capture.ok()) << team_capture.error().message;
+  std::set<std::string> seen;
+  for (const auto& l : Lines(dir_ / "team")) seen.insert(l["run_id"].get<std::string>());
+  EXPECT_EQ(seen, in_team);
+  json manifest = json::parse(ReadSmallFile(dir_ / "team" / kManifestFile));
+  EXPECT_EQ(manifest["selection"]["experiment_ids"][0], team->experiment_id);
+
+  // By pipeline name: the slow pipeline's run is listed but not read.
+  CaptureOptions by_pipeline = Options(dir_ / "flaky");
+  by_pipeline.pipelines = {"flaky"};
+  auto flaky_capture = Capture(client(), by_pipeline);
+  ASSERT_TRUE(flaky_capture.ok()) << flaky_capture.error().message;
+  EXPECT_EQ(flaky_capture->progress.runs, 4);
+  EXPECT_EQ(flaky_capture->progress.censored, 0);
+  for (const auto& l : Lines(dir_ / "flaky")) EXPECT_EQ(l["pipeline_id"], flaky);
+
+  CaptureOptions unknown = Options(dir_ / "unknown");
+  unknown.pipelines = {"no-such-pipeline"};
+  auto refused = Capture(client(), unknown);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(refused.error().BadInput());
+  EXPECT_NE(refused.error().message.find("--pipeline: no pipeline named 'no-such-pipeline'"),
+            std::string::npos)
+      << refused.error().message;
+}
+
+// capture.html in a real browser: every chart draws, no script error.
+TEST_F(CaptureTest, ThePageDrawsInABrowser) {
+  MakeHistory(12, 6);
+  const fs::path out = dir_ / "capture";
+  auto summary = Capture(client(), Options(out));
+  ASSERT_TRUE(summary.ok()) << summary.error().message;
+  ASSERT_TRUE(fs::exists(out / kPageFile));
+  if (!fs::exists(testing::kChromium)) GTEST_SKIP() << "no " << testing::kChromium;
+  std::string dom = testing::ChromiumDom(out / kPageFile, dir_ / "profile", "1200,3000");
+  ASSERT_NE(dom.find("id=\"kfpbench-status\" data-ready=\"true\""), std::string::npos)
+      << dom.substr(0, 3000);
+  size_t errors = dom.find("<ul id=\"kfpbench-errors\"");
+  ASSERT_NE(errors, std::string::npos);
+  EXPECT_EQ(dom.substr(errors, dom.find("</ul>", errors) - errors).find("<li"), std::string::npos)
+      << dom.substr(errors, 2000);
+  // Arrivals, runs in flight, step durations and queue waits.
+  EXPECT_EQ(testing::CountOf(dom, "data-drawn=\"true\""), 4u);
+  EXPECT_NE(dom.find("class=\"uplot"), std::string::npos);
+  EXPECT_NE(dom.find("exec-train"), std::string::npos);
 }
 
 }  // namespace

@@ -2,44 +2,26 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
+#include <set>
+#include <sstream>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "capture/capture.h"
+#include "capture/capture_page.h"
 #include "capture/fit.h"
+#include "capture/samples.h"
+#include "sim/config.h"
 #include "util/files.h"
+#include "util/percentile.h"
 
 namespace kfpbench::capture {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-struct StepSamples {
-  std::vector<double> durations;  // SUCCEEDED executions, start -> end
-  std::vector<double> overheads;  // create -> start, every execution
-  int64_t succeeded = 0, failed = 0, cached = 0, not_run = 0, other = 0;
-  int64_t attempts = 0, retried = 0;
-};
-
-struct VersionSamples {
-  std::string pipeline_name;
-  int64_t runs = 0, censored = 0;
-  std::map<std::string, int64_t> states;
-  std::vector<double> run_seconds;                // created -> finished, final runs
-  std::vector<std::pair<double, json>> arrivals;  // offset, parameters kept as given
-};
-
-std::optional<WallTime> TimeOf(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_string()) return std::nullopt;
-  auto t = ParseRfc3339(it->get<std::string>());
-  if (!t.ok()) return std::nullopt;
-  return *t;
-}
 
 double Seconds(WallTime from, WallTime to) {
   return std::chrono::duration<double>(to - from).count();
@@ -50,6 +32,8 @@ double Seconds(WallTime from, WallTime to) {
 std::string DurationSpec(const LognormalFit& fit) {
   return fmt::format("lognormal:{}us:{:.4f}", std::llround(fit.median * 1e6), fit.sigma);
 }
+
+constexpr double kOverheadQuantile = 0.05;
 
 std::string MicrosText(double seconds) {
   return fmt::format("{}us", std::llround(std::max(0.0, seconds) * 1e6));
@@ -95,6 +79,199 @@ json StepModel(const StepSamples& s) {
   return out;
 }
 
+// What the versions give: the mix, the replay's scenarios and the whole
+// mix's simulator pipelines.
+struct VersionOutputs {
+  json mix = json::array();
+  json replay = json::array();
+  std::string mix_yaml;  // simulate/workload.yaml's pipelines
+  std::set<std::string> simulated;
+};
+
+// A version's arrivals for the simulator and ORCHESTRATE: offset, then the
+// parameters kept as columns.
+std::string VersionArrivalsCsv(const VersionSamples& v) {
+  std::vector<std::string> names;
+  for (const auto& [offset, params] : v.arrivals) {
+    for (const auto& [name, value] : params.items()) {
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
+  }
+  std::string csv = "offset";
+  for (const auto& n : names) csv += "," + n;
+  csv += "\n";
+  for (const auto& [offset, params] : v.arrivals) {
+    csv += fmt::format("{:.6f}", offset);
+    for (const auto& n : names) {
+      csv += ',';
+      if (params.contains(n)) csv += CsvCell(params[n]);
+    }
+    csv += "\n";
+  }
+  return csv;
+}
+
+// simulate/<version>/: pipeline.json, arrivals.csv, workload.yaml.
+Status WriteVersionWorkload(const fs::path& folder, const std::string& key, const json& spec,
+                            const VersionSamples& v, WallTime since, WallTime until) {
+  const fs::path dir = folder / kSimulateDir / key;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Error{fmt::format("cannot create {}: {}", dir.string(), ec.message())};
+  if (Status s = WriteFileAtomically(dir / "pipeline.json", spec.dump(1) + "\n"); !s.ok()) {
+    return s;
+  }
+  if (Status s = WriteFileAtomically(dir / "arrivals.csv", VersionArrivalsCsv(v)); !s.ok()) {
+    return s;
+  }
+  std::string yaml = fmt::format(
+      "# {} runs of {} ({}) captured between {} and {}, at their recorded offsets\n"
+      "# from the capture's first run. Step models: ../../{}.\n"
+      "pipeline: pipeline.json\n"
+      "arrivals:\n  kind: csv\n  file: arrivals.csv\n"
+      "calibration: ../../{}\n",
+      v.runs, v.pipeline_name, key, FormatRfc3339(since), FormatRfc3339(until), kCalibrationFile,
+      kCalibrationFile);
+  return WriteFileAtomically(dir / "workload.yaml", yaml);
+}
+
+// Version files: names for the mix, specs for the simulator workloads and
+// the replay.
+Result<VersionOutputs> DeriveVersions(const fs::path& folder, Samples& samples, WallTime since,
+                                      WallTime until) {
+  VersionOutputs out;
+  for (auto& [key, v] : samples.versions) {
+    json file = json::parse(ReadSmallFile(folder / kVersionsDir / (key + ".json")), nullptr, false);
+    const bool has_spec = !file.is_discarded() && file.contains("spec") &&
+                          !file["spec"].is_null() && !file.contains("spec_error");
+    if (!file.is_discarded()) v.pipeline_name = file.value("pipeline_name", file.value("name", ""));
+    json entry = {{"pipeline_version", key},
+                  {"pipeline_name", v.pipeline_name},
+                  {"runs", v.runs},
+                  {"share", Share(v.runs, samples.runs)},
+                  {"censored", v.censored},
+                  {"states", v.states},
+                  {"run_seconds", Quantiles(v.run_seconds)},
+                  {"spec_missing", !has_spec}};
+    if (has_spec) {
+      if (Status s = WriteVersionWorkload(folder, key, file["spec"], v, since, until); !s.ok()) {
+        return s.error();
+      }
+      entry["simulate"] = fmt::format("{}/{}/workload.yaml", kSimulateDir, key);
+      out.simulated.insert(key);
+      out.mix_yaml += fmt::format("  {}: {{pipeline: {}/pipeline.json, share: {:.6f}}}\n", key, key,
+                                  Share(v.runs, samples.runs));
+      // Every version's offsets count from the capture's first run, so the
+      // scenarios, all starting at 0, replay the runs at their recorded times.
+      out.replay.push_back(
+          {{"mode", "ORCHESTRATE"},
+           {"startTime", 0},
+           {"csv", fmt::format("{}/{}/arrivals.csv", kSimulateDir, key)},
+           {"pipelineFileName", fmt::format("{}/{}/pipeline.json", kSimulateDir, key)}});
+    }
+    out.mix.push_back(std::move(entry));
+  }
+  return out;
+}
+
+// The step models by executor label, and what the stub executor and the
+// simulator take of them.
+struct StepOutputs {
+  json models = json::object();
+  json unlabelled = json::object();
+  json stub_durations = json::array();
+  json stub_failures = json::array();
+  json calibration = json::object();
+};
+
+StepOutputs DeriveSteps(const Samples& samples) {
+  StepOutputs out;
+  for (const auto& [label, s] : samples.steps) {
+    out.models[label] = StepModel(s);
+    if (s.failed > 0) {
+      out.stub_failures.push_back(
+          fmt::format("{}={:.4f}", label, Share(s.failed, s.succeeded + s.failed)));
+    }
+    LognormalFit fit = FitLognormal(s.durations);
+    if (fit.n == 0) continue;
+    out.stub_durations.push_back(label + "=" + DurationSpec(fit));
+    json cal = {{"duration", DurationSpec(fit)}};
+    // The overhead a task pays when it need not wait for room: a low
+    // quantile of created -> started. The median would count the waits for
+    // capacity a contended cluster recorded, which the simulator models
+    // itself, twice.
+    if (!s.overheads.empty()) {
+      std::vector<double> sorted = s.overheads;
+      std::sort(sorted.begin(), sorted.end());
+      cal["overhead"] = MicrosText(sorted[NearestRank(sorted.size(), kOverheadQuantile) - 1]);
+    }
+    out.calibration[label] = std::move(cal);
+  }
+  for (const auto& [name, s] : samples.unlabelled) out.unlabelled[name] = StepModel(s);
+  return out;
+}
+
+// simulate/workload.yaml: every version with a spec in one simulation, each
+// run at its recorded offset on its own version (the CSV's pipeline column).
+// Runs of versions without a spec have no pipeline to simulate: left out,
+// and the file says how many.
+Status WriteMixWorkload(const fs::path& folder, const VersionOutputs& versions,
+                        const Samples& samples) {
+  if (versions.simulated.empty()) return Ok();
+  const fs::path dir = folder / kSimulateDir;
+  int64_t left_out = 0;
+  std::string kept = "offset,pipeline\n";
+  std::istringstream lines(samples.mix_csv);
+  std::string line;
+  std::getline(lines, line);  // the header
+  while (std::getline(lines, line)) {
+    const std::string key = line.substr(line.find(',') + 1);
+    versions.simulated.contains(key) ? void(kept += line + "\n") : void(++left_out);
+  }
+  std::string yaml = fmt::format(
+      "# The captured mix: {} runs of {} pipeline versions at their recorded offsets\n"
+      "# (arrivals.csv names each run's version){}. Step models: ../{}.\n"
+      "pipelines:\n{}arrivals:\n  kind: csv\n  file: arrivals.csv\ncalibration: ../{}\n",
+      samples.runs - left_out, versions.simulated.size(),
+      left_out > 0 ? fmt::format("; {} runs of versions without a spec left out", left_out) : "",
+      kCalibrationFile, versions.mix_yaml, kCalibrationFile);
+  if (Status s = WriteFileAtomically(dir / "arrivals.csv", kept); !s.ok()) return s;
+  if (Status s = WriteFileAtomically(dir / "workload.yaml", yaml); !s.ok()) return s;
+  // What `simulate` and `plan` will read is read here once, so a capture
+  // never completes with a workload they refuse.
+  if (auto w = sim::LoadWorkload(dir / "workload.yaml"); !w.ok()) {
+    return Error{"the captured mix does not load as a simulator workload: " + w.error().message};
+  }
+  return Ok();
+}
+
+json WorkloadJson(const Samples& samples, VersionOutputs& versions, StepOutputs& steps,
+                  WallTime since, WallTime until) {
+  const double window_seconds = Seconds(since, until);
+  json workload = {
+      {"format", 1},
+      {"window", {{"since", FormatRfc3339(since)}, {"until", FormatRfc3339(until)}}},
+      {"runs", samples.runs},
+      {"tasks", samples.tasks},
+      {"censored", samples.censored},
+      {"negative_intervals", samples.negative},
+      {"run_states", samples.run_states},
+      {"run_seconds", Quantiles(samples.run_seconds)},
+      {"mix", std::move(versions.mix)},
+      {"arrivals",
+       {{"file", kArrivalsFile},
+        {"mean_rate_per_second", window_seconds > 0 ? samples.runs / window_seconds : 0.0},
+        {"rate_per_hour_by_hour_of_week", RateByHourOfWeek(samples.arrivals, since, until)}}},
+      {"steps", std::move(steps.models)},
+      {"tasks_without_spec", std::move(steps.unlabelled)},
+      {"stub_durations", steps.stub_durations}};
+  if (samples.first) workload["arrivals"]["first"] = FormatRfc3339(*samples.first);
+  if (samples.first && samples.last_finished) {
+    workload["makespan_seconds"] = Seconds(*samples.first, *samples.last_finished);
+  }
+  return workload;
+}
+
 }  // namespace
 
 json RateByHourOfWeek(const std::vector<WallTime>& arrivals, WallTime since, WallTime until) {
@@ -137,213 +314,36 @@ json FolderFiles(const fs::path& folder) {
 }
 
 Status Derive(const fs::path& folder, WallTime since, WallTime until) {
-  std::ifstream in(folder / kRunsFile);
-  if (!in) return Error{fmt::format("cannot read {}", (folder / kRunsFile).string())};
-  std::map<std::string, StepSamples> steps;       // executor label
-  std::map<std::string, StepSamples> unlabelled;  // version/task, spec missing
-  std::map<std::string, VersionSamples> versions;
-  std::map<std::string, int64_t> run_states;
-  std::vector<WallTime> arrivals;
-  std::vector<double> run_seconds;
-  std::string arrivals_csv = "created_at,offset_seconds,pipeline_version,run_id,state\n";
-  std::optional<WallTime> first, last_finished;
-  int64_t runs = 0, censored = 0, tasks = 0, negative = 0;
-  std::string line;
-  while (std::getline(in, line)) {
-    auto run = json::parse(line, nullptr, false);
-    if (run.is_discarded()) return Error{fmt::format("{}: a line is not JSON", kRunsFile)};
-    auto created = TimeOf(run, "created_at");
-    if (!created) continue;
-    ++runs;
-    if (!first) first = *created;
-    const std::string key = run.value("pipeline_version", "");
-    const std::string state = run.value("state", "");
-    VersionSamples& v = versions[key];
-    ++v.runs;
-    ++v.states[state];
-    ++run_states[state];
-    arrivals.push_back(*created);
-    // Clock skew between runs can put one before the first: it starts at 0.
-    const double offset = std::max(0.0, Seconds(*first, *created));
-    arrivals_csv += fmt::format("{},{:.6f},{},{},{}\n", FormatRfc3339(*created), offset, key,
-                                run.value("run_id", ""), state);
-    json kept = run.value("parameters_hashed", true) ? json::object() : run["parameters"];
-    v.arrivals.emplace_back(offset, std::move(kept));
-    if (run.value("censored", false)) {
-      ++censored;
-      ++v.censored;
-    } else if (auto finished = TimeOf(run, "finished_at")) {
-      double s = Seconds(*created, *finished);
-      if (s >= 0) {
-        run_seconds.push_back(s);
-        v.run_seconds.push_back(s);
-        if (!last_finished || *finished > *last_finished) last_finished = *finished;
-      } else {
-        ++negative;
-      }
-    }
-    for (const auto& task : run.value("tasks", json::array())) {
-      ++tasks;
-      StepSamples* s = nullptr;
-      if (task.contains("executor")) {
-        s = &steps[task["executor"].get<std::string>()];
-      } else if (run.value("censored", false) || key.empty()) {
-        continue;
-      } else {
-        // Only a run whose spec is missing has container tasks without a
-        // label; DAG and driver tasks (no start of their own) are left out.
-        if (!task.contains("start_time") && !task.value("cached", false)) continue;
-        s = &unlabelled[key + "/" + task.value("name", "")];
-      }
-      const std::string task_state = task.value("state", "");
-      const int attempts = task.value("attempts", 0);
-      s->attempts += attempts;
-      if (attempts > 1) ++s->retried;
-      if (task.value("cached", false)) {
-        ++s->cached;
-        continue;
-      }
-      auto create = TimeOf(task, "create_time");
-      auto start = TimeOf(task, "start_time");
-      auto end = TimeOf(task, "end_time");
-      if (task_state == "SUCCEEDED") {
-        ++s->succeeded;
-      } else if (task_state == "FAILED") {
-        ++s->failed;
-      } else if (task_state == "SKIPPED") {
-        ++s->not_run;
-      } else {
-        ++s->other;
-      }
-      if (create && start) {
-        double o = Seconds(*create, *start);
-        o >= 0 ? s->overheads.push_back(o) : void(++negative);
-      }
-      if (task_state == "SUCCEEDED" && start && end) {
-        double d = Seconds(*start, *end);
-        d >= 0 ? s->durations.push_back(d) : void(++negative);
-      }
-    }
+  Samples samples;
+  if (Status s = ReadSamples(folder / kRunsFile, samples); !s.ok()) return s;
+  auto versions = DeriveVersions(folder, samples, since, until);
+  if (!versions.ok()) return versions.error();
+  StepOutputs steps = DeriveSteps(samples);
+  if (Status s = WriteFileAtomically(folder / kArrivalsFile, samples.arrivals_csv); !s.ok()) {
+    return s;
   }
-
-  // Version files: names for the mix, specs for the simulator workloads.
-  json mix = json::array();
-  json replay = json::array();
-  json calibration_steps = json::object();
-  for (auto& [key, v] : versions) {
-    json file = json::parse(ReadSmallFile(folder / kVersionsDir / (key + ".json")), nullptr, false);
-    const bool has_spec = !file.is_discarded() && file.contains("spec") &&
-                          !file["spec"].is_null() && !file.contains("spec_error");
-    if (!file.is_discarded()) v.pipeline_name = file.value("pipeline_name", file.value("name", ""));
-    json entry = {{"pipeline_version", key},
-                  {"pipeline_name", v.pipeline_name},
-                  {"runs", v.runs},
-                  {"share", Share(v.runs, runs)},
-                  {"censored", v.censored},
-                  {"states", v.states},
-                  {"run_seconds", Quantiles(v.run_seconds)},
-                  {"spec_missing", !has_spec}};
-    if (has_spec) {
-      const fs::path dir = folder / kSimulateDir / key;
-      std::error_code ec;
-      fs::create_directories(dir, ec);
-      if (ec) return Error{fmt::format("cannot create {}: {}", dir.string(), ec.message())};
-      if (Status s = WriteFileAtomically(dir / "pipeline.json", file["spec"].dump(1) + "\n");
-          !s.ok()) {
-        return s;
-      }
-      std::vector<std::string> names;
-      for (const auto& [offset, params] : v.arrivals) {
-        for (const auto& [name, value] : params.items()) {
-          if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-        }
-      }
-      std::string csv = "offset";
-      for (const auto& n : names) {
-        csv += ',';
-        csv += n;
-      }
-      csv += "\n";
-      for (const auto& [offset, params] : v.arrivals) {
-        csv += fmt::format("{:.6f}", offset);
-        for (const auto& n : names) {
-          csv += ',';
-          if (params.contains(n)) csv += CsvCell(params[n]);
-        }
-        csv += "\n";
-      }
-      if (Status s = WriteFileAtomically(dir / "arrivals.csv", csv); !s.ok()) return s;
-      std::string yaml = fmt::format(
-          "# {} runs of {} ({}) captured between {} and {}, at their recorded offsets\n"
-          "# from the capture's first run. Step models: ../../{}.\n"
-          "pipeline: pipeline.json\n"
-          "arrivals:\n  kind: csv\n  file: arrivals.csv\n"
-          "calibration: ../../{}\n",
-          v.runs, v.pipeline_name, key, FormatRfc3339(since), FormatRfc3339(until),
-          kCalibrationFile, kCalibrationFile);
-      if (Status s = WriteFileAtomically(dir / "workload.yaml", yaml); !s.ok()) return s;
-      entry["simulate"] = fmt::format("{}/{}/workload.yaml", kSimulateDir, key);
-      // Every version's offsets count from the capture's first run, so the
-      // scenarios, all starting at 0, replay the runs at their recorded times.
-      replay.push_back(
-          {{"mode", "ORCHESTRATE"},
-           {"startTime", 0},
-           {"csv", fmt::format("{}/{}/arrivals.csv", kSimulateDir, key)},
-           {"pipelineFileName", fmt::format("{}/{}/pipeline.json", kSimulateDir, key)}});
-    }
-    mix.push_back(std::move(entry));
-  }
-
-  json step_models = json::object();
-  json stub_durations = json::array();
-  for (const auto& [label, s] : steps) {
-    step_models[label] = StepModel(s);
-    LognormalFit fit = FitLognormal(s.durations);
-    if (fit.n == 0) continue;
-    stub_durations.push_back(label + "=" + DurationSpec(fit));
-    json cal = {{"duration", DurationSpec(fit)}};
-    if (!s.overheads.empty()) {
-      cal["overhead"] = MicrosText(Quantiles(s.overheads)["p50"].get<double>());
-    }
-    calibration_steps[label] = std::move(cal);
-  }
-  json unlabelled_models = json::object();
-  for (const auto& [name, s] : unlabelled) unlabelled_models[name] = StepModel(s);
-
-  const double window_seconds = Seconds(since, until);
-  json workload = {{"format", 1},
-                   {"window", {{"since", FormatRfc3339(since)}, {"until", FormatRfc3339(until)}}},
-                   {"runs", runs},
-                   {"tasks", tasks},
-                   {"censored", censored},
-                   {"negative_intervals", negative},
-                   {"run_states", run_states},
-                   {"run_seconds", Quantiles(run_seconds)},
-                   {"mix", std::move(mix)},
-                   {"arrivals",
-                    {{"file", kArrivalsFile},
-                     {"mean_rate_per_second", window_seconds > 0 ? runs / window_seconds : 0.0},
-                     {"rate_per_hour_by_hour_of_week", RateByHourOfWeek(arrivals, since, until)}}},
-                   {"steps", std::move(step_models)},
-                   {"tasks_without_spec", std::move(unlabelled_models)},
-                   {"stub_durations", std::move(stub_durations)}};
-  if (first) workload["arrivals"]["first"] = FormatRfc3339(*first);
-  if (first && last_finished) workload["makespan_seconds"] = Seconds(*first, *last_finished);
-  json calibration = {
-      {"source", "kfpbench capture"},
-      {"note", fmt::format("step models fitted to {} runs created between {} and {}", runs,
-                           FormatRfc3339(since), FormatRfc3339(until))},
-      {"steps", std::move(calibration_steps)}};
-  if (Status s = WriteFileAtomically(folder / kArrivalsFile, arrivals_csv); !s.ok()) return s;
-  if (!replay.empty()) {
-    if (Status s = WriteFileAtomically(folder / kReplayFile, replay.dump(1) + "\n"); !s.ok()) {
+  if (!versions->replay.empty()) {
+    // The embedded backend's stub steps take the fitted step times and
+    // failure rates (harness/replay_steps.h), scaled with --time-scale.
+    json file = {{"replay",
+                  {{"stubDurations", steps.stub_durations}, {"stubFailures", steps.stub_failures}}},
+                 {"scenarios", versions->replay}};
+    if (Status s = WriteFileAtomically(folder / kReplayFile, file.dump(1) + "\n"); !s.ok()) {
       return s;
     }
   }
+  json calibration = {
+      {"source", "kfpbench capture"},
+      {"note", fmt::format("step models fitted to {} runs created between {} and {}", samples.runs,
+                           FormatRfc3339(since), FormatRfc3339(until))},
+      {"steps", steps.calibration}};
   if (Status s = WriteFileAtomically(folder / kCalibrationFile, calibration.dump(1) + "\n");
       !s.ok()) {
     return s;
   }
+  if (Status s = WriteMixWorkload(folder, *versions, samples); !s.ok()) return s;
+  json workload = WorkloadJson(samples, *versions, steps, since, until);
+  if (Status s = WriteCapturePage(folder / kPageFile, samples, workload); !s.ok()) return s;
   return WriteFileAtomically(folder / kWorkloadFile, workload.dump(1) + "\n");
 }
 

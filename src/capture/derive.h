@@ -22,6 +22,8 @@ inline constexpr const char* kSimulateDir = "simulate";
 // A scenario file for `kfpbench run`: one ORCHESTRATE scenario per version
 // with a spec, its runs started at their recorded offsets.
 inline constexpr const char* kReplayFile = "replay.json";
+// The captured load as a page (capture/capture_page.h).
+inline constexpr const char* kPageFile = "capture.html";
 
 // Reads the folder's runs.jsonl a line at a time and writes the derived
 // files (each atomically). The window is the manifest's or checkpoint's.

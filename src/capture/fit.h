@@ -27,6 +27,16 @@ LognormalFit FitLognormal(std::vector<double> seconds);
 // The fitted lognormal's CDF at x seconds.
 double LognormalCdf(const LognormalFit& fit, double x);
 
+// The two-sample Kolmogorov-Smirnov test: D = sup |F_a - F_b| and its
+// asymptotic p-value (Kolmogorov's distribution at Stephens' corrected
+// sqrt(n_e) D, n_e = n m / (n + m)), the chance of a D this large were both
+// samples drawn from one distribution. Good from about 20 samples a side.
+struct KsTwoSample {
+  double d = 0;
+  double p = 1;
+};
+KsTwoSample TwoSampleKs(std::vector<double> a, std::vector<double> b);
+
 // {"n", "min", "p05", "p25", "p50", "p75", "p90", "p95", "p99", "max", "mean"}
 // of the samples (nearest rank); {"n": 0} when there are none.
 nlohmann::json Quantiles(const std::vector<double>& seconds);

@@ -62,5 +62,21 @@ TEST(RateByHourOfWeek, DividesArrivalsByTheHoursTheWindowCovered) {
   EXPECT_DOUBLE_EQ(short_window[9].get<double>(), 3.0);
 }
 
+TEST(FitTest, TwoSampleKsAgreesWithNumericalRecipesProbks) {
+  std::vector<double> a, b;
+  for (int i = 0; i < 40; ++i) a.push_back(i / 40.0);
+  for (int i = 0; i < 50; ++i) b.push_back(0.1 + i / 50.0);
+  // D = 0.125; Q_KS((sqrt(20) + 0.12 + 0.11 / sqrt(20)) D) = 0.8546.
+  KsTwoSample same = TwoSampleKs(a, b);
+  EXPECT_NEAR(same.d, 0.125, 1e-12);
+  EXPECT_NEAR(same.p, 0.8546, 1e-4);
+  for (double& x : b) x += 0.5;
+  KsTwoSample apart = TwoSampleKs(a, b);
+  EXPECT_GT(apart.d, 0.6);
+  EXPECT_LT(apart.p, 1e-6);
+  EXPECT_EQ(TwoSampleKs(a, a).d, 0.0);
+  EXPECT_EQ(TwoSampleKs(a, a).p, 1.0);
+}
+
 }  // namespace
 }  // namespace kfpbench::capture

@@ -24,6 +24,7 @@ Command AddSimulateCommand(CLI::App& app) {
     std::string out = "simulation.json";
     int64_t runs = 0;
     int64_t concurrency = 0;
+    double arrival_scale = 0;  // 0: as recorded
     bool quiet = false;
     std::string html;
   };
@@ -39,6 +40,11 @@ Command AddSimulateCommand(CLI::App& app) {
                   "closed loop: keep this many runs in flight, the next starting when one ends "
                   "(overrides the workload's arrivals)")
       ->check(CountAboveZero());
+  cmd->add_option("--arrival-scale", f->arrival_scale,
+                  "F times the workload's runs over the same time (\"Monday x 3\"): each CSV "
+                  "arrival stands for F runs spread over the gap to the next, a rate is "
+                  "multiplied")
+      ->check(GreaterThanZero());
   cmd->add_flag("--quiet", f->quiet, "no console summary");
   cmd->add_option("--html", f->html,
                   "also write a self-contained HTML page: nodes, CPU and waiting work over time");
@@ -51,6 +57,11 @@ Command AddSimulateCommand(CLI::App& app) {
     if (f->concurrency > 0) {
       workload->arrival_kind = sim::WorkloadSpec::ArrivalKind::kClosed;
       workload->concurrency = f->concurrency;
+    }
+    if (f->arrival_scale > 0) {
+      if (auto st = sim::ScaleArrivals(*workload, f->arrival_scale); !st.ok()) {
+        return Fail("--arrival-scale: " + st.error().message, kExitBadInput);
+      }
     }
     auto result = sim::Simulate(*cluster, *workload);
     if (!result.ok()) return Fail(result.error().message, kExitBadInput);
@@ -176,6 +187,7 @@ Command AddPlanCommand(CLI::App& app) {
     std::string html;
     plan::Replications reps;
     int max_replications = 0;  // 0: 400, or --replications when that is more
+    double arrival_scale = 0;  // 0: not given
   };
   auto f = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand(
@@ -189,6 +201,10 @@ Command AddPlanCommand(CLI::App& app) {
   cmd->add_option("--runs", f->runs, "how many runs")->check(CountAboveZero());
   cmd->add_option("--nodes", f->nodes, "how many nodes")->check(CountAboveZero());
   AddPositiveDurationOption(*cmd, "--within", f->within, "time allowed, e.g. 2h");
+  cmd->add_option("--arrival-scale", f->arrival_scale,
+                  "instead of --runs: F times the workload's runs (its CSV rows, or runs), "
+                  "e.g. a capture's day x 3")
+      ->check(GreaterThanZero());
   cmd->add_option("--replications", f->reps.count,
                   "simulate every probe with this many seeds first (the workload's seed, +1, "
                   "...); a probe judged against --within then doubles them until decided")
@@ -213,6 +229,17 @@ Command AddPlanCommand(CLI::App& app) {
                   "replications) and run time versus runs and versus nodes around the answer, "
                   "with T and the answer marked, and the cluster over time");
   auto run = [f]() -> int {
+    if (f->arrival_scale > 0) {
+      if (f->runs > 0) return Fail("give --runs or --arrival-scale, not both", kExitBadInput);
+      auto workload = sim::LoadWorkload(f->workload);
+      if (!workload.ok()) return Fail(workload.error().message, kExitBadInput);
+      if (auto st = sim::ScaleArrivals(*workload, f->arrival_scale); !st.ok()) {
+        return Fail("--arrival-scale: " + st.error().message, kExitBadInput);
+      }
+      f->runs = workload->arrival_kind == sim::WorkloadSpec::ArrivalKind::kCsv
+                    ? static_cast<int64_t>(workload->csv.size())
+                    : workload->runs;
+    }
     int given = (f->runs > 0) + (f->nodes > 0) + (f->within > Duration::zero());
     if (given != 2) return Fail("give exactly two of --runs, --nodes and --within", kExitBadInput);
     f->reps.max =

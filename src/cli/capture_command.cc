@@ -38,6 +38,12 @@ Command AddCaptureCommand(CLI::App& app) {
   cmd->add_option("--page-size", f->options.page_size, "runs per ListRuns page")
       ->capture_default_str()
       ->check(CLI::Range(1, 200));
+  cmd->add_option("--experiment", f->options.experiments,
+                  "only runs of this experiment, by name or id (repeatable): sent to KFP as an "
+                  "experiment_id filter");
+  cmd->add_option("--pipeline", f->options.pipelines,
+                  "only runs of this pipeline, by name or id (repeatable): KFP's run filter has no "
+                  "pipeline key, so the listed runs are matched here and only those are read");
   cmd->add_flag("--keep-parameters", f->options.record.keep_parameters,
                 "keep run parameters as given (default: hashed); names that look like "
                 "credentials are hashed always");
@@ -97,7 +103,8 @@ Command AddCaptureCommand(CLI::App& app) {
                 p.missing_versions, window, summary->seconds, p.calls);
             std::cout << "capture:  " << out->string() << "\n"
                       << "workload: " << (*out / capture::kWorkloadFile).string()
-                      << " (simulator workloads under " << capture::kSimulateDir << "/)\n";
+                      << " (simulator workloads under " << capture::kSimulateDir << "/)\n"
+                      << "page:     " << (*out / capture::kPageFile).string() << "\n";
             if (p.runs == 0) {
               return Fail(fmt::format("no runs were created {} on this target: widen --since or "
                                       "--until, or check --namespace",

@@ -19,6 +19,7 @@
 #include "cli/target_flags.h"
 #include "harness/benchmark.h"
 #include "harness/preflight.h"
+#include "harness/replay_steps.h"
 #include "harness/scenario.h"
 #include "http/url.h"
 #include "util/time.h"
@@ -127,6 +128,7 @@ int RunScenarioFile(const RunFlags& f) {
   }
   if (!target.ok()) return Fail(target.error().message);
   if (!scenarios->executor.empty()) target->embedded.backend.executor = scenarios->executor;
+  harness::ApplyReplaySteps(*scenarios, target->embedded.backend);
   harness::BenchmarkOptions options = f.benchmark;
   if (options.harness.checkpoint_interval <= Duration::zero()) {
     return Fail("--checkpoint-every: must be longer than 0s");

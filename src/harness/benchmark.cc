@@ -71,6 +71,7 @@ results::BenchmarkResults OnePass(Session& session, const ScenarioFile& file,
   results.collectors = std::move(collected);
   results.target = session.target();
   results.target.executor_reason = file.executor_reason;
+  results.time_scale = file.time_scale;
   return results;
 }
 

@@ -226,6 +226,9 @@ Status OrchestrateRunner::Run(const Scenario& scenario, Context& context) {
   const auto& plan = static_cast<const OrchestratePlan&>(*scenario.mode_data);
   spdlog::info("orchestrate: {} run(s) of {} from {}", plan.rows.size(), plan.pipeline_label,
                plan.csv_path.string());
+  // Offsets count from the scenario's start, the upload included, so that
+  // every scenario of a replay keeps the one clock its runs were recorded on.
+  const WallTime scenario_start = WallClock::now();
   auto base = BaseRequest(plan, context);
   if (!base.ok()) return base.error();
   auto create = [&](const OrchestrateRow& row, results::RunRecord& record) {
@@ -250,10 +253,13 @@ Status OrchestrateRunner::Run(const Scenario& scenario, Context& context) {
     // Open loop: row i is due at start + i / rate (or at its offset),
     // whatever came before.
     RunFollower follower(context, kOpenLoopPollers);
-    const WallTime start = WallClock::now();
+    const WallTime start = plan.Scheduled() ? scenario_start : WallClock::now();
     std::vector<std::pair<Duration, size_t>> due;
     for (size_t i = 0; i < plan.rows.size(); ++i) {
-      Duration at = plan.rows[i].offset.value_or(Duration::zero());
+      // --time-scale multiplies the offsets as it does the file's own times:
+      // a captured day at 0.01 replays in a quarter of an hour.
+      Duration at = FromSeconds(ToSeconds(plan.rows[i].offset.value_or(Duration::zero())) *
+                                scenario.time_scale);
       if (plan.rate_per_minute) {
         at = std::chrono::duration_cast<Duration>(
             std::chrono::duration<double>(60.0 * static_cast<double>(i) / *plan.rate_per_minute));

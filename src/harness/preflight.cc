@@ -87,9 +87,17 @@ Preflight CheckScenarioFile(const ScenarioFile& file, const PreflightOptions& op
       if (stub_reason.empty()) stub_reason = runs.error().message;
     }
   }
+  const bool replay = !file.stub_durations.empty() && options.executor.empty();
   if (!options.remote_target) {
-    out.executor =
-        options.executor.empty() ? (stubbed.empty() ? "process" : "stub") : options.executor;
+    out.executor = options.executor.empty() ? (stubbed.empty() && !replay ? "process" : "stub")
+                                            : options.executor;
+  }
+  if (replay && !options.remote_target && stubbed.empty()) {
+    out.executor_reason = fmt::format(
+        "the file replays a capture: every step runs as a timed stub with the step times it "
+        "recorded{}",
+        file.time_scale != 1 ? fmt::format(", times x{}", file.time_scale) : "");
+    out.notes.push_back("the embedded backend's executor is stub: " + out.executor_reason);
   }
   if (!stubbed.empty()) {
     out.executor_reason = fmt::format(

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "harness/modes.h"
+#include "harness/replay_steps.h"
 #include "harness/shapes.h"
 #include "ir/pipeline_spec.h"
 #include "util/files.h"
@@ -87,6 +88,7 @@ Result<Scenario> ReadScenario(const json& entry, size_t index, const std::filesy
                              mode->get<std::string>(), ModeList())};
   }
   s.mode = info;
+  s.time_scale = options.time_scale;
   // A field another mode reads is no typo, but this mode would ignore it.
   for (const ModeSpec* other : Modes()) {
     if (other == info) continue;
@@ -231,6 +233,7 @@ Result<ScenarioFile> ParseScenarios(const std::string& text, const std::filesyst
   }
   ScenarioFile file;
   file.path = path;
+  file.time_scale = options.time_scale;
   file.source = doc;
   json entries = doc;
   json defaults = json::object();
@@ -240,9 +243,10 @@ Result<ScenarioFile> ParseScenarios(const std::string& text, const std::filesyst
     entries = json::array({doc});
   } else if (doc.is_object()) {
     for (const auto& [key, value] : doc.items()) {
-      if (key != "target" && key != "defaults" && key != "thresholds" && key != "scenarios") {
-        return fail(
-            fmt::format("{}: unknown field (known: target, defaults, thresholds, scenarios)", key));
+      if (key != "target" && key != "defaults" && key != "thresholds" && key != "scenarios" &&
+          key != "replay") {
+        return fail(fmt::format(
+            "{}: unknown field (known: target, defaults, thresholds, scenarios, replay)", key));
       }
     }
     for (const char* key : {"target", "defaults", "thresholds"}) {
@@ -255,6 +259,11 @@ Result<ScenarioFile> ParseScenarios(const std::string& text, const std::filesyst
     defaults = doc.value("defaults", json::object());
     file.target = doc.value("target", json::object());
     file.thresholds = doc.value("thresholds", json::object());
+    if (auto replay = doc.find("replay"); replay != doc.end()) {
+      if (Status st = ReadReplaySteps(*replay, options.time_scale, file); !st.ok()) {
+        return fail(st.error().message);
+      }
+    }
     prefix = "scenarios";
   } else if (!doc.is_array()) {
     return fail(

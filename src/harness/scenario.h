@@ -51,6 +51,9 @@ struct Scenario {
   std::optional<double> rate_per_minute;
   enum class Arrival { kConstant, kPoisson } arrival = Arrival::kConstant;
   uint64_t seed = 1;  // for Poisson arrivals
+  // --time-scale: what times a mode reads from its own files (ORCHESTRATE's
+  // offsets) are multiplied by, as the file's own times were.
+  double time_scale = 1.0;
   // false: the pipeline is uploaded with every task's caching turned off (as
   // KFP's SDK does for enable_caching=False), so no run is answered from
   // KFP's cache and every run's duration is its steps'.
@@ -114,6 +117,12 @@ struct ScenarioFile {
   // stub was chosen (harness/preflight.h); empty against a remote target.
   std::string executor;
   std::string executor_reason;
+  // --time-scale as given: every time of the file was multiplied by it.
+  double time_scale = 1.0;
+  // A replay's stub steps (object form's "replay", harness/replay_steps.h),
+  // durations already multiplied by time_scale.
+  std::vector<std::string> stub_durations;
+  std::vector<std::string> stub_failures;
 };
 
 // Splits the load of every scenario for shard `index` of `count` (from

@@ -257,6 +257,7 @@ struct BenchmarkResults {
   TargetInfo target;
   std::string scenario_path;
   nlohmann::json scenario_source;
+  double time_scale = 1.0;  // run --time-scale: every time of the file multiplied by it
   std::vector<ScenarioInfo> scenarios;
   int shard_index = 0;  // --shard i/N
   int shard_count = 1;

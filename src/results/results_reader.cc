@@ -419,6 +419,7 @@ Result<BenchmarkResults> ResultsFromJson(const json& j) {
   in.Message("scenario", [&](JsonReader& s) {
     s.String("path", r.scenario_path);
     s.Any("source", r.scenario_source);
+    s.Number("time_scale", r.time_scale);  // optional: older files lack it
   });
   in.Require("operations");
   in.Entries("operations", [&](const std::string& name, JsonReader& op) {

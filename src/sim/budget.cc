@@ -62,8 +62,11 @@ SimEstimate EstimateSimulation(const ClusterSpec& cluster, const WorkloadSpec& w
     e.runs_at_once = std::min(e.runs, workload.concurrency);
   }
   std::map<const ir::ComponentSpec*, uint64_t> memo;
-  const uint64_t tasks =
+  uint64_t tasks =
       workload.pipeline != nullptr ? TasksOf(*workload.pipeline, workload.pipeline->root, memo) : 0;
+  for (const auto& entry : workload.mix) {
+    tasks = std::max(tasks, TasksOf(*entry.pipeline, entry.pipeline->root, memo));
+  }
   e.tasks_per_run = static_cast<int64_t>(std::min<uint64_t>(tasks, INT64_MAX));
   e.run_bytes = SaturatingAdd(kBytesPerRun, SaturatingMul(kBytesPerTask, tasks));
   const uint64_t runs = static_cast<uint64_t>(std::max<int64_t>(e.runs, 0));

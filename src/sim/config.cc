@@ -347,17 +347,107 @@ Result<std::vector<Arrival>> ParseArrivalsCsv(std::string_view csv) {
   return out;
 }
 
+namespace {
+
+// `pipelines:`, a mix: name -> {pipeline: FILE, share: N}.
+std::vector<MixEntry> ParseMix(const YAML::Node& node, const std::filesystem::path& base_dir) {
+  if (!node.IsMap() || node.size() == 0) {
+    Fail("workload.pipelines: expected a mapping of name to {pipeline: FILE, share: N}");
+  }
+  std::vector<MixEntry> mix;
+  for (const auto& kv : node) {
+    const std::string name = kv.first.as<std::string>();
+    const std::string where = "workload.pipelines." + name;
+    CheckKeys(kv.second, where, {"pipeline", "share"});
+    if (!kv.second["pipeline"]) Fail(where + ".pipeline: required (a compiled KFP pipeline file)");
+    auto spec = ir::LoadPipelineSpec(base_dir / Text(kv.second["pipeline"], where + ".pipeline"));
+    if (!spec.ok()) Fail(where + ".pipeline: " + spec.error().message);
+    MixEntry entry{name, std::make_shared<const ir::PipelineSpec>(std::move(*spec)), 1.0};
+    if (kv.second["share"]) entry.share = Number(kv.second["share"], where + ".share");
+    if (!(entry.share > 0) || !std::isfinite(entry.share)) Fail(where + ".share: must be above 0");
+    mix.push_back(std::move(entry));
+  }
+  return mix;
+}
+
+// A mix's CSV rows name their pipeline in a `pipeline` column.
+void AssignMixRows(std::vector<Arrival>& rows, const std::vector<MixEntry>& mix) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    auto it = rows[i].parameters.find("pipeline");
+    if (it == rows[i].parameters.end()) {
+      Fail(
+          fmt::format("workload.arrivals.file: row {} names no pipeline (the rows of a mix "
+                      "name theirs in a pipeline column)",
+                      i + 1));
+    }
+    const std::string name = it->is_string() ? it->get<std::string>() : it->dump();
+    auto entry =
+        std::find_if(mix.begin(), mix.end(), [&](const auto& e) { return e.name == name; });
+    if (entry == mix.end()) {
+      Fail(fmt::format("workload.arrivals.file: row {}: pipeline '{}' is not in workload.pipelines",
+                       i + 1, name));
+    }
+    rows[i].pipeline = entry->pipeline;
+    rows[i].parameters.erase(it);
+  }
+}
+
+}  // namespace
+
+Status ScaleArrivals(WorkloadSpec& w, double factor) {
+  if (!(factor > 0) || !std::isfinite(factor)) {
+    return Error{fmt::format("the arrival scale must be above 0, got {:g}", factor)};
+  }
+  auto scaled = [&](int64_t n) { return std::max<int64_t>(1, std::llround(n * factor)); };
+  if (w.arrival_kind != WorkloadSpec::ArrivalKind::kCsv) {
+    if (w.arrival_kind == WorkloadSpec::ArrivalKind::kRate) w.rate_per_second *= factor;
+    w.runs = scaled(w.runs);
+    if (w.runs > kMaxRuns) return Error{fmt::format("{} runs: more than {}", w.runs, kMaxRuns)};
+    return Ok();
+  }
+  if (scaled(static_cast<int64_t>(w.csv.size())) > kMaxRuns) {
+    return Error{fmt::format("{} rows x {:g}: more than the {} runs a simulation takes",
+                             w.csv.size(), factor, kMaxRuns)};
+  }
+  std::vector<Arrival> rows = std::move(w.csv);
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const Arrival& a, const Arrival& b) { return a.offset < b.offset; });
+  // Row i stands for `factor` runs (whole ones, the fractions carried to the
+  // next row), spread evenly over the gap to the next recorded arrival.
+  w.csv.clear();
+  double carried = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    carried += factor;
+    const auto copies = static_cast<int64_t>(std::floor(carried + 1e-9));
+    carried -= static_cast<double>(copies);
+    const Duration gap = i + 1 < rows.size() ? rows[i + 1].offset - rows[i].offset : Duration{0};
+    for (int64_t c = 0; c < copies; ++c) {
+      Arrival copy = rows[i];
+      copy.offset += FromSeconds(ToSeconds(gap) * static_cast<double>(c) / copies);
+      w.csv.push_back(std::move(copy));
+    }
+  }
+  if (w.csv.empty()) w.csv.push_back(rows.front());
+  return Ok();
+}
+
 Result<WorkloadSpec> ParseWorkload(std::string_view yaml, const std::filesystem::path& base_dir) {
   try {
     YAML::Node root = YAML::Load(std::string(yaml));
-    CheckKeys(
-        root, "workload",
-        {"pipeline", "parameters", "runs", "arrivals", "steps", "calibration", "seed", "branches"});
+    CheckKeys(root, "workload",
+              {"pipeline", "pipelines", "parameters", "runs", "arrivals", "steps", "calibration",
+               "seed", "branches"});
     WorkloadSpec w;
-    if (!root["pipeline"]) Fail("workload.pipeline: required (a compiled KFP pipeline file)");
-    auto spec = ir::LoadPipelineSpec(base_dir / Text(root["pipeline"], "workload.pipeline"));
-    if (!spec.ok()) Fail("workload.pipeline: " + spec.error().message);
-    w.pipeline = std::make_shared<const ir::PipelineSpec>(std::move(*spec));
+    if (root["pipelines"]) {
+      if (root["pipeline"]) Fail("workload.pipelines: a mix replaces pipeline; give one of them");
+      w.mix = ParseMix(root["pipelines"], base_dir);
+      w.pipeline = w.mix.front().pipeline;
+    } else {
+      if (!root["pipeline"]) Fail("workload.pipeline: required (a compiled KFP pipeline file)");
+      auto spec = ir::LoadPipelineSpec(base_dir / Text(root["pipeline"], "workload.pipeline"));
+      if (!spec.ok()) Fail("workload.pipeline: " + spec.error().message);
+      w.pipeline = std::make_shared<const ir::PipelineSpec>(std::move(*spec));
+    }
     if (root["parameters"]) {
       if (!root["parameters"].IsMap()) Fail("workload.parameters: expected a mapping");
       w.parameters = ToJson(root["parameters"]);
@@ -397,6 +487,7 @@ Result<WorkloadSpec> ParseWorkload(std::string_view yaml, const std::filesystem:
                           "takes",
                           rows->size(), kMaxRuns));
         }
+        if (!w.mix.empty()) AssignMixRows(*rows, w.mix);
         w.csv = std::move(*rows);
       } else {
         Fail("workload.arrivals.kind: expected all-at-once, rate, closed or csv, got '" + kind +
@@ -418,6 +509,9 @@ Result<WorkloadSpec> ParseWorkload(std::string_view yaml, const std::filesystem:
       if (!b.IsMap())
         Fail("workload.branches: expected a mapping of condition task to probability");
       std::vector<std::string> known = ConditionalTasks(*w.pipeline);
+      for (const auto& entry : w.mix) {
+        for (auto& name : ConditionalTasks(*entry.pipeline)) known.push_back(std::move(name));
+      }
       for (const auto& kv : b) {
         auto name = kv.first.as<std::string>();
         std::string where = "workload.branches." + name;

@@ -18,6 +18,12 @@ Result<ClusterSpec> LoadCluster(const std::filesystem::path& path);
 Result<WorkloadSpec> ParseWorkload(std::string_view yaml, const std::filesystem::path& base_dir);
 Result<WorkloadSpec> LoadWorkload(const std::filesystem::path& path);
 
+// "Monday x 3": `factor` times the runs over the same time. CSV arrivals: each
+// row stands for `factor` runs (fractions carried to the next row), spread
+// evenly over the gap to the next recorded arrival, so the rate by hour keeps
+// its shape; a rate is multiplied; other kinds take `factor` times the runs.
+Status ScaleArrivals(WorkloadSpec& workload, double factor);
+
 // Arrivals from CSV text: a header row; an `offset` column (a duration such
 // as "90s", or seconds) if present, every other column a run parameter
 // (numbers stay numbers, everything else is a string).

@@ -1,9 +1,15 @@
 #include "sim/config.h"
 
+#include <filesystem>
+
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "sim/simulator.h"
 #include "sim/test_support.h"
+#include "util/files.h"
+#include "util/ids.h"
 
 namespace kfpbench::sim {
 namespace {
@@ -215,6 +221,77 @@ TEST(Config, CalibratedArtifactStore) {
   bad = ParseCalibration(R"({"artifactStore": {"bandwidth": "4Mi", "speed": 1}})");
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.error().message, ::testing::HasSubstr("speed"));
+}
+
+// A capture's mix: `pipelines:` instead of `pipeline:`, each CSV row naming
+// its entry.
+TEST(Config, AMixOfPipelines) {
+  const auto dir = std::filesystem::temp_directory_path() / ("kfpbench-mix-" + NewUuid());
+  std::filesystem::create_directories(dir);
+  ASSERT_TRUE(
+      WriteFileAtomically(dir / "arrivals.csv", "offset,pipeline\n0,six\n5,branch\n9,six\n").ok());
+  ASSERT_TRUE(WriteFileAtomically(dir / "unknown.csv", "offset,pipeline\n0,seven\n").ok());
+  const std::string pipelines = fmt::format(
+      "pipelines:\n  six: {{pipeline: {}, share: 0.75}}\n  branch: {{pipeline: {}, share: 0.25}}\n",
+      (CapacityExamples() / "six_steps.yaml").string(),
+      (CapacityExamples() / "branching.yaml").string());
+  auto w = ParseWorkload(pipelines + "arrivals: {kind: csv, file: arrivals.csv}\n", dir);
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  ASSERT_EQ(w->mix.size(), 2u);
+  ASSERT_EQ(w->csv.size(), 3u);
+  EXPECT_EQ(w->csv[1].pipeline,
+            w->mix[0].name == "branch" ? w->mix[0].pipeline : w->mix[1].pipeline);
+  EXPECT_EQ(w->csv[0].pipeline, w->csv[2].pipeline);
+  EXPECT_NE(w->csv[0].pipeline, w->csv[1].pipeline);
+  EXPECT_FALSE(w->csv[0].parameters.contains("pipeline"));
+  auto unknown = ParseWorkload(pipelines + "arrivals: {kind: csv, file: unknown.csv}\n", dir);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("row 1: pipeline 'seven' is not in workload.pipelines"),
+            std::string::npos);
+  auto both = ParseWorkload(pipelines + "pipeline: x.yaml\n", dir);
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.error().message.find("a mix replaces pipeline"), std::string::npos);
+  std::filesystem::remove_all(dir);
+
+  // Without rows naming theirs, runs take the shares in turn: 3 of 4 "six".
+  MixPicker picker(w->mix);
+  int six = 0;
+  for (int i = 0; i < 8; ++i) six += picker.Next().name == "six";
+  EXPECT_EQ(six, 6);
+  // The simulator runs the mix all at once, each run on its own pipeline.
+  ClusterSpec cluster = testing::FixedCluster(4, 4);
+  WorkloadSpec at_once = *w;
+  at_once.arrival_kind = WorkloadSpec::ArrivalKind::kAllAtOnce;
+  at_once.runs = 8;
+  auto r = Simulate(cluster, at_once);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->succeeded, 8);
+}
+
+TEST(Config, ArrivalsScaleKeepsTheirShape) {
+  WorkloadSpec w;
+  w.arrival_kind = WorkloadSpec::ArrivalKind::kCsv;
+  for (int s : {0, 10, 20}) w.csv.push_back({std::chrono::seconds(s), {{"x", s}}, nullptr});
+  WorkloadSpec tripled = w;
+  ASSERT_TRUE(ScaleArrivals(tripled, 3).ok());
+  ASSERT_EQ(tripled.csv.size(), 9u);
+  // Each row's copies spread over the gap to the next; the last one's has none.
+  EXPECT_EQ(tripled.csv[1].offset, FromSeconds(10.0 / 3));
+  EXPECT_EQ(tripled.csv[1].parameters["x"], 0);
+  EXPECT_EQ(tripled.csv[3].offset, std::chrono::seconds(10));
+  EXPECT_EQ(tripled.csv[8].offset, std::chrono::seconds(20));
+  WorkloadSpec halved = w;
+  ASSERT_TRUE(ScaleArrivals(halved, 0.5).ok());
+  ASSERT_EQ(halved.csv.size(), 1u);
+  EXPECT_EQ(halved.csv[0].offset, std::chrono::seconds(10));
+  WorkloadSpec rate;
+  rate.arrival_kind = WorkloadSpec::ArrivalKind::kRate;
+  rate.rate_per_second = 2;
+  rate.runs = 100;
+  ASSERT_TRUE(ScaleArrivals(rate, 1.5).ok());
+  EXPECT_EQ(rate.rate_per_second, 3);
+  EXPECT_EQ(rate.runs, 150);
+  EXPECT_FALSE(ScaleArrivals(rate, 0).ok());
 }
 
 }  // namespace

@@ -75,10 +75,38 @@ struct ClusterSpec {
 struct Arrival {
   Duration offset{0};                                    // from the start of the simulation
   nlohmann::json parameters = nlohmann::json::object();  // over the workload's
+  // A mix's row names its pipeline (the CSV's `pipeline` column); null: the
+  // workload's. Braced, so {offset, parameters} stays a whole initializer.
+  std::shared_ptr<const ir::PipelineSpec> pipeline{};
+};
+
+// One pipeline of a mix (a capture's pipeline versions): its share of the
+// runs when arrivals do not name theirs.
+struct MixEntry {
+  std::string name;
+  std::shared_ptr<const ir::PipelineSpec> pipeline;
+  double share = 1;
+};
+
+// Which mix entry run `i` takes when its arrival names none: smooth weighted
+// round robin, so every prefix of the runs holds the shares as nearly as
+// whole runs can (no draw: the same runs the same pipelines, every seed).
+class MixPicker {
+ public:
+  explicit MixPicker(const std::vector<MixEntry>& mix);
+  const MixEntry& Next();
+
+ private:
+  const std::vector<MixEntry>& mix_;
+  std::vector<double> credit_;
+  double total_ = 0;
 };
 
 struct WorkloadSpec {
   std::shared_ptr<const ir::PipelineSpec> pipeline;
+  // A mix (`pipelines:` in the file): `pipeline` is then its entry with the
+  // most tasks, which sizes the simulation's memory estimate.
+  std::vector<MixEntry> mix;
   nlohmann::json parameters = nlohmann::json::object();
   // kClosed keeps `concurrency` runs in flight: the next starts when one
   // ends (the harness's closed loop).

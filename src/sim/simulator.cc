@@ -200,11 +200,19 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
   int64_t submitted = 0;
   Status submit_error = Ok();
   std::function<void()> arrive;
-  auto submit_one = [&](const nlohmann::json* extra) {  // a CSV row's parameters, or null
+  MixPicker mix(workload.mix);
+  // A CSV row's parameters and pipeline, or null.
+  auto submit_one = [&](const nlohmann::json* extra,
+                        const std::shared_ptr<const ir::PipelineSpec>& extra_pipeline) {
     engine::RunRequest req;
     req.run_id = "run-";
     req.run_id += std::to_string(submitted++);
     req.spec = workload.pipeline;
+    if (extra_pipeline != nullptr) {
+      req.spec = extra_pipeline;
+    } else if (!workload.mix.empty()) {
+      req.spec = mix.Next().pipeline;
+    }
     req.created_at = loop.Now();
     if (!workload.parameters.empty()) req.parameters = workload.parameters;
     if (extra != nullptr) {
@@ -263,7 +271,12 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
         loop.After(start + due - loop.Now(), [&arrive] { arrive(); });
         return;
       }
-      submit_one(csv ? &workload.csv[static_cast<size_t>(row)].parameters : nullptr);
+      if (csv) {
+        const Arrival& a = workload.csv[static_cast<size_t>(row)];
+        submit_one(&a.parameters, a.pipeline);
+      } else {
+        submit_one(nullptr, nullptr);
+      }
     }
   };
   loop.Post(arrive);

@@ -1,0 +1,123 @@
+#include "capture/samples.h"
+
+#include <algorithm>
+#include <fstream>
+
+#include <fmt/format.h>
+
+namespace kfpbench::capture {
+namespace {
+
+using nlohmann::json;
+
+std::optional<WallTime> TimeOf(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_string()) return std::nullopt;
+  auto t = ParseRfc3339(it->get<std::string>());
+  if (!t.ok()) return std::nullopt;
+  return *t;
+}
+
+double Seconds(WallTime from, WallTime to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
+}  // namespace
+
+void Samples::AddRun(const json& run) {
+  auto created = TimeOf(run, "created_at");
+  if (!created) return;
+  ++runs;
+  if (!first) first = *created;
+  const std::string key = run.value("pipeline_version", "");
+  const std::string state = run.value("state", "");
+  VersionSamples& v = versions[key];
+  ++v.runs;
+  ++v.states[state];
+  ++run_states[state];
+  arrivals.push_back(*created);
+  // Clock skew between runs can put one before the first: it starts at 0.
+  const double offset = std::max(0.0, Seconds(*first, *created));
+  arrivals_csv += fmt::format("{},{:.6f},{},{},{}\n", FormatRfc3339(*created), offset, key,
+                              run.value("run_id", ""), state);
+  mix_csv += fmt::format("{:.6f},{}\n", offset, key);
+  json kept = run.value("parameters_hashed", true) ? json::object() : run["parameters"];
+  v.arrivals.emplace_back(offset, std::move(kept));
+  RunSpan span{offset, std::nullopt, state == "FAILED"};
+  const bool is_censored = run.value("censored", false);
+  if (is_censored) {
+    ++censored;
+    ++v.censored;
+  } else if (auto finished = TimeOf(run, "finished_at")) {
+    double s = Seconds(*created, *finished);
+    if (s >= 0) {
+      run_seconds.push_back(s);
+      v.run_seconds.push_back(s);
+      span.finished = offset + s;
+      if (!last_finished || *finished > *last_finished) last_finished = *finished;
+    } else {
+      ++negative;
+    }
+  }
+  spans.push_back(span);
+  for (const auto& task : run.value("tasks", json::array())) AddTask(task, key, is_censored);
+}
+
+void Samples::AddTask(const json& task, const std::string& version, bool run_censored) {
+  ++tasks;
+  StepSamples* s = nullptr;
+  if (task.contains("executor")) {
+    s = &steps[task["executor"].get<std::string>()];
+  } else if (run_censored || version.empty()) {
+    return;
+  } else {
+    // Only a run whose spec is missing has container tasks without a label;
+    // DAG and driver tasks (no start of their own) are left out.
+    if (!task.contains("start_time") && !task.value("cached", false)) return;
+    s = &unlabelled[version + "/" + task.value("name", "")];
+  }
+  const std::string task_state = task.value("state", "");
+  const int attempts = task.value("attempts", 0);
+  s->attempts += attempts;
+  if (attempts > 1) ++s->retried;
+  if (task.value("cached", false)) {
+    ++s->cached;
+    return;
+  }
+  auto create = TimeOf(task, "create_time");
+  auto start = TimeOf(task, "start_time");
+  auto end = TimeOf(task, "end_time");
+  if (task_state == "SUCCEEDED") {
+    ++s->succeeded;
+  } else if (task_state == "FAILED") {
+    ++s->failed;
+  } else if (task_state == "SKIPPED") {
+    ++s->not_run;
+  } else {
+    ++s->other;
+  }
+  if (create && start) {
+    double o = Seconds(*create, *start);
+    o >= 0 ? s->overheads.push_back(o) : void(++negative);
+  }
+  if (task_state == "SUCCEEDED" && start && end) {
+    double d = Seconds(*start, *end);
+    d >= 0 ? s->durations.push_back(d) : void(++negative);
+  }
+}
+
+Status ReadSamples(const std::filesystem::path& runs_file, Samples& samples) {
+  std::ifstream in(runs_file);
+  if (!in) return Error{fmt::format("cannot read {}", runs_file.string())};
+  std::string line;
+  while (std::getline(in, line)) {
+    auto run = json::parse(line, nullptr, false);
+    if (run.is_discarded()) {
+      return Error{fmt::format("{}: a line is not JSON", runs_file.filename().string())};
+    }
+    samples.AddRun(run);
+  }
+  return Ok();
+}
+
+}  // namespace kfpbench::capture

@@ -1,0 +1,33 @@
+// A replay's stub steps: the object form's "replay" key, which `kfpbench
+// capture` writes into replay.json so that a captured day replays on the
+// embedded backend with the step times and failure rates it recorded.
+//
+//   "replay": {"stubDurations": ["exec-train=lognormal:118034us:0.2010"],
+//              "stubFailures": ["exec-flaky=0.27"]}
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/scenario.h"
+#include "server/backend.h"
+#include "util/result.h"
+
+namespace kfpbench::harness {
+
+// Types the "replay" object into `file`, each duration multiplied by
+// `time_scale` (--time-scale shortens the steps with the offsets). Errors name
+// the JSON path.
+Status ReadReplaySteps(const nlohmann::json& replay, double time_scale, ScenarioFile& file);
+
+// A duration distribution ("[LABEL=]lognormal:100ms:0.2", "constant:1s", ...)
+// with its times multiplied by `scale`; the shape (sigma) is kept.
+Result<std::string> ScaleStubDuration(const std::string& spec, double scale);
+
+// The file's replay steps become the embedded backend's where the command
+// line named none: --stub-duration and --stub-failure given win whole.
+void ApplyReplaySteps(const ScenarioFile& file, server::BackendOptions& backend);
+
+}  // namespace kfpbench::harness

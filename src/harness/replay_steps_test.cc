@@ -1,0 +1,46 @@
+#include "harness/replay_steps.h"
+
+#include <gtest/gtest.h>
+
+namespace kfpbench::harness {
+namespace {
+
+using nlohmann::json;
+
+TEST(ReplayStepsTest, DurationsScaleWithTheShapeKept) {
+  EXPECT_EQ(*ScaleStubDuration("exec-a=lognormal:200ms:0.25", 0.5),
+            "exec-a=lognormal:100000us:0.25");
+  EXPECT_EQ(*ScaleStubDuration("constant:1s", 0.01), "constant:10000us");
+  EXPECT_EQ(*ScaleStubDuration("x=uniform:1s:3s", 2), "x=uniform:2000000us:6000000us");
+  EXPECT_EQ(*ScaleStubDuration("exponential:10s", 1), "exponential:10000000us");
+  EXPECT_FALSE(ScaleStubDuration("exec-a=sometimes", 1).ok());
+}
+
+TEST(ReplayStepsTest, TheFileReadsScaledAndFillsOnlyWhatTheCommandLineLeft) {
+  ScenarioFile file;
+  json replay = {{"stubDurations", {"exec-a=lognormal:200ms:0.2"}},
+                 {"stubFailures", {"exec-a=0.25"}}};
+  ASSERT_TRUE(ReadReplaySteps(replay, 0.1, file).ok());
+  EXPECT_EQ(file.stub_durations, std::vector<std::string>{"exec-a=lognormal:20000us:0.2"});
+  server::BackendOptions backend;
+  backend.stub_failures = {"exec-a=1"};
+  ApplyReplaySteps(file, backend);
+  EXPECT_EQ(backend.stub_durations, file.stub_durations);
+  EXPECT_EQ(backend.stub_failures, std::vector<std::string>{"exec-a=1"});
+}
+
+TEST(ReplayStepsTest, BadFieldsAreNamed) {
+  ScenarioFile file;
+  auto unknown = ReadReplaySteps({{"stubDuration", json::array()}}, 1, file);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("replay.stubDuration: unknown field"), std::string::npos);
+  auto failure = ReadReplaySteps({{"stubFailures", {"exec-a=2"}}}, 1, file);
+  ASSERT_FALSE(failure.ok());
+  EXPECT_NE(failure.error().message.find("replay.stubFailures"), std::string::npos);
+  auto not_string = ReadReplaySteps({{"stubDurations", {1}}}, 1, file);
+  ASSERT_FALSE(not_string.ok());
+  EXPECT_NE(not_string.error().message.find("replay.stubDurations[0]"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kfpbench::harness
