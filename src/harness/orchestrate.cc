@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -58,6 +59,52 @@ Result<ir::PipelineSpec> ReadPipelineFile(const std::string& name, OrchestratePl
 
 std::string RunName(const Context& context, const OrchestrateRow& row) {
   return context.Name(fmt::format("orchestrate-line{}-{}", row.line, NewUuid().substr(0, 8)));
+}
+
+// Open loop: when each row is due after the start, in order of that time;
+// row i at i / rate, or at its offset. --time-scale multiplies the offsets
+// as it does the file's own times: a captured day at 0.01 replays in a
+// quarter of an hour.
+std::vector<std::pair<Duration, size_t>> DueTimes(const OrchestratePlan& plan, double time_scale) {
+  std::vector<std::pair<Duration, size_t>> due;
+  for (size_t i = 0; i < plan.rows.size(); ++i) {
+    Duration at =
+        FromSeconds(ToSeconds(plan.rows[i].offset.value_or(Duration::zero())) * time_scale);
+    if (plan.rate_per_minute) {
+      at = FromSeconds(60.0 * static_cast<double>(i) / *plan.rate_per_minute);
+    }
+    due.emplace_back(at, i);
+  }
+  std::stable_sort(due.begin(), due.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  return due;
+}
+
+// Closed loop: `concurrency` workers take the next row until none is left,
+// each waiting for its run's end (or `give_up`) before the next.
+void RunClosedLoop(const OrchestratePlan& plan, Context& context,
+                   const std::function<bool(const OrchestrateRow&, results::RunRecord&)>& create,
+                   WallTime give_up) {
+  RunFollower follower(context, kOpenLoopPollers);
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> workers;
+  const int n = std::max(1, std::min<int>(plan.concurrency, static_cast<int>(plan.rows.size())));
+  for (int w = 0; w < n; ++w) {
+    workers.emplace_back([&] {
+      for (size_t i = next++; i < plan.rows.size() && !context.Interrupted(); i = next++) {
+        results::RunRecord record;
+        if (!create(plan.rows[i], record)) {
+          context.runs().Add(std::move(record));
+          continue;
+        }
+        std::string id = record.run_id;
+        follower.Add(std::move(record));
+        follower.WaitRecorded(id, give_up);
+      }
+    });
+  }
+  for (auto& t : workers) t.join();
+  follower.Finish(give_up);
 }
 
 }  // namespace
@@ -254,21 +301,7 @@ Status OrchestrateRunner::Run(const Scenario& scenario, Context& context) {
     // whatever came before.
     RunFollower follower(context, kOpenLoopPollers);
     const WallTime start = plan.Scheduled() ? scenario_start : WallClock::now();
-    std::vector<std::pair<Duration, size_t>> due;
-    for (size_t i = 0; i < plan.rows.size(); ++i) {
-      // --time-scale multiplies the offsets as it does the file's own times:
-      // a captured day at 0.01 replays in a quarter of an hour.
-      Duration at = FromSeconds(ToSeconds(plan.rows[i].offset.value_or(Duration::zero())) *
-                                scenario.time_scale);
-      if (plan.rate_per_minute) {
-        at = std::chrono::duration_cast<Duration>(
-            std::chrono::duration<double>(60.0 * static_cast<double>(i) / *plan.rate_per_minute));
-      }
-      due.emplace_back(at, i);
-    }
-    std::stable_sort(due.begin(), due.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (const auto& [at, i] : due) {
+    for (const auto& [at, i] : DueTimes(plan, scenario.time_scale)) {
       WallTime intended = start + at;
       if (!context.SleepUntil(intended)) break;
       results::RunRecord record;
@@ -283,29 +316,8 @@ Status OrchestrateRunner::Run(const Scenario& scenario, Context& context) {
     return Ok();
   }
 
-  // Closed loop: `concurrency` workers take the next row until none is left,
-  // each waiting for its run's end before the next.
-  RunFollower follower(context, kOpenLoopPollers);
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> workers;
-  const int n = std::max(1, std::min<int>(plan.concurrency, static_cast<int>(plan.rows.size())));
-  for (int w = 0; w < n; ++w) {
-    workers.emplace_back([&] {
-      for (size_t i = next++; i < plan.rows.size() && !context.Interrupted(); i = next++) {
-        results::RunRecord record;
-        if (!create(plan.rows[i], record)) {
-          context.runs().Add(std::move(record));
-          continue;
-        }
-        std::string id = record.run_id;
-        follower.Add(std::move(record));
-        follower.WaitRecorded(
-            id, std::max(give_up_after_last, WallClock::now()) + context.options().drain_timeout);
-      }
-    });
-  }
-  for (auto& t : workers) t.join();
-  follower.Finish(std::max(give_up_after_last, WallClock::now()) + context.options().drain_timeout);
+  RunClosedLoop(plan, context, create,
+                std::max(give_up_after_last, WallClock::now()) + context.options().drain_timeout);
   return Ok();
 }
 

@@ -23,6 +23,89 @@ constexpr auto kPollInterval = std::chrono::milliseconds(200);
 
 Error Failed(std::string message) { return Error{std::move(message)}; }
 
+// Polls `run` until it ends, within the run timeout and unless interrupted:
+// one run at a time, on the profile's own server, so polling costs nothing
+// worth listing for.
+Result<kfp::Run> FollowToEnd(kfp::Client& client, kfp::Run last, const ProfileRunOptions& options) {
+  const WallTime give_up = WallClock::now() + options.run_timeout;
+  while (!IsTerminal(last.state)) {
+    if (options.interrupted && options.interrupted->load()) return Failed("interrupted");
+    if (WallClock::now() >= give_up) {
+      return Failed(fmt::format("run {} still {} after {}", last.run_id,
+                                RuntimeStateName(last.state), FormatDuration(options.run_timeout)));
+    }
+    std::this_thread::sleep_for(kPollInterval);
+    auto polled = client.GetRun(last.run_id);
+    if (!polled.ok()) return Failed("cannot follow run: " + polled.error().message);
+    last = std::move(*polled);
+  }
+  return last;
+}
+
+// The `i`th of the repeated runs, created and followed to its end and
+// recorded in `results`; an error unless it succeeded.
+Result<kfp::Run> RunOnce(kfp::Client& client, const std::string& pipeline_id,
+                         const nlohmann::json& parameters, int i, const ProfileRunOptions& options,
+                         results::BenchmarkResults& results) {
+  kfp::RunCreate create;
+  create.display_name = fmt::format("kfpbench-profile-{}", i + 1);
+  create.pipeline_id = pipeline_id;
+  create.parameters = parameters;
+  results::RunRecord record;
+  record.submitted = WallClock::now();
+  auto run = client.CreateRun(create);
+  if (!run.ok()) return Failed("cannot create a run: " + run.error().message);
+  spdlog::info("profile: run {} of {} ({})", i + 1, options.repeats, run->run_id);
+  auto ended = FollowToEnd(client, *run, options);
+  if (!ended.ok()) return ended.error();
+  record.run_id = ended->run_id;
+  record.observed = WallClock::now();
+  harness::AbsorbRun(*ended, record);
+  results.runs.push_back(record);
+  if (ended->state != RuntimeState::kSucceeded) {
+    return Failed(fmt::format("run {} of {} ended {}{}{}", i + 1, options.pipeline_path.string(),
+                              RuntimeStateName(ended->state), ended->error ? ": " : "",
+                              ended->error ? ended->error->message : ""));
+  }
+  return std::move(*ended);
+}
+
+// Each step of the finished runs with what the sampler saw of it. A retried
+// task runs again under the same id: all its attempts count.
+std::vector<StepExecution> StepExecutions(const std::vector<kfp::Run>& finished,
+                                          const std::map<std::string, std::string>& labels,
+                                          std::vector<exec::GroupProfile> profiles) {
+  std::map<std::string, std::vector<exec::GroupProfile>> by_task;
+  for (auto& g : profiles) {
+    if (!g.task_id.empty()) by_task[g.task_id].push_back(std::move(g));
+  }
+  std::vector<StepExecution> executions;
+  for (const auto& run : finished) {
+    for (const auto& t : run.task_details) {
+      // Steps only: not DAGs, not skipped branches.
+      if (!t.child_tasks.empty() || t.state != RuntimeState::kSucceeded) continue;
+      StepExecution e;
+      e.run_id = run.run_id;
+      e.step = t.display_name;
+      if (auto l = labels.find(t.display_name); l != labels.end()) e.executor_label = l->second;
+      if (t.end_time > t.start_time) e.duration = t.end_time - t.start_time;
+      // A step over before the first sample stays in the table with zero
+      // samples (and minimum recommendations), rather than vanishing.
+      if (auto sampled = by_task.find(t.task_id); sampled != by_task.end()) {
+        for (const auto& attempt : sampled->second) {
+          e.cpu_seconds += attempt.cpu_seconds;
+          for (const auto& sample : attempt.samples) {
+            e.cpu_cores.push_back(sample.cpu_cores);
+            e.memory_bytes.push_back(static_cast<double>(sample.memory_bytes));
+          }
+        }
+      }
+      executions.push_back(std::move(e));
+    }
+  }
+  return executions;
+}
+
 }  // namespace
 
 nlohmann::json WithoutResources(const nlohmann::json& pipeline_spec) {
@@ -75,74 +158,16 @@ Result<ProfileRun> ProfileOnEmbeddedBackend(const ProfileRunOptions& options) {
 
   std::vector<kfp::Run> finished;
   for (int i = 0; i < options.repeats; ++i) {
-    kfp::RunCreate create;
-    create.display_name = fmt::format("kfpbench-profile-{}", i + 1);
-    create.pipeline_id = uploaded->pipeline_id;
-    create.parameters = *parameters;
-    results::RunRecord record;
-    record.submitted = WallClock::now();
-    auto run = client.CreateRun(create);
-    if (!run.ok()) return Failed("cannot create a run: " + run.error().message);
-    spdlog::info("profile: run {} of {} ({})", i + 1, options.repeats, run->run_id);
-    const WallTime give_up = WallClock::now() + options.run_timeout;
-    kfp::Run last = *run;
-    while (!IsTerminal(last.state)) {
-      if (options.interrupted && options.interrupted->load()) return Failed("interrupted");
-      if (WallClock::now() >= give_up) {
-        return Failed(fmt::format("run {} still {} after {}", last.run_id,
-                                  RuntimeStateName(last.state),
-                                  FormatDuration(options.run_timeout)));
-      }
-      std::this_thread::sleep_for(kPollInterval);
-      auto polled = client.GetRun(run->run_id);
-      if (!polled.ok()) return Failed("cannot follow run: " + polled.error().message);
-      last = std::move(*polled);
-    }
-    record.run_id = last.run_id;
-    record.observed = WallClock::now();
-    harness::AbsorbRun(last, record);
-    out.results.runs.push_back(record);
-    if (last.state != RuntimeState::kSucceeded) {
-      return Failed(fmt::format("run {} of {} ended {}{}{}", i + 1, path,
-                                RuntimeStateName(last.state), last.error ? ": " : "",
-                                last.error ? last.error->message : ""));
-    }
-    finished.push_back(std::move(last));
+    auto run = RunOnce(client, uploaded->pipeline_id, *parameters, i, options, out.results);
+    if (!run.ok()) return run.error();
+    finished.push_back(std::move(*run));
   }
   sampler.Stop();
   out.results.operations = recorder.Snapshot();
   out.results.finished = WallClock::now();
 
-  // A retried task runs again under the same id: all its attempts count.
-  std::map<std::string, std::vector<exec::GroupProfile>> by_task;
-  for (auto& g : sampler.Profiles()) {
-    if (!g.task_id.empty()) by_task[g.task_id].push_back(std::move(g));
-  }
-  const auto labels = spec->TaskExecutorLabels();
-  std::vector<StepExecution> executions;
-  for (const auto& run : finished) {
-    for (const auto& t : run.task_details) {
-      // Steps only: not DAGs, not skipped branches.
-      if (!t.child_tasks.empty() || t.state != RuntimeState::kSucceeded) continue;
-      StepExecution e;
-      e.run_id = run.run_id;
-      e.step = t.display_name;
-      if (auto l = labels.find(t.display_name); l != labels.end()) e.executor_label = l->second;
-      if (t.end_time > t.start_time) e.duration = t.end_time - t.start_time;
-      // A step over before the first sample stays in the table with zero
-      // samples (and minimum recommendations), rather than vanishing.
-      if (auto sampled = by_task.find(t.task_id); sampled != by_task.end()) {
-        for (const auto& attempt : sampled->second) {
-          e.cpu_seconds += attempt.cpu_seconds;
-          for (const auto& s : attempt.samples) {
-            e.cpu_cores.push_back(s.cpu_cores);
-            e.memory_bytes.push_back(static_cast<double>(s.memory_bytes));
-          }
-        }
-      }
-      executions.push_back(std::move(e));
-    }
-  }
+  const std::vector<StepExecution> executions =
+      StepExecutions(finished, spec->TaskExecutorLabels(), sampler.Profiles());
   if (executions.empty()) {
     return Failed(fmt::format("no step of {} ran", path));
   }
