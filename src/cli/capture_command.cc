@@ -15,13 +15,78 @@
 
 namespace kfpbench::cli {
 
+namespace {
+
+struct CaptureFlags {
+  capture::CaptureOptions options;
+  std::string out;
+  TargetFlags target;
+};
+
+int RunCapture(const CaptureFlags& f) {
+  auto target = f.target.Resolve();
+  if (!target.ok()) return Fail(target.error().message);
+  // A window that does not read is refused before any folder is made.
+  for (const auto& [flag, text] :
+       {std::pair{"--since", f.options.since}, std::pair{"--until", f.options.until}}) {
+    if (text.empty()) continue;
+    auto point = capture::ParseWindowPoint(text, WallClock::now());
+    if (!point.ok()) return Fail(std::string(flag) + ": " + point.error().message);
+  }
+  auto out = OutputFolder(f.out, "captures");
+  if (!out.ok()) return Fail(out.error().message);
+  capture::CaptureOptions options = f.options;
+  options.out = *out;
+  InstallSignalHandlers();
+  options.interrupted = &g_interrupted;
+  auto last = std::chrono::steady_clock::now();
+  const auto started = last;
+  auto summary = capture::CaptureTarget(*target, options, [&](const capture::Progress& p) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last < std::chrono::seconds(1)) return;
+    last = now;
+    const double s = std::chrono::duration<double>(now - started).count();
+    spdlog::info(
+        "capture: {} runs ({} in progress), {} tasks, {} versions, {} calls, "
+        "{:.1f} runs/s; created up to {}",
+        p.runs, p.censored, p.tasks, p.versions, p.calls, s > 0 ? p.runs / s : 0.0,
+        FormatRfc3339(p.last_created_at));
+  });
+  if (!summary.ok()) {
+    return Fail(summary.error().message, summary.error().BadInput() ? kExitBadInput : kExitFailed);
+  }
+  const capture::Progress& p = summary->progress;
+  const std::string window =
+      fmt::format("{} to {}", FormatRfc3339(summary->since), FormatRfc3339(summary->until));
+  if (summary->interrupted) {
+    std::cerr << fmt::format(
+        "kfpbench: capture interrupted after {} runs; the same command with --out {} "
+        "continues it\n",
+        p.runs, out->string());
+    return kExitInterrupted;
+  }
+  std::cout << fmt::format(
+      "{}captured {} runs ({} still in progress, kept as censored), {} tasks, {} "
+      "pipeline versions ({} missing) created {} in {:.1f}s, {} calls\n",
+      p.resumed ? "resumed and " : "", p.runs, p.censored, p.tasks, p.versions, p.missing_versions,
+      window, summary->seconds, p.calls);
+  std::cout << "capture:  " << out->string() << "\n"
+            << "workload: " << (*out / capture::kWorkloadFile).string()
+            << " (simulator workloads under " << capture::kSimulateDir << "/)\n"
+            << "page:     " << (*out / capture::kPageFile).string() << "\n";
+  if (p.runs == 0) {
+    return Fail(fmt::format("no runs were created {} on this target: widen --since or "
+                            "--until, or check --namespace",
+                            window),
+                kExitFailed);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
 Command AddCaptureCommand(CLI::App& app) {
-  struct Flags {
-    capture::CaptureOptions options;
-    std::string out;
-    TargetFlags target;
-  };
-  auto f = std::make_shared<Flags>();
+  auto f = std::make_shared<CaptureFlags>();
   auto* cmd = app.add_subcommand(
       "capture",
       "read a KFP's run history (runs, their tasks, the pipeline versions they ran) through its "
@@ -52,67 +117,7 @@ Command AddCaptureCommand(CLI::App& app) {
                   "resumed");
   f->target.Add(*cmd);
 
-  return {cmd, [f] {
-            auto target = f->target.Resolve();
-            if (!target.ok()) return Fail(target.error().message);
-            // A window that does not read is refused before any folder is made.
-            for (const auto& [flag, text] :
-                 {std::pair{"--since", f->options.since}, std::pair{"--until", f->options.until}}) {
-              if (text.empty()) continue;
-              auto point = capture::ParseWindowPoint(text, WallClock::now());
-              if (!point.ok()) return Fail(std::string(flag) + ": " + point.error().message);
-            }
-            auto out = OutputFolder(f->out, "captures");
-            if (!out.ok()) return Fail(out.error().message);
-            capture::CaptureOptions options = f->options;
-            options.out = *out;
-            InstallSignalHandlers();
-            options.interrupted = &g_interrupted;
-            auto last = std::chrono::steady_clock::now();
-            const auto started = last;
-            auto summary =
-                capture::CaptureTarget(*target, options, [&](const capture::Progress& p) {
-                  const auto now = std::chrono::steady_clock::now();
-                  if (now - last < std::chrono::seconds(1)) return;
-                  last = now;
-                  const double s = std::chrono::duration<double>(now - started).count();
-                  spdlog::info(
-                      "capture: {} runs ({} in progress), {} tasks, {} versions, {} calls, "
-                      "{:.1f} runs/s; created up to {}",
-                      p.runs, p.censored, p.tasks, p.versions, p.calls, s > 0 ? p.runs / s : 0.0,
-                      FormatRfc3339(p.last_created_at));
-                });
-            if (!summary.ok()) {
-              return Fail(summary.error().message,
-                          summary.error().BadInput() ? kExitBadInput : kExitFailed);
-            }
-            const capture::Progress& p = summary->progress;
-            const std::string window = fmt::format("{} to {}", FormatRfc3339(summary->since),
-                                                   FormatRfc3339(summary->until));
-            if (summary->interrupted) {
-              std::cerr << fmt::format(
-                  "kfpbench: capture interrupted after {} runs; the same command with --out {} "
-                  "continues it\n",
-                  p.runs, out->string());
-              return kExitInterrupted;
-            }
-            std::cout << fmt::format(
-                "{}captured {} runs ({} still in progress, kept as censored), {} tasks, {} "
-                "pipeline versions ({} missing) created {} in {:.1f}s, {} calls\n",
-                p.resumed ? "resumed and " : "", p.runs, p.censored, p.tasks, p.versions,
-                p.missing_versions, window, summary->seconds, p.calls);
-            std::cout << "capture:  " << out->string() << "\n"
-                      << "workload: " << (*out / capture::kWorkloadFile).string()
-                      << " (simulator workloads under " << capture::kSimulateDir << "/)\n"
-                      << "page:     " << (*out / capture::kPageFile).string() << "\n";
-            if (p.runs == 0) {
-              return Fail(fmt::format("no runs were created {} on this target: widen --since or "
-                                      "--until, or check --namespace",
-                                      window),
-                          kExitFailed);
-            }
-            return kExitOk;
-          }};
+  return {cmd, [f] { return RunCapture(*f); }};
 }
 
 }  // namespace kfpbench::cli

@@ -167,6 +167,58 @@ ArtifactStoreSpec ParseArtifactStore(const YAML::Node& s, const std::string& whe
   return store;
 }
 
+// A pool's taints: each a key, an optional value and one of Kubernetes'
+// three effects.
+std::vector<engine::Taint> ParseTaints(const YAML::Node& taints, const std::string& where) {
+  if (!taints.IsSequence()) Fail(where + ".taints: expected a list");
+  std::vector<engine::Taint> out;
+  for (size_t t = 0; t < taints.size(); ++t) {
+    std::string at = fmt::format("{}.taints[{}]", where, t);
+    CheckKeys(taints[t], at, {"key", "value", "effect"});
+    engine::Taint taint;
+    if (!taints[t]["key"] || !taints[t]["effect"]) Fail(at + ": key and effect are required");
+    taint.key = Text(taints[t]["key"], at + ".key");
+    if (taints[t]["value"]) taint.value = Text(taints[t]["value"], at + ".value");
+    taint.effect = Text(taints[t]["effect"], at + ".effect");
+    if (taint.effect != "NoSchedule" && taint.effect != "PreferNoSchedule" &&
+        taint.effect != "NoExecute") {
+      Fail(at + ".effect: '" + taint.effect + "' is not NoSchedule, PreferNoSchedule or NoExecute");
+    }
+    out.push_back(std::move(taint));
+  }
+  return out;
+}
+
+// cluster.autoscaler: when it scans, how long a node takes to come up and to
+// be removed when idle.
+AutoscalerSpec ParseAutoscaler(const YAML::Node& a) {
+  AutoscalerSpec autoscaler;
+  CheckKeys(a, "cluster.autoscaler",
+            {"enabled", "scanInterval", "provisioningDelay", "scaleDownIdle"});
+  if (a["enabled"]) {
+    try {
+      autoscaler.enabled = a["enabled"].as<bool>();
+    } catch (const YAML::Exception&) {
+      Fail("cluster.autoscaler.enabled: expected true or false");
+    }
+  }
+  if (a["scanInterval"]) {
+    autoscaler.scan_interval = Dur(a["scanInterval"], "cluster.autoscaler.scanInterval");
+    if (autoscaler.scan_interval < kMinScanInterval) {
+      Fail(fmt::format("cluster.autoscaler.scanInterval: must be at least {}",
+                       FormatDuration(kMinScanInterval)));
+    }
+  }
+  if (a["provisioningDelay"]) {
+    autoscaler.provisioning_delay =
+        Dur(a["provisioningDelay"], "cluster.autoscaler.provisioningDelay");
+  }
+  if (a["scaleDownIdle"]) {
+    autoscaler.scale_down_idle = Dur(a["scaleDownIdle"], "cluster.autoscaler.scaleDownIdle");
+  }
+  return autoscaler;
+}
+
 ClusterSpec ParseClusterNode(const YAML::Node& root) {
   CheckKeys(root, "cluster", {"pools", "autoscaler", "defaultTask", "api", "artifactStore"});
   ClusterSpec c;
@@ -194,51 +246,10 @@ ClusterSpec ParseClusterNode(const YAML::Node& root) {
         pool.labels[key] = Text(kv.second, where + ".labels." + key);
       }
     }
-    if (const auto& taints = p["taints"]) {
-      if (!taints.IsSequence()) Fail(where + ".taints: expected a list");
-      for (size_t t = 0; t < taints.size(); ++t) {
-        std::string at = fmt::format("{}.taints[{}]", where, t);
-        CheckKeys(taints[t], at, {"key", "value", "effect"});
-        engine::Taint taint;
-        if (!taints[t]["key"] || !taints[t]["effect"]) Fail(at + ": key and effect are required");
-        taint.key = Text(taints[t]["key"], at + ".key");
-        if (taints[t]["value"]) taint.value = Text(taints[t]["value"], at + ".value");
-        taint.effect = Text(taints[t]["effect"], at + ".effect");
-        if (taint.effect != "NoSchedule" && taint.effect != "PreferNoSchedule" &&
-            taint.effect != "NoExecute") {
-          Fail(at + ".effect: '" + taint.effect +
-               "' is not NoSchedule, PreferNoSchedule or NoExecute");
-        }
-        pool.taints.push_back(std::move(taint));
-      }
-    }
+    if (const auto& taints = p["taints"]) pool.taints = ParseTaints(taints, where);
     c.pools.push_back(pool);
   }
-  if (const auto& a = root["autoscaler"]) {
-    CheckKeys(a, "cluster.autoscaler",
-              {"enabled", "scanInterval", "provisioningDelay", "scaleDownIdle"});
-    if (a["enabled"]) {
-      try {
-        c.autoscaler.enabled = a["enabled"].as<bool>();
-      } catch (const YAML::Exception&) {
-        Fail("cluster.autoscaler.enabled: expected true or false");
-      }
-    }
-    if (a["scanInterval"]) {
-      c.autoscaler.scan_interval = Dur(a["scanInterval"], "cluster.autoscaler.scanInterval");
-      if (c.autoscaler.scan_interval < kMinScanInterval) {
-        Fail(fmt::format("cluster.autoscaler.scanInterval: must be at least {}",
-                         FormatDuration(kMinScanInterval)));
-      }
-    }
-    if (a["provisioningDelay"]) {
-      c.autoscaler.provisioning_delay =
-          Dur(a["provisioningDelay"], "cluster.autoscaler.provisioningDelay");
-    }
-    if (a["scaleDownIdle"]) {
-      c.autoscaler.scale_down_idle = Dur(a["scaleDownIdle"], "cluster.autoscaler.scaleDownIdle");
-    }
-  }
+  if (const auto& a = root["autoscaler"]) c.autoscaler = ParseAutoscaler(a);
   if (const auto& a = root["api"]) c.api = ParseApi(a, "cluster.api");
   if (const auto& s = root["artifactStore"]) {
     c.artifact_store = ParseArtifactStore(s, "cluster.artifactStore");
@@ -431,6 +442,84 @@ Status ScaleArrivals(WorkloadSpec& w, double factor) {
   return Ok();
 }
 
+namespace {
+
+// workload.arrivals: how runs arrive (all at once, a rate, closed loop, or a
+// CSV file of offsets, whose rows may name pipelines of the mix).
+void ParseArrivals(const YAML::Node& a, const std::filesystem::path& base_dir, WorkloadSpec& w) {
+  CheckKeys(a, "workload.arrivals", {"kind", "ratePerSecond", "file", "concurrency"});
+  std::string kind = a["kind"] ? Text(a["kind"], "workload.arrivals.kind") : "all-at-once";
+  if (kind == "all-at-once") {
+    w.arrival_kind = WorkloadSpec::ArrivalKind::kAllAtOnce;
+  } else if (kind == "rate") {
+    w.arrival_kind = WorkloadSpec::ArrivalKind::kRate;
+    if (!a["ratePerSecond"]) Fail("workload.arrivals.ratePerSecond: required for kind rate");
+    w.rate_per_second = Number(a["ratePerSecond"], "workload.arrivals.ratePerSecond");
+    if (w.rate_per_second < kMinRatePerSecond || w.rate_per_second > kMaxRatePerSecond) {
+      Fail(
+          fmt::format("workload.arrivals.ratePerSecond: must be between {:g} and {:g} runs "
+                      "a second, got {:g}",
+                      kMinRatePerSecond, kMaxRatePerSecond, w.rate_per_second));
+    }
+  } else if (kind == "closed") {
+    w.arrival_kind = WorkloadSpec::ArrivalKind::kClosed;
+    if (!a["concurrency"]) Fail("workload.arrivals.concurrency: required for kind closed");
+    w.concurrency = IntIn(a["concurrency"], "workload.arrivals.concurrency", 1, kMaxRuns);
+  } else if (kind == "csv") {
+    w.arrival_kind = WorkloadSpec::ArrivalKind::kCsv;
+    if (!a["file"]) Fail("workload.arrivals.file: required for kind csv");
+    auto csv = ReadFile(base_dir / Text(a["file"], "workload.arrivals.file"));
+    if (!csv.ok()) Fail("workload.arrivals.file: " + csv.error().message);
+    auto rows = ParseArrivalsCsv(*csv);
+    if (!rows.ok()) Fail("workload.arrivals.file: " + rows.error().message);
+    if (rows->empty()) Fail("workload.arrivals.file: no rows");
+    if (static_cast<int64_t>(rows->size()) > kMaxRuns) {
+      Fail(
+          fmt::format("workload.arrivals.file: {} rows, more than the {} runs a simulation "
+                      "takes",
+                      rows->size(), kMaxRuns));
+    }
+    if (!w.mix.empty()) AssignMixRows(*rows, w.mix);
+    w.csv = std::move(*rows);
+  } else {
+    Fail("workload.arrivals.kind: expected all-at-once, rate, closed or csv, got '" + kind + "'");
+  }
+}
+
+// workload.calibration: the step models and shared services a calibration
+// file fitted.
+void ReadCalibration(const std::filesystem::path& path, WorkloadSpec& w) {
+  auto cal_text = ReadFile(path);
+  if (!cal_text.ok()) Fail("workload.calibration: " + cal_text.error().message);
+  auto cal = ParseCalibration(*cal_text);
+  if (!cal.ok()) Fail("workload.calibration: " + cal.error().message);
+  w.steps = std::move(cal->steps);
+  w.calibrated_artifact_store = cal->artifact_store;
+  w.calibrated_api = cal->api;
+}
+
+// workload.branches: the probability each conditional task's branch is taken.
+void ParseBranches(const YAML::Node& b, WorkloadSpec& w) {
+  if (!b.IsMap()) Fail("workload.branches: expected a mapping of condition task to probability");
+  std::vector<std::string> known = ConditionalTasks(*w.pipeline);
+  for (const auto& entry : w.mix) {
+    for (auto& name : ConditionalTasks(*entry.pipeline)) known.push_back(std::move(name));
+  }
+  for (const auto& kv : b) {
+    auto name = kv.first.as<std::string>();
+    std::string where = "workload.branches." + name;
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      Fail(fmt::format("{}: the pipeline has no task '{}' with a condition (it has: {})", where,
+                       name, known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", "))));
+    }
+    double p = Number(kv.second, where);
+    if (!(p >= 0 && p <= 1)) Fail(where + ": a probability must be between 0 and 1");
+    w.branches[name] = p;
+  }
+}
+
+}  // namespace
+
 Result<WorkloadSpec> ParseWorkload(std::string_view yaml, const std::filesystem::path& base_dir) {
   try {
     YAML::Node root = YAML::Load(std::string(yaml));
@@ -454,77 +543,12 @@ Result<WorkloadSpec> ParseWorkload(std::string_view yaml, const std::filesystem:
     }
     if (root["runs"]) w.runs = IntIn(root["runs"], "workload.runs", 1, kMaxRuns);
     if (root["seed"]) w.seed = static_cast<uint64_t>(Int(root["seed"], "workload.seed"));
-    if (const auto& a = root["arrivals"]) {
-      CheckKeys(a, "workload.arrivals", {"kind", "ratePerSecond", "file", "concurrency"});
-      std::string kind = a["kind"] ? Text(a["kind"], "workload.arrivals.kind") : "all-at-once";
-      if (kind == "all-at-once") {
-        w.arrival_kind = WorkloadSpec::ArrivalKind::kAllAtOnce;
-      } else if (kind == "rate") {
-        w.arrival_kind = WorkloadSpec::ArrivalKind::kRate;
-        if (!a["ratePerSecond"]) Fail("workload.arrivals.ratePerSecond: required for kind rate");
-        w.rate_per_second = Number(a["ratePerSecond"], "workload.arrivals.ratePerSecond");
-        if (w.rate_per_second < kMinRatePerSecond || w.rate_per_second > kMaxRatePerSecond) {
-          Fail(
-              fmt::format("workload.arrivals.ratePerSecond: must be between {:g} and {:g} runs "
-                          "a second, got {:g}",
-                          kMinRatePerSecond, kMaxRatePerSecond, w.rate_per_second));
-        }
-      } else if (kind == "closed") {
-        w.arrival_kind = WorkloadSpec::ArrivalKind::kClosed;
-        if (!a["concurrency"]) Fail("workload.arrivals.concurrency: required for kind closed");
-        w.concurrency = IntIn(a["concurrency"], "workload.arrivals.concurrency", 1, kMaxRuns);
-      } else if (kind == "csv") {
-        w.arrival_kind = WorkloadSpec::ArrivalKind::kCsv;
-        if (!a["file"]) Fail("workload.arrivals.file: required for kind csv");
-        auto csv = ReadFile(base_dir / Text(a["file"], "workload.arrivals.file"));
-        if (!csv.ok()) Fail("workload.arrivals.file: " + csv.error().message);
-        auto rows = ParseArrivalsCsv(*csv);
-        if (!rows.ok()) Fail("workload.arrivals.file: " + rows.error().message);
-        if (rows->empty()) Fail("workload.arrivals.file: no rows");
-        if (static_cast<int64_t>(rows->size()) > kMaxRuns) {
-          Fail(
-              fmt::format("workload.arrivals.file: {} rows, more than the {} runs a simulation "
-                          "takes",
-                          rows->size(), kMaxRuns));
-        }
-        if (!w.mix.empty()) AssignMixRows(*rows, w.mix);
-        w.csv = std::move(*rows);
-      } else {
-        Fail("workload.arrivals.kind: expected all-at-once, rate, closed or csv, got '" + kind +
-             "'");
-      }
-    }
+    if (const auto& a = root["arrivals"]) ParseArrivals(a, base_dir, w);
     if (root["calibration"]) {
-      auto path = base_dir / Text(root["calibration"], "workload.calibration");
-      auto cal_text = ReadFile(path);
-      if (!cal_text.ok()) Fail("workload.calibration: " + cal_text.error().message);
-      auto cal = ParseCalibration(*cal_text);
-      if (!cal.ok()) Fail("workload.calibration: " + cal.error().message);
-      w.steps = std::move(cal->steps);
-      w.calibrated_artifact_store = cal->artifact_store;
-      w.calibrated_api = cal->api;
+      ReadCalibration(base_dir / Text(root["calibration"], "workload.calibration"), w);
     }
     if (root["steps"]) ParseSteps(root["steps"], "workload.steps", w.steps);
-    if (const auto& b = root["branches"]) {
-      if (!b.IsMap())
-        Fail("workload.branches: expected a mapping of condition task to probability");
-      std::vector<std::string> known = ConditionalTasks(*w.pipeline);
-      for (const auto& entry : w.mix) {
-        for (auto& name : ConditionalTasks(*entry.pipeline)) known.push_back(std::move(name));
-      }
-      for (const auto& kv : b) {
-        auto name = kv.first.as<std::string>();
-        std::string where = "workload.branches." + name;
-        if (std::find(known.begin(), known.end(), name) == known.end()) {
-          Fail(fmt::format("{}: the pipeline has no task '{}' with a condition (it has: {})", where,
-                           name,
-                           known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", "))));
-        }
-        double p = Number(kv.second, where);
-        if (!(p >= 0 && p <= 1)) Fail(where + ": a probability must be between 0 and 1");
-        w.branches[name] = p;
-      }
-    }
+    if (const auto& b = root["branches"]) ParseBranches(b, w);
     return w;
   } catch (const ParseError& e) {
     return Error{e.message};
