@@ -24,12 +24,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-harness::LoadOptions ScaledBy(double time_scale) {
-  harness::LoadOptions o;
-  o.time_scale = time_scale;
-  return o;
-}
-
 // prep -> train, and a cached step keyed by the run's "x".
 constexpr char kTrainPipeline[] = R"(
 components:
@@ -280,7 +274,8 @@ TEST_F(CaptureTest, EveryRunAndTaskOnceAndStepMediansNearTheTruth) {
   EXPECT_EQ(replay->stub_failures[0].rfind("exec-flaky=0.", 0), 0u);
   // --time-scale 0.5 halves the offsets (the runner multiplies them) and the
   // step times alike.
-  auto halved = harness::LoadScenarioFile(out / kReplayFile, ScaledBy(0.5));
+  auto halved =
+      harness::LoadScenarioFile(out / kReplayFile, harness::LoadOptions{.time_scale = 0.5});
   ASSERT_TRUE(halved.ok()) << halved.error().message;
   EXPECT_EQ(halved->scenarios[0].time_scale, 0.5);
   EXPECT_EQ(halved->time_scale, 0.5);

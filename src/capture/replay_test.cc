@@ -34,13 +34,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-harness::LoadOptions ScaledBy(double time_scale) {
-  harness::LoadOptions o;
-  o.time_scale = time_scale;
-  return o;
-}
-
-constexpr char kEtlPipeline[] = R"(
+constexpr char kRecordedEtlPipeline[] = R"(
 components:
   comp-prep: {executorLabel: exec-prep}
   comp-train: {executorLabel: exec-train}
@@ -60,7 +54,7 @@ schemaVersion: 2.1.0
 sdkVersion: kfp-2.7.0
 )";
 
-constexpr char kFlakyPipeline[] = R"(
+constexpr char kRecordedFlakyPipeline[] = R"(
 components:
   comp-flaky: {executorLabel: exec-flaky}
 deploymentSpec:
@@ -132,7 +126,8 @@ class ReplayValidationTest : public ::testing::Test {
       EXPECT_TRUE(p.ok());
       return p.ok() ? p->pipeline_id : "";
     };
-    const std::string etl = upload("etl", kEtlPipeline), flaky = upload("flaky", kFlakyPipeline);
+    const std::string etl = upload("etl", kRecordedEtlPipeline),
+                      flaky = upload("flaky", kRecordedFlakyPipeline);
     std::vector<std::string> ids;
     int e = 0, f = 0;
     for (int burst = 0; e < 40 || f < 20; ++burst) {
@@ -180,7 +175,8 @@ fs::path ReplayValidationTest::dir_;
 // have aimed at its recorded offset times the scale.
 void Replay(const fs::path& dir, double scale, std::vector<double>& durations,
             std::vector<double>& late) {
-  auto file = harness::LoadScenarioFile(dir / "capture" / kReplayFile, ScaledBy(scale));
+  auto file = harness::LoadScenarioFile(dir / "capture" / kReplayFile,
+                                        harness::LoadOptions{.time_scale = scale});
   ASSERT_TRUE(file.ok()) << file.error().message;
   ASSERT_TRUE(harness::PrepareScenarioFile(*file, {}, "").ok());
   EXPECT_EQ(file->executor, "stub");
