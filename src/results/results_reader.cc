@@ -51,6 +51,12 @@ void ReadCounts(JsonReader& r, const char* name, std::map<K, uint64_t>& out, Key
   });
 }
 
+// A ReadCounts key that is the text itself (a message, an operation).
+bool KeyAsGiven(const std::string& text, std::string& key) {
+  key = text;
+  return true;
+}
+
 void ReadOperation(JsonReader& r, metrics::OperationStats& op) {
   r.Require("histogram");
   ReadHistogram(r, "histogram", op.latency_us);
@@ -64,13 +70,7 @@ void ReadOperation(JsonReader& r, metrics::OperationStats& op) {
       },
       "must map an HTTP status to a count");
   // since 0.1: optional
-  ReadCounts(
-      r, "error_messages", op.error_messages,
-      [](const std::string& text, std::string& message) {
-        message = text;
-        return true;
-      },
-      "must map a message to a count");
+  ReadCounts(r, "error_messages", op.error_messages, KeyAsGiven, "must map a message to a count");
   r.Array("timeseries", [&](JsonReader& w) {
     metrics::Window win;
     w.Require("t");
@@ -276,13 +276,7 @@ void ReadBackPressure(JsonReader& b, BackPressure& p) {
   b.Number("waited_ms", ms);
   p.waited = std::chrono::milliseconds(ms);
   b.Number("not_resent", p.not_resent);
-  ReadCounts(
-      b, "by_operation", p.by_operation,
-      [](const std::string& text, std::string& k) {
-        k = text;
-        return true;
-      },
-      "counts must be non-negative integers");
+  ReadCounts(b, "by_operation", p.by_operation, KeyAsGiven, "counts must be non-negative integers");
 }
 
 // The sections of one object: shard, scenarios, observer, harness usage,
