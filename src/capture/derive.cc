@@ -23,10 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-double Seconds(WallTime from, WallTime to) {
-  return std::chrono::duration<double>(to - from).count();
-}
-
 // "lognormal:<median>:<sigma>" with the median in microseconds, the form
 // exec::ParseDurationDist reads.
 std::string DurationSpec(const LognormalFit& fit) {
@@ -247,7 +243,7 @@ Status WriteMixWorkload(const fs::path& folder, const VersionOutputs& versions,
 
 json WorkloadJson(const Samples& samples, VersionOutputs& versions, StepOutputs& steps,
                   WallTime since, WallTime until) {
-  const double window_seconds = Seconds(since, until);
+  const double window_seconds = ToSeconds(until - since);
   json workload = {
       {"format", 1},
       {"window", {{"since", FormatRfc3339(since)}, {"until", FormatRfc3339(until)}}},
@@ -267,7 +263,7 @@ json WorkloadJson(const Samples& samples, VersionOutputs& versions, StepOutputs&
       {"stub_durations", steps.stub_durations}};
   if (samples.first) workload["arrivals"]["first"] = FormatRfc3339(*samples.first);
   if (samples.first && samples.last_finished) {
-    workload["makespan_seconds"] = Seconds(*samples.first, *samples.last_finished);
+    workload["makespan_seconds"] = ToSeconds(*samples.last_finished - *samples.first);
   }
   return workload;
 }
@@ -284,7 +280,7 @@ json RateByHourOfWeek(const std::vector<WallTime>& arrivals, WallTime since, Wal
   std::vector<double> exposure(168, 0.0);
   for (WallTime t = since; t < until;) {
     WallTime next = std::min<WallTime>(std::chrono::floor<hours>(t) + hours(1), until);
-    exposure[hour_of_week(t)] += Seconds(t, next) / 3600.0;
+    exposure[hour_of_week(t)] += ToSeconds(next - t) / 3600.0;
     t = next;
   }
   std::vector<int64_t> counts(168, 0);

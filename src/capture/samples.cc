@@ -18,10 +18,6 @@ std::optional<WallTime> TimeOf(const json& j, const char* key) {
   return *t;
 }
 
-double Seconds(WallTime from, WallTime to) {
-  return std::chrono::duration<double>(to - from).count();
-}
-
 }  // namespace
 
 void Samples::AddRun(const json& run) {
@@ -37,7 +33,7 @@ void Samples::AddRun(const json& run) {
   ++run_states[state];
   arrivals.push_back(*created);
   // Clock skew between runs can put one before the first: it starts at 0.
-  const double offset = std::max(0.0, Seconds(*first, *created));
+  const double offset = std::max(0.0, ToSeconds(*created - *first));
   arrivals_csv += fmt::format("{},{:.6f},{},{},{}\n", FormatRfc3339(*created), offset, key,
                               run.value("run_id", ""), state);
   mix_csv += fmt::format("{:.6f},{}\n", offset, key);
@@ -49,7 +45,7 @@ void Samples::AddRun(const json& run) {
     ++censored;
     ++v.censored;
   } else if (auto finished = TimeOf(run, "finished_at")) {
-    double s = Seconds(*created, *finished);
+    double s = ToSeconds(*finished - *created);
     if (s >= 0) {
       run_seconds.push_back(s);
       v.run_seconds.push_back(s);
@@ -97,11 +93,11 @@ void Samples::AddTask(const json& task, const std::string& version, bool run_cen
     ++s->other;
   }
   if (create && start) {
-    double o = Seconds(*create, *start);
+    double o = ToSeconds(*start - *create);
     o >= 0 ? s->overheads.push_back(o) : void(++negative);
   }
   if (task_state == "SUCCEEDED" && start && end) {
-    double d = Seconds(*start, *end);
+    double d = ToSeconds(*end - *start);
     d >= 0 ? s->durations.push_back(d) : void(++negative);
   }
 }
