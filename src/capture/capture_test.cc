@@ -274,8 +274,9 @@ TEST_F(CaptureTest, EveryRunAndTaskOnceAndStepMediansNearTheTruth) {
   EXPECT_EQ(replay->stub_failures[0].rfind("exec-flaky=0.", 0), 0u);
   // --time-scale 0.5 halves the offsets (the runner multiplies them) and the
   // step times alike.
-  auto halved =
-      harness::LoadScenarioFile(out / kReplayFile, harness::LoadOptions{.time_scale = 0.5});
+  harness::LoadOptions halved_options;
+  halved_options.time_scale = 0.5;
+  auto halved = harness::LoadScenarioFile(out / kReplayFile, halved_options);
   ASSERT_TRUE(halved.ok()) << halved.error().message;
   EXPECT_EQ(halved->scenarios[0].time_scale, 0.5);
   EXPECT_EQ(halved->time_scale, 0.5);

@@ -34,6 +34,12 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+harness::LoadOptions ScaledBy(double time_scale) {
+  harness::LoadOptions options;
+  options.time_scale = time_scale;
+  return options;
+}
+
 constexpr char kRecordedEtlPipeline[] = R"(
 components:
   comp-prep: {executorLabel: exec-prep}
@@ -135,7 +141,9 @@ class ReplayValidationTest : public ::testing::Test {
       for (int i = 0; i < size; ++i) {
         const bool is_etl = (i % 3 != 2 && e < 40) || f >= 20;
         kfp::RunCreate create;
-        create.display_name = "r";
+        // Moved in whole: gcc 12 at -O3 misreads assigning a short literal
+        // here as an overlapping copy (-Wrestrict).
+        create.display_name = std::string("recorded");
         create.pipeline_id = is_etl ? etl : flaky;
         auto run = client.CreateRun(create);
         ASSERT_TRUE(run.ok()) << run.error().message;
@@ -175,8 +183,7 @@ fs::path ReplayValidationTest::dir_;
 // have aimed at its recorded offset times the scale.
 void Replay(const fs::path& dir, double scale, std::vector<double>& durations,
             std::vector<double>& late) {
-  auto file = harness::LoadScenarioFile(dir / "capture" / kReplayFile,
-                                        harness::LoadOptions{.time_scale = scale});
+  auto file = harness::LoadScenarioFile(dir / "capture" / kReplayFile, ScaledBy(scale));
   ASSERT_TRUE(file.ok()) << file.error().message;
   ASSERT_TRUE(harness::PrepareScenarioFile(*file, {}, "").ok());
   EXPECT_EQ(file->executor, "stub");
