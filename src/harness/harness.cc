@@ -129,7 +129,7 @@ results::BenchmarkResults RunScenarios(
   const ProcessSample usage_start = SampleProcess();
   const kfp::BackPressureCounts pressure_before = client.back_pressure();
   results::RunLog runs;
-  Context context(client, runs, options);
+  Context context(client, runs, options, results.started);
   std::mutex errors_mu;  // scenario threads add to results.errors
   // What a checkpoint taken while the load runs holds: the calls and runs so
   // far, said to be unfinished.

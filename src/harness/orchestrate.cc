@@ -273,9 +273,10 @@ Status OrchestrateRunner::Run(const Scenario& scenario, Context& context) {
   const auto& plan = static_cast<const OrchestratePlan&>(*scenario.mode_data);
   spdlog::info("orchestrate: {} run(s) of {} from {}", plan.rows.size(), plan.pipeline_label,
                plan.csv_path.string());
-  // Offsets count from the scenario's start, the upload included, so that
-  // every scenario of a replay keeps the one clock its runs were recorded on.
-  const WallTime scenario_start = WallClock::now();
+  // Offsets count from the scenario's intended start (the benchmark's plus
+  // its startTime), the upload included, so that every scenario of a replay
+  // keeps the one clock its runs were recorded on.
+  const WallTime scenario_start = context.started() + scenario.start_time;
   auto base = BaseRequest(plan, context);
   if (!base.ok()) return base.error();
   auto create = [&](const OrchestrateRow& row, results::RunRecord& record) {

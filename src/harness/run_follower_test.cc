@@ -11,6 +11,7 @@
 
 #include "harness/harness.h"
 #include "harness/session.h"
+#include "util/sanitizers.h"
 
 namespace kfpbench::harness {
 namespace {
@@ -144,8 +145,10 @@ TEST(RunFollower, ListsRunsInFlightAndReadsEachEndedRunOnce) {
     const double x = static_cast<double>(a.ValueAtPercentile(p));
     const double y = static_cast<double>(b.ValueAtPercentile(p));
     // Stub steps of one second, three of them: a loaded machine adds
-    // scheduling noise, never the observation's interval.
-    EXPECT_NEAR(x, y, std::max(0.1 * y, 200.0)) << "p" << p;
+    // scheduling noise, never the observation's interval. The p99 of 300 is
+    // the third-longest run, whose noise an AddressSanitizer build doubles.
+    const double tolerance = p == 99.0 && kUnderAddressSanitizer ? 0.2 : 0.1;
+    EXPECT_NEAR(x, y, std::max(tolerance * y, 200.0)) << "p" << p;
   }
 }
 

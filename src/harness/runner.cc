@@ -18,10 +18,12 @@ constexpr int kGrowthCleanUpConcurrency = 8;
 
 }  // namespace
 
-Context::Context(kfp::Client& client, results::RunLog& runs, const HarnessOptions& options)
+Context::Context(kfp::Client& client, results::RunLog& runs, const HarnessOptions& options,
+                 WallTime started)
     : client_(client),
       runs_(runs),
       options_(options),
+      started_(started),
       observer_(
           std::make_unique<RunObserver>(client, options.observer_qps, options.poll_interval)) {}
 

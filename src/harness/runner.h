@@ -87,7 +87,10 @@ struct Findings {
 
 class Context {
  public:
-  Context(kfp::Client& client, results::RunLog& runs, const HarnessOptions& options);
+  // `started`: the benchmark's start, which every scenario's startTime
+  // counts from.
+  Context(kfp::Client& client, results::RunLog& runs, const HarnessOptions& options,
+          WallTime started);
 
   kfp::Client& client() { return client_; }
   // The run followers' client and budget, recorded apart from the workload.
@@ -95,6 +98,7 @@ class Context {
   const RunObserver& observer() const { return *observer_; }
   results::RunLog& runs() { return runs_; }
   const HarnessOptions& options() const { return options_; }
+  WallTime started() const { return started_; }
 
   // True once Ctrl-C was pressed or the benchmark aborted itself.
   bool Interrupted() const;
@@ -150,6 +154,7 @@ class Context {
   kfp::Client& client_;
   results::RunLog& runs_;
   const HarnessOptions& options_;
+  const WallTime started_;
   std::unique_ptr<RunObserver> observer_;
   mutable std::mutex mu_;
   std::atomic<bool> aborted_{false};
