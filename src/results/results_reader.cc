@@ -243,19 +243,22 @@ void ReadStress(JsonReader& e, size_t scenario, BenchmarkResults& r) {
   if (e.ok()) r.stress_stops.push_back(std::move(stop));
 }
 
+// A duration written as whole milliseconds.
+void ReadMillis(JsonReader& r, const char* name, Duration& out) {
+  int64_t ms = 0;
+  r.Number(name, ms);
+  out = std::chrono::milliseconds(ms);
+}
+
 void ReadObserver(JsonReader& o, ObserverSummary& s) {
   o.Number("qps_budget", s.qps_budget);
-  int64_t ms = 0;
-  o.Number("poll_interval_ms", ms);
-  s.poll_interval = std::chrono::milliseconds(ms);
+  ReadMillis(o, "poll_interval_ms", s.poll_interval);
   o.Number("list_sweeps", s.list_sweeps);
   o.Number("runs_by_listing", s.runs_by_listing);
   o.Number("runs_by_polling", s.runs_by_polling);
   o.String("polling_reason", s.polling_reason);
   ReadHistogram(o, "observe_lag_histogram", s.observe_lag_ms);
-  ms = 0;
-  o.Number("budget_wait_ms", ms);
-  s.budget_wait = std::chrono::milliseconds(ms);
+  ReadMillis(o, "budget_wait_ms", s.budget_wait);
   o.Entries("operations", [&](const std::string& name, JsonReader& op) {
     ReadOperation(op, s.operations[name]);
   });
@@ -272,9 +275,7 @@ void ReadHarnessUsage(JsonReader& u, HarnessUsage& h) {
 
 void ReadBackPressure(JsonReader& b, BackPressure& p) {
   b.Number("waits", p.waits);
-  int64_t ms = 0;
-  b.Number("waited_ms", ms);
-  p.waited = std::chrono::milliseconds(ms);
+  ReadMillis(b, "waited_ms", p.waited);
   b.Number("not_resent", p.not_resent);
   ReadCounts(b, "by_operation", p.by_operation, KeyAsGiven, "counts must be non-negative integers");
 }
