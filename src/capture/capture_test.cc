@@ -17,6 +17,7 @@
 #include "util/files.h"
 #include "util/ids.h"
 #include "util/sanitizers.h"
+#include "util/test_support.h"
 
 namespace kfpbench::capture {
 namespace {
@@ -25,69 +26,15 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 // prep -> train, and a cached step keyed by the run's "x".
-constexpr char kTrainPipeline[] = R"(
-components:
-  comp-prep: {executorLabel: exec-prep}
-  comp-train: {executorLabel: exec-train}
-  comp-lookup:
-    executorLabel: exec-lookup
-    inputDefinitions: {parameters: {x: {parameterType: STRING}}}
-deploymentSpec:
-  executors:
-    exec-prep:
-      container: {image: stub, resources: {resourceCpuRequest: '1', resourceMemoryRequest: 2Gi}}
-    exec-train:
-      container: {image: stub, resources: {resourceCpuRequest: '2', resourceCpuLimit: '4', resourceMemoryLimit: 8Gi}}
-    exec-lookup:
-      container: {image: stub}
-pipelineInfo: {name: train-pipeline}
-root:
-  inputDefinitions:
-    parameters:
-      x: {parameterType: STRING, defaultValue: a, isOptional: true}
-  dag:
-    tasks:
-      prep: {componentRef: {name: comp-prep}, taskInfo: {name: prep}}
-      train: {componentRef: {name: comp-train}, dependentTasks: [prep], taskInfo: {name: train}}
-      lookup:
-        componentRef: {name: comp-lookup}
-        taskInfo: {name: lookup}
-        cachingOptions: {enableCache: true}
-        inputs: {parameters: {x: {componentInputParameter: x}}}
-schemaVersion: 2.1.0
-sdkVersion: kfp-2.7.0
-)";
+const std::string kTrainPipeline =
+    kfpbench::testing::TestData("capture/testdata/train_pipeline.yaml");
 
 // One step that fails a known share of the time.
-constexpr char kFlakyPipeline[] = R"(
-components:
-  comp-flaky: {executorLabel: exec-flaky}
-deploymentSpec:
-  executors:
-    exec-flaky: {container: {image: stub}}
-pipelineInfo: {name: flaky-pipeline}
-root:
-  dag:
-    tasks:
-      flaky: {componentRef: {name: comp-flaky}, taskInfo: {name: flaky}}
-schemaVersion: 2.1.0
-sdkVersion: kfp-2.7.0
-)";
+const std::string kFlakyPipeline =
+    kfpbench::testing::TestData("capture/testdata/flaky_pipeline.yaml");
 
-constexpr char kSlowPipeline[] = R"(
-components:
-  comp-slow: {executorLabel: exec-slow}
-deploymentSpec:
-  executors:
-    exec-slow: {container: {image: stub}}
-pipelineInfo: {name: slow-pipeline}
-root:
-  dag:
-    tasks:
-      slow: {componentRef: {name: comp-slow}, taskInfo: {name: slow}}
-schemaVersion: 2.1.0
-sdkVersion: kfp-2.7.0
-)";
+const std::string kSlowPipeline =
+    kfpbench::testing::TestData("capture/testdata/slow_pipeline.yaml");
 
 // The truth the stub steps draw from (medians in seconds).
 constexpr double kPrepMedian = 0.1, kTrainMedian = 0.2, kFlakyMedian = 0.1;
@@ -114,7 +61,7 @@ class CaptureTest : public ::testing::Test {
 
   kfp::Client& client() { return session_->client(); }
 
-  std::string Upload(const char* name, const char* yaml) {
+  std::string Upload(const char* name, const std::string& yaml) {
     auto p = client().UploadPipeline(name, std::string(name) + ".yaml", yaml);
     EXPECT_TRUE(p.ok()) << p.error().message;
     auto versions = client().ListPipelineVersions(p->pipeline_id, {});

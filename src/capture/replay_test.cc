@@ -27,6 +27,7 @@
 #include "util/files.h"
 #include "util/ids.h"
 #include "util/sanitizers.h"
+#include "util/test_support.h"
 
 namespace kfpbench::capture {
 namespace {
@@ -40,41 +41,11 @@ harness::LoadOptions ScaledBy(double time_scale) {
   return options;
 }
 
-constexpr char kRecordedEtlPipeline[] = R"(
-components:
-  comp-prep: {executorLabel: exec-prep}
-  comp-train: {executorLabel: exec-train}
-deploymentSpec:
-  executors:
-    exec-prep:
-      container: {image: stub, resources: {resourceCpuRequest: '1', resourceMemoryRequest: 1Gi}}
-    exec-train:
-      container: {image: stub, resources: {resourceCpuRequest: '2', resourceMemoryRequest: 2Gi}}
-pipelineInfo: {name: etl}
-root:
-  dag:
-    tasks:
-      prep: {componentRef: {name: comp-prep}, taskInfo: {name: prep}}
-      train: {componentRef: {name: comp-train}, dependentTasks: [prep], taskInfo: {name: train}}
-schemaVersion: 2.1.0
-sdkVersion: kfp-2.7.0
-)";
+const std::string kRecordedEtlPipeline =
+    kfpbench::testing::TestData("capture/testdata/recorded_etl_pipeline.yaml");
 
-constexpr char kRecordedFlakyPipeline[] = R"(
-components:
-  comp-flaky: {executorLabel: exec-flaky}
-deploymentSpec:
-  executors:
-    exec-flaky:
-      container: {image: stub, resources: {resourceCpuRequest: '1', resourceMemoryRequest: 1Gi}}
-pipelineInfo: {name: flaky}
-root:
-  dag:
-    tasks:
-      flaky: {componentRef: {name: comp-flaky}, taskInfo: {name: flaky}}
-schemaVersion: 2.1.0
-sdkVersion: kfp-2.7.0
-)";
+const std::string kRecordedFlakyPipeline =
+    kfpbench::testing::TestData("capture/testdata/recorded_flaky_pipeline.yaml");
 
 // The recorded cluster: one 8-CPU node, so bursts of training queue.
 constexpr char kCluster[] = R"(
@@ -127,7 +98,7 @@ class ReplayValidationTest : public ::testing::Test {
     auto session = harness::Session::Open(production);
     ASSERT_TRUE(session.ok()) << session.error().message;
     kfp::Client& client = (*session)->client();
-    auto upload = [&](const char* name, const char* yaml) {
+    auto upload = [&](const char* name, const std::string& yaml) {
       auto p = client.UploadPipeline(name, std::string(name) + ".yaml", yaml);
       EXPECT_TRUE(p.ok());
       return p.ok() ? p->pipeline_id : "";

@@ -14,8 +14,6 @@
 namespace kfpbench::cli {
 namespace {
 
-namespace fs = std::filesystem;
-
 using namespace kfpbench::testing;  // Kfpbench(), ScratchDirTest, ReadJson, ...
 
 class CleanupCommandTest : public ServedBackendTest {

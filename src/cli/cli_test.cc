@@ -23,8 +23,6 @@
 namespace kfpbench::cli {
 namespace {
 
-namespace fs = std::filesystem;
-
 using namespace kfpbench::testing;  // Kfpbench(), ScratchDirTest, ReadJson, ...
 
 using CliTest = ScratchDirTest;
@@ -89,9 +87,7 @@ TEST_F(CliTest, SmallScenarioRunsEndToEndAndWritesResults) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("CreateRun"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("s3cr3t-t0ken-value"), std::string::npos);
-  std::ifstream in(out / "results.json");
-  ASSERT_TRUE(in.good());
-  auto j = nlohmann::json::parse(in);
+  auto j = nlohmann::json::parse(ReadText(out / "results.json"));
   EXPECT_EQ(j["schema_version"], 1);
   EXPECT_FALSE(j["partial"].get<bool>());
   EXPECT_TRUE(j["target"]["embedded"].get<bool>());
@@ -125,8 +121,7 @@ TEST_F(CliTest, FailingServerTripsMaxErrorRateAndResultsArePartial) {
   auto r = Kfpbench("run " + file + " --host http://127.0.0.1:" + std::to_string(server.port()) +
                     " --max-error-rate 10% --poll-interval 50ms --out " + out.string());
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  std::ifstream in(out / "results.json");
-  auto j = nlohmann::json::parse(in);
+  auto j = nlohmann::json::parse(ReadText(out / "results.json"));
   EXPECT_TRUE(j["partial"].get<bool>());
   EXPECT_NE(j["partial_reason"].get<std::string>().find("max-error-rate"), std::string::npos);
   EXPECT_GT(j["operations"]["ListPipelines"]["by_status"]["503"].get<int>(), 0);
@@ -143,8 +138,7 @@ TEST_F(CliTest, OpenLoopRunsAreTimedFromTheirIntendedStart) {
   auto r = Kfpbench("run " + file + " --pipelines " + ExamplePipelines() +
                     " --executor stub --poll-interval 50ms --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  std::ifstream in(out / "results.json");
-  auto j = nlohmann::json::parse(in);
+  auto j = nlohmann::json::parse(ReadText(out / "results.json"));
   int runs = j["runs"]["count"];
   EXPECT_GT(runs, 0);
   EXPECT_EQ(j["runs"]["start_delay_ms"]["count"], runs);
@@ -164,8 +158,7 @@ TEST_F(CliTest, RandomGetsAndUploadModesRecordTheirOperations) {
   auto r = Kfpbench("run " + file + " --pipelines " + ExamplePipelines() +
                     " --executor stub --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  std::ifstream in(out / "results.json");
-  auto j = nlohmann::json::parse(in);
+  auto j = nlohmann::json::parse(ReadText(out / "results.json"));
   for (const char* op : {"UploadPipeline", "UploadPipelineVersion", "ListPipelines",
                          "ListPipelineVersions", "ListExperiments", "ListRuns"}) {
     ASSERT_TRUE(j["operations"].contains(op)) << op;
@@ -187,8 +180,7 @@ TEST_F(CliTest, RandomGetsMixDrawsOnlyTheWeightedCalls) {
   auto r = Kfpbench("run " + file + " --pipelines " + ExamplePipelines() +
                     " --executor stub --poll-interval 100ms --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  std::ifstream in(out / "results.json");
-  auto j = nlohmann::json::parse(in);
+  auto j = nlohmann::json::parse(ReadText(out / "results.json"));
   const auto& ops = j["operations"];
   ASSERT_TRUE(ops.contains("GetRun") && ops.contains("ListPipelines")) << ops;
   EXPECT_FALSE(ops.contains("ListPipelineVersions")) << ops;
@@ -223,8 +215,7 @@ TEST_F(CliTest, LargeDatasetReportsArtifactThroughputPerStep) {
                     " --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("Artifact throughput per step"), std::string::npos) << r.output;
-  std::ifstream in(out / "results.json");
-  auto j = nlohmann::json::parse(in);
+  auto j = nlohmann::json::parse(ReadText(out / "results.json"));
   EXPECT_EQ(j["runs"]["by_state"].value("SUCCEEDED", 0), j["runs"]["count"]) << j["runs"];
   for (const char* step : {"write-dataset", "read-dataset", "read-dataset-2"}) {
     ASSERT_TRUE(j["artifacts"].contains(step)) << j["artifacts"];
@@ -278,8 +269,7 @@ TEST_F(CliTest, StressShapeFindsTheHighestRateThatHeldTheSlo) {
                     "--node-cpu 1 --node-memory 1Gi --poll-interval 50ms --drain-timeout 60s " +
                     "--out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  std::ifstream in(out / "results.json");
-  auto j = nlohmann::json::parse(in);
+  auto j = nlohmann::json::parse(ReadText(out / "results.json"));
   const auto& stress = j["stress"]["0"];
   ASSERT_GE(stress["steps"].size(), 2u) << stress;
   EXPECT_TRUE(stress["steps"][0]["held"].get<bool>()) << stress;
@@ -340,8 +330,7 @@ TEST_F(CliTest, ScheduledRunsCountFiresAndTriggerLag) {
                     " --executor stub --stub-duration constant:50ms --poll-interval 50ms" +
                     " --collector 'cat " + collector + "' --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  std::ifstream in(out / "results.json");
-  auto j = nlohmann::json::parse(in);
+  auto j = nlohmann::json::parse(ReadText(out / "results.json"));
   const auto& s = j["schedules"]["0"];
   EXPECT_EQ(s["recurring_runs"], 2);
   EXPECT_EQ(s["expected_fires"], 8);                  // two schedules, a fire a second for 4 s
@@ -513,8 +502,7 @@ TEST_F(CliTest, FourShardsMergeIntoTheSumOfTheirParts) {
                       " --shard " + std::to_string(i) + "/4 --quiet --poll-interval 50ms --out " +
                       out.string());
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    std::ifstream in(out / "results.json");
-    auto j = nlohmann::json::parse(in);
+    auto j = nlohmann::json::parse(ReadText(out / "results.json"));
     EXPECT_EQ(j["shard"]["count"], 4);
     created += j["operations"]["CreateRun"]["count"].get<uint64_t>();
     gets += j["observer"]["operations"]["GetRun"]["count"].get<uint64_t>();
@@ -566,8 +554,7 @@ TEST_F(CliTest, PerfTestsSmokeFileRunsAsWritten) {
             std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("Steps ran as timed stubs"), std::string::npos) << r.output;
-  std::ifstream in(out / "results.json");
-  auto j = nlohmann::json::parse(in);
+  auto j = nlohmann::json::parse(ReadText(out / "results.json"));
   EXPECT_EQ(j["target"]["executor"], "stub");
   EXPECT_NE(j["target"]["executor_reason"].get<std::string>().find("Python component"),
             std::string::npos);

@@ -27,7 +27,6 @@
 namespace kfpbench::cli {
 namespace {
 
-namespace fs = std::filesystem;
 using namespace kfpbench::testing;
 
 struct DocCommand {

@@ -33,8 +33,6 @@ namespace {
 using namespace std::chrono_literals;
 using nlohmann::json;
 using namespace kfpbench::testing;  // Kfpbench(), ChildProcess, ScratchDirTest, ...
-namespace fs = std::filesystem;
-
 enum class Fault {
   k500,
   k503,

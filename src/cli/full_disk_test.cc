@@ -20,8 +20,6 @@ namespace {
 using namespace std::chrono_literals;
 using nlohmann::json;
 using namespace kfpbench::testing;  // Kfpbench(), ChildProcess, ScratchDirTest, ...
-namespace fs = std::filesystem;
-
 class FullDiskTest : public ScratchDirTest {
  protected:
   // A tmpfs of `bytes` at dir_/name, or a skip.

@@ -25,8 +25,6 @@
 namespace kfpbench::cli {
 namespace {
 
-namespace fs = std::filesystem;
-
 using namespace kfpbench::testing;  // Kfpbench(), ScratchDirTest, ReadJson, ...
 
 class KubeCliTest : public ScratchDirTest {
@@ -54,8 +52,7 @@ TEST_F(KubeCliTest, RunReadsPodsThroughKubectlAndGonePodsAreNotFatal) {
                     out.string());
   ::setenv("PATH", old_path.c_str(), 1);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  std::ifstream in(out / "results.json");
-  auto j = nlohmann::json::parse(in);
+  auto j = nlohmann::json::parse(ReadText(out / "results.json"));
   const auto& pods = j["pod_lifecycle"];
   ASSERT_TRUE(pods.is_object()) << j.dump().substr(0, 2000);
   EXPECT_EQ(pods["context"], "test-ctx");

@@ -25,8 +25,6 @@
 namespace kfpbench::cli {
 namespace {
 
-namespace fs = std::filesystem;
-
 using namespace kfpbench::testing;  // Kfpbench(), ScratchDirTest, ReadJson, ...
 
 // The server runs steps as processes of the kfpbench binary.

@@ -17,8 +17,6 @@
 namespace kfpbench::cli {
 namespace {
 
-namespace fs = std::filesystem;
-
 using namespace kfpbench::testing;  // Kfpbench(), ScratchDirTest, ReadJson, ...
 
 const nlohmann::json* Step(const nlohmann::json& profile, const std::string& name) {

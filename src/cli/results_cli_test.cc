@@ -28,8 +28,6 @@
 namespace kfpbench::cli {
 namespace {
 
-namespace fs = std::filesystem;
-
 using namespace kfpbench::testing;  // Kfpbench(), ScratchDirTest, ReadJson, ...
 
 // A port nothing listens on right now (bound, then released).

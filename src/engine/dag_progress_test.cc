@@ -12,6 +12,7 @@
 #include "engine/dag_test_fixture.h"
 #include "engine/engine.h"
 #include "engine/engine_test_util.h"
+#include "util/test_support.h"
 
 namespace kfpbench::engine {
 namespace {
@@ -21,37 +22,8 @@ using nlohmann::json;
 using namespace testing;  // the part's test helpers
 
 TEST_F(DagTest, SubPipelineRunsWithItsOwnInputsAndOutputs) {
-  const RunSnapshot& snap = RunToEnd(Spec(R"(
-  comp-inner:
-    inputDefinitions:
-      parameters:
-        msg: {parameterType: STRING}
-    outputDefinitions:
-      parameters:
-        result: {parameterType: STRING}
-    dag:
-      outputs:
-        parameters:
-          result: {valueFromParameter: {producerSubtask: second, outputParameterKey: Output}}
-      tasks:
-        first:
-          componentRef: {name: comp-echo}
-          inputs: {parameters: {msg: {componentInputParameter: msg}}}
-        second:
-          componentRef: {name: comp-echo}
-          dependentTasks: [first]
-          inputs: {parameters: {msg: {taskOutputParameter: {producerTask: first, outputParameterKey: Output}}}}
-root:
-  dag:
-    tasks:
-      inner:
-        componentRef: {name: comp-inner}
-        inputs: {parameters: {msg: {runtimeValue: {constant: world}}}}
-      after:
-        componentRef: {name: comp-echo}
-        dependentTasks: [inner]
-        inputs: {parameters: {msg: {taskOutputParameter: {producerTask: inner, outputParameterKey: result}}}}
-)"));
+  const RunSnapshot& snap =
+      RunToEnd(Spec(kfpbench::testing::TestData("engine/testdata/sub_pipeline.yaml")));
   EXPECT_EQ(snap.state, RuntimeState::kSucceeded) << snap.error;
   const TaskRecord* inner = FindTask(snap, "inner");
   ASSERT_NE(inner, nullptr);
@@ -69,42 +41,7 @@ root:
   EXPECT_EQ(snap.finished_at, VirtualLoop::Epoch() + 3s);
 }
 
-constexpr const char* kCondition = R"(
-  comp-flip:
-    executorLabel: exec-flip
-    outputDefinitions:
-      parameters:
-        Output: {parameterType: STRING}
-  comp-condition-1:
-    inputDefinitions:
-      parameters:
-        pipelinechannel--flip-Output: {parameterType: STRING}
-    dag:
-      tasks:
-        print:
-          componentRef: {name: comp-echo}
-          inputs:
-            parameters:
-              msg: {runtimeValue: {constant: 'got {{$.inputs.parameters[''pipelinechannel--flip-Output'']}}!'}}
-              pipelinechannel--flip-Output: {componentInputParameter: pipelinechannel--flip-Output}
-root:
-  dag:
-    tasks:
-      flip:
-        componentRef: {name: comp-flip}
-      condition-1:
-        componentRef: {name: comp-condition-1}
-        dependentTasks: [flip]
-        inputs:
-          parameters:
-            pipelinechannel--flip-Output: {taskOutputParameter: {producerTask: flip, outputParameterKey: Output}}
-        triggerPolicy:
-          condition: inputs.parameter_values['pipelinechannel--flip-Output'] == 'heads'
-      downstream:
-        componentRef: {name: comp-echo}
-        dependentTasks: [condition-1]
-        inputs: {parameters: {msg: {runtimeValue: {constant: done}}}}
-)";
+const std::string kCondition = kfpbench::testing::TestData("engine/testdata/condition.yaml");
 
 TEST_F(DagTest, ConditionTrueRunsTheBranch) {
   executor_.behave = ByLabel({{"exec-flip", Outputs({{"Output", "heads"}})}});
@@ -160,66 +97,14 @@ TEST(DagDecideCondition, OverridesTheConditionByTaskNameAndDefersOtherwise) {
 
 TEST_F(DagTest, ConsumerOfSkippedOutputIsSkipped) {
   executor_.behave = ByLabel({{"exec-flip", Outputs({{"Output", "tails"}})}});
-  const RunSnapshot& snap = RunToEnd(Spec(R"(
-  comp-flip:
-    executorLabel: exec-flip
-    outputDefinitions:
-      parameters:
-        Output: {parameterType: STRING}
-root:
-  dag:
-    tasks:
-      flip:
-        componentRef: {name: comp-flip}
-      maybe:
-        componentRef: {name: comp-echo}
-        dependentTasks: [flip]
-        inputs:
-          parameters:
-            msg: {taskOutputParameter: {producerTask: flip, outputParameterKey: Output}}
-        triggerPolicy: {condition: "inputs.parameter_values['msg'] == 'heads'"}
-      uses-maybe:
-        componentRef: {name: comp-echo}
-        inputs:
-          parameters:
-            msg: {taskOutputParameter: {producerTask: maybe, outputParameterKey: Output}}
-)"));
+  const RunSnapshot& snap = RunToEnd(
+      Spec(kfpbench::testing::TestData("engine/testdata/consumer_of_skipped_output.yaml")));
   EXPECT_EQ(snap.state, RuntimeState::kSucceeded) << snap.error;
   EXPECT_EQ(FindTask(snap, "maybe")->state, RuntimeState::kSkipped);
   EXPECT_EQ(FindTask(snap, "uses-maybe")->state, RuntimeState::kSkipped);
 }
 
-constexpr const char* kExitHandler = R"(
-  comp-fail:
-    executorLabel: exec-flip
-  comp-final:
-    executorLabel: exec-echo
-    inputDefinitions:
-      parameters:
-        msg: {parameterType: STRING}
-        status: {parameterType: TASK_FINAL_STATUS}
-  comp-exit-handler-1:
-    dag:
-      tasks:
-        fail-op:
-          componentRef: {name: comp-fail}
-        print-op:
-          componentRef: {name: comp-echo}
-          inputs: {parameters: {msg: {runtimeValue: {constant: hi}}}}
-root:
-  dag:
-    tasks:
-      exit-handler-1:
-        componentRef: {name: comp-exit-handler-1}
-      final:
-        componentRef: {name: comp-final}
-        dependentTasks: [exit-handler-1]
-        inputs:
-          parameters:
-            msg: {runtimeValue: {constant: bye}}
-            status: {taskFinalStatus: {producerTask: exit-handler-1}}
-        triggerPolicy: {strategy: ALL_UPSTREAM_TASKS_COMPLETED}
-)";
+const std::string kExitHandler = kfpbench::testing::TestData("engine/testdata/exit_handler.yaml");
 
 TEST_F(DagTest, ExitHandlerRunsAfterFailure) {
   executor_.behave = ByLabel({{"exec-flip", Fails()}, {"exec-echo", Takes(3s)}});

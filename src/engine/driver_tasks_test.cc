@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/dag_test_fixture.h"
+#include "util/test_support.h"
 
 namespace kfpbench::engine {
 namespace {
@@ -40,58 +41,8 @@ class DriverTaskTest : public DagTest {
 
 // An importer (constant or runtime-parameter URI) feeding a container that
 // prints the artifact's URI and path.
-constexpr const char* kImporterPipeline = R"(
-pipelineInfo: {name: import-and-show}
-schemaVersion: 2.1.0
-components:
-  comp-importer:
-    executorLabel: exec-importer
-    inputDefinitions:
-      parameters:
-        uri: {parameterType: STRING}
-    outputDefinitions:
-      artifacts:
-        artifact:
-          artifactType: {schemaTitle: system.Artifact, schemaVersion: 0.0.1}
-  comp-show:
-    executorLabel: exec-show
-    inputDefinitions:
-      artifacts:
-        data:
-          artifactType: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}
-deploymentSpec:
-  executors:
-    exec-importer:
-      importer:
-        artifactUri: {runtimeParameter: uri}
-        metadata: {owner: "{{$.inputs.parameters['uri']}}", rows: 3}
-        reimport: false
-        typeSchema: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}
-    exec-show:
-      container:
-        image: alpine
-        command: [echo, "{{$.inputs.artifacts['data'].uri}}", "{{$.inputs.artifacts['data'].path}}"]
-root:
-  inputDefinitions:
-    parameters:
-      dataset_uri: {parameterType: STRING, defaultValue: "gs://bucket/data.csv"}
-  dag:
-    tasks:
-      importer:
-        componentRef: {name: comp-importer}
-        inputs:
-          parameters:
-            uri: {componentInputParameter: dataset_uri}
-        taskInfo: {name: importer}
-      show:
-        componentRef: {name: comp-show}
-        dependentTasks: [importer]
-        inputs:
-          artifacts:
-            data:
-              taskOutputArtifact: {producerTask: importer, outputArtifactKey: artifact}
-        taskInfo: {name: show}
-)";
+const std::string kImporterPipeline =
+    kfpbench::testing::TestData("engine/testdata/importer_pipeline.yaml");
 
 TEST_F(DriverTaskTest, AnImporterHandsItsUriToTheNextTaskWithoutAPod) {
   const RunSnapshot& snap = RunToEnd(kImporterPipeline);
@@ -152,68 +103,7 @@ TEST_F(DriverTaskTest, AnImporterUriFromAnUpstreamOutputIsRefusedAsKfpRefusesIt)
       << snap.error;
 }
 
-constexpr const char* kPvcPipeline = R"(
-pipelineInfo: {name: volumes}
-schemaVersion: 2.1.0
-components:
-  comp-createpvc:
-    executorLabel: exec-createpvc
-    inputDefinitions:
-      parameters:
-        access_modes: {parameterType: LIST}
-        pvc_name: {parameterType: STRING, isOptional: true}
-        pvc_name_suffix: {parameterType: STRING, isOptional: true}
-        size: {parameterType: STRING}
-        storage_class_name: {parameterType: STRING, isOptional: true, defaultValue: ""}
-    outputDefinitions:
-      parameters:
-        name: {parameterType: STRING}
-  comp-deletepvc:
-    executorLabel: exec-deletepvc
-    inputDefinitions:
-      parameters:
-        pvc_name: {parameterType: STRING}
-  comp-use:
-    executorLabel: exec-use
-    inputDefinitions:
-      parameters:
-        claim: {parameterType: STRING}
-deploymentSpec:
-  executors:
-    exec-createpvc:
-      container: {image: argostub/createpvc}
-    exec-deletepvc:
-      container: {image: argostub/deletepvc}
-    exec-use:
-      container:
-        image: alpine
-        command: [echo, "{{$.inputs.parameters['claim']}}"]
-root:
-  dag:
-    tasks:
-      createpvc:
-        componentRef: {name: comp-createpvc}
-        inputs:
-          parameters:
-            access_modes: {runtimeValue: {constant: [ReadWriteOnce]}}
-            pvc_name_suffix: {runtimeValue: {constant: -my-pvc}}
-            size: {runtimeValue: {constant: 5Gi}}
-        taskInfo: {name: createpvc}
-      use:
-        componentRef: {name: comp-use}
-        dependentTasks: [createpvc]
-        inputs:
-          parameters:
-            claim: {taskOutputParameter: {producerTask: createpvc, outputParameterKey: name}}
-        taskInfo: {name: use}
-      deletepvc:
-        componentRef: {name: comp-deletepvc}
-        dependentTasks: [createpvc, use]
-        inputs:
-          parameters:
-            pvc_name: {taskOutputParameter: {producerTask: createpvc, outputParameterKey: name}}
-        taskInfo: {name: deletepvc}
-)";
+const std::string kPvcPipeline = kfpbench::testing::TestData("engine/testdata/pvc_pipeline.yaml");
 
 TEST_F(DriverTaskTest, CreatePvcMakesAFolderNamedAsKfpNamesItAndDeletePvcRemovesIt) {
   const RunSnapshot& snap = RunToEnd(kPvcPipeline);
@@ -259,46 +149,8 @@ TEST_F(DriverTaskTest, APvcNameThatIsNotAKubernetesNameIsRefusedBeforeAnyFileIsT
   EXPECT_FALSE(std::filesystem::exists(work_root_ / "pvcs"));
 }
 
-constexpr const char* kPlaceholderPipeline = R"(
-pipelineInfo: {name: placeholders}
-schemaVersion: 2.1.0
-components:
-  comp-print:
-    executorLabel: exec-print
-    inputDefinitions:
-      parameters:
-        job_name: {parameterType: STRING}
-        resource_name: {parameterType: STRING}
-        job_uuid: {parameterType: STRING}
-        task_name: {parameterType: STRING}
-        create_time: {parameterType: STRING}
-        workspace: {parameterType: STRING}
-        literal: {parameterType: STRING}
-deploymentSpec:
-  executors:
-    exec-print:
-      container:
-        image: alpine
-        command: [echo, "{{$.inputs.parameters['job_name']}}",
-                  "{{$.inputs.parameters['resource_name']}}", "{{$.inputs.parameters['job_uuid']}}",
-                  "{{$.inputs.parameters['task_name']}}", "{{$.inputs.parameters['create_time']}}",
-                  "{{$.inputs.parameters['workspace']}}"]
-root:
-  dag:
-    tasks:
-      print-all-placeholders:
-        componentRef: {name: comp-print}
-        inputs:
-          parameters:
-            job_name: {runtimeValue: {constant: "{{$.pipeline_job_name}}"}}
-            resource_name: {runtimeValue: {constant: "{{$.pipeline_job_resource_name}}"}}
-            job_uuid: {runtimeValue: {constant: "{{$.pipeline_job_uuid}}"}}
-            task_name: {runtimeValue: {constant: "{{$.pipeline_task_name}}"}}
-            create_time: {runtimeValue: {constant: "{{$.pipeline_job_create_time_utc}}"}}
-            workspace: {runtimeValue: {constant: "{{$.workspace_path}}/data.txt"}}
-            literal: {runtimeValue: {constant: "x {{$.pipeline_job_name}}"}}
-        taskInfo: {name: print-all-placeholders}
-)";
+const std::string kPlaceholderPipeline =
+    kfpbench::testing::TestData("engine/testdata/placeholder_pipeline.yaml");
 
 TEST_F(DriverTaskTest, RunPlaceholdersInConstantsAreWhatKfpsDriverSubstitutes) {
   RunRequest req;
@@ -321,40 +173,8 @@ TEST_F(DriverTaskTest, RunPlaceholdersInConstantsAreWhatKfpsDriverSubstitutes) {
   EXPECT_TRUE(std::filesystem::is_directory(work_root_ / "run" / "workspace"));
 }
 
-constexpr const char* kTemplatedResources = R"(
-pipelineInfo: {name: machine-fields}
-schemaVersion: 2.1.0
-components:
-  comp-sum:
-    executorLabel: exec-sum
-    inputDefinitions:
-      parameters:
-        pipelinechannel--cpu: {parameterType: STRING}
-        pipelinechannel--memory: {parameterType: STRING}
-deploymentSpec:
-  executors:
-    exec-sum:
-      container:
-        image: alpine
-        command: [sh]
-        resources:
-          resourceCpuLimit: "{{$.inputs.parameters['pipelinechannel--cpu']}}"
-          resourceMemoryLimit: "{{$.inputs.parameters['pipelinechannel--memory']}}"
-root:
-  inputDefinitions:
-    parameters:
-      cpu: {parameterType: STRING}
-      memory: {parameterType: STRING}
-  dag:
-    tasks:
-      sum:
-        componentRef: {name: comp-sum}
-        inputs:
-          parameters:
-            pipelinechannel--cpu: {componentInputParameter: cpu}
-            pipelinechannel--memory: {componentInputParameter: memory}
-        taskInfo: {name: sum}
-)";
+const std::string kTemplatedResources =
+    kfpbench::testing::TestData("engine/testdata/templated_resources.yaml");
 
 TEST_F(DriverTaskTest, ResourceFieldsFromPipelineInputsAreResolvedWhenTheTaskStarts) {
   const RunSnapshot& snap = RunToEnd(kTemplatedResources, {{"cpu", "2"}, {"memory", "1Gi"}});
@@ -373,35 +193,7 @@ TEST_F(DriverTaskTest, AResourceFieldThatResolvesToNonsenseFailsTheTaskNamingIt)
 }
 
 TEST_F(DriverTaskTest, APipelineInputArtifactHasNoValueAndItsReaderFailsAsInKfp) {
-  constexpr const char* kYaml = R"(
-pipelineInfo: {name: input-artifact}
-schemaVersion: 2.1.0
-components:
-  comp-read:
-    executorLabel: exec-read
-    inputDefinitions:
-      artifacts:
-        data:
-          artifactType: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}
-          isOptional: true
-deploymentSpec:
-  executors:
-    exec-read:
-      container: {image: alpine, command: [cat, "{{$.inputs.artifacts['data'].path}}"]}
-root:
-  inputDefinitions:
-    artifacts:
-      data:
-        artifactType: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}
-  dag:
-    tasks:
-      read:
-        componentRef: {name: comp-read}
-        inputs:
-          artifacts:
-            data: {componentInputArtifact: data}
-        taskInfo: {name: read}
-)";
+  const std::string kYaml = kfpbench::testing::TestData("engine/testdata/input_artifact.yaml");
   // The run is accepted (KFP's CreateRun takes it), and fails at the task.
   const RunSnapshot& snap = RunToEnd(kYaml);
   EXPECT_EQ(snap.state, RuntimeState::kFailed);

@@ -7,6 +7,7 @@
 #include "engine/engine.h"
 #include "engine/engine_test_fixture.h"
 #include "engine/engine_test_util.h"
+#include "util/test_support.h"
 #include "util/units.h"
 
 namespace kfpbench::engine {
@@ -48,41 +49,8 @@ TEST_F(EngineNodesTest, TaskLargerThanEveryShapeStillFails) {
 
 // A training step pinned by kfp-kubernetes to a tainted GPU pool, beside an
 // ordinary step, as the platform spec document says it.
-constexpr const char* kPinnedPipeline = R"(
-pipelineInfo: {name: pinned}
-components:
-  comp-train: {executorLabel: exec-train}
-  comp-prep: {executorLabel: exec-prep}
-deploymentSpec:
-  executors:
-    exec-train:
-      container: {image: trainer, command: [train]}
-    exec-prep:
-      container: {image: prep, command: [prep]}
-root:
-  dag:
-    tasks:
-      prep: {componentRef: {name: comp-prep}, taskInfo: {name: prep}}
-      train: {componentRef: {name: comp-train}, dependentTasks: [prep], taskInfo: {name: train}}
----
-platforms:
-  kubernetes:
-    deploymentSpec:
-      executors:
-        exec-train:
-          nodeSelector:
-            labels: {pool: gpu}
-          tolerations:
-          - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
-          nodeAffinity:
-          - matchExpressions:
-            - {key: zone, operator: In, values: [z1]}
-          - weight: 10
-            matchExpressions:
-            - {key: zone, operator: In, values: [z2]}
-          secretAsEnv:
-          - {secretName: token}
-)";
+const std::string kPinnedPipeline =
+    kfpbench::testing::TestData("engine/testdata/pinned_pipeline.yaml");
 
 // One run of `spec` on `nodes`, to its end.
 RunSnapshot RunOn(std::shared_ptr<const ir::PipelineSpec> spec, std::vector<NodeSpec> nodes) {

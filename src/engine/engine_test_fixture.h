@@ -10,73 +10,13 @@
 
 #include "engine/engine.h"
 #include "engine/engine_test_util.h"
+#include "util/test_support.h"
 
 namespace kfpbench::engine::testing {
 
 // producer -> consumer, plus an independent side task; typed inputs.
-constexpr const char* kPipeline = R"(
-pipelineInfo: {name: my-pipeline}
-components:
-  comp-producer:
-    executorLabel: exec-producer
-    inputDefinitions:
-      parameters:
-        text: {parameterType: STRING}
-        n: {parameterType: NUMBER_INTEGER}
-    outputDefinitions:
-      parameters:
-        out: {parameterType: STRING}
-        count: {parameterType: NUMBER_INTEGER}
-  comp-consumer:
-    executorLabel: exec-consumer
-    inputDefinitions:
-      parameters:
-        msg: {parameterType: STRING}
-        count: {parameterType: NUMBER_INTEGER}
-        ratio: {parameterType: NUMBER_DOUBLE, defaultValue: 0.5, isOptional: true}
-  comp-side:
-    executorLabel: exec-side
-deploymentSpec:
-  executors:
-    exec-producer:
-      container:
-        image: alpine
-        command: [produce, '{{$.inputs.parameters[''text'']}}', '{{$.inputs.parameters[''n'']}}']
-        args: [--out, '{{$.outputs.parameters[''out''].output_file}}', --executor_input, '{{$}}']
-    exec-consumer:
-      container:
-        image: alpine
-        command: [consume]
-        args: ['{{$.inputs.parameters[''msg'']}}', '{{$.inputs.parameters[''count'']}}', '{{$.inputs.parameters[''ratio'']}}']
-    exec-side:
-      container: {image: alpine, command: [side]}
-root:
-  inputDefinitions:
-    parameters:
-      text: {parameterType: STRING}
-      n: {parameterType: NUMBER_INTEGER, defaultValue: 7, isOptional: true}
-  dag:
-    tasks:
-      producer:
-        componentRef: {name: comp-producer}
-        inputs:
-          parameters:
-            text: {componentInputParameter: text}
-            n: {componentInputParameter: n}
-        taskInfo: {name: producer}
-      consumer:
-        componentRef: {name: comp-consumer}
-        dependentTasks: [producer]
-        inputs:
-          parameters:
-            msg: {taskOutputParameter: {producerTask: producer, outputParameterKey: out}}
-            count: {taskOutputParameter: {producerTask: producer, outputParameterKey: count}}
-        taskInfo: {name: consumer}
-      side:
-        componentRef: {name: comp-side}
-        taskInfo: {name: side}
-schemaVersion: 2.1.0
-)";
+inline const std::string kPipeline =
+    kfpbench::testing::TestData("engine/testdata/producer_consumer.yaml");
 
 class EngineTest : public EngineFixture {
  protected:
@@ -113,43 +53,11 @@ class EngineTest : public EngineFixture {
 
 // One-CPU node, three independent one-CPU tasks of 10 s: they run one at a
 // time and the wait shows up as scheduling delay.
-constexpr const char* kThreeCpuTasks = R"(
-pipelineInfo: {name: capacity}
-components:
-  comp-a: {executorLabel: exec-a}
-deploymentSpec:
-  executors:
-    exec-a:
-      container:
-        image: alpine
-        command: [work]
-        resources: {resourceCpuRequest: '1', resourceMemoryRequest: 1Gi}
-root:
-  dag:
-    tasks:
-      t1: {componentRef: {name: comp-a}}
-      t2: {componentRef: {name: comp-a}}
-      t3: {componentRef: {name: comp-a}}
-)";
+inline const std::string kThreeCpuTasks =
+    kfpbench::testing::TestData("engine/testdata/three_cpu_tasks.yaml");
 
 // Two independent tasks of 1 CPU, 1Gi each.
-constexpr const char* kTwoTasks = R"(
-pipelineInfo: {name: two}
-components:
-  comp-t: {executorLabel: exec-t}
-deploymentSpec:
-  executors:
-    exec-t:
-      container:
-        image: alpine
-        command: [t]
-        resources: {resourceCpuRequest: '1', resourceMemoryRequest: 1Gi}
-root:
-  dag:
-    tasks:
-      a: {componentRef: {name: comp-t}, taskInfo: {name: a}}
-      b: {componentRef: {name: comp-t}, taskInfo: {name: b}}
-)";
+inline const std::string kTwoTasks = kfpbench::testing::TestData("engine/testdata/two_tasks.yaml");
 
 // An engine whose options each test sets (nodes, shapes, snapshots, details).
 class EngineNodesTest : public EngineFixture {

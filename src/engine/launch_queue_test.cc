@@ -14,6 +14,7 @@
 #include "engine/engine.h"
 #include "engine/engine_test_fixture.h"
 #include "engine/engine_test_util.h"
+#include "util/test_support.h"
 
 namespace kfpbench::engine {
 namespace {
@@ -22,15 +23,7 @@ using namespace std::chrono_literals;
 using nlohmann::json;
 using namespace testing;  // the part's test helpers
 
-constexpr const char* kRetry = R"(
-root:
-  dag:
-    tasks:
-      flaky:
-        componentRef: {name: comp-echo}
-        inputs: {parameters: {msg: {runtimeValue: {constant: x}}}}
-        retryPolicy: {maxRetryCount: 2, backoffDuration: 2s, backoffFactor: 2.0, backoffMaxDuration: 3600s}
-)";
+const std::string kRetry = kfpbench::testing::TestData("engine/testdata/retry.yaml");
 
 TEST_F(DagTest, RetriesWithBackoffThenSucceeds) {
   int calls = 0;
@@ -56,26 +49,8 @@ TEST_F(DagTest, RetriesWithBackoffThenSucceeds) {
 }
 
 TEST_F(DagTest, LaunchesAreCountedPerExecutorWithinTheRun) {
-  const RunSnapshot& snap = RunToEnd(Spec(R"(
-  comp-flip:
-    executorLabel: exec-flip
-    outputDefinitions:
-      parameters:
-        Output: {parameterType: STRING}
-root:
-  dag:
-    tasks:
-      first:
-        componentRef: {name: comp-echo}
-        inputs: {parameters: {msg: {runtimeValue: {constant: x}}}}
-      flip:
-        componentRef: {name: comp-flip}
-        dependentTasks: [first]
-      second:
-        componentRef: {name: comp-echo}
-        dependentTasks: [flip]
-        inputs: {parameters: {msg: {runtimeValue: {constant: y}}}}
-)"));
+  const RunSnapshot& snap =
+      RunToEnd(Spec(kfpbench::testing::TestData("engine/testdata/launches_per_executor.yaml")));
   EXPECT_EQ(snap.state, RuntimeState::kSucceeded) << snap.error;
   ASSERT_EQ(executor_.launched.size(), 3u);
   EXPECT_EQ(executor_.launched[0].executor_label, "exec-echo");

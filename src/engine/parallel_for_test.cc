@@ -12,6 +12,7 @@
 #include "engine/dag_test_fixture.h"
 #include "engine/engine.h"
 #include "engine/engine_test_util.h"
+#include "util/test_support.h"
 
 namespace kfpbench::engine {
 namespace {
@@ -20,53 +21,7 @@ using namespace std::chrono_literals;
 using nlohmann::json;
 using namespace testing;  // the part's test helpers
 
-constexpr const char* kLoop = R"(
-  comp-num:
-    executorLabel: exec-num
-    inputDefinitions:
-      parameters:
-        x: {parameterType: NUMBER_INTEGER}
-    outputDefinitions:
-      parameters:
-        Output: {parameterType: NUMBER_INTEGER}
-  comp-for-loop-1:
-    inputDefinitions:
-      parameters:
-        pipelinechannel--item: {parameterType: STRUCT}
-    outputDefinitions:
-      parameters:
-        pipelinechannel--num-Output: {parameterType: LIST}
-    dag:
-      outputs:
-        parameters:
-          pipelinechannel--num-Output: {valueFromParameter: {producerSubtask: num, outputParameterKey: Output}}
-      tasks:
-        num:
-          componentRef: {name: comp-num}
-          inputs:
-            parameters:
-              x: {componentInputParameter: pipelinechannel--item, parameterExpressionSelector: 'parseJson(string_value)["a"]'}
-  comp-sum:
-    executorLabel: exec-echo
-    inputDefinitions:
-      parameters:
-        msg: {parameterType: LIST}
-root:
-  dag:
-    tasks:
-      for-loop-1:
-        componentRef: {name: comp-for-loop-1}
-        parameterIterator:
-          itemInput: pipelinechannel--item
-          items: {raw: '[{"a": 1}, {"a": 2}, {"a": 3}]'}
-        iteratorPolicy: {parallelismLimit: LIMIT}
-      sum:
-        componentRef: {name: comp-sum}
-        dependentTasks: [for-loop-1]
-        inputs:
-          parameters:
-            msg: {taskOutputParameter: {producerTask: for-loop-1, outputParameterKey: pipelinechannel--num-Output}}
-)";
+const std::string kLoop = kfpbench::testing::TestData("engine/testdata/loop.yaml");
 
 std::string LoopSpec(int limit) {
   // Not std::string::replace: GCC 12 at -O3 sees a bogus overlap in it

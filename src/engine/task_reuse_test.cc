@@ -8,6 +8,7 @@
 #include "engine/engine_test_util.h"
 #include "engine/task_cache.h"
 #include "engine/task_record_json.h"
+#include "util/test_support.h"
 
 namespace kfpbench::engine {
 namespace {
@@ -35,61 +36,7 @@ class MapCache : public TaskCache {
 };
 
 // producer (cached) -> consumer (not cached), producer also writes an artifact.
-constexpr const char* kCached = R"(
-pipelineInfo: {name: cached-pipeline}
-components:
-  comp-producer:
-    executorLabel: exec-producer
-    inputDefinitions:
-      parameters:
-        text: {parameterType: STRING}
-    outputDefinitions:
-      parameters:
-        out: {parameterType: STRING}
-      artifacts:
-        data: {artifactType: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}}
-  comp-consumer:
-    executorLabel: exec-consumer
-    inputDefinitions:
-      parameters:
-        msg: {parameterType: STRING}
-      artifacts:
-        data: {artifactType: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}}
-deploymentSpec:
-  executors:
-    exec-producer:
-      container:
-        image: alpine
-        command: [produce, '{{$.inputs.parameters[''text'']}}']
-        args: ['{{$.outputs.parameters[''out''].output_file}}', '{{$.outputs.artifacts[''data''].path}}']
-    exec-consumer:
-      container:
-        image: alpine
-        command: [consume, '{{$.inputs.parameters[''msg'']}}', '{{$.inputs.artifacts[''data''].path}}']
-root:
-  inputDefinitions:
-    parameters:
-      text: {parameterType: STRING}
-  dag:
-    tasks:
-      producer:
-        componentRef: {name: comp-producer}
-        cachingOptions: {enableCache: PRODUCER_CACHE}
-        inputs:
-          parameters:
-            text: {componentInputParameter: text}
-        taskInfo: {name: producer}
-      consumer:
-        componentRef: {name: comp-consumer}
-        dependentTasks: [producer]
-        inputs:
-          parameters:
-            msg: {taskOutputParameter: {producerTask: producer, outputParameterKey: out}}
-          artifacts:
-            data: {taskOutputArtifact: {producerTask: producer, outputArtifactKey: data}}
-        taskInfo: {name: consumer}
-schemaVersion: 2.1.0
-)";
+const std::string kCached = kfpbench::testing::TestData("engine/testdata/cached.yaml");
 
 std::string Cached(bool enable) {
   std::string yaml = kCached;

@@ -22,6 +22,7 @@
 namespace kfpbench::exec {
 namespace {
 
+using testing::FailedWith;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using namespace std::chrono_literals;
@@ -79,8 +80,7 @@ TEST_F(LimitsTest, StepBeyondItsMemoryLimitIsOomKilled) {
   // dd fills its whole 256 MiB buffer from /dev/zero before writing it.
   engine::TaskResult result =
       Run(executor, Sh("exec dd if=/dev/zero of=/dev/null bs=256M count=1", Limits(64 << 20)));
-  EXPECT_FALSE(result.succeeded);
-  EXPECT_THAT(result.error, StartsWith("OOMKilled: exceeded memory limit 64Mi"));
+  EXPECT_THAT(result, FailedWith(StartsWith("OOMKilled: exceeded memory limit 64Mi")));
   EXPECT_EQ(result.exit_code, 128 + SIGKILL);
   EXPECT_LE(result.peak_rss_bytes, 64 << 20);
 }
@@ -90,8 +90,7 @@ TEST_F(LimitsTest, OomKillOfAChildFailsTheTaskEvenIfTheMainProcessSucceeds) {
   SKIP_WITHOUT_CGROUPS(executor.limiter());
   engine::TaskResult result =
       Run(executor, Sh("dd if=/dev/zero of=/dev/null bs=256M count=1; exit 0", Limits(64 << 20)));
-  EXPECT_FALSE(result.succeeded);
-  EXPECT_THAT(result.error, StartsWith("OOMKilled: exceeded memory limit 64Mi"));
+  EXPECT_THAT(result, FailedWith(StartsWith("OOMKilled: exceeded memory limit 64Mi")));
 }
 
 TEST_F(LimitsTest, StepWithinItsLimitSucceedsAndReportsCgroupPeak) {

@@ -19,6 +19,7 @@
 namespace kfpbench::exec {
 namespace {
 
+using testing::FailedWith;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using namespace std::chrono_literals;
@@ -129,8 +130,7 @@ TEST_F(ProcessExecutorTest, StaleOutputFileFromAnEarlierAttemptDoesNotCount) {
   std::ofstream(out) << "old";
   launch.output_parameter_files = {{"x", out}};
   engine::TaskResult result = Run(executor, std::move(launch));
-  EXPECT_FALSE(result.succeeded);
-  EXPECT_THAT(result.error, HasSubstr("did not write output parameter 'x'"));
+  EXPECT_THAT(result, FailedWith(HasSubstr("did not write output parameter 'x'")));
 }
 
 TEST_F(ProcessExecutorTest, CommandNotFoundFailsCleanly) {
@@ -138,19 +138,17 @@ TEST_F(ProcessExecutorTest, CommandNotFoundFailsCleanly) {
   auto launch = Sh("");
   launch.argv = {"kfpbench-no-such-command", "arg"};
   engine::TaskResult result = Run(executor, launch);
-  EXPECT_FALSE(result.succeeded);
-  EXPECT_THAT(result.error, HasSubstr("command not found: 'kfpbench-no-such-command'"));
+  EXPECT_THAT(result, FailedWith(HasSubstr("command not found: 'kfpbench-no-such-command'")));
   EXPECT_THAT(ReadSmallFile(result.log_path), HasSubstr("command not found"));
 
   launch.argv = {"/no/such/binary"};
   result = Run(executor, launch);
-  EXPECT_FALSE(result.succeeded);
-  EXPECT_THAT(result.error, HasSubstr("cannot run '/no/such/binary': No such file or directory"));
+  EXPECT_THAT(result,
+              FailedWith(HasSubstr("cannot run '/no/such/binary': No such file or directory")));
 
   launch.argv = {};
   result = Run(executor, launch);
-  EXPECT_FALSE(result.succeeded);
-  EXPECT_EQ(result.error, "empty command");
+  EXPECT_THAT(result, FailedWith(::testing::Eq("empty command")));
 }
 
 // exec would end each string at its first NUL: the step would run with an
@@ -159,13 +157,11 @@ TEST_F(ProcessExecutorTest, ANulInAnArgumentOrVariableFailsTheStepBeforeItStarts
   ProcessExecutor executor(loop_);
   auto launch = Sh("echo \"$1\"", {std::string("a\0b", 3)});
   engine::TaskResult result = Run(executor, launch);
-  EXPECT_FALSE(result.succeeded);
-  EXPECT_THAT(result.error, ::testing::ContainsRegex("argument [0-9]+ holds a NUL byte"));
+  EXPECT_THAT(result, FailedWith(::testing::ContainsRegex("argument [0-9]+ holds a NUL byte")));
   launch = Sh("true");
   launch.env.emplace_back("SECRET", std::string("to\0ken", 6));
   result = Run(executor, launch);
-  EXPECT_FALSE(result.succeeded);
-  EXPECT_THAT(result.error, HasSubstr("environment variable SECRET holds a NUL byte"));
+  EXPECT_THAT(result, FailedWith(HasSubstr("environment variable SECRET holds a NUL byte")));
   EXPECT_THAT(result.error, ::testing::Not(HasSubstr("ken")));  // values may be secrets
 }
 
@@ -174,8 +170,7 @@ TEST_F(ProcessExecutorTest, MissingWorkDirFailsCleanly) {
   auto launch = Sh("true");
   launch.work_dir = tmp_.path() / "does-not-exist";
   engine::TaskResult result = Run(executor, std::move(launch));
-  EXPECT_FALSE(result.succeeded);
-  EXPECT_THAT(result.error, HasSubstr("does not exist"));
+  EXPECT_THAT(result, FailedWith(HasSubstr("does not exist")));
 }
 
 TEST_F(ProcessExecutorTest, SearchesPathForBareCommands) {

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "engine/event_loop.h"
@@ -114,5 +115,17 @@ class ShellTaskTest : public ::testing::Test {
   engine::RealTimeLoop loop_;
   TempDir tmp_;
 };
+
+// A task result that failed, with an error `error_matcher` accepts:
+// EXPECT_THAT(result, FailedWith(HasSubstr("command not found"))).
+MATCHER_P(FailedWith, error_matcher,
+          "failed with an error that " + ::testing::DescribeMatcher<std::string>(error_matcher)) {
+  if (arg.succeeded) {
+    *result_listener << "which succeeded";
+    return false;
+  }
+  *result_listener << "whose error is \"" << arg.error << "\"";
+  return ::testing::Matches(error_matcher)(arg.error);
+}
 
 }  // namespace kfpbench::exec::testing

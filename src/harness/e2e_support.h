@@ -31,6 +31,10 @@ extern char** environ;
 
 namespace kfpbench::testing {
 
+// End-to-end tests name paths on every other line; `using namespace
+// kfpbench::testing` brings the short name with the helpers.
+namespace fs = std::filesystem;
+
 struct Outcome {
   int exit_code = -1;
   std::string output;  // stdout and stderr

@@ -14,15 +14,13 @@
 namespace kfpbench::harness {
 namespace {
 
-namespace fs = std::filesystem;
-using kfpbench::testing::ChildProcess;
-using kfpbench::testing::Kfpbench;
+using namespace kfpbench::testing;  // Kfpbench(), ChildProcess, ScratchDirTest, ...
 using nlohmann::json;
 
 constexpr const char* kProxyToken = "proxy-0123456789abcdef0123456789abcdef";
 constexpr const char* kAliceToken = "alice-0123456789abcdef0123456789abcdef";
 
-class MultiUserE2eTest : public kfpbench::testing::ScratchDirTest {};
+class MultiUserE2eTest : public ScratchDirTest {};
 
 TEST_F(MultiUserE2eTest, RunsInItsNamespaceThroughTokenHeaderAndCookie) {
   const fs::path& dir = dir_;
@@ -31,14 +29,14 @@ TEST_F(MultiUserE2eTest, RunsInItsNamespaceThroughTokenHeaderAndCookie) {
   std::string tokens = write("tokens", std::string(kProxyToken) + "\n" + kAliceToken + " alice\n");
   std::string policy = write("policy", "alice team-a\nbob team-b\n");
   std::string proxy_token = write("proxy-token", kProxyToken);
-  ChildProcess server({kfpbench::testing::KfpbenchBinary(), "serve", "--port", "0", "--executor",
-                       "stub", "--stub-duration", "constant:50ms", "--tls-cert", pki.server_cert,
+  ChildProcess server({KfpbenchBinary(), "serve", "--port", "0", "--executor", "stub",
+                       "--stub-duration", "constant:50ms", "--tls-cert", pki.server_cert,
                        "--tls-key", pki.server_key, "--token-file", tokens, "--token-cookie",
                        "authservice_session", "--multi-user", "--namespace-policy", policy});
   ASSERT_TRUE(server.started());
   std::string line = server.WaitForLine("serving", std::chrono::seconds(60));
   ASSERT_FALSE(line.empty()) << server.seen();
-  std::string url = kfpbench::testing::UrlInLine(line);
+  std::string url = UrlInLine(line);
   std::string scenario = write("s.json", R"([
     {"mode": "PIPELINE_RUN", "runTime": "2s", "numTimes": 2,
      "pipelineFileName": "sleep_chain.yaml", "params": {"duration": "100ms"}},
@@ -51,7 +49,7 @@ TEST_F(MultiUserE2eTest, RunsInItsNamespaceThroughTokenHeaderAndCookie) {
                     " --out " + (dir / out).string());
   };
   auto expect_clean = [&](const std::string& out, const std::string& output) {
-    json j = kfpbench::testing::ReadJson(dir / out / "results.json");
+    json j = ReadJson(dir / out / "results.json");
     ASSERT_TRUE(j.is_object()) << output;
     int runs = j["runs"]["count"];
     EXPECT_GE(runs, 2) << output;

@@ -21,6 +21,7 @@
 #include "http/url.h"
 #include "util/ids.h"
 #include "util/sanitizers.h"
+#include "util/test_support.h"
 
 namespace kfpbench::harness {
 
@@ -33,38 +34,7 @@ using nlohmann::json;
 constexpr const char* kPrometheus = "/usr/bin/prometheus";
 
 // Two steps: one burns half a core and holds 64 MiB, the next holds 96 MiB.
-constexpr const char* kPipeline = R"(components:
-  comp-burn:
-    executorLabel: exec-burn
-  comp-hold:
-    executorLabel: exec-hold
-deploymentSpec:
-  executors:
-    exec-burn:
-      container:
-        command: [kfpbench, step]
-        args: [--duration, 3s, --cpu, '0.5', --memory, 64Mi]
-        image: ghcr.io/kfpbench/kfpbench:latest
-    exec-hold:
-      container:
-        command: [kfpbench, step]
-        args: [--duration, 3s, --cpu, '0.2', --memory, 96Mi]
-        image: ghcr.io/kfpbench/kfpbench:latest
-pipelineInfo:
-  name: burn-and-hold
-root:
-  dag:
-    tasks:
-      burn:
-        componentRef: {name: comp-burn}
-        taskInfo: {name: burn}
-      hold:
-        componentRef: {name: comp-hold}
-        dependentTasks: [burn]
-        taskInfo: {name: hold}
-schemaVersion: 2.1.0
-sdkVersion: kfp-2.14.3
-)";
+const std::string kPipeline = kfpbench::testing::TestData("harness/testdata/burn_and_hold.yaml");
 
 uint16_t FreePort() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);

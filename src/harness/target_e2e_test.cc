@@ -15,17 +15,12 @@
 namespace kfpbench::harness {
 namespace {
 
-namespace fs = std::filesystem;
-using kfpbench::testing::ChildProcess;
-using kfpbench::testing::Kfpbench;
+using namespace kfpbench::testing;  // Kfpbench(), ChildProcess, ScratchDirTest, ReadJson, ...
 using nlohmann::json;
 
-class TargetE2eTest : public kfpbench::testing::ScratchDirTest {
+class TargetE2eTest : public ScratchDirTest {
  protected:
-  json Results(const fs::path& out) {
-    std::ifstream in(out / "results.json");
-    return json::parse(in, nullptr, /*allow_exceptions=*/false);
-  }
+  json Results(const fs::path& out) { return ReadJson(out / "results.json"); }
   static std::string Pipelines() {
     return std::string(KFPBENCH_SOURCE_DIR) + "/examples/pipelines";
   }
@@ -77,12 +72,12 @@ TEST_F(TargetE2eTest, UnknownApiVersionIsBadInput) {
 
 TEST_F(TargetE2eTest, HttpsToServeWithCaFileInsecureAndNamedTarget) {
   auto pki = http::testing::MakeTestPki(dir_ / "pki");
-  ChildProcess server({kfpbench::testing::KfpbenchBinary(), "serve", "--port", "0", "--executor",
-                       "stub", "--tls-cert", pki.server_cert, "--tls-key", pki.server_key});
+  ChildProcess server({KfpbenchBinary(), "serve", "--port", "0", "--executor", "stub", "--tls-cert",
+                       pki.server_cert, "--tls-key", pki.server_key});
   ASSERT_TRUE(server.started());
   std::string line = server.WaitForLine("serving", std::chrono::seconds(60));
   ASSERT_FALSE(line.empty()) << server.seen();
-  std::string url = kfpbench::testing::UrlInLine(line);
+  std::string url = UrlInLine(line);
   ASSERT_EQ(url.rfind("https://127.0.0.1:", 0), 0u) << line;
   std::string file = Write("s.json", R"([{"mode":"RANDOM_GETS","runTime":"1s","concurrency":2}])");
 

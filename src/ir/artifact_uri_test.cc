@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "ir/pipeline_spec.h"
+#include "util/test_support.h"
 
 namespace kfpbench::ir {
 namespace {
@@ -103,49 +104,8 @@ TEST_F(ArtifactUriTest, OtherSchemesAndNulBytesAreRefused) {
   EXPECT_NE(Refusal(std::string_view("gs://b/a\0b", 10)).find("NUL"), std::string::npos);
 }
 
-constexpr const char* kImporterPipeline = R"(
-pipelineInfo: {name: importer}
-schemaVersion: 2.1.0
-root:
-  inputDefinitions:
-    parameters:
-      dataset_uri: {parameterType: STRING, defaultValue: "gs://bucket/data.csv"}
-  dag:
-    tasks:
-      by-parameter:
-        componentRef: {name: comp-by-parameter}
-        inputs:
-          parameters:
-            uri: {componentInputParameter: dataset_uri}
-        taskInfo: {name: by-parameter}
-      by-constant:
-        componentRef: {name: comp-by-constant}
-        taskInfo: {name: by-constant}
-components:
-  comp-by-parameter:
-    executorLabel: exec-by-parameter
-    inputDefinitions:
-      parameters:
-        uri: {parameterType: STRING}
-    outputDefinitions:
-      artifacts:
-        artifact: {artifactType: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}}
-  comp-by-constant:
-    executorLabel: exec-by-constant
-    outputDefinitions:
-      artifacts:
-        artifact: {artifactType: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}}
-deploymentSpec:
-  executors:
-    exec-by-parameter:
-      importer:
-        artifactUri: {runtimeParameter: uri}
-        typeSchema: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}
-    exec-by-constant:
-      importer:
-        artifactUri: {constant: "CONSTANT"}
-        typeSchema: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}
-)";
+const std::string kImporterPipeline =
+    kfpbench::testing::TestData("ir/testdata/importer_pipeline.yaml");
 
 PipelineSpec ImporterSpec(const std::string& constant) {
   std::string text = kImporterPipeline;

@@ -1,5 +1,6 @@
 // The API handlers through real HTTP on a loopback port, with the stub executor.
 #include "server/test_support.h"
+#include "util/test_support.h"
 
 #include <zlib.h>
 
@@ -248,36 +249,7 @@ std::string Gunzip(const std::string& in) {
 
 // What KFP's SDK compiles a @dsl.component into: pip installs kfp, then its
 // executor runs the function, inside the component's image.
-constexpr const char* kSdkPipeline = R"(components:
-  comp-say:
-    executorLabel: exec-say
-deploymentSpec:
-  executors:
-    exec-say:
-      container:
-        image: python:3.11
-        command:
-        - sh
-        - -c
-        - "\nif ! [ -x \"$(command -v pip)\" ]; then\n    python3 -m ensurepip\nfi\n\nPIP_DISABLE_PIP_VERSION_CHECK=1 python3 -m pip install --quiet --no-warn-script-location 'kfp==2.13.0' && \"$0\" \"$@\"\n"
-        - sh
-        - -ec
-        - 'program_path=$(mktemp -d); printf "%s" "$0" > "$program_path/ephemeral_component.py"; _KFP_RUNTIME=true python3 -m kfp.dsl.executor_main --component_module_path "$program_path/ephemeral_component.py" "$@"'
-        - "def say(): print('hi')\n"
-        args: [--executor_input, '{{$}}', --function_to_execute, say]
-pipelineInfo:
-  name: sdk-pipeline
-root:
-  dag:
-    tasks:
-      say:
-        componentRef:
-          name: comp-say
-        taskInfo:
-          name: say
-schemaVersion: 2.1.0
-sdkVersion: kfp-2.13.0
-)";
+const std::string kSdkPipeline = kfpbench::testing::TestData("server/testdata/sdk_pipeline.yaml");
 
 class ProcessExecutorApiTest : public testing::BackendApiTest {
  protected:
@@ -321,25 +293,7 @@ TEST_F(ProcessExecutorApiTest, AnEntrypointOnlyContainerIsRefusedWithWhatToDoIns
 // object store serves it: {"data": base64 of a .tgz}, by task and artifact
 // name, and the step's log as "main-logs".
 TEST_F(ProcessExecutorApiTest, ArtifactsAStepWroteAreReadAsKfpServesThem) {
-  json p = Upload("writes", R"(components:
-  comp-write:
-    executorLabel: exec-write
-    outputDefinitions:
-      artifacts:
-        out: {artifactType: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}}
-deploymentSpec:
-  executors:
-    exec-write:
-      container:
-        image: alpine
-        command: [sh, -c, 'echo hello-artifact > "$0"; echo logged', "{{$.outputs.artifacts['out'].path}}"]
-pipelineInfo: {name: writes}
-root:
-  dag:
-    tasks:
-      write: {componentRef: {name: comp-write}, taskInfo: {name: write}}
-schemaVersion: 2.1.0
-)");
+  json p = Upload("writes", kfpbench::testing::TestData("server/testdata/writes.yaml"));
   json run = RunPipeline(p);
   ASSERT_EQ(run["state"], "SUCCEEDED") << run;
   const std::string run_id = run["run_id"];
@@ -370,53 +324,8 @@ schemaVersion: 2.1.0
 }
 
 // An importer whose URI is a run parameter, feeding a step that reads it.
-constexpr const char* kImporterPipeline = R"(components:
-  comp-importer:
-    executorLabel: exec-importer
-    inputDefinitions:
-      parameters:
-        uri: {parameterType: STRING}
-    outputDefinitions:
-      artifacts:
-        artifact: {artifactType: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}}
-  comp-read:
-    executorLabel: exec-read
-    inputDefinitions:
-      artifacts:
-        data: {artifactType: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}}
-deploymentSpec:
-  executors:
-    exec-importer:
-      importer:
-        artifactUri: {runtimeParameter: uri}
-        typeSchema: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}
-    exec-read:
-      container:
-        image: alpine
-        command: [sh, -c, 'echo "$0"', "{{$.inputs.artifacts['data'].path}}"]
-pipelineInfo: {name: imports}
-root:
-  inputDefinitions:
-    parameters:
-      dataset_uri: {parameterType: STRING}
-  dag:
-    tasks:
-      importer:
-        componentRef: {name: comp-importer}
-        inputs:
-          parameters:
-            uri: {componentInputParameter: dataset_uri}
-        taskInfo: {name: importer}
-      read:
-        componentRef: {name: comp-read}
-        dependentTasks: [importer]
-        inputs:
-          artifacts:
-            data:
-              taskOutputArtifact: {producerTask: importer, outputArtifactKey: artifact}
-        taskInfo: {name: read}
-schemaVersion: 2.1.0
-)";
+const std::string kImporterPipeline =
+    kfpbench::testing::TestData("server/testdata/importer_pipeline.yaml");
 
 // Issue 30: an importer given /etc/passwd (or the server's own environment)
 // once made the artifact read endpoint hand the file out. Every path an
@@ -457,26 +366,7 @@ TEST_F(ProcessExecutorApiTest, ImporterUrisOutsideTheArtifactRootsAreRefusedAtCr
 // A step that leaves a symbolic link where its artifact should be cannot
 // make the read endpoint follow it out of the run's folder.
 TEST_F(ProcessExecutorApiTest, TheArtifactReadEndpointFollowsNoLinkOutOfTheRun) {
-  json p = Upload("links", R"(components:
-  comp-link:
-    executorLabel: exec-link
-    outputDefinitions:
-      artifacts:
-        file: {artifactType: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}}
-        dir: {artifactType: {schemaTitle: system.Dataset, schemaVersion: 0.0.1}}
-deploymentSpec:
-  executors:
-    exec-link:
-      container:
-        image: alpine
-        command: [sh, -c, 'ln -s /etc/passwd "$0"; mkdir "$1"; echo mine > "$1/own.txt"; ln -s /etc/passwd "$1/passwd"; ln -s / "$1/root"', "{{$.outputs.artifacts['file'].path}}", "{{$.outputs.artifacts['dir'].path}}"]
-pipelineInfo: {name: links}
-root:
-  dag:
-    tasks:
-      link: {componentRef: {name: comp-link}, taskInfo: {name: link}}
-schemaVersion: 2.1.0
-)");
+  json p = Upload("links", kfpbench::testing::TestData("server/testdata/links.yaml"));
   json run = RunPipeline(p);
   ASSERT_EQ(run["state"], "SUCCEEDED") << run;
   const std::string run_id = run["run_id"];

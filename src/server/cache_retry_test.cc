@@ -12,6 +12,7 @@
 
 #include "ir/pipeline_spec.h"
 #include "server/test_support.h"
+#include "util/test_support.h"
 
 namespace kfpbench::server {
 namespace {
@@ -22,63 +23,8 @@ namespace fs = std::filesystem;
 
 // produce writes its message as output (and counts its runs in a file);
 // consume fails until a marker file exists. Both paths are pipeline inputs.
-constexpr const char* kCountedPipeline = R"(
-components:
-  comp-produce:
-    executorLabel: exec-produce
-    inputDefinitions:
-      parameters:
-        message: {parameterType: STRING}
-        counter: {parameterType: STRING}
-    outputDefinitions:
-      parameters:
-        Output: {parameterType: STRING}
-  comp-consume:
-    executorLabel: exec-consume
-    inputDefinitions:
-      parameters:
-        text: {parameterType: STRING}
-        marker: {parameterType: STRING}
-deploymentSpec:
-  executors:
-    exec-produce:
-      container:
-        image: debian:12
-        command: [sh, -c, 'echo run >> "$2"; printf "%s" "$0" > "$1"']
-        args: ["{{$.inputs.parameters['message']}}", "{{$.outputs.parameters['Output'].output_file}}", "{{$.inputs.parameters['counter']}}"]
-    exec-consume:
-      container:
-        image: debian:12
-        command: [sh, -c, 'test -f "$1" || { echo "no marker"; exit 3; }; echo "$0"']
-        args: ["{{$.inputs.parameters['text']}}", "{{$.inputs.parameters['marker']}}"]
-pipelineInfo: {name: counted}
-root:
-  inputDefinitions:
-    parameters:
-      message: {parameterType: STRING}
-      counter: {parameterType: STRING}
-      marker: {parameterType: STRING}
-  dag:
-    tasks:
-      produce:
-        cachingOptions: {enableCache: CACHE}
-        componentRef: {name: comp-produce}
-        inputs:
-          parameters:
-            message: {componentInputParameter: message}
-            counter: {componentInputParameter: counter}
-        taskInfo: {name: produce}
-      consume:
-        cachingOptions: {enableCache: CACHE}
-        componentRef: {name: comp-consume}
-        dependentTasks: [produce]
-        inputs:
-          parameters:
-            text: {taskOutputParameter: {outputParameterKey: Output, producerTask: produce}}
-            marker: {componentInputParameter: marker}
-        taskInfo: {name: consume}
-schemaVersion: 2.1.0
-)";
+const std::string kCountedPipeline =
+    kfpbench::testing::TestData("server/testdata/counted_pipeline.yaml");
 
 std::string Pipeline(bool cache) {
   std::string yaml = kCountedPipeline;

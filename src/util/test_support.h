@@ -4,6 +4,9 @@
 #pragma once
 
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 namespace kfpbench::testing {
@@ -31,6 +34,20 @@ inline std::string Between(const std::string& text, const std::string& from,
                            const std::string& to) {
   size_t start = text.find(from);
   return start == std::string::npos ? "" : text.substr(start, text.find(to, start) - start);
+}
+
+// A test-data file below src/ ("engine/testdata/retry.yaml"), whole. The
+// pipelines several tests share live there as files, not as copies in each
+// test. A missing file is a broken checkout, not a test result: it aborts
+// naming the path.
+inline std::string TestData(const std::string& below_src) {
+  std::string path = std::string(KFPBENCH_SOURCE_DIR) + "/src/" + below_src;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::fprintf(stderr, "missing test data: %s\n", path.c_str());
+    std::abort();
+  }
+  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 }  // namespace kfpbench::testing
