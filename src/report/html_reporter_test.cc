@@ -144,7 +144,19 @@ TEST(HtmlReportBrowser, GrowthCurvesAreDrawnOnLogLogAxesWithTheirFits) {
   // One small chart per operation family, and growth before the API calls.
   EXPECT_NE(dom.find("data-chart=\"growth-0-ListRuns\" data-drawn=\"true\""), std::string::npos);
   EXPECT_NE(dom.find("data-chart=\"growth-0-GetRun\" data-drawn=\"true\""), std::string::npos);
-  EXPECT_LT(dom.find("data-chart=\"growth-0-ListRuns\""), dom.find(">API calls<"));
+  EXPECT_LT(dom.find("data-chart=\"growth-0-ListRuns\""), dom.find(">API calls, every phase<"));
+  // The measured mix level by level in Growth, and the API table splits each
+  // operation's calls into the fill's and the measured mix's.
+  std::string main = Main(dom);
+  auto mix = main.find(">Measured mix, level by level: p50 / p99 (calls)<");
+  ASSERT_NE(mix, std::string::npos) << main;
+  EXPECT_NE(main.find(">150 runs stored<", mix), std::string::npos) << main;
+  EXPECT_NE(main.find(">15.0 ms / 15.0 ms (10)<", mix), std::string::npos) << main;
+  auto api = main.find(">API calls, every phase<");
+  ASSERT_NE(api, std::string::npos) << main;
+  EXPECT_LT(mix, api);
+  EXPECT_NE(main.find(">fill and settling<", api), std::string::npos) << main;
+  EXPECT_NE(main.find(">measured mix<", api), std::string::npos) << main;
   EXPECT_NE(dom.find(" linear"), std::string::npos);
   EXPECT_NE(dom.find("constant"), std::string::npos);
   // The fill's runs are not followed one by one: no empty run boxes.

@@ -120,6 +120,9 @@ TEST(ConsoleReport, AGrowthScenarioReadsGrowthFirstAndCountsTheFillsRuns) {
   EXPECT_NE(text.find("Runs: 8000 created by the growth fill and 0 by its measured mix"),
             std::string::npos)
       << text;
+  EXPECT_NE(text.find("Of these, the fill and its settling made: CreateRun 8375\n"),
+            std::string::npos)
+      << text;
   EXPECT_EQ(text.find("Runs: 0 submitted"), std::string::npos) << text;
   EXPECT_EQ(text.find("run duration"), std::string::npos) << text;
 }
