@@ -101,13 +101,17 @@
       v.metric, el("code", {}, v.expression), v.observed_text, v.limit_text, v.margin]), 3));
   }
 
-  // The calls of every growth level's measured mix, per operation: what a
-  // growth scenario measured, apart from its fill's calls.
+  // The calls of every growth level's measured mix, per operation (its
+  // variants, ListRuns:deep, are calls of ListRuns): what a growth scenario
+  // measured, apart from its fill's calls.
   function measuredCalls() {
     const out = {};
     for (const g of Object.values(R.growth || {})) {
       for (const l of g.levels || []) {
-        for (const [op, o] of Object.entries(l.operations || {})) out[op] = (out[op] || 0) + o.latency_us.count;
+        for (const [op, o] of Object.entries(l.operations || {})) {
+          const name = op.split(":")[0];
+          out[name] = (out[name] || 0) + o.latency_us.count;
+        }
       }
     }
     return out;

@@ -182,12 +182,13 @@ void Heading(std::ostream& out, const results::BenchmarkResults& r, double elaps
 
 // What of the table above the fill and its settling made: every call less
 // the measured mix's, per operation (counts; their latencies are in the
-// table, mixed, and the measured mix's alone in its own).
+// table, mixed, and the measured mix's alone in its own). The mix's variants
+// of an operation (ListRuns:deep) are calls of the operation (ListRuns).
 void FillCallsLine(std::ostream& out, const results::BenchmarkResults& r) {
   std::map<std::string, uint64_t> measured;
   for (const auto& curve : r.growth) {
     for (const auto& l : curve.levels) {
-      for (const auto& [op, h] : l.latency_us) measured[op] += h.count();
+      for (const auto& [op, h] : l.latency_us) measured[op.substr(0, op.find(':'))] += h.count();
     }
   }
   std::vector<std::string> parts;

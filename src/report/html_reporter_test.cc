@@ -134,9 +134,13 @@ TEST(HtmlReportBrowser, GrowthCurvesAreDrawnOnLogLogAxesWithTheirFits) {
       level.latency_us["ListRuns"].Record(100 * runs);
       level.latency_us["GetRun"].Record(500);
     }
+    for (int i = 0; i < 5; ++i) level.latency_us["ListRuns:deep"].Record(300 * runs);
     curve.levels.push_back(level);
   }
   r.growth = {curve};
+  // 45 ListRuns calls measured (30 plain, 15 deep), 5 more by the fill.
+  r.operations["ListRuns"] = {};
+  for (int i = 0; i < 50; ++i) r.operations["ListRuns"].latency_us.Record(2000);
   ASSERT_TRUE(HtmlReporter(page).Report(r).ok());
   std::string dom = testing::ChromiumDom(page, dir.path() / "profile");
   ASSERT_NE(dom.find("data-ready=\"true\""), std::string::npos) << dom.substr(0, 2000);
@@ -157,6 +161,11 @@ TEST(HtmlReportBrowser, GrowthCurvesAreDrawnOnLogLogAxesWithTheirFits) {
   EXPECT_LT(mix, api);
   EXPECT_NE(main.find(">fill and settling<", api), std::string::npos) << main;
   EXPECT_NE(main.find(">measured mix<", api), std::string::npos) << main;
+  EXPECT_NE(main.find("ListRuns</span></td><td class=\"num\">50</td><td class=\"num\">5</td><td "
+                      "class=\"num\">45</td>",
+                      api),
+            std::string::npos)
+      << main.substr(api);
   EXPECT_NE(dom.find(" linear"), std::string::npos);
   EXPECT_NE(dom.find("constant"), std::string::npos);
   // The fill's runs are not followed one by one: no empty run boxes.
