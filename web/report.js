@@ -75,6 +75,16 @@
 
   // ---- header ---------------------------------------------------------------
 
+  // "0 runs" after a growth fill's thousands would read as nothing happened:
+  // its runs are created, not followed one by one.
+  function runsText() {
+    const followed = R.runs ? R.runs.count : 0;
+    if (!noRunsButGrowth()) return followed + " runs";
+    let filled = 0;
+    for (const g of Object.values(R.growth || {})) for (const l of g.levels || []) filled += l.fill.runs_created;
+    return filled + " runs created by the growth fill";
+  }
+
   function header() {
     const failed = V.filter((v) => !v.passed).length;
     const badge = V.length === 0 ? el("span", { class: "badge" }, "no thresholds")
@@ -84,8 +94,7 @@
       el("h1", {}, "kfpbench report ", badge),
       el("p", {}, (R.scenario && R.scenario.path ? R.scenario.path + " against " : "against ") +
         (R.target ? R.target.url : "?") + (R.target && R.target.embedded ? " (embedded backend)" : "") +
-        " · " + (R.started_at || "?") + " · " + Number(R.elapsed_s || 0).toFixed(1) + " s · " +
-        (R.runs ? R.runs.count : 0) + " runs"));
+        " · " + (R.started_at || "?") + " · " + Number(R.elapsed_s || 0).toFixed(1) + " s · " + runsText()));
     if (R.partial) h.appendChild(el("p", { class: "warn" }, "Partial results: " + (R.partial_reason || "interrupted")));
     document.getElementById("app").appendChild(h);
   }

@@ -175,6 +175,9 @@ TEST(HtmlReportBrowser, GrowthCurvesAreDrawnOnLogLogAxesWithTheirFits) {
   ASSERT_NE(dom.find("data-ready=\"true\""), std::string::npos) << dom.substr(0, 2000);
   EXPECT_EQ(Main(dom).find("No run finished"), std::string::npos) << Main(dom);
   EXPECT_EQ(Main(dom).find("No run was created"), std::string::npos);
+  // Nor "0 runs" in the heading: the fill's runs are counted.
+  EXPECT_NE(Main(dom).find(" · 230 runs created by the growth fill<"), std::string::npos)
+      << Main(dom).substr(0, 1000);
 }
 
 TEST(HtmlReportBrowser, AnEmptyBenchmarkStillRenders) {
