@@ -75,6 +75,16 @@
 
   // ---- header ---------------------------------------------------------------
 
+  // "0 runs" after a growth fill's thousands would read as nothing happened:
+  // its runs are created, not followed one by one.
+  function runsText() {
+    const followed = R.runs ? R.runs.count : 0;
+    if (!noRunsButGrowth()) return followed + " runs";
+    let filled = 0;
+    for (const g of Object.values(R.growth || {})) for (const l of g.levels || []) filled += l.fill.runs_created;
+    return filled + " runs created by the growth fill";
+  }
+
   function header() {
     const failed = V.filter((v) => !v.passed).length;
     const badge = V.length === 0 ? el("span", { class: "badge" }, "no thresholds")
@@ -84,8 +94,7 @@
       el("h1", {}, "kfpbench report ", badge),
       el("p", {}, (R.scenario && R.scenario.path ? R.scenario.path + " against " : "against ") +
         (R.target ? R.target.url : "?") + (R.target && R.target.embedded ? " (embedded backend)" : "") +
-        " · " + (R.started_at || "?") + " · " + Number(R.elapsed_s || 0).toFixed(1) + " s · " +
-        (R.runs ? R.runs.count : 0) + " runs"));
+        " · " + (R.started_at || "?") + " · " + Number(R.elapsed_s || 0).toFixed(1) + " s · " + runsText()));
     if (R.partial) h.appendChild(el("p", { class: "warn" }, "Partial results: " + (R.partial_reason || "interrupted")));
     document.getElementById("app").appendChild(h);
   }
@@ -101,15 +110,37 @@
       v.metric, el("code", {}, v.expression), v.observed_text, v.limit_text, v.margin]), 3));
   }
 
+  // The calls of every growth level's measured mix, per operation (its
+  // variants, ListRuns:deep, are calls of ListRuns): what a growth scenario
+  // measured, apart from its fill's calls.
+  function measuredCalls() {
+    const out = {};
+    for (const g of Object.values(R.growth || {})) {
+      for (const l of g.levels || []) {
+        for (const [op, o] of Object.entries(l.operations || {})) {
+          const name = op.split(":")[0];
+          out[name] = (out[name] || 0) + o.latency_us.count;
+        }
+      }
+    }
+    return out;
+  }
+
   function operationsTable() {
-    const s = section("API calls", "Latency percentiles by nearest rank over a log-linear histogram (at most 0.78 % above the true value).");
-    s.appendChild(table(["operation", "calls", "errors", "error rate", "calls/s", "p50", "p90", "p95", "p99", "p99.9", "max"],
+    const growth = Object.keys(R.growth || {}).length > 0;
+    const s = growth
+      ? section("API calls, every phase", "The fill, its settling and the measured mix together; the measured mix alone, level by level, is in Growth above. Latency percentiles by nearest rank over a log-linear histogram (at most 0.78 % above the true value).")
+      : section("API calls", "Latency percentiles by nearest rank over a log-linear histogram (at most 0.78 % above the true value).");
+    const measured = growth ? measuredCalls() : {};
+    const phases = growth ? ["fill and settling", "measured mix"] : [];
+    s.appendChild(table(["operation", "calls"].concat(phases, ["errors", "error rate", "calls/s", "p50", "p90", "p95", "p99", "p99.9", "max"]),
       opNames.map((n) => {
         const o = R.operations[n], l = o.latency_us;
         const name = el("span", {}, el("span", { class: "swatch", style: "background:" + color[n] }), " " + n);
-        return [name, o.count, o.errors, (100 * o.error_rate).toFixed(2) + " %", o.throughput_per_s.toFixed(2),
+        const split = growth ? [Math.max(0, o.count - (measured[n] || 0)), measured[n] || 0] : [];
+        return [name, o.count].concat(split, [o.errors, (100 * o.error_rate).toFixed(2) + " %", o.throughput_per_s.toFixed(2),
           fmtMs(l.p50 / 1000), fmtMs(l.p90 / 1000), fmtMs(l.p95 / 1000), fmtMs(l.p99 / 1000),
-          fmtMs(l.p999 / 1000), fmtMs(l.max / 1000)];
+          fmtMs(l.p999 / 1000), fmtMs(l.max / 1000)]);
       }), 1));
   }
 
@@ -405,6 +436,14 @@
       s.appendChild(table(["operation", "p50 exponent", "p99 exponent", "p99 at " + g.extrapolate_to + " runs"], Object.entries(fits).map(([op, f]) => [
         op, k(f.p50), k(f.p99), f.p99_at_extrapolation_us === null ? "–" : fmtMs(f.p99_at_extrapolation_us / 1000) +
           (f.p99_at_extrapolation_low_us === null ? "" : " (" + fmtMs(f.p99_at_extrapolation_low_us / 1000) + " to " + fmtMs(f.p99_at_extrapolation_high_us / 1000) + ")")]), 1));
+      // The measured mix, level by level: the calls the fits are made of.
+      const mixOps = [...new Set(levels.flatMap((l) => Object.keys(l.operations || {})))].sort();
+      s.appendChild(el("h3", {}, "Measured mix, level by level: p50 / p99 (calls)"));
+      s.appendChild(table(["operation"].concat(levels.map((l) => l.runs_stored + " runs stored")), mixOps.map((op) =>
+        [op].concat(levels.map((l) => {
+          const o = (l.operations || {})[op];
+          return o && o.latency_us.count ? fmtMs(o.latency_us.p50 / 1000) + " / " + fmtMs(o.latency_us.p99 / 1000) + " (" + o.latency_us.count + ")" : "–";
+        }))), 1));
       const xs = levels.map((l) => l.runs_stored);
       if (xs.length < 2 || xs.some((x) => !(x > 0))) {
         markEmpty(chartBox(s, "growth-" + scenario, "p99 latency against runs stored (log-log)"), "Fewer than two levels with runs stored.");

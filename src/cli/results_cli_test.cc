@@ -22,6 +22,7 @@
 #include "http/test_support.h"
 #include "http/url.h"
 #include "report/reporter.h"
+#include "report/test_support.h"
 #include "results/test_support.h"
 #include "util/ids.h"
 
@@ -295,9 +296,10 @@ TEST_F(ResultsCliTest, RepeatInterleavesRepetitionsAndCompareTestsOverThem) {
   for (const auto& m : cj["changes"]) {
     if (m["metric"] == "ListRuns" && m["stat"] == "p95") {
       // The runs stored grow from one repetition to the next, and ListRuns
-      // with them: its repetitions may differ, and then they are the samples.
+      // with them: its repetitions may differ, and then repetition k of one
+      // side is set against repetition k of the other, as a block.
       if (m["repetitions_differ"] == true) {
-        EXPECT_EQ(m["sample"], "repetitions");
+        EXPECT_EQ(m["sample"], "blocks");
         EXPECT_EQ(m["n_baseline"], 3);
       } else {
         EXPECT_EQ(m["sample"], "calls");
@@ -345,6 +347,41 @@ TEST_F(ResultsCliTest, CompareNotifiesOnASignificantRegressionOnly) {
   auto lenient = Kfpbench("compare " + (dir_ / "base").string() + " " + (dir_ / "base").string() +
                           " --min-effect 100%");
   EXPECT_EQ(lenient.exit_code, 0) << lenient.output;
+}
+
+// Issue 29, end to end: two results folders of `run --repeat 3`, runs slowed
+// from 900 ms to 1.35 s. `compare` once said "no significant change" on every
+// row, exited 0 and counted 1 repetition a side; now it reads the 3, tests
+// the 60 runs a side and fails (exit 1). Repetitions that differ unlike on
+// the two sides leave 3 blocks that cannot show 5%: exit 3, the power said.
+TEST_F(ResultsCliTest, CompareCatchesASlowdownRepeatedThreeTimesOrSaysItCannot) {
+  auto write = [this](const std::string& name, const results::BenchmarkResults& r) {
+    fs::path d = dir_ / name;
+    fs::create_directories(d);
+    EXPECT_TRUE(report::JsonReporter(d / "results.json").Report(r).ok());
+    return d.string();
+  };
+  std::string base = write("base", testing::RepeatedRuns(1, 900));
+  std::string slower = write("slower", testing::RepeatedRuns(2, 1350));
+  auto caught = Kfpbench("compare " + base + " " + slower);
+  EXPECT_EQ(caught.exit_code, 1) << caught.output;
+  EXPECT_NE(caught.output.find("baseline: 3 repetition(s); candidate: 3"), std::string::npos)
+      << caught.output;
+  EXPECT_NE(caught.output.find("regressed (FAIL)"), std::string::npos) << caught.output;
+  EXPECT_NE(caught.output.find("verdict: REGRESSION"), std::string::npos) << caught.output;
+  EXPECT_EQ(caught.output.find("no significant change"), std::string::npos) << caught.output;
+
+  std::string base_apart = write("base-apart", testing::RepeatedRuns(1, 900, {0.8, 1.0, 1.25}));
+  std::string slower_apart =
+      write("slower-apart", testing::RepeatedRuns(2, 1350, {1.25, 0.8, 1.0}));
+  auto unsure = Kfpbench("compare " + base_apart + " " + slower_apart);
+  EXPECT_EQ(unsure.exit_code, 3) << unsure.output;
+  EXPECT_NE(unsure.output.find("INCONCLUSIVE: run_duration cannot detect a 5% change with these "
+                               "samples (3 vs 3 blocks, as the repetitions differ): the smallest "
+                               "it detects is +"),
+            std::string::npos)
+      << unsure.output;
+  EXPECT_NE(unsure.output.find("verdict: INCONCLUSIVE"), std::string::npos) << unsure.output;
 }
 
 TEST_F(ResultsCliTest, HistoryTabulatesAndFlagsDriftAcrossResultsFolders) {

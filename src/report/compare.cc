@@ -4,12 +4,15 @@
 #include <cmath>
 
 #include <limits>
+#include <optional>
 #include <set>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "report/repetitions.h"
+#include "results/blocks.h"
 #include "results/stats.h"
 #include "util/percentile.h"
 
@@ -84,6 +87,28 @@ bool RepetitionsDiffer(const Side& side, double scale, const CompareOptions& o) 
   return results::KruskalWallisP(groups) < o.alpha && high / low - 1 > o.min_effect;
 }
 
+// Below the histogram's resolution a slowdown only moves values between
+// neighbouring buckets, where ties hide it: no test over buckets (or over
+// figures read from them) can claim a finer one, however tight the values.
+constexpr double kResolution = 1.0 / (1 << metrics::Histogram::kSubBucketBits);
+
+// Repetition k of the baseline beside repetition k of the candidate, when
+// both sides ran as many (the same place in `--repeat`'s sequence, so the
+// same state accumulated before it): the blocks of BlockedLogRatioTest.
+// Pairs where either side has no value are left out; none without 2 pairs.
+using Block = std::pair<const metrics::Histogram*, const metrics::Histogram*>;
+std::optional<std::vector<Block>> PairedBlocks(const Side& base, const Side& cand) {
+  if (base.repetitions.size() != cand.repetitions.size()) return std::nullopt;
+  std::vector<Block> out;
+  for (size_t k = 0; k < base.repetitions.size(); ++k) {
+    if (base.repetitions[k].count() > 0 && cand.repetitions[k].count() > 0) {
+      out.emplace_back(&base.repetitions[k], &cand.repetitions[k]);
+    }
+  }
+  if (out.size() < 2) return std::nullopt;
+  return out;
+}
+
 ChangeVerdict VerdictOf(const MetricChange& c, const CompareOptions& o) {
   // A change must be both statistically significant and at least the minimum
   // effect to be called one: a 0.5% shift that is real is still no change
@@ -128,10 +153,6 @@ void JudgeMetric(const std::string& metric, const std::string& kind, const Side&
     auto a = results::FromHistogram(base.pooled, scale);
     auto b = results::FromHistogram(cand.pooled, scale);
     double p = results::MannWhitneyU(b, a).p;
-    // Below the histogram's resolution a slowdown only moves values between
-    // neighbouring buckets, where ties hide it: no test over buckets can
-    // claim a finer one, however tight the values.
-    constexpr double kResolution = 1.0 / (1 << metrics::Histogram::kSubBucketBits);
     double detectable =
         std::max(results::DetectableChange(a, a.Count(), b.Count(), o.alpha), kResolution);
     std::vector<std::function<double(const WeightedSample&)>> statistics;
@@ -151,6 +172,36 @@ void JudgeMetric(const std::string& metric, const std::string& kind, const Side&
       c.p_value = p;
       c.detectable = detectable;
     }
+  } else if (auto blocks = PairedBlocks(base, cand)) {
+    for (size_t k = 0; k < rows.size(); ++k) {
+      auto& c = rows[k];
+      std::vector<double> va, vb;
+      for (auto [base_rep, cand_rep] : *blocks) {
+        va.push_back(OfHistogram(*base_rep, kStats[k]) * scale);
+        vb.push_back(OfHistogram(*cand_rep, kStats[k]) * scale);
+      }
+      auto t = results::BlockedLogRatioTest(va, vb, o.confidence);
+      c.sample = "blocks";
+      c.repetitions_differ = true;
+      c.n_baseline = c.n_candidate = blocks->size();
+      // Geometric means, so that candidate / baseline - 1 is the change.
+      auto geometric = [](const std::vector<double>& v) {
+        double logs = 0;
+        for (double x : v) logs += std::log(x);
+        return std::exp(logs / static_cast<double>(v.size()));
+      };
+      c.baseline = geometric(va);
+      c.candidate = geometric(vb);
+      c.change = t.change;
+      c.ci_low = t.interval.low;
+      c.ci_high = t.interval.high;
+      c.p_value = t.p;
+      c.detectable = t.blocks < 2
+                         ? std::numeric_limits<double>::infinity()
+                         : std::max(results::BlockedDetectableChange(t.spread, t.blocks, o.alpha),
+                                    kResolution);
+    }
+    seed += std::size(kStats);
   } else {
     for (size_t k = 0; k < rows.size(); ++k) {
       auto& c = rows[k];
@@ -193,11 +244,19 @@ std::string DetectableText(double d) {
 }
 
 std::string SamplesText(const Comparison& c) {
-  bool blocks = std::any_of(c.changes.begin(), c.changes.end(),
-                            [](const MetricChange& m) { return m.repetitions_differ; });
+  auto any = [&c](std::string_view sample) {
+    return std::any_of(c.changes.begin(), c.changes.end(),
+                       [sample](const MetricChange& m) { return m.sample == sample; });
+  };
+  std::string where;
+  if (any("blocks")) {
+    where +=
+        "; where a side's repetitions differ, repetition k against repetition k as a block "
+        "(t test of the log ratios)";
+  }
+  if (any("repetitions")) where += "; one value per repetition where they differ";
   return fmt::format("the calls and runs of {} vs {} repetition(s){}", c.baseline_repetitions,
-                     c.candidate_repetitions,
-                     blocks ? " (one value per repetition where repetitions differ)" : "");
+                     c.candidate_repetitions, where);
 }
 
 // Said loudly, one line per metric: which rows could not have found a

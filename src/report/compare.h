@@ -8,8 +8,10 @@
 // per metric, over the histogram's buckets). When a side's repetitions differ
 // from one another (a Kruskal-Wallis test, and medians further apart than
 // --min-effect), calls of different repetitions are not interchangeable, and
-// the repetitions become the samples: one value per repetition (its p95, ...),
-// the change that of the mean over repetitions.
+// the repetitions become blocks: with as many on each side, repetition k of
+// the candidate against repetition k of the baseline, a t test of the log
+// ratios of their p95s (...) (results/blocks.h); else one value per
+// repetition in a U test, the change that of the mean over repetitions.
 //
 // A row whose test could not have detected a change of --min-effect, and
 // found none, is inconclusive, not "no change": 3 against 3 repetitions can
@@ -40,14 +42,15 @@ enum class ChangeVerdict { kImproved, kRegressed, kNoChange, kInconclusive, kNot
 struct MetricChange {
   std::string metric;  // "CreateRun", "run_duration"
   std::string stat;    // "p50", "p95", "p99", "mean"
-  std::string sample;  // "calls", "runs", or "repetitions" (when they differ)
+  std::string sample;  // "calls", "runs"; when repetitions differ, "blocks" or "repetitions"
   size_t n_baseline = 0, n_candidate = 0;
   double baseline = 0, candidate = 0;  // ms
   double change = 0;                   // candidate / baseline - 1
   double ci_low = 0, ci_high = 0;      // of `change`
   double p_value = 1;
-  // The smallest slowdown the U test finds with 80% power at these sample
-  // sizes (DetectableChange); infinity: none, however large.
+  // The smallest slowdown the test finds with 80% power at these sample
+  // sizes (DetectableChange; for blocks, BlockedChange::detectable);
+  // infinity: none, however large.
   double detectable = std::numeric_limits<double>::infinity();
   bool repetitions_differ = false;  // so the repetitions are the samples
   ChangeVerdict verdict = ChangeVerdict::kNotTested;

@@ -8,10 +8,13 @@
 #include <gtest/gtest.h>
 
 #include "report/repetitions.h"
+#include "report/test_support.h"
 #include "results/test_support.h"
 
 namespace kfpbench::report {
 namespace {
+
+using testing::RepeatedRuns;
 
 // One repetition: GetRun latencies drawn from a lognormal around 5 ms, times `scale`.
 results::BenchmarkResults Repetition(std::mt19937_64& rng, double scale) {
@@ -125,33 +128,6 @@ TEST(Compare, FormatsAndRejectsBadOptions) {
   EXPECT_FALSE(Compare({}, Repetitions(2, 5, 1.0), CompareOptions{}).ok());
 }
 
-// `run --repeat 3` of a pipeline whose runs take `ms` each (a 2% spread),
-// combined as `run` writes it; `rep_scale` slows each repetition apart.
-results::BenchmarkResults RepeatedRuns(uint64_t seed, double ms,
-                                       std::vector<double> rep_scale = {1, 1, 1}) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> spread(1.0, 0.02);
-  std::vector<results::BenchmarkResults> reps;
-  for (double scale : rep_scale) {
-    results::BenchmarkResults r;
-    r.started = WallTime(std::chrono::seconds(1700000000));
-    r.finished = r.started + std::chrono::minutes(1);
-    for (int i = 0; i < 20; ++i) {
-      results::RunRecord run;
-      run.run_id = fmt::format("run-{}", i);
-      run.state = RuntimeState::kSucceeded;
-      run.created = r.started + std::chrono::seconds(i);
-      run.finished =
-          run.created + std::chrono::milliseconds(static_cast<int64_t>(ms * scale * spread(rng)));
-      r.runs.push_back(std::move(run));
-    }
-    reps.push_back(std::move(r));
-  }
-  auto combined = CombineRepetitions(reps);
-  EXPECT_TRUE(combined.ok());
-  return *combined;
-}
-
 // Issue 29: runs slowed from 900 ms to 1.35 s, --repeat 3 on each side. The
 // 3 repetition summaries a side could never reach p < 0.05; their 60 runs do.
 TEST(Compare, ASlowdownRepeatedThreeTimesIsCaughtOverTheRuns) {
@@ -182,34 +158,85 @@ TEST(Compare, ASlowdownRepeatedThreeTimesIsCaughtOverTheRuns) {
 }
 
 // When the repetitions differ from one another by more than --min-effect,
-// their runs do not pool: 3 values a side remain, which no U test at 0.05 can
-// separate, and the comparison says so instead of passing.
-TEST(Compare, RepetitionsThatDifferLeaveThreeAgainstThreeInconclusive) {
+// their runs do not pool; repetition k of each side is a block. Differences
+// both sides share (the same place in --repeat's sequence) cancel: the
+// slowdown is caught over 3 blocks.
+TEST(Compare, RepetitionsThatDifferAlikeOnBothSidesAreComparedAsBlocks) {
   auto base = RepeatedRuns(1, 900, {0.8, 1.0, 1.25});
   auto slower = RepeatedRuns(2, 1350, {0.8, 1.0, 1.25});
   CompareOptions o;
   auto c = Compare({base}, {slower}, o);
   ASSERT_TRUE(c.ok());
   const auto& p50 = Find(*c, "run_duration", "p50");
-  EXPECT_EQ(p50.sample, "repetitions");
+  EXPECT_EQ(p50.sample, "blocks");
   EXPECT_TRUE(p50.repetitions_differ);
   EXPECT_EQ(p50.n_baseline, 3u);
+  EXPECT_NEAR(p50.change, 0.5, 0.05);
+  EXPECT_LT(p50.p_value, 0.01);
+  EXPECT_LT(p50.detectable, 0.05);
+  EXPECT_EQ(p50.verdict, ChangeVerdict::kRegressed);
+  EXPECT_TRUE(c->regressed);
+  std::string text = ComparisonText(*c, o);
+  EXPECT_NE(text.find("repetition k against repetition k as a block"), std::string::npos) << text;
+  EXPECT_NE(text.find("verdict: REGRESSION"), std::string::npos) << text;
+  // Nothing slower: the blocks have the power to say so.
+  auto same = Compare({base}, {RepeatedRuns(3, 900, {0.8, 1.0, 1.25})}, o);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(Find(*same, "run_duration", "p50").verdict, ChangeVerdict::kNoChange);
+  EXPECT_FALSE(same->regressed);
+}
+
+// Differences the sides do not share widen the blocks' ratios: 3 blocks
+// cannot then show a 5% change, and the comparison says what they could
+// show instead of passing.
+TEST(Compare, RepetitionsThatDifferUnlikeLeaveThreeBlocksInconclusive) {
+  auto base = RepeatedRuns(1, 900, {0.8, 1.0, 1.25});
+  auto slower = RepeatedRuns(2, 1350, {1.25, 0.8, 1.0});
+  CompareOptions o;
+  auto c = Compare({base}, {slower}, o);
+  ASSERT_TRUE(c.ok());
+  const auto& p50 = Find(*c, "run_duration", "p50");
+  EXPECT_EQ(p50.sample, "blocks");
   EXPECT_GT(p50.p_value, 0.05);
-  EXPECT_TRUE(std::isinf(p50.detectable));
+  EXPECT_GT(p50.detectable, 1.0);
+  EXPECT_TRUE(std::isfinite(p50.detectable));
   EXPECT_EQ(p50.verdict, ChangeVerdict::kInconclusive);
   EXPECT_FALSE(c->regressed);
   EXPECT_TRUE(c->inconclusive);
   std::string text = ComparisonText(*c, o);
   EXPECT_NE(text.find("INCONCLUSIVE: run_duration cannot detect a 5% change with these samples "
-                      "(3 vs 3 repetitions, as the repetitions differ): no change of any size "
-                      "could reach significance"),
+                      "(3 vs 3 blocks, as the repetitions differ): the smallest it detects is +"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("verdict: INCONCLUSIVE"), std::string::npos) << text;
   auto j = ComparisonJson(*c, o);
   EXPECT_EQ(j["inconclusive"], true);
-  EXPECT_TRUE(j["changes"][0]["detectable_change"].is_null());
+  EXPECT_EQ(j["changes"][0]["sample"], "blocks");
   EXPECT_NE(ComparisonMarkdown(*c, o).find("inconclusive"), std::string::npos);
+}
+
+// Sides with different numbers of repetitions have no blocks to pair: one
+// value per repetition, where 3 against 2 never reach p < 0.05.
+TEST(Compare, RepetitionsThatDifferWithoutPartnersAreSamplesAndInconclusive) {
+  auto base = RepeatedRuns(1, 900, {0.8, 1.0, 1.25});
+  auto slower = RepeatedRuns(2, 1350, {0.8, 1.0});
+  CompareOptions o;
+  auto c = Compare({base}, {slower}, o);
+  ASSERT_TRUE(c.ok());
+  const auto& p50 = Find(*c, "run_duration", "p50");
+  EXPECT_EQ(p50.sample, "repetitions");
+  EXPECT_EQ(p50.n_baseline, 3u);
+  EXPECT_EQ(p50.n_candidate, 2u);
+  EXPECT_TRUE(std::isinf(p50.detectable));
+  EXPECT_EQ(p50.verdict, ChangeVerdict::kInconclusive);
+  std::string text = ComparisonText(*c, o);
+  EXPECT_NE(text.find("INCONCLUSIVE: run_duration cannot detect a 5% change with these samples "
+                      "(3 vs 2 repetitions, as the repetitions differ): no change of any size "
+                      "could reach significance"),
+            std::string::npos)
+      << text;
+  auto j = ComparisonJson(*c, o);
+  EXPECT_TRUE(j["changes"][0]["detectable_change"].is_null());
 }
 
 }  // namespace

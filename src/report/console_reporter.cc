@@ -2,8 +2,11 @@
 #include <cmath>
 #include <map>
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "report/failures.h"
 #include "report/reporter.h"
@@ -177,6 +180,27 @@ void Heading(std::ostream& out, const results::BenchmarkResults& r, double elaps
   }
 }
 
+// What of the table above the fill and its settling made: every call less
+// the measured mix's, per operation (counts; their latencies are in the
+// table, mixed, and the measured mix's alone in its own). The mix's variants
+// of an operation (ListRuns:deep) are calls of the operation (ListRuns).
+void FillCallsLine(std::ostream& out, const results::BenchmarkResults& r) {
+  std::map<std::string, uint64_t> measured;
+  for (const auto& curve : r.growth) {
+    for (const auto& l : curve.levels) {
+      for (const auto& [op, h] : l.latency_us) measured[op.substr(0, op.find(':'))] += h.count();
+    }
+  }
+  std::vector<std::string> parts;
+  for (const auto& [name, op] : r.operations) {
+    uint64_t all = op.latency_us.count(), mix = measured[name];
+    if (all > mix) parts.push_back(fmt::format("{} {}", name, all - mix));
+  }
+  out << fmt::format(
+      "Of these, the fill and its settling made: {}\n",
+      parts.empty() ? std::string("none") : fmt::format("{}", fmt::join(parts, ", ")));
+}
+
 void OperationsTable(std::ostream& out, const results::BenchmarkResults& r, double elapsed,
                      bool growth) {
   out << (growth ? "\nAll API calls, every phase (fill, settling and the measured mix together; "
@@ -186,6 +210,7 @@ void OperationsTable(std::ostream& out, const results::BenchmarkResults& r, doub
   for (const auto& [name, op] : r.operations) {
     OperationRow(out, name, op.latency_us, op.errors, elapsed);
   }
+  if (growth) FillCallsLine(out, r);
 }
 
 // The fill's runs are created, not followed one by one: "0 submitted" after

@@ -134,9 +134,13 @@ TEST(HtmlReportBrowser, GrowthCurvesAreDrawnOnLogLogAxesWithTheirFits) {
       level.latency_us["ListRuns"].Record(100 * runs);
       level.latency_us["GetRun"].Record(500);
     }
+    for (int i = 0; i < 5; ++i) level.latency_us["ListRuns:deep"].Record(300 * runs);
     curve.levels.push_back(level);
   }
   r.growth = {curve};
+  // 45 ListRuns calls measured (30 plain, 15 deep), 5 more by the fill.
+  r.operations["ListRuns"] = {};
+  for (int i = 0; i < 50; ++i) r.operations["ListRuns"].latency_us.Record(2000);
   ASSERT_TRUE(HtmlReporter(page).Report(r).ok());
   std::string dom = testing::ChromiumDom(page, dir.path() / "profile");
   ASSERT_NE(dom.find("data-ready=\"true\""), std::string::npos) << dom.substr(0, 2000);
@@ -144,7 +148,24 @@ TEST(HtmlReportBrowser, GrowthCurvesAreDrawnOnLogLogAxesWithTheirFits) {
   // One small chart per operation family, and growth before the API calls.
   EXPECT_NE(dom.find("data-chart=\"growth-0-ListRuns\" data-drawn=\"true\""), std::string::npos);
   EXPECT_NE(dom.find("data-chart=\"growth-0-GetRun\" data-drawn=\"true\""), std::string::npos);
-  EXPECT_LT(dom.find("data-chart=\"growth-0-ListRuns\""), dom.find(">API calls<"));
+  EXPECT_LT(dom.find("data-chart=\"growth-0-ListRuns\""), dom.find(">API calls, every phase<"));
+  // The measured mix level by level in Growth, and the API table splits each
+  // operation's calls into the fill's and the measured mix's.
+  std::string main = Main(dom);
+  auto mix = main.find(">Measured mix, level by level: p50 / p99 (calls)<");
+  ASSERT_NE(mix, std::string::npos) << main;
+  EXPECT_NE(main.find(">150 runs stored<", mix), std::string::npos) << main;
+  EXPECT_NE(main.find(">15.0 ms / 15.0 ms (10)<", mix), std::string::npos) << main;
+  auto api = main.find(">API calls, every phase<");
+  ASSERT_NE(api, std::string::npos) << main;
+  EXPECT_LT(mix, api);
+  EXPECT_NE(main.find(">fill and settling<", api), std::string::npos) << main;
+  EXPECT_NE(main.find(">measured mix<", api), std::string::npos) << main;
+  EXPECT_NE(main.find("ListRuns</span></td><td class=\"num\">50</td><td class=\"num\">5</td><td "
+                      "class=\"num\">45</td>",
+                      api),
+            std::string::npos)
+      << main.substr(api);
   EXPECT_NE(dom.find(" linear"), std::string::npos);
   EXPECT_NE(dom.find("constant"), std::string::npos);
   // The fill's runs are not followed one by one: no empty run boxes.
@@ -154,6 +175,9 @@ TEST(HtmlReportBrowser, GrowthCurvesAreDrawnOnLogLogAxesWithTheirFits) {
   ASSERT_NE(dom.find("data-ready=\"true\""), std::string::npos) << dom.substr(0, 2000);
   EXPECT_EQ(Main(dom).find("No run finished"), std::string::npos) << Main(dom);
   EXPECT_EQ(Main(dom).find("No run was created"), std::string::npos);
+  // Nor "0 runs" in the heading: the fill's runs are counted.
+  EXPECT_NE(Main(dom).find(" · 230 runs created by the growth fill<"), std::string::npos)
+      << Main(dom).substr(0, 1000);
 }
 
 TEST(HtmlReportBrowser, AnEmptyBenchmarkStillRenders) {

@@ -104,6 +104,12 @@ TEST(ConsoleReport, AGrowthScenarioReadsGrowthFirstAndCountsTheFillsRuns) {
     l.measure_seconds = 10;
   }
   for (int i = 0; i < 8375; ++i) r.operations["CreateRun"].latency_us.Record(4000);
+  // The mix's ListRuns:deep calls are ListRuns calls in the all-phases table:
+  // 80 plain and 40 deep measured, 10 more by the fill's settling.
+  for (auto& l : r.growth[0].levels) {
+    for (int i = 0; i < 10; ++i) l.latency_us["ListRuns:deep"].Record(9000);
+  }
+  for (int i = 0; i < 130; ++i) r.operations["ListRuns"].latency_us.Record(3000);
   std::ostringstream out;
   ASSERT_TRUE(ConsoleReporter(out).Report(r).ok());
   std::string text = out.str();
@@ -118,6 +124,9 @@ TEST(ConsoleReport, AGrowthScenarioReadsGrowthFirstAndCountsTheFillsRuns) {
   // 20 ListRuns calls at each of 4 levels, apart from the fill's 8,375 CreateRuns.
   EXPECT_NE(text.find("ListRuns                    80"), std::string::npos) << text;
   EXPECT_NE(text.find("Runs: 8000 created by the growth fill and 0 by its measured mix"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Of these, the fill and its settling made: CreateRun 8375, ListRuns 10\n"),
             std::string::npos)
       << text;
   EXPECT_EQ(text.find("Runs: 0 submitted"), std::string::npos) << text;

@@ -65,8 +65,8 @@ std::string Text(ThresholdKind kind, double v) {
       return fmt::format("{}", v);
     case ThresholdKind::kRate:
       return fmt::format("{:.3g}/s", v);
-    case ThresholdKind::kExponent:
-      return fmt::format("{:.2f}", v);
+    case ThresholdKind::kExponent:  // latency ~ runs^v
+      return fmt::format("runs^{:.2f}", v);
   }
   return "";
 }
@@ -234,11 +234,18 @@ std::string ExponentMargin(const Threshold& t, double observed, bool passed) {
                                              : "grows faster than the runs do";
   std::string stat = t.stat == "growth_exponent_p99" ? "p99" : "p50";
   bool upper = t.op[0] == '<';
-  return fmt::format("{} latency {} as the runs stored grow: about runs^{:.2f}, {} runs^{:.2f}{}",
-                     stat, grows, observed,
-                     upper ? (passed ? "within the limit of" : "steeper than the limit of")
-                           : (passed ? "at least the limit of" : "flatter than the limit of"),
-                     t.limit, passed ? "" : " — FAILED");
+  // By how much, in what a reader can weigh: what ten times the runs stored
+  // does to latency, measured and allowed.
+  double measured = std::pow(10.0, observed), allowed = std::pow(10.0, t.limit);
+  double apart = measured / allowed - 1;
+  return fmt::format(
+      "{} latency {} as the runs stored grow: about runs^{:.2f}, {} runs^{:.2f}; ten times the "
+      "runs stored multiply it by {:.2f} where the limit allows {:.2f} ({:.0f}% {}){}",
+      stat, grows, observed,
+      upper ? (passed ? "within the limit of" : "steeper than the limit of")
+            : (passed ? "at least the limit of" : "flatter than the limit of"),
+      t.limit, measured, allowed, std::abs(apart) * 100, apart > 0 ? "more" : "less",
+      passed ? "" : " — FAILED");
 }
 
 std::string Margin(const Threshold& t, double observed, bool passed) {

@@ -174,11 +174,15 @@ TEST(Thresholds, GrowthExponentJudgesTheFittedCurve) {
     if (verdict.metric == "ListRuns") {
       EXPECT_EQ(verdict.margin,
                 "p50 latency grows about in proportion as the runs stored grow: about runs^0.60, "
-                "steeper than the limit of runs^0.30 — FAILED");
+                "steeper than the limit of runs^0.30; ten times the runs stored multiply it by "
+                "3.97 where the limit allows 2.00 (99% more) — FAILED");
+      EXPECT_EQ(verdict.observed_text, "runs^0.60");
+      EXPECT_EQ(verdict.limit_text, "runs^0.30");
     } else {
       EXPECT_EQ(verdict.margin,
                 "p99 latency stays flat as the runs stored grow: about runs^0.00, within the "
-                "limit of runs^0.30");
+                "limit of runs^0.30; ten times the runs stored multiply it by 1.00 where the "
+                "limit allows 2.00 (50% less)");
     }
     EXPECT_EQ(verdict.margin.find("% under"), std::string::npos);
   }

@@ -1,0 +1,42 @@
+// The test `compare` uses when repetitions differ from one another: each
+// repetition is a block, and repetition k of the candidate is set against
+// repetition k of the baseline (they ran at the same place in `--repeat`'s
+// sequence, on the same accumulated state). What is tested is the log of
+// their ratio, one value per block: a one-sample t test of its mean against
+// 0. Whatever made the repetitions differ cancels where both sides share it
+// (a ListRuns that slows as the runs stored grow from one repetition to the
+// next), and where it does not, it widens the ratios' spread, which the t
+// test counts: either way the calls of one repetition are never taken as
+// independent of another's.
+#pragma once
+
+#include <cstddef>
+#include <limits>
+#include <vector>
+
+#include "results/stats.h"
+
+namespace kfpbench::results {
+
+struct BlockedChange {
+  double change = 0;  // exp(mean log ratio) - 1: the typical block's change
+  Interval interval;  // of `change`, from the t interval of the mean log ratio
+  double p = 1;       // two-sided
+  double spread = 0;  // the log ratios' sample standard deviation
+  size_t blocks = 0;
+};
+
+// `baseline[k]` and `candidate[k]` are block k's figure on each side (a p95,
+// a mean), all above zero, as many on each side; with fewer than 2 blocks,
+// p = 1 and no change.
+BlockedChange BlockedLogRatioTest(const std::vector<double>& baseline,
+                                  const std::vector<double>& candidate, double confidence);
+
+// The test's power, stated as a size: the smallest slowdown d (every block's
+// value times 1 + d) it finds with probability `power` at `alpha`, for
+// `blocks` blocks whose log ratios spread by `spread` (their standard
+// deviation), from the noncentral t. Infinity with fewer than 2 blocks; 0
+// when the ratios do not spread at all.
+double BlockedDetectableChange(double spread, size_t blocks, double alpha, double power = 0.8);
+
+}  // namespace kfpbench::results
