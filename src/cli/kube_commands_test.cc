@@ -236,6 +236,23 @@ void ExpectSchemaValid(const std::vector<nlohmann::json>& docs, const std::strin
   }
 }
 
+// What the tests build and push, as docs/KUBERNETES.md does.
+constexpr const char* kBuiltImage = "registry.example.com/kfpbench/kfpbench:0.1.0";
+
+// Every `image` a pod spec or a pipeline's executors name.
+std::set<std::string> ImagesIn(const nlohmann::json& doc) {
+  std::set<std::string> out;
+  if (doc.is_object()) {
+    for (const auto& [k, v] : doc.items()) {
+      if (k == "image" && v.is_string()) out.insert(v.get<std::string>());
+      out.merge(ImagesIn(v));
+    }
+  } else if (doc.is_array()) {
+    for (const auto& v : doc) out.merge(ImagesIn(v));
+  }
+  return out;
+}
+
 // Stands in for the image's kfpbench: `run` checks, with the real binary's
 // `validate`, that the scenario and every file it names load from what the
 // pod was given (the token too), and makes the results folder.
@@ -266,7 +283,7 @@ TEST_F(KubeCliTest, EveryExampleShipsWhatItsPodsRead) {
     // Manifests on stdout, notes on stderr, as `| kubectl apply -f -` reads them.
     std::string both = " --shards " + std::string(growth ? "1" : "3") +
                        " --host http://ml-pipeline.kubeflow:8888 --token-file " + token +
-                       " --start-at +4s";
+                       " --image " + kBuiltImage + " --start-at +4s";
     auto r = Kfpbench("kube loadgen " + entry.path().string() + both);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(r.output.find("example-token-value"), std::string::npos) << "the token leaked";
@@ -281,6 +298,17 @@ TEST_F(KubeCliTest, EveryExampleShipsWhatItsPodsRead) {
     auto view = Materialize(pods[0], docs, root);
     EXPECT_TRUE(view.problems.empty()) << nlohmann::json(view.problems).dump(1);
     EXPECT_EQ(view.secrets, std::set<std::string>{"kfpbench-loadgen-token"});
+    // Every image a node pulls, for the load pods and for the steps KFP
+    // starts from the shipped pipelines, is the one built and pushed.
+    EXPECT_EQ(ImagesIn(pods[0]), std::set<std::string>{kBuiltImage});
+    for (const auto& [key, text] : docs[0]["data"].items()) {
+      if (!key.ends_with(".yaml") && !key.ends_with(".json")) continue;
+      auto pipeline = kube::YamlToJson(text.get<std::string>());
+      ASSERT_TRUE(pipeline.ok()) << key;
+      for (const auto& image : ImagesIn(*pipeline)) {
+        EXPECT_EQ(image, kBuiltImage) << key << " runs a step no node could pull";
+      }
+    }
     std::string script = pods[0]["containers"][0]["command"][2];
     ExpectShipped("the shard script", script, view, root);
 
@@ -316,6 +344,18 @@ TEST_F(KubeCliTest, EveryExampleShipsWhatItsPodsRead) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     auto docs = Documents(
         CommandOutput(KfpbenchBinary() + " job render " + entry.path().string() + " 2>/dev/null"));
+    // The placeholder is said on stderr; --image replaces it in every pod.
+    for (const auto& doc : docs) {
+      if (ImagesIn(doc).count("ghcr.io/kfpbench/kfpbench:latest")) {
+        EXPECT_NE(r.output.find("is published nowhere"), std::string::npos) << r.output;
+      }
+    }
+    for (const auto& doc :
+         Documents(CommandOutput(KfpbenchBinary() + " job render " + entry.path().string() +
+                                 " --image " + kBuiltImage + " 2>/dev/null"))) {
+      if (doc.value("kind", "") == "ConfigMap") continue;
+      EXPECT_EQ(ImagesIn(doc), std::set<std::string>{kBuiltImage});
+    }
     ExpectSchemaValid(docs, entry.path().filename().string());
     fs::path root = dir_ / ("job-" + entry.path().stem().string());
     for (const auto& doc : docs) {
@@ -340,9 +380,10 @@ TEST_F(KubeCliTest, EveryExampleShipsWhatItsPodsRead) {
 
 // A shard that arrives after the common start does not load out of step.
 TEST_F(KubeCliTest, ALateShardRefusesToStart) {
-  auto docs = Documents(CommandOutput(KfpbenchBinary() + " kube loadgen " + KFPBENCH_SOURCE_DIR +
-                                      "/examples/smoke.json --shards 2 --host http://kfp:8888 "
-                                      "--start-at +1ms 2>/dev/null"));
+  auto docs =
+      Documents(CommandOutput(KfpbenchBinary() + " kube loadgen " + KFPBENCH_SOURCE_DIR +
+                              "/examples/smoke.json --shards 2 --host http://kfp:8888 "
+                              "--image reg.example/kfpbench:1 --start-at +1ms 2>/dev/null"));
   ASSERT_EQ(docs.size(), 2u);
   std::string script = PodSpecs(docs[1])[0]["containers"][0]["command"][2];
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));
