@@ -214,8 +214,11 @@ Result<WallTime> ParseStartAt(const std::string& text, WallTime now) {
 Result<std::vector<kube::NamedFile>> NamedFiles(const LoadgenFlags& f) {
   harness::LoadOptions load;
   for (const auto& d : f.pipeline_dirs) load.pipeline_dirs.emplace_back(d);
+  // The shards load --host, a KFP that runs the steps in their images.
+  harness::PreflightOptions preflight;
+  preflight.remote_target = true;
   auto file = harness::LoadCheckedScenarioFile(
-      f.scenario, load, "0/" + std::to_string(std::max(1, f.options.shards)));
+      f.scenario, load, "0/" + std::to_string(std::max(1, f.options.shards)), preflight);
   if (!file.ok()) return file.error();
   for (const char* key : {"token_file", "ca_file"}) {
     if (file->target.contains(key) &&
