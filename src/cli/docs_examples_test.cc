@@ -330,12 +330,14 @@ TEST(DocsExamples, TheArityCheckFindsWhatTheIssueFound) {
       std::vector<std::string>({"--csv needs a value (1 TEXT)", "--junit needs a value (1 TEXT)",
                                 "--markdown needs a value (1 TEXT)"}));
   EXPECT_EQ(ArityProblems("kube loadgen SCENARIO --shards N"),
-            std::vector<std::string>({"--host is required by kfpbench kube loadgen"}));
+            std::vector<std::string>({"--host is required by kfpbench kube loadgen",
+                                      "--image is required by kfpbench kube loadgen"}));
   EXPECT_EQ(ArityProblems("compare BASE"),
             std::vector<std::string>({"kfpbench compare needs 2 argument(s), the line names 1"}));
   EXPECT_TRUE(ArityProblems("report DIR [--html] [--csv DIR]").empty());
   EXPECT_TRUE(ArityProblems("run … --repeat N").empty());
-  EXPECT_TRUE(ArityProblems("kube loadgen s.json --shards 4 --host=http://kfp:8888").empty());
+  EXPECT_TRUE(
+      ArityProblems("kube loadgen s.json --shards 4 --host=http://kfp:8888 --image=r/k:1").empty());
   // Prose naming a flag is no command line; a synopsis in prose is one.
   EXPECT_TRUE(ArityProblems("run --kube-context", true).empty());
   EXPECT_TRUE(ArityProblems("run --repeat N", true).empty());

@@ -14,6 +14,7 @@
 #include "harness/orchestrate.h"
 #include "harness/preflight.h"
 #include "kube/driver.h"
+#include "kube/images.h"
 #include "kube/job_config.h"
 #include "kube/job_files.h"
 #include "kube/job_results.h"
@@ -31,6 +32,7 @@ namespace {
 struct JobFlags {
   std::string config;
   std::vector<std::string> set;
+  std::string image;  // overrides the config's `image:`
   std::string driver = "local";
   std::string out = "job-results";
   bool keep = false;
@@ -42,6 +44,7 @@ struct JobFlags {
 Result<kube::JobConfig> Load(const JobFlags& flags) {
   auto config = kube::LoadJobConfig(flags.config);
   if (!config.ok()) return config.error();
+  if (!flags.image.empty()) config->image = flags.image;
   for (const auto& s : flags.set) {
     auto st = kube::SetParameter(*config, s);
     if (!st.ok()) return st.error();
@@ -49,9 +52,18 @@ Result<kube::JobConfig> Load(const JobFlags& flags) {
   return config;
 }
 
+// On stderr, beside the manifests: a cluster cannot pull the repository's placeholder.
+void NoteUnpublishedImage(const std::string& command, const kube::JobConfig& config) {
+  if (!kube::IsUnpublishedImage(config.image)) return;
+  std::cerr << command << ": " << config.image
+            << " is published nowhere, so no node can pull it; build the Dockerfile's image, "
+               "push it where the nodes pull from and pass --image (docs/KUBERNETES.md)\n";
+}
+
 int Render(const JobFlags& flags) {
   auto config = Load(flags);
   if (!config.ok()) return Fail(config.error().message);
+  NoteUnpublishedImage("job render", *config);
   // A cluster's pods, not this machine's: the files {{config_dir}} names go
   // in a ConfigMap printed first.
   auto cluster = kube::PrepareClusterJob(*config);
@@ -82,6 +94,7 @@ int RunJobs(const JobFlags& flags) {
     o.interrupted = &g_interrupted;
     driver = std::make_unique<kube::LocalDriver>(o);
   } else {
+    NoteUnpublishedImage("job", *config);
     kube::KubectlDriverOptions o;
     o.kubectl = flags.kubectl;
     o.context = flags.context;
@@ -128,6 +141,8 @@ Command AddJobCommand(CLI::App& app) {
       ->allow_extra_args(false);
   cmd->add_option("--driver", flags->driver, "local (processes here) or kubernetes (kubectl)")
       ->check(CLI::IsMember({"local", "kubernetes"}));
+  cmd->add_option("--image", flags->image,
+                  "image the pods run instead of the config's `image:` (kubernetes driver)");
   cmd->add_option("--out", flags->out, "folder for results.csv, job_results.json and report.html");
   cmd->add_flag("--keep", flags->keep, "keep logs (local) or the jobs in the cluster (kubernetes)");
   // The names `run` uses for the same ideas; the old ones stay as hidden
@@ -157,6 +172,8 @@ Command AddJobCommand(CLI::App& app) {
       ->add_option("--set", render_flags->set,
                    "override a parameter's default: key=value (repeatable)")
       ->allow_extra_args(false);
+  render->add_option("--image", render_flags->image,
+                     "image the pods run instead of the config's `image:`");
   return {cmd, [cmd, render, flags, render_flags]() -> int {
             if (render->parsed()) return Render(*render_flags);
             if (flags->config.empty()) {
@@ -197,8 +214,11 @@ Result<WallTime> ParseStartAt(const std::string& text, WallTime now) {
 Result<std::vector<kube::NamedFile>> NamedFiles(const LoadgenFlags& f) {
   harness::LoadOptions load;
   for (const auto& d : f.pipeline_dirs) load.pipeline_dirs.emplace_back(d);
+  // The shards load --host, a KFP that runs the steps in their images.
+  harness::PreflightOptions preflight;
+  preflight.remote_target = true;
   auto file = harness::LoadCheckedScenarioFile(
-      f.scenario, load, "0/" + std::to_string(std::max(1, f.options.shards)));
+      f.scenario, load, "0/" + std::to_string(std::max(1, f.options.shards)), preflight);
   if (!file.ok()) return file.error();
   for (const char* key : {"token_file", "ca_file"}) {
     if (file->target.contains(key) &&
@@ -267,10 +287,11 @@ int RenderLoadgenSet(LoadgenFlags& f) {
     std::cerr << "kube loadgen: the pods read the token from Secret " << o.token_secret
               << " (key token)\n";
   }
-  if (o.image == kube::LoadgenOptions{}.image) {
-    std::cerr << "kube loadgen: " << o.image
-              << " is not published; build and push the Dockerfile's image and pass --image "
-                 "(docs/KUBERNETES.md)\n";
+  if (o.step_images_pointed > 0) {
+    std::cerr << fmt::format(
+        "kube loadgen: {} pipeline step(s) named {} (published nowhere); the shipped "
+        "pipelines run them on {}\n",
+        o.step_images_pointed, kube::kUnpublishedImage, o.image);
   }
   return kExitOk;
 }
@@ -311,15 +332,17 @@ Command AddKubeCommand(CLI::App& app) {
   loadgen->add_option("--cpu", o.cpu, "CPU per load pod (request = limit)")->capture_default_str();
   loadgen->add_option("--memory", o.memory, "memory per load pod (request = limit)")
       ->capture_default_str();
-  loadgen->add_option("--storage", o.storage, "size limit of each shard's results (emptyDir)")
+  loadgen
+      ->add_option("--storage", o.storage,
+                   "size limit of each shard's results (emptyDir), requested as ephemeral-storage")
       ->capture_default_str();
   AddDurationOption(*loadgen, "--collect-within", o.collect_within,
                     "how long a finished shard keeps its results for kubectl cp");
   loadgen
       ->add_option("--image", o.image,
                    "image with kfpbench, built from the Dockerfile and pushed where the cluster "
-                   "pulls from")
-      ->capture_default_str();
+                   "pulls from (none is published); the shipped pipelines' kfpbench steps run it")
+      ->required();
   loadgen->add_option("--name", o.name, "name of the Job")->capture_default_str();
   loadgen->add_option("--namespace", o.namespace_, "namespace")->capture_default_str();
   return {cmd, [f]() -> int { return RenderLoadgenSet(*f); }};

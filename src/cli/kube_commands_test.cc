@@ -17,6 +17,7 @@
 #include <set>
 
 #include "harness/e2e_support.h"
+#include "kube/images.h"
 #include "kube/json_schema.h"
 #include "kube/manifest.h"
 #include "kube/testdata/fixtures.h"
@@ -209,7 +210,10 @@ void ExpectShipped(const std::string& what, const std::string& text, const PodVi
     }
     for (const auto& [mount, kind] : view.mounts) {
       if (path.rfind(mount + "/", 0) != 0 || kind == "emptyDir") continue;
-      EXPECT_TRUE(fs::is_regular_file(root / fs::path(path).relative_path()))
+      // A file, or a folder (--pipelines) that holds shipped files.
+      const fs::path shipped = root / fs::path(path).relative_path();
+      EXPECT_TRUE(fs::is_regular_file(shipped) ||
+                  (fs::is_directory(shipped) && !fs::is_empty(shipped)))
           << what << " reads " << path << ", which the set does not ship at " << mount;
     }
   }
@@ -233,6 +237,23 @@ void ExpectSchemaValid(const std::vector<nlohmann::json>& docs, const std::strin
   }
 }
 
+// What the tests build and push, as docs/KUBERNETES.md does.
+constexpr const char* kBuiltImage = "registry.example.com/kfpbench/kfpbench:0.1.0";
+
+// Every `image` a pod spec or a pipeline's executors name.
+std::set<std::string> ImagesIn(const nlohmann::json& doc) {
+  std::set<std::string> out;
+  if (doc.is_object()) {
+    for (const auto& [k, v] : doc.items()) {
+      if (k == "image" && v.is_string()) out.insert(v.get<std::string>());
+      out.merge(ImagesIn(v));
+    }
+  } else if (doc.is_array()) {
+    for (const auto& v : doc) out.merge(ImagesIn(v));
+  }
+  return out;
+}
+
 // Stands in for the image's kfpbench: `run` checks, with the real binary's
 // `validate`, that the scenario and every file it names load from what the
 // pod was given (the token too), and makes the results folder.
@@ -251,55 +272,83 @@ done
 exec "$KFPBENCH_REAL" validate "$scenario" $dirs
 )";
 
+// Renders `scenario` for a cluster and checks the set as a node would run
+// it: schema-valid, every file the shard script reads shipped, the token
+// from its Secret and never printed, every image one a node can pull (for
+// the examples, whose steps are all kfpbench's, the one built and pushed),
+// and the script itself running shard 0 from the shipped files alone.
+void ExpectLoadgenSetRuns(const fs::path& scenario, const std::string& flags, const fs::path& token,
+                          const fs::path& root, bool kfpbench_steps) {
+  SCOPED_TRACE(scenario.string());
+  // Growth levels count one target's runs: such a scenario runs as one shard.
+  bool growth = ReadText(scenario).find("\"growth\"") != std::string::npos;
+  // Manifests on stdout, notes on stderr, as `| kubectl apply -f -` reads them.
+  std::string both = flags + " --shards " + std::string(growth ? "1" : "3") +
+                     " --host http://ml-pipeline.kubeflow:8888 --token-file " + token.string() +
+                     " --image " + kBuiltImage + " --start-at +4s";
+  auto r = Kfpbench("kube loadgen " + scenario.string() + both);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("example-token-value"), std::string::npos) << "the token leaked";
+  r.output = CommandOutput(KfpbenchBinary() + " kube loadgen " + scenario.string() + both +
+                           " 2>/dev/null");
+  auto docs = Documents(r.output);
+  ASSERT_EQ(docs.size(), 2u) << r.output;
+  ExpectSchemaValid(docs, scenario.filename().string());
+  auto pods = PodSpecs(docs[1]);
+  ASSERT_EQ(pods.size(), 1u);
+  auto view = Materialize(pods[0], docs, root);
+  EXPECT_TRUE(view.problems.empty()) << nlohmann::json(view.problems).dump(1);
+  EXPECT_EQ(view.secrets, std::set<std::string>{"kfpbench-loadgen-token"});
+  // Every image a node pulls, for the load pods and for the steps KFP
+  // starts from the shipped pipelines.
+  EXPECT_EQ(ImagesIn(pods[0]), std::set<std::string>{kBuiltImage});
+  int pipelines = 0;
+  for (const auto& [key, text] : docs[0]["data"].items()) {
+    if (!key.ends_with(".yaml") && !key.ends_with(".json")) continue;
+    auto pipeline = kube::YamlToJson(text.get<std::string>());
+    ASSERT_TRUE(pipeline.ok()) << key;
+    if (!pipeline->contains("deploymentSpec")) continue;  // the scenario
+    ++pipelines;
+    for (const auto& image : ImagesIn(*pipeline)) {
+      EXPECT_FALSE(kube::IsUnpublishedImage(image)) << key << " runs a step no node could pull";
+      if (kfpbench_steps) {
+        EXPECT_EQ(image, kBuiltImage) << key;
+      }
+    }
+  }
+  EXPECT_GE(pipelines, 1);
+  std::string script = pods[0]["containers"][0]["command"][2];
+  ExpectShipped("the shard script", script, view, root);
+
+  // The script itself, as pod 0 runs it, with the mounts below `root`.
+  for (const auto& [mount, kind] : view.mounts) {
+    for (size_t at = script.find(mount); at != std::string::npos;
+         at = script.find(mount, at + root.string().size() + mount.size())) {
+      script.replace(at, mount.size(), (root / fs::path(mount).relative_path()).string());
+    }
+  }
+  fs::create_directories(root / "bin");
+  std::ofstream(root / "bin" / "kfpbench") << kPodKfpbench;
+  fs::permissions(root / "bin" / "kfpbench", fs::perms::owner_all);
+  std::ofstream(root / "results" / "collected");  // collected at once: no wait
+  std::ofstream(root / "pod.sh") << script;
+  auto ran = CommandOutput("cd " + root.string() + " && PATH=" + (root / "bin").string() +
+                           ":$PATH KFPBENCH_REAL=" + KfpbenchBinary() +
+                           " JOB_COMPLETION_INDEX=0 /bin/sh pod.sh 2>&1; echo exit=$?");
+  EXPECT_NE(ran.find("exit=0"), std::string::npos) << ran;
+  EXPECT_EQ(ReadText(root / "results" / "exit-code-0"), "0\n") << ran;
+  EXPECT_TRUE(fs::exists(root / "results" / "ready"));
+  EXPECT_TRUE(fs::is_directory(root / "results" / "shard-0"));
+}
+
 TEST_F(KubeCliTest, EveryExampleShipsWhatItsPodsRead) {
-  std::string token = Write("token", "example-token-value\n");
+  fs::path token = Write("token", "example-token-value\n");
   int scenarios = 0;
   for (const auto& entry : fs::directory_iterator(fs::path(KFPBENCH_SOURCE_DIR) / "examples")) {
     if (entry.path().extension() != ".json") continue;
-    SCOPED_TRACE(entry.path().string());
     ++scenarios;
-    // Growth levels count one target's runs: such a scenario runs as one shard.
-    bool growth = ReadText(entry.path()).find("\"growth\"") != std::string::npos;
-    // Manifests on stdout, notes on stderr, as `| kubectl apply -f -` reads them.
-    std::string both = " --shards " + std::string(growth ? "1" : "3") +
-                       " --host http://ml-pipeline.kubeflow:8888 --token-file " + token +
-                       " --start-at +4s";
-    auto r = Kfpbench("kube loadgen " + entry.path().string() + both);
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_EQ(r.output.find("example-token-value"), std::string::npos) << "the token leaked";
-    r.output = CommandOutput(KfpbenchBinary() + " kube loadgen " + entry.path().string() + both +
-                             " 2>/dev/null");
-    auto docs = Documents(r.output);
-    ASSERT_EQ(docs.size(), 2u) << r.output;
-    ExpectSchemaValid(docs, entry.path().filename().string());
-    auto pods = PodSpecs(docs[1]);
-    ASSERT_EQ(pods.size(), 1u);
-    fs::path root = dir_ / ("pod-" + entry.path().stem().string());
-    auto view = Materialize(pods[0], docs, root);
-    EXPECT_TRUE(view.problems.empty()) << nlohmann::json(view.problems).dump(1);
-    EXPECT_EQ(view.secrets, std::set<std::string>{"kfpbench-loadgen-token"});
-    std::string script = pods[0]["containers"][0]["command"][2];
-    ExpectShipped("the shard script", script, view, root);
-
-    // The script itself, as pod 0 runs it, with the mounts below `root`.
-    for (const auto& [mount, kind] : view.mounts) {
-      for (size_t at = script.find(mount); at != std::string::npos;
-           at = script.find(mount, at + root.string().size() + mount.size())) {
-        script.replace(at, mount.size(), (root / fs::path(mount).relative_path()).string());
-      }
-    }
-    fs::create_directories(root / "bin");
-    std::ofstream(root / "bin" / "kfpbench") << kPodKfpbench;
-    fs::permissions(root / "bin" / "kfpbench", fs::perms::owner_all);
-    std::ofstream(root / "results" / "collected");  // collected at once: no wait
-    std::ofstream(root / "pod.sh") << script;
-    auto ran = CommandOutput("cd " + root.string() + " && PATH=" + (root / "bin").string() +
-                             ":$PATH KFPBENCH_REAL=" + KfpbenchBinary() +
-                             " JOB_COMPLETION_INDEX=0 /bin/sh pod.sh 2>&1; echo exit=$?");
-    EXPECT_NE(ran.find("exit=0"), std::string::npos) << ran;
-    EXPECT_EQ(ReadText(root / "results" / "exit-code-0"), "0\n") << ran;
-    EXPECT_TRUE(fs::exists(root / "results" / "ready"));
-    EXPECT_TRUE(fs::is_directory(root / "results" / "shard-0"));
+    ExpectLoadgenSetRuns(entry.path(), "", token, dir_ / ("pod-" + entry.path().stem().string()),
+                         true);
   }
   EXPECT_GE(scenarios, 2);
 
@@ -313,6 +362,18 @@ TEST_F(KubeCliTest, EveryExampleShipsWhatItsPodsRead) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     auto docs = Documents(
         CommandOutput(KfpbenchBinary() + " job render " + entry.path().string() + " 2>/dev/null"));
+    // The placeholder is said on stderr; --image replaces it in every pod.
+    for (const auto& doc : docs) {
+      if (ImagesIn(doc).count("ghcr.io/kfpbench/kfpbench:latest")) {
+        EXPECT_NE(r.output.find("is published nowhere"), std::string::npos) << r.output;
+      }
+    }
+    for (const auto& doc :
+         Documents(CommandOutput(KfpbenchBinary() + " job render " + entry.path().string() +
+                                 " --image " + kBuiltImage + " 2>/dev/null"))) {
+      if (doc.value("kind", "") == "ConfigMap") continue;
+      EXPECT_EQ(ImagesIn(doc), std::set<std::string>{kBuiltImage});
+    }
     ExpectSchemaValid(docs, entry.path().filename().string());
     fs::path root = dir_ / ("job-" + entry.path().stem().string());
     for (const auto& doc : docs) {
@@ -335,11 +396,25 @@ TEST_F(KubeCliTest, EveryExampleShipsWhatItsPodsRead) {
   EXPECT_GE(configs, 2);
 }
 
+// KFP's perf-tests smoke scenario with its compiled SDK pipelines (Python
+// components on python:3.9), found through --pipelines: shipped below
+// pipelines-0/, their images kept.
+TEST_F(KubeCliTest, PerfTestsScenarioShipsWhatItsPodsRead) {
+  const fs::path shared = fs::path(KFPBENCH_SOURCE_DIR) / "../shared/kfp";
+  if (!fs::exists(shared / "scenarios" / "perf-tests-smoke.json")) {
+    GTEST_SKIP() << "../shared is not available";
+  }
+  ExpectLoadgenSetRuns(shared / "scenarios" / "perf-tests-smoke.json",
+                       " --pipelines " + (shared / "pipelines").string(),
+                       Write("token", "example-token-value\n"), dir_ / "pod-perf-tests", false);
+}
+
 // A shard that arrives after the common start does not load out of step.
 TEST_F(KubeCliTest, ALateShardRefusesToStart) {
-  auto docs = Documents(CommandOutput(KfpbenchBinary() + " kube loadgen " + KFPBENCH_SOURCE_DIR +
-                                      "/examples/smoke.json --shards 2 --host http://kfp:8888 "
-                                      "--start-at +1ms 2>/dev/null"));
+  auto docs =
+      Documents(CommandOutput(KfpbenchBinary() + " kube loadgen " + KFPBENCH_SOURCE_DIR +
+                              "/examples/smoke.json --shards 2 --host http://kfp:8888 "
+                              "--image reg.example/kfpbench:1 --start-at +1ms 2>/dev/null"));
   ASSERT_EQ(docs.size(), 2u);
   std::string script = PodSpecs(docs[1])[0]["containers"][0]["command"][2];
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "ir/quantity.h"
+#include "kube/images.h"
 
 namespace kfpbench::kube {
 namespace {
@@ -24,12 +25,13 @@ int LeadingParents(const fs::path& p) {
 }
 
 // Adds `text` at `path` unless the same path is shipped already (two
-// scenarios naming one pipeline).
-void Add(std::vector<ShippedFile>& files, const std::string& path, std::string text) {
+// scenarios naming one pipeline); whether it was added.
+bool Add(std::vector<ShippedFile>& files, const std::string& path, std::string text) {
   for (const auto& f : files) {
-    if (f.path == path) return;
+    if (f.path == path) return false;
   }
   files.push_back({path, std::move(text)});
+  return true;
 }
 
 }  // namespace
@@ -61,6 +63,7 @@ Status ShipScenario(const fs::path& scenario, const std::vector<NamedFile>& name
   if (!text.ok()) return text.error();
   o.files.clear();
   o.pipeline_dirs.clear();
+  o.step_images_pointed = 0;
   o.scenario_path = (home / scenario.filename()).generic_string();
   Add(o.files, o.scenario_path, std::move(*text));
   int dirs = 0;
@@ -76,7 +79,11 @@ Status ShipScenario(const fs::path& scenario, const std::vector<NamedFile>& name
     }
     auto content = ReadShippedText(f.where, f.path);
     if (!content.ok()) return content.error();
-    Add(o.files, at.lexically_normal().generic_string(), std::move(*content));
+    int pointed = 0;
+    if (!o.image.empty()) *content = PointUnpublishedImages(*content, o.image, pointed);
+    if (Add(o.files, at.lexically_normal().generic_string(), std::move(*content))) {
+      o.step_images_pointed += pointed;
+    }
   }
   // The folders no file was found in stay off the command line.
   std::vector<std::string> used;
@@ -97,6 +104,16 @@ Status CheckLoadgenOptions(const LoadgenOptions& o) {
   if (o.host.empty()) return Error{"--host is required: the shards load a KFP API in the cluster"};
   if (o.name.empty() || o.name.size() > 40) return Error{"--name must be 1 to 40 characters"};
   if (o.scenario_path.empty() || o.files.empty()) return Error{"no scenario file"};
+  if (o.image.empty()) {
+    return Error{
+        "--image is required: no kfpbench image is published; build the Dockerfile's, push it "
+        "where the nodes pull from and name it (docs/KUBERNETES.md)"};
+  }
+  if (IsUnpublishedImage(o.image)) {
+    return Error{"--image " + o.image +
+                 ": that name is published nowhere, so no node could pull it; build the "
+                 "Dockerfile's image, push it to your registry and name that (docs/KUBERNETES.md)"};
+  }
   if (o.start_at == WallTime{}) return Error{"no start time for the shards"};
   if (auto q = ir::ParseQuantityCpu(o.cpu); !q.ok()) return Error{"--cpu: " + q.error().message};
   for (const auto& [flag, value] : {std::pair{"--memory", o.memory}, {"--storage", o.storage}}) {
@@ -174,6 +191,10 @@ json ShardVolumes(const LoadgenOptions& o, const json& files_volume_source) {
 json ShardContainer(const LoadgenOptions& o) {
   const std::string results = kLoadgenResultsMount;
   json resources = {{"cpu", o.cpu}, {"memory", o.memory}};
+  // The scheduler places a pod by its requests: the results' emptyDir is
+  // asked for too (not limited beyond its sizeLimit, so logs cannot evict it).
+  json requests = resources;
+  requests["ephemeral-storage"] = o.storage;
   json volume_mounts = {{{"name", "files"}, {"mountPath", kLoadgenFilesMount}, {"readOnly", true}},
                         {{"name", "results"}, {"mountPath", results}}};
   if (!o.token_secret.empty()) {
@@ -184,7 +205,7 @@ json ShardContainer(const LoadgenOptions& o) {
       {"name", "kfpbench"},
       {"image", o.image},
       {"command", {"/bin/sh", "-c", ShardScript(o)}},
-      {"resources", {{"requests", resources}, {"limits", resources}}},
+      {"resources", {{"requests", requests}, {"limits", resources}}},
       // Ready once the shard's results are complete: `kubectl wait
       // --for=condition=Ready` is the signal to copy them out.
       {"readinessProbe",
@@ -219,6 +240,13 @@ Result<std::vector<json>> RenderLoadgen(const LoadgenOptions& o) {
                     // The shards talk to KFP, never to the Kubernetes API.
                     {"automountServiceAccountToken", false},
                     {"containers", {ShardContainer(o)}},
+                    // One shard a node while nodes last: shards sharing a node
+                    // share its network and CPU, and would measure each other.
+                    {"topologySpreadConstraints",
+                     {{{"maxSkew", 1},
+                       {"topologyKey", "kubernetes.io/hostname"},
+                       {"whenUnsatisfiable", "ScheduleAnyway"},
+                       {"labelSelector", {{"matchLabels", labels}}}}}},
                     {"volumes", ShardVolumes(o, shipped.volume_source)}}}}}}}};
   return std::vector<json>{shipped.config_map, job};
 }

@@ -38,15 +38,19 @@ struct NamedFile {
 struct LoadgenOptions {
   std::string name = "kfpbench-loadgen";
   std::string namespace_ = "default";
-  // Tagged with the version of the kfpbench that renders the command lines;
-  // not published anywhere: build and push it (docs/KUBERNETES.md).
-  std::string image = std::string("ghcr.io/kfpbench/kfpbench:") + KFPBENCH_VERSION;
+  // Built from the Dockerfile and pushed where the nodes pull from
+  // (docs/KUBERNETES.md); required, as no kfpbench image is published. The
+  // shipped pipelines' kfpbench steps run it too.
+  std::string image;
   std::string host;  // the KFP API the shards load
   int shards = 1;
   // The scenario (among `files`) and what it names, as ShipScenario lays them out.
   std::string scenario_path;
   std::vector<ShippedFile> files;
   std::vector<std::string> pipeline_dirs;  // below kLoadgenFilesMount: run's --pipelines
+  // Step images in the shipped pipelines that named the unpublished
+  // placeholder and now name `image` (set by ShipScenario).
+  int step_images_pointed = 0;
   // A Secret in the namespace whose key `token` holds the bearer token; empty: none.
   std::string token_secret;
   // Per load pod, requests and limits alike (Guaranteed QoS: a throttled or
@@ -63,8 +67,10 @@ struct LoadgenOptions {
 
 // Lays the scenario and the files it names out below the mount as the pods'
 // kfpbench will look for them (the scenario's own folder, then --pipelines),
-// reading each one. Refuses what a pod could not be given: absolute names,
-// unreadable or non-UTF-8 files, more than a ConfigMap holds.
+// reading each one. Steps that name kfpbench's unpublished image
+// (images.h) run `options.image` instead: KFP starts them on the cluster.
+// Refuses what a pod could not be given: absolute names, unreadable or
+// non-UTF-8 files, more than a ConfigMap holds.
 Status ShipScenario(const std::filesystem::path& scenario, const std::vector<NamedFile>& named,
                     LoadgenOptions& options);
 

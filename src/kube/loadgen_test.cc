@@ -23,6 +23,7 @@ LoadgenOptions DefaultLoadgenOptions() {
   // final newline, leading blank lines and indentation.
   o.files.push_back({"odd.txt", "\n\n  indented\ntrailing  \n\ttab\nno newline"});
   o.host = "http://ml-pipeline.kubeflow:8888";
+  o.image = "registry.example.com/kfpbench/kfpbench:0.1.0";
   o.shards = 4;
   o.start_at = WallTime(std::chrono::seconds(1800000000));
   return o;
@@ -56,8 +57,17 @@ TEST(Loadgen, IndexedJobRunsOneShardPerPod) {
   // No storage class needed: each shard writes to its own emptyDir.
   EXPECT_EQ(volumes[1]["emptyDir"]["sizeLimit"], "1Gi");
   const auto& container = job["spec"]["template"]["spec"]["containers"][0];
-  EXPECT_EQ(container["resources"]["requests"], container["resources"]["limits"]);
-  EXPECT_EQ(container["resources"]["requests"]["cpu"], "1");
+  EXPECT_EQ(container["image"], "registry.example.com/kfpbench/kfpbench:0.1.0");
+  // Guaranteed QoS (CPU and memory requested as limited), the emptyDir asked for.
+  const auto& resources = container["resources"];
+  for (const char* r : {"cpu", "memory"})
+    EXPECT_EQ(resources["requests"][r], resources["limits"][r]);
+  EXPECT_EQ(resources["requests"]["cpu"], "1");
+  EXPECT_EQ(resources["requests"]["ephemeral-storage"], "1Gi");
+  EXPECT_FALSE(resources["limits"].contains("ephemeral-storage"));
+  const auto& spread = job["spec"]["template"]["spec"]["topologySpreadConstraints"][0];
+  EXPECT_EQ(spread["topologyKey"], "kubernetes.io/hostname");
+  EXPECT_EQ(spread["labelSelector"]["matchLabels"], job["spec"]["template"]["metadata"]["labels"]);
   EXPECT_EQ(container["readinessProbe"]["exec"]["command"][2], "/results/ready");
 }
 
@@ -101,6 +111,16 @@ TEST(Loadgen, BadOptions) {
   o = DefaultLoadgenOptions();
   o.cpu = "1 core";
   EXPECT_NE(RenderLoadgen(o).error().message.find("--cpu"), std::string::npos);
+}
+
+// No kfpbench image is published: a set naming none, or the placeholder, would
+// sit in ImagePullBackOff.
+TEST(Loadgen, RefusesAnImageNoNodeCouldPull) {
+  auto o = DefaultLoadgenOptions();
+  o.image.clear();
+  EXPECT_NE(RenderLoadgen(o).error().message.find("--image is required"), std::string::npos);
+  o.image = "ghcr.io/kfpbench/kfpbench:0.1.0";
+  EXPECT_NE(RenderLoadgen(o).error().message.find("published nowhere"), std::string::npos);
 }
 
 TEST(Loadgen, HostIsQuotedForTheShell) {
@@ -150,6 +170,24 @@ TEST_F(ShipScenarioTest, FilesKeepThePathsTheScenarioNames) {
   EXPECT_EQ(o.files[2].path, "up.yaml");
   EXPECT_EQ(o.files[3].path, "pipelines-1/b.yaml");
   EXPECT_EQ(o.pipeline_dirs, std::vector<std::string>{"pipelines-1"});
+}
+
+// KFP starts the shipped pipelines' steps on the cluster: they must name an
+// image its nodes can pull, the one the load pods run.
+TEST_F(ShipScenarioTest, PipelineStepsRunTheGivenImage) {
+  auto scenario = Write("sc.json", "[\"ghcr.io/kfpbench/kfpbench:latest\"]");
+  Write("p.yaml", "a:\n  image: ghcr.io/kfpbench/kfpbench:latest\nb:\n  image: python:3.11\n");
+  LoadgenOptions o;
+  o.image = "reg.example/kfpbench:1";
+  ASSERT_TRUE(
+      ShipScenario(scenario,
+                   {{"[0]", "p.yaml", dir_ / "p.yaml", -1}, {"[1]", "p.yaml", dir_ / "p.yaml", -1}},
+                   o)
+          .ok());
+  ASSERT_EQ(o.files.size(), 2u);
+  EXPECT_EQ(o.files[1].text, "a:\n  image: reg.example/kfpbench:1\nb:\n  image: python:3.11\n");
+  EXPECT_EQ(o.step_images_pointed, 1) << "one file, shipped once";
+  EXPECT_EQ(o.files[0].text, "[\"ghcr.io/kfpbench/kfpbench:latest\"]") << "the scenario as written";
 }
 
 TEST_F(ShipScenarioTest, RefusesWhatNoPodCouldBeGiven) {
