@@ -31,37 +31,37 @@ std::string PipelineName(const std::string& prefix, int64_t n) {
   return fmt::format("{}-p{}", prefix, n);
 }
 
-// Every experiment of the fill, by its index.
-Result<std::map<int64_t, std::string>> FindExperiments(kfp::Client& client,
-                                                       const std::string& prefix) {
+// Every object of the fill that `list` pages through and whose display
+// name is "<head><index>", its id by its index.
+template <typename T, typename ListFn>
+Result<std::map<int64_t, std::string>> FindIndexed(ListFn list, const std::string& head,
+                                                   std::string T::*id) {
   std::map<int64_t, std::string> out;
   kfp::ListOptions options;
   options.page_size = kListPage;
   do {
-    auto page = client.ListExperiments(options);
+    auto page = list(options);
     if (!page.ok()) return page.error();
-    for (const auto& e : page->items) {
-      if (auto n = IndexIn(e.display_name, prefix + "-e")) out[*n] = e.experiment_id;
+    for (const T& item : page->items) {
+      if (auto n = IndexIn(item.display_name, head)) out[*n] = item.*id;
     }
     options.page_token = page->next_page_token;
   } while (!options.page_token.empty());
   return out;
 }
 
+Result<std::map<int64_t, std::string>> FindExperiments(kfp::Client& client,
+                                                       const std::string& prefix) {
+  return FindIndexed<kfp::Experiment>(
+      [&](const kfp::ListOptions& o) { return client.ListExperiments(o); }, prefix + "-e",
+      &kfp::Experiment::experiment_id);
+}
+
 Result<std::map<int64_t, std::string>> FindPipelines(kfp::Client& client,
                                                      const std::string& prefix) {
-  std::map<int64_t, std::string> out;
-  kfp::ListOptions options;
-  options.page_size = kListPage;
-  do {
-    auto page = client.ListPipelines(options);
-    if (!page.ok()) return page.error();
-    for (const auto& p : page->items) {
-      if (auto n = IndexIn(p.display_name, prefix + "-p")) out[*n] = p.pipeline_id;
-    }
-    options.page_token = page->next_page_token;
-  } while (!options.page_token.empty());
-  return out;
+  return FindIndexed<kfp::Pipeline>(
+      [&](const kfp::ListOptions& o) { return client.ListPipelines(o); }, prefix + "-p",
+      &kfp::Pipeline::pipeline_id);
 }
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }

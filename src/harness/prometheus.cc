@@ -93,17 +93,15 @@ Result<std::map<std::string, PodUsage>> QueryPodUsage(http::Client& prometheus,
   for (size_t begin = 0; begin < pods.size(); begin += kPodsPerQuery) {
     size_t end = std::min(pods.size(), begin + kPodsPerQuery);
     std::string sel = Selector(pods, begin, end, namespace_);
-    auto cpu = QueryByLabel(
-        prometheus,
-        fmt::format("max by (pod) (max_over_time(container_cpu_usage_seconds_total{}[{}s]))", sel,
-                    window),
-        "pod", to);
+    // Each pod's highest value of `metric` over the window.
+    auto peak = [&](const char* metric) {
+      return QueryByLabel(
+          prometheus, fmt::format("max by (pod) (max_over_time({}{}[{}s]))", metric, sel, window),
+          "pod", to);
+    };
+    auto cpu = peak("container_cpu_usage_seconds_total");
     if (!cpu.ok()) return cpu.error();
-    auto memory = QueryByLabel(
-        prometheus,
-        fmt::format("max by (pod) (max_over_time(container_memory_working_set_bytes{}[{}s]))", sel,
-                    window),
-        "pod", to);
+    auto memory = peak("container_memory_working_set_bytes");
     if (!memory.ok()) return memory.error();
     for (const auto& [pod, v] : *cpu) usage[pod].cpu_seconds = v;
     for (const auto& [pod, v] : *memory) usage[pod].peak_memory_bytes = std::llround(v);

@@ -153,14 +153,7 @@ class DeadlineStream {
         ec = asio::error::eof;
         return 0;
       }
-      if (errno == EINTR) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) {
-        ec = beast::error_code(errno, beast::system_category());
-        return 0;
-      }
-      if (!Wait(POLLIN, ec)) {
-        return 0;
-      }
+      if (!Retry(POLLIN, ec)) return 0;
     }
   }
 
@@ -182,31 +175,18 @@ class DeadlineStream {
       // MSG_NOSIGNAL: a peer that went away is an error here, not a SIGPIPE.
       ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
       if (n >= 0) return static_cast<size_t>(n);
-      if (errno == EINTR) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) {
-        ec = beast::error_code(errno, beast::system_category());
-        return 0;
-      }
-      if (!Wait(POLLOUT, ec)) {
-        return 0;
-      }
+      if (!Retry(POLLOUT, ec)) return 0;
     }
   }
 
   // The throwing overloads complete the stream concepts; kfpbench never calls them.
   template <typename MutableBufferSequence>
   size_t read_some(const MutableBufferSequence& buffers) {
-    beast::error_code ec;
-    size_t n = read_some(buffers, ec);
-    if (ec) BOOST_THROW_EXCEPTION(beast::system_error(ec));
-    return n;
+    return OrThrow([&](beast::error_code& ec) { return read_some(buffers, ec); });
   }
   template <typename ConstBufferSequence>
   size_t write_some(const ConstBufferSequence& buffers) {
-    beast::error_code ec;
-    size_t n = write_some(buffers, ec);
-    if (ec) BOOST_THROW_EXCEPTION(beast::system_error(ec));
-    return n;
+    return OrThrow([&](beast::error_code& ec) { return write_some(buffers, ec); });
   }
 
   size_t bytes_read() const { return bytes_read_; }
@@ -214,6 +194,25 @@ class DeadlineStream {
   bool cancelled() const { return cancelled_; }
 
  private:
+  template <typename Call>
+  static size_t OrThrow(Call call) {
+    beast::error_code ec;
+    size_t n = call(ec);
+    if (ec) BOOST_THROW_EXCEPTION(beast::system_error(ec));
+    return n;
+  }
+
+  // After a recv or send that failed: whether to call it again, as it was
+  // interrupted or the socket is now ready for `events`; `ec` set when not.
+  bool Retry(short events, beast::error_code& ec) {
+    if (errno == EINTR) return true;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      ec = beast::error_code(errno, beast::system_category());
+      return false;
+    }
+    return Wait(events, ec);
+  }
+
   bool Wait(short events, beast::error_code& ec) {
     if (WaitReady(fd_, events, deadline_, ec, cancel_)) return true;
     timed_out_ = ec == asio::error::timed_out;
@@ -278,28 +277,6 @@ Result<std::unique_ptr<asio::ssl::context>> MakeTlsContext(const ClientOptions& 
     return Error{"cannot load the system's trusted certificates: " + ec.message()};
   }
   return ctx;
-}
-
-std::optional<bhttp::verb> ToVerb(Method m) {
-  switch (m) {
-    case Method::kGet:
-      return bhttp::verb::get;
-    case Method::kPost:
-      return bhttp::verb::post;
-    case Method::kPut:
-      return bhttp::verb::put;
-    case Method::kPatch:
-      return bhttp::verb::patch;
-    case Method::kDelete:
-      return bhttp::verb::delete_;
-    case Method::kHead:
-      return bhttp::verb::head;
-    case Method::kOptions:
-      return bhttp::verb::options;
-    case Method::kOther:
-      break;
-  }
-  return std::nullopt;
 }
 
 // Replaces every header named in `headers` (keeping several values of one name).

@@ -2,30 +2,18 @@
 
 #include <algorithm>
 
+#include "util/enum_names.h"
 #include "util/strings.h"
 
 namespace kfpbench::http {
-std::string_view MethodName(Method m) {
-  switch (m) {
-    case Method::kGet:
-      return "GET";
-    case Method::kPost:
-      return "POST";
-    case Method::kPut:
-      return "PUT";
-    case Method::kPatch:
-      return "PATCH";
-    case Method::kDelete:
-      return "DELETE";
-    case Method::kHead:
-      return "HEAD";
-    case Method::kOptions:
-      return "OPTIONS";
-    case Method::kOther:
-      break;
-  }
-  return "OTHER";
-}
+namespace {
+constexpr EnumName<Method> kMethodNames[] = {
+    {Method::kGet, "GET"},        {Method::kPost, "POST"},     {Method::kPut, "PUT"},
+    {Method::kPatch, "PATCH"},    {Method::kDelete, "DELETE"}, {Method::kHead, "HEAD"},
+    {Method::kOptions, "OPTIONS"}};
+}  // namespace
+
+std::string_view MethodName(Method m) { return NameIn(kMethodNames, m, "OTHER"); }
 
 void Headers::Set(std::string name, std::string value) {
   std::erase_if(entries_, [&](const auto& e) { return AsciiIEquals(e.first, name); });

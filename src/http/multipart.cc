@@ -90,19 +90,7 @@ std::string DecodeExtValue(const std::string& v) {
 // Quoted-string escaping as browsers do it for form field names: quotes and
 // line breaks would end the header, so they are percent-encoded.
 std::string EscapeQuoted(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"') {
-      out += "%22";
-    } else if (c == '\r') {
-      out += "%0D";
-    } else if (c == '\n') {
-      out += "%0A";
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
+  return ReplaceChars(s, {{'"', "%22"}, {'\r', "%0D"}, {'\n', "%0A"}});
 }
 
 std::string RandomBoundary() {

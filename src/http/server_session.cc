@@ -34,27 +34,6 @@ constexpr auto kLingerTime = std::chrono::seconds(1);
 constexpr size_t kLingerBytes = 64 * 1024 * 1024;
 constexpr size_t kDrainChunk = 64 * 1024;
 
-Method FromVerb(bhttp::verb v) {
-  switch (v) {
-    case bhttp::verb::get:
-      return Method::kGet;
-    case bhttp::verb::post:
-      return Method::kPost;
-    case bhttp::verb::put:
-      return Method::kPut;
-    case bhttp::verb::patch:
-      return Method::kPatch;
-    case bhttp::verb::delete_:
-      return Method::kDelete;
-    case bhttp::verb::head:
-      return Method::kHead;
-    case bhttp::verb::options:
-      return Method::kOptions;
-    default:
-      return Method::kOther;
-  }
-}
-
 // One connection; `Stream` is tcp::socket, or TlsSocket on a TLS server.
 template <typename Stream>
 class Session : public SessionBase, public std::enable_shared_from_this<Session<Stream>> {

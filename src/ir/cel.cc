@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cmath>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -228,15 +229,7 @@ class Parser {
     if (c == '[') {
       ++pos_;
       std::vector<NodePtr> items;
-      if (!Eat("]")) {
-        while (true) {
-          auto item = ParseOr();
-          if (!item.ok()) return item;
-          items.push_back(*item);
-          if (Eat("]")) break;
-          if (!Eat(",")) return Fail("expected ',' or ']'");
-        }
-      }
+      if (auto bad = ParseItems(']', items)) return *bad;
       return Make(CelNode::Kind::kList, "", std::move(items));
     }
     if (c == '\'' || c == '"') return ParseString();
@@ -255,19 +248,25 @@ class Parser {
       for (auto f : kFunctions) known = known || f == ident;
       if (!known) return Fail("unsupported function '" + ident + "'");
       std::vector<NodePtr> args;
-      if (!Eat(")")) {
-        while (true) {
-          auto arg = ParseOr();
-          if (!arg.ok()) return arg;
-          args.push_back(*arg);
-          if (Eat(")")) break;
-          if (!Eat(",")) return Fail("expected ',' or ')'");
-        }
-      }
+      if (auto bad = ParseItems(')', args)) return *bad;
       if (args.size() != 1) return Fail(ident + "() takes one argument");
       return Make(CelNode::Kind::kCall, ident, std::move(args));
     }
     return Make(CelNode::Kind::kIdent, ident, {});
+  }
+
+  // Expressions separated by commas up to `close` (the opening bracket read),
+  // into `items`; the error when they do not parse.
+  std::optional<Result<NodePtr>> ParseItems(char close, std::vector<NodePtr>& items) {
+    const std::string end(1, close);
+    if (Eat(end)) return std::nullopt;
+    while (true) {
+      auto item = ParseOr();
+      if (!item.ok()) return item;
+      items.push_back(*item);
+      if (Eat(end)) return std::nullopt;
+      if (!Eat(",")) return Fail(fmt::format("expected ',' or '{}'", close));
+    }
   }
 
   Result<NodePtr> ParseString() {

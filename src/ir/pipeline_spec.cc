@@ -13,6 +13,7 @@
 #include "ir/pipeline_spec_check.h"
 #include "ir/spec_fields.h"
 #include "ir/task_spec.h"
+#include "util/enum_names.h"
 #include "util/files.h"
 
 namespace kfpbench::ir {
@@ -265,35 +266,24 @@ class SpecParser {
 
 }  // namespace
 
+namespace {
+constexpr EnumName<ParameterType> kParameterTypeNames[] = {
+    {ParameterType::kUnspecified, "PARAMETER_TYPE_ENUM_UNSPECIFIED"},
+    {ParameterType::kString, "STRING"},
+    {ParameterType::kNumberInteger, "NUMBER_INTEGER"},
+    {ParameterType::kNumberDouble, "NUMBER_DOUBLE"},
+    {ParameterType::kBoolean, "BOOLEAN"},
+    {ParameterType::kList, "LIST"},
+    {ParameterType::kStruct, "STRUCT"},
+    {ParameterType::kTaskFinalStatus, "TASK_FINAL_STATUS"}};
+}  // namespace
+
 std::string_view ParameterTypeName(ParameterType t) {
-  switch (t) {
-    case ParameterType::kUnspecified:
-      return "PARAMETER_TYPE_ENUM_UNSPECIFIED";
-    case ParameterType::kString:
-      return "STRING";
-    case ParameterType::kNumberInteger:
-      return "NUMBER_INTEGER";
-    case ParameterType::kNumberDouble:
-      return "NUMBER_DOUBLE";
-    case ParameterType::kBoolean:
-      return "BOOLEAN";
-    case ParameterType::kList:
-      return "LIST";
-    case ParameterType::kStruct:
-      return "STRUCT";
-    case ParameterType::kTaskFinalStatus:
-      return "TASK_FINAL_STATUS";
-  }
-  return "PARAMETER_TYPE_ENUM_UNSPECIFIED";
+  return NameIn(kParameterTypeNames, t, "PARAMETER_TYPE_ENUM_UNSPECIFIED");
 }
 
 std::optional<ParameterType> ParseParameterType(std::string_view name) {
-  for (auto t : {ParameterType::kUnspecified, ParameterType::kString, ParameterType::kNumberInteger,
-                 ParameterType::kNumberDouble, ParameterType::kBoolean, ParameterType::kList,
-                 ParameterType::kStruct, ParameterType::kTaskFinalStatus}) {
-    if (ParameterTypeName(t) == name) return t;
-  }
-  return std::nullopt;
+  return ValueIn(kParameterTypeNames, name);
 }
 
 const ComponentSpec* PipelineSpec::FindComponent(std::string_view name) const {

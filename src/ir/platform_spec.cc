@@ -48,6 +48,54 @@ Result<std::vector<SelectorRequirement>> ParseRequirements(const json& list,
   return out;
 }
 
+// Each item of the list `name` in `config` (none when absent or null),
+// which must be a mapping, given to `fn(item, its path)` until one fails.
+template <typename Fn>
+Status ForEachMapping(const json& config, const char* name, const std::string& path, Fn fn) {
+  auto list = config.find(name);
+  if (list == config.end() || list->is_null()) return Ok();
+  if (!list->is_array()) return At(path + "." + name, "expected a list");
+  for (size_t i = 0; i < list->size(); ++i) {
+    std::string p = fmt::format("{}.{}[{}]", path, name, i);
+    const json& item = (*list)[i];
+    if (!item.is_object()) return At(p, "expected a mapping");
+    if (Status s = fn(item, p); !s.ok()) return s;
+  }
+  return Ok();
+}
+
+Status ParseToleration(const json& t, const std::string& p, NodeScheduling& out) {
+  if (t.contains("tolerationJson")) return Ok();  // from a task input: not applied
+  Toleration tol;
+  for (auto [key, dst] : {std::pair<const char*, std::string*>{"key", &tol.key},
+                          {"operator", &tol.op},
+                          {"value", &tol.value},
+                          {"effect", &tol.effect}}) {
+    auto v = OptString(t, key, p);
+    if (!v.ok()) return v.error();
+    if (!v->empty()) *dst = *v;
+  }
+  if (tol.op != "Equal" && tol.op != "Exists") {
+    return At(p + ".operator", "'" + tol.op + "' is not Equal or Exists");
+  }
+  out.tolerations.push_back(std::move(tol));
+  return Ok();
+}
+
+// A required node affinity term; a preferred one (with a weight) is skipped.
+Status ParseAffinityTerm(const json& term, const std::string& p, NodeScheduling& out) {
+  if (term.contains("weight")) return Ok();
+  auto reqs = ParseRequirements(term.value("matchExpressions", json()), p + ".matchExpressions");
+  if (!reqs.ok()) return reqs.error();
+  auto fields = ParseRequirements(term.value("matchFields", json()), p + ".matchFields");
+  if (!fields.ok()) return fields.error();
+  // Nodes have one field, metadata.name; a requirement on it is one on the name.
+  for (auto& f : *fields) f.key = "metadata.name";
+  reqs->insert(reqs->end(), fields->begin(), fields->end());
+  if (!reqs->empty()) out.required_terms.push_back(std::move(*reqs));
+  return Ok();
+}
+
 // One executor's scheduling fields in kfp-kubernetes' KubernetesExecutorConfig.
 Status ParseScheduling(const json& config, const std::string& path, NodeScheduling& out) {
   if (auto sel = config.find("nodeSelector"); sel != config.end() && sel->is_object()) {
@@ -59,47 +107,13 @@ Status ParseScheduling(const json& config, const std::string& path, NodeScheduli
       }
     }
   }
-  if (auto tols = config.find("tolerations"); tols != config.end() && !tols->is_null()) {
-    if (!tols->is_array()) return At(path + ".tolerations", "expected a list");
-    for (size_t i = 0; i < tols->size(); ++i) {
-      std::string p = fmt::format("{}.tolerations[{}]", path, i);
-      const json& t = (*tols)[i];
-      if (!t.is_object()) return At(p, "expected a mapping");
-      if (t.contains("tolerationJson")) continue;  // from a task input: not applied
-      Toleration tol;
-      for (auto [key, dst] : {std::pair<const char*, std::string*>{"key", &tol.key},
-                              {"operator", &tol.op},
-                              {"value", &tol.value},
-                              {"effect", &tol.effect}}) {
-        auto v = OptString(t, key, p);
-        if (!v.ok()) return v.error();
-        if (!v->empty()) *dst = *v;
-      }
-      if (tol.op != "Equal" && tol.op != "Exists") {
-        return At(p + ".operator", "'" + tol.op + "' is not Equal or Exists");
-      }
-      out.tolerations.push_back(std::move(tol));
-    }
-  }
-  if (auto terms = config.find("nodeAffinity"); terms != config.end() && !terms->is_null()) {
-    if (!terms->is_array()) return At(path + ".nodeAffinity", "expected a list");
-    for (size_t i = 0; i < terms->size(); ++i) {
-      std::string p = fmt::format("{}.nodeAffinity[{}]", path, i);
-      const json& term = (*terms)[i];
-      if (!term.is_object()) return At(p, "expected a mapping");
-      if (term.contains("weight")) continue;  // preferred, not required
-      auto reqs =
-          ParseRequirements(term.value("matchExpressions", json()), p + ".matchExpressions");
-      if (!reqs.ok()) return reqs.error();
-      auto fields = ParseRequirements(term.value("matchFields", json()), p + ".matchFields");
-      if (!fields.ok()) return fields.error();
-      // Nodes have one field, metadata.name; a requirement on it is one on the name.
-      for (auto& f : *fields) f.key = "metadata.name";
-      reqs->insert(reqs->end(), fields->begin(), fields->end());
-      if (!reqs->empty()) out.required_terms.push_back(std::move(*reqs));
-    }
-  }
-  return Ok();
+  Status tolerations = ForEachMapping(
+      config, "tolerations", path,
+      [&](const json& t, const std::string& p) { return ParseToleration(t, p, out); });
+  if (!tolerations.ok()) return tolerations;
+  return ForEachMapping(config, "nodeAffinity", path, [&](const json& term, const std::string& p) {
+    return ParseAffinityTerm(term, p, out);
+  });
 }
 
 }  // namespace

@@ -30,6 +30,16 @@ Status ParseTaskOutput(const json& ref, const std::string& path, const char* key
   return Ok();
 }
 
+// A parameter's or artifact's binding to an input of the component itself.
+template <typename Binding>
+Status BindComponentInput(const json& def, const char* key, const std::string& path, Binding& out) {
+  out.kind = Binding::Kind::kComponentInput;
+  auto name = ReqString(def, key, path);
+  if (!name.ok()) return name.error();
+  out.component_input = *name;
+  return Ok();
+}
+
 Status ParseParameterBinding(const json& def, const std::string& path, ParameterBinding& out) {
   if (!def.is_object()) return At(path, "expected a mapping");
   auto selector = OptString(def, "parameterExpressionSelector", path);
@@ -39,12 +49,8 @@ Status ParseParameterBinding(const json& def, const std::string& path, Parameter
     auto cel = ParseCel(out.expression_selector);
     if (!cel.ok()) return At(Join(path, "parameterExpressionSelector"), cel.error().message);
   }
-  if (auto it = def.find("componentInputParameter"); it != def.end()) {
-    out.kind = ParameterBinding::Kind::kComponentInput;
-    auto name = ReqString(def, "componentInputParameter", path);
-    if (!name.ok()) return name.error();
-    out.component_input = *name;
-    return Ok();
+  if (def.contains("componentInputParameter")) {
+    return BindComponentInput(def, "componentInputParameter", path, out);
   }
   if (auto it = def.find("runtimeValue"); it != def.end()) {
     out.kind = ParameterBinding::Kind::kConstant;
@@ -83,11 +89,7 @@ Status ParseParameterBinding(const json& def, const std::string& path, Parameter
 Status ParseArtifactBinding(const json& def, const std::string& path, ArtifactBinding& out) {
   if (!def.is_object()) return At(path, "expected a mapping");
   if (def.contains("componentInputArtifact")) {
-    out.kind = ArtifactBinding::Kind::kComponentInput;
-    auto name = ReqString(def, "componentInputArtifact", path);
-    if (!name.ok()) return name.error();
-    out.component_input = *name;
-    return Ok();
+    return BindComponentInput(def, "componentInputArtifact", path, out);
   }
   if (auto it = def.find("taskOutputArtifact"); it != def.end()) {
     out.kind = ArtifactBinding::Kind::kTaskOutput;
@@ -162,35 +164,33 @@ Status ParseIterator(const json& task, const char* kind, const std::string& path
   return Ok();
 }
 
+// Each entry of the object `name` in `parent`, when there is one, read by
+// `parse` into `out` under its key.
+template <typename Parse, typename Map>
+Status ParseEntries(const json& parent, const char* name, const std::string& path, Parse parse,
+                    Map& out) {
+  auto object = OptObject(parent, name, path);
+  if (!object.ok()) return object.error();
+  if (*object == nullptr) return Ok();
+  for (const auto& [key, def] : (*object)->items()) {
+    typename Map::mapped_type binding;
+    if (auto s = parse(def, Join(Join(path, name), key), binding); !s) return s;
+    out.emplace(key, std::move(binding));
+  }
+  return Ok();
+}
+
 // inputs.parameters and inputs.artifacts: where each input comes from.
 Status ParseInputs(const json& def, const std::string& path, TaskSpec& out) {
   auto inputs = OptObject(def, "inputs", path);
   if (!inputs.ok()) return inputs.error();
   if (*inputs == nullptr) return Ok();
   std::string ipath = Join(path, "inputs");
-  auto params = OptObject(**inputs, "parameters", ipath);
-  if (!params.ok()) return params.error();
-  if (*params != nullptr) {
-    for (const auto& [pname, pdef] : (*params)->items()) {
-      ParameterBinding b;
-      if (auto s = ParseParameterBinding(pdef, Join(Join(ipath, "parameters"), pname), b); !s) {
-        return s;
-      }
-      out.parameters.emplace(pname, std::move(b));
-    }
+  if (auto s = ParseEntries(**inputs, "parameters", ipath, ParseParameterBinding, out.parameters);
+      !s) {
+    return s;
   }
-  auto arts = OptObject(**inputs, "artifacts", ipath);
-  if (!arts.ok()) return arts.error();
-  if (*arts != nullptr) {
-    for (const auto& [aname, adef] : (*arts)->items()) {
-      ArtifactBinding b;
-      if (auto s = ParseArtifactBinding(adef, Join(Join(ipath, "artifacts"), aname), b); !s) {
-        return s;
-      }
-      out.artifacts.emplace(aname, std::move(b));
-    }
-  }
-  return Ok();
+  return ParseEntries(**inputs, "artifacts", ipath, ParseArtifactBinding, out.artifacts);
 }
 
 // triggerPolicy: the CEL condition (parsed now, so that a bad one is an

@@ -32,9 +32,10 @@ Result<Page<T>> ReadPage(const json& j, const char* key, Parse parse) {
 
 // v1beta1's lean path: the full page, reduced to what the lean path keeps.
 template <typename T, typename Id>
-IdPage IdsOf(const Page<T>& page, Id id) {
-  IdPage out{{}, page.total_size, page.next_page_token};
-  for (const auto& item : page.items) out.ids.push_back(item.*id);
+Result<IdPage> IdsOf(const Result<Page<T>>& page, Id id) {
+  if (!page.ok()) return page.error();
+  IdPage out{{}, page->total_size, page->next_page_token};
+  for (const auto& item : page->items) out.ids.push_back(item.*id);
   return out;
 }
 
@@ -401,11 +402,7 @@ Status Client::DeleteRun(const std::string& run_id) {
 }
 
 Result<IdPage> Client::ListPipelineIds(const ListOptions& options) {
-  if (v1()) {
-    auto page = ListPipelines(options);
-    if (!page.ok()) return page.error();
-    return IdsOf(*page, &Pipeline::pipeline_id);
-  }
+  if (v1()) return IdsOf(ListPipelines(options), &Pipeline::pipeline_id);
   return ListIds("ListPipelines", Path("/pipelines") + ListQuery(options), "pipelines",
                  "pipeline_id");
 }
@@ -413,9 +410,7 @@ Result<IdPage> Client::ListPipelineIds(const ListOptions& options) {
 Result<IdPage> Client::ListPipelineVersionIds(const std::string& pipeline_id,
                                               const ListOptions& options) {
   if (v1()) {
-    auto page = ListPipelineVersions(pipeline_id, options);
-    if (!page.ok()) return page.error();
-    return IdsOf(*page, &PipelineVersion::pipeline_version_id);
+    return IdsOf(ListPipelineVersions(pipeline_id, options), &PipelineVersion::pipeline_version_id);
   }
   return ListIds(
       "ListPipelineVersions",
@@ -424,21 +419,13 @@ Result<IdPage> Client::ListPipelineVersionIds(const std::string& pipeline_id,
 }
 
 Result<IdPage> Client::ListExperimentIds(const ListOptions& options) {
-  if (v1()) {
-    auto page = ListExperiments(options);
-    if (!page.ok()) return page.error();
-    return IdsOf(*page, &Experiment::experiment_id);
-  }
+  if (v1()) return IdsOf(ListExperiments(options), &Experiment::experiment_id);
   return ListIds("ListExperiments", Path("/experiments") + ListQuery(options), "experiments",
                  "experiment_id");
 }
 
 Result<IdPage> Client::ListRunIds(const ListOptions& options) {
-  if (v1()) {
-    auto page = ListRuns(options);
-    if (!page.ok()) return page.error();
-    return IdsOf(*page, &Run::run_id);
-  }
+  if (v1()) return IdsOf(ListRuns(options), &Run::run_id);
   return ListIds("ListRuns", Path("/runs") + ListQuery(options), "runs", "run_id");
 }
 

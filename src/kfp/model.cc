@@ -13,22 +13,12 @@ using nlohmann::json;
 
 bool IsSet(WallTime t) { return t.time_since_epoch().count() != 0; }
 
-// The enums of KFP's v2beta1 protos, by number (nullptr: a number not used).
-constexpr std::initializer_list<const char*> kRuntimeStates = {"RUNTIME_STATE_UNSPECIFIED",
-                                                               "PENDING",
-                                                               "RUNNING",
-                                                               "SUCCEEDED",
-                                                               "SKIPPED",
-                                                               "FAILED",
-                                                               "CANCELING",
-                                                               "CANCELED",
-                                                               "PAUSED"};
-constexpr std::initializer_list<const char*> kStorageStates = {"STORAGE_STATE_UNSPECIFIED",
-                                                               "AVAILABLE", "ARCHIVED"};
-constexpr std::initializer_list<const char*> kModes = {"MODE_UNSPECIFIED", "ENABLE", "DISABLE"};
+// The enums of KFP's v2beta1 protos, by number ("": a number not used).
+constexpr std::string_view kStorageStates[] = {"STORAGE_STATE_UNSPECIFIED", "AVAILABLE",
+                                               "ARCHIVED"};
+constexpr std::string_view kModes[] = {"MODE_UNSPECIFIED", "ENABLE", "DISABLE"};
 // RecurringRun.Status: DISABLED is 3, not 2.
-constexpr std::initializer_list<const char*> kRecurringStatuses = {"STATUS_UNSPECIFIED", "ENABLED",
-                                                                   nullptr, "DISABLED"};
+constexpr std::string_view kRecurringStatuses[] = {"STATUS_UNSPECIFIED", "ENABLED", "", "DISABLED"};
 
 // One field of a resource's proto-JSON form: its proto name, how its value
 // is written (proto-JSON omits default values) and how it is read. Each
@@ -96,15 +86,15 @@ struct TimeIfSet {
 
 // A proto enum kept as its name; the zero value reads as absent, as protojson
 // leaves the field unset.
-template <const std::initializer_list<const char*>* Names>
+template <const auto& Names>
 struct EnumName {
   static void Put(json& j, const char* name, const std::string& v, bool response) {
     Text::Put(j, name, v, response);
   }
   static void Read(JsonReader& r, const char* name, std::string& v) {
     std::string text;
-    r.Enum(name, text, *Names);
-    if (!text.empty() && text != *Names->begin()) v = text;
+    r.Enum(name, text, Names);
+    if (!text.empty() && text != Names[0]) v = text;
   }
 };
 
@@ -114,7 +104,7 @@ struct State {
   }
   static void Read(JsonReader& r, const char* name, RuntimeState& s) {
     std::string text;
-    EnumName<&kRuntimeStates>::Read(r, name, text);
+    EnumName<kRuntimeStateNames>::Read(r, name, text);
     if (text.empty()) return;
     if (auto parsed = ParseRuntimeState(text)) {
       s = *parsed;
@@ -370,7 +360,7 @@ constexpr Field<Experiment> kExperimentFields[] = {
     F<Experiment, &Experiment::description>("description"),
     F<Experiment, &Experiment::created_at>("created_at"),
     F<Experiment, &Experiment::namespace_>("namespace"),
-    F<Experiment, &Experiment::storage_state, EnumName<&kStorageStates>>("storage_state"),
+    F<Experiment, &Experiment::storage_state, EnumName<kStorageStates>>("storage_state"),
     F<Experiment, &Experiment::last_run_created_at>("last_run_created_at"),
 };
 
@@ -383,7 +373,7 @@ constexpr Field<Run> kRunFields[] = {
     F<Run, &Run::experiment_id>("experiment_id"),
     F<Run, &Run::run_id>("run_id"),
     F<Run, &Run::display_name>("display_name"),
-    F<Run, &Run::storage_state, EnumName<&kStorageStates>>("storage_state"),
+    F<Run, &Run::storage_state, EnumName<kStorageStates>>("storage_state"),
     F<Run, &Run::description>("description"),
     Inline<Run, kSourceFields>(),
     F<Run, &Run::service_account>("service_account"),
@@ -422,10 +412,10 @@ constexpr Field<RecurringRun> kRecurringRunFields[] = {
     F<RecurringRun, &RecurringRun::service_account>("service_account"),
     F<RecurringRun, &RecurringRun::max_concurrency>("max_concurrency"),
     Nested<RecurringRun, kTriggerFields>("trigger"),
-    F<RecurringRun, &RecurringRun::mode, EnumName<&kModes>>("mode"),
+    F<RecurringRun, &RecurringRun::mode, EnumName<kModes>>("mode"),
     F<RecurringRun, &RecurringRun::created_at>("created_at"),
     F<RecurringRun, &RecurringRun::updated_at>("updated_at"),
-    F<RecurringRun, &RecurringRun::status, EnumName<&kRecurringStatuses>>("status"),
+    F<RecurringRun, &RecurringRun::status, EnumName<kRecurringStatuses>>("status"),
     F<RecurringRun, &RecurringRun::error>("error"),
     F<RecurringRun, &RecurringRun::no_catchup>("no_catchup"),
     F<RecurringRun, &RecurringRun::namespace_>("namespace"),

@@ -1,6 +1,7 @@
 // KFP's RuntimeState, shared by the API model, the engine and the harness.
 #pragma once
 
+#include <iterator>
 #include <optional>
 #include <string_view>
 
@@ -18,36 +19,27 @@ enum class RuntimeState {
   kPaused,
 };
 
-// The v2beta1 enum names: "PENDING", "SUCCEEDED", "RUNTIME_STATE_UNSPECIFIED"...
+// The v2beta1 enum names by number, which is RuntimeState's order.
+inline constexpr std::string_view kRuntimeStateNames[] = {"RUNTIME_STATE_UNSPECIFIED",
+                                                          "PENDING",
+                                                          "RUNNING",
+                                                          "SUCCEEDED",
+                                                          "SKIPPED",
+                                                          "FAILED",
+                                                          "CANCELING",
+                                                          "CANCELED",
+                                                          "PAUSED"};
+
+// "PENDING", "SUCCEEDED", "RUNTIME_STATE_UNSPECIFIED"...
 constexpr std::string_view RuntimeStateName(RuntimeState s) {
-  switch (s) {
-    case RuntimeState::kUnspecified:
-      return "RUNTIME_STATE_UNSPECIFIED";
-    case RuntimeState::kPending:
-      return "PENDING";
-    case RuntimeState::kRunning:
-      return "RUNNING";
-    case RuntimeState::kSucceeded:
-      return "SUCCEEDED";
-    case RuntimeState::kSkipped:
-      return "SKIPPED";
-    case RuntimeState::kFailed:
-      return "FAILED";
-    case RuntimeState::kCanceling:
-      return "CANCELING";
-    case RuntimeState::kCanceled:
-      return "CANCELED";
-    case RuntimeState::kPaused:
-      return "PAUSED";
-  }
-  return "RUNTIME_STATE_UNSPECIFIED";
+  auto number = static_cast<size_t>(s);
+  return number < std::size(kRuntimeStateNames) ? kRuntimeStateNames[number]
+                                                : kRuntimeStateNames[0];
 }
 
-inline std::optional<RuntimeState> ParseRuntimeState(std::string_view name) {
-  for (auto s : {RuntimeState::kUnspecified, RuntimeState::kPending, RuntimeState::kRunning,
-                 RuntimeState::kSucceeded, RuntimeState::kSkipped, RuntimeState::kFailed,
-                 RuntimeState::kCanceling, RuntimeState::kCanceled, RuntimeState::kPaused}) {
-    if (RuntimeStateName(s) == name) return s;
+constexpr std::optional<RuntimeState> ParseRuntimeState(std::string_view name) {
+  for (size_t number = 0; number < std::size(kRuntimeStateNames); ++number) {
+    if (kRuntimeStateNames[number] == name) return static_cast<RuntimeState>(number);
   }
   return std::nullopt;
 }

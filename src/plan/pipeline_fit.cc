@@ -6,6 +6,16 @@
 
 namespace kfpbench::plan {
 
+std::map<std::string, int> TaskLevels(const ir::DagSpec& dag) {
+  std::map<std::string, int> level;
+  for (const auto& name : dag.topo_order) {
+    int l = 0;
+    for (const auto& dep : dag.tasks.at(name).dependent_tasks) l = std::max(l, level[dep] + 1);
+    level[name] = l;
+  }
+  return level;
+}
+
 std::optional<PipelineFit> PipelinesPerNode(const ir::PipelineSpec& spec,
                                             const ProfileReport& report) {
   if (!report.options.node || !spec.root.dag) return std::nullopt;
@@ -13,12 +23,7 @@ std::optional<PipelineFit> PipelinesPerNode(const ir::PipelineSpec& spec,
   const ir::DagSpec& dag = *spec.root.dag;
   std::map<std::string, const StepProfile*> by_step;
   for (const auto& s : report.steps) by_step.emplace(s.step, &s);
-  std::map<std::string, int> depth;
-  for (const auto& name : dag.topo_order) {
-    int d = 0;
-    for (const auto& dep : dag.tasks.at(name).dependent_tasks) d = std::max(d, depth[dep] + 1);
-    depth[name] = d;
-  }
+  std::map<std::string, int> depth = TaskLevels(dag);
   std::map<int, PipelineFit> levels;
   for (const auto& name : dag.topo_order) {
     auto it = by_step.find(name);

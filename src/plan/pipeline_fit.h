@@ -4,12 +4,18 @@
 // says how many of one step fit; this says how many pipelines do.
 #pragma once
 
+#include <map>
 #include <optional>
+#include <string>
 
 #include "ir/pipeline_spec.h"
 #include "plan/profile.h"
 
 namespace kfpbench::plan {
+
+// Each task's level: its longest path from the start, in dependencies (0:
+// none). Tasks at one level run together.
+std::map<std::string, int> TaskLevels(const ir::DagSpec& dag);
 
 // Empty without a node size or when no step of the root DAG was profiled.
 std::optional<PipelineFit> PipelinesPerNode(const ir::PipelineSpec& spec,

@@ -11,9 +11,11 @@
 #include <fmt/format.h>
 
 #include "engine/placement.h"
+#include "plan/pipeline_fit.h"
 #include "sim/budget.h"
 #include "sim/simulator.h"
 #include "sim/step_draw.h"
+#include "util/enum_names.h"
 #include "util/human.h"
 #include "util/percentile.h"
 
@@ -139,17 +141,9 @@ Status Extend(Probe& p, const sim::ClusterSpec& cluster, const sim::WorkloadSpec
 }  // namespace
 
 const char* VerdictName(Verdict v) {
-  switch (v) {
-    case Verdict::kMeets:
-      return "meets";
-    case Verdict::kMisses:
-      return "misses";
-    case Verdict::kUndecided:
-      return "undecided";
-    case Verdict::kNotJudged:
-      break;
-  }
-  return "not judged";
+  constexpr EnumName<Verdict> kNames[] = {
+      {Verdict::kMeets, "meets"}, {Verdict::kMisses, "misses"}, {Verdict::kUndecided, "undecided"}};
+  return NameIn(kNames, v, "not judged").data();  // literals: NUL-terminated
 }
 
 bool IsRandom(const sim::WorkloadSpec& workload) {
@@ -265,14 +259,8 @@ Result<Analytic> Waves(const sim::ClusterSpec& cluster, const sim::WorkloadSpec&
   }
   const ir::PipelineSpec& spec = *workload.pipeline;
   const ir::DagSpec& dag = *spec.root.dag;
-  // Levels by longest path from the start; the widest level is how many
-  // tasks one run has at once.
-  std::map<std::string, int> level;
-  for (const auto& name : dag.topo_order) {
-    int l = 0;
-    for (const auto& dep : dag.tasks.at(name).dependent_tasks) l = std::max(l, level[dep] + 1);
-    level[name] = l;
-  }
+  // The widest level is how many tasks one run has at once.
+  std::map<std::string, int> level = TaskLevels(dag);
   std::map<int, int> per_level;
   engine::Demand largest{1, 1};
   engine::Resources fallback{cluster.default_task_cpu, 0, cluster.default_task_memory, 0};

@@ -77,44 +77,42 @@ void MergeBackPressure(results::BackPressure& into, const results::BackPressure&
   for (const auto& [op, n] : p.by_operation) into.by_operation[op] += n;
 }
 
+// Adds each item of `from` to `into`: merged into the one with the same
+// key, or appended when there is none.
+template <typename T, typename Key, typename MergeFn>
+void MergeByKey(std::vector<T>& into, const std::vector<T>& from, Key T::*key, MergeFn merge) {
+  for (const T& item : from) {
+    auto same =
+        std::find_if(into.begin(), into.end(), [&](const T& o) { return o.*key == item.*key; });
+    if (same == into.end()) {
+      into.push_back(item);
+    } else {
+      merge(*same, item);
+    }
+  }
+}
+
 // Growth is never sharded (ApplyShard refuses it); the same scenario in two
 // parts (repetitions) adds its histograms level by level.
 void MergeGrowth(std::vector<results::GrowthCurve>& into,
                  const std::vector<results::GrowthCurve>& from) {
-  for (const auto& curve : from) {
-    auto same = std::find_if(into.begin(), into.end(),
-                             [&](const auto& o) { return o.scenario == curve.scenario; });
-    if (same == into.end()) {
-      into.push_back(curve);
-      continue;
-    }
-    for (const auto& level : curve.levels) {
-      auto at = std::find_if(same->levels.begin(), same->levels.end(),
-                             [&](const auto& l) { return l.target_runs == level.target_runs; });
-      if (at == same->levels.end()) {
-        same->levels.push_back(level);
-        continue;
-      }
-      for (const auto& [op, h] : level.latency_us) at->latency_us[op].Merge(h);
-      for (const auto& [op, n] : level.errors) at->errors[op] += n;
-    }
-  }
+  MergeByKey(into, from, &results::GrowthCurve::scenario, [](auto& same, const auto& curve) {
+    MergeByKey(same.levels, curve.levels, &results::GrowthLevel::target_runs,
+               [](auto& at, const auto& level) {
+                 for (const auto& [op, h] : level.latency_us) at.latency_us[op].Merge(h);
+                 for (const auto& [op, n] : level.errors) at.errors[op] += n;
+               });
+  });
 }
 
 // Shards of one schedule scenario add up: fires owed and made.
 void MergeSchedules(std::vector<results::ScheduleSummary>& into,
                     const std::vector<results::ScheduleSummary>& from) {
-  for (const auto& s : from) {
-    auto same = std::find_if(into.begin(), into.end(),
-                             [&](const auto& o) { return o.scenario == s.scenario; });
-    if (same == into.end()) {
-      into.push_back(s);
-    } else {
-      same->recurring_runs += s.recurring_runs;
-      same->expected_fires += s.expected_fires;
-      same->observed_fires += s.observed_fires;
-    }
-  }
+  MergeByKey(into, from, &results::ScheduleSummary::scenario, [](auto& same, const auto& s) {
+    same.recurring_runs += s.recurring_runs;
+    same.expected_fires += s.expected_fires;
+    same.observed_fires += s.observed_fires;
+  });
 }
 
 // The merged window: the earliest start and the latest finish set.

@@ -26,6 +26,18 @@ std::string ScenarioName(const results::BenchmarkResults& r) {
   return r.scenario_path.empty() ? std::string("(unnamed)") : r.scenario_path;
 }
 
+// What every notification says: its text (redacted), its event, the
+// scenario, the target and the failures; the caller adds its own fields.
+nlohmann::json Notification(const char* event, const std::string& text,
+                            const results::BenchmarkResults& results, nlohmann::json failures) {
+  return {{"text", Redact(text)},
+          {"event", event},
+          {"scenario", ScenarioName(results)},
+          {"target", SafeUrl(results.target.url)},
+          {"kfpbench_version", results.kfpbench_version},
+          {"failures", std::move(failures)}};
+}
+
 // scheme://host:port, what an error may show of a webhook URL.
 std::string Origin(const http::Url& u) {
   return fmt::format("{}://{}:{}", u.scheme, u.host, u.port);
@@ -53,14 +65,10 @@ std::optional<nlohmann::json> ThresholdNotification(const results::BenchmarkResu
   std::string text = fmt::format(
       ":x: kfpbench: {} of {} threshold(s) failed — scenario {} against {}{}\nresults: {}",
       failures.size(), verdicts.size(), ScenarioName(results), target, lines, results_path);
-  return nlohmann::json{{"text", Redact(text)},
-                        {"event", "thresholds_failed"},
-                        {"scenario", ScenarioName(results)},
-                        {"target", target},
-                        {"kfpbench_version", results.kfpbench_version},
-                        {"results", results_path},
-                        {"partial", results.partial},
-                        {"failures", std::move(failures)}};
+  nlohmann::json out = Notification("thresholds_failed", text, results, std::move(failures));
+  out["results"] = results_path;
+  out["partial"] = results.partial;
+  return out;
 }
 
 std::optional<nlohmann::json> RegressionNotification(const Comparison& comparison,
@@ -90,16 +98,12 @@ std::optional<nlohmann::json> RegressionNotification(const Comparison& compariso
       "{}{}\nbaseline: {}\ncandidate: {}",
       failures.size(), options.min_effect * 100, ScenarioName(candidate), target, lines,
       baseline_path, candidate_path);
-  return nlohmann::json{{"text", Redact(text)},
-                        {"event", "regression"},
-                        {"scenario", ScenarioName(candidate)},
-                        {"target", target},
-                        {"kfpbench_version", candidate.kfpbench_version},
-                        {"baseline", baseline_path},
-                        {"results", candidate_path},
-                        {"alpha", options.alpha},
-                        {"min_effect", options.min_effect},
-                        {"failures", std::move(failures)}};
+  nlohmann::json out = Notification("regression", text, candidate, std::move(failures));
+  out["baseline"] = baseline_path;
+  out["results"] = candidate_path;
+  out["alpha"] = options.alpha;
+  out["min_effect"] = options.min_effect;
+  return out;
 }
 
 Status CheckNotifyUrl(const std::string& url) {

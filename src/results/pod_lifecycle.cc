@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "results/results_fields.h"
 #include "results/results_json.h"
 #include "util/json_reader.h"
 
@@ -32,8 +33,6 @@ std::map<std::string, int64_t> Latencies(const kube::PodTimeline& p) {
   return out;
 }
 
-json Time(const std::optional<WallTime>& t) { return t ? json(FormatRfc3339(*t)) : json(nullptr); }
-
 // The summary every histogram in results.json has, plus the histogram itself
 // (the pod sections are merged from it).
 json Summary(const metrics::Histogram& h) {
@@ -45,78 +44,24 @@ json Summary(const metrics::Histogram& h) {
 json PodJson(const PodRecord& r) {
   const auto& p = r.pod;
   json containers = json::array();
-  for (const auto& c : p.containers) {
-    containers.push_back({{"name", c.name},
-                          {"init", c.init},
-                          {"image", c.image},
-                          {"pull_ms", c.pull ? json(ToMillis(*c.pull)) : json(nullptr)},
-                          {"image_present", c.image_present},
-                          {"pull_failed", c.pull_failed},
-                          {"started_at", Time(c.started)},
-                          {"finished_at", Time(c.finished)},
-                          {"exit_code", c.exit_code ? json(*c.exit_code) : json(nullptr)},
-                          {"restarts", c.restarts},
-                          {"readiness_probe", c.has_readiness_probe}});
-  }
-  return {{"run_id", r.run_id},
-          {"step", r.step},
-          {"pod", p.name},
-          {"uid", p.uid},
-          {"node", p.node},
-          {"phase", p.phase},
-          {"created_at", FormatRfc3339(p.created)},
-          {"scheduled_at", Time(p.scheduled)},
-          {"initialized_at", Time(p.initialized)},
-          {"containers_ready_at", Time(p.containers_ready)},
-          {"ready_at", Time(p.ready)},
-          {"ready_inferred", p.ready_inferred},
-          {"failed_scheduling", p.failed_scheduling},
-          {"events_read", p.events_read},
-          {"latency_ms", Latencies(p)},
-          {"containers", std::move(containers)}};
-}
-
-// A count or code that results.json writes as null when there is none.
-template <typename T>
-void ReadOptionalNumber(JsonReader& r, const char* name, std::optional<T>& out) {
-  if (!r.Has(name)) return;
-  T v{};
-  r.Number(name, v);
-  out = v;
+  for (const auto& c : p.containers) containers.push_back(kContainerFields.Json(c));
+  json out = kPodRecordFields.Json(r);
+  kPodFields.Write(out, p);
+  out["created_at"] = FormatRfc3339(p.created);
+  out["latency_ms"] = Latencies(p);
+  out["containers"] = std::move(containers);
+  return out;
 }
 
 void ReadPod(JsonReader& r, PodRecord& rec) {
   auto& p = rec.pod;
-  r.String("run_id", rec.run_id);
-  r.String("step", rec.step);
-  r.String("pod", p.name);
-  r.String("uid", p.uid);
-  r.String("node", p.node);
-  r.String("phase", p.phase);
+  kPodRecordFields.Read(r, rec);
   r.Require("created_at");
   r.Time("created_at", p.created);
-  r.OptionalTime("scheduled_at", p.scheduled);
-  r.OptionalTime("initialized_at", p.initialized);
-  r.OptionalTime("containers_ready_at", p.containers_ready);
-  r.OptionalTime("ready_at", p.ready);
-  r.Bool("ready_inferred", p.ready_inferred);
-  r.Number("failed_scheduling", p.failed_scheduling);
-  r.Bool("events_read", p.events_read);
+  kPodFields.Read(r, p);
   r.Array("containers", [&](JsonReader& c) {
     kube::ContainerTimeline t;
-    c.String("name", t.name);
-    c.Bool("init", t.init);
-    c.String("image", t.image);
-    std::optional<int64_t> pull_ms;
-    ReadOptionalNumber(c, "pull_ms", pull_ms);
-    if (pull_ms) t.pull = std::chrono::milliseconds(*pull_ms);
-    c.Bool("image_present", t.image_present);
-    c.Bool("pull_failed", t.pull_failed);
-    c.OptionalTime("started_at", t.started);
-    c.OptionalTime("finished_at", t.finished);
-    ReadOptionalNumber(c, "exit_code", t.exit_code);
-    c.Number("restarts", t.restarts);
-    c.Bool("readiness_probe", t.has_readiness_probe);
+    kContainerFields.Read(c, t);
     p.containers.push_back(std::move(t));
   });
 }
@@ -182,20 +127,15 @@ json PodLifecycleToJson(const PodLifecycle& s) {
       auto it = step.ms.find(metric);
       ms[metric] = Summary(it == step.ms.end() ? metrics::Histogram() : it->second);
     }
-    steps[name] = {{"pods", step.pods},
-                   {"image_pulls", step.image_pulls},
-                   {"images_present", step.images_present},
-                   {"pull_failures", step.pull_failures},
-                   {"failed_scheduling", step.failed_scheduling},
-                   {"ready_inferred", step.ready_inferred},
-                   {"latency_ms", std::move(ms)}};
+    steps[name] = kStepFields.Json(step);
+    steps[name]["latency_ms"] = std::move(ms);
   }
   json pods = json::array();
   for (const auto& p : s.pods) pods.push_back(PodJson(p));
   json missing = json::array();
   int not_found = 0, unread = 0;
   for (const auto& m : s.missing) {
-    missing.push_back({{"run_id", m.run_id}, {"step", m.step}, {"pod", m.pod}, {"why", m.why}});
+    missing.push_back(kMissingFields.Json(m));
     (m.why == "not found" ? not_found : unread)++;
   }
   return {{"context", s.context},
@@ -225,12 +165,7 @@ Result<PodLifecycle> PodLifecycleFromJson(const json& j) {
   // report and do not add to them again.
   r.Entries("steps", [&](const std::string& name, JsonReader& sr) {
     StepPodLatency step;
-    sr.Number("pods", step.pods);
-    sr.Number("image_pulls", step.image_pulls);
-    sr.Number("images_present", step.images_present);
-    sr.Number("pull_failures", step.pull_failures);
-    sr.Number("failed_scheduling", step.failed_scheduling);
-    sr.Number("ready_inferred", step.ready_inferred);
+    kStepFields.Read(sr, step);
     sr.Entries("latency_ms", [&](const std::string& metric, JsonReader& summary) {
       summary.Require("histogram");
       summary.Custom("histogram", [&](const json& v) {
@@ -250,10 +185,7 @@ Result<PodLifecycle> PodLifecycleFromJson(const json& j) {
   });
   r.Array("missing_pods", [&](JsonReader& mr) {
     MissingPod mp;
-    mr.String("run_id", mp.run_id);
-    mr.String("step", mp.step);
-    mr.String("pod", mp.pod);
-    mr.String("why", mp.why);
+    kMissingFields.Read(mr, mp);
     s.missing.push_back(std::move(mp));
   });
   if (Status status = r.Finish(); !status.ok()) return status.error();

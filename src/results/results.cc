@@ -1,5 +1,6 @@
 #include "results/results.h"
 
+#include "util/enum_names.h"
 #include "util/secrets.h"
 
 namespace kfpbench::results {
@@ -177,7 +178,7 @@ std::map<std::string, int> BenchmarkResults::RunsByState() const {
 }
 
 namespace {
-constexpr std::pair<StressStopReason, std::string_view> kStressStopNames[] = {
+constexpr EnumName<StressStopReason> kStressStopNames[] = {
     {StressStopReason::kSloBroken, "slo_broken"},
     {StressStopReason::kRunTimeReached, "runtime_reached"},
     {StressStopReason::kMaxRateReached, "max_rate_reached"},
@@ -186,17 +187,11 @@ constexpr std::pair<StressStopReason, std::string_view> kStressStopNames[] = {
 }  // namespace
 
 std::string_view StressStopReasonName(StressStopReason reason) {
-  for (const auto& [r, name] : kStressStopNames) {
-    if (r == reason) return name;
-  }
-  return "unknown";
+  return NameIn(kStressStopNames, reason, "unknown");
 }
 
 std::optional<StressStopReason> ParseStressStopReason(std::string_view name) {
-  for (const auto& [r, n] : kStressStopNames) {
-    if (n == name) return r;
-  }
-  return std::nullopt;
+  return ValueIn(kStressStopNames, name);
 }
 
 uint64_t ObserverSummary::Calls() const {

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "results/results_fields.h"
 #include "util/files.h"
 #include "util/json_reader.h"
 
@@ -15,25 +16,6 @@ using nlohmann::json;
 
 Error At(const std::string& path, const std::string& why) {
   return Error{path.empty() ? why : path + ": " + why};
-}
-
-// A run's or task's state by its name; "" is unspecified.
-void ReadState(JsonReader& r, const char* name, RuntimeState& out) {
-  std::string text;
-  r.String(name, text);
-  if (text.empty()) return;
-  auto s = ParseRuntimeState(text);
-  if (!s) return r.Fail(name, fmt::format("unknown state '{}'", text));
-  out = *s;
-}
-
-void ReadHistogram(JsonReader& r, const char* name, metrics::Histogram& out) {
-  r.Custom(name, [&](const json& v) {
-    auto h = metrics::Histogram::FromJson(v);
-    if (!h.ok()) return h.error().message;
-    out = std::move(*h);
-    return std::string();
-  });
 }
 
 // {"<key>": count}; `key` turns a key into the map's key (false: refused).
@@ -59,7 +41,7 @@ bool KeyAsGiven(const std::string& text, std::string& key) {
 
 void ReadOperation(JsonReader& r, metrics::OperationStats& op) {
   r.Require("histogram");
-  ReadHistogram(r, "histogram", op.latency_us);
+  ReadValue(r, "histogram", op.latency_us);
   r.Require("errors");
   r.Number("errors", op.errors);
   ReadCounts(
@@ -73,15 +55,7 @@ void ReadOperation(JsonReader& r, metrics::OperationStats& op) {
   ReadCounts(r, "error_messages", op.error_messages, KeyAsGiven, "must map a message to a count");
   r.Array("timeseries", [&](JsonReader& w) {
     metrics::Window win;
-    w.Require("t");
-    w.Number("t", win.second);
-    w.Require("count");
-    w.Number("count", win.count);
-    w.Number("errors", win.errors);
-    w.Number("p50_us", win.p50_us);
-    w.Number("p95_us", win.p95_us);
-    w.Number("p99_us", win.p99_us);
-    w.Number("max_us", win.max_us);
+    kWindowFields.Read(w, win);
     op.windows.push_back(win);
   });
 }
@@ -131,26 +105,12 @@ void ReadUsage(const json& t, TaskTiming& task) {
 }
 
 void ReadRun(JsonReader& r, RunRecord& rec) {
-  r.Number("scenario", rec.scenario);
-  r.String("run_id", rec.run_id);
-  ReadState(r, "state", rec.state);
-  r.String("error", rec.error);
-  r.TimeOrEmpty("intended_at", rec.intended);
-  r.String("recurring_run_id", rec.recurring_run_id);
-  r.TimeOrEmpty("scheduled_at", rec.scheduled);
-  r.TimeOrEmpty("submitted_at", rec.submitted);
-  r.TimeOrEmpty("created_at", rec.created);
-  r.TimeOrEmpty("finished_at", rec.finished);
-  r.TimeOrEmpty("observed_at", rec.observed);
+  kRunFields.Read(r, rec);
+  r.String("error", rec.error);  // written only when there is one
   r.Array("tasks", [&](JsonReader& t) {
     TaskTiming task;
-    t.String("name", task.name);
-    ReadState(t, "state", task.state);
-    t.TimeOrEmpty("created_at", task.created);
-    t.TimeOrEmpty("started_at", task.started);
-    t.TimeOrEmpty("finished_at", task.finished);
-    t.Bool("dag", task.dag);
-    t.Bool("cached", task.cached);
+    kTaskFields.Read(t, task);
+    t.Bool("cached", task.cached);  // written only when true
     // Figures added by hand or by newer versions: a wrong type is ignored.
     const json& raw = t.object();
     if (auto p = raw.find("pod_name"); p != raw.end() && p->is_string()) task.pod_name = *p;
@@ -177,27 +137,11 @@ Result<GrowthCurve> GrowthFromJson(const json& entry, size_t scenario, const std
   r.String("stopped_because", curve.stopped_because);
   r.Array("levels", [&](JsonReader& l) {
     GrowthLevel level;
-    l.Require("target_runs");
-    l.Number("target_runs", level.target_runs);
-    l.Require("runs_stored");
-    l.Number("runs_stored", level.runs_stored);
-    l.Number("experiments_stored", level.experiments_stored);
-    l.Number("pipelines_stored", level.pipelines_stored);
-    l.Number("measure_seconds", level.measure_seconds);
-    l.Number("deepest_page", level.deepest_page);
-    l.Message("fill", [&](JsonReader& f) {
-      f.Number("runs_created", level.runs_created);
-      f.Number("experiments_created", level.experiments_created);
-      f.Number("pipelines_created", level.pipelines_created);
-      f.Number("versions_created", level.versions_created);
-      f.Number("failures", level.fill_failures);
-      f.Number("seconds", level.fill_seconds);
-      f.Number("settle_seconds", level.settle_seconds);
-      f.Number("unsettled_runs", level.unsettled_runs);
-    });
+    kGrowthLevelFields.Read(l, level);
+    l.Message("fill", [&](JsonReader& f) { kFillFields.Read(f, level); });
     l.Entries("operations", [&](const std::string& name, JsonReader& o) {
       o.Require("histogram");
-      ReadHistogram(o, "histogram", level.latency_us[name]);
+      ReadValue(o, "histogram", level.latency_us[name]);
       uint64_t errors = 0;
       o.Number("errors", errors);
       if (errors > 0) level.errors[name] = errors;
@@ -221,13 +165,7 @@ void ReadStress(JsonReader& e, size_t scenario, BenchmarkResults& r) {
   e.Array("steps", [&](JsonReader& step) {
     StressStep s;
     s.scenario = scenario;
-    step.Require("rate_per_minute");
-    step.Number("rate_per_minute", s.rate_per_minute);
-    step.Number("runs", s.runs);
-    step.Number("failed", s.failed);
-    step.Number("p95_latency_from_intended_ms", s.p95_ms);
-    step.Number("error_rate", s.error_rate);
-    step.Bool("held", s.held);
+    kStressStepFields.Read(step, s);
     r.stress_steps.push_back(s);
   });
   if (!e.Has("stopped")) return;
@@ -243,40 +181,15 @@ void ReadStress(JsonReader& e, size_t scenario, BenchmarkResults& r) {
   if (e.ok()) r.stress_stops.push_back(std::move(stop));
 }
 
-// A duration written as whole milliseconds.
-void ReadMillis(JsonReader& r, const char* name, Duration& out) {
-  int64_t ms = 0;
-  r.Number(name, ms);
-  out = std::chrono::milliseconds(ms);
-}
-
 void ReadObserver(JsonReader& o, ObserverSummary& s) {
-  o.Number("qps_budget", s.qps_budget);
-  ReadMillis(o, "poll_interval_ms", s.poll_interval);
-  o.Number("list_sweeps", s.list_sweeps);
-  o.Number("runs_by_listing", s.runs_by_listing);
-  o.Number("runs_by_polling", s.runs_by_polling);
-  o.String("polling_reason", s.polling_reason);
-  ReadHistogram(o, "observe_lag_histogram", s.observe_lag_ms);
-  ReadMillis(o, "budget_wait_ms", s.budget_wait);
+  kObserverFields.Read(o, s);
   o.Entries("operations", [&](const std::string& name, JsonReader& op) {
     ReadOperation(op, s.operations[name]);
   });
 }
 
-void ReadHarnessUsage(JsonReader& u, HarnessUsage& h) {
-  u.Number("wall_s", h.wall_s);
-  u.Number("cpu_user_s", h.cpu_user_s);
-  u.Number("cpu_system_s", h.cpu_system_s);
-  u.Number("peak_rss_bytes", h.peak_rss_bytes);
-  u.Number("rss_bytes", h.rss_bytes);
-  u.Number("threads", h.threads);
-}
-
 void ReadBackPressure(JsonReader& b, BackPressure& p) {
-  b.Number("waits", p.waits);
-  ReadMillis(b, "waited_ms", p.waited);
-  b.Number("not_resent", p.not_resent);
+  kBackPressureFields.Read(b, p);
   ReadCounts(b, "by_operation", p.by_operation, KeyAsGiven, "counts must be non-negative integers");
 }
 
@@ -285,20 +198,17 @@ void ReadBackPressure(JsonReader& b, BackPressure& p) {
 Status ReadFlatExtensions(const json& j, BenchmarkResults& r) {
   auto in = JsonReader::Plain(j, "");
   in.Message("shard", [&](JsonReader& s) {
-    s.Number("index", r.shard_index);
-    s.Number("count", r.shard_count);
+    kShardFields.Read(s, r);
     if (r.shard_count < 1) r.shard_count = 1;
   });
   in.Array("scenarios", [&](JsonReader& s) {
     ScenarioInfo info;
-    s.Number("index", info.index);
-    s.String("mode", info.mode);
-    s.Number("artifact_bytes", info.artifact_bytes);
+    kScenarioInfoFields.Read(s, info);
     r.scenarios.push_back(std::move(info));
   });
   // Files written before these sections have none: nothing was recorded.
   in.Message("observer", [&](JsonReader& o) { ReadObserver(o, r.observer); });
-  in.Message("harness_usage", [&](JsonReader& u) { ReadHarnessUsage(u, r.harness_usage); });
+  in.Message("harness_usage", [&](JsonReader& u) { kHarnessUsageFields.Read(u, r.harness_usage); });
   in.Message("back_pressure", [&](JsonReader& b) { ReadBackPressure(b, r.back_pressure); });
   in.Custom("collectors", [&](const json& c) {
     if (!c.is_array()) return std::string("must be an array");
@@ -345,9 +255,7 @@ Status ReadSchedulesSection(const json& j, BenchmarkResults& r) {
     auto e = JsonReader::Plain(entry, "schedules." + key);
     ScheduleSummary s;
     s.scenario = *index;
-    e.Number("recurring_runs", s.recurring_runs);
-    e.Number("expected_fires", s.expected_fires);
-    e.Number("observed_fires", s.observed_fires);
+    kScheduleFields.Read(e, s);
     if (Status status = e.Finish(); !status.ok()) return status;
     r.schedules.push_back(s);
   }
@@ -395,46 +303,15 @@ Result<BenchmarkResults> ResultsFromJson(const json& j) {
   if (runs == j.end() || !runs->is_object()) return Error{"runs: missing or not an object"};
   BenchmarkResults r;
   auto in = JsonReader::Plain(j, "");
-  in.String("kfpbench_version", r.kfpbench_version);
-  in.TimeOrEmpty("started_at", r.started);
-  in.TimeOrEmpty("finished_at", r.finished);
-  in.Bool("partial", r.partial);
-  in.String("partial_reason", r.partial_reason);
-  in.Message("target", [&](JsonReader& t) {
-    t.String("url", r.target.url);
-    t.Bool("embedded", r.target.embedded);
-    t.String("api_version", r.target.api_version);
-    t.Any("healthz", r.target.healthz);
-    // Optional: older files lack them.
-    t.String("origin", r.target.origin);
-    t.String("namespace", r.target.namespace_);
-    t.String("executor", r.target.executor);
-    t.String("executor_reason", r.target.executor_reason);
-  });
-  in.Message("scenario", [&](JsonReader& s) {
-    s.String("path", r.scenario_path);
-    s.Any("source", r.scenario_source);
-    s.Number("time_scale", r.time_scale);  // optional: older files lack it
-  });
+  kResultsFields.Read(in, r);
+  in.Message("target", [&](JsonReader& t) { kTargetFields.Read(t, r.target); });
+  in.Message("scenario", [&](JsonReader& s) { kScenarioFields.Read(s, r); });
   in.Require("operations");
   in.Entries("operations", [&](const std::string& name, JsonReader& op) {
     ReadOperation(op, r.operations[name]);
   });
-  in.StringList("errors", r.errors);
-  in.StringList("cleanup_failures", r.cleanup_failures);
-  // Optional: older files lack them.
-  in.String("benchmark_id", r.benchmark_id);
-  for (const auto& entry : {std::pair{"created", &r.created}, std::pair{"deleted", &r.deleted}}) {
-    TargetObjects* objects = entry.second;  // a lambda cannot capture a structured binding in clang
-    in.Message(entry.first, [objects](JsonReader& o) {
-      o.Number("pipelines", objects->pipelines);
-      o.Number("experiments", objects->experiments);
-      o.Number("runs", objects->runs);
-      o.Number("recurring_runs", objects->recurring_runs);
-    });
-  }
-  in.Bool("kept", r.kept);
-  in.Number("resent_requests", r.resent_requests);
+  in.Message("created", [&](JsonReader& o) { kTargetObjectFields.Read(o, r.created); });
+  in.Message("deleted", [&](JsonReader& o) { kTargetObjectFields.Read(o, r.deleted); });
   if (Status s = in.Finish(); !s.ok()) return s.error();
   auto records = RunRecordsFromJson(j);
   if (!records.ok()) return records.error();
@@ -490,24 +367,25 @@ Result<json> ReadJsonFile(const std::filesystem::path& path, std::filesystem::pa
   return j;
 }
 
-}  // namespace
-
-Result<BenchmarkResults> LoadResults(const std::filesystem::path& path) {
+// The file read and parsed with `from_json`; errors name the file.
+template <typename T>
+Result<T> Load(const std::filesystem::path& path, Result<T> (*from_json)(const json&)) {
   std::filesystem::path file;
   auto j = ReadJsonFile(path, file);
   if (!j.ok()) return j.error();
-  auto r = ResultsFromJson(*j);
+  auto r = from_json(*j);
   if (!r.ok()) return Error{file.string() + ": " + r.error().message};
   return r;
 }
 
+}  // namespace
+
+Result<BenchmarkResults> LoadResults(const std::filesystem::path& path) {
+  return Load(path, ResultsFromJson);
+}
+
 Result<std::vector<RunRecord>> LoadRunRecords(const std::filesystem::path& path) {
-  std::filesystem::path file;
-  auto j = ReadJsonFile(path, file);
-  if (!j.ok()) return j.error();
-  auto r = RunRecordsFromJson(*j);
-  if (!r.ok()) return Error{file.string() + ": " + r.error().message};
-  return r;
+  return Load(path, RunRecordsFromJson);
 }
 
 Result<std::vector<RepetitionSummary>> RepetitionsFromJson(const nlohmann::json& j) {
@@ -525,7 +403,7 @@ Result<std::vector<RepetitionSummary>> RepetitionsFromJson(const nlohmann::json&
       r.latency_us[name] = std::move(*hist);
     });
     in.Require("run_duration_ms");
-    ReadHistogram(in, "run_duration_ms", r.run_duration_ms);
+    ReadValue(in, "run_duration_ms", r.run_duration_ms);
     if (Status s = in.Finish(); !s.ok()) return s.error();
     out.push_back(std::move(r));
   }

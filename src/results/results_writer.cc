@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "results/results_fields.h"
 #include "util/files.h"
 
 namespace kfpbench::results {
@@ -16,10 +17,6 @@ constexpr const char* kPercentileMethod =
     "percentile is the upper edge of its bucket, at most 0.78% above the true sample, and never "
     "above the exact maximum";
 
-std::string Time(WallTime t) {
-  return t.time_since_epoch().count() ? FormatRfc3339(t) : std::string();
-}
-
 int64_t CachedTasks(const std::vector<RunRecord>& runs) {
   int64_t n = 0;
   for (const auto& r : runs) {
@@ -28,26 +25,11 @@ int64_t CachedTasks(const std::vector<RunRecord>& runs) {
   return n;
 }
 
-json TargetObjectsJson(const TargetObjects& o) {
-  return {{"pipelines", o.pipelines},
-          {"experiments", o.experiments},
-          {"runs", o.runs},
-          {"recurring_runs", o.recurring_runs}};
-}
-
 json OperationJson(const metrics::OperationStats& op, double elapsed_s) {
   json by_status = json::object();
   for (const auto& [status, n] : op.by_status) by_status[std::to_string(status)] = n;
   json series = json::array();
-  for (const auto& w : op.windows) {
-    series.push_back({{"t", w.second},
-                      {"count", w.count},
-                      {"errors", w.errors},
-                      {"p50_us", w.p50_us},
-                      {"p95_us", w.p95_us},
-                      {"p99_us", w.p99_us},
-                      {"max_us", w.max_us}});
-  }
+  for (const auto& w : op.windows) series.push_back(kWindowFields.Json(w));
   uint64_t count = op.latency_us.count();
   return {{"count", count},
           {"errors", op.errors},
@@ -63,12 +45,7 @@ json OperationJson(const metrics::OperationStats& op, double elapsed_s) {
 json RunJson(const RunRecord& r) {
   json tasks = json::array();
   for (const auto& t : r.tasks) {
-    json task = {{"name", t.name},
-                 {"state", RuntimeStateName(t.state)},
-                 {"created_at", Time(t.created)},
-                 {"started_at", Time(t.started)},
-                 {"finished_at", Time(t.finished)},
-                 {"dag", t.dag}};
+    json task = kTaskFields.Json(t);
     // Resource use per step (harness/prometheus.h), only when measured.
     if (t.cached) task["cached"] = true;
     if (!t.pod_name.empty()) task["pod_name"] = t.pod_name;
@@ -86,17 +63,8 @@ json RunJson(const RunRecord& r) {
     if (!t.memory_bytes_samples.empty()) task["memory_bytes_samples"] = t.memory_bytes_samples;
     tasks.push_back(std::move(task));
   }
-  json j = {{"scenario", r.scenario},
-            {"run_id", r.run_id},
-            {"state", RuntimeStateName(r.state)},
-            {"intended_at", Time(r.intended)},
-            {"recurring_run_id", r.recurring_run_id},
-            {"scheduled_at", Time(r.scheduled)},
-            {"submitted_at", Time(r.submitted)},
-            {"created_at", Time(r.created)},
-            {"finished_at", Time(r.finished)},
-            {"observed_at", Time(r.observed)},
-            {"tasks", std::move(tasks)}};
+  json j = kRunFields.Json(r);
+  j["tasks"] = std::move(tasks);
   if (!r.error.empty()) j["error"] = r.error;
   if (r.Finished()) {
     j["duration_ms"] = std::chrono::duration<double, std::milli>(r.RunDuration()).count();
@@ -119,7 +87,7 @@ json RunJson(const RunRecord& r) {
 json ScenariosJson(const BenchmarkResults& results) {
   json out = json::array();
   for (const auto& s : results.scenarios) {
-    out.push_back({{"index", s.index}, {"mode", s.mode}, {"artifact_bytes", s.artifact_bytes}});
+    out.push_back(kScenarioInfoFields.Json(s));
   }
   return out;
 }
@@ -133,12 +101,7 @@ json StressJson(const BenchmarkResults& results) {
       entry = {{"steps", json::array()},
                {"peak_rate_per_minute", results.StressPeakPerMinute(s.scenario)}};
     }
-    entry["steps"].push_back({{"rate_per_minute", s.rate_per_minute},
-                              {"runs", s.runs},
-                              {"failed", s.failed},
-                              {"p95_latency_from_intended_ms", s.p95_ms},
-                              {"error_rate", s.error_rate},
-                              {"held", s.held}});
+    entry["steps"].push_back(kStressStepFields.Json(s));
   }
   for (const auto& s : results.stress_stops) {
     json& entry = out[std::to_string(s.scenario)];
@@ -176,23 +139,11 @@ json GrowthJson(const BenchmarkResults& results) {
                      {"histogram", h.ToJson()},
                      {"errors", errors == l.errors.end() ? 0 : errors->second}};
       }
-      levels.push_back({{"target_runs", l.target_runs},
-                        {"runs_stored", l.runs_stored},
-                        {"experiments_stored", l.experiments_stored},
-                        {"pipelines_stored", l.pipelines_stored},
-                        {"fill",
-                         {{"runs_created", l.runs_created},
-                          {"experiments_created", l.experiments_created},
-                          {"pipelines_created", l.pipelines_created},
-                          {"versions_created", l.versions_created},
-                          {"failures", l.fill_failures},
-                          {"seconds", l.fill_seconds},
-                          {"objects_per_s", l.FillRatePerSecond()},
-                          {"settle_seconds", l.settle_seconds},
-                          {"unsettled_runs", l.unsettled_runs}}},
-                        {"measure_seconds", l.measure_seconds},
-                        {"deepest_page", l.deepest_page},
-                        {"operations", std::move(ops)}});
+      json level = kGrowthLevelFields.Json(l);
+      level["fill"] = kFillFields.Json(l);
+      level["fill"]["objects_per_s"] = l.FillRatePerSecond();
+      level["operations"] = std::move(ops);
+      levels.push_back(std::move(level));
     }
     json fits = json::object();
     for (const auto& [name, f] : curve.Fits()) {
@@ -217,10 +168,9 @@ json SchedulesJson(const BenchmarkResults& results) {
   json out = json::object();
   auto lags = results.TriggerLagsMs();
   for (const auto& s : results.schedules) {
-    out[std::to_string(s.scenario)] = {{"recurring_runs", s.recurring_runs},
-                                       {"expected_fires", s.expected_fires},
-                                       {"observed_fires", s.observed_fires},
-                                       {"missed_fires", s.Missed()}};
+    json& entry = out[std::to_string(s.scenario)];
+    entry = kScheduleFields.Json(s);
+    entry["missed_fires"] = s.Missed();
   }
   if (lags.count() > 0) {
     out["trigger_lag_ms"] = SummaryJson(lags);
@@ -266,39 +216,27 @@ json ObserverJson(const BenchmarkResults& results, double elapsed_s) {
   for (const auto& [name, op] : results.operations) workload += op.latency_us.count();
   const uint64_t calls = o.Calls();
   const uint64_t runs = o.runs_by_listing + o.runs_by_polling;
-  return {
-      {"qps_budget", o.qps_budget},
-      {"poll_interval_ms", ToMillis(o.poll_interval)},
-      {"calls", calls},
-      {"share_of_calls",
-       calls + workload ? static_cast<double>(calls) / static_cast<double>(calls + workload) : 0.0},
-      {"calls_per_run", runs ? static_cast<double>(calls) / static_cast<double>(runs) : 0.0},
-      {"list_sweeps", o.list_sweeps},
-      {"runs_by_listing", o.runs_by_listing},
-      {"runs_by_polling", o.runs_by_polling},
-      {"polling_reason", o.polling_reason},
-      {"observe_lag_ms", SummaryJson(o.observe_lag_ms)},
-      {"observe_lag_histogram", o.observe_lag_ms.ToJson()},
-      {"budget_wait_ms", ToMillis(o.budget_wait)},
-      {"operations", std::move(ops)}};
+  json out = kObserverFields.Json(o);
+  out["calls"] = calls;
+  out["share_of_calls"] =
+      calls + workload ? static_cast<double>(calls) / static_cast<double>(calls + workload) : 0.0;
+  out["calls_per_run"] = runs ? static_cast<double>(calls) / static_cast<double>(runs) : 0.0;
+  out["observe_lag_ms"] = SummaryJson(o.observe_lag_ms);
+  out["operations"] = std::move(ops);
+  return out;
 }
 
 json HarnessUsageJson(const HarnessUsage& u) {
   if (!u.Measured()) return nullptr;
-  return {{"wall_s", u.wall_s},
-          {"cpu_user_s", u.cpu_user_s},
-          {"cpu_system_s", u.cpu_system_s},
-          {"cpu_cores", u.CpuCores()},
-          {"peak_rss_bytes", u.peak_rss_bytes},
-          {"rss_bytes", u.rss_bytes},
-          {"threads", u.threads}};
+  json out = kHarnessUsageFields.Json(u);
+  out["cpu_cores"] = u.CpuCores();
+  return out;
 }
 
 json BackPressureJson(const BackPressure& b) {
-  return {{"waits", b.waits},
-          {"waited_ms", ToMillis(b.waited)},
-          {"not_resent", b.not_resent},
-          {"by_operation", b.by_operation}};
+  json out = kBackPressureFields.Json(b);
+  out["by_operation"] = b.by_operation;
+  return out;
 }
 
 }  // namespace
@@ -326,29 +264,13 @@ json ResultsToJson(const BenchmarkResults& results) {
   auto delays = results.StartDelaysMs();
   json by_state = json::object();
   for (const auto& [state, n] : results.RunsByState()) by_state[state] = n;
-  return {
+  json out = {
       {"schema", "kfpbench/results"},
       {"schema_version", BenchmarkResults::kSchemaVersion},
-      {"kfpbench_version", results.kfpbench_version},
-      {"started_at", Time(results.started)},
-      {"finished_at", Time(results.finished)},
       {"elapsed_s", elapsed_s},
-      {"partial", results.partial},
-      {"shard", {{"index", results.shard_index}, {"count", results.shard_count}}},
-      {"partial_reason", results.partial_reason},
-      {"target",
-       {{"url", results.target.url},
-        {"embedded", results.target.embedded},
-        {"api_version", results.target.api_version},
-        {"healthz", results.target.healthz},
-        {"origin", results.target.origin},
-        {"namespace", results.target.namespace_},
-        {"executor", results.target.executor},
-        {"executor_reason", results.target.executor_reason}}},
-      {"scenario",
-       {{"path", results.scenario_path},
-        {"source", results.scenario_source},
-        {"time_scale", results.time_scale}}},
+      {"shard", kShardFields.Json(results)},
+      {"target", kTargetFields.Json(results.target)},
+      {"scenario", kScenarioFields.Json(results)},
       {"scenarios", ScenariosJson(results)},
       {"units", {{"latency", "us"}, {"run_duration", "ms"}, {"timeseries_window", "1s"}}},
       {"percentile_method", kPercentileMethod},
@@ -373,13 +295,8 @@ json ResultsToJson(const BenchmarkResults& results) {
       {"schedules", SchedulesJson(results)},
       {"growth", GrowthJson(results)},
       {"artifacts", ArtifactsJson(results)},
-      {"errors", results.errors},
-      {"cleanup_failures", results.cleanup_failures},
-      {"benchmark_id", results.benchmark_id},
-      {"created", TargetObjectsJson(results.created)},
-      {"deleted", TargetObjectsJson(results.deleted)},
-      {"kept", results.kept},
-      {"resent_requests", results.resent_requests},
+      {"created", kTargetObjectFields.Json(results.created)},
+      {"deleted", kTargetObjectFields.Json(results.deleted)},
       {"observer", ObserverJson(results, elapsed_s)},
       {"harness_usage", HarnessUsageJson(results.harness_usage)},
       {"back_pressure", BackPressureJson(results.back_pressure)},
@@ -388,6 +305,8 @@ json ResultsToJson(const BenchmarkResults& results) {
        results.pod_lifecycle.collected ? PodLifecycleToJson(results.pod_lifecycle) : json(nullptr)},
       {"repetitions", RepetitionsToJson(results.repetitions)},
   };
+  kResultsFields.Write(out, results);
+  return out;
 }
 
 nlohmann::json RepetitionsToJson(const std::vector<RepetitionSummary>& repetitions) {
@@ -395,8 +314,8 @@ nlohmann::json RepetitionsToJson(const std::vector<RepetitionSummary>& repetitio
   for (const auto& r : repetitions) {
     nlohmann::json ops = nlohmann::json::object();
     for (const auto& [name, h] : r.latency_us) ops[name] = h.ToJson();
-    out.push_back({{"started_at", Time(r.started)},
-                   {"finished_at", Time(r.finished)},
+    out.push_back({{"started_at", ValueJson(r.started)},
+                   {"finished_at", ValueJson(r.finished)},
                    {"latency_us", std::move(ops)},
                    {"run_duration_ms", r.run_duration_ms.ToJson()}});
   }

@@ -218,14 +218,22 @@ Result<AccessTarget> NewRun(const Lookup& l) {
   return OfNewRunIn(l, *experiment, "");
 }
 
-Result<AccessTarget> NewRecurringRun(const Lookup& l) {
+// A body that makes runs in an experiment and a namespace, which `field`
+// reads from it under `experiment_key` and `namespace_key`.
+Result<AccessTarget> NewRunsIn(const Lookup& l,
+                               Result<std::string> (*field)(const json&, const char*),
+                               const char* experiment_key, const char* namespace_key) {
   auto body = Body(l);
   if (!body.ok()) return body.error();
-  auto experiment = StringField(*body, "experiment_id");
+  auto experiment = field(*body, experiment_key);
   if (!experiment.ok()) return experiment.error();
-  auto ns = StringField(*body, "namespace");
+  auto ns = field(*body, namespace_key);
   if (!ns.ok()) return ns.error();
   return OfNewRunIn(l, *experiment, *ns);
+}
+
+Result<AccessTarget> NewRecurringRun(const Lookup& l) {
+  return NewRunsIn(l, StringField, "experiment_id", "namespace");
 }
 
 Result<AccessTarget> ListIn(const Lookup& l) {
@@ -241,13 +249,7 @@ Result<AccessTarget> V1NewExperiment(const Lookup& l) {
 }
 
 Result<AccessTarget> V1NewRun(const Lookup& l) {
-  auto body = Body(l);
-  if (!body.ok()) return body.error();
-  auto experiment = ReferenceOf(*body, "EXPERIMENT");
-  if (!experiment.ok()) return experiment.error();
-  auto ns = ReferenceOf(*body, "NAMESPACE");
-  if (!ns.ok()) return ns.error();
-  return OfNewRunIn(l, *experiment, *ns);
+  return NewRunsIn(l, ReferenceOf, "EXPERIMENT", "NAMESPACE");
 }
 
 Result<AccessTarget> V1KeyNamespace(const Lookup& l) { return In(V1KeyOf(l.request, "NAMESPACE")); }

@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <variant>
 
 #include <nlohmann/json.hpp>
 
@@ -50,6 +51,17 @@ http::Response PlainHttpError(int status, const std::string& message, const std:
 
 // The request body as a JSON object, or a 400 naming what is wrong.
 Result<nlohmann::json> ParseJsonBody(const http::Request& request);
+
+// The request body read strictly as a resource, or grpc-gateway's 400.
+template <typename T>
+std::variant<T, http::Response> ReadBody(const http::Request& r,
+                                         Result<T> (*from_json)(const nlohmann::json&, bool)) {
+  auto body = ParseJsonBody(r);
+  if (!body.ok()) return GatewayErrorResponse(body.error());
+  auto value = from_json(*body, true);
+  if (!value.ok()) return GatewayErrorResponse(value.error());
+  return std::move(*value);
+}
 
 store::ListRequest ListRequestFrom(const http::Request& request);
 

@@ -8,17 +8,16 @@ namespace kfpbench::server {
 using nlohmann::json;
 
 http::Response Handlers::CreateExperiment(const http::Request& r, const Params&) {
-  auto body = ParseJsonBody(r);
-  if (!body.ok()) return GatewayErrorResponse(body.error());
-  auto e = kfp::ExperimentFromJson(*body, true);
-  if (!e.ok()) return GatewayErrorResponse(e.error());
-  if (e->display_name.empty()) return ErrorResponse(400, "experiment display_name is required");
-  e->experiment_id = NewUuid();
-  e->created_at = WallClock::now();
-  e->storage_state = "AVAILABLE";
-  e->last_run_created_at = {};
-  if (Status s = store_.InsertExperiment(*e); !s.ok()) return ErrorResponse(s.error());
-  return JsonResponse(kfp::ToResponseJson(*e));
+  auto body = ReadBody(r, kfp::ExperimentFromJson);
+  if (auto* refused = std::get_if<http::Response>(&body)) return std::move(*refused);
+  auto& e = std::get<kfp::Experiment>(body);
+  if (e.display_name.empty()) return ErrorResponse(400, "experiment display_name is required");
+  e.experiment_id = NewUuid();
+  e.created_at = WallClock::now();
+  e.storage_state = "AVAILABLE";
+  e.last_run_created_at = {};
+  if (Status s = store_.InsertExperiment(e); !s.ok()) return ErrorResponse(s.error());
+  return JsonResponse(kfp::ToResponseJson(e));
 }
 
 http::Response Handlers::ListExperiments(const http::Request& r, const Params&) {

@@ -128,17 +128,6 @@ Status FillVersionSpec(kfp::PipelineVersion& v, const std::filesystem::path& pac
   return Ok();
 }
 
-// The request body read strictly as a resource, or grpc-gateway's 400.
-template <typename T>
-std::variant<T, http::Response> ReadBody(const http::Request& r,
-                                         Result<T> (*from_json)(const json&, bool)) {
-  auto body = ParseJsonBody(r);
-  if (!body.ok()) return GatewayErrorResponse(body.error());
-  auto value = from_json(*body, true);
-  if (!value.ok()) return GatewayErrorResponse(value.error());
-  return std::move(*value);
-}
-
 // A new pipeline's or version's tags checked, and its name and display
 // name each the other when only one is given; `what` names the resource
 // when neither is.

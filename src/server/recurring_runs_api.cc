@@ -43,11 +43,9 @@ Status CheckTrigger(const kfp::RecurringRun& r) {
 }  // namespace
 
 http::Response Handlers::CreateRecurringRun(const http::Request& r, const Params&) {
-  auto body = ParseJsonBody(r);
-  if (!body.ok()) return GatewayErrorResponse(body.error());
-  auto parsed = kfp::RecurringRunFromJson(*body, true);
-  if (!parsed.ok()) return GatewayErrorResponse(parsed.error());
-  kfp::RecurringRun rr = std::move(*parsed);
+  auto body = ReadBody(r, kfp::RecurringRunFromJson);
+  if (auto* refused = std::get_if<http::Response>(&body)) return std::move(*refused);
+  kfp::RecurringRun rr = std::move(std::get<kfp::RecurringRun>(body));
   if (rr.display_name.empty()) return ErrorResponse(400, "recurring run display_name is required");
   if (Status s = CheckTrigger(rr); !s.ok()) return ErrorResponse(s.error());
   if (rr.max_concurrency == 0) rr.max_concurrency = 1;

@@ -13,12 +13,11 @@ namespace kfpbench::server {
 using nlohmann::json;
 
 http::Response Handlers::CreateRun(const http::Request& r, const Params&) {
-  auto body = ParseJsonBody(r);
-  if (!body.ok()) return GatewayErrorResponse(body.error());
-  auto parsed = kfp::RunFromJson(*body, true);
-  if (!parsed.ok()) return GatewayErrorResponse(parsed.error());
-  if (parsed->experiment_id.empty()) parsed->experiment_id = r.Query("experiment_id");
-  auto run = StartRun(std::move(*parsed));
+  auto body = ReadBody(r, kfp::RunFromJson);
+  if (auto* refused = std::get_if<http::Response>(&body)) return std::move(*refused);
+  auto& parsed = std::get<kfp::Run>(body);
+  if (parsed.experiment_id.empty()) parsed.experiment_id = r.Query("experiment_id");
+  auto run = StartRun(std::move(parsed));
   if (!run.ok()) return ErrorResponse(run.error());
   return JsonResponse(kfp::ToResponseJson(*run));
 }

@@ -8,6 +8,7 @@
 
 #include "server/api_util.h"
 #include "server/handlers.h"
+#include "util/enum_names.h"
 #include "util/json_reader.h"
 
 namespace kfpbench::server {
@@ -22,30 +23,21 @@ void Put(json& j, const char* key, WallTime t) {
   if (t.time_since_epoch().count() != 0) j[key] = FormatRfc3339(t);
 }
 
-// v1 reports the workflow phase names.
-std::string V1Status(RuntimeState s) {
-  switch (s) {
-    case RuntimeState::kPending:
-      return "Pending";
-    case RuntimeState::kRunning:
-      return "Running";
-    case RuntimeState::kSucceeded:
-      return "Succeeded";
-    case RuntimeState::kSkipped:
-      return "Skipped";
-    case RuntimeState::kFailed:
-      return "Failed";
-    case RuntimeState::kCanceling:
-      return "Terminating";
-    case RuntimeState::kCanceled:
-      return "Canceled";
-    case RuntimeState::kPaused:
-      return "Paused";
-    case RuntimeState::kUnspecified:
-      break;
-  }
-  return "";
+// A v1 list's namespace: resource_reference_key when it names one.
+std::string NamespaceKey(const http::Request& r) {
+  return r.Query("resource_reference_key.type") == "NAMESPACE"
+             ? r.Query("resource_reference_key.id")
+             : "";
 }
+
+// v1 reports the workflow phase names.
+constexpr EnumName<RuntimeState> kV1Statuses[] = {
+    {RuntimeState::kPending, "Pending"},     {RuntimeState::kRunning, "Running"},
+    {RuntimeState::kSucceeded, "Succeeded"}, {RuntimeState::kSkipped, "Skipped"},
+    {RuntimeState::kFailed, "Failed"},       {RuntimeState::kCanceling, "Terminating"},
+    {RuntimeState::kCanceled, "Canceled"},   {RuntimeState::kPaused, "Paused"}};
+
+std::string V1Status(RuntimeState s) { return std::string(NameIn(kV1Statuses, s, "")); }
 
 std::string V1StorageState(const std::string& v2) {
   return v2 == "ARCHIVED" ? "STORAGESTATE_ARCHIVED" : "STORAGESTATE_AVAILABLE";
@@ -343,10 +335,7 @@ http::Response Handlers::V1UploadPipeline(const http::Request& r, const Params&)
 }
 
 http::Response Handlers::V1ListPipelines(const http::Request& r, const Params&) {
-  std::string namespace_ = r.Query("resource_reference_key.type") == "NAMESPACE"
-                               ? r.Query("resource_reference_key.id")
-                               : "";
-  auto list = store_.ListPipelines(ListRequestFrom(r), namespace_);
+  auto list = store_.ListPipelines(ListRequestFrom(r), NamespaceKey(r));
   if (!list.ok()) return ErrorResponse(list.error());
   return JsonResponse(ListBody("pipelines", *list, [&](const kfp::Pipeline& p) {
     auto latest = store_.LatestPipelineVersion(p.pipeline_id);
@@ -401,10 +390,7 @@ http::Response Handlers::V1GetExperiment(const http::Request&, const Params& p) 
 }
 
 http::Response Handlers::V1ListExperiments(const http::Request& r, const Params&) {
-  std::string namespace_ = r.Query("resource_reference_key.type") == "NAMESPACE"
-                               ? r.Query("resource_reference_key.id")
-                               : "";
-  auto list = store_.ListExperiments(ListRequestFrom(r), namespace_);
+  auto list = store_.ListExperiments(ListRequestFrom(r), NamespaceKey(r));
   if (!list.ok()) return ErrorResponse(list.error());
   return JsonResponse(ListBody("experiments", *list, V1Experiment));
 }
@@ -437,8 +423,7 @@ http::Response Handlers::V1ListRuns(const http::Request& r, const Params&) {
   } else if (!type.empty() && type != "NAMESPACE") {
     return ErrorResponse(400, "runs can be listed by EXPERIMENT or NAMESPACE, not " + type);
   }
-  std::string namespace_ = type == "NAMESPACE" ? r.Query("resource_reference_key.id") : "";
-  auto list = store_.ListRuns(ListRequestFrom(r), experiment_id, namespace_);
+  auto list = store_.ListRuns(ListRequestFrom(r), experiment_id, NamespaceKey(r));
   if (!list.ok()) return ErrorResponse(list.error());
   return JsonResponse(ListBody("runs", *list, V1Run));
 }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "util/enum_names.h"
+
 namespace kfpbench::sim {
 namespace {
 
@@ -12,43 +14,23 @@ double Share(double part, double whole) { return whole > 0 ? part / whole : 0; }
 
 int Pct(double share) { return static_cast<int>(share * 100); }  // truncated, as shown elsewhere
 
+constexpr EnumName<Binds> kBindsNames[] = {{Binds::kCpu, "nodes' CPU"},
+                                           {Binds::kMemory, "nodes' memory"},
+                                           {Binds::kAutoscaler, "the autoscaler's delay"},
+                                           {Binds::kApi, "the API server"},
+                                           {Binds::kStore, "the artifact store"}};
+constexpr EnumName<Binds> kBindsKeys[] = {{Binds::kCpu, "cpu"},
+                                          {Binds::kMemory, "memory"},
+                                          {Binds::kAutoscaler, "autoscaler"},
+                                          {Binds::kApi, "api"},
+                                          {Binds::kStore, "artifact_store"}};
+
 }  // namespace
 
-const char* BindsName(Binds b) {
-  switch (b) {
-    case Binds::kCpu:
-      return "nodes' CPU";
-    case Binds::kMemory:
-      return "nodes' memory";
-    case Binds::kAutoscaler:
-      return "the autoscaler's delay";
-    case Binds::kApi:
-      return "the API server";
-    case Binds::kStore:
-      return "the artifact store";
-    case Binds::kNothing:
-      break;
-  }
-  return "nothing";
-}
+// Both tables hold literals, so a name's data() ends in a NUL.
+const char* BindsName(Binds b) { return NameIn(kBindsNames, b, "nothing").data(); }
 
-const char* BindsKey(Binds b) {
-  switch (b) {
-    case Binds::kCpu:
-      return "cpu";
-    case Binds::kMemory:
-      return "memory";
-    case Binds::kAutoscaler:
-      return "autoscaler";
-    case Binds::kApi:
-      return "api";
-    case Binds::kStore:
-      return "artifact_store";
-    case Binds::kNothing:
-      break;
-  }
-  return "nothing";
-}
+const char* BindsKey(Binds b) { return NameIn(kBindsKeys, b, "nothing").data(); }
 
 Binding WhatBinds(const SimResult& r) {
   const TaskTime& t = r.task_time;

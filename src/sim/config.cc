@@ -262,28 +262,43 @@ ClusterSpec ParseClusterNode(const YAML::Node& root) {
   return c;
 }
 
-}  // namespace
-
-Result<ClusterSpec> ParseCluster(std::string_view yaml) {
+// `parse()`'s value, or its error: a ParseError's own message, the YAML
+// parser's after `invalid` ("cluster: invalid YAML").
+template <typename Parse>
+auto Parsed(const char* invalid, Parse parse) -> Result<decltype(parse())> {
   try {
-    return ParseClusterNode(YAML::Load(std::string(yaml)));
+    return parse();
   } catch (const ParseError& e) {
     return Error{e.message};
   } catch (const YAML::Exception& e) {
-    return Error{std::string("cluster: invalid YAML: ") + e.what()};
+    return Error{std::string(invalid) + ": " + e.what()};
   }
 }
 
-Result<ClusterSpec> LoadCluster(const std::filesystem::path& path) {
+// The file at `path` read and given to `parse`; its errors name the file.
+template <typename Parse>
+auto ParseFile(const std::filesystem::path& path, Parse parse)
+    -> decltype(parse(std::string_view())) {
   auto text = ReadFile(path);
   if (!text.ok()) return text.error();
-  auto c = ParseCluster(*text);
-  if (!c.ok()) return Error{path.string() + ": " + c.error().message};
-  return c;
+  auto value = parse(*text);
+  if (!value.ok()) return Error{path.string() + ": " + value.error().message};
+  return value;
+}
+
+}  // namespace
+
+Result<ClusterSpec> ParseCluster(std::string_view yaml) {
+  return Parsed("cluster: invalid YAML",
+                [&] { return ParseClusterNode(YAML::Load(std::string(yaml))); });
+}
+
+Result<ClusterSpec> LoadCluster(const std::filesystem::path& path) {
+  return ParseFile(path, ParseCluster);
 }
 
 Result<CalibratedModels> ParseCalibration(std::string_view text) {
-  try {
+  return Parsed("calibration: invalid YAML/JSON", [&] {
     YAML::Node root = YAML::Load(std::string(text));  // JSON is YAML
     CheckKeys(
         root, "calibration",
@@ -296,11 +311,7 @@ Result<CalibratedModels> ParseCalibration(std::string_view text) {
     }
     if (root["api"]) out.api = ParseApi(root["api"], "calibration.api");
     return out;
-  } catch (const ParseError& e) {
-    return Error{e.message};
-  } catch (const YAML::Exception& e) {
-    return Error{std::string("calibration: invalid YAML/JSON: ") + e.what()};
-  }
+  });
 }
 
 Result<std::vector<Arrival>> ParseArrivalsCsv(std::string_view csv) {
@@ -521,7 +532,7 @@ void ParseBranches(const YAML::Node& b, WorkloadSpec& w) {
 }  // namespace
 
 Result<WorkloadSpec> ParseWorkload(std::string_view yaml, const std::filesystem::path& base_dir) {
-  try {
+  return Parsed("workload: invalid YAML", [&] {
     YAML::Node root = YAML::Load(std::string(yaml));
     CheckKeys(root, "workload",
               {"pipeline", "pipelines", "parameters", "runs", "arrivals", "steps", "calibration",
@@ -550,19 +561,12 @@ Result<WorkloadSpec> ParseWorkload(std::string_view yaml, const std::filesystem:
     if (root["steps"]) ParseSteps(root["steps"], "workload.steps", w.steps);
     if (const auto& b = root["branches"]) ParseBranches(b, w);
     return w;
-  } catch (const ParseError& e) {
-    return Error{e.message};
-  } catch (const YAML::Exception& e) {
-    return Error{std::string("workload: invalid YAML: ") + e.what()};
-  }
+  });
 }
 
 Result<WorkloadSpec> LoadWorkload(const std::filesystem::path& path) {
-  auto text = ReadFile(path);
-  if (!text.ok()) return text.error();
-  auto w = ParseWorkload(*text, path.parent_path());
-  if (!w.ok()) return Error{path.string() + ": " + w.error().message};
-  return w;
+  return ParseFile(path,
+                   [&](std::string_view text) { return ParseWorkload(text, path.parent_path()); });
 }
 
 }  // namespace kfpbench::sim

@@ -13,20 +13,11 @@ using nlohmann::json;
 
 // KFP's jobAPIToModelFieldMap (backend/src/apiserver/model/job.go).
 const Listable& RecurringRunListable() {
-  static const Listable listable{
-      "Job",
-      {
-          {{"recurring_run_id", "id"}, "id", FieldType::kString, FieldKind::kColumn},
-          {{"display_name", "name"}, "display_name", FieldType::kString, FieldKind::kColumn},
-          {{"created_at"}, "created_at_ns", FieldType::kTime, FieldKind::kColumn},
-          {{"updated_at"}, "updated_at_ns", FieldType::kTime, FieldKind::kColumn},
-          {{"description"},
-           "COALESCE(json_extract(body, '$.description'), '')",
-           FieldType::kString,
-           FieldKind::kColumn},
-      },
-      "created_at",
-      "id"};
+  static const Listable listable{"Job",
+                                 {Id("recurring_run_id"), DisplayName(), Time("created_at"),
+                                  Time("updated_at"), InJson("description", "body")},
+                                 "created_at",
+                                 "id"};
   return listable;
 }
 
@@ -45,8 +36,9 @@ kfp::RecurringRun ReadRecurringRun(const Statement& s) {
   return r;
 }
 
-const Table<kfp::RecurringRun> kRecurringRuns{"recurring_runs", kColumns, 5, ReadRecurringRun,
-                                              &kfp::RecurringRun::recurring_run_id};
+const Table<kfp::RecurringRun> kRecurringRuns{
+    "recurring_runs", kColumns, 5, ReadRecurringRun, &kfp::RecurringRun::recurring_run_id,
+    "recurring run"};
 
 }  // namespace
 
@@ -62,7 +54,7 @@ Status Store::InsertRecurringRun(const kfp::RecurringRun& r) {
 
 Result<kfp::RecurringRun> Store::GetRecurringRun(const std::string& id) {
   std::lock_guard lock(mu_);
-  return GetById(*db_, kRecurringRuns, id, NotFound("recurring run", id));
+  return GetById(*db_, kRecurringRuns, id);
 }
 
 Result<ListResult<kfp::RecurringRun>> Store::ListRecurringRuns(const ListRequest& req,
@@ -71,8 +63,8 @@ Result<ListResult<kfp::RecurringRun>> Store::ListRecurringRuns(const ListRequest
   auto plan = PlanList(req, RecurringRunListable());
   if (!plan.ok()) return plan.error();
   Where scope;
-  if (!experiment_id.empty()) scope.Add("experiment_id = ?", experiment_id);
-  if (!namespace_.empty()) scope.Add("namespace = ?", namespace_);
+  scope.AddIfGiven("experiment_id = ?", experiment_id);
+  scope.AddIfGiven("namespace = ?", namespace_);
   std::lock_guard lock(mu_);
   return RunList(*db_, kRecurringRuns, *plan, scope);
 }
@@ -92,32 +84,28 @@ Status Store::SetRecurringRunEnabled(const std::string& id, bool enabled, WallTi
 
 Result<std::vector<ScheduleState>> Store::EnabledSchedules() {
   std::lock_guard lock(mu_);
-  auto stmt = db_->PrepareCached(
-      fmt::format("SELECT {} FROM recurring_runs WHERE status = 'ENABLED'", kColumns));
-  if (!stmt.ok()) return stmt.error();
-  ResetOnExit reset(*stmt);
   std::vector<ScheduleState> out;
-  Status s = ForEachRow(**stmt, [&](const Statement& row) {
-    ScheduleState state;
-    state.recurring_run = ReadRecurringRun(row);
-    if (int64_t last = row.Int(4)) state.last_fire = FromNs(last);
-    out.push_back(std::move(state));
-  });
+  Status s = ForEachRow(
+      *db_, fmt::format("SELECT {} FROM recurring_runs WHERE status = 'ENABLED'", kColumns), {},
+      [&](const Statement& row) {
+        ScheduleState state;
+        state.recurring_run = ReadRecurringRun(row);
+        if (int64_t last = row.Int(4)) state.last_fire = FromNs(last);
+        out.push_back(std::move(state));
+      });
   if (!s.ok()) return s.error();
   return out;
 }
 
 Result<int64_t> Store::CountActiveRuns(const std::string& recurring_run_id) {
   std::lock_guard lock(mu_);
-  auto stmt = db_->PrepareCached(
-      "SELECT COUNT(*) FROM runs WHERE recurring_run_id = ? "
-      "AND state IN ('PENDING', 'RUNNING', 'CANCELING')");
-  if (!stmt.ok()) return stmt.error();
-  ResetOnExit reset(*stmt);
-  (*stmt)->Bind(1, recurring_run_id);
-  auto row = (*stmt)->Step();
-  if (!row.ok()) return row.error();
-  return (*stmt)->Int(0);
+  int64_t active = 0;
+  Status s = ForEachRow(*db_,
+                        "SELECT COUNT(*) FROM runs WHERE recurring_run_id = ? "
+                        "AND state IN ('PENDING', 'RUNNING', 'CANCELING')",
+                        {recurring_run_id}, [&](const Statement& row) { active = row.Int(0); });
+  if (!s.ok()) return s.error();
+  return active;
 }
 
 }  // namespace kfpbench::store

@@ -15,34 +15,28 @@ using nlohmann::json;
 // run's metric is the same (KFP: NULL for a run without it) and the order
 // falls to the id.
 const Listable& RunListable() {
-  static const Listable listable{
-      "Run",
-      {
-          {{"run_id", "id"}, "id", FieldType::kString, FieldKind::kColumn},
-          {{"display_name", "name"}, "display_name", FieldType::kString, FieldKind::kColumn},
-          {{"created_at"}, "created_at_ns", FieldType::kTime, FieldKind::kColumn},
-          {{"finished_at"}, "finished_at_ns", FieldType::kTime, FieldKind::kColumn},
-          {{"description"}, "description", FieldType::kString, FieldKind::kColumn},
-          {{"scheduled_at"}, "scheduled_at_ns", FieldType::kTime, FieldKind::kColumn},
-          {{"storage_state"}, "storage_state", FieldType::kString, FieldKind::kColumn},
-          // v1's "status" (KFP's Conditions column) holds the run's state.
-          {{"status"}, "state", FieldType::kString, FieldKind::kColumn},
-          {{"namespace"}, "namespace", FieldType::kString, FieldKind::kColumn},
-          {{"experiment_id"}, "experiment_id", FieldType::kString, FieldKind::kColumn},
-          {{"state"}, "state", FieldType::kString, FieldKind::kColumn},
-          {{"state_history"},
-           "COALESCE(json_extract(status, '$.state_history'), '')",
-           FieldType::kString,
-           FieldKind::kColumn},
-          // KFP's PipelineRuntimeManifest (the Argo workflow); here the run's
-          // status document is the nearest thing.
-          {{"runtime_details"}, "status", FieldType::kString, FieldKind::kColumn},
-          {{"recurring_run_id"}, "recurring_run_id", FieldType::kString, FieldKind::kColumn},
-          // abs(0), not 0: a bare integer in ORDER BY names a column.
-          {{"metric:"}, "abs(0)", FieldType::kInt, FieldKind::kSortPrefix},
-      },
-      "created_at",
-      "id"};
+  static const Listable listable{"Run",
+                                 {Id("run_id"),
+                                  DisplayName(),
+                                  Time("created_at"),
+                                  Time("finished_at"),
+                                  Text("description"),
+                                  Time("scheduled_at"),
+                                  Text("storage_state"),
+                                  // v1's "status" (KFP's Conditions column) holds the run's state.
+                                  Text({"status"}, "state"),
+                                  Text("namespace"),
+                                  Text("experiment_id"),
+                                  Text("state"),
+                                  InJson("state_history", "status"),
+                                  // KFP's PipelineRuntimeManifest (the Argo workflow); here the
+                                  // run's status document is the nearest thing.
+                                  Text({"runtime_details"}, "status"),
+                                  Text("recurring_run_id"),
+                                  // abs(0), not 0: a bare integer in ORDER BY names a column.
+                                  {{"metric:"}, "abs(0)", FieldType::kInt, FieldKind::kSortPrefix}},
+                                 "created_at",
+                                 "id"};
   return listable;
 }
 
@@ -84,7 +78,7 @@ kfp::Run ReadRun(const Statement& s) {
   return r;
 }
 
-const Table<kfp::Run> kRuns{"runs", kRunColumns, 16, ReadRun, &kfp::Run::run_id};
+const Table<kfp::Run> kRuns{"runs", kRunColumns, 16, ReadRun, &kfp::Run::run_id, "run"};
 
 std::string StatusJson(const RunStatus& status) {
   kfp::Run partial;
@@ -181,7 +175,7 @@ Status Store::UpdateRunStatus(const std::string& run_id, const RunStatus& status
 
 Result<kfp::Run> Store::GetRun(const std::string& id) {
   std::lock_guard lock(mu_);
-  return GetById(*db_, kRuns, id, NotFound("run", id));
+  return GetById(*db_, kRuns, id);
 }
 
 Result<ListResult<kfp::Run>> Store::ListRuns(const ListRequest& req,
@@ -193,10 +187,8 @@ Result<ListResult<kfp::Run>> Store::ListRuns(const ListRequest& req,
   // (single-user mode) there is no scope at all, which also keeps the count
   // for total_size on an index.
   Where scope;
-  if (!experiment_id.empty()) scope.Add("experiment_id = ?", experiment_id);
-  if (!namespace_.empty()) {
-    scope.Add("experiment_id IN (SELECT id FROM experiments WHERE namespace = ?)", namespace_);
-  }
+  scope.AddIfGiven("experiment_id = ?", experiment_id);
+  scope.AddIfGiven("experiment_id IN (SELECT id FROM experiments WHERE namespace = ?)", namespace_);
   std::lock_guard lock(mu_);
   std::optional<int64_t> total;
   if (namespace_.empty() && plan->equals_only) {
@@ -221,12 +213,9 @@ Status Store::SetRunStorageState(const std::string& id, const std::string& state
 // From run_counts: a scrape must not scan the runs table.
 Result<std::vector<std::pair<std::string, int64_t>>> Store::CountRunsByState() {
   std::lock_guard lock(mu_);
-  auto stmt = db_->PrepareCached("SELECT state, SUM(n) FROM run_counts GROUP BY state");
-  if (!stmt.ok()) return stmt.error();
-  ResetOnExit reset(*stmt);
   std::vector<std::pair<std::string, int64_t>> out;
-  Status s =
-      ForEachRow(**stmt, [&](const Statement& row) { out.emplace_back(row.Text(0), row.Int(1)); });
+  Status s = ForEachRow(*db_, "SELECT state, SUM(n) FROM run_counts GROUP BY state", {},
+                        [&](const Statement& row) { out.emplace_back(row.Text(0), row.Int(1)); });
   if (!s.ok()) return s.error();
   return out;
 }

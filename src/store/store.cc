@@ -122,15 +122,8 @@ END;
 const Listable& PipelineListable() {
   static const Listable listable{
       "Pipeline",
-      {
-          {{"pipeline_id", "id"}, "id", FieldType::kString, FieldKind::kColumn},
-          {{"name"}, "name", FieldType::kString, FieldKind::kColumn},
-          {{"display_name"}, "display_name", FieldType::kString, FieldKind::kColumn},
-          {{"created_at"}, "created_at_ns", FieldType::kTime, FieldKind::kColumn},
-          {{"description"}, "description", FieldType::kString, FieldKind::kColumn},
-          {{"namespace"}, "namespace", FieldType::kString, FieldKind::kColumn},
-          {{"tags."}, "tags", FieldType::kString, FieldKind::kTagPrefix},
-      },
+      {Id("pipeline_id"), Text("name"), Text("display_name"), Time("created_at"),
+       Text("description"), Text("namespace"), TagPrefix()},
       "created_at",
       "id"};
   return listable;
@@ -139,18 +132,10 @@ const Listable& PipelineListable() {
 const Listable& VersionListable() {
   static const Listable listable{
       "PipelineVersion",
-      {
-          {{"pipeline_version_id", "id"}, "id", FieldType::kString, FieldKind::kColumn},
-          {{"name"}, "name", FieldType::kString, FieldKind::kColumn},
-          {{"display_name"}, "display_name", FieldType::kString, FieldKind::kColumn},
-          {{"created_at"}, "created_at_ns", FieldType::kTime, FieldKind::kColumn},
-          // Every stored version is READY: the embedded backend has no
-          // CREATING or DELETING phase.
-          {{"status"}, "'READY'", FieldType::kString, FieldKind::kColumn},
-          {{"description"}, "description", FieldType::kString, FieldKind::kColumn},
-          {{"pipeline_spec"}, "pipeline_spec", FieldType::kString, FieldKind::kColumn},
-          {{"tags."}, "tags", FieldType::kString, FieldKind::kTagPrefix},
-      },
+      {Id("pipeline_version_id"), Text("name"), Text("display_name"), Time("created_at"),
+       // Every stored version is READY: the embedded backend has no
+       // CREATING or DELETING phase.
+       Text({"status"}, "'READY'"), Text("description"), Text("pipeline_spec"), TagPrefix()},
       "created_at",
       "id"};
   return listable;
@@ -159,15 +144,8 @@ const Listable& VersionListable() {
 const Listable& ExperimentListable() {
   static const Listable listable{
       "Experiment",
-      {
-          {{"experiment_id", "id"}, "id", FieldType::kString, FieldKind::kColumn},
-          {{"display_name", "name"}, "display_name", FieldType::kString, FieldKind::kColumn},
-          {{"created_at"}, "created_at_ns", FieldType::kTime, FieldKind::kColumn},
-          {{"last_run_created_at"}, "last_run_created_at_ns", FieldType::kTime, FieldKind::kColumn},
-          {{"description"}, "description", FieldType::kString, FieldKind::kColumn},
-          {{"namespace"}, "namespace", FieldType::kString, FieldKind::kColumn},
-          {{"storage_state"}, "storage_state", FieldType::kString, FieldKind::kColumn},
-      },
+      {Id("experiment_id"), DisplayName(), Time("created_at"), Time("last_run_created_at"),
+       Text("description"), Text("namespace"), Text("storage_state")},
       "created_at",
       "id"};
   return listable;
@@ -256,12 +234,17 @@ Status InsertVersionRow(Database& db, const kfp::PipelineVersion& v) {
                 fmt::format("pipeline {} already has a version named '{}'", v.pipeline_id, v.name));
 }
 
-const Table<kfp::Pipeline> kPipelines{"pipelines", kPipelineColumns, 7, ReadPipeline,
-                                      &kfp::Pipeline::pipeline_id};
-const Table<kfp::PipelineVersion> kVersions{"pipeline_versions", kVersionColumns, 10, ReadVersion,
-                                            &kfp::PipelineVersion::pipeline_version_id};
-const Table<kfp::Experiment> kExperiments{"experiments", kExperimentColumns, 7, ReadExperiment,
-                                          &kfp::Experiment::experiment_id};
+const Table<kfp::Pipeline> kPipelines{
+    "pipelines", kPipelineColumns, 7, ReadPipeline, &kfp::Pipeline::pipeline_id, "pipeline"};
+const Table<kfp::PipelineVersion> kVersions{"pipeline_versions",
+                                            kVersionColumns,
+                                            10,
+                                            ReadVersion,
+                                            &kfp::PipelineVersion::pipeline_version_id,
+                                            "pipeline version"};
+const Table<kfp::Experiment> kExperiments{
+    "experiments", kExperimentColumns, 7, ReadExperiment, &kfp::Experiment::experiment_id,
+    "experiment"};
 
 }  // namespace
 
@@ -336,7 +319,7 @@ Status Store::InsertPipeline(const kfp::Pipeline& p) {
 
 Result<kfp::Pipeline> Store::GetPipeline(const std::string& id) {
   std::lock_guard lock(mu_);
-  return GetById(*db_, kPipelines, id, NotFound("pipeline", id));
+  return GetById(*db_, kPipelines, id);
 }
 
 Result<ListResult<kfp::Pipeline>> Store::ListPipelines(const ListRequest& req,
@@ -415,7 +398,7 @@ Status Store::InsertExperiment(const kfp::Experiment& e) {
 
 Result<kfp::Experiment> Store::GetExperiment(const std::string& id) {
   std::lock_guard lock(mu_);
-  return GetById(*db_, kExperiments, id, NotFound("experiment", id));
+  return GetById(*db_, kExperiments, id);
 }
 
 Result<ListResult<kfp::Experiment>> Store::ListExperiments(const ListRequest& req,
@@ -465,7 +448,7 @@ Status Store::InsertPipelineAndVersion(const kfp::Pipeline& p, const kfp::Pipeli
 
 Result<kfp::PipelineVersion> Store::FindPipelineVersion(const std::string& version_id) {
   std::lock_guard lock(mu_);
-  return GetById(*db_, kVersions, version_id, NotFound("pipeline version", version_id));
+  return GetById(*db_, kVersions, version_id);
 }
 
 Status Store::UpdatePipelineVersion(const kfp::PipelineVersion& v) {

@@ -30,8 +30,29 @@ inline Error NotFound(const char* what, const std::string& id) {
   return Error{fmt::format("{} {} not found", what, id), kHttpNotFound};
 }
 
+// The fields of a Listable, by how KFP names them and how the schema keeps
+// them: a column under its API name ("description"), under other names
+// ({"display_name", "name"} in "display_name"), the id (its API name or "id",
+// in "id"), a time ("created_at" in "created_at_ns") and the tags.
+inline Field Text(std::string name) { return {{name}, name}; }
+inline Field Text(std::vector<std::string> names, std::string column) {
+  return {std::move(names), std::move(column)};
+}
+// KFP accepts "name" for a display name in a filter or sort.
+inline Field DisplayName() { return {{"display_name", "name"}, "display_name"}; }
+inline Field Id(std::string name) { return {{std::move(name), "id"}, "id"}; }
+inline Field Time(std::string name) {
+  return {{name}, name + "_ns", FieldType::kTime, FieldKind::kColumn};
+}
+inline Field TagPrefix() { return {{"tags."}, "tags", FieldType::kString, FieldKind::kTagPrefix}; }
+// A field kept in the JSON body rather than a column of its own.
+inline Field InJson(std::string name, const char* document) {
+  return {{name}, fmt::format("COALESCE(json_extract({}, '$.{}'), '')", document, name)};
+}
+
 // How one resource is kept: its table, the columns a read selects (in
-// order), how such a row becomes the resource, and which field is its id.
+// order), how such a row becomes the resource, which field is its id, and
+// what errors call it ("run": "run <id> not found").
 template <typename T>
 struct Table {
   const char* name;
@@ -39,6 +60,7 @@ struct Table {
   int column_count;  // a list query selects the sort column after these
   T (*read)(const Statement&);
   std::string T::*id;
+  const char* what;
 };
 
 inline SqlValue SortValue(const Statement& s, int column, const ListPlan& plan);
@@ -52,6 +74,10 @@ struct Where {
   void Add(const std::string& condition, SqlValue value) {
     Add(condition);
     binds.push_back(std::move(value));
+  }
+  // `condition` on `value` when one is given; none when it is empty.
+  void AddIfGiven(const std::string& condition, const std::string& value) {
+    if (!value.empty()) Add(condition, value);
   }
   void Add(const Where& other) {
     if (other.sql.empty()) return;
@@ -124,9 +150,9 @@ inline Status Insert(Database& db, const std::string& sql, const std::vector<Sql
   return s;
 }
 
-// The row whose id is `id`, or `not_found`.
+// The row whose id is `id`, or "<what> <id> not found".
 template <typename T>
-Result<T> GetById(Database& db, const Table<T>& table, const std::string& id, Error not_found);
+Result<T> GetById(Database& db, const Table<T>& table, const std::string& id);
 
 template <typename T, typename Read>
 Result<T> GetOne(Database& db, const std::string& sql, const std::vector<SqlValue>& binds,
@@ -142,9 +168,9 @@ Result<T> GetOne(Database& db, const std::string& sql, const std::vector<SqlValu
 }
 
 template <typename T>
-Result<T> GetById(Database& db, const Table<T>& table, const std::string& id, Error not_found) {
+Result<T> GetById(Database& db, const Table<T>& table, const std::string& id) {
   return GetOne<T>(db, fmt::format("SELECT {} FROM {} WHERE id = ?", table.columns, table.name),
-                   {id}, table.read, std::move(not_found));
+                   {id}, table.read, NotFound(table.what, id));
 }
 
 // Runs a write that must change a row; `not_found` when none matched.
@@ -166,6 +192,18 @@ Status ForEachRow(Statement& stmt, Fn&& fn) {
     if (!*row) return Ok();
     fn(stmt);
   }
+}
+
+// Runs a cached read with `binds`, `fn(row)` on each row it selects. The
+// statement is reset after, so that no read transaction stays open.
+template <typename Fn>
+Status ForEachRow(Database& db, const std::string& sql, const std::vector<SqlValue>& binds,
+                  Fn&& fn) {
+  auto stmt = db.PrepareCached(sql);
+  if (!stmt.ok()) return stmt.error();
+  ResetOnExit reset(*stmt);
+  (*stmt)->BindAll(binds);
+  return ForEachRow(**stmt, fn);
 }
 
 // Reads of runs, shared by the run queries and the restart recovery.

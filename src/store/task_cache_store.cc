@@ -21,18 +21,16 @@ Status Store::PutCachedExecution(const CachedExecutionRow& row) {
 Result<std::optional<CachedExecutionRow>> Store::GetCachedExecution(
     const std::string& scope, const std::string& fingerprint) {
   std::lock_guard lock(mu_);
-  auto stmt = db_->PrepareCached(
-      "SELECT run_id, task_id, outputs, created_at_ns FROM task_cache "
-      "WHERE scope = ? AND fingerprint = ?");
-  if (!stmt.ok()) return stmt.error();
-  ResetOnExit reset(*stmt);
-  (*stmt)->BindAll({scope, fingerprint});
-  auto row = (*stmt)->Step();
-  if (!row.ok()) return row.error();
-  if (!*row) return std::optional<CachedExecutionRow>();
-  const Statement& s = **stmt;
-  return std::optional<CachedExecutionRow>(
-      CachedExecutionRow{scope, fingerprint, s.Text(0), s.Text(1), s.Text(2), FromNs(s.Int(3))});
+  std::optional<CachedExecutionRow> found;
+  Status s = ForEachRow(*db_,
+                        "SELECT run_id, task_id, outputs, created_at_ns FROM task_cache "
+                        "WHERE scope = ? AND fingerprint = ?",
+                        {scope, fingerprint}, [&](const Statement& row) {
+                          found = CachedExecutionRow{scope,       fingerprint, row.Text(0),
+                                                     row.Text(1), row.Text(2), FromNs(row.Int(3))};
+                        });
+  if (!s.ok()) return s.error();
+  return found;
 }
 
 Status Store::PutRetryTasks(const std::string& run_id,
@@ -55,13 +53,9 @@ Status Store::PutRetryTasks(const std::string& run_id,
 Result<std::vector<std::pair<std::string, std::string>>> Store::GetRetryTasks(
     const std::string& run_id) {
   std::lock_guard lock(mu_);
-  auto stmt = db_->PrepareCached("SELECT task_key, record FROM retry_tasks WHERE run_id = ?");
-  if (!stmt.ok()) return stmt.error();
-  ResetOnExit reset(*stmt);
-  (*stmt)->BindAll({run_id});
   std::vector<std::pair<std::string, std::string>> out;
-  Status s =
-      ForEachRow(**stmt, [&](const Statement& row) { out.emplace_back(row.Text(0), row.Text(1)); });
+  Status s = ForEachRow(*db_, "SELECT task_key, record FROM retry_tasks WHERE run_id = ?", {run_id},
+                        [&](const Statement& row) { out.emplace_back(row.Text(0), row.Text(1)); });
   if (!s.ok()) return s.error();
   return out;
 }

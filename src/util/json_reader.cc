@@ -185,15 +185,13 @@ void JsonReader::StringMap(const char* name,
   out = std::move(map);
 }
 
-void JsonReader::Enum(const char* name, std::string& out,
-                      std::initializer_list<const char*> names) {
+void JsonReader::Enum(const char* name, std::string& out, std::span<const std::string_view> names) {
   const auto* v = Take(name);
   if (!v) return;
-  const char* const* table = names.begin();
   if (v->is_number_integer()) {
     int64_t n = v->get<int64_t>();
-    if (n >= 0 && static_cast<size_t>(n) < names.size() && table[n] != nullptr) {
-      out = table[n];
+    if (n >= 0 && static_cast<size_t>(n) < names.size() && !names[n].empty()) {
+      out = names[n];
     } else if (strict_) {
       Fail(name, "invalid value for enum: " + v->dump());
     }
@@ -202,7 +200,7 @@ void JsonReader::Enum(const char* name, std::string& out,
   if (!v->is_string()) return Fail(name, "must be an enum name or number");
   const std::string& text = v->get_ref<const std::string&>();
   bool known = false;
-  for (const char* n : names) known = known || (n != nullptr && text == n);
+  for (std::string_view n : names) known = known || (!n.empty() && text == n);
   if (!known && strict_) return Fail(name, "invalid value for enum: \"" + text + "\"");
   out = text;
 }

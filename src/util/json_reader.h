@@ -9,11 +9,12 @@
 //    field by its one name, numbers as JSON numbers, other fields ignored.
 #pragma once
 
-#include <initializer_list>
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -68,9 +69,9 @@ class JsonReader {
   // A map<string, string>: set (maybe empty) when present, untouched when not.
   void StringMap(const char* name, std::optional<std::map<std::string, std::string>>& out);
   // A proto enum, written by name or by number; `names[i]` is the name of
-  // value i (nullptr for numbers the enum does not use). `out` gets the name.
+  // value i (empty for numbers the enum does not use). `out` gets the name.
   // Strict reading refuses names and numbers the enum does not have.
-  void Enum(const char* name, std::string& out, std::initializer_list<const char*> names);
+  void Enum(const char* name, std::string& out, std::span<const std::string_view> names);
   // A nested message: `fn(JsonReader&)` reads its fields.
   template <typename Fn>
   void Message(const char* name, Fn&& fn) {

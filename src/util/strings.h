@@ -1,9 +1,12 @@
 // Small string helpers shared across parts.
 #pragma once
 
+#include <algorithm>
 #include <cctype>
+#include <initializer_list>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace kfpbench {
 
@@ -70,21 +73,28 @@ inline std::string_view TrimSpace(std::string_view s) {
   return s;
 }
 
-// Text for one cell of a Markdown table: a '|' would end the cell and a line
-// break the row.
-inline std::string MarkdownCell(std::string_view s) {
+// `s` with each character `replacements` lists replaced by its text: the
+// one loop behind the escapings below.
+inline std::string ReplaceChars(
+    std::string_view s, std::initializer_list<std::pair<char, std::string_view>> replacements) {
   std::string out;
   out.reserve(s.size());
   for (char c : s) {
-    if (c == '|') {
-      out += "\\|";
-    } else if (c == '\n' || c == '\r') {
-      out += ' ';
-    } else {
+    auto it = std::find_if(replacements.begin(), replacements.end(),
+                           [c](const auto& r) { return r.first == c; });
+    if (it == replacements.end()) {
       out += c;
+    } else {
+      out += it->second;
     }
   }
   return out;
+}
+
+// Text for one cell of a Markdown table: a '|' would end the cell and a line
+// break the row.
+inline std::string MarkdownCell(std::string_view s) {
+  return ReplaceChars(s, {{'|', "\\|"}, {'\n', " "}, {'\r', " "}});
 }
 
 // One CSV field (RFC 4180): quoted when it holds a comma, a quote or a line
@@ -102,20 +112,7 @@ inline std::string CsvField(std::string_view s) {
 // A Prometheus label value in the text exposition format: backslash,
 // double quote and newline escaped.
 inline std::string EscapePrometheusLabel(std::string_view value) {
-  std::string out;
-  out.reserve(value.size());
-  for (char c : value) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
+  return ReplaceChars(value, {{'\\', "\\\\"}, {'"', "\\\""}, {'\n', "\\n"}});
 }
 
 }  // namespace kfpbench
