@@ -217,6 +217,7 @@ Result<std::vector<kube::NamedFile>> NamedFiles(const LoadgenFlags& f) {
   // The shards load --host, a KFP that runs the steps in their images.
   harness::PreflightOptions preflight;
   preflight.remote_target = true;
+  preflight.image = f.options.image;  // the shipped steps are pointed at it
   auto file = harness::LoadCheckedScenarioFile(
       f.scenario, load, "0/" + std::to_string(std::max(1, f.options.shards)), preflight);
   if (!file.ok()) return file.error();

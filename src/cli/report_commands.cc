@@ -164,7 +164,8 @@ Command AddCompare(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "compare",
       "compare a candidate with a baseline: change in p50/p95/p99/mean with bootstrap intervals "
-      "and a Mann-Whitney U test with its power; exit 1 on a significant regression above "
+      "and a test with its power (Mann-Whitney U over every repetition's calls and runs; "
+      "repetitions that differ paired as blocks); exit 1 on a significant regression above "
       "--min-effect, 3 when the samples could not have shown one (inconclusive)");
   struct Flags {
     std::string baseline, candidate, min_effect = "5%", format = "text", notify;

@@ -14,6 +14,7 @@
 #include "harness/shapes.h"
 #include "harness/target_config.h"
 #include "ir/pipeline_spec.h"
+#include "kube/images.h"
 #include "report/thresholds.h"
 #include "util/time.h"
 
@@ -51,6 +52,7 @@ Preflight CheckScenarioFile(const ScenarioFile& file, const PreflightOptions& op
   const std::string name = file.path.string();
   const bool object_form = file.source.is_object() && file.source.contains("scenarios");
   std::map<std::filesystem::path, Result<ir::PipelineSpec>> pipelines;  // each parsed once
+  std::vector<std::string> unpullable;  // pipeline files whose steps name the placeholder image
   for (const auto& s : file.scenarios) {
     const std::string at = fmt::format("{}: {}[{}]", name, object_form ? "scenarios" : "", s.index);
     if (auto t = s.source.find("runTime"); t != s.source.end() && t->is_number()) {
@@ -71,6 +73,13 @@ Preflight CheckScenarioFile(const ScenarioFile& file, const PreflightOptions& op
       continue;
     }
     if (!s.mode->starts_runs) continue;
+    if (std::string file_name = s.pipeline_path.filename().string();
+        options.remote_target && options.image.empty() &&
+        out.pipeline_texts[s.pipeline_path.string()].find(kube::kUnpublishedImage) !=
+            std::string::npos &&
+        std::find(unpullable.begin(), unpullable.end(), file_name) == unpullable.end()) {
+      unpullable.push_back(file_name);
+    }
     auto params = engine::ResolveRunParameters(*it->second, s.params);
     if (!params.ok()) {
       out.problems.push_back(fmt::format("{}.params: {}", at, params.error().message));
@@ -107,6 +116,15 @@ Preflight CheckScenarioFile(const ScenarioFile& file, const PreflightOptions& op
         "runs them on a real KFP",
         fmt::join(stubbed, ", "), ShortReason(stub_reason));
     out.notes.push_back("the embedded backend's executor is stub: " + out.executor_reason);
+  }
+  if (!unpullable.empty()) {
+    // A note, not a refusal: a kfpbench serve target runs these steps itself.
+    out.notes.push_back(fmt::format(
+        "the steps of {} run {}, an image no registry publishes: a KFP cluster cannot pull it, "
+        "so their runs would wait on the pull until they time out. Build the image from the "
+        "Dockerfile, push it and name it in the pipeline (kube loadgen --image does this for the "
+        "files it ships); a kfpbench serve target runs the steps itself",
+        fmt::join(unpullable, ", "), kube::kUnpublishedImage));
   }
   if (auto t = report::ParseThresholds(file.thresholds); !t.ok()) {
     AddLines(out.problems, name + ": ", t.error().message);

@@ -23,7 +23,7 @@ struct Preflight {
   // The embedded backend's executor: as given, or the one chosen when none
   // was ("process", or "stub" when some pipeline cannot run as processes),
   // with the reason for a stub chosen. Empty against a remote target.
-  std::string executor;
+  std::string executor{};
   std::string executor_reason;
 };
 
@@ -33,8 +33,13 @@ struct PreflightOptions {
   // cluster, in their images: nothing of the executor to check here.
   bool remote_target = false;
   // The embedded backend's --executor as given; empty when not given: the
-  // preflight then chooses (Preflight::executor).
-  std::string executor;
+  // preflight then chooses (Preflight::executor). Members have initializers
+  // so that designated initializers may leave them out.
+  std::string executor{};
+  // The image that replaces kfpbench's unpublished placeholder in the steps
+  // sent (kube loadgen --image); empty: a remote target is told when a
+  // pipeline's steps name the placeholder, which its cluster cannot pull.
+  std::string image{};
 };
 
 // Checks a loaded scenario file: every pipeline file parses as KFP IR, every run's parameters are

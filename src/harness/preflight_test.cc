@@ -151,5 +151,38 @@ TEST_F(PreflightTest, ChoosesStubStepsForPipelinesThatCannotRunAsProcesses) {
   EXPECT_EQ(kept->executor_reason, "");
 }
 
+// A real KFP pulls each step's image; kfpbench's own is published nowhere.
+TEST_F(PreflightTest, ARemoteTargetIsToldWhenStepsNameTheUnpublishedImage) {
+  std::string file = Write("s.json", R"([
+    {"mode": "PIPELINE_RUN", "runTime": "1s", "numTimes": 2,
+     "pipelineFileName": "sleep_chain.yaml", "params": {"duration": "50ms"}},
+    {"mode": "PIPELINE_RUN", "runTime": "1s", "pipelineFileName": "sleep_chain.yaml"}])");
+  LoadOptions load;
+  load.pipeline_dirs = {kPipelines};
+  auto loaded = LoadScenarioFile(file, load);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  auto unpullable = [](const Preflight& p) {
+    int n = 0;
+    for (const auto& note : p.notes) n += note.find("no registry publishes") != std::string::npos;
+    return n;
+  };
+  Preflight remote = CheckScenarioFile(*loaded, {.remote_target = true});
+  EXPECT_TRUE(remote.problems.empty());
+  ASSERT_EQ(unpullable(remote), 1) << "once for the file, not once a scenario";
+  for (const auto& note : remote.notes) {
+    if (note.find("no registry publishes") == std::string::npos) continue;
+    EXPECT_NE(note.find("the steps of sleep_chain.yaml run ghcr.io/kfpbench/kfpbench"),
+              std::string::npos)
+        << note;
+    EXPECT_NE(note.find("kube loadgen --image"), std::string::npos) << note;
+  }
+  // The embedded backend runs the steps itself; kube loadgen points them at --image.
+  EXPECT_EQ(unpullable(CheckScenarioFile(*loaded, {.executor = "stub"})), 0);
+  PreflightOptions pointed;
+  pointed.remote_target = true;
+  pointed.image = "registry.example/kfpbench:0.1.0";
+  EXPECT_EQ(unpullable(CheckScenarioFile(*loaded, pointed)), 0);
+}
+
 }  // namespace
 }  // namespace kfpbench::harness
