@@ -9,10 +9,18 @@
 namespace kfpbench::results {
 namespace {
 
+// In double throughout. Boost's default promotes to long double, whose
+// tables it fills at start-up in every program linking this part, and which
+// valgrind cannot emulate (the start-up then throws and aborts).
+using NoPromotion = boost::math::policies::policy<boost::math::policies::promote_float<false>,
+                                                  boost::math::policies::promote_double<false>>;
+using StudentsT = boost::math::students_t_distribution<double, NoPromotion>;
+using NoncentralT = boost::math::non_central_t_distribution<double, NoPromotion>;
+
 // P(|T| > critical) for T noncentral t with `df` and `shift`: the power of the
 // two-sided test at that true mean.
 double PowerAt(double df, double shift, double critical) {
-  boost::math::non_central_t t(df, shift);
+  NoncentralT t(df, shift);
   return boost::math::cdf(boost::math::complement(t, critical)) + boost::math::cdf(t, -critical);
 }
 
@@ -22,7 +30,7 @@ double BlockedDetectableChange(double spread, size_t blocks, double alpha, doubl
   if (blocks < 2) return std::numeric_limits<double>::infinity();
   if (spread == 0) return 0;
   const double n = static_cast<double>(blocks), df = n - 1, error = spread / std::sqrt(n);
-  boost::math::students_t t(df);
+  StudentsT t(df);
   const double critical = boost::math::quantile(boost::math::complement(t, alpha / 2));
   // The mean log ratio (in standard errors) at which the test reaches
   // `power`: bisection on the noncentral t's shift, which power rises with,
@@ -57,7 +65,7 @@ BlockedChange BlockedLogRatioTest(const std::vector<double>& baseline,
   const double error = std::sqrt(squares / df / n);  // of the mean
   out.change = std::expm1(mean);
   out.spread = std::sqrt(squares / df);
-  boost::math::students_t t(df);
+  StudentsT t(df);
   const double half = boost::math::quantile(boost::math::complement(t, (1 - confidence) / 2));
   out.interval = {std::expm1(mean - half * error), std::expm1(mean + half * error)};
   if (error == 0) {  // every block changed by exactly as much
