@@ -24,6 +24,7 @@
 #include "harness/e2e_support.h"
 #include "http/client.h"
 #include "http/url.h"
+#include "util/enum_names.h"
 #include "util/strings.h"
 #include "util/time.h"
 
@@ -45,12 +46,19 @@ enum class Fault {
   kSlow,  // every Nth call answered 600 ms late (not a fault: a slow target)
 };
 
-// By Fault's order: the names the parameterised tests carry.
-constexpr const char* kFaultNames[] = {"http500",        "http503",        "reset",       "stall",
-                                       "truncated_json", "close_mid_body", "huge_length", "slow"};
-static_assert(std::size(kFaultNames) == size_t(Fault::kSlow) + 1);
+// The names the parameterised tests carry.
+constexpr EnumName<Fault> kFaultNames[] = {
+    {Fault::k500, "http500"},
+    {Fault::k503, "http503"},
+    {Fault::kReset, "reset"},
+    {Fault::kStall, "stall"},
+    {Fault::kTruncatedJson, "truncated_json"},
+    {Fault::kCloseMidBody, "close_mid_body"},
+    {Fault::kHugeLength, "huge_length"},
+    {Fault::kSlow, "slow"},
+};
 
-const char* FaultName(Fault f) { return kFaultNames[size_t(f)]; }
+std::string FaultName(Fault f) { return std::string(NameIn(kFaultNames, f, "?")); }
 
 bool SendAll(int fd, std::string_view data) {
   while (!data.empty()) {
@@ -323,7 +331,7 @@ INSTANTIATE_TEST_SUITE_P(Faults, FaultInjectionTest,
                          ::testing::Values(Fault::k500, Fault::k503, Fault::kReset, Fault::kStall,
                                            Fault::kTruncatedJson, Fault::kCloseMidBody,
                                            Fault::kHugeLength),
-                         [](const auto& info) { return std::string(FaultName(info.param)); });
+                         [](const auto& info) { return FaultName(info.param); });
 
 }  // namespace
 }  // namespace kfpbench
