@@ -73,12 +73,13 @@ Preflight CheckScenarioFile(const ScenarioFile& file, const PreflightOptions& op
       continue;
     }
     if (!s.mode->starts_runs) continue;
-    if (std::string file_name = s.pipeline_path.filename().string();
-        options.remote_target && options.image.empty() &&
-        out.pipeline_texts[s.pipeline_path.string()].find(kube::kUnpublishedImage) !=
-            std::string::npos &&
-        std::find(unpullable.begin(), unpullable.end(), file_name) == unpullable.end()) {
-      unpullable.push_back(file_name);
+    if (auto text = out.pipeline_texts.find(s.pipeline_path.string());
+        options.remote_target && options.image.empty() && text != out.pipeline_texts.end() &&
+        text->second.find(kube::kUnpublishedImage) != std::string::npos) {
+      std::string file_name = s.pipeline_path.filename().string();
+      if (std::find(unpullable.begin(), unpullable.end(), file_name) == unpullable.end()) {
+        unpullable.push_back(file_name);
+      }
     }
     auto params = engine::ResolveRunParameters(*it->second, s.params);
     if (!params.ok()) {
