@@ -57,12 +57,6 @@ class ScratchDirTest : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
-// A file's text; empty when it cannot be read.
-inline std::string ReadText(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 // A file's JSON; discarded (is_discarded()) when it is not JSON.
 inline nlohmann::json ReadJson(const std::filesystem::path& path) {
   return nlohmann::json::parse(ReadText(path), nullptr, false);

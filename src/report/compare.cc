@@ -196,10 +196,9 @@ void JudgeMetric(const std::string& metric, const std::string& kind, const Side&
       c.ci_low = t.interval.low;
       c.ci_high = t.interval.high;
       c.p_value = t.p;
-      c.detectable = t.blocks < 2
-                         ? std::numeric_limits<double>::infinity()
-                         : std::max(results::BlockedDetectableChange(t.spread, t.blocks, o.alpha),
-                                    kResolution);
+      // Infinite when the test had fewer than 2 blocks (a value that was not positive).
+      c.detectable =
+          std::max(results::BlockedDetectableChange(t.spread, t.blocks, o.alpha), kResolution);
     }
     seed += std::size(kStats);
   } else {

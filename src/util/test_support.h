@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -36,18 +37,23 @@ inline std::string Between(const std::string& text, const std::string& from,
   return start == std::string::npos ? "" : text.substr(start, text.find(to, start) - start);
 }
 
+// A file's text; empty when it cannot be read.
+inline std::string ReadText(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 // A test-data file below src/ ("engine/testdata/retry.yaml"), whole. The
 // pipelines several tests share live there as files, not as copies in each
 // test. A missing file is a broken checkout, not a test result: it aborts
 // naming the path.
 inline std::string TestData(const std::string& below_src) {
-  std::string path = std::string(KFPBENCH_SOURCE_DIR) + "/src/" + below_src;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  const std::filesystem::path path = std::filesystem::path(KFPBENCH_SOURCE_DIR) / "src" / below_src;
+  if (!std::filesystem::is_regular_file(path)) {
     std::fprintf(stderr, "missing test data: %s\n", path.c_str());
     std::abort();
   }
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  return ReadText(path);
 }
 
 }  // namespace kfpbench::testing
