@@ -419,6 +419,34 @@ TEST_F(KfpConformanceTest, UnsetTimesAreWrittenAsTheEpoch) {
   EXPECT_NE(run["created_at"], "1970-01-01T00:00:00Z");
 }
 
+// backend/src/apiserver/server/api_converter.go, toApiRun and
+// toApiRecurringRun: a runtime config with neither parameters nor a pipeline
+// root is left out (runtimeConfig = nil), and `parameters`, a proto3 map, is
+// omitted when empty. KFP's SDK sends {"parameters": {}} for a run without
+// arguments (client.py, _create_job_config); the answer has no runtime_config.
+TEST_F(KfpConformanceTest, RuntimeConfigWithoutParametersIsLeftOut) {
+  json p = Upload("two-steps", kPipeline);
+  json body = {{"display_name", "r"},
+               {"pipeline_version_reference", {{"pipeline_id", p["pipeline_id"]}}},
+               {"runtime_config", {{"parameters", json::object()}}}};
+  auto [rs, run] = Call(Method::kPost, "/apis/v2beta1/runs", body.dump());
+  ASSERT_EQ(rs, 200) << run;
+  EXPECT_FALSE(run.contains("runtime_config")) << run;
+  json got = WaitForRun(run["run_id"]);
+  EXPECT_FALSE(got.contains("runtime_config")) << got;
+
+  body["trigger"] = {{"periodic_schedule", {{"interval_second", "3600"}}}};
+  auto [cs, recurring] = Call(Method::kPost, "/apis/v2beta1/recurringruns", body.dump());
+  ASSERT_EQ(cs, 200) << recurring;
+  EXPECT_FALSE(recurring.contains("runtime_config")) << recurring;
+
+  body["runtime_config"]["parameters"] = {{"message", "hi"}};
+  body.erase("trigger");
+  auto [ps, with] = Call(Method::kPost, "/apis/v2beta1/runs", body.dump());
+  ASSERT_EQ(ps, 200) << with;
+  EXPECT_EQ(with["runtime_config"], json({{"parameters", {{"message", "hi"}}}})) << with;
+}
+
 // backend/src/apiserver/server/api_converter.go, toApiRecurringRun: mode and
 // status both come from job.Enabled, so they agree after every
 // enable and disable (the SDK's disable_recurring_run and
