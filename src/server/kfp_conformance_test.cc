@@ -581,6 +581,112 @@ TEST_F(KfpConformanceTest, RunsWithoutAServiceAccountRunAsPipelineRunner) {
   EXPECT_FALSE(recurring.contains("service_account")) << recurring;
 }
 
+// backend/src/apiserver/server/api_converter.go, toApiRun and
+// toApiRecurringRun: a runtime config with neither parameters nor a pipeline
+// root is left out (runtimeConfig = nil), and `parameters`, a proto3 map, is
+// omitted when empty. KFP's SDK sends {"parameters": {}} for a run without
+// arguments (client.py, _create_job_config); the answer has no runtime_config.
+TEST_F(KfpConformanceTest, RuntimeConfigWithoutParametersIsLeftOut) {
+  json p = Upload("two-steps", kPipeline);
+  json body = {{"display_name", "r"},
+               {"pipeline_version_reference", {{"pipeline_id", p["pipeline_id"]}}},
+               {"runtime_config", {{"parameters", json::object()}}}};
+  auto [rs, run] = Call(Method::kPost, "/apis/v2beta1/runs", body.dump());
+  ASSERT_EQ(rs, 200) << run;
+  EXPECT_FALSE(run.contains("runtime_config")) << run;
+  json got = WaitForRun(run["run_id"]);
+  EXPECT_FALSE(got.contains("runtime_config")) << got;
+
+  body["trigger"] = {{"periodic_schedule", {{"interval_second", "3600"}}}};
+  auto [cs, recurring] = Call(Method::kPost, "/apis/v2beta1/recurringruns", body.dump());
+  ASSERT_EQ(cs, 200) << recurring;
+  EXPECT_FALSE(recurring.contains("runtime_config")) << recurring;
+
+  body["runtime_config"]["parameters"] = {{"message", "hi"}};
+  body.erase("trigger");
+  auto [ps, with] = Call(Method::kPost, "/apis/v2beta1/runs", body.dump());
+  ASSERT_EQ(ps, 200) << with;
+  EXPECT_EQ(with["runtime_config"], json({{"parameters", {{"message", "hi"}}}})) << with;
+}
+
+// backend/src/apiserver/resource/resource_manager.go, DeleteExperiment: the
+// default experiment, where runs without one go, cannot be deleted (a
+// BadRequestError, which is Aborted: 409); any other can.
+TEST_F(KfpConformanceTest, TheDefaultExperimentCannotBeDeleted) {
+  auto [ls, list] = Call(
+      Method::kGet,
+      "/apis/v2beta1/experiments?filter=" +
+          http::PercentEncode(
+              R"({"predicates":[{"operation":"EQUALS","key":"name","string_value":"Default"}]})"));
+  ASSERT_EQ(ls, 200) << list;
+  ASSERT_EQ(list["experiments"].size(), 1u) << list;
+  std::string id = list["experiments"][0]["experiment_id"];
+  for (const char* api : {"/apis/v2beta1/experiments/", "/apis/v1beta1/experiments/"}) {
+    auto [status, error] = Call(Method::kDelete, api + id);
+    EXPECT_EQ(status, 409) << error;
+    ExpectUserError(
+        error, 10,
+        "Failed to delete experiment " + id + ". The default experiment cannot be deleted");
+  }
+  EXPECT_EQ(Call(Method::kGet, "/apis/v2beta1/experiments/" + id).first, 200);
+  std::string other = CreateExperiment("other");
+  EXPECT_EQ(Call(Method::kDelete, "/apis/v2beta1/experiments/" + other).first, 200);
+}
+
+// backend/src/apiserver/resource/resource_manager.go: ArchiveExperiment
+// archives the experiment's runs; UnarchiveRun refuses while the experiment
+// stays archived (a FailedPreconditionError: code 9, 400).
+TEST_F(KfpConformanceTest, ARunOfAnArchivedExperimentStaysArchived) {
+  std::string experiment = CreateExperiment("archived");
+  json p = Upload("two-steps", kPipeline);
+  json body = {{"display_name", "r"},
+               {"experiment_id", experiment},
+               {"pipeline_version_reference", {{"pipeline_id", p["pipeline_id"]}}}};
+  auto [rs, run] = Call(Method::kPost, "/apis/v2beta1/runs", body.dump());
+  ASSERT_EQ(rs, 200) << run;
+  std::string id = run["run_id"];
+  WaitForRun(id);
+  ASSERT_EQ(Call(Method::kPost, "/apis/v2beta1/experiments/" + experiment + ":archive").first, 200);
+  EXPECT_EQ(Call(Method::kGet, "/apis/v2beta1/runs/" + id).second["storage_state"], "ARCHIVED");
+  auto [status, error] = Call(Method::kPost, "/apis/v2beta1/runs/" + id + ":unarchive");
+  EXPECT_EQ(status, 400) << error;
+  ExpectUserError(error, 9,
+                  "Failed to unarchive run " + id + " as experiment " + experiment +
+                      " must be un-archived first");
+  ASSERT_EQ(Call(Method::kPost, "/apis/v2beta1/experiments/" + experiment + ":unarchive").first,
+            200);
+  EXPECT_EQ(Call(Method::kGet, "/apis/v2beta1/runs/" + id).second["storage_state"], "ARCHIVED");
+  EXPECT_EQ(Call(Method::kPost, "/apis/v2beta1/runs/" + id + ":unarchive").first, 200);
+  EXPECT_EQ(Call(Method::kGet, "/apis/v2beta1/runs/" + id).second["storage_state"], "AVAILABLE");
+}
+
+// backend/src/apiserver/template/template.go, setDefaultServiceAccount: a run
+// that names no service account runs as pipeline-runner (KFP's
+// DefaultPipelineRunnerServiceAccount), which CreateRun reads back from the
+// workflow (resource_manager.go); one that names its own keeps it. A
+// recurring run keeps what it was given (v2_template.go puts it in the
+// ScheduledWorkflow's spec as it is).
+TEST_F(KfpConformanceTest, RunsWithoutAServiceAccountRunAsPipelineRunner) {
+  json p = Upload("two-steps", kPipeline);
+  json body = {{"display_name", "r"},
+               {"pipeline_version_reference", {{"pipeline_id", p["pipeline_id"]}}}};
+  auto [rs, run] = Call(Method::kPost, "/apis/v2beta1/runs", body.dump());
+  ASSERT_EQ(rs, 200) << run;
+  EXPECT_EQ(run["service_account"], "pipeline-runner") << run;
+  EXPECT_EQ(WaitForRun(run["run_id"])["service_account"], "pipeline-runner");
+
+  body["service_account"] = "trainer";
+  auto [ns, named] = Call(Method::kPost, "/apis/v2beta1/runs", body.dump());
+  ASSERT_EQ(ns, 200) << named;
+  EXPECT_EQ(named["service_account"], "trainer") << named;
+
+  body.erase("service_account");
+  body["trigger"] = {{"periodic_schedule", {{"interval_second", "3600"}}}};
+  auto [cs, recurring] = Call(Method::kPost, "/apis/v2beta1/recurringruns", body.dump());
+  ASSERT_EQ(cs, 200) << recurring;
+  EXPECT_FALSE(recurring.contains("service_account")) << recurring;
+}
+
 // backend/src/apiserver/server/api_converter.go, toApiRecurringRun: mode and
 // status both come from job.Enabled, so they agree after every
 // enable and disable (the SDK's disable_recurring_run and
