@@ -106,6 +106,13 @@ def test_experiment_create_get_archive_delete(client):
     with pytest.raises(ValueError, match='No experiment is found with name gone'):
         client.get_experiment(experiment_name='gone')
 
+    # Runs without an experiment go to Default, which KFP never deletes.
+    default = client.get_experiment(experiment_name='Default')
+    with pytest.raises(kfp_server_api.ApiException) as kept:
+        client.delete_experiment(default.experiment_id)
+    assert kept.value.status == 409
+    assert 'The default experiment cannot be deleted' in kept.value.body
+
 
 def test_experiments_listed_page_by_page_with_a_filter_and_a_sort(client):
     names = [f'paged-{i}' for i in (3, 1, 4, 0, 2)]
@@ -394,3 +401,29 @@ def test_recurring_run_triggers_runs_and_is_enabled_disabled_deleted(client, tmp
         client.get_recurring_run(recurring.recurring_run_id)
     assert gone.value.status == 404
     assert client.list_recurring_runs(experiment_id=experiment.experiment_id).total_size is None
+
+
+def test_archiving_an_experiment_archives_its_runs_and_disables_its_schedules(client, tmp_path):
+    package = compiled(tmp_path, example_pipelines.growth_tiny)
+    experiment = client.create_experiment('sdk archived')
+    run = client.run_pipeline(experiment.experiment_id, 'archived with it',
+                              pipeline_package_path=package)
+    client.wait_for_run_completion(run.run_id, timeout=60, sleep_duration=0.05)
+    recurring = client.create_recurring_run(
+        experiment.experiment_id, 'hourly', interval_second=3600, pipeline_package_path=package)
+
+    client.archive_experiment(experiment.experiment_id)
+    assert client.get_run(run.run_id).storage_state == 'ARCHIVED'
+    assert client.get_recurring_run(recurring.recurring_run_id).status == 'DISABLED'
+    with pytest.raises(kfp_server_api.ApiException) as refused:
+        client.unarchive_run(run.run_id)
+    assert refused.value.status == 400
+    assert json.loads(refused.value.body)['code'] == 9  # FAILED_PRECONDITION
+    assert 'must be un-archived first' in refused.value.body
+
+    # Unarchiving the experiment leaves its runs archived, as on KFP.
+    client.unarchive_experiment(experiment.experiment_id)
+    assert client.get_run(run.run_id).storage_state == 'ARCHIVED'
+    client.unarchive_run(run.run_id)
+    assert client.get_run(run.run_id).storage_state == 'AVAILABLE'
+    client.delete_recurring_run(recurring.recurring_run_id)

@@ -7,6 +7,7 @@ import json
 import pathlib
 from typing import List
 
+import kfp_server_api
 import pytest
 import yaml
 from kfp import compiler
@@ -211,3 +212,15 @@ def test_platform_spec_reaches_placement(client):
     executor = run.pipeline_spec['platform_spec']['platforms']['kubernetes']['deploymentSpec'][
         'executors']['exec-tick']
     assert executor['nodeSelector'] == {'labels': {'pool': 'gpu'}}
+
+
+def test_python_components_are_refused_by_the_process_executor(process_client):
+    """What KFP's compiler makes of a @dsl.component (pip install kfp, then
+    its executor runs the function in the component's image) cannot run as a
+    process on this host: CreateRun refuses it and names what to do."""
+    with pytest.raises(kfp_server_api.ApiException) as refused:
+        process_client.create_run_from_pipeline_func(dsl_features, experiment_name='refused')
+    assert refused.value.status == 400
+    message = json.loads(refused.value.body)['message']
+    assert "(image python:3.11) is a Python component of KFP's SDK" in message
+    assert '--executor stub' in message
