@@ -142,6 +142,15 @@ struct ObjectJson {  // a JSON object (a Struct in the proto), omitted when null
   static void Read(JsonReader& r, const char* name, json& v) { r.Object(name, v); }
 };
 
+// A proto3 map of Values (RuntimeConfig.parameters): protojson omits an
+// empty map, so KFP's answers have no "parameters": {}.
+struct MapJson {
+  static void Put(json& j, const char* name, const json& v, bool response) {
+    if (!(v.is_object() && v.empty())) AnyJson::Put(j, name, v, response);
+  }
+  static void Read(JsonReader& r, const char* name, json& v) { r.Object(name, v); }
+};
+
 struct StatusJson {
   static void Put(json& j, const char* name, const std::optional<RpcStatus>& e, bool) {
     if (e) j[name] = ToJson(*e);
@@ -313,7 +322,7 @@ constexpr Field<PipelineSource> kVersionReferenceFields[] = {
     F<PipelineSource, &PipelineSource::pipeline_version_reference_id>("pipeline_version_id"),
 };
 constexpr Field<RuntimeConfig> kRuntimeConfigFields[] = {
-    F<RuntimeConfig, &RuntimeConfig::parameters, ObjectJson>("parameters"),
+    F<RuntimeConfig, &RuntimeConfig::parameters, MapJson>("parameters"),
     F<RuntimeConfig, &RuntimeConfig::pipeline_root>("pipeline_root"),
 };
 // What Run and RecurringRun share, where both have it (service_account

@@ -64,6 +64,10 @@ http::Response ErrorResponse(int http_status, std::string message) {
   return ErrorResponse(Error{std::move(message), http_status});
 }
 
+http::Response ErrorResponse(int http_status, kfp::GrpcCode code, std::string message) {
+  return StatusResponse(http_status, kfp::UserErrorStatus(code, message, message));
+}
+
 http::Response PlainHttpError(int status, const std::string& message, const std::string& details) {
   nlohmann::json body = {{"error_message", message}, {"error_details", details}};
   return http::Response::Json(status,

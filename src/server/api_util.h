@@ -30,6 +30,9 @@ constexpr size_t kMaxJsonBodyBytes = 32 * 1024 * 1024;
 // Invalid input error: ..."); here both carry the message for the client.
 http::Response ErrorResponse(const Error& error);
 http::Response ErrorResponse(int http_status, std::string message);
+// One whose gRPC code is not the one grpc-gateway's status implies first
+// (409 is AlreadyExists, but KFP's NewBadRequestError is Aborted, also 409).
+http::Response ErrorResponse(int http_status, kfp::GrpcCode code, std::string message);
 // A util.UserError whose internal chain (`message`) and message for the
 // client (`external`, in details) differ, as KFP's authorization errors do.
 http::Response UserErrorResponse(int http_status, std::string message, std::string external);

@@ -1,4 +1,6 @@
 // Experiments (v2beta1 ExperimentService).
+#include <fmt/format.h>
+
 #include "server/api_util.h"
 #include "server/handlers.h"
 #include "util/ids.h"
@@ -30,7 +32,17 @@ http::Response Handlers::GetExperiment(const http::Request&, const Params& p) {
 }
 
 http::Response Handlers::DeleteExperiment(const http::Request&, const Params& p) {
-  return EmptyResponse(store_.DeleteExperiment(p.at("experiment_id")));
+  const std::string& id = p.at("experiment_id");
+  // Runs created without an experiment go to the default one, so KFP never
+  // deletes it (resource_manager.go, DeleteExperiment: a BadRequestError,
+  // which is Aborted, 409).
+  if (id == default_experiment_id_) {
+    return ErrorResponse(
+        409, kfp::GrpcCode::kAborted,
+        fmt::format("Failed to delete experiment {}. The default experiment cannot be deleted",
+                    id));
+  }
+  return EmptyResponse(store_.DeleteExperiment(id));
 }
 
 http::Response Handlers::ArchiveExperiment(const http::Request&, const Params& p) {

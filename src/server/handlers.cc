@@ -199,6 +199,10 @@ Result<std::shared_ptr<const ir::PipelineSpec>> Handlers::SpecForRun(const kfp::
 
 Result<kfp::Run> Handlers::StartRun(kfp::Run run, std::optional<WallTime> fire) {
   if (run.display_name.empty()) return Error{"run display_name is required", kHttpBadRequest};
+  // KFP runs a run that names no service account as its default one
+  // (template.go, setDefaultServiceAccount) and CreateRun reads the name back
+  // from the workflow (resource_manager.go), so GetRun shows it.
+  if (run.service_account.empty()) run.service_account = "pipeline-runner";
   std::shared_ptr<const ir::PipelineSpec> spec;
   if (!run.pipeline_spec.is_null()) {
     auto s = SpecForRun(run);

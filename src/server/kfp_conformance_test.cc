@@ -1,6 +1,8 @@
-// Issue #11: the literal requests KFP's SDK and UI send, answered as KFP's API
-// server answers them. Each request is written from reading KFP's code (the
-// file is cited above each test), not from a recording.
+// Issue #11: the literal requests KFP's UI sends, and the API server's rules
+// they meet, answered as KFP's API server answers them. Each request is
+// written from reading KFP's code (the file is cited above each test), not
+// from a recording. KFP's SDK sends its own requests in the SDK tier
+// (tests/sdk/, KFP's kfp.Client against kfpbench serve).
 #include <zlib.h>
 
 #include <algorithm>
@@ -137,17 +139,6 @@ class KfpConformanceTest : public BackendApiTest {
     return {r->status, json::parse(r->body, nullptr, false)};
   }
 
-  // The SDK's get_experiment(experiment_name=...) request (see
-  // SdkGetExperimentByName), for a name with no character to escape but ' '.
-  std::pair<int, json> SdkGetExperimentByName(std::string name) {
-    std::replace(name.begin(), name.end(), ' ', '+');
-    return Call(
-        Method::kGet,
-        "/apis/v2beta1/experiments?filter=%7B%22predicates%22%3A+%5B%7B%22operation%22%3A+1%"
-        "2C+%22key%22%3A+%22display_name%22%2C+%22stringValue%22%3A+%22" +
-            name + "%22%7D%5D%7D");
-  }
-
   // The google.rpc.Status grpc-gateway writes for a KFP UserError.
   static void ExpectUserError(const json& body, int grpc_code, const std::string& message) {
     ASSERT_TRUE(body.is_object()) << body;
@@ -160,86 +151,6 @@ class KfpConformanceTest : public BackendApiTest {
     EXPECT_EQ(d["message"], message) << body;
   }
 };
-
-// sdk/python/kfp/client/client.py, get_experiment(experiment_name=...):
-// json.dumps of a filter with a numeric operation and the camelCase
-// "stringValue", sent by kfp_server_api's rest.py through urlencode (spaces
-// as '+').
-TEST_F(KfpConformanceTest, SdkGetExperimentByName) {
-  std::string id = CreateExperiment("sdk exp");
-  auto [status, body] = SdkGetExperimentByName("sdk exp");
-  ASSERT_EQ(status, 200) << body;
-  ASSERT_EQ(body["experiments"].size(), 1u) << body;
-  EXPECT_EQ(body["experiments"][0]["experiment_id"], id);
-}
-
-// sdk/python/kfp/client/client.py, create_run_from_pipeline_package(path)
-// without an experiment: create_experiment("Default") finds the default
-// experiment by name (the filter above), then run_pipeline sends the
-// package inline: _PipelineDoc.to_dict() wraps a pipeline that has a platform
-// spec as {"pipeline_spec": <MessageToDict, camelCase>, "platform_spec":
-// ...}, and kfp_server_api drops the fields left None. Then
-// wait_for_run_completion polls get_run, and archive_run and delete_run.
-TEST_F(KfpConformanceTest, SdkRunFromPackageWithAPlatformSpecToCompletion) {
-  auto [found, experiments] = SdkGetExperimentByName("Default");
-  ASSERT_EQ(found, 200) << experiments;
-  ASSERT_EQ(experiments["experiments"].size(), 1u) << experiments;
-  std::string experiment_id = experiments["experiments"][0]["experiment_id"];
-
-  auto run_body = [&](const std::string& selector) {
-    return json::parse(R"({"experiment_id": ")" + experiment_id + R"(",
-      "display_name": "sdk-run",
-      "pipeline_spec": {
-        "pipeline_spec": {
-          "components": {"comp-echo": {"executorLabel": "exec-echo",
-            "inputDefinitions": {"parameters": {"msg": {"parameterType": "STRING"}}}}},
-          "deploymentSpec": {"executors": {"exec-echo": {"container": {
-            "image": "alpine", "command": ["echo", "{{$.inputs.parameters['msg']}}"]}}}},
-          "pipelineInfo": {"name": "sdk-echo"},
-          "root": {"dag": {"tasks": {"echo": {"componentRef": {"name": "comp-echo"},
-            "inputs": {"parameters": {"msg": {"componentInputParameter": "msg"}}},
-            "taskInfo": {"name": "echo"}}}},
-            "inputDefinitions": {"parameters": {"msg": {"parameterType": "STRING"}}}},
-          "schemaVersion": "2.1.0", "sdkVersion": "kfp-2.14.3"},
-        "platform_spec": {"platforms": {"kubernetes": {"deploymentSpec": {"executors": {
-          "exec-echo": {"nodeSelector": {"labels": {)" +
-                       selector + R"(}}}}}}}}},
-      "runtime_config": {"parameters": {"msg": "hello"}}})");
-  };
-  // Every node here is unlabelled: a selector nothing matches fails the
-  // run with the scheduler's reason, which shows the platform spec was read.
-  auto [refused, pinned] =
-      Call(Method::kPost, "/apis/v2beta1/runs", run_body(R"("pool": "gpu")").dump());
-  ASSERT_EQ(refused, 200) << pinned;
-  json failed = WaitForRun(pinned["run_id"]);
-  EXPECT_EQ(failed["state"], "FAILED");
-  EXPECT_NE(failed["error"]["message"].get<std::string>().find("node affinity/selector"),
-            std::string::npos)
-      << failed;
-
-  auto [status, created] = Call(Method::kPost, "/apis/v2beta1/runs", run_body("").dump());
-  ASSERT_EQ(status, 200) << created;
-  EXPECT_EQ(created["experiment_id"], experiment_id);
-  std::string run_id = created["run_id"];
-  EXPECT_EQ(WaitForRun(run_id)["state"], "SUCCEEDED");
-  EXPECT_EQ(Call(Method::kPost, "/apis/v2beta1/runs/" + run_id + ":archive").first, 200);
-  EXPECT_EQ(Call(Method::kGet, "/apis/v2beta1/runs/" + run_id).second["storage_state"], "ARCHIVED");
-  EXPECT_EQ(Call(Method::kDelete, "/apis/v2beta1/runs/" + run_id).first, 200);
-  EXPECT_EQ(Call(Method::kGet, "/apis/v2beta1/runs/" + run_id).first, 404);
-}
-
-// sdk/python/kfp/client/client.py, get_pipeline_id(name): the same filter on
-// list_pipelines.
-TEST_F(KfpConformanceTest, SdkGetPipelineIdByName) {
-  json p = Upload("two-steps", kPipeline);
-  auto [status, body] = Call(
-      Method::kGet,
-      "/apis/v2beta1/pipelines?filter=%7B%22predicates%22%3A+%5B%7B%22operation%22%3A+1%2C+%22key"
-      "%22%3A+%22display_name%22%2C+%22stringValue%22%3A+%22two-steps%22%7D%5D%7D");
-  ASSERT_EQ(status, 200) << body;
-  ASSERT_EQ(body["pipelines"].size(), 1u) << body;
-  EXPECT_EQ(body["pipelines"][0]["pipeline_id"], p["pipeline_id"]);
-}
 
 // backend/src/apiserver/server/list_request_util.go, parseAPIFilter: the
 // filter is URL-unescaped once more after the query string was, so a '+'
@@ -419,6 +330,112 @@ TEST_F(KfpConformanceTest, UnsetTimesAreWrittenAsTheEpoch) {
   EXPECT_NE(run["created_at"], "1970-01-01T00:00:00Z");
 }
 
+// backend/src/apiserver/server/api_converter.go, toApiRun and
+// toApiRecurringRun: a runtime config with neither parameters nor a pipeline
+// root is left out (runtimeConfig = nil), and `parameters`, a proto3 map, is
+// omitted when empty. KFP's SDK sends {"parameters": {}} for a run without
+// arguments (client.py, _create_job_config); the answer has no runtime_config.
+TEST_F(KfpConformanceTest, RuntimeConfigWithoutParametersIsLeftOut) {
+  json p = Upload("two-steps", kPipeline);
+  json body = {{"display_name", "r"},
+               {"pipeline_version_reference", {{"pipeline_id", p["pipeline_id"]}}},
+               {"runtime_config", {{"parameters", json::object()}}}};
+  auto [rs, run] = Call(Method::kPost, "/apis/v2beta1/runs", body.dump());
+  ASSERT_EQ(rs, 200) << run;
+  EXPECT_FALSE(run.contains("runtime_config")) << run;
+  json got = WaitForRun(run["run_id"]);
+  EXPECT_FALSE(got.contains("runtime_config")) << got;
+
+  body["trigger"] = {{"periodic_schedule", {{"interval_second", "3600"}}}};
+  auto [cs, recurring] = Call(Method::kPost, "/apis/v2beta1/recurringruns", body.dump());
+  ASSERT_EQ(cs, 200) << recurring;
+  EXPECT_FALSE(recurring.contains("runtime_config")) << recurring;
+
+  body["runtime_config"]["parameters"] = {{"message", "hi"}};
+  body.erase("trigger");
+  auto [ps, with] = Call(Method::kPost, "/apis/v2beta1/runs", body.dump());
+  ASSERT_EQ(ps, 200) << with;
+  EXPECT_EQ(with["runtime_config"], json({{"parameters", {{"message", "hi"}}}})) << with;
+}
+
+// backend/src/apiserver/resource/resource_manager.go, DeleteExperiment: the
+// default experiment, where runs without one go, cannot be deleted (a
+// BadRequestError, which is Aborted: 409); any other can.
+TEST_F(KfpConformanceTest, TheDefaultExperimentCannotBeDeleted) {
+  auto [ls, list] = Call(
+      Method::kGet,
+      "/apis/v2beta1/experiments?filter=" +
+          http::PercentEncode(
+              R"({"predicates":[{"operation":"EQUALS","key":"name","string_value":"Default"}]})"));
+  ASSERT_EQ(ls, 200) << list;
+  ASSERT_EQ(list["experiments"].size(), 1u) << list;
+  std::string id = list["experiments"][0]["experiment_id"];
+  for (const char* api : {"/apis/v2beta1/experiments/", "/apis/v1beta1/experiments/"}) {
+    auto [status, error] = Call(Method::kDelete, api + id);
+    EXPECT_EQ(status, 409) << error;
+    ExpectUserError(
+        error, 10,
+        "Failed to delete experiment " + id + ". The default experiment cannot be deleted");
+  }
+  EXPECT_EQ(Call(Method::kGet, "/apis/v2beta1/experiments/" + id).first, 200);
+  std::string other = CreateExperiment("other");
+  EXPECT_EQ(Call(Method::kDelete, "/apis/v2beta1/experiments/" + other).first, 200);
+}
+
+// backend/src/apiserver/resource/resource_manager.go: ArchiveExperiment
+// archives the experiment's runs; UnarchiveRun refuses while the experiment
+// stays archived (a FailedPreconditionError: code 9, 400).
+TEST_F(KfpConformanceTest, ARunOfAnArchivedExperimentStaysArchived) {
+  std::string experiment = CreateExperiment("archived");
+  json p = Upload("two-steps", kPipeline);
+  json body = {{"display_name", "r"},
+               {"experiment_id", experiment},
+               {"pipeline_version_reference", {{"pipeline_id", p["pipeline_id"]}}}};
+  auto [rs, run] = Call(Method::kPost, "/apis/v2beta1/runs", body.dump());
+  ASSERT_EQ(rs, 200) << run;
+  std::string id = run["run_id"];
+  WaitForRun(id);
+  ASSERT_EQ(Call(Method::kPost, "/apis/v2beta1/experiments/" + experiment + ":archive").first, 200);
+  EXPECT_EQ(Call(Method::kGet, "/apis/v2beta1/runs/" + id).second["storage_state"], "ARCHIVED");
+  auto [status, error] = Call(Method::kPost, "/apis/v2beta1/runs/" + id + ":unarchive");
+  EXPECT_EQ(status, 400) << error;
+  ExpectUserError(error, 9,
+                  "Failed to unarchive run " + id + " as experiment " + experiment +
+                      " must be un-archived first");
+  ASSERT_EQ(Call(Method::kPost, "/apis/v2beta1/experiments/" + experiment + ":unarchive").first,
+            200);
+  EXPECT_EQ(Call(Method::kGet, "/apis/v2beta1/runs/" + id).second["storage_state"], "ARCHIVED");
+  EXPECT_EQ(Call(Method::kPost, "/apis/v2beta1/runs/" + id + ":unarchive").first, 200);
+  EXPECT_EQ(Call(Method::kGet, "/apis/v2beta1/runs/" + id).second["storage_state"], "AVAILABLE");
+}
+
+// backend/src/apiserver/template/template.go, setDefaultServiceAccount: a run
+// that names no service account runs as pipeline-runner (KFP's
+// DefaultPipelineRunnerServiceAccount), which CreateRun reads back from the
+// workflow (resource_manager.go); one that names its own keeps it. A
+// recurring run keeps what it was given (v2_template.go puts it in the
+// ScheduledWorkflow's spec as it is).
+TEST_F(KfpConformanceTest, RunsWithoutAServiceAccountRunAsPipelineRunner) {
+  json p = Upload("two-steps", kPipeline);
+  json body = {{"display_name", "r"},
+               {"pipeline_version_reference", {{"pipeline_id", p["pipeline_id"]}}}};
+  auto [rs, run] = Call(Method::kPost, "/apis/v2beta1/runs", body.dump());
+  ASSERT_EQ(rs, 200) << run;
+  EXPECT_EQ(run["service_account"], "pipeline-runner") << run;
+  EXPECT_EQ(WaitForRun(run["run_id"])["service_account"], "pipeline-runner");
+
+  body["service_account"] = "trainer";
+  auto [ns, named] = Call(Method::kPost, "/apis/v2beta1/runs", body.dump());
+  ASSERT_EQ(ns, 200) << named;
+  EXPECT_EQ(named["service_account"], "trainer") << named;
+
+  body.erase("service_account");
+  body["trigger"] = {{"periodic_schedule", {{"interval_second", "3600"}}}};
+  auto [cs, recurring] = Call(Method::kPost, "/apis/v2beta1/recurringruns", body.dump());
+  ASSERT_EQ(cs, 200) << recurring;
+  EXPECT_FALSE(recurring.contains("service_account")) << recurring;
+}
+
 // backend/src/apiserver/server/api_converter.go, toApiRecurringRun: mode and
 // status both come from job.Enabled, so they agree after every
 // enable and disable (the SDK's disable_recurring_run and
@@ -471,12 +488,6 @@ TEST_F(KfpConformanceTest, UploadNamesFallBackAsKfpBuildsThem) {
   ASSERT_EQ(v_status, 200) << v;
   EXPECT_EQ(v["name"], "second");
   EXPECT_EQ(v["display_name"], "second");
-  // sdk/python/kfp/client/client.py, upload_pipeline_version: name and
-  // pipelineid only.
-  auto [sdk_status, sdk_v] = PostFile(
-      "/apis/v2beta1/pipelines/upload_version?name=third&pipelineid=" + id, "v.yaml", kPipeline);
-  ASSERT_EQ(sdk_status, 200) << sdk_v;
-  EXPECT_EQ(sdk_v["display_name"], "third");
 }
 
 // backend/src/apiserver/server/util.go, ReadPipelineFile: .tar.gz and .zip

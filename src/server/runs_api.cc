@@ -48,11 +48,13 @@ http::Response Handlers::UnarchiveRun(const http::Request&, const Params& p) {
   const std::string& id = p.at("run_id");
   auto run = store_.GetRun(id);
   if (!run.ok()) return ErrorResponse(run.error());
-  // KFP refuses while the experiment stays archived.
+  // KFP refuses while the experiment stays archived (resource_manager.go,
+  // UnarchiveRun: a FailedPreconditionError, 400).
   if (auto e = store_.GetExperiment(run->experiment_id); e.ok() && e->storage_state == "ARCHIVED") {
-    return ErrorResponse(400, fmt::format("run {} is in archived experiment {}; unarchive the "
-                                          "experiment first",
-                                          id, run->experiment_id));
+    return ErrorResponse(400, kfp::GrpcCode::kFailedPrecondition,
+                         fmt::format("Failed to unarchive run {} as experiment {} must be "
+                                     "un-archived first",
+                                     id, run->experiment_id));
   }
   return EmptyResponse(store_.SetRunStorageState(id, "AVAILABLE"));
 }
