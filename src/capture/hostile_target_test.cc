@@ -43,7 +43,7 @@ class HostileTarget : public ::testing::Test {
     server_ = std::make_unique<http::Server>(std::move(o));
     ASSERT_TRUE(server_->Start().ok());
     http::ClientOptions c;
-    c.base = *http::ParseUrl("http://127.0.0.1:" + std::to_string(server_->port()));
+    c.base = *http::ParseUrl(std::string("http://127.0.0.1:") + std::to_string(server_->port()));
     http_ = std::make_unique<http::Client>(std::move(c));
     client_ = std::make_unique<kfp::Client>(*http_, kfp::ClientConfig{}, nullptr);
   }
@@ -124,7 +124,7 @@ TEST_F(HostileTarget, IdsThatArePathsNameFilesBelowOutOnly) {
       "8d3f-plain-uuid"};
   std::vector<json> runs;
   for (size_t i = 0; i < ids.size(); ++i) {
-    runs.push_back(Run("r" + std::to_string(i), ids[i], t + std::chrono::seconds(i)));
+    runs.push_back(Run(std::string("r") + std::to_string(i), ids[i], t + std::chrono::seconds(i)));
   }
   Serve(runs);
   auto summary = Capture(*client_, Options());
@@ -216,7 +216,7 @@ TEST_F(HostileTarget, RunsOutsideTheWindowOrListedAgainAreLeftOut) {
 TEST_F(HostileTarget, APageLargerThanAskedIsRefused) {
   const WallTime t = WallClock::now() - std::chrono::minutes(10);
   std::vector<json> runs;
-  for (int i = 0; i < 50; ++i) runs.push_back(Run("r" + std::to_string(i), "v1", t));
+  for (int i = 0; i < 50; ++i) runs.push_back(Run(std::string("r") + std::to_string(i), "v1", t));
   Serve(runs);
   auto options = Options();
   options.page_size = 10;

@@ -37,7 +37,7 @@ class HostileCleanupTest : public ::testing::Test {
     server_ = std::make_unique<http::Server>(std::move(o));
     ASSERT_TRUE(server_->Start().ok());
     http::ClientOptions c;
-    c.base = *http::ParseUrl("http://127.0.0.1:" + std::to_string(server_->port()));
+    c.base = *http::ParseUrl(std::string("http://127.0.0.1:") + std::to_string(server_->port()));
     http_ = std::make_unique<http::Client>(std::move(c));
     client_ = std::make_unique<kfp::Client>(*http_, kfp::ClientConfig{}, nullptr);
   }
@@ -66,7 +66,7 @@ TEST_F(HostileCleanupTest, AStopIsHonouredWhileATargetKeepsHandingOutPages) {
   std::atomic<int> page{0};
   answer_ = [&](const http::Request&) {
     return http::Response::Json(200,
-                                json{{"next_page_token", "p" + std::to_string(++page)}}.dump());
+                                json{{"next_page_token", std::string("p") + std::to_string(++page)}}.dump());
   };
   auto out = CleanUpBenchmark(*client_, kId, [&] { return calls_.load() >= 25; });
   EXPECT_TRUE(out.stopped);
