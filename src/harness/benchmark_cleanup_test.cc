@@ -65,8 +65,8 @@ TEST_F(HostileCleanupTest, ARepeatedPageTokenIsAFailureNotAnEndlessList) {
 TEST_F(HostileCleanupTest, AStopIsHonouredWhileATargetKeepsHandingOutPages) {
   std::atomic<int> page{0};
   answer_ = [&](const http::Request&) {
-    return http::Response::Json(200,
-                                json{{"next_page_token", std::string("p") + std::to_string(++page)}}.dump());
+    return http::Response::Json(
+        200, json{{"next_page_token", std::string("p") + std::to_string(++page)}}.dump());
   };
   auto out = CleanUpBenchmark(*client_, kId, [&] { return calls_.load() >= 25; });
   EXPECT_TRUE(out.stopped);
