@@ -141,7 +141,8 @@ TEST_F(HostileTarget, IdsThatArePathsNameFilesBelowOutOnly) {
   }
   EXPECT_EQ(kept, std::set<std::string>(ids.begin(), ids.end()));
   EXPECT_TRUE(fs::exists(out_ / kVersionsDir / "8d3f-plain-uuid.json"));
-  for (const auto& e : fs::directory_iterator(out_ / kSimulateDir)) {
+  std::error_code ec;  // no simulate/ when no spec was read
+  for (const auto& e : fs::directory_iterator(out_ / kSimulateDir, ec)) {
     if (e.is_directory()) {
       EXPECT_TRUE(IsSafeKey(e.path().filename().string())) << e.path();
     }
@@ -185,11 +186,11 @@ TEST_F(HostileTarget, ARepeatedPageTokenEndsTheCaptureWithAnError) {
 
 TEST_F(HostileTarget, RunsOutsideTheWindowOrListedAgainAreLeftOut) {
   const WallTime t = WallClock::now() - std::chrono::minutes(10);
-  auto in_9999 = *ParseRfc3339("9999-01-01T00:00:00Z");
+  auto in_2200 = *ParseRfc3339("2200-01-01T00:00:00Z");
   auto in_2000 = *ParseRfc3339("2000-01-01T00:00:00Z");
   const json first = Run("r1", "v1", t);
   const json second = Run("r2", "v1", t + std::chrono::seconds(3));
-  std::vector<json> all = {first, Run("late", "v1", in_9999), Run("early", "v1", in_2000), second};
+  std::vector<json> all = {first, Run("late", "v1", in_2200), Run("early", "v1", in_2000), second};
   Serve(all);
   auto serve = answer_;
   // Two pages; the second lists the first page's run again, as a history
