@@ -19,6 +19,7 @@
 #include "capture/selection.h"
 #include "capture/window.h"
 #include "util/files.h"
+#include "util/json_reader.h"
 
 namespace kfpbench::capture {
 namespace {
@@ -84,6 +85,18 @@ struct Checkpoint {
       }
       for (const auto& id : j.at("ids_in_last_second"))
         c.ids_in_last_second.insert(id.get<std::string>());
+      // A checkpoint edited by hand must still describe a capture: a window
+      // forwards, counts that are counts, the last run inside the window.
+      if (!(c.since < c.until)) return Error{"its since is not before its until"};
+      for (int64_t n : {c.runs_bytes, c.progress.runs, c.progress.tasks, c.progress.censored,
+                        c.progress.versions, c.progress.missing_versions, c.progress.calls}) {
+        if (n < 0) return Error{"a count is negative"};
+      }
+      if (c.progress.last_created_at != WallTime{} &&
+          (c.progress.last_created_at < FloorToSecond(c.since) ||
+           c.progress.last_created_at > c.until)) {
+        return Error{"its last_created_at is outside its window"};
+      }
       if (j.contains("selection")) {  // older checkpoints selected everything
         auto selection = Selection::FromJson(j["selection"]);
         if (!selection.ok()) return selection.error();
@@ -158,13 +171,23 @@ class Capturer {
     fs::create_directories(out / kVersionsDir, ec);
     if (ec) return Error{fmt::format("cannot create {}: {}", out.string(), ec.message())};
 
-    if (auto text = ReadFile(out / kCheckpointFile); text.ok()) {
-      auto j = json::parse(*text, nullptr, false);
+    if (auto text = ReadRegularFile(out / kCheckpointFile, kMaxFolderFileBytes); text.ok()) {
+      auto j = ParseJson(*text);
       auto c = j.is_discarded() ? Result<Checkpoint>(Error{"not JSON"}) : Checkpoint::FromJson(j);
       if (!c.ok()) {
         return BadInput(
             fmt::format("{}: cannot resume from it ({}); remove the folder to start again",
                         (out / kCheckpointFile).string(), c.error().message));
+      }
+      // runs.jsonl is cut to runs_bytes on resume: never grown (a sparse
+      // file of any size), only cut back to what the checkpoint vouches for.
+      std::error_code size_ec;
+      const auto on_disk = fs::file_size(out / kRunsFile, size_ec);
+      if (size_ec ? c->runs_bytes != 0 : static_cast<uintmax_t>(c->runs_bytes) > on_disk) {
+        return BadInput(fmt::format(
+            "{}: cannot resume from it (runs_bytes {} is more than {} holds); remove the "
+            "folder to start again",
+            (out / kCheckpointFile).string(), c->runs_bytes, kRunsFile));
       }
       checkpoint_ = std::move(*c);
       checkpoint_.progress.resumed = true;
@@ -244,16 +267,26 @@ class Capturer {
     list.page_size = options_.page_size;
     list.sort_by = "created_at";
     list.filter = RunsFilter(from, checkpoint_.until, checkpoint_.selection);
+    // A target that hands out a token it gave before would be listed forever.
+    std::set<std::string> tokens;
     do {
       if (Status s = Turn(); !s.ok()) return s;
       auto page = client_.ListRuns(list);
       if (!page.ok()) return ListError(page.error());
+      if (page->items.size() > static_cast<size_t>(options_.page_size)) {
+        return Error{
+            fmt::format("the target answered {} runs for a page of {}; it does not page "
+                        "as KFP does",
+                        page->items.size(), options_.page_size)};
+      }
+      if (!page->next_page_token.empty() && !tokens.insert(page->next_page_token).second) {
+        return Error{
+            "the target gave the same next_page_token twice; listing it again would "
+            "never end"};
+      }
       std::vector<const kfp::Run*> todo;
       for (const auto& listed : page->items) {
-        if (FloorToSecond(listed.created_at) == FloorToSecond(p.last_created_at) &&
-            checkpoint_.ids_in_last_second.contains(listed.run_id)) {
-          continue;
-        }
+        if (!InWindow(listed)) continue;
         if (checkpoint_.selection.Selects(listed)) todo.push_back(&listed);
       }
       auto details = ReadDetails(todo);
@@ -266,6 +299,24 @@ class Capturer {
       if (on_progress_) on_progress_(p);
     } while (!list.page_token.empty());
     return Ok();
+  }
+
+  // Whether a listed run is new and in the window: the list is sorted on
+  // created_at, so one created before the last captured second was read
+  // already (or the history changed under the capture), one of that second
+  // is known by id, and one outside [since, until) the target should not
+  // have listed (a year-9999 run would end every later one's turn).
+  bool InWindow(const kfp::Run& listed) const {
+    const Progress& p = checkpoint_.progress;
+    // KFP's filter compares whole seconds.
+    const WallTime second = FloorToSecond(listed.created_at);
+    if (second < FloorToSecond(checkpoint_.since) || second > FloorToSecond(checkpoint_.until)) {
+      return false;
+    }
+    if (p.last_created_at == WallTime{}) return true;
+    if (second < FloorToSecond(p.last_created_at)) return false;
+    return !(second == FloorToSecond(p.last_created_at) &&
+             checkpoint_.ids_in_last_second.contains(listed.run_id));
   }
 
   Error ListError(const Error& e) const {
@@ -344,8 +395,8 @@ class Capturer {
     Progress& p = checkpoint_.progress;
     const fs::path file = options_.out / kVersionsDir / (key + ".json");
     TaskLabels& labels = labels_[key];
-    if (auto text = ReadFile(file); text.ok()) {
-      auto j = json::parse(*text, nullptr, false);
+    if (auto text = ReadRegularFile(file, kMaxFolderFileBytes); text.ok()) {
+      auto j = ParseJson(*text);
       if (!j.is_discarded() && j.contains("spec") && !j["spec"].is_null()) {
         if (auto spec = ir::ParsePipelineSpecJson(j["spec"]); spec.ok()) {
           labels = spec->TaskExecutorLabels();
@@ -361,11 +412,13 @@ class Capturer {
       version_file["inline"] = true;
     } else {
       if (Status s = Turn(); !s.ok()) return s.error();
-      auto version = client_.GetPipelineVersion(run.pipeline_id, key);
+      // Asked by the id the target gave; filed under the key.
+      auto version = client_.GetPipelineVersion(run.pipeline_id, VersionId(run));
       if (version.ok()) {
         version_file = VersionFile(key, *version, labels);
       } else if (version.error().NotFound()) {
-        version_file = MissingVersionFile(key, run.pipeline_id, version.error().message);
+        version_file =
+            MissingVersionFile(key, VersionId(run), run.pipeline_id, version.error().message);
         ++p.missing_versions;
       } else {
         return version.error();
@@ -386,7 +439,8 @@ class Capturer {
     for (const auto& e : fs::directory_iterator(options_.out / kVersionsDir, ec)) {
       if (e.path().extension() != ".json") continue;
       ++p.versions;
-      auto j = json::parse(ReadSmallFile(e.path()), nullptr, false);
+      auto text = ReadRegularFile(e.path(), kMaxFolderFileBytes);
+      auto j = ParseJson(text.ok() ? *text : std::string());
       if (!j.is_discarded() && j.value("missing", false)) ++p.missing_versions;
     }
   }

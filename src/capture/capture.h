@@ -23,6 +23,10 @@ inline constexpr const char* kRunsFile = "runs.jsonl";
 inline constexpr const char* kVersionsDir = "versions";
 inline constexpr const char* kCheckpointFile = "checkpoint.json";
 inline constexpr const char* kManifestFile = "manifest.json";
+// The most capture reads of one of its folder's files other than runs.jsonl
+// (a version file holds a spec KFP caps at 32 MiB); only regular files are
+// read, so a folder edited to point at a device or a FIFO is an error.
+inline constexpr size_t kMaxFolderFileBytes = size_t{64} << 20;
 
 struct CaptureOptions {
   std::filesystem::path out;

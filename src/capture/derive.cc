@@ -15,6 +15,7 @@
 #include "capture/samples.h"
 #include "sim/config.h"
 #include "util/files.h"
+#include "util/json_reader.h"
 #include "util/percentile.h"
 
 namespace kfpbench::capture {
@@ -137,7 +138,8 @@ Result<VersionOutputs> DeriveVersions(const fs::path& folder, Samples& samples, 
                                       WallTime until) {
   VersionOutputs out;
   for (auto& [key, v] : samples.versions) {
-    json file = json::parse(ReadSmallFile(folder / kVersionsDir / (key + ".json")), nullptr, false);
+    auto text = ReadRegularFile(folder / kVersionsDir / (key + ".json"), kMaxFolderFileBytes);
+    json file = ParseJson(text.ok() ? *text : std::string());
     const bool has_spec = !file.is_discarded() && file.contains("spec") &&
                           !file["spec"].is_null() && !file.contains("spec_error");
     if (!file.is_discarded()) v.pipeline_name = file.value("pipeline_name", file.value("name", ""));

@@ -71,9 +71,26 @@ json StepResources(const ir::PipelineSpec& spec) {
 
 std::string HashedValue(const json& value) { return "sha256:" + Sha256Hex(value.dump(), 16); }
 
-std::string VersionKey(const kfp::Run& run) {
+std::string VersionId(const kfp::Run& run) {
   if (!run.pipeline_version_reference_id.empty()) return run.pipeline_version_reference_id;
-  if (!run.pipeline_version_id.empty()) return run.pipeline_version_id;
+  return run.pipeline_version_id;
+}
+
+bool IsSafeKey(std::string_view key) {
+  if (key.empty() || key.size() > 128 || key[0] == '.' || key[0] == '-') return false;
+  return std::all_of(key.begin(), key.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
+  });
+}
+
+std::string VersionKey(const kfp::Run& run) {
+  if (std::string id = VersionId(run); !id.empty()) {
+    // "id-" and "inline-" are the hashes' own: an id spelled like one is
+    // hashed too, so two versions never share a file.
+    bool ours = id.starts_with("id-") || id.starts_with("inline-") || id == "unknown";
+    return IsSafeKey(id) && !ours ? id : "id-" + Sha256Hex(id, 32);
+  }
   if (!run.pipeline_spec.is_null()) return "inline-" + Sha256Hex(run.pipeline_spec.dump(), 16);
   return "unknown";
 }
@@ -103,11 +120,11 @@ json VersionFile(const std::string& key, const kfp::PipelineVersion& version, Ta
   return out;
 }
 
-json MissingVersionFile(const std::string& key, const std::string& pipeline_id,
-                        const std::string& reason) {
+json MissingVersionFile(const std::string& key, const std::string& version_id,
+                        const std::string& pipeline_id, const std::string& reason) {
   return {{"key", key},
           {"pipeline_id", pipeline_id},
-          {"pipeline_version_id", key},
+          {"pipeline_version_id", version_id},
           {"missing", true},
           {"spec", nullptr},
           {"spec_error", reason}};

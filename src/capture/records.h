@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -24,9 +25,20 @@ nlohmann::json StepResources(const ir::PipelineSpec& spec);
 // 16 hex digits of its JSON text's SHA-256, so equal values stay equal.
 std::string HashedValue(const nlohmann::json& value);
 
-// What a run's version file is named by: its pipeline version id, or for a run
-// with an inline spec "inline-" and the spec's hash.
+// The pipeline version a run names, as the target wrote it: data, never a
+// path. Empty for a run with an inline spec or none.
+std::string VersionId(const kfp::Run& run);
+
+// What a run's version is named by in the folder (its file versions/<key>.json,
+// its simulate/<key>/ folder, its lines in CSV and YAML): the version id when
+// it is a plain file name (IsSafeKey), else "id-" and the id's hash; for a run
+// with an inline spec "inline-" and the spec's hash; "unknown" without either.
+// Whatever a server answers, a key names a file directly below its folder.
 std::string VersionKey(const kfp::Run& run);
+
+// Whether `key` may name a file and a YAML key as it is: 1 to 128 of
+// [A-Za-z0-9._-], not starting with '.' or '-' (no "..", no option lookalike).
+bool IsSafeKey(std::string_view key);
 
 // versions/<key>.json of a version read from the target; `labels` receives its
 // task labels (empty when the spec does not parse, which the file says).
@@ -34,8 +46,8 @@ nlohmann::json VersionFile(const std::string& key, const kfp::PipelineVersion& v
                            TaskLabels& labels);
 // A version the target no longer has (deleted since its runs): kept so that
 // its runs are, with the spec marked missing.
-nlohmann::json MissingVersionFile(const std::string& key, const std::string& pipeline_id,
-                                  const std::string& reason);
+nlohmann::json MissingVersionFile(const std::string& key, const std::string& version_id,
+                                  const std::string& pipeline_id, const std::string& reason);
 
 struct RunLineOptions {
   // Parameter values as given; otherwise hashed. Names that look like

@@ -66,7 +66,7 @@ TEST(Records, AVersionKeyIsTheVersionOrTheInlineSpecsHash) {
 }
 
 TEST(Records, AMissingVersionSaysSo) {
-  auto file = MissingVersionFile("v9", "p1", "not found");
+  auto file = MissingVersionFile("v9", "v9", "p1", "not found");
   EXPECT_TRUE(file["missing"]);
   EXPECT_TRUE(file["spec"].is_null());
 }

@@ -1,5 +1,8 @@
 #include "capture/samples.h"
 
+#include "capture/records.h"
+#include "util/json_reader.h"
+
 #include <algorithm>
 #include <fstream>
 
@@ -103,15 +106,32 @@ void Samples::AddTask(const json& task, const std::string& version, bool run_cen
 }
 
 Status ReadSamples(const std::filesystem::path& runs_file, Samples& samples) {
+  // Never a device or a FIFO (read without end, or waited on forever).
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(runs_file, ec)) {
+    return Error{fmt::format("cannot read {}: not a regular file", runs_file.string())};
+  }
   std::ifstream in(runs_file);
   if (!in) return Error{fmt::format("cannot read {}", runs_file.string())};
   std::string line;
-  while (std::getline(in, line)) {
-    auto run = json::parse(line, nullptr, false);
-    if (run.is_discarded()) {
-      return Error{fmt::format("{}: a line is not JSON", runs_file.filename().string())};
+  for (int n = 1; std::getline(in, line); ++n) {
+    auto bad = [&](const std::string& why) {
+      return Error{fmt::format("{}: line {}: {}", runs_file.filename().string(), n, why)};
+    };
+    auto run = ParseJson(line);
+    if (!run.is_object()) return bad("not a JSON object");
+    // The key names files and YAML keys (records.h): a folder edited by
+    // hand may not make it a path.
+    auto version = run.find("pipeline_version");
+    if (version == run.end() || !version->is_string() ||
+        !IsSafeKey(version->get_ref<const std::string&>())) {
+      return bad("pipeline_version is not a key capture writes (letters, digits, '.', '_', '-')");
     }
-    samples.AddRun(run);
+    try {
+      samples.AddRun(run);
+    } catch (const nlohmann::json::exception& e) {
+      return bad(fmt::format("a field of the wrong type ({})", e.what()));
+    }
   }
   return Ok();
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "capture/window.h"
+#include "util/json_reader.h"
 
 namespace kfpbench::capture {
 namespace {
@@ -87,7 +88,7 @@ Result<Selection> ResolveSelection(kfp::Client& client, const std::vector<std::s
 }
 
 std::string RunsFilter(WallTime since, WallTime until, const Selection& selection) {
-  json filter = json::parse(CreatedAtFilter(since, until));
+  json filter = ParseJson(CreatedAtFilter(since, until));
   if (!selection.experiment_ids.empty()) {
     filter["predicates"].push_back({{"key", "experiment_id"},
                                     {"operation", "IN"},

@@ -18,6 +18,7 @@
 #include "report/write_reports.h"
 #include "results/results_json.h"
 #include "util/files.h"
+#include "util/json_reader.h"
 #include "util/secrets.h"
 
 namespace kfpbench::cli {
@@ -37,7 +38,7 @@ Result<nlohmann::json> ReadThresholds(const std::string& path) {
   if (path.empty()) return nlohmann::json();
   auto text = ReadFile(path);
   if (!text.ok()) return text.error();
-  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  nlohmann::json j = ParseJson(*text);
   if (j.is_discarded()) return Error{fmt::format("{}: not valid JSON", path)};
   // A whole scenario file works too: its "thresholds" are used.
   if (j.is_object() && j.contains("thresholds") && j.contains("scenarios")) return j["thresholds"];

@@ -193,6 +193,10 @@ Command AddServeCommand(CLI::App& app) {
   cmd->add_flag("--allow-unauthenticated", options->allow_unauthenticated,
                 "serve off loopback without authentication (only with --executor stub): anyone "
                 "who reaches the port can use the whole API");
+  cmd->add_flag("--allow-host-steps", options->allow_host_steps,
+                "let the process executor run steps under --multi-user or off loopback: every "
+                "step runs as this server's user on this host and can read its database and "
+                "every namespace's runs and files (refused without this flag)");
   flags->Add(*cmd);
   return {cmd, [options, flags, auth_files] { return Serve(*options, *flags, *auth_files); }};
 }

@@ -24,6 +24,9 @@ void TargetFlags::Add(CLI::App& cmd) {
   cmd.add_option("--config", options.config_path,
                  "targets file (default: ./kfpbench.yaml if present)");
   cmd.add_option("--target", options.target, "a target named in the config file");
+  cmd.add_flag("--allow-file-credentials", options.allow_file_credentials,
+               "send the token_file a scenario's \"target\" or the config's default_target names "
+               "to its host without confirming the target with --target or --host");
   backend.Add(cmd);
 }
 

@@ -88,9 +88,12 @@ Status Engine::Impl::Import(DagExec& dag, int i, const ir::ImporterSpec& importe
   const auto& [name, def] = *comp.outputs.artifacts.begin();
   ArtifactMap& out = task.Rare().out_artifacts;
   out.clear();
+  // KFP's importer records the URI and reads nothing, so any URI is
+  // imported; what a step may read of it is confined: the local path is set
+  // only when the URI maps below the artifact roots, else the artifact has
+  // no local copy (under the stub executor an upstream URI is a stand-in).
   auto path = ir::LocalPathForUri(uri, artifact_roots);
-  if (!path.ok()) return failed(path.error().message);
-  out[name] = {{name, uri, std::move(*path),
+  out[name] = {{name, uri, path.ok() ? std::move(*path) : std::string(),
                 importer.schema_title.empty() ? def.schema_title : importer.schema_title,
                 importer.schema_title.empty() ? def.schema_version : importer.schema_version,
                 importer.metadata}};

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "ir/values.h"
+#include "util/json_reader.h"
 
 namespace kfpbench::engine {
 
@@ -48,7 +49,7 @@ void Engine::Impl::StartLoop(DagExec& dag, int i) {
   } else {
     json items = ObjectOr(task.params()).value(it.input_parameter, json());
     if (items.is_string()) {
-      json parsed = json::parse(items.get<std::string>(), nullptr, false);
+      json parsed = ParseJson(items.get<std::string>());
       if (!parsed.is_discarded()) items = std::move(parsed);
     }
     loop.items = std::move(items);

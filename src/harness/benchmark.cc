@@ -18,6 +18,7 @@
 #include "report/thresholds.h"
 #include "report/write_reports.h"
 #include "results/results_json.h"
+#include "server/auth.h"
 #include "util/ids.h"
 #include "util/secrets.h"
 
@@ -152,6 +153,18 @@ Result<Outcome> RunBenchmark(Session& session, const ScenarioFile& file,
     if (!started.ok()) return started.error();
     live = std::move(*started);
     spdlog::info("live metrics on http://{}/metrics", options.metrics_listen);
+    // HOST:PORT, [v6]:PORT: the endpoint asks for no credentials.
+    std::string host = options.metrics_listen.substr(0, options.metrics_listen.rfind(':'));
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+      host = host.substr(1, host.size() - 2);
+    }
+    if (!server::IsLoopbackAddress(host)) {
+      spdlog::warn(
+          "--metrics-listen {}: off loopback, and without authentication: anyone who reaches "
+          "it reads this benchmark's operations, error counts and target; prefer 127.0.0.1 "
+          "and a scraper on this host, or a network only you reach",
+          options.metrics_listen);
+    }
   }
   if (Status s = session.CheckReachable(); !s.ok()) return s.error();
   // Pods and Prometheus series live in the target's namespace unless told.

@@ -1,6 +1,7 @@
 #include "harness/benchmark_cleanup.h"
 
 #include <regex>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -18,21 +19,29 @@ std::string SubstringFilter(const char* key, const std::string& text) {
   return filter.dump();
 }
 
-// Every page of `list` (one call per page), the ids of the items `ours` takes.
+// Every page of `list` (one call per page), the ids of the items `ours`
+// takes; what was listed so far once `stop()` says so (a Ctrl-C or SIGTERM
+// while a target keeps handing out pages). A token the target gave before
+// would list forever: an error.
 template <typename T, typename List, typename Ours, typename Id>
 Result<std::vector<std::string>> ListOurs(const char* key, const std::string& prefix, List list,
-                                          Ours ours, Id id) {
+                                          Ours ours, Id id, const std::function<bool()>& stop) {
   std::vector<std::string> ids;
+  std::set<std::string> tokens;
   kfp::ListOptions options;
   options.page_size = 100;
   options.filter = SubstringFilter(key, prefix);
   for (;;) {
+    if (stop()) return ids;
     Result<kfp::Page<T>> page = list(options);
     if (!page.ok()) return page.error();
     for (const T& item : page->items) {
       if (ours(item)) ids.push_back(item.*id);
     }
     if (page->next_page_token.empty()) return ids;
+    if (!tokens.insert(page->next_page_token).second) {
+      return Error{"the target gave the same next_page_token twice; listing again would never end"};
+    }
     options.page_token = page->next_page_token;
   }
 }
@@ -56,6 +65,10 @@ BenchmarkCleanUp CleanUpBenchmark(kfp::Client& client, const std::string& benchm
   // Deletes each id; already gone is as good as deleted.
   auto remove = [&](const char* kind, const Result<std::vector<std::string>>& ids,
                     const std::function<Status(const std::string&)>& del, int64_t& count) {
+    if (stop()) {
+      out.stopped = true;
+      return;
+    }
     if (!ids.ok()) {
       out.failures.push_back(fmt::format("listing {}s: {}", kind, ids.error().message));
       return;
@@ -80,7 +93,7 @@ BenchmarkCleanUp CleanUpBenchmark(kfp::Client& client, const std::string& benchm
             "display_name", prefix,
             [&](const kfp::ListOptions& o) { return client.ListRecurringRuns(o); },
             [&](const kfp::RecurringRun& r) { return starts(r.display_name); },
-            &kfp::RecurringRun::recurring_run_id),
+            &kfp::RecurringRun::recurring_run_id, stop),
         [&](const std::string& id) { return client.DeleteRecurringRun(id); },
         out.deleted.recurring_runs);
   }
@@ -89,7 +102,7 @@ BenchmarkCleanUp CleanUpBenchmark(kfp::Client& client, const std::string& benchm
       "run",
       ListOurs<kfp::Run>(
           "display_name", prefix, [&](const kfp::ListOptions& o) { return client.ListRuns(o); },
-          [&](const kfp::Run& r) { return starts(r.display_name); }, &kfp::Run::run_id),
+          [&](const kfp::Run& r) { return starts(r.display_name); }, &kfp::Run::run_id, stop),
       [&](const std::string& id) { return client.DeleteRun(id); }, out.deleted.runs);
   if (out.stopped) return out;
   remove(
@@ -98,15 +111,18 @@ BenchmarkCleanUp CleanUpBenchmark(kfp::Client& client, const std::string& benchm
           "display_name", prefix,
           [&](const kfp::ListOptions& o) { return client.ListExperiments(o); },
           [&](const kfp::Experiment& e) { return starts(e.display_name); },
-          &kfp::Experiment::experiment_id),
+          &kfp::Experiment::experiment_id, stop),
       [&](const std::string& id) { return client.DeleteExperiment(id); }, out.deleted.experiments);
   if (out.stopped) return out;
   remove(
       "pipeline",
       ListOurs<kfp::Pipeline>(
           "name", prefix, [&](const kfp::ListOptions& o) { return client.ListPipelines(o); },
-          [&](const kfp::Pipeline& p) { return starts(p.name) || starts(p.display_name); },
-          &kfp::Pipeline::pipeline_id),
+          // By its name, which the benchmark gave; a display name is anyone's
+          // to choose. Servers that send no name (KFP before 2.2) have only
+          // the display name to go by.
+          [&](const kfp::Pipeline& p) { return starts(p.name.empty() ? p.display_name : p.name); },
+          &kfp::Pipeline::pipeline_id, stop),
       [&](const std::string& id) { return client.DeletePipeline(id, /*cascade=*/true); },
       out.deleted.pipelines);
   return out;

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "util/json_reader.h"
 #include "util/process.h"
 #include "util/secrets.h"
 
@@ -37,7 +38,7 @@ nlohmann::json RunCollector(const std::string& command, const std::string& phase
   } else if (run->out.size() > kMaxOutputBytes) {
     result["error"] = fmt::format("printed more than {} bytes", kMaxOutputBytes);
   } else {
-    auto parsed = nlohmann::json::parse(run->out, nullptr, false);
+    auto parsed = ParseJson(run->out);
     if (parsed.is_discarded() || !parsed.is_object()) {
       result["error"] = "did not print a JSON object";
     } else {

@@ -9,7 +9,11 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/e2e_support.h"
+#include "http/client.h"
+#include "http/multipart.h"
 #include "http/test_certificates.h"
+#include "http/url.h"
+#include "server/spelling_test_cases.h"
 
 namespace kfpbench::harness {
 namespace {
@@ -88,6 +92,75 @@ TEST_F(MultiUserE2eTest, RunsInItsNamespaceThroughTokenHeaderAndCookie) {
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_NE(r.output.find("401"), std::string::npos) << r.output;
   }
+  server.Stop();
+}
+
+// Issue #35: a second spelling of where a create lands (experimentId beside
+// ?experiment_id, the last of two references) put bob's writes into
+// alice's namespace. Every spelling the server reads, against `kfpbench
+// serve --multi-user` itself, through the proxy's token and user header.
+TEST_F(MultiUserE2eTest, NoSpellingOfWhereACreateLandsReachesAnotherNamespace) {
+  std::string tokens = Write("tokens", std::string(kProxyToken) + "\n");
+  std::string policy = Write("policy", "alice team-a\nbob team-b\n");
+  ChildProcess server({KfpbenchBinary(), "serve", "--port", "0", "--executor", "stub",
+                       "--stub-duration", "constant:50ms", "--token-file", tokens, "--multi-user",
+                       "--namespace-policy", policy});
+  ASSERT_TRUE(server.started());
+  std::string line = server.WaitForLine("serving", std::chrono::seconds(60));
+  ASSERT_FALSE(line.empty()) << server.seen();
+  http::ClientOptions options;
+  options.base = *http::ParseUrl(UrlInLine(line));
+  options.default_headers.Set("Authorization", std::string("Bearer ") + kProxyToken);
+  http::Client client(options);
+  auto as = [&](const std::string& user, http::Method method, const std::string& target,
+                const json& body = nullptr) {
+    http::Headers headers;
+    headers.Set("kubeflow-userid", user);
+    auto r = client.Send(method, target, body.is_null() ? "" : body.dump(), "", headers);
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+    return r.ok() ? std::make_pair(r->status, json::parse(r->body, nullptr, false))
+                  : std::make_pair(0, json());
+  };
+  auto experiment = [&](const std::string& user, const std::string& ns) {
+    auto [status, e] = as(user, http::Method::kPost, "/apis/v2beta1/experiments",
+                          {{"display_name", "e-" + user}, {"namespace", ns}});
+    EXPECT_EQ(status, 200) << e;
+    return e.value("experiment_id", "");
+  };
+  const std::string a = experiment("alice", "team-a");
+  const std::string b = experiment("bob", "team-b");
+  auto form = http::BuildMultipart(
+      {{"uploadfile", "p.yaml", "application/octet-stream",
+        ReadText(std::string(KFPBENCH_SOURCE_DIR) + "/examples/pipelines/sleep_chain.yaml")}});
+  http::Headers bob;
+  bob.Set("kubeflow-userid", "bob");
+  auto uploaded =
+      client.Send(http::Method::kPost, "/apis/v2beta1/pipelines/upload?namespace=team-b&name=bobs",
+                  form.body, form.content_type, bob);
+  ASSERT_TRUE(uploaded.ok() && uploaded->status == 200) << (uploaded.ok() ? uploaded->body : "");
+  const std::string pipeline = json::parse(uploaded->body).value("pipeline_id", "");
+
+  const server::testing::Spellings spellings(a, "team-a", b, "team-b", pipeline);
+  for (const auto& c : spellings.Crossing()) {
+    auto [status, body] = as("bob", http::Method::kPost, c.target, c.body);
+    EXPECT_EQ(status, c.status) << c.what << ": " << body;
+  }
+  for (const auto& c : spellings.Own()) {
+    auto [status, body] = as("bob", http::Method::kPost, c.target, c.body);
+    EXPECT_EQ(status, 200) << c.what << ": " << body;
+  }
+  // Nothing of bob's is in team-a.
+  auto [runs_status, runs] = as("alice", http::Method::kGet, "/apis/v2beta1/runs?namespace=team-a");
+  EXPECT_EQ(runs_status, 200);
+  EXPECT_FALSE(runs.contains("runs")) << runs;
+  auto [jobs_status, jobs] =
+      as("alice", http::Method::kGet, "/apis/v2beta1/recurringruns?namespace=team-a");
+  EXPECT_EQ(jobs_status, 200);
+  EXPECT_FALSE(jobs.contains("recurringRuns")) << jobs;
+  auto [e_status, experiments] =
+      as("alice", http::Method::kGet, "/apis/v2beta1/experiments?namespace=team-a");
+  EXPECT_EQ(e_status, 200);
+  EXPECT_EQ(experiments.value("total_size", 0), 1) << experiments;
   server.Stop();
 }
 

@@ -120,9 +120,13 @@ Result<std::vector<OrchestrateRow>> TypeRows(const CsvTable& table, const ir::Pi
       for (const auto& [name, p] : spec.root.inputs.parameters) {
         declared += declared.empty() ? name : ", " + name;
       }
+      // The column is not quoted: a file named by mistake (or by someone
+      // else's scenario) would have its first line printed.
+      size_t number = static_cast<size_t>(&column - table.header.data()) + 1;
       return Error{fmt::format(
-          "{}: line {}, column '{}': the pipeline has no input parameter '{}' (it declares: {})",
-          csv_name, table.header_line, column, column, declared.empty() ? "none" : declared)};
+          "{}: line {}, column {}: its name is not an input parameter of the pipeline (it "
+          "declares: {})",
+          csv_name, table.header_line, number, declared.empty() ? "none" : declared)};
     }
   }
   std::vector<OrchestrateRow> rows;

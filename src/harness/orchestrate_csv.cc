@@ -103,7 +103,8 @@ Result<CsvTable> ParseCsv(std::string_view text) {
           return Error{fmt::format("line {}: header column {} has no name", start_line, i + 1)};
         }
         if (!seen.insert(name).second) {
-          return Error{fmt::format("line {}: header names '{}' twice", start_line, name)};
+          return Error{fmt::format("line {}: header column {} repeats an earlier column's name",
+                                   start_line, i + 1)};
         }
         table.header.push_back(std::move(name));
       }
@@ -122,7 +123,9 @@ Result<CsvTable> ParseCsv(std::string_view text) {
 }
 
 Result<CsvTable> LoadCsv(const std::filesystem::path& path) {
-  auto text = ReadFile(path);
+  // A table of up to 10 million runs; never a device or a FIFO.
+  constexpr size_t kMaxCsvBytes = size_t{1} << 30;
+  auto text = ReadRegularFile(path, kMaxCsvBytes);
   if (!text.ok()) return text.error();
   auto table = ParseCsv(*text);
   if (!table.ok()) return Error{fmt::format("{}: {}", path.string(), table.error().message)};

@@ -50,7 +50,7 @@ TEST(OrchestrateCsvTest, MalformedCsvNamesTheLine) {
            {"a,b\n1,\"2\"x\n", "line 2: unexpected 'x' after a closing quote"},
            {"a,b\n1,2\"3\n", "line 2: quote inside an unquoted field"},
            {"a,,b\n", "line 1: header column 2 has no name"},
-           {"a,a\n", "line 1: header names 'a' twice"},
+           {"a,a\n", "line 1: header column 2 repeats an earlier column's name"},
            {"", "no header row"},
            {"\n\n", "no header row"},
            {"a,b\n1,2\r3\n", "line 2: carriage return inside a field"},

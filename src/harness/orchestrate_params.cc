@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "util/json_reader.h"
 #include "util/strings.h"
 
 namespace kfpbench::harness {
@@ -55,7 +56,7 @@ Result<nlohmann::json> TypedValue(const ir::ParameterSpec& spec, std::string_vie
     case T::kList:
     case T::kStruct: {
       bool list = spec.type == T::kList;
-      auto v = nlohmann::json::parse(trimmed, nullptr, /*allow_exceptions=*/false);
+      auto v = ParseJson(trimmed);
       if (v.is_discarded() || (list ? !v.is_array() : !v.is_object())) {
         return Error{fmt::format("expected a JSON {} ({}), got '{}'", list ? "array" : "object",
                                  list ? "LIST" : "STRUCT", text)};

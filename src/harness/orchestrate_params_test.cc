@@ -98,8 +98,17 @@ TEST(OrchestrateParamsTest, RowsAreTypedWithLineAndColumnInErrors) {
   auto unknown = ParseCsv("name,batch\nx,1\n");
   auto bad = TypeRows(*unknown, Spec(), "runs.csv");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find("runs.csv: line 1, column 'batch': the pipeline has no input"),
-            std::string::npos);
+  EXPECT_NE(bad.error().message.find(
+                "runs.csv: line 1, column 2: its name is not an input parameter of the pipeline"),
+            std::string::npos)
+      << bad.error().message;
+  // Issue #35: a CSV named by mistake (/etc/shadow) had its first line
+  // printed; an unknown column is named by its number alone.
+  auto secret = ParseCsv("root:$6$secret:19000:0:99999:7:::\n");
+  ASSERT_TRUE(secret.ok());
+  auto refused = TypeRows(*secret, Spec(), "shadow");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message.find("secret"), std::string::npos) << refused.error().message;
 
   auto good = ParseCsv("name,epochs,shuffle\nx,1,true\ny,,false\n");
   auto typed = TypeRows(*good, Spec(), "runs.csv");

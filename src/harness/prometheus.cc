@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "http/url.h"
+#include "util/json_reader.h"
 
 namespace kfpbench::harness {
 namespace {
@@ -53,7 +54,7 @@ Result<std::map<std::string, double>> QueryByLabel(http::Client& prometheus,
   auto where = prometheus.base().ToString() + "/api/v1/query";
   auto response = prometheus.Send(http::Method::kGet, target);
   if (!response.ok()) return Error{"prometheus: " + response.error().message};
-  json body = json::parse(response->body, nullptr, /*allow_exceptions=*/false);
+  json body = ParseJson(response->body);
   if (!body.is_object()) {
     return Error{fmt::format("prometheus {}: HTTP {} with a body that is not JSON", where,
                              response->status)};

@@ -77,7 +77,9 @@ bool Context::SleepUntil(WallTime t) const {
 Result<std::string> Context::ReadPipelineFile(const std::filesystem::path& path) {
   std::lock_guard lock(mu_);
   if (auto it = file_cache_.find(path.string()); it != file_cache_.end()) return it->second;
-  auto content = ReadFile(path);
+  // Twice KFP's 32 MiB pipeline limit; never a device or a FIFO.
+  constexpr size_t kMaxPipelineFileBytes = size_t{64} << 20;
+  auto content = ReadRegularFile(path, kMaxPipelineFileBytes);
   if (content.ok()) file_cache_.emplace(path.string(), *content);
   return content;
 }

@@ -13,6 +13,7 @@
 #include "harness/shapes.h"
 #include "ir/pipeline_spec.h"
 #include "util/files.h"
+#include "util/json_reader.h"
 
 namespace kfpbench::harness {
 namespace {
@@ -223,14 +224,9 @@ Result<ScenarioFile> ParseScenarios(const std::string& text, const std::filesyst
   if (!(options.time_scale > 0) || !std::isfinite(options.time_scale)) {
     return fail(fmt::format("--time-scale must be greater than zero (got {})", options.time_scale));
   }
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::exception& e) {
-    // nlohmann's message carries line and column; out_of_range (406) is a
-    // number it cannot hold, such as 1e999.
-    return fail(std::string("malformed JSON: ") + e.what());
-  }
+  auto parsed = ParseJsonText(text);
+  if (!parsed.ok()) return fail("malformed JSON: " + parsed.error().message);
+  json doc = std::move(*parsed);
   ScenarioFile file;
   file.path = path;
   file.time_scale = options.time_scale;
@@ -342,7 +338,8 @@ Status ApplyShard(ScenarioFile& file, int index, int count) {
 
 Result<ScenarioFile> LoadScenarioFile(const std::filesystem::path& path,
                                       const LoadOptions& options) {
-  auto text = ReadFile(path);
+  constexpr size_t kMaxScenarioFileBytes = size_t{64} << 20;
+  auto text = ReadRegularFile(path, kMaxScenarioFileBytes);
   if (!text.ok()) return Error{fmt::format("scenario file: {}", text.error().message)};
   return ParseScenarios(*text, path, options);
 }

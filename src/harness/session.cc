@@ -1,5 +1,6 @@
 #include "harness/session.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -8,22 +9,49 @@
 #include "http/url.h"
 #include "util/files.h"
 #include "util/secrets.h"
+#include "util/strings.h"
 
 namespace kfpbench::harness {
 namespace {
 
+// Exactly one token: the file's text without the whitespace around it.
+// Anything else is refused, never sent, and never quoted (it is a secret):
+// a serve --token-file (several tokens, users after them) would otherwise
+// put its line breaks into the Authorization header.
 Result<std::string> ReadTokenFile(const std::string& path) {
-  auto text = ReadFile(path);
+  constexpr size_t kMaxTokenFileBytes = 64 * 1024;
+  auto text = ReadRegularFile(path, kMaxTokenFileBytes);
   if (!text.ok()) return Error{"--token-file: " + text.error().message};
-  std::string token = *text;
-  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) {
-    token.pop_back();
-  }
+  std::string_view token = *text;
+  auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+  while (!token.empty() && space(token.back())) token.remove_suffix(1);
+  while (!token.empty() && space(token.front())) token.remove_prefix(1);
   if (token.empty()) return Error{"--token-file: " + path + " is empty"};
-  return token;
+  bool one = std::none_of(token.begin(), token.end(), [&](char c) {
+    auto u = static_cast<unsigned char>(c);
+    return space(c) || u < 0x20 || u == 0x7f;
+  });
+  if (!one) {
+    return Error{"--token-file: " + path +
+                 " holds more than one token, or a control character; give a file holding the "
+                 "one token to send (serve's --token-file lists several, with users)"};
+  }
+  return std::string(token);
 }
 
 }  // namespace
+
+bool SameHost(std::string_view a, std::string_view b) {
+  auto trimmed = [](std::string_view s) {
+    while (!s.empty() && s.back() == '/') s.remove_suffix(1);
+    return s;
+  };
+  auto ua = http::ParseUrl(trimmed(a));
+  auto ub = http::ParseUrl(trimmed(b));
+  if (!ua.ok() || !ub.ok()) return trimmed(a) == trimmed(b);
+  return ua->scheme == ub->scheme && AsciiIEquals(ua->host, ub->host) && ua->port == ub->port &&
+         trimmed(ua->base_path) == trimmed(ub->base_path);
+}
 
 Result<TargetOptions> ResolveTarget(TargetOptions options, const nlohmann::json& scenario_target,
                                     const std::string& scenario_path) {
@@ -56,10 +84,28 @@ Result<TargetOptions> ResolveTarget(TargetOptions options, const nlohmann::json&
     origin = "the embedded backend: no --host, --target, scenario \"target\" or default_target";
   }
   options.origin = std::move(origin);
+  // A token_file a file names is sent only where the user said: a file (a
+  // scenario handed over, a ./kfpbench.yaml in the folder) may name any
+  // host, and must not make a plain `run file.json` read a local file and
+  // send it there. Said: --target chose it, or --host names its host, or
+  // --allow-file-credentials. A --host elsewhere never gets it.
+  if (options.token_file.empty() && options.token.empty() && !target->token_file.empty()) {
+    if (!options.host.empty() && !SameHost(options.host, target->host)) {
+      spdlog::info("not sending the token_file of {} to --host {}: it is {}'s", options.origin,
+                   options.host, target->host);
+    } else if (options.target.empty() && options.host.empty() && !options.allow_file_credentials) {
+      return Error{fmt::format(
+          "{} sends the token in {} to {}; a file alone does not send a credential. Confirm "
+          "the target with --host {}{}, or pass --allow-file-credentials",
+          options.origin, target->token_file, target->host, target->host,
+          scenario_target.is_object() && !scenario_target.empty() ? "" : " or --target NAME")};
+    } else {
+      options.token_file = target->token_file;
+    }
+  }
   // Flags always override the keys of the target chosen.
   if (options.host.empty()) options.host = target->host;
   if (options.namespace_.empty()) options.namespace_ = target->namespace_;
-  if (options.token_file.empty() && options.token.empty()) options.token_file = target->token_file;
   if (options.ca_file.empty()) options.ca_file = target->ca_file;
   options.insecure = options.insecure || target->insecure;
   if (options.api.empty()) options.api = target->api_version;
@@ -101,8 +147,12 @@ Result<std::unique_ptr<Session>> Session::Open(const TargetOptions& options) {
   }
   RegisterSecret(token);
   if (!token.empty()) co.default_headers.Set("Authorization", "Bearer " + token);
+  if (!http::IsValidHeaderValue(token)) return Error{"--token: it holds a control character"};
   if (!options.cookie.empty()) {
     RegisterSecret(options.cookie);
+    if (!http::IsValidHeaderValue(options.cookie)) {
+      return Error{"--cookie: it holds a control character"};
+    }
     co.default_headers.Set("Cookie", options.cookie);
   }
   for (const auto& h : options.headers) {
@@ -113,6 +163,9 @@ Result<std::unique_ptr<Session>> Session::Open(const TargetOptions& options) {
     std::string value = h.substr(colon + 1);
     while (!value.empty() && value.front() == ' ') value.erase(0, 1);
     RegisterSecret(value);
+    if (!http::IsValidHeaderValue(value)) {
+      return Error{"--header " + h.substr(0, colon) + ": the value holds a control character"};
+    }
     co.default_headers.Add(h.substr(0, colon), value);
   }
 

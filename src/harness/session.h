@@ -39,9 +39,12 @@ struct TargetOptions {
   bool insecure = false;
   // How long one call may wait for its answer before it is an error.
   Duration request_timeout = std::chrono::seconds(60);
-  std::string api;                // v2beta1 or v1beta1; empty: the target's
-  std::string config_path;        // kfpbench.yaml; empty: ./kfpbench.yaml when present
-  std::string target;             // a target named in the config
+  std::string api;          // v2beta1 or v1beta1; empty: the target's
+  std::string config_path;  // kfpbench.yaml; empty: ./kfpbench.yaml when present
+  std::string target;       // a target named in the config
+  // Send the token_file a scenario's "target" or the config's default_target
+  // names without --target or --host naming it (ResolveTarget).
+  bool allow_file_credentials = false;
   server::ServeOptions embedded;  // the embedded backend, when no host is named
   // Filled by ResolveTarget: where the target came from ("--host", "--target
   // prod in kfpbench.yaml", "default_target prod in kfpbench.yaml", the
@@ -56,6 +59,9 @@ struct TargetOptions {
 // flag or file at fault.
 Result<TargetOptions> ResolveTarget(TargetOptions options, const nlohmann::json& scenario_target,
                                     const std::string& scenario_path);
+
+// Whether two target URLs name one server (scheme, host, port, base path).
+bool SameHost(std::string_view a, std::string_view b);
 
 class Session {
  public:

@@ -96,7 +96,8 @@ Result<TargetConfig> ParseTargetConfig(const std::string& text, const std::strin
 }
 
 Result<TargetConfig> LoadTargetConfig(const std::filesystem::path& path) {
-  auto text = ReadFile(path);
+  constexpr size_t kMaxConfigBytes = size_t{1} << 20;
+  auto text = ReadRegularFile(path, kMaxConfigBytes);
   if (!text.ok()) return Error{fmt::format("config file: {}", text.error().message)};
   return ParseTargetConfig(*text, path.string());
 }

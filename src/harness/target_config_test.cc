@@ -1,6 +1,14 @@
 #include "harness/target_config.h"
 
+#include <sys/stat.h>
+
+#include <filesystem>
+
 #include <gtest/gtest.h>
+
+#include "harness/session.h"
+#include "util/files.h"
+#include "util/ids.h"
 
 namespace kfpbench::harness {
 namespace {
@@ -49,6 +57,98 @@ TEST(TargetConfig, BadFilesNameFileAndKey) {
     EXPECT_NE(c.error().message.find(fragment), std::string::npos) << c.error().message;
     EXPECT_EQ(c.error().message.rfind("cfg.yaml: ", 0), 0u) << c.error().message;
   }
+}
+
+// Issue #35: `"target": {"host": H, "token_file": F}` made a plain `run
+// file.json` read F and send it to H; a ./kfpbench.yaml default target did
+// the same. A file's credential goes only where the command line confirms.
+TEST(TargetConfig, AFilesCredentialIsSentOnlyWhereTheCommandLineSays) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("kfpbench-targets-" + NewUuid());
+  fs::create_directories(dir);
+  const std::string token = (dir / "token").string();
+  ASSERT_TRUE(WriteFileAtomically(token, "secret-token\n").ok());
+  const nlohmann::json scenario = {{"host", "https://evil.example.com"}, {"token_file", token}};
+  TargetOptions none;
+  none.config_path = (dir / "none.yaml").string();
+  ASSERT_TRUE(WriteFileAtomically(none.config_path, "").ok());
+
+  auto refused = ResolveTarget(none, scenario, "s.json");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("a file alone does not send a credential"),
+            std::string::npos)
+      << refused.error().message;
+  EXPECT_NE(refused.error().message.find("--host https://evil.example.com"), std::string::npos);
+
+  TargetOptions confirmed = none;
+  confirmed.host = "https://evil.example.com/";
+  auto by_host = ResolveTarget(confirmed, scenario, "s.json");
+  ASSERT_TRUE(by_host.ok()) << by_host.error().message;
+  EXPECT_EQ(by_host->token_file, token);
+
+  TargetOptions elsewhere = none;
+  elsewhere.host = "https://mine.example.com";
+  auto other = ResolveTarget(elsewhere, scenario, "s.json");
+  ASSERT_TRUE(other.ok()) << other.error().message;
+  EXPECT_TRUE(other->token_file.empty());
+  EXPECT_EQ(other->host, "https://mine.example.com");
+
+  TargetOptions allowed = none;
+  allowed.allow_file_credentials = true;
+  auto by_flag = ResolveTarget(allowed, scenario, "s.json");
+  ASSERT_TRUE(by_flag.ok()) << by_flag.error().message;
+  EXPECT_EQ(by_flag->token_file, token);
+
+  // A config's default target: refused until --target names it.
+  TargetOptions config;
+  config.config_path = (dir / "kfpbench.yaml").string();
+  ASSERT_TRUE(WriteFileAtomically(config.config_path,
+                                  "default_target: prod\ntargets:\n  prod: {host: "
+                                  "https://kfp.example.com, token_file: " +
+                                      token + "}\n")
+                  .ok());
+  auto by_default = ResolveTarget(config, {}, "");
+  ASSERT_FALSE(by_default.ok());
+  EXPECT_NE(by_default.error().message.find("--target NAME"), std::string::npos);
+  config.target = "prod";
+  auto named = ResolveTarget(config, {}, "");
+  ASSERT_TRUE(named.ok()) << named.error().message;
+  EXPECT_EQ(named->token_file, token);
+  fs::remove_all(dir);
+}
+
+// Issue #35: serve's multi-token file passed to `run --token-file` put a
+// line break into the Authorization header. One token, or a refusal that
+// does not quote the file; devices and FIFOs are not read.
+TEST(TargetConfig, ATokenFileHoldsExactlyOneToken) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("kfpbench-tokens-" + NewUuid());
+  fs::create_directories(dir);
+  auto open = [&](const std::string& path) {
+    TargetOptions o;
+    o.host = "http://127.0.0.1:1";
+    o.token_file = path;
+    return Session::Open(o);
+  };
+  for (const char* text : {"tok-a\ntok-b alice\n", "tok-a\r\nX-Injected: yes\n", "tok alice\n",
+                           "tok\x01x\n", "\n\n"}) {
+    const std::string path = (dir / "t").string();
+    ASSERT_TRUE(WriteFileAtomically(path, text).ok());
+    auto s = open(path);
+    ASSERT_FALSE(s.ok()) << ::testing::PrintToString(std::string(text));
+    EXPECT_EQ(s.error().message.find("tok-"), std::string::npos) << s.error().message;
+    EXPECT_EQ(s.error().message.find("X-Injected"), std::string::npos) << s.error().message;
+  }
+  const std::string good = (dir / "good").string();
+  ASSERT_TRUE(WriteFileAtomically(good, "  one-token\n").ok());
+  EXPECT_TRUE(open(good).ok());
+  EXPECT_FALSE(open("/dev/zero").ok());
+  const std::string fifo = (dir / "fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto from_fifo = open(fifo);  // returns at once: a FIFO is not read
+  ASSERT_FALSE(from_fifo.ok());
+  EXPECT_NE(from_fifo.error().message.find("not a regular file"), std::string::npos);
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -465,6 +465,14 @@ Result<Response> Client::Send(Method method, std::string_view target, std::strin
   }
   auto verb = ToVerb(method);
   if (!verb) return fail("unsupported HTTP method");
+  // A CR or LF in a value (a token file of several lines) would put a
+  // header of its choosing on the wire; nothing is sent.
+  for (const Headers* headers : {static_cast<const Headers*>(&c.options.default_headers), &extra}) {
+    if (auto bad = InvalidHeader(*headers)) {
+      return fail(*bad + "; nothing sent");
+    }
+  }
+  if (!IsValidHeaderValue(content_type)) return fail("the content type holds a control character");
 
   std::string path = c.options.base.base_path;
   if (target.empty() || target.front() != '/') path += '/';

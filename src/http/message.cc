@@ -36,6 +36,30 @@ bool Headers::Has(std::string_view name) const {
                      [&](const auto& e) { return AsciiIEquals(e.first, name); });
 }
 
+bool IsValidHeaderValue(std::string_view value) {
+  return std::none_of(value.begin(), value.end(), [](char c) {
+    auto u = static_cast<unsigned char>(c);
+    return (u < 0x20 && c != '\t') || u == 0x7f;
+  });
+}
+
+std::optional<std::string> InvalidHeader(const Headers& headers) {
+  // RFC 9110's tchar.
+  auto token_char = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+  };
+  for (const auto& [name, value] : headers.entries()) {
+    if (name.empty() || !std::all_of(name.begin(), name.end(), token_char)) {
+      return "a header name that is not an HTTP token";
+    }
+    if (!IsValidHeaderValue(value)) {
+      return "header " + name + ": its value holds a control character (CR, LF, ...)";
+    }
+  }
+  return std::nullopt;
+}
+
 std::string Request::Query(std::string_view name) const {
   auto it = query.find(std::string(name));
   return it == query.end() ? std::string() : it->second;

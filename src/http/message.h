@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -28,6 +29,14 @@ class Headers {
  private:
   std::vector<std::pair<std::string, std::string>> entries_;
 };
+
+// The first header that cannot go on the wire as it is: a name that is not
+// an HTTP token, or a value holding a control character (CR and LF would
+// start a header of the value's choosing; only HTAB is allowed), said by
+// its name alone: values carry tokens. Nullopt when all are fine.
+std::optional<std::string> InvalidHeader(const Headers& headers);
+// The same for one value.
+bool IsValidHeaderValue(std::string_view value);
 
 struct Request {
   Method method = Method::kGet;

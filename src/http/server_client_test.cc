@@ -231,6 +231,35 @@ TEST_F(ServerClientTest, ParsesRequestsAndSetsHeaders) {
   EXPECT_EQ(req.headers.Get("Host"), "127.0.0.1:" + std::to_string(server_->port()));
 }
 
+// Issue #35: a token file of several lines put "X-Injected: yes" on the
+// wire. A value holding CR, LF or another control character is refused
+// before anything is sent, wherever the header came from; HTAB is fine.
+TEST_F(ServerClientTest, HeaderValuesWithControlCharactersAreNeverSent) {
+  StartEchoServer();
+  for (const std::string& value : std::vector<std::string>{
+           "t\r\nX-Injected: yes", "t\nX-Injected: yes", std::string("t\0u", 3), "t\x7f"}) {
+    Headers extra;
+    extra.Add("Authorization", "Bearer " + value);
+    auto r = client_->Send(Method::kGet, "/x", "", "", extra);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("header Authorization"), std::string::npos)
+        << r.error().message;
+    EXPECT_EQ(r.error().message.find("X-Injected"), std::string::npos) << r.error().message;
+  }
+  Headers bad_name;
+  bad_name.Add("X-A\r\nB", "v");
+  EXPECT_FALSE(client_->Send(Method::kGet, "/x", "", "", bad_name).ok());
+  EXPECT_FALSE(client_->Send(Method::kPost, "/x", "b", "text/plain\r\nX-Injected: yes").ok());
+  {
+    std::lock_guard lock(seen_.mu);
+    EXPECT_TRUE(seen_.requests.empty());
+  }
+  Headers tab;
+  tab.Add("X-Tab", "a\tb");
+  auto ok = client_->Send(Method::kGet, "/x", "", "", tab);
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+}
+
 TEST_F(ServerClientTest, BasePathAndExplicitContentType) {
   StartEchoServer();
   ClientOptions o;

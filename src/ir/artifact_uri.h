@@ -39,10 +39,14 @@ struct ArtifactRoots {
 Result<std::string> LocalPathForUri(std::string_view uri, const ArtifactRoots& roots);
 
 // Every importer URI a run of `spec` with these resolved root parameters is
-// known to name before it starts: constants anywhere in the pipeline, and
-// runtime parameters bound to the root DAG's inputs. A URI only known later
-// (from a sub-DAG's input) is checked when its importer runs. The Error
-// names the task and the URI.
+// known to name before it starts (constants anywhere in the pipeline, and
+// runtime parameters bound to the root DAG's inputs), refused when KFP's
+// importer would fail on it: a URI of no store KFP's importer takes (gs://,
+// s3://, minio://, mem://, oci://), or a plain path (kfpbench's own, for
+// local steps) outside the artifact roots. An object key that climbs out of
+// its store is imported as KFP imports it, with no local copy. A URI only
+// known later (from a sub-DAG's input) is recorded by its importer, local
+// copy or not. The Error names the task and the URI.
 Status CheckImporterUris(const PipelineSpec& spec, const nlohmann::json& root_parameters,
                          const ArtifactRoots& roots);
 

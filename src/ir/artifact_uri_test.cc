@@ -130,6 +130,12 @@ TEST_F(ArtifactUriTest, ImporterUrisKnownAtRunCreationAreChecked) {
   EXPECT_NE(by_constant.error().message.find("task 'by-constant'"), std::string::npos);
   // An empty URI is left to the importer, which fails as KFP's launcher does.
   EXPECT_TRUE(CheckImporterUris(good, {{"dataset_uri", ""}}, roots_).ok());
+  // What KFP's importer records, it is given: any key of its stores, one
+  // that climbs out included (the local copy is what stays confined).
+  for (const char* uri : {"gs://b/../../../etc", "mem://x", "minio://b/k", "oci://r/m"}) {
+    EXPECT_TRUE(CheckImporterUris(good, {{"dataset_uri", uri}}, roots_).ok()) << uri;
+  }
+  EXPECT_FALSE(CheckImporterUris(good, {{"dataset_uri", "http://example.com/x"}}, roots_).ok());
 }
 
 }  // namespace

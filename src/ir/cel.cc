@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "ir/values.h"
+#include "util/json_reader.h"
 
 namespace kfpbench::ir {
 
@@ -402,7 +403,7 @@ Result<json> Call(const std::string& fn, const json& arg) {
   }
   // parseJson
   if (!arg.is_string()) return arg;
-  json parsed = json::parse(arg.get<std::string>(), nullptr, false);
+  json parsed = ParseJson(arg.get<std::string>());
   if (parsed.is_discarded()) return EvalError("parseJson() of non-JSON " + DescribeValue(arg));
   return parsed;
 }

@@ -15,6 +15,7 @@
 #include "ir/task_spec.h"
 #include "util/enum_names.h"
 #include "util/files.h"
+#include "util/json_reader.h"
 
 namespace kfpbench::ir {
 namespace {
@@ -355,7 +356,7 @@ Result<PipelineSpec> ParsePipelineSpec(std::string_view text) {
   size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos) return Error{"empty pipeline spec", kHttpBadRequest};
   if (text[first] == '{') {
-    json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    json doc = ParseJson(text);
     if (!doc.is_discarded()) return ParsePipelineSpecJson(doc);
     // Not JSON after all; YAML flow style also starts with '{'.
   }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "ir/values.h"
+#include "util/json_reader.h"
 
 namespace kfpbench::ir {
 namespace {
@@ -118,7 +119,7 @@ json ParseStructured(const std::string& item) {
       item.find("\"IfPresent\"") == std::string::npos) {
     return nullptr;
   }
-  json parsed = json::parse(item, nullptr, false);
+  json parsed = ParseJson(item);
   if (parsed.is_discarded() || !parsed.is_object() || parsed.size() != 1) return nullptr;
   if (!parsed.contains("Concat") && !parsed.contains("IfPresent")) return nullptr;
   return parsed;
@@ -236,7 +237,7 @@ Result<std::vector<std::string>> ResolveCommandLine(const std::vector<std::strin
 
 Result<std::map<std::string, std::string>> OutputParametersFromExecutorOutput(
     std::string_view json_text) {
-  json doc = json::parse(json_text, nullptr, false);
+  json doc = ParseJson(json_text);
   if (doc.is_discarded() || !doc.is_object()) {
     return Error{"executor output is not a JSON object"};
   }

@@ -8,6 +8,7 @@
 
 #include "ir/cel.h"
 #include "ir/spec_fields.h"
+#include "util/json_reader.h"
 
 namespace kfpbench::ir::detail {
 namespace {
@@ -137,7 +138,7 @@ Status ParseIterator(const json& task, const char* kind, const std::string& path
   if (auto raw = (*items)->find("raw"); raw != (*items)->end()) {
     out.raw = true;
     if (raw->is_string()) {
-      out.raw_items = json::parse(raw->get<std::string>(), nullptr, false);
+      out.raw_items = ParseJson(raw->get<std::string>());
       if (out.raw_items.is_discarded()) return At(Join(ipath, "raw"), "not valid JSON");
     } else {
       out.raw_items = *raw;

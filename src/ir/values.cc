@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "util/json_reader.h"
 #include "util/strings.h"
 
 namespace kfpbench::ir {
@@ -153,7 +154,7 @@ Result<json> ParseOutputParameter(std::string_view text, ParameterType type) {
     case ParameterType::kList:
     case ParameterType::kStruct:
     case ParameterType::kTaskFinalStatus: {
-      json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
+      json parsed = ParseJson(text);
       if (parsed.is_discarded()) {
         return Error{fmt::format("expected {} as JSON, got text '{}'", ParameterTypeName(type),
                                  text.substr(0, 60))};

@@ -9,6 +9,7 @@
 #include "http/multipart.h"
 #include "http/url.h"
 #include "kfp/v1_model.h"
+#include "util/json_reader.h"
 #include "util/secrets.h"
 
 namespace kfpbench::kfp {
@@ -153,7 +154,7 @@ Result<std::string> Client::CallForBody(std::string_view operation, http::Method
   if (status < 200 || status >= 300) {
     std::string message;
     // KFP's error body: google.rpc.Status, the client's message in details.
-    auto parsed = json::parse(response->body, nullptr, /*allow_exceptions=*/false);
+    auto parsed = ParseJson(response->body);
     if (auto status = RpcStatusFromJson(parsed); parsed.is_object() && status.ok()) {
       message = ErrorMessage(*status);
     }
@@ -181,8 +182,14 @@ Result<json> Client::Call(std::string_view operation, http::Method method,
   auto answer = CallForBody(operation, method, target, std::move(body), content_type);
   if (!answer.ok()) return answer.error();
   if (answer->empty()) return json();
-  json parsed = json::parse(*answer, nullptr, /*allow_exceptions=*/false);
+  json parsed = ParseJson(*answer);
   if (parsed.is_discarded()) {
+    if (JsonNestsDeeperThan(*answer, kMaxJsonDepth)) {
+      return Failed(
+          operation,
+          fmt::format("the server answered with JSON nested deeper than {} levels", kMaxJsonDepth),
+          200);
+    }
     return Failed(operation, "the server answered with a body that is not JSON", 200);
   }
   return parsed;

@@ -38,7 +38,7 @@ json Reference(const char* type, const std::string& id, const char* relationship
 
 // Argo's status.nodes: one task per Pod node.
 void ReadWorkflowTasks(const std::string& manifest, Run& run) {
-  json wf = json::parse(manifest, nullptr, /*allow_exceptions=*/false);
+  json wf = ParseJson(manifest);
   if (!wf.is_object() || !wf.contains("status") || !wf["status"].is_object()) return;
   const json& nodes = wf["status"].value("nodes", json::object());
   if (!nodes.is_object()) return;
@@ -142,7 +142,7 @@ Result<Run> RunFromJson(const json& j, const json& runtime) {
     std::string manifest;
     spec.String("pipeline_manifest", manifest);
     if (!manifest.empty()) {
-      run.pipeline_spec = json::parse(manifest, nullptr, /*allow_exceptions=*/false);
+      run.pipeline_spec = ParseJson(manifest);
       if (run.pipeline_spec.is_discarded()) run.pipeline_spec = nullptr;
     }
     run.runtime_config.parameters = json::object();

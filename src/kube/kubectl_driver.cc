@@ -9,6 +9,7 @@
 #include "kube/job_files.h"
 #include "kube/manifest.h"
 #include "kube/process.h"
+#include "util/json_reader.h"
 #include "util/strings.h"
 
 namespace kfpbench::kube {
@@ -86,7 +87,7 @@ JobState KubectlDriver::Wait(const JobConfig& config, const SweepPoint& point,
   while (true) {
     auto got = Kubectl({"get", resource, point.job_name, "-n", config.namespace_, "-o", "json"});
     if (got.ok()) {
-      auto job = nlohmann::json::parse(*got, nullptr, false);
+      auto job = ParseJson(*got);
       if (job.is_discarded()) {
         last_error = "kubectl get returned no JSON";
       } else {
@@ -118,7 +119,7 @@ std::vector<std::string> KubectlDriver::ReadLogs(const JobConfig& config, const 
   auto pods_text = Kubectl(
       {"get", "pods", "-n", ns, "-l", PodSelector(config.kind, point.job_name), "-o", "json"});
   if (!pods_text.ok()) return failed_pods;
-  auto pods = nlohmann::json::parse(*pods_text, nullptr, false);
+  auto pods = ParseJson(*pods_text);
   if (pods.is_discarded() || !pods.contains("items")) return failed_pods;
   int position = 0;
   for (const auto& pod : pods["items"]) {

@@ -1,4 +1,5 @@
 #include "kube/log_metrics.h"
+#include "util/json_reader.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -119,7 +120,7 @@ std::vector<double> LogMetric::Extract(const std::string& log) const {
     // look like objects are parsed, and a bad one is skipped.
     auto first = line.find_first_not_of(" \t");
     if (first == std::string::npos || line[first] != '{') continue;
-    auto j = nlohmann::json::parse(line, nullptr, false);
+    auto j = ParseJson(line);
     if (j.is_discarded() || !j.is_object() || !j.contains(spec_.jsonl)) continue;
     const auto& v = j[spec_.jsonl];
     if (v.is_number()) {

@@ -1,4 +1,5 @@
 #include "kube/manifest.h"
+#include "util/json_reader.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -29,7 +30,7 @@ json Container(const JobConfig& config, const ResolvedContainer& c, const std::s
     for (const auto& [k, v] : c.env) env.push_back({{"name", k}, {"value", v}});
     out["env"] = env;
   }
-  if (!config.resources_json.empty()) out["resources"] = json::parse(config.resources_json);
+  if (!config.resources_json.empty()) out["resources"] = ParseJson(config.resources_json);
   if (config.kind == JobKind::kPyTorchJob) {
     out["ports"] = json::array({{{"name", "pytorchjob-port"}, {"containerPort", 23456}}});
   } else if (config.kind == JobKind::kTFJob) {

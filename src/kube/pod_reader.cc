@@ -5,6 +5,7 @@
 
 #include "kube/pod_timeline.h"
 #include "kube/process.h"
+#include "util/json_reader.h"
 #include "util/secrets.h"
 
 namespace kfpbench::kube {
@@ -55,7 +56,7 @@ std::optional<json> GetPods(const PodReaderOptions& options, const std::vector<s
   // Several names or a selector print a List; one name prints the Pod
   // itself; none found (with --ignore-not-found) prints nothing.
   if (call.out.find_first_not_of(" \t\r\n") == std::string::npos) return json::array();
-  json doc = json::parse(call.out, nullptr, false);
+  json doc = ParseJson(call.out);
   if (doc.is_discarded() || !doc.is_object()) {
     readout.errors.push_back("kubectl get pods printed no JSON object");
     return std::nullopt;
@@ -149,7 +150,7 @@ PodReadout ReadPods(const std::vector<std::string>& names, const PodReaderOption
   Call events = Kubectl(options, {"get", "events", "-n", options.namespace_, "--field-selector",
                                   "involvedObject.kind=Pod", "-o", "json"});
   if (events.ok) {
-    auto doc = json::parse(events.out, nullptr, false);
+    auto doc = ParseJson(events.out);
     if (doc.is_discarded() || !doc.is_object()) {
       readout.errors.push_back("kubectl get events printed no JSON object");
     } else {

@@ -16,6 +16,7 @@
 #include "sim/summary_levels.h"
 #include "util/files.h"
 #include "util/human.h"
+#include "util/json_reader.h"
 #include "util/time.h"
 
 namespace kfpbench::plan {
@@ -59,7 +60,7 @@ Result<std::optional<sim::SummaryLevels>> ReadSummaryLevels(const std::filesyste
   if (std::filesystem::is_directory(path)) return std::optional<sim::SummaryLevels>{};
   auto text = ReadFile(path);
   if (!text.ok()) return std::optional<sim::SummaryLevels>{};  // LoadLevel says why
-  auto json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  auto json = ParseJson(*text);
   if (!sim::IsSummaryLevels(json)) return std::optional<sim::SummaryLevels>{};
   auto levels = sim::ParseSummaryLevels(*text);
   if (!levels.ok()) return Error{path.string() + ": " + levels.error().message};
@@ -190,7 +191,7 @@ nlohmann::json SummaryFitOfWorkload(const std::filesystem::path& workload) {
     if (!root.IsMap() || !root["calibration"] || !root["calibration"].IsScalar()) return nullptr;
     auto calibration = ReadFile(workload.parent_path() / root["calibration"].as<std::string>());
     if (!calibration.ok()) return nullptr;
-    auto j = nlohmann::json::parse(*calibration, nullptr, /*allow_exceptions=*/false);
+    auto j = ParseJson(*calibration);
     if (!j.is_object() || !j.contains("fit") || !j["fit"].is_object()) return nullptr;
     return j["fit"].value("summary", nlohmann::json());
   } catch (const YAML::Exception&) {

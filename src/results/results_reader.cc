@@ -353,17 +353,12 @@ Result<json> ReadJsonFile(const std::filesystem::path& path, std::filesystem::pa
   if (std::filesystem::is_directory(path, ec)) file = path / "results.json";
   auto text = ReadFile(file);
   if (!text.ok()) return text.error();
-  json j;
-  try {
-    j = json::parse(*text);
-  } catch (const json::parse_error& e) {
-    // A configuration boundary: nlohmann reports where parsing stopped only
-    // through its exception.
-    return Error{fmt::format("{}: not valid JSON (at byte {}); the file is corrupt or truncated",
-                             file.string(), e.byte)};
-  } catch (const json::exception& e) {
-    return Error{fmt::format("{}: not readable as results: {}", file.string(), e.what())};
+  auto parsed = ParseJsonText(*text);
+  if (!parsed.ok()) {
+    return Error{fmt::format("{}: not valid JSON ({}); the file is corrupt or truncated",
+                             file.string(), parsed.error().message)};
   }
+  json j = std::move(*parsed);
   return j;
 }
 

@@ -19,6 +19,7 @@ struct Lookup {
   const http::Request& request;
   const http::PathParams& params;
   store::Store& store;
+  const CreateBody* body;  // create routes: the body the handler will act on
 
   std::string Param(const char* name) const {
     auto it = params.find(name);
@@ -135,19 +136,6 @@ Result<AccessTarget> OfListIn(const Lookup& l, const std::string& experiment_id,
 
 Result<json> Body(const Lookup& l) { return ParseJsonBody(l.request); }
 
-// v1beta1's resource_references: the id of the first key of `type`.
-Result<std::string> ReferenceOf(const json& body, const char* type) {
-  auto refs = body.find("resource_references");
-  if (refs == body.end() || !refs->is_array()) return std::string();
-  for (const auto& ref : *refs) {
-    if (!ref.is_object() || !ref.contains("key")) continue;
-    auto kind = StringField(ref["key"], "type");
-    if (!kind.ok()) return kind.error();
-    if (*kind == type) return StringField(ref["key"], "id");
-  }
-  return std::string();
-}
-
 // v1beta1 lists' resource_reference_key: the id when its type is `type`.
 std::string V1KeyOf(const http::Request& r, const char* type) {
   return r.Query("resource_reference_key.type") == type ? r.Query("resource_reference_key.id") : "";
@@ -209,47 +197,45 @@ Result<AccessTarget> PathRecurringRun(const Lookup& l) {
   return OfRecurringRun(l, l.Param("recurring_run_id"));
 }
 
-Result<AccessTarget> NewRun(const Lookup& l) {
-  auto body = Body(l);
-  if (!body.ok()) return body.error();
-  auto experiment = StringField(*body, "experiment_id");
-  if (!experiment.ok()) return experiment.error();
-  if (experiment->empty()) *experiment = l.request.Query("experiment_id");
-  return OfNewRunIn(l, *experiment, "");
+// The body create_requests.h read, which the handler acts on: never a
+// second reading of the bytes.
+template <typename T>
+Result<const T*> Parsed(const Lookup& l) {
+  const T* body = l.body ? std::get_if<T>(l.body) : nullptr;
+  if (!body)
+    return Error{"the request body was not read before authorizing it", kHttpInternalError};
+  return body;
 }
 
-// A body that makes runs in an experiment and a namespace, which `field`
-// reads from it under `experiment_key` and `namespace_key`.
-Result<AccessTarget> NewRunsIn(const Lookup& l,
-                               Result<std::string> (*field)(const json&, const char*),
-                               const char* experiment_key, const char* namespace_key) {
-  auto body = Body(l);
+Result<AccessTarget> OfCreateRun(const Lookup& l) {
+  auto body = Parsed<NewRun>(l);
   if (!body.ok()) return body.error();
-  auto experiment = field(*body, experiment_key);
-  if (!experiment.ok()) return experiment.error();
-  auto ns = field(*body, namespace_key);
-  if (!ns.ok()) return ns.error();
-  return OfNewRunIn(l, *experiment, *ns);
+  return OfNewRunIn(l, (*body)->run.experiment_id, "");
 }
 
-Result<AccessTarget> NewRecurringRun(const Lookup& l) {
-  return NewRunsIn(l, StringField, "experiment_id", "namespace");
+Result<AccessTarget> OfCreateRecurringRun(const Lookup& l) {
+  auto body = Parsed<NewRecurringRun>(l);
+  if (!body.ok()) return body.error();
+  const kfp::RecurringRun& r = (*body)->recurring_run;
+  return OfNewRunIn(l, r.experiment_id, r.namespace_);
+}
+
+Result<AccessTarget> OfCreateExperiment(const Lookup& l) {
+  auto body = Parsed<NewExperiment>(l);
+  if (!body.ok()) return body.error();
+  AccessTarget t = In((*body)->experiment.namespace_);
+  t.name = (*body)->experiment.display_name;
+  return t;
+}
+
+Result<AccessTarget> OfV1CreateRun(const Lookup& l) {
+  auto body = Parsed<V1NewRun>(l);
+  if (!body.ok()) return body.error();
+  return OfNewRunIn(l, (*body)->run.experiment_id, (*body)->namespace_);
 }
 
 Result<AccessTarget> ListIn(const Lookup& l) {
   return OfListIn(l, l.request.Query("experiment_id"), l.request.Query("namespace"));
-}
-
-Result<AccessTarget> V1NewExperiment(const Lookup& l) {
-  auto body = Body(l);
-  if (!body.ok()) return body.error();
-  auto ns = ReferenceOf(*body, "NAMESPACE");
-  if (!ns.ok()) return ns.error();
-  return In(*ns);
-}
-
-Result<AccessTarget> V1NewRun(const Lookup& l) {
-  return NewRunsIn(l, ReferenceOf, "EXPERIMENT", "NAMESPACE");
 }
 
 Result<AccessTarget> V1KeyNamespace(const Lookup& l) { return In(V1KeyOf(l.request, "NAMESPACE")); }
@@ -279,14 +265,14 @@ constexpr Rule kRules[] = {
     {"UpdatePipelineVersion", kPipelines, "update", PathPipeline},
     {"DeletePipelineVersion", kPipelines, "delete", PathPipeline},
 
-    {"CreateExperiment", kExperiments, "create", BodyNamespace},
+    {"CreateExperiment", kExperiments, "create", OfCreateExperiment},
     {"ListExperiments", kExperiments, "list", QueryNamespace},
     {"GetExperiment", kExperiments, "get", PathExperiment},
     {"DeleteExperiment", kExperiments, "delete", PathExperiment},
     {"ArchiveExperiment", kExperiments, "archive", PathExperiment},
     {"UnarchiveExperiment", kExperiments, "unarchive", PathExperiment},
 
-    {"CreateRun", kRuns, "create", NewRun},
+    {"CreateRun", kRuns, "create", OfCreateRun},
     {"ListRuns", kRuns, "list", ListIn},
     {"GetRun", kRuns, "get", PathRun},
     {"DeleteRun", kRuns, "delete", PathRun},
@@ -296,7 +282,7 @@ constexpr Rule kRules[] = {
     {"RetryRun", kRuns, "retry", PathRun},
     {"ReadArtifact", kRuns, "readArtifact", PathRun},
 
-    {"CreateRecurringRun", kJobs, "create", NewRecurringRun},
+    {"CreateRecurringRun", kJobs, "create", OfCreateRecurringRun},
     {"ListRecurringRuns", kJobs, "list", ListIn},
     {"GetRecurringRun", kJobs, "get", PathRecurringRun},
     {"DeleteRecurringRun", kJobs, "delete", PathRecurringRun},
@@ -308,11 +294,11 @@ constexpr Rule kRules[] = {
     {"V1GetPipeline", kPipelines, "get", V1PathPipeline},
     {"V1DeletePipeline", kPipelines, "delete", V1PathPipeline},
     {"V1ListPipelineVersions", kPipelines, "list", V1QueryPipeline},
-    {"V1CreateExperiment", kExperiments, "create", V1NewExperiment},
+    {"V1CreateExperiment", kExperiments, "create", OfCreateExperiment},
     {"V1ListExperiments", kExperiments, "list", V1KeyNamespace},
     {"V1GetExperiment", kExperiments, "get", V1PathExperiment},
     {"V1DeleteExperiment", kExperiments, "delete", V1PathExperiment},
-    {"V1CreateRun", kRuns, "create", V1NewRun},
+    {"V1CreateRun", kRuns, "create", OfV1CreateRun},
     {"V1ListRuns", kRuns, "list", V1ListRunsIn},
     {"V1GetRun", kRuns, "get", PathRun},
     {"V1DeleteRun", kRuns, "delete", V1PathRun},
@@ -357,7 +343,8 @@ std::vector<std::string_view> AccessRuleRoutes() {
 }
 
 Result<AccessTarget> AccessTargetOf(std::string_view route, const http::Request& request,
-                                    const http::PathParams& params, store::Store& store) {
+                                    const http::PathParams& params, store::Store& store,
+                                    const CreateBody* body) {
   const Rule* rule = RuleOf(route);
   if (!rule) {
     return Error{fmt::format("{} has no authorization rule in multi-user mode", route),
@@ -365,7 +352,7 @@ Result<AccessTarget> AccessTargetOf(std::string_view route, const http::Request&
   }
   AccessTarget target;
   if (rule->find) {
-    auto found = rule->find(Lookup{request, params, store});
+    auto found = rule->find(Lookup{request, params, store, body});
     if (!found.ok()) return found.error();
     target = std::move(*found);
   }
@@ -418,8 +405,9 @@ std::optional<http::Response> CheckAccess(const AccessTarget& target, const Call
 
 std::optional<http::Response> Authorize(std::string_view route, const http::Request& request,
                                         const http::PathParams& params, store::Store& store,
-                                        const Caller& caller, const Authenticator& auth) {
-  auto target = AccessTargetOf(route, request, params, store);
+                                        const CreateBody* body, const Caller& caller,
+                                        const Authenticator& auth) {
+  auto target = AccessTargetOf(route, request, params, store, body);
   if (!target.ok()) return ErrorResponse(target.error());
   return CheckAccess(*target, caller, auth);
 }

@@ -14,6 +14,7 @@
 #include "http/message.h"
 #include "http/router.h"
 #include "server/auth.h"
+#include "server/create_requests.h"
 #include "store/store.h"
 
 namespace kfpbench::server {
@@ -32,9 +33,12 @@ std::vector<std::string_view> AccessRuleRoutes();
 
 // Where a request to `route` reaches, or the error KFP answers before it
 // authorizes (a namespace or experiment missing in multi-user mode, one
-// that does not exist, a body that does not parse).
+// that does not exist, a body that does not parse). `body`: for a route
+// with HasCreateBody, the body as read once (ReadCreateBody), which the
+// handler then acts on; the rule reads nothing else of the request's.
 Result<AccessTarget> AccessTargetOf(std::string_view route, const http::Request& request,
-                                    const http::PathParams& params, store::Store& store);
+                                    const http::PathParams& params, store::Store& store,
+                                    const CreateBody* body);
 
 // Nullopt when `caller` may reach `target`; otherwise KFP's answer: 400 for
 // a namespace that may not be empty, 403 with its PermissionDenied message.
@@ -44,6 +48,7 @@ std::optional<http::Response> CheckAccess(const AccessTarget& target, const Call
 // Both steps, for Backend::Handle: nullopt when the request may go on.
 std::optional<http::Response> Authorize(std::string_view route, const http::Request& request,
                                         const http::PathParams& params, store::Store& store,
-                                        const Caller& caller, const Authenticator& auth);
+                                        const CreateBody* body, const Caller& caller,
+                                        const Authenticator& auth);
 
 }  // namespace kfpbench::server

@@ -14,6 +14,7 @@
 #include "http/multipart.h"
 #include "http/url.h"
 #include "server/backend.h"
+#include "server/spelling_test_cases.h"
 #include "server/test_support.h"
 
 namespace kfpbench::server {
@@ -333,6 +334,57 @@ TEST_F(AccessTest, SharedPipelines) {
   EXPECT_EQ(
       As("admin", Make(Method::kDelete, "/apis/v2beta1/pipelines/" + id + "?cascade=true")).first,
       200);
+}
+
+// Every spelling the readers accept of where a create request lands (the
+// field's proto and JSON names, body and query, first and last resource
+// reference, enums by name and number) is authorized as the handler acts on
+// it: bob, allowed in team-b, names alice's team-a somewhere and is refused,
+// and nothing lands in team-a; named once, each spelling works.
+TEST_F(AccessTest, EverySpellingOfWhereACreateLandsIsAuthorizedAsActedOn) {
+  Fixture f = MakeFixture();
+  const std::string a = f.experiment;
+  json bobs_experiment = {{"display_name", "bobs"}, {"namespace", "team-b"}};
+  auto [made, made_body] =
+      As("bob", Make(Method::kPost, "/apis/v2beta1/experiments", bobs_experiment.dump()));
+  ASSERT_EQ(made, 200) << made_body;
+  const std::string b = made_body["experiment_id"];
+  auto [uploaded, bobs_pipeline] =
+      As("bob", Upload("/apis/v2beta1/pipelines/upload?namespace=team-b&name=bobs"));
+  ASSERT_EQ(uploaded, 200) << bobs_pipeline;
+  const testing::Spellings spellings(a, "team-a", b, "team-b", bobs_pipeline["pipeline_id"]);
+  for (const auto& c : spellings.Crossing()) {
+    auto [status, body] = As("bob", Make(Method::kPost, c.target, c.body.dump()));
+    EXPECT_EQ(status, c.status) << c.what << ": " << body;
+    // KFP's error shape, with the gRPC code of the status.
+    EXPECT_EQ(body.value("code", 0), c.status == 403 ? 7 : 3) << c.what << ": " << body;
+    EXPECT_TRUE(body.contains("message")) << c.what;
+  }
+  // Nothing landed in team-a: its experiment still holds the fixture's run
+  // and recurring run alone, and no experiment named "sneaky" is there.
+  auto [l1, in_a] = As(
+      "alice", Make(Method::kGet, std::string(testing::Spellings::kRuns) + "?experiment_id=" + a));
+  ASSERT_EQ(l1, 200) << in_a;
+  EXPECT_EQ(in_a["runs"].size(), 1u) << in_a;
+  auto [l2, jobs_in_a] = As(
+      "alice", Make(Method::kGet, std::string(testing::Spellings::kJobs) + "?experiment_id=" + a));
+  ASSERT_EQ(l2, 200) << jobs_in_a;
+  EXPECT_EQ(jobs_in_a["recurringRuns"].size(), 1u) << jobs_in_a;
+  auto [l3, experiments] =
+      As("alice", Make(Method::kGet, "/apis/v2beta1/experiments?namespace=team-a"));
+  ASSERT_EQ(l3, 200);
+  EXPECT_EQ(experiments.dump().find("sneaky"), std::string::npos) << experiments;
+
+  // Named once, every spelling is read and lands where it says.
+  for (const auto& c : spellings.Own()) {
+    auto [status, answer] = As("bob", Make(Method::kPost, c.target, c.body.dump()));
+    ASSERT_EQ(status, 200) << c.what << ": " << answer;
+    if (c.target.find("/runs") == std::string::npos &&
+        c.target.find("/recurringruns") == std::string::npos) {
+      continue;  // an experiment: its namespace was authorized as team-b
+    }
+    EXPECT_NE(answer.dump().find(b), std::string::npos) << c.what << ": " << answer;
+  }
 }
 
 TEST_F(AccessTest, AStrangersProbeOfAnIdThatDoesNotExistIsNotFound) {

@@ -7,6 +7,7 @@
 
 #include "kfp/model.h"
 #include "util/files.h"
+#include "util/json_reader.h"
 
 namespace kfpbench::server {
 
@@ -86,7 +87,13 @@ Result<nlohmann::json> ParseJsonBody(const http::Request& request) {
   }
   if (request.body.empty())
     return Error{"the request body is empty; a JSON object is expected", 400};
-  auto j = nlohmann::json::parse(request.body, nullptr, /*allow_exceptions=*/false);
+  // Depth-bounded (util/json_reader.h): a body nested 100,000 deep would
+  // overflow the stack wherever it is copied or written.
+  if (JsonNestsDeeperThan(request.body, kMaxJsonDepth)) {
+    return Error{fmt::format("the request body nests deeper than {} levels", kMaxJsonDepth),
+                 kHttpBadRequest};
+  }
+  auto j = ParseJson(request.body);
   if (j.is_discarded()) return Error{"the request body is not valid JSON", kHttpBadRequest};
   if (!j.is_object()) return Error{"the request body must be a JSON object", kHttpBadRequest};
   return j;

@@ -300,9 +300,30 @@ bool IsLoopbackAddress(std::string_view address) {
 }
 
 Status CheckExposure(std::string_view address, std::string_view executor, const AuthConfig& auth,
-                     bool allow_unauthenticated, std::string& warning) {
+                     bool allow_unauthenticated, bool allow_host_steps, std::string& warning) {
   warning.clear();
-  if (IsLoopbackAddress(address)) return Ok();
+  const bool loopback = IsLoopbackAddress(address);
+  if (executor == "process" && (auth.multi_user || (!loopback && !auth.tokens.empty()))) {
+    const std::string why =
+        auth.multi_user
+            ? "--multi-user with --executor process keeps no namespace apart: every user's steps "
+              "run as this server's user on this host, and can read its database and every "
+              "namespace's runs, parameters and files"
+            : fmt::format(
+                  "serving on {} with --executor process lets every token holder run any "
+                  "command on this host, as this server's user, reading its database "
+                  "and every run's files",
+                  address);
+    if (!allow_host_steps) {
+      return Error{fmt::format(
+          "refusing to serve: {}. Use --executor stub, or add --allow-host-steps to accept it "
+          "(for users who trust each other with this host)",
+          why)};
+    }
+    warning = "STEPS RUN ON THIS HOST AS THIS SERVER'S USER (--allow-host-steps): " + why;
+    if (loopback || !auth.tokens.empty()) return Ok();
+  }
+  if (loopback) return Ok();
   if (!auth.tokens.empty()) return Ok();
   if (!allow_unauthenticated) {
     std::string why =

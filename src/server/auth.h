@@ -116,11 +116,16 @@ class Authenticator {
 // only this host can reach.
 bool IsLoopbackAddress(std::string_view address);
 
-// `serve` off loopback: refused without authentication (naming the ways to
-// add it), and `allow_unauthenticated` never with the process executor,
-// which runs whatever command an uploaded pipeline names. Ok with a warning
-// to log in `warning` when allowed unauthenticated.
+// `serve`'s exposure. Off loopback: refused without authentication (naming
+// the ways to add it), and `allow_unauthenticated` never with the process
+// executor, which runs whatever command an uploaded pipeline names. The
+// process executor runs every step as this server's user on this host, able
+// to read its database and every run's files, so it isolates nothing: with
+// --multi-user (namespaces would not be kept apart) or off loopback (tokens
+// let callers in, not their steps out) it is refused unless
+// `allow_host_steps` says the operator accepts that, and then warned about.
+// Ok with a warning to log in `warning` when so allowed.
 Status CheckExposure(std::string_view address, std::string_view executor, const AuthConfig& auth,
-                     bool allow_unauthenticated, std::string& warning);
+                     bool allow_unauthenticated, bool allow_host_steps, std::string& warning);
 
 }  // namespace kfpbench::server

@@ -183,24 +183,54 @@ TEST(Exposure, LoopbackAddresses) {
 TEST(Exposure, OffLoopbackNeedsAuthentication) {
   std::string warning;
   AuthConfig none;
-  EXPECT_TRUE(CheckExposure("127.0.0.1", "process", none, false, warning).ok());
+  EXPECT_TRUE(CheckExposure("127.0.0.1", "process", none, false, false, warning).ok());
   EXPECT_TRUE(warning.empty());
-  Status refused = CheckExposure("0.0.0.0", "process", none, false, warning);
+  Status refused = CheckExposure("0.0.0.0", "process", none, false, false, warning);
   ASSERT_FALSE(refused.ok());
   for (const char* way : {"--token-file", "--address 127.0.0.1", "--allow-unauthenticated"}) {
     EXPECT_NE(refused.error().message.find(way), std::string::npos) << way;
   }
   // Never with the process executor, even when asked.
-  Status process = CheckExposure("0.0.0.0", "process", none, true, warning);
+  Status process = CheckExposure("0.0.0.0", "process", none, true, false, warning);
   ASSERT_FALSE(process.ok());
   EXPECT_NE(process.error().message.find("--executor stub"), std::string::npos);
-  ASSERT_TRUE(CheckExposure("0.0.0.0", "stub", none, true, warning).ok());
+  ASSERT_TRUE(CheckExposure("0.0.0.0", "stub", none, true, false, warning).ok());
   EXPECT_NE(warning.find("WITHOUT AUTHENTICATION"), std::string::npos);
   // Multi-user mode alone: anyone can set the header.
   AuthConfig header_only;
   header_only.multi_user = true;
-  EXPECT_FALSE(CheckExposure("0.0.0.0", "stub", header_only, false, warning).ok());
-  EXPECT_TRUE(CheckExposure("0.0.0.0", "process", Config(true), false, warning).ok());
+  EXPECT_FALSE(CheckExposure("0.0.0.0", "stub", header_only, false, false, warning).ok());
+  EXPECT_TRUE(CheckExposure("0.0.0.0", "stub", Config(true), false, false, warning).ok());
+  EXPECT_TRUE(warning.empty());
+}
+
+// Issue #35: under --multi-user a step of alice's read the server's SQLite
+// and printed bob's run parameters; off loopback a token let its holder's
+// steps run anything on the host. The process executor needs the operator's
+// word for either, and is warned about loudly when given it.
+TEST(Exposure, TheProcessExecutorIsolatesNothingSoItNeedsItsOwnFlag) {
+  std::string warning;
+  AuthConfig multi_user = Config(true);
+  AuthConfig tokens = Config(false);
+  ASSERT_FALSE(tokens.tokens.empty());
+  for (const char* address : {"127.0.0.1", "0.0.0.0"}) {
+    Status refused = CheckExposure(address, "process", multi_user, false, false, warning);
+    ASSERT_FALSE(refused.ok()) << address;
+    EXPECT_NE(refused.error().message.find("--allow-host-steps"), std::string::npos);
+    EXPECT_NE(refused.error().message.find("keeps no namespace apart"), std::string::npos);
+    ASSERT_TRUE(CheckExposure(address, "process", multi_user, false, true, warning).ok());
+    EXPECT_NE(warning.find("STEPS RUN ON THIS HOST"), std::string::npos) << address;
+    EXPECT_TRUE(CheckExposure(address, "stub", multi_user, false, false, warning).ok());
+    EXPECT_TRUE(warning.empty());
+  }
+  // Tokens alone off loopback: refused with the process executor.
+  Status off = CheckExposure("0.0.0.0", "process", tokens, false, false, warning);
+  ASSERT_FALSE(off.ok());
+  EXPECT_NE(off.error().message.find("every token holder"), std::string::npos);
+  ASSERT_TRUE(CheckExposure("0.0.0.0", "process", tokens, false, true, warning).ok());
+  EXPECT_FALSE(warning.empty());
+  // On loopback, one user's own server: as before.
+  EXPECT_TRUE(CheckExposure("127.0.0.1", "process", tokens, false, false, warning).ok());
   EXPECT_TRUE(warning.empty());
 }
 

@@ -28,6 +28,7 @@
 #include "server/status_writer.h"
 #include "server/work_root.h"
 #include "store/store.h"
+#include "util/json_reader.h"
 
 namespace kfpbench::server {
 namespace {
@@ -186,7 +187,7 @@ class StoreTaskCache : public engine::TaskCache {
       return std::nullopt;
     }
     if (!row->has_value()) return std::nullopt;
-    auto outputs = nlohmann::json::parse((*row)->outputs, nullptr, false);
+    auto outputs = ParseJson((*row)->outputs);
     if (!outputs.is_object()) return std::nullopt;  // unreadable: run the task instead
     engine::CachedExecution hit;
     hit.run_id = (*row)->run_id;
@@ -399,15 +400,30 @@ http::Response Backend::Handle(const http::Request& request) {
   // Authenticated before anything else, unknown paths included: a caller
   // without credentials learns nothing about the API.
   std::optional<http::Response> refused;
+  std::optional<Caller> caller;
   if (impl_->auth) {
-    auto caller = impl_->auth->Authenticate(request);
-    if (auto* r = std::get_if<http::Response>(&caller)) {
+    auto authenticated = impl_->auth->Authenticate(request);
+    if (auto* r = std::get_if<http::Response>(&authenticated)) {
       route = "Unauthenticated";
       refused = std::move(*r);
-    } else if (impl_->auth->config().multi_user && match.handler) {
-      refused = Authorize(*match.name, request, match.params, *impl_->store,
-                          std::get<Caller>(caller), *impl_->auth);
+    } else {
+      caller = std::move(std::get<Caller>(authenticated));
     }
+  }
+  // A create request's body is read once, here: authorization decides on
+  // that value and the handler acts on it (create_requests.h).
+  std::optional<CreateBody> body;
+  if (!refused && match.handler && HasCreateBody(*match.name)) {
+    auto read = ReadCreateBody(*match.name, request);
+    if (auto* r = std::get_if<http::Response>(&read)) {
+      refused = std::move(*r);
+    } else {
+      body = std::move(std::get<CreateBody>(read));
+    }
+  }
+  if (!refused && caller && impl_->auth->config().multi_user && match.handler) {
+    refused = Authorize(*match.name, request, match.params, *impl_->store, body ? &*body : nullptr,
+                        *caller, *impl_->auth);
   }
   if (refused) {
     response = std::move(*refused);
@@ -422,7 +438,8 @@ http::Response Backend::Handle(const http::Request& request) {
     }
   } else {
     try {
-      response = (*match.handler)(request, match.params);
+      response = body ? impl_->handlers->Create(std::move(*body))
+                      : (*match.handler)(request, match.params);
     } catch (const nlohmann::json::exception& e) {
       // Handlers check request JSON before using it; a value of an
       // unexpected type that slipped through is still the client's mistake.
@@ -448,7 +465,7 @@ ApiServer::~ApiServer() { Stop(); }
 Result<std::unique_ptr<ApiServer>> ApiServer::Start(ServeOptions options) {
   std::string warning;
   if (Status s = CheckExposure(options.address, options.backend.executor, options.backend.auth,
-                               options.allow_unauthenticated, warning);
+                               options.allow_unauthenticated, options.allow_host_steps, warning);
       !s.ok()) {
     return s.error();
   }

@@ -70,6 +70,8 @@ struct ServeOptions {
   // Off loopback without backend.auth: refused unless this is set, and
   // even then only with the stub executor (server::CheckExposure).
   bool allow_unauthenticated = false;
+  // The process executor under --multi-user or off loopback (CheckExposure).
+  bool allow_host_steps = false;
   BackendOptions backend;
 };
 

@@ -340,7 +340,7 @@ TEST_F(ProcessExecutorApiTest, ImporterUrisOutsideTheArtifactRootsAreRefusedAtCr
     return Call(http::Method::kPost, "/apis/v2beta1/runs", body.dump());
   };
   for (const std::string uri :
-       {"/etc/passwd", "/proc/self/environ", "/", "gs://b/../../../etc", "file:///etc/passwd"}) {
+       {"/etc/passwd", "/proc/self/environ", "/", "file:///etc/passwd", "http://example.com/x"}) {
     auto [status, answer] = create(uri);
     EXPECT_EQ(status, 400) << uri << ": " << answer;
     EXPECT_NE(
@@ -361,6 +361,34 @@ TEST_F(ProcessExecutorApiTest, ImporterUrisOutsideTheArtifactRootsAreRefusedAtCr
       Call(http::Method::kGet, "/apis/v2beta1/runs/" + created["run_id"].get<std::string>() +
                                    "/nodes/" + importer_id + "/artifacts/artifact:read");
   EXPECT_EQ(read, 404) << why;
+
+  // An object key that climbs out of its store: KFP's importer records it,
+  // so it is imported, with no local copy for a step to read.
+  auto [climbs, climbing] = create("gs://b/../../../etc");
+  ASSERT_EQ(climbs, 200) << climbing;
+  json climbed = WaitForRun(climbing["run_id"]);
+  EXPECT_EQ(climbed["state"], "SUCCEEDED") << climbed;
+}
+
+// Issue #35: an importer whose URI comes from an upstream task (through a
+// nested pipeline's input), as in KFP's compiled test pipeline
+// pipeline_with_importer_workspace, failed at the importer; KFP's importer
+// records the URI and the run succeeds. Under the stub executor the
+// upstream URI is a stand-in, under the process executor a file the
+// producer wrote, which the consumer reads.
+const std::string kImporterFromUpstream =
+    kfpbench::testing::TestData("server/testdata/importer_from_upstream.yaml");
+
+TEST_F(BackendApiTest, AnImporterOfAnUpstreamUriSucceedsAsInKfp) {
+  json p = Upload("upstream", kImporterFromUpstream);
+  json run = RunPipeline(p);
+  EXPECT_EQ(run["state"], "SUCCEEDED") << run;
+}
+
+TEST_F(ProcessExecutorApiTest, AnImporterOfAnUpstreamUriSucceedsAndItsFileIsRead) {
+  json p = Upload("upstream", kImporterFromUpstream);
+  json run = RunPipeline(p);
+  ASSERT_EQ(run["state"], "SUCCEEDED") << run;
 }
 
 // A step that leaves a symbolic link where its artifact should be cannot

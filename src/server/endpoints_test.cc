@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "server/test_support.h"
+#include "util/json_reader.h"
 
 namespace kfpbench::server {
 namespace {
@@ -43,6 +44,42 @@ class SlowEndpointsTest : public EndpointsTest {
  protected:
   SlowEndpointsTest() { options_.backend.stub_durations = {"constant:30s"}; }
 };
+
+// Issue #35: a body nested 100,000 levels deep (parameters of a run, a
+// recurring run, a v1 run) killed the server for everyone as it was written
+// out recursively. Such text is refused before it is parsed, with 400, and
+// the server answers the next request.
+TEST_F(EndpointsTest, DeeplyNestedBodiesAreRefusedAndTheServerStaysUp) {
+  auto nested = [](size_t depth) {
+    return std::string(depth, '[') + "1" + std::string(depth, ']');
+  };
+  const std::string deep = nested(100'000);
+  const std::vector<std::pair<std::string, std::string>> bodies = {
+      {"/apis/v2beta1/runs",
+       R"({"display_name":"deep","runtime_config":{"parameters":{"p":)" + deep + "}}}"},
+      {"/apis/v2beta1/recurringruns",
+       R"({"display_name":"deep","trigger":{"periodic_schedule":{"interval_second":60}},)"
+       R"("runtime_config":{"parameters":{"p":)" +
+           deep + "}}}"},
+      {"/apis/v1beta1/runs",
+       R"({"name":"deep","pipeline_spec":{"runtime_config":{"parameters":{"p":)" + deep + "}}}}"},
+      {"/apis/v2beta1/experiments", R"({"display_name":)" + deep + "}"},
+  };
+  for (const auto& [path, body] : bodies) {
+    auto [status, answer] = Call(Method::kPost, path, body);
+    EXPECT_EQ(status, 400) << path << ": " << answer.dump().substr(0, 300);
+    EXPECT_EQ(answer.value("code", 0), 3) << path;  // INVALID_ARGUMENT
+    auto [up, health] = Call(Method::kGet, "/apis/v2beta1/healthz");
+    ASSERT_EQ(up, 200) << "after " << path;
+  }
+  // As deep as KFP takes is read (and refused for what it is, not its depth).
+  std::string at_limit = R"({"display_name":"deep","runtime_config":{"parameters":{"p":)";
+  at_limit += nested(kMaxJsonDepth - 4);
+  at_limit += "}}}";
+  auto [status, answer] = Call(Method::kPost, "/apis/v2beta1/runs", at_limit);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(answer.dump().find("deeper"), std::string::npos) << answer.dump().substr(0, 300);
+}
 
 TEST_F(EndpointsTest, HealthzSaysSingleUser) {
   auto [status, body] = Call(Method::kGet, "/apis/v2beta1/healthz");

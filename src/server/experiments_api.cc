@@ -9,17 +9,20 @@ namespace kfpbench::server {
 
 using nlohmann::json;
 
-http::Response Handlers::CreateExperiment(const http::Request& r, const Params&) {
-  auto body = ReadBody(r, kfp::ExperimentFromJson);
-  if (auto* refused = std::get_if<http::Response>(&body)) return std::move(*refused);
-  auto& e = std::get<kfp::Experiment>(body);
-  if (e.display_name.empty()) return ErrorResponse(400, "experiment display_name is required");
+http::Response Handlers::CreateExperiment(NewExperiment body) {
+  if (body.experiment.display_name.empty()) {
+    return ErrorResponse(400, "experiment display_name is required");
+  }
+  return ResourceResponse(InsertNewExperiment(std::move(body.experiment)));
+}
+
+Result<kfp::Experiment> Handlers::InsertNewExperiment(kfp::Experiment e) {
   e.experiment_id = NewUuid();
   e.created_at = WallClock::now();
   e.storage_state = "AVAILABLE";
   e.last_run_created_at = {};
-  if (Status s = store_.InsertExperiment(e); !s.ok()) return ErrorResponse(s.error());
-  return JsonResponse(kfp::ToResponseJson(e));
+  if (Status s = store_.InsertExperiment(e); !s.ok()) return s.error();
+  return e;
 }
 
 http::Response Handlers::ListExperiments(const http::Request& r, const Params&) {

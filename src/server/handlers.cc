@@ -50,6 +50,18 @@ void Handlers::Register(http::Router& router) {
         [this, method](const http::Request& r, const Params& p) { return (this->*method)(r, p); },
         name);
   };
+  // Routes whose body create_requests.h reads; Backend::Handle reads it
+  // itself (to authorize it) and calls Create.
+  auto add_create = [&](Method m, const std::string& pattern, const char* name) {
+    router.Add(
+        m, pattern,
+        [this, name](const http::Request& r, const Params&) {
+          auto body = ReadCreateBody(name, r);
+          if (auto* refused = std::get_if<http::Response>(&body)) return std::move(*refused);
+          return Create(std::move(std::get<CreateBody>(body)));
+        },
+        name);
+  };
   using H = Handlers;
   const std::string api = "/apis/v2beta1";
   add(Method::kGet, "/metrics", &H::Metrics, "GetMetrics");
@@ -75,7 +87,7 @@ void Handlers::Register(http::Router& router) {
   add(Method::kPatch, version, &H::UpdatePipelineVersion, "UpdatePipelineVersion");
   add(Method::kDelete, version, &H::DeletePipelineVersion, "DeletePipelineVersion");
 
-  add(Method::kPost, api + "/experiments", &H::CreateExperiment, "CreateExperiment");
+  add_create(Method::kPost, api + "/experiments", "CreateExperiment");
   add(Method::kGet, api + "/experiments", &H::ListExperiments, "ListExperiments");
   add(Method::kGet, api + "/experiments/{experiment_id}", &H::GetExperiment, "GetExperiment");
   add(Method::kDelete, api + "/experiments/{experiment_id}", &H::DeleteExperiment,
@@ -85,7 +97,7 @@ void Handlers::Register(http::Router& router) {
   add(Method::kPost, api + "/experiments/{experiment_id}:unarchive", &H::UnarchiveExperiment,
       "UnarchiveExperiment");
 
-  add(Method::kPost, api + "/runs", &H::CreateRun, "CreateRun");
+  add_create(Method::kPost, api + "/runs", "CreateRun");
   add(Method::kGet, api + "/runs", &H::ListRuns, "ListRuns");
   add(Method::kGet, api + "/runs/{run_id}", &H::GetRun, "GetRun");
   add(Method::kDelete, api + "/runs/{run_id}", &H::DeleteRun, "DeleteRun");
@@ -96,7 +108,7 @@ void Handlers::Register(http::Router& router) {
   add(Method::kGet, api + "/runs/{run_id}/nodes/{node_id}/artifacts/{artifact_name}:read",
       &H::ReadArtifact, "ReadArtifact");
 
-  add(Method::kPost, api + "/recurringruns", &H::CreateRecurringRun, "CreateRecurringRun");
+  add_create(Method::kPost, api + "/recurringruns", "CreateRecurringRun");
   add(Method::kGet, api + "/recurringruns", &H::ListRecurringRuns, "ListRecurringRuns");
   add(Method::kGet, api + "/recurringruns/{recurring_run_id}", &H::GetRecurringRun,
       "GetRecurringRun");
@@ -112,10 +124,10 @@ void Handlers::Register(http::Router& router) {
   add(Method::kPost, v1 + "/pipelines/upload", &H::V1UploadPipeline, "V1UploadPipeline");
   add(Method::kGet, v1 + "/pipelines", &H::V1ListPipelines, "V1ListPipelines");
   add(Method::kGet, v1 + "/pipelines/{id}", &H::V1GetPipeline, "V1GetPipeline");
-  add(Method::kPost, v1 + "/experiments", &H::V1CreateExperiment, "V1CreateExperiment");
+  add_create(Method::kPost, v1 + "/experiments", "V1CreateExperiment");
   add(Method::kGet, v1 + "/experiments", &H::V1ListExperiments, "V1ListExperiments");
   add(Method::kGet, v1 + "/experiments/{id}", &H::V1GetExperiment, "V1GetExperiment");
-  add(Method::kPost, v1 + "/runs", &H::V1CreateRun, "V1CreateRun");
+  add_create(Method::kPost, v1 + "/runs", "V1CreateRun");
   add(Method::kGet, v1 + "/runs", &H::V1ListRuns, "V1ListRuns");
   add(Method::kGet, v1 + "/runs/{run_id}", &H::V1GetRun, "V1GetRun");
   add(Method::kGet, v1 + "/runs/{run_id}/nodes/{node_id}/artifacts/{artifact_name}:read",
@@ -125,6 +137,20 @@ void Handlers::Register(http::Router& router) {
   add(Method::kGet, v1 + "/pipeline_versions", &H::V1ListPipelineVersions,
       "V1ListPipelineVersions");
   add(Method::kDelete, v1 + "/experiments/{id}", &H::V1DeleteExperiment, "V1DeleteExperiment");
+}
+
+http::Response Handlers::Create(CreateBody body) {
+  return std::visit(
+      [this](auto&& b) -> http::Response {
+        using T = std::decay_t<decltype(b)>;
+        if constexpr (std::is_same_v<T, NewRun>) return CreateRun(std::move(b));
+        if constexpr (std::is_same_v<T, NewRecurringRun>) return CreateRecurringRun(std::move(b));
+        if constexpr (std::is_same_v<T, NewExperiment>) {
+          return b.v1 ? V1CreateExperiment(std::move(b)) : CreateExperiment(std::move(b));
+        }
+        if constexpr (std::is_same_v<T, V1NewRun>) return V1CreateRun(std::move(b));
+      },
+      std::move(body));
 }
 
 void Handlers::WakeScheduler() {
@@ -163,7 +189,10 @@ http::Response Handlers::Metrics(const http::Request&, const Params&) {
   }
   out += RenderGauge("kfpbench_node_running_tasks", "Container tasks running, by node.", "node",
                      nodes);
-  if (pod_metrics_) out += pod_metrics_->Render();
+  // Per-pod series name every namespace's pods (after their pipelines);
+  // in multi-user mode any caller may read /metrics, as KFP's, so it shows
+  // only totals there.
+  if (pod_metrics_ && !multi_user_) out += pod_metrics_->Render();
   return http::Response::Text(200, std::move(out), "text/plain; version=0.0.4; charset=utf-8");
 }
 

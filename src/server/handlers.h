@@ -16,6 +16,7 @@
 #include "engine/engine.h"
 #include "http/router.h"
 #include "ir/pipeline_spec.h"
+#include "server/create_requests.h"
 #include "server/metrics.h"
 #include "server/run_tracker.h"
 #include "store/store.h"
@@ -27,6 +28,10 @@ class PodMetrics;
 
 class Handlers {
  public:
+  using Params = http::PathParams;
+  using Response = http::Response;
+  using Request = http::Request;
+
   Handlers(store::Store& store, engine::Engine& engine, RunTracker& tracker,
            const ApiMetrics& metrics);
 
@@ -53,11 +58,11 @@ class Handlers {
   // The scheduler's way in: one run of `r` for `fire`.
   Status StartScheduledRun(const kfp::RecurringRun& r, WallTime fire);
 
- private:
-  using Params = http::PathParams;
-  using Response = http::Response;
-  using Request = http::Request;
+  // A create request whose body was read (and, in multi-user mode,
+  // authorized) already: acts on that value, never on a second reading.
+  Response Create(CreateBody body);
 
+ private:
   Response Healthz(const Request& r, const Params& p);
   Response Metrics(const Request& r, const Params& p);
 
@@ -78,7 +83,9 @@ class Handlers {
   Response DeletePipelineVersion(const Request& r, const Params& p);
 
   // experiments_api.cc
-  Response CreateExperiment(const Request& r, const Params& p);
+  Response CreateExperiment(NewExperiment body);
+  // A new experiment stored: its id, creation time and state set here.
+  Result<kfp::Experiment> InsertNewExperiment(kfp::Experiment e);
   Response ListExperiments(const Request& r, const Params& p);
   Response GetExperiment(const Request& r, const Params& p);
   Response DeleteExperiment(const Request& r, const Params& p);
@@ -86,7 +93,7 @@ class Handlers {
   Response UnarchiveExperiment(const Request& r, const Params& p);
 
   // runs_api.cc
-  Response CreateRun(const Request& r, const Params& p);
+  Response CreateRun(NewRun body);
   Response ListRuns(const Request& r, const Params& p);
   Response GetRun(const Request& r, const Params& p);
   Response DeleteRun(const Request& r, const Params& p);
@@ -97,7 +104,7 @@ class Handlers {
   Response ReadArtifact(const Request& r, const Params& p);
 
   // recurring_runs_api.cc
-  Response CreateRecurringRun(const Request& r, const Params& p);
+  Response CreateRecurringRun(NewRecurringRun body);
   Response GetRecurringRun(const Request& r, const Params& p);
   Response ListRecurringRuns(const Request& r, const Params& p);
   Response DeleteRecurringRun(const Request& r, const Params& p);
@@ -109,10 +116,10 @@ class Handlers {
   Response V1UploadPipeline(const Request& r, const Params& p);
   Response V1ListPipelines(const Request& r, const Params& p);
   Response V1GetPipeline(const Request& r, const Params& p);
-  Response V1CreateExperiment(const Request& r, const Params& p);
   Response V1GetExperiment(const Request& r, const Params& p);
   Response V1ListExperiments(const Request& r, const Params& p);
-  Response V1CreateRun(const Request& r, const Params& p);
+  Response V1CreateExperiment(NewExperiment body);
+  Response V1CreateRun(V1NewRun body);
   Response V1GetRun(const Request& r, const Params& p);
   Response V1ListRuns(const Request& r, const Params& p);
   Response V1DeleteRun(const Request& r, const Params& p);

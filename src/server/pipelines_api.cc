@@ -85,7 +85,7 @@ Status CheckTags(const std::optional<kfp::Tags>& tags) {
 std::variant<std::optional<kfp::Tags>, http::Response> UploadTags(const http::Request& r) {
   std::string text = r.Query("tags");
   if (text.empty()) return std::optional<kfp::Tags>();
-  json j = json::parse(text, nullptr, false);
+  json j = ParseJson(text);
   kfp::Tags tags;
   bool ok = j.is_object();
   if (ok) {

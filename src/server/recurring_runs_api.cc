@@ -42,10 +42,8 @@ Status CheckTrigger(const kfp::RecurringRun& r) {
 
 }  // namespace
 
-http::Response Handlers::CreateRecurringRun(const http::Request& r, const Params&) {
-  auto body = ReadBody(r, kfp::RecurringRunFromJson);
-  if (auto* refused = std::get_if<http::Response>(&body)) return std::move(*refused);
-  kfp::RecurringRun rr = std::move(std::get<kfp::RecurringRun>(body));
+http::Response Handlers::CreateRecurringRun(NewRecurringRun body) {
+  kfp::RecurringRun rr = std::move(body.recurring_run);
   if (rr.display_name.empty()) return ErrorResponse(400, "recurring run display_name is required");
   if (Status s = CheckTrigger(rr); !s.ok()) return ErrorResponse(s.error());
   if (rr.max_concurrency == 0) rr.max_concurrency = 1;
@@ -87,7 +85,6 @@ http::Response Handlers::CreateRecurringRun(const http::Request& r, const Params
   }
   rr.pipeline_version_id.clear();
 
-  if (rr.experiment_id.empty()) rr.experiment_id = r.Query("experiment_id");
   if (rr.experiment_id.empty()) rr.experiment_id = default_experiment_id_;
   auto experiment = store_.GetExperiment(rr.experiment_id);
   if (!experiment.ok()) return ErrorResponse(experiment.error());

@@ -7,17 +7,14 @@
 #include "server/api_util.h"
 #include "server/artifact_archive.h"
 #include "server/handlers.h"
+#include "util/json_reader.h"
 
 namespace kfpbench::server {
 
 using nlohmann::json;
 
-http::Response Handlers::CreateRun(const http::Request& r, const Params&) {
-  auto body = ReadBody(r, kfp::RunFromJson);
-  if (auto* refused = std::get_if<http::Response>(&body)) return std::move(*refused);
-  auto& parsed = std::get<kfp::Run>(body);
-  if (parsed.experiment_id.empty()) parsed.experiment_id = r.Query("experiment_id");
-  auto run = StartRun(std::move(parsed));
+http::Response Handlers::CreateRun(NewRun body) {
+  auto run = StartRun(std::move(body.run));
   if (!run.ok()) return ErrorResponse(run.error());
   return JsonResponse(kfp::ToResponseJson(*run));
 }
@@ -86,7 +83,7 @@ http::Response Handlers::RetryRun(const http::Request&, const Params& p) {
   if (!kept.ok()) return ErrorResponse(kept.error());
   std::map<std::string, engine::TaskRecord> keep;
   for (const auto& [key, text] : *kept) {
-    auto record = engine::TaskRecordFromJson(json::parse(text, nullptr, false));
+    auto record = engine::TaskRecordFromJson(ParseJson(text));
     if (!record.ok()) {
       return ErrorResponse(
           500, fmt::format("run {}: stored task {}: {}", id, key, record.error().message));
@@ -147,7 +144,7 @@ http::Response Handlers::ReadArtifact(const http::Request&, const Params& p) {
   if (!kept.ok()) return error(500, kept.error().message);
   std::string path;
   for (const auto& [key, text] : *kept) {
-    auto record = engine::TaskRecordFromJson(json::parse(text, nullptr, false));
+    auto record = engine::TaskRecordFromJson(ParseJson(text));
     if (!record.ok() || (record->task_id != node_id && record->pod_name != node_id)) continue;
     if (name == "main-logs") {
       path = record->log_path;

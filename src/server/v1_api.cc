@@ -98,7 +98,7 @@ Result<json> TypedParameter(const json& spec, const std::string& name, const std
     return json(v);
   }
   if (type == "NUMBER_DOUBLE" || type == "BOOLEAN" || type == "LIST" || type == "STRUCT") {
-    json v = json::parse(value, nullptr, false);
+    json v = ParseJson(value);
     if (v.is_discarded()) return bad("valid JSON for its type");
     if (type == "NUMBER_DOUBLE" && !v.is_number()) return bad("a number");
     if (type == "BOOLEAN" && !v.is_boolean()) return bad("true or false");
@@ -198,82 +198,6 @@ json V1Runtime(const kfp::Run& r) {
   return {{"workflow_manifest", json{{"status", status}}.dump()}};
 }
 
-// What a v1 CreateRun body asks for, before the spec it names is looked up.
-struct V1RunRequest {
-  kfp::Run run;
-  std::string manifest;  // pipeline_spec.pipeline_manifest
-  std::vector<std::pair<std::string, std::string>> params;
-  json runtime_config;
-};
-
-// The run's pipeline and experiment from its resource_references;
-// `bad_reference` names a reference of a type a run cannot have.
-void ReadV1References(JsonReader& reader, kfp::Run& run, std::string& bad_reference) {
-  json ignored;
-  reader.Array("resource_references", [&](JsonReader& ref) {
-    json key;
-    std::string relationship;
-    ref.Object("key", key);
-    ref.Any("name", ignored);
-    ref.String("relationship", relationship);
-    std::string type = key.is_object() ? key.value("type", "") : "";
-    std::string id = key.is_object() && key["id"].is_string() ? key["id"].get<std::string>() : "";
-    if (type == "EXPERIMENT") {
-      run.experiment_id = id;
-    } else if (type == "PIPELINE_VERSION") {
-      run.pipeline_version_reference_id = id;
-    } else if (type == "PIPELINE") {
-      run.pipeline_id = id;
-    } else if (type != "NAMESPACE") {
-      bad_reference = type.empty() ? "a resource reference without key.type" : type;
-    }
-  });
-}
-
-Result<V1RunRequest> ReadV1RunRequest(const json& body) {
-  V1RunRequest request;
-  kfp::Run& run = request.run;
-  std::string workflow_manifest;
-  json ignored;
-  JsonReader reader(body, "", true);
-  reader.String("name", run.display_name);
-  reader.String("description", run.description);
-  reader.String("service_account", run.service_account);
-  for (const char* output : {"id", "storage_state", "created_at", "scheduled_at", "finished_at",
-                             "status", "error", "metrics"}) {
-    reader.Any(output, ignored);
-  }
-  reader.Message("pipeline_spec", [&](JsonReader& spec) {
-    spec.String("pipeline_id", run.pipeline_id);
-    spec.Any("pipeline_name", ignored);
-    spec.String("pipeline_manifest", request.manifest);
-    spec.String("workflow_manifest", workflow_manifest);
-    spec.Array("parameters", [&](JsonReader& p) {
-      std::string name, value;
-      p.String("name", name);
-      p.String("value", value);
-      request.params.emplace_back(std::move(name), std::move(value));
-    });
-    spec.Object("runtime_config", request.runtime_config);
-  });
-  std::string bad_reference;
-  ReadV1References(reader, run, bad_reference);
-  if (Status s = reader.Finish(); !s.ok()) return s.error();
-  if (!bad_reference.empty()) {
-    return Error{"runs cannot reference " + bad_reference +
-                     " (EXPERIMENT, PIPELINE_VERSION, PIPELINE or NAMESPACE)",
-                 kHttpBadRequest};
-  }
-  if (run.display_name.empty()) return Error{"run name is required", kHttpBadRequest};
-  if (!workflow_manifest.empty()) {
-    return Error{
-        "pipeline_spec.workflow_manifest (Argo workflows) is not supported; "
-        "give a KFP v2 pipeline_manifest or a pipeline version",
-        kHttpBadRequest};
-  }
-  return request;
-}
-
 // The spec, for parameter types: the inline manifest, or the referenced
 // version (whose pipeline, or whose latest version, the run then names).
 Result<json> V1RunSpec(store::Store& store, const std::string& manifest, kfp::Run& run) {
@@ -304,7 +228,7 @@ Result<json> V1RunSpec(store::Store& store, const std::string& manifest, kfp::Ru
 }
 
 // runtime_config as given, then v1's string parameters typed by the spec.
-Status SetV1Parameters(const V1RunRequest& request, const json& spec, kfp::Run& run) {
+Status SetV1Parameters(const V1NewRun& request, const json& spec, kfp::Run& run) {
   run.runtime_config.parameters = json::object();
   const json& runtime_config = request.runtime_config;
   if (runtime_config.is_object()) {
@@ -350,37 +274,13 @@ http::Response Handlers::V1GetPipeline(const http::Request&, const Params& p) {
   return JsonResponse(V1Pipeline(*pipeline, latest.ok() ? &*latest : nullptr));
 }
 
-http::Response Handlers::V1CreateExperiment(const http::Request& r, const Params&) {
-  auto body = ParseJsonBody(r);
-  if (!body.ok()) return GatewayErrorResponse(body.error());
-  kfp::Experiment e;
-  JsonReader reader(*body, "", true);
-  json ignored;
-  reader.String("name", e.display_name);
-  reader.String("description", e.description);
-  reader.Any("id", ignored);
-  reader.Any("created_at", ignored);
-  reader.Any("storage_state", ignored);
-  reader.Array("resource_references", [&](JsonReader& ref) {
-    json key;
-    ref.Object("key", key);
-    ref.Any("name", ignored);
-    ref.Any("relationship", ignored);
-    if (key.is_object() && key.value("type", "") == "NAMESPACE") {
-      e.namespace_ = key.value("id", "");
-    }
-  });
-  if (Status s = reader.Finish(); !s.ok()) return ErrorResponse(s.error());
-  if (e.display_name.empty()) return ErrorResponse(400, "experiment name is required");
-  json v2 = {{"display_name", e.display_name}, {"description", e.description}};
-  if (!e.namespace_.empty()) v2["namespace"] = e.namespace_;
-  http::Request inner = r;
-  inner.body = v2.dump();
-  auto created = CreateExperiment(inner, {});
-  if (created.status != 200) return created;
-  auto parsed = kfp::ExperimentFromJson(json::parse(created.body), false);
-  if (!parsed.ok()) return ErrorResponse(parsed.error());
-  return JsonResponse(V1Experiment(*parsed));
+http::Response Handlers::V1CreateExperiment(NewExperiment body) {
+  if (body.experiment.display_name.empty()) {
+    return ErrorResponse(400, "experiment name is required");
+  }
+  auto created = InsertNewExperiment(std::move(body.experiment));
+  if (!created.ok()) return ErrorResponse(created.error());
+  return JsonResponse(V1Experiment(*created));
 }
 
 http::Response Handlers::V1GetExperiment(const http::Request&, const Params& p) {
@@ -395,15 +295,11 @@ http::Response Handlers::V1ListExperiments(const http::Request& r, const Params&
   return JsonResponse(ListBody("experiments", *list, V1Experiment));
 }
 
-http::Response Handlers::V1CreateRun(const http::Request& r, const Params&) {
-  auto body = ParseJsonBody(r);
-  if (!body.ok()) return GatewayErrorResponse(body.error());
-  auto request = ReadV1RunRequest(*body);
-  if (!request.ok()) return ErrorResponse(request.error());
-  kfp::Run& run = request->run;
-  auto spec = V1RunSpec(store_, request->manifest, run);
+http::Response Handlers::V1CreateRun(V1NewRun request) {
+  kfp::Run& run = request.run;
+  auto spec = V1RunSpec(store_, request.manifest, run);
   if (!spec.ok()) return ErrorResponse(spec.error());
-  if (Status s = SetV1Parameters(*request, *spec, run); !s.ok()) return ErrorResponse(s.error());
+  if (Status s = SetV1Parameters(request, *spec, run); !s.ok()) return ErrorResponse(s.error());
   auto started = StartRun(std::move(run));
   if (!started.ok()) return ErrorResponse(started.error());
   return JsonResponse({{"run", V1Run(*started)}, {"pipeline_runtime", V1Runtime(*started)}});

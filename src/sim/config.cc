@@ -13,6 +13,7 @@
 #include "ir/quantity.h"
 #include "sim/budget.h"
 #include "util/files.h"
+#include "util/json_reader.h"
 
 namespace kfpbench::sim {
 namespace {
@@ -104,7 +105,7 @@ nlohmann::json ToJson(const YAML::Node& n) {
   // A plain scalar that reads as JSON (number, bool) keeps that type.
   auto s = n.as<std::string>();
   if (n.Tag() != "!") {
-    auto j = nlohmann::json::parse(s, nullptr, false);
+    auto j = ParseJson(s);
     if (!j.is_discarded() && !j.is_string() && !j.is_object() && !j.is_array()) return j;
   }
   return s;
@@ -360,7 +361,7 @@ Result<std::vector<Arrival>> ParseArrivalsCsv(std::string_view csv) {
         a.offset = *d;
         continue;
       }
-      auto j = nlohmann::json::parse(cells[i], nullptr, false);
+      auto j = ParseJson(cells[i]);
       a.parameters[header[i]] = (!j.is_discarded() && j.is_number()) ? j : nlohmann::json(cells[i]);
     }
     out.push_back(std::move(a));

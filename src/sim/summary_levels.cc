@@ -176,7 +176,7 @@ bool IsSummaryLevels(const nlohmann::json& file) {
 }
 
 Result<SummaryLevels> ParseSummaryLevels(std::string_view text) {
-  auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  auto json = ParseJson(text);
   if (json.is_discarded()) return Error{"summary levels: not valid JSON"};
   if (!json.is_object()) return Error{"summary levels: expected a JSON object"};
   SummaryLevels out;

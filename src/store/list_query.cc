@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "util/json_reader.h"
 #include "util/time.h"
 
 namespace kfpbench::store {
@@ -340,7 +341,7 @@ Result<json> FilterPredicates(const std::string& encoded) {
   // The query string was decoded once already; KFP unescapes the filter again.
   auto decoded = QueryUnescape(encoded);
   if (!decoded.ok()) return unparsable(decoded.error().message);
-  json filter = json::parse(CamelCaseValueKeysToProto(*decoded), nullptr, false);
+  json filter = ParseJson(CamelCaseValueKeysToProto(*decoded));
   if (filter.is_discarded()) return unparsable("not valid JSON");
   if (!filter.is_object()) return unparsable("a Filter must be a JSON object");
   for (const auto& [k, v] : filter.items()) {
@@ -491,7 +492,7 @@ Result<ListPlan> PlanList(const ListRequest& request, const Listable& listable) 
   // The token carries the sort and filter of the first page, as KFP's does.
   auto decoded = Base64UrlDecode(request.page_token);
   if (!decoded.ok()) return decoded.error();
-  json cursor = json::parse(*decoded, nullptr, false);
+  json cursor = ParseJson(*decoded);
   if (cursor.is_discarded() || !cursor.is_object() || !cursor.contains("s") ||
       !cursor.contains("i") || !cursor.contains("v") || !cursor["s"].is_string() ||
       !cursor["i"].is_string() || (cursor.contains("f") && !cursor["f"].is_string())) {

@@ -4,6 +4,7 @@
 
 #include "store/store.h"
 #include "store/store_internal.h"
+#include "util/json_reader.h"
 
 namespace kfpbench::store {
 namespace {
@@ -24,7 +25,7 @@ const Listable& RecurringRunListable() {
 constexpr const char* kColumns = "id, status, updated_at_ns, body, last_fire_ns";
 
 kfp::RecurringRun ReadRecurringRun(const Statement& s) {
-  auto parsed = kfp::RecurringRunFromJson(json::parse(s.Text(3), nullptr, false), false);
+  auto parsed = kfp::RecurringRunFromJson(ParseJson(s.Text(3)), false);
   kfp::RecurringRun r = parsed.ok() ? std::move(*parsed) : kfp::RecurringRun{};
   // The columns change after creation; the body keeps what was created.
   r.recurring_run_id = s.Text(0);

@@ -4,6 +4,7 @@
 
 #include "store/store.h"
 #include "store/store_internal.h"
+#include "util/json_reader.h"
 
 namespace kfpbench::store {
 namespace internal {
@@ -54,9 +55,9 @@ kfp::Run ReadRun(const Statement& s) {
   r.description = s.Text(3);
   r.pipeline_id = s.Text(4);
   r.pipeline_version_reference_id = s.Text(5);
-  if (!s.IsNull(6)) r.pipeline_spec = json::parse(s.Text(6), nullptr, false);
+  if (!s.IsNull(6)) r.pipeline_spec = ParseJson(s.Text(6));
   if (r.pipeline_spec.is_discarded()) r.pipeline_spec = nullptr;
-  json rc = json::parse(s.Text(7), nullptr, false);
+  json rc = ParseJson(s.Text(7));
   if (rc.is_object()) {
     if (rc.contains("parameters")) r.runtime_config.parameters = rc["parameters"];
     r.runtime_config.pipeline_root = rc.value("pipeline_root", "");
@@ -69,7 +70,7 @@ kfp::Run ReadRun(const Statement& s) {
   if (int64_t t = s.Int(13)) r.finished_at = FromNs(t);
   r.recurring_run_id = s.Text(14);
   // The changing part is stored in the API's own JSON form.
-  auto status = kfp::RunFromJson(json::parse(s.Text(15), nullptr, false), false);
+  auto status = kfp::RunFromJson(ParseJson(s.Text(15)), false);
   if (status.ok()) {
     r.error = std::move(status->error);
     r.state_history = std::move(status->state_history);

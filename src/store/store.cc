@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "store/store_internal.h"
+#include "util/json_reader.h"
 
 namespace kfpbench::store {
 namespace {
@@ -156,7 +157,7 @@ std::string TagsJson(const std::optional<kfp::Tags>& tags) {
   return tags ? json(*tags).dump() : "{}";
 }
 std::optional<kfp::Tags> ReadTags(const std::string& text) {
-  json j = json::parse(text, nullptr, false);
+  json j = ParseJson(text);
   kfp::Tags tags;
   if (j.is_object()) {
     for (const auto& [k, v] : j.items()) {
@@ -193,7 +194,7 @@ kfp::PipelineVersion ReadVersion(const Statement& s) {
   v.created_at = FromNs(s.Int(5));
   v.package_url = s.Text(6);
   v.code_source_url = s.Text(7);
-  v.pipeline_spec = json::parse(s.Text(8), nullptr, false);
+  v.pipeline_spec = ParseJson(s.Text(8));
   if (v.pipeline_spec.is_discarded()) v.pipeline_spec = nullptr;
   v.tags = ReadTags(s.Text(9));
   return v;

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -39,6 +43,44 @@ Result<std::string> ReadFile(const std::filesystem::path& path) {
   int saved = errno;
   std::fclose(f);
   if (failed) return Error{fmt::format("cannot read {}: {}", path.string(), std::strerror(saved))};
+  return text;
+}
+
+Result<std::string> ReadRegularFile(const std::filesystem::path& path, size_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO with no writer returns at once (and fstat
+  // then refuses it) instead of waiting for one.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return Error{fmt::format("cannot read {}: {}", path.string(), std::strerror(errno))};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Error{fmt::format("cannot read {}: not a regular file", path.string())};
+  }
+  auto too_large = [&] {
+    return Error{fmt::format("cannot read {}: larger than {} bytes", path.string(), max_bytes)};
+  };
+  if (static_cast<uintmax_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    return too_large();
+  }
+  std::string text;
+  char buf[65536];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int saved = errno;
+      ::close(fd);
+      return Error{fmt::format("cannot read {}: {}", path.string(), std::strerror(saved))};
+    }
+    if (n == 0) break;
+    if (text.size() + static_cast<size_t>(n) > max_bytes) {
+      ::close(fd);
+      return too_large();
+    }
+    text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
   return text;
 }
 

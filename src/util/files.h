@@ -26,6 +26,13 @@ inline std::string ReadSmallFile(const std::filesystem::path& path) {
 // The file's bytes, or an Error "cannot read PATH: why".
 Result<std::string> ReadFile(const std::filesystem::path& path);
 
+// The bytes of a regular file of at most `max_bytes`, or an Error naming the
+// file and why not. For files a user or another program may point anywhere
+// (a capture folder edited by hand, a token file): a device (/dev/zero,
+// /dev/urandom) or a FIFO is refused without waiting on it, and a file that
+// grows past the cap while read is refused at the cap.
+Result<std::string> ReadRegularFile(const std::filesystem::path& path, size_t max_bytes);
+
 // `path` with '.', '..' and the symbolic links of what exists resolved, when
 // that lies at or below `root` (resolved alike); nullopt otherwise. The one
 // check for every path a request or a file may name under a folder it is

@@ -2,7 +2,50 @@
 
 #include <charconv>
 
+#include <fmt/format.h>
+
 namespace kfpbench {
+
+bool JsonNestsDeeperThan(std::string_view text, size_t limit) {
+  size_t depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;  // the escaped character, a quote included
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return true;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return false;
+}
+
+nlohmann::json ParseJson(std::string_view text) {
+  if (JsonNestsDeeperThan(text, kMaxJsonDepth)) return nlohmann::json::value_t::discarded;
+  // NOLINTNEXTLINE: the one direct parse (json_text_test checks there is no other)
+  return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+}
+
+Result<nlohmann::json> ParseJsonText(std::string_view text) {
+  if (JsonNestsDeeperThan(text, kMaxJsonDepth)) {
+    return Error{fmt::format("nests deeper than {} levels", kMaxJsonDepth)};
+  }
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    // nlohmann's message says where (line, column); out_of_range (406) is a
+    // number it cannot hold, such as 1e999.
+    return Error{e.what()};
+  }
+}
 
 JsonReader::JsonReader(const nlohmann::json& object, std::string path, bool strict)
     : JsonReader(object, std::move(path), strict, true) {}

@@ -25,6 +25,28 @@
 
 namespace kfpbench {
 
+// How deep JSON kfpbench reads may nest: objects and arrays inside each
+// other. Deeper text is refused before it is parsed, wherever it comes from
+// (a request body, a server's answer, a file, a database row), because
+// copying, comparing and writing a value recurse once per level and a
+// 100,000-deep one overflows the stack. KFP's API server reads bodies with
+// protojson, whose default limit is 10,000 nested messages; a level of a
+// google.protobuf.Value (parameters, a pipeline spec) is two of them, so KFP
+// refuses such values nested past about 5,000 levels. yaml-cpp stops at
+// 2,000 (YAML::DeepRecursion) and simdjson at 1,024 on its own.
+inline constexpr size_t kMaxJsonDepth = 5000;
+
+// Whether `text` nests objects and arrays deeper than `limit` (brackets in
+// strings do not count). Linear, and says nothing of whether it is JSON.
+bool JsonNestsDeeperThan(std::string_view text, size_t limit);
+
+// Every JSON text kfpbench parses goes through one of these two (a test
+// keeps it so): the value, or a discarded one (is_discarded()) for text that
+// is not JSON or nests deeper than kMaxJsonDepth.
+nlohmann::json ParseJson(std::string_view text);
+// The same with the reason it is refused (nlohmann's message, or the depth).
+Result<nlohmann::json> ParseJsonText(std::string_view text);
+
 class JsonReader {
  public:
   // KFP's dialect; `strict`: unknown fields are an error.

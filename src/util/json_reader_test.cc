@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
 namespace kfpbench {
 namespace {
 
@@ -81,6 +85,60 @@ TEST(JsonReader, TheFirstProblemIsKept) {
   r.String("a", a);
   r.String("b", b);
   EXPECT_EQ(ErrorOf(r), "x.a: must be a string");
+}
+
+TEST(ParseJson, RefusesTextNestedDeeperThanTheLimit) {
+  auto nested = [](size_t depth, char open, char close) {
+    return std::string(depth, open) + std::string(depth, close);
+  };
+  EXPECT_TRUE(ParseJson(nested(100'000, '[', ']')).is_discarded());
+  EXPECT_TRUE(ParseJson(nested(kMaxJsonDepth + 1, '[', ']')).is_discarded());
+  EXPECT_FALSE(ParseJson(nested(kMaxJsonDepth, '[', ']')).is_discarded());
+  std::string objects;
+  for (size_t i = 0; i < 100'000; ++i) objects += "{\"a\":";
+  objects += '1';
+  objects.append(100'000, '}');
+  auto refused = ParseJsonText(objects);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("deeper than 5000"), std::string::npos);
+  // Brackets inside strings, escaped quotes included, are not nesting.
+  std::string in_string = "[\"\\\"";
+  in_string.append(100'000, '[');
+  in_string += "\"]";
+  auto read = ParseJsonText(in_string);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_EQ((*read)[0].get<std::string>().size(), 100'001u);
+  EXPECT_FALSE(ParseJsonText("{\"a\":").ok());
+  EXPECT_FALSE(ParseJsonText("1e999").ok());  // out_of_range, not a throw
+}
+
+// The bound holds because nothing parses JSON text another way: every
+// source file outside the tests goes through ParseJson or ParseJsonText.
+TEST(ParseJson, IsTheOneWayJsonTextIsParsed) {
+  namespace fs = std::filesystem;
+  const fs::path src = fs::path(KFPBENCH_SOURCE_DIR) / "src";
+  ASSERT_TRUE(fs::is_directory(src));
+  const std::regex direct(R"((json::parse|json::from_\w+|json::sax_parse)\s*\()");
+  std::vector<std::string> offenders;
+  for (const auto& entry : fs::recursive_directory_iterator(src)) {
+    const std::string name = entry.path().filename().string();
+    const std::string path = entry.path().string();
+    bool source = name.ends_with(".cc") || name.ends_with(".h");
+    bool test = name.ends_with("_test.cc") || name.starts_with("test_") ||
+                name.find("_test_") != std::string::npos ||
+                name.find("_support.h") != std::string::npos ||
+                path.find("/testdata/") != std::string::npos;
+    if (!entry.is_regular_file() || !source || test || name == "json_reader.cc") continue;
+    std::ifstream in(entry.path());
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+      if (std::regex_search(line, direct)) {
+        offenders.push_back(fs::relative(entry.path(), src).string() + ":" + std::to_string(n));
+      }
+    }
+  }
+  EXPECT_TRUE(offenders.empty()) << "parse JSON with ParseJson (util/json_reader.h): "
+                                 << ::testing::PrintToString(offenders);
 }
 
 }  // namespace

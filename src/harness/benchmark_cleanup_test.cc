@@ -1,0 +1,97 @@
+// The clean-up against a target that answers as an attacker would: a page
+// token it gave before, pages without end, a pipeline whose display name
+// alone carries the benchmark's prefix.
+#include "harness/benchmark_cleanup.h"
+
+#include <atomic>
+#include <functional>
+#include <mutex>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "http/client.h"
+#include "http/server.h"
+#include "http/url.h"
+
+namespace kfpbench::harness {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kId = "kfpbench-0123abcd";
+
+class HostileCleanupTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    http::ServerOptions o;
+    o.handler = [this](const http::Request& r) {
+      ++calls_;
+      if (r.method == http::Method::kDelete) {
+        std::lock_guard lock(mu_);
+        deleted_.push_back(r.path);
+        return http::Response::Json(200, "{}");
+      }
+      return answer_(r);
+    };
+    server_ = std::make_unique<http::Server>(std::move(o));
+    ASSERT_TRUE(server_->Start().ok());
+    http::ClientOptions c;
+    c.base = *http::ParseUrl(std::string("http://127.0.0.1:") + std::to_string(server_->port()));
+    http_ = std::make_unique<http::Client>(std::move(c));
+    client_ = std::make_unique<kfp::Client>(*http_, kfp::ClientConfig{}, nullptr);
+  }
+
+  std::function<http::Response(const http::Request&)> answer_;
+  std::atomic<int> calls_{0};
+  std::mutex mu_;
+  std::vector<std::string> deleted_;
+  std::unique_ptr<http::Server> server_;
+  std::unique_ptr<http::Client> http_;
+  std::unique_ptr<kfp::Client> client_;
+};
+
+TEST_F(HostileCleanupTest, ARepeatedPageTokenIsAFailureNotAnEndlessList) {
+  answer_ = [](const http::Request&) {
+    return http::Response::Json(200, R"({"next_page_token":"again"})");
+  };
+  auto out = CleanUpBenchmark(*client_, kId, [] { return false; });
+  ASSERT_FALSE(out.failures.empty());
+  EXPECT_NE(out.failures[0].find("same next_page_token"), std::string::npos) << out.failures[0];
+  EXPECT_LT(calls_.load(), 20);
+}
+
+// Issue #35: SIGTERM and the first Ctrl-C were ignored while listing.
+TEST_F(HostileCleanupTest, AStopIsHonouredWhileATargetKeepsHandingOutPages) {
+  std::atomic<int> page{0};
+  answer_ = [&](const http::Request&) {
+    return http::Response::Json(
+        200, json{{"next_page_token", std::string("p") + std::to_string(++page)}}.dump());
+  };
+  auto out = CleanUpBenchmark(*client_, kId, [&] { return calls_.load() >= 25; });
+  EXPECT_TRUE(out.stopped);
+  EXPECT_LE(calls_.load(), 26);
+}
+
+// Issue #35: a pipeline was deleted when only its display name matched.
+TEST_F(HostileCleanupTest, APipelineIsOursByItsNameNotItsDisplayName) {
+  const std::string ours = std::string(kId) + "-p";
+  answer_ = [&](const http::Request& r) {
+    if (r.path == "/apis/v2beta1/pipelines") {
+      json pipelines = json::array(
+          {{{"pipeline_id", "theirs"}, {"name", "their-pipeline"}, {"display_name", ours}},
+           {{"pipeline_id", "mine"}, {"name", ours}, {"display_name", "anything"}},
+           {{"pipeline_id", "old-server"}, {"display_name", ours}}});
+      return http::Response::Json(200, json{{"pipelines", pipelines}}.dump());
+    }
+    return http::Response::Json(200, "{}");
+  };
+  auto out = CleanUpBenchmark(*client_, kId, [] { return false; });
+  EXPECT_TRUE(out.failures.empty()) << out.failures[0];
+  std::lock_guard lock(mu_);
+  EXPECT_EQ(deleted_, (std::vector<std::string>{"/apis/v2beta1/pipelines/mine",
+                                                "/apis/v2beta1/pipelines/old-server"}));
+}
+
+}  // namespace
+}  // namespace kfpbench::harness
