@@ -1,0 +1,35 @@
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/spf13/pflag"
+	"sigs.k8s.io/kwok/pkg/config"
+	kwokcmd "sigs.k8s.io/kwok/pkg/kwok/cmd"
+	"sigs.k8s.io/kwok/pkg/log"
+	"sigs.k8s.io/kwok/pkg/utils/signals"
+)
+
+// runKwok is kwok's own main (sigs.k8s.io/kwok/cmd/kwok) as a function.
+func runKwok(_ context.Context) int {
+	flagset := pflag.NewFlagSet("global", pflag.ContinueOnError)
+	flagset.ParseErrorsAllowlist.UnknownFlags = true
+	flagset.Usage = func() {}
+
+	ctx := signals.SetupSignalContext()
+	ctx, logger := log.InitFlags(ctx, flagset)
+	ctx, err := config.InitFlags(ctx, flagset)
+	if err != nil {
+		_, _ = os.Stderr.Write([]byte(flagset.FlagUsages()))
+		logger.Error("Init config flags", "err", err)
+		return 1
+	}
+	command := kwokcmd.NewCommand(ctx)
+	command.PersistentFlags().AddFlagSet(flagset)
+	if err := command.ExecuteContext(ctx); err != nil {
+		logger.Error("Execute exit", "err", err)
+		return 1
+	}
+	return 0
+}
