@@ -13,6 +13,11 @@ import (
 
 // runKwok is kwok's own main (sigs.k8s.io/kwok/cmd/kwok) as a function.
 func runKwok(_ context.Context) int {
+	// The Kubernetes packages linked beside kwok register a global --version
+	// of their own type (component-base's verflag), which cobra merges into
+	// kwok's command and then cannot read as its bool --version. This process
+	// runs kwok alone: it starts from an empty global set.
+	pflag.CommandLine = pflag.NewFlagSet(os.Args[0], pflag.ExitOnError)
 	flagset := pflag.NewFlagSet("global", pflag.ContinueOnError)
 	flagset.ParseErrorsAllowlist.UnknownFlags = true
 	flagset.Usage = func() {}
