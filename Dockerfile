@@ -30,7 +30,13 @@ RUN apt-get update -qq \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/kfpbench /usr/local/bin/kfpbench
 COPY examples /opt/kfpbench/examples
+# A non-root user (uid and gid 10001, kube/loadgen.h's kLoadgenUid), so that
+# the pods meet the `restricted` Pod Security Standard.
+RUN groupadd --gid 10001 kfpbench \
+ && useradd --uid 10001 --gid 10001 --create-home --shell /usr/sbin/nologin kfpbench \
+ && install -d -o 10001 -g 10001 /work
 # The job examples find their scripts here: --set config_dir=/opt/kfpbench/examples/jobs
 WORKDIR /work
+USER 10001:10001
 ENTRYPOINT ["kfpbench"]
 CMD ["--help"]

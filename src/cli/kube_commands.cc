@@ -73,13 +73,30 @@ int Render(const JobFlags& flags) {
     std::cout << kube::ToYaml(*cluster->config_map);
     first = false;
   }
-  for (const auto& point : kube::ExpandSweep(*config)) {
+  auto points = kube::ExpandSweep(*config);
+  for (const auto& point : points) {
     auto doc = kube::RenderClusterManifest(*config, *cluster, point);
     if (!doc.ok()) return Fail(flags.config + ": " + point.job_name + ": " + doc.error().message);
+    // Applied together, unsuspended points would run at once and measure
+    // each other: every one waits to be resumed, in sweep order.
+    kube::Suspend(*doc);
     if (!first) std::cout << "---\n";
     first = false;
     std::cout << kube::ToYaml(*doc);
   }
+  const std::string resource = kube::KindInfo(config->kind).resource;
+  std::string names;
+  for (const auto& point : points) names += (names.empty() ? "" : " ") + point.job_name;
+  const std::string path = config->kind == kube::JobKind::kJob
+                               ? "{\"spec\":{\"suspend\":false}}"
+                               : "{\"spec\":{\"runPolicy\":{\"suspend\":false}}}";
+  std::cerr << fmt::format(
+      "job render: {} sweep point(s), each suspended; after kubectl apply, resume one at a time "
+      "(or let `kfpbench job --driver kubernetes` run them in turn):\n"
+      "  for j in {}; do kubectl patch {} $j -n {} --type=merge -p '{}'; kubectl wait {}/$j -n "
+      "{} --for=condition={} --timeout={}s; done\n",
+      points.size(), names, resource, config->namespace_, path, resource, config->namespace_,
+      config->kind == kube::JobKind::kJob ? "complete" : "succeeded", config->timeout_seconds);
   return kExitOk;
 }
 
@@ -191,6 +208,7 @@ struct LoadgenFlags {
   std::string scenario;
   std::vector<std::string> pipeline_dirs;
   std::string token_file;
+  std::string ca_file;
   std::string start_at = "+2m";
 };
 
@@ -271,6 +289,9 @@ int RenderLoadgenSet(LoadgenFlags& f) {
   if (auto st = kube::ShipScenario(f.scenario, *named, o); !st.ok()) {
     return Fail(st.error().message);
   }
+  if (!f.ca_file.empty()) {
+    if (auto st = kube::ShipCaFile(f.ca_file, o); !st.ok()) return Fail(st.error().message);
+  }
   auto docs = kube::RenderLoadgen(o);
   if (!docs.ok()) return Fail(docs.error().message);
   for (size_t i = 0; i < docs->size(); ++i) {
@@ -345,7 +366,18 @@ Command AddKubeCommand(CLI::App& app) {
                    "pulls from (none is published); the shipped pipelines' kfpbench steps run it")
       ->required();
   loadgen->add_option("--name", o.name, "name of the Job")->capture_default_str();
-  loadgen->add_option("--namespace", o.namespace_, "namespace")->capture_default_str();
+  // --namespace is KFP's namespace, as in every other command; the Job's own
+  // is --kube-namespace, as in `run`.
+  loadgen->add_option("--kube-namespace", o.kube_namespace, "Kubernetes namespace of the Job")
+      ->capture_default_str();
+  loadgen->add_option("--namespace", o.kfp_namespace,
+                      "KFP namespace the shards use (multi-user deployments)");
+  loadgen
+      ->add_option("--ca-file", f->ca_file,
+                   "CA certificate verifying KFP's https, shipped to the shards")
+      ->check(CLI::ExistingFile);
+  loadgen->add_option("--time-scale", o.time_scale, "each shard's run --time-scale")
+      ->capture_default_str();
   return {cmd, [f]() -> int { return RenderLoadgenSet(*f); }};
 }
 

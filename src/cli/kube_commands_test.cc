@@ -373,7 +373,14 @@ TEST_F(KubeCliTest, EveryExampleShipsWhatItsPodsRead) {
                                  " --image " + kBuiltImage + " 2>/dev/null"))) {
       if (doc.value("kind", "") == "ConfigMap") continue;
       EXPECT_EQ(ImagesIn(doc), std::set<std::string>{kBuiltImage});
+      // `kubectl apply` of the stream starts no sweep point: each is resumed in turn.
+      const auto& spec = doc["spec"];
+      EXPECT_EQ(spec.contains("runPolicy") ? spec["runPolicy"]["suspend"] : spec["suspend"], true)
+          << doc["metadata"]["name"];
     }
+    EXPECT_NE(r.output.find("each suspended; after kubectl apply, resume one at a time"),
+              std::string::npos)
+        << r.output;
     ExpectSchemaValid(docs, entry.path().filename().string());
     fs::path root = dir_ / ("job-" + entry.path().stem().string());
     for (const auto& doc : docs) {

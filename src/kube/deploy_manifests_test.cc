@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "kube/json_schema.h"
+#include "kube/loadgen.h"
 #include "kube/manifest.h"
 #include "kube/process.h"
 #include "util/files.h"
@@ -76,6 +77,15 @@ TEST(DeployManifests, DockerfileCarriesTheBinarysLibraries) {
         << path << " comes from " << package << ", which the Dockerfile's runtime stage lacks";
   }
   if (checked == 0) GTEST_SKIP() << "no dpkg";
+}
+
+// The load pods declare runAsNonRoot with kLoadgenUid: the image must run as
+// that user, or the kubelet refuses to start a container whose image says root.
+TEST(DeployManifests, DockerfileRunsAsTheLoadPodsUser) {
+  std::string dockerfile = ReadSmallFile(KFPBENCH_SOURCE_DIR "/Dockerfile");
+  std::string uid = std::to_string(kLoadgenUid);
+  EXPECT_NE(dockerfile.find("\nUSER " + uid + ":" + uid + "\n"), std::string::npos);
+  EXPECT_NE(dockerfile.find("useradd --uid " + uid), std::string::npos);
 }
 
 }  // namespace

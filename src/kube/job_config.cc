@@ -216,13 +216,17 @@ void CheckTemplates(const JobConfig& c) {
       auto s = Substitute(v, point.params);
       if (!s.ok()) Fail("env." + k, s.error().message);
     }
+    for (const auto& [k, v] : c.annotations) {
+      auto s = Substitute(v, point.params);
+      if (!s.ok()) Fail("annotations." + k, s.error().message);
+    }
   }
 }
 
 JobConfig Parse(const YAML::Node& root, const std::filesystem::path& dir) {
   CheckKeys(root, "",
-            {"name", "kind", "namespace", "image", "command", "env", "replicas", "resources",
-             "timeoutSeconds", "parameters", "sweep", "metrics"});
+            {"name", "kind", "namespace", "image", "command", "env", "annotations", "replicas",
+             "resources", "timeoutSeconds", "parameters", "sweep", "metrics"});
   JobConfig c;
   c.dir = dir;
   if (!root["name"]) Fail("name", "is required");
@@ -250,6 +254,16 @@ JobConfig Parse(const YAML::Node& root, const std::filesystem::path& dir) {
     for (const auto& kv : root["env"]) {
       auto key = kv.first.as<std::string>();
       c.env.emplace_back(key, Scalar(kv.second, "env." + key));
+    }
+  }
+  if (root["annotations"]) {
+    if (!root["annotations"].IsMap()) Fail("annotations", "must be a mapping of key: value");
+    for (const auto& kv : root["annotations"]) {
+      auto key = kv.first.as<std::string>();
+      if (key.empty() || key.size() > 253 || key.find_first_of(" \t\n") != std::string::npos) {
+        Fail("annotations." + key, "is not an annotation key ([prefix/]name)");
+      }
+      c.annotations.emplace_back(key, Scalar(kv.second, "annotations." + key));
     }
   }
   c.replicas = ParseReplicas(root["replicas"], c.kind);

@@ -56,7 +56,11 @@ struct JobConfig {
   std::string image;
   std::vector<std::string> command;                      // templates
   std::vector<std::pair<std::string, std::string>> env;  // values are templates
-  std::vector<ReplicaSpec> replicas;                     // in KindRoles order
+  // Pod annotations (kubernetes driver and `job render`), values templates:
+  // a mesh's `sidecar.istio.io/inject: "false"`, or the run time a stand-in
+  // kubelet (kwok, scripts/stack) gives the pods.
+  std::vector<std::pair<std::string, std::string>> annotations;
+  std::vector<ReplicaSpec> replicas;  // in KindRoles order
   // Container resources, passed through as JSON text ({"requests":{...},"limits":{...}}).
   std::string resources_json;
   int timeout_seconds = 600;

@@ -109,6 +109,9 @@ TEST(JobConfig, BadInputNamesTheKey) {
   ExpectError("name: a\nkind: MPIJob\nimage: i\ncommand: [echo]\nreplicas: {Worker: 2}\n",
               "replicas.Launcher");
   ExpectError(ok + "env: {A: '{{typo}}'}\n", "env.A: unknown parameter '{{typo}}'");
+  ExpectError(ok + "annotations: [a]\n", "annotations: must be a mapping");
+  ExpectError(ok + "annotations: {a: '{{typo}}'}\n", "annotations.a: unknown parameter");
+  ExpectError(ok + "annotations: {'a b': x}\n", "annotations.a b: is not an annotation key");
   ExpectError(ok + "sweep: {grid: {x: []}}\n", "sweep.grid.x: must be a non-empty list");
   ExpectError(ok + "sweep: {grid: {x: [1]}, lists: []}\n", "sweep.lists: unknown key");
   ExpectError(ok + "metrics: {m: {regex: a, jsonl: b}}\n", "metrics.m: needs exactly one");

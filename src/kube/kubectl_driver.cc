@@ -3,8 +3,11 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <thread>
+
+#include <fmt/format.h>
 
 #include "kube/job_files.h"
 #include "kube/manifest.h"
@@ -55,25 +58,82 @@ Result<std::string> KubectlDriver::Kubectl(std::vector<std::string> args) const 
   return r->out;
 }
 
-Result<bool> KubectlDriver::Apply(const JobConfig& config, const SweepPoint& point) const {
+namespace {
+
+// `text` in a file of its own under /tmp, removed with the object.
+class TempManifest {
+ public:
+  explicit TempManifest(const std::string& text) {
+    char tmpl[] = "/tmp/kfpbench-manifest-XXXXXX";
+    int fd = ::mkstemp(tmpl);
+    if (fd < 0) return;
+    ::close(fd);
+    path_ = tmpl;
+    std::ofstream(path_) << text;
+  }
+  ~TempManifest() {
+    if (!path_.empty()) std::filesystem::remove(path_);
+  }
+  TempManifest(const TempManifest&) = delete;
+  TempManifest& operator=(const TempManifest&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+bool AlreadyExists(const std::string& message) {
+  return message.find("AlreadyExists") != std::string::npos ||
+         message.find("already exists") != std::string::npos;
+}
+
+}  // namespace
+
+Result<bool> KubectlDriver::Apply(const JobConfig& config, const SweepPoint& point,
+                                  std::chrono::steady_clock::time_point deadline) const {
   auto cluster = PrepareClusterJob(config);
   if (!cluster.ok()) return cluster.error();
   auto manifest = RenderClusterManifest(config, *cluster, point);
   if (!manifest.ok()) return manifest.error();
-  char tmpl[] = "/tmp/kfpbench-manifest-XXXXXX";
-  int fd = ::mkstemp(tmpl);
-  if (fd < 0) return Error{"cannot write the manifest under /tmp"};
-  ::close(fd);
-  std::string file = tmpl;
-  {
-    std::ofstream out(file);
-    // The files the job reads first, so its pods find them when they start.
-    if (cluster->config_map) out << ToYaml(*cluster->config_map) << "---\n";
-    out << ToYaml(*manifest);
+  // The files the job reads first, so its pods find them when they start;
+  // applied, as the same files serve every sweep point.
+  if (cluster->config_map) {
+    TempManifest files(ToYaml(*cluster->config_map));
+    if (files.path().empty()) return Error{"cannot write the manifest under /tmp"};
+    auto applied = Kubectl({"apply", "-f", files.path()});
+    if (!applied.ok()) return applied.error();
   }
-  auto applied = Kubectl({"apply", "-f", file});
-  std::filesystem::remove(file);
-  if (!applied.ok()) return applied.error();
+  // The job is created, never applied: `apply` onto a job of the same name
+  // left from an earlier run would change nothing and its old conditions
+  // would be read as this run's. One being deleted (an earlier run's clean-up
+  // still under way) is waited out; any other is refused.
+  TempManifest job(ToYaml(*manifest));
+  if (job.path().empty()) return Error{"cannot write the manifest under /tmp"};
+  const std::string resource = KindInfo(config.kind).resource;
+  while (true) {
+    auto created = Kubectl({"create", "-f", job.path()});
+    if (created.ok()) break;
+    if (!AlreadyExists(created.error().message)) return created.error();
+    auto existing = Kubectl({"get", resource, point.job_name, "-n", config.namespace_, "-o", "json",
+                             "--ignore-not-found"});
+    if (existing.ok() && !existing->empty()) {
+      auto old = nlohmann::json::parse(*existing, nullptr, false);
+      bool terminating = !old.is_discarded() && old.contains("metadata") &&
+                         old["metadata"].contains("deletionTimestamp");
+      if (!terminating) {
+        return Error{fmt::format(
+            "{} {} exists already in namespace {} (kept by an earlier run's --keep?); kfpbench "
+            "runs every point afresh: kubectl delete {} {} -n {}",
+            KindInfo(config.kind).name, point.job_name, config.namespace_, resource, point.job_name,
+            config.namespace_)};
+      }
+    }
+    if (std::chrono::steady_clock::now() >= deadline ||
+        (options_.interrupted && options_.interrupted->load())) {
+      return Error{"timed out waiting for the earlier " + point.job_name + " to be deleted"};
+    }
+    std::this_thread::sleep_for(options_.poll);
+  }
   return cluster->config_map.has_value();
 }
 
@@ -164,13 +224,13 @@ JobOutcome KubectlDriver::Run(const JobConfig& config, const SweepPoint& point) 
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return o;
   };
-  auto shipped_files = Apply(config, point);
+  const auto deadline = start + std::chrono::seconds(config.timeout_seconds);
+  auto shipped_files = Apply(config, point, deadline);
   if (!shipped_files.ok()) {
     outcome.error = shipped_files.error().message;
     return finish(outcome);
   }
-  JobState state =
-      Wait(config, point, start + std::chrono::seconds(config.timeout_seconds), outcome.error);
+  JobState state = Wait(config, point, deadline, outcome.error);
   std::vector<std::string> failed_pods = ReadLogs(config, point, outcome);
   Delete(config, point, *shipped_files);
   if (outcome.error.empty()) {

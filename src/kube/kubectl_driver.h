@@ -40,11 +40,13 @@ class KubectlDriver : public Driver {
 
  private:
   Result<std::string> Kubectl(std::vector<std::string> args) const;
-  // The steps of Run: apply the manifest (and the files it ships in a
-  // ConfigMap: true when there are some), wait for the job to finish (a
-  // timeout or an interrupt sets `error`), read every replica's log, delete
-  // what was applied.
-  Result<bool> Apply(const JobConfig& config, const SweepPoint& point) const;
+  // The steps of Run: create the job (after applying the files it ships in
+  // a ConfigMap: true when there are some; a job of the same name being
+  // deleted is waited out until `deadline`, another refused), wait for it to
+  // finish (a timeout or an interrupt sets `error`), read every replica's
+  // log, delete what was applied.
+  Result<bool> Apply(const JobConfig& config, const SweepPoint& point,
+                     std::chrono::steady_clock::time_point deadline) const;
   JobState Wait(const JobConfig& config, const SweepPoint& point,
                 std::chrono::steady_clock::time_point deadline, std::string& error) const;
   std::vector<std::string> ReadLogs(const JobConfig& config, const SweepPoint& point,

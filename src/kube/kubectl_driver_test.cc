@@ -23,10 +23,16 @@ d=$(dirname "$0")
 echo "$*" >> "$d/calls.log"
 case "$1" in --context=*) shift;; esac
 case "$1" in
-  apply)
+  apply|create)
     if [ -f "$d/apply_fails" ]; then cat "$d/apply_fails" >&2; exit 1; fi
-    cp "$3" "$d/applied.yaml"; echo "pytorchjob.kubeflow.org/ddp-0 created";;
+    if [ "$1" = create ] && [ -f "$d/exists" ]; then
+      rm -f "$d/exists"
+      echo 'Error from server (AlreadyExists): error when creating "/tmp/m": pytorchjobs.kubeflow.org "ddp-0" already exists' >&2
+      exit 1
+    fi
+    cat "$3" >> "$d/applied.yaml"; echo "pytorchjob.kubeflow.org/ddp-0 created";;
   get)
+    if [ "$8" = --ignore-not-found ]; then cat "$d/existing.json"; exit 0; fi
     if [ "$2" = pods ]; then cat "$d/pods.json"; exit 0; fi
     n=$(cat "$d/count" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "$d/count"
     f="$d/job-$n.json"; [ -f "$f" ] || f="$d/job-final.json"; cat "$f";;
@@ -158,7 +164,7 @@ TEST_F(KubectlDriverTest, AppliesWaitsReadsLogsDeletes) {
   EXPECT_EQ(run.metrics.at("samples_per_sec"), 240.0);
   auto calls = Calls();
   ASSERT_EQ(calls.size(), 8u);
-  EXPECT_EQ(calls[0].substr(0, 9), "apply -f ");
+  EXPECT_EQ(calls[0].substr(0, 10), "create -f ");
   EXPECT_EQ(calls[1], "get pytorchjobs.kubeflow.org ddp-0 -n bench -o json");
   EXPECT_EQ(calls[3], calls[1]);
   EXPECT_EQ(calls[4], "get pods -n bench -l training.kubeflow.org/job-name=ddp-0 -o json");
@@ -246,10 +252,45 @@ TEST_F(KubectlDriverTest, ApplyErrorIsReported) {
         "kind \"PyTorchJob\" in version \"kubeflow.org/v1\"\nensure CRDs are installed first\n");
   auto outcome = Driver().Run(config_, ExpandSweep(config_)[0]);
   EXPECT_FALSE(outcome.succeeded);
-  EXPECT_NE(outcome.error.find("kubectl apply failed (exit 1)"), std::string::npos)
+  EXPECT_NE(outcome.error.find("kubectl create failed (exit 1)"), std::string::npos)
       << outcome.error;
   EXPECT_NE(outcome.error.find("ensure CRDs are installed first"), std::string::npos);
   EXPECT_EQ(Calls().size(), 1u);  // nothing to wait for or delete
+}
+
+// A job of the same name left in the cluster is never taken for this run's:
+// one kept by --keep is refused, naming the command that removes it.
+TEST_F(KubectlDriverTest, AnEarlierJobOfTheSameNameIsRefused) {
+  Write("exists", "");
+  Write("existing.json",
+        Job({Condition("Succeeded", "True", "PyTorchJobSucceeded", "old")}).dump());
+  auto outcome = Driver().Run(config_, ExpandSweep(config_)[0]);
+  EXPECT_FALSE(outcome.succeeded);
+  EXPECT_NE(outcome.error.find("PyTorchJob ddp-0 exists already in namespace bench"),
+            std::string::npos)
+      << outcome.error;
+  EXPECT_NE(outcome.error.find("kubectl delete pytorchjobs.kubeflow.org ddp-0 -n bench"),
+            std::string::npos);
+  auto calls = Calls();
+  ASSERT_EQ(calls.size(), 2u);  // create, get; nothing waited for or deleted
+  EXPECT_EQ(calls[1], "get pytorchjobs.kubeflow.org ddp-0 -n bench -o json --ignore-not-found");
+}
+
+// One still being deleted (an earlier run's clean-up) is waited out, then
+// this run's is created.
+TEST_F(KubectlDriverTest, AJobBeingDeletedIsWaitedOut) {
+  Write("exists", "");
+  auto old = Job({Condition("Succeeded", "True", "PyTorchJobSucceeded", "old")});
+  old["metadata"]["deletionTimestamp"] = "2025-03-01T10:00:09Z";
+  Write("existing.json", old.dump());
+  Write("job-final.json",
+        Job({Condition("Succeeded", "True", "PyTorchJobSucceeded", "new")}).dump());
+  auto outcome = Driver().Run(config_, ExpandSweep(config_)[0]);
+  EXPECT_TRUE(outcome.succeeded) << outcome.error;
+  auto calls = Calls();
+  ASSERT_GE(calls.size(), 3u);
+  EXPECT_EQ(calls[0].substr(0, 10), "create -f ");
+  EXPECT_EQ(calls[2].substr(0, 10), "create -f ");
 }
 
 TEST(JobState, BatchJobConditions) {

@@ -115,6 +115,7 @@ Status CheckLoadgenOptions(const LoadgenOptions& o) {
                  "Dockerfile's image, push it to your registry and name that (docs/KUBERNETES.md)"};
   }
   if (o.start_at == WallTime{}) return Error{"no start time for the shards"};
+  if (!(o.time_scale > 0)) return Error{"--time-scale must be above 0"};
   if (auto q = ir::ParseQuantityCpu(o.cpu); !q.ok()) return Error{"--cpu: " + q.error().message};
   for (const auto& [flag, value] : {std::pair{"--memory", o.memory}, {"--storage", o.storage}}) {
     if (auto q = ir::ParseQuantityMemory(value); !q.ok()) {
@@ -133,6 +134,9 @@ std::string ShardScript(const LoadgenOptions& o) {
                     ShellQuote(o.host) + " --shard \"$i/" + std::to_string(o.shards) +
                     "\" --out \"" + results + "/shard-$i\" --quiet";
   for (const auto& d : o.pipeline_dirs) run += " --pipelines " + ShellQuote(mount + "/" + d);
+  if (!o.kfp_namespace.empty()) run += " --namespace " + ShellQuote(o.kfp_namespace);
+  if (o.time_scale != 1.0) run += fmt::format(" --time-scale {}", o.time_scale);
+  if (!o.ca_file_path.empty()) run += " --ca-file " + ShellQuote(mount + "/" + o.ca_file_path);
   if (!o.token_secret.empty()) {
     run += " --token-file " + ShellQuote(std::string(kLoadgenTokenMount) + "/token");
   }
@@ -177,12 +181,12 @@ json ShardVolumes(const LoadgenOptions& o, const json& files_volume_source) {
   json volumes = {{{"name", "files"}, {"configMap", files_volume_source}},
                   {{"name", "results"}, {"emptyDir", {{"sizeLimit", o.storage}}}}};
   if (!o.token_secret.empty()) {
-    // 0400: only the container's user reads the token.
+    // 0440: only the pod's group (fsGroup, the image's user) reads the token.
     volumes.push_back({{"name", "token"},
                        {"secret",
                         {{"secretName", o.token_secret},
                          {"items", {{{"key", "token"}, {"path", "token"}}}},
-                         {"defaultMode", 0400}}}});
+                         {"defaultMode", 0440}}}});
   }
   return volumes;
 }
@@ -210,7 +214,12 @@ json ShardContainer(const LoadgenOptions& o) {
       // --for=condition=Ready` is the signal to copy them out.
       {"readinessProbe",
        {{"exec", {{"command", {"test", "-e", results + "/ready"}}}}, {"periodSeconds", 5}}},
-      {"volumeMounts", volume_mounts}};
+      {"volumeMounts", volume_mounts},
+      // The container half of the `restricted` Pod Security Standard.
+      {"securityContext",
+       {{"allowPrivilegeEscalation", false},
+        {"capabilities", {{"drop", {"ALL"}}}},
+        {"runAsNonRoot", true}}}};
   return container;
 }
 
@@ -220,8 +229,8 @@ Result<std::vector<json>> RenderLoadgen(const LoadgenOptions& o) {
   if (auto st = CheckLoadgenOptions(o); !st.ok()) return st.error();
   json labels = {{"app.kubernetes.io/managed-by", "kfpbench"}, {"app.kubernetes.io/name", o.name}};
   const std::string files_name = o.name + "-files";
-  auto shipped = RenderShippedFiles(files_name, o.namespace_, labels, o.files);
-  json meta = {{"name", o.name}, {"namespace", o.namespace_}, {"labels", labels}};
+  auto shipped = RenderShippedFiles(files_name, o.kube_namespace, labels, o.files);
+  json meta = {{"name", o.name}, {"namespace", o.kube_namespace}, {"labels", labels}};
   json job = {{"apiVersion", "batch/v1"},
               {"kind", "Job"},
               {"metadata", meta},
@@ -239,6 +248,15 @@ Result<std::vector<json>> RenderLoadgen(const LoadgenOptions& o) {
                    {{"restartPolicy", "Never"},
                     // The shards talk to KFP, never to the Kubernetes API.
                     {"automountServiceAccountToken", false},
+                    // The pod half of the `restricted` Pod Security Standard: the
+                    // image's non-root user (Dockerfile), which also owns the
+                    // volumes' files through fsGroup.
+                    {"securityContext",
+                     {{"runAsNonRoot", true},
+                      {"runAsUser", kLoadgenUid},
+                      {"runAsGroup", kLoadgenUid},
+                      {"fsGroup", kLoadgenUid},
+                      {"seccompProfile", {{"type", "RuntimeDefault"}}}}},
                     {"containers", {ShardContainer(o)}},
                     // One shard a node while nodes last: shards sharing a node
                     // share its network and CPU, and would measure each other.
@@ -251,9 +269,19 @@ Result<std::vector<json>> RenderLoadgen(const LoadgenOptions& o) {
   return std::vector<json>{shipped.config_map, job};
 }
 
+Status ShipCaFile(const fs::path& ca_file, LoadgenOptions& o) {
+  auto text = ReadShippedText("--ca-file", ca_file);
+  if (!text.ok()) return text.error();
+  o.ca_file_path = "ca/" + ca_file.filename().string();
+  if (!Add(o.files, o.ca_file_path, std::move(*text))) {
+    return Error{"--ca-file: " + o.ca_file_path + " is shipped already"};
+  }
+  return CheckConfigMapSize(o.files, "the scenario, the files it names and the CA file");
+}
+
 std::string TokenSecretCommand(const LoadgenOptions& o, const fs::path& token_file) {
   return fmt::format("kubectl create secret generic {} -n {} --from-file=token={}", o.token_secret,
-                     o.namespace_, ShellQuote(token_file.string()));
+                     o.kube_namespace, ShellQuote(token_file.string()));
 }
 
 }  // namespace kfpbench::kube

@@ -25,6 +25,8 @@ namespace kfpbench::kube {
 inline constexpr const char* kLoadgenFilesMount = "/etc/kfpbench/scenario";
 inline constexpr const char* kLoadgenTokenMount = "/var/run/secrets/kfpbench";
 inline constexpr const char* kLoadgenResultsMount = "/results";
+// The non-root user (and group) the load pods run as: the Dockerfile's USER.
+inline constexpr int kLoadgenUid = 10001;
 
 // A file a scenario names, as written in it and as this machine found it.
 struct NamedFile {
@@ -37,7 +39,13 @@ struct NamedFile {
 
 struct LoadgenOptions {
   std::string name = "kfpbench-loadgen";
-  std::string namespace_ = "default";
+  std::string kube_namespace = "default";  // where the Job runs (--kube-namespace)
+  // What every shard's `kfpbench run` gets as the flags of the same names:
+  // the KFP namespace (multi-user KFP), the time scale, and the CA file
+  // (shipped among `files`, its path below the mount; empty: none).
+  std::string kfp_namespace;
+  double time_scale = 1.0;
+  std::string ca_file_path;
   // Built from the Dockerfile and pushed where the nodes pull from
   // (docs/KUBERNETES.md); required, as no kfpbench image is published. The
   // shipped pipelines' kfpbench steps run it too.
@@ -74,7 +82,13 @@ struct LoadgenOptions {
 Status ShipScenario(const std::filesystem::path& scenario, const std::vector<NamedFile>& named,
                     LoadgenOptions& options);
 
-// ConfigMap (the files) and the Indexed Job, in apply order.
+// Ships the CA certificate that verifies KFP's https (a public file) beside
+// the scenario, for the shards' --ca-file. Call after ShipScenario.
+Status ShipCaFile(const std::filesystem::path& ca_file, LoadgenOptions& options);
+
+// ConfigMap (the files) and the Indexed Job, in apply order. Pods and
+// containers meet the `restricted` Pod Security Standard (non-root, no
+// privilege escalation, every capability dropped, seccomp RuntimeDefault).
 Result<std::vector<nlohmann::json>> RenderLoadgen(const LoadgenOptions& options);
 
 // `kubectl create secret` for the token Secret the Job names: the token file

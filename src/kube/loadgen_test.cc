@@ -98,6 +98,64 @@ TEST(Loadgen, TokenComesFromASecretFile) {
             std::string::npos);
 }
 
+// A namespace enforcing the `restricted` Pod Security Standard admits the
+// pods: non-root (the Dockerfile's user), no privilege escalation, every
+// capability dropped, seccomp RuntimeDefault; the token stays readable by
+// that user alone (its group, through fsGroup).
+TEST(Loadgen, PodsMeetTheRestrictedPodSecurityStandard) {
+  auto o = DefaultLoadgenOptions();
+  o.token_secret = "kfp-token";
+  auto docs = RenderLoadgen(o);
+  ASSERT_TRUE(docs.ok()) << docs.error().message;
+  const auto& spec = (*docs)[1]["spec"]["template"]["spec"];
+  EXPECT_EQ(spec["securityContext"]["runAsNonRoot"], true);
+  EXPECT_EQ(spec["securityContext"]["runAsUser"], kLoadgenUid);
+  EXPECT_NE(spec["securityContext"]["runAsUser"], 0);
+  EXPECT_EQ(spec["securityContext"]["fsGroup"], kLoadgenUid);
+  EXPECT_EQ(spec["securityContext"]["seccompProfile"]["type"], "RuntimeDefault");
+  const auto& container = spec["containers"][0]["securityContext"];
+  EXPECT_EQ(container["allowPrivilegeEscalation"], false);
+  EXPECT_EQ(container["capabilities"]["drop"], json({"ALL"}));
+  EXPECT_FALSE(container["capabilities"].contains("add"));
+  EXPECT_EQ(spec["volumes"][2]["secret"]["defaultMode"], 0440);
+  for (const auto& v : spec["volumes"]) EXPECT_FALSE(v.contains("hostPath")) << v.dump();
+}
+
+// What `run` is told on this machine reaches every shard's `run`: KFP's
+// namespace, the time scale and the CA file (shipped beside the scenario).
+TEST(Loadgen, ShardsGetTheKfpNamespaceTimeScaleAndCaFile) {
+  auto o = DefaultLoadgenOptions();
+  std::string plain = Script((*RenderLoadgen(o))[1]);
+  EXPECT_EQ(plain.find("--namespace"), std::string::npos) << plain;
+  EXPECT_EQ(plain.find("--time-scale"), std::string::npos) << plain;
+  EXPECT_EQ(plain.find("--ca-file"), std::string::npos) << plain;
+  o.kube_namespace = "loadgen";
+  o.kfp_namespace = "team a";
+  o.time_scale = 0.25;
+  auto ca = fs::temp_directory_path() / ("kfpbench-ca-" + std::to_string(::getpid()) + ".crt");
+  { std::ofstream(ca) << "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"; }
+  ASSERT_TRUE(ShipCaFile(ca, o).ok());
+  fs::remove(ca);
+  auto docs = RenderLoadgen(o);
+  ASSERT_TRUE(docs.ok()) << docs.error().message;
+  std::string script = Script((*docs)[1]);
+  EXPECT_NE(script.find(" --namespace 'team a'"), std::string::npos) << script;
+  EXPECT_NE(script.find(" --time-scale 0.25"), std::string::npos) << script;
+  EXPECT_NE(script.find(" --ca-file '/etc/kfpbench/scenario/ca/" + ca.filename().string() + "'"),
+            std::string::npos)
+      << script;
+  EXPECT_EQ((*docs)[0]["metadata"]["namespace"], "loadgen");
+  EXPECT_EQ((*docs)[1]["metadata"]["namespace"], "loadgen");
+  bool shipped = false;
+  for (const auto& [key, text] : (*docs)[0]["data"].items()) {
+    shipped |= text.get<std::string>().find("BEGIN CERTIFICATE") != std::string::npos;
+  }
+  EXPECT_TRUE(shipped);
+  o.time_scale = 0;
+  EXPECT_NE(RenderLoadgen(o).error().message.find("--time-scale"), std::string::npos);
+  EXPECT_FALSE(ShipCaFile("/nonexistent/ca.crt", o).ok());
+}
+
 TEST(Loadgen, BadOptions) {
   auto o = DefaultLoadgenOptions();
   o.shards = 0;

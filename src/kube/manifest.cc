@@ -132,6 +132,11 @@ Result<ResolvedContainer> Resolve(const JobConfig& config, const SweepPoint& poi
     if (!s.ok()) return Error{"env." + k + ": " + s.error().message};
     out.env.emplace_back(k, *s);
   }
+  for (const auto& [k, v] : config.annotations) {
+    auto s = Substitute(v, point.params);
+    if (!s.ok()) return Error{"annotations." + k + ": " + s.error().message};
+    out.annotations.emplace_back(k, *s);
+  }
   return out;
 }
 
@@ -143,8 +148,10 @@ Result<json> RenderManifest(const JobConfig& config, const SweepPoint& point) {
               {"kind", KindInfo(config.kind).name},
               {"metadata",
                {{"name", point.job_name}, {"namespace", config.namespace_}, {"labels", labels}}}};
+  json pod_metadata = {{"labels", labels}};
+  for (const auto& [k, v] : resolved->annotations) pod_metadata["annotations"][k] = v;
   auto pod_template = [&](const std::string& role) {
-    return json{{"metadata", {{"labels", labels}}},
+    return json{{"metadata", pod_metadata},
                 {"spec",
                  {{"restartPolicy", kRestartPolicy},
                   {"containers", json::array({Container(config, *resolved, role)})}}}};
@@ -196,6 +203,14 @@ Result<json> YamlToJson(const std::string& text) {
     return FromYaml(YAML::Load(text));
   } catch (const YAML::Exception& e) {
     return Error{std::string("bad YAML: ") + e.what()};
+  }
+}
+
+void Suspend(nlohmann::json& job) {
+  if (job.value("apiVersion", "") == "batch/v1") {
+    job["spec"]["suspend"] = true;
+  } else {
+    job["spec"]["runPolicy"]["suspend"] = true;
   }
 }
 

@@ -15,6 +15,7 @@ namespace kfpbench::kube {
 struct ResolvedContainer {
   std::vector<std::string> command;
   std::vector<std::pair<std::string, std::string>> env;
+  std::vector<std::pair<std::string, std::string>> annotations;  // the pod's
 };
 Result<ResolvedContainer> Resolve(const JobConfig& config, const SweepPoint& point);
 
@@ -23,6 +24,12 @@ Result<nlohmann::json> RenderManifest(const JobConfig& config, const SweepPoint&
 // Block-style YAML; strings that YAML would read back as numbers, booleans or
 // null are quoted (an env value of 32 must stay the string "32").
 std::string ToYaml(const nlohmann::json& doc);
+
+// The job held back: a batch/v1 Job's `spec.suspend`, a training-operator
+// job's `spec.runPolicy.suspend`. `job render` prints every sweep point so,
+// since `kubectl apply` of the whole stream would start the points at once
+// and each would measure the others; they are resumed one at a time.
+void Suspend(nlohmann::json& job);
 // YAML text to JSON with YAML 1.2 core-schema scalars (quoted ones stay strings).
 Result<nlohmann::json> YamlToJson(const std::string& text);
 

@@ -27,6 +27,44 @@ JobConfig Config(const std::string& kind, const std::string& replicas) {
   return *c;
 }
 
+// Where each kind is held back: a Job's spec.suspend, the training
+// operator's runPolicy.suspend (beside the policy already rendered).
+TEST(Manifest, SuspendHoldsEveryKindBack) {
+  auto job =
+      RenderManifest(Config("Job", "{Worker: 1}"), ExpandSweep(Config("Job", "{Worker: 1}"))[0]);
+  ASSERT_TRUE(job.ok()) << job.error().message;
+  EXPECT_FALSE(job->at("spec").contains("suspend"));
+  Suspend(*job);
+  EXPECT_EQ((*job)["spec"]["suspend"], true);
+  EXPECT_FALSE((*job)["spec"].contains("runPolicy"));
+  auto c = Config("PyTorchJob", "{Master: 1, Worker: 2}");
+  auto pytorch = RenderManifest(c, ExpandSweep(c)[0]);
+  ASSERT_TRUE(pytorch.ok());
+  Suspend(*pytorch);
+  EXPECT_EQ((*pytorch)["spec"]["runPolicy"]["suspend"], true);
+  EXPECT_EQ((*pytorch)["spec"]["runPolicy"]["cleanPodPolicy"], "None");
+  EXPECT_FALSE((*pytorch)["spec"].contains("suspend"));
+}
+
+// Pod annotations, with each point's parameters, on every replica's pods.
+TEST(Manifest, AnnotationsReachEveryPod) {
+  auto c = *ParseJobConfig(
+      "name: a\nkind: PyTorchJob\nimage: i\ncommand: [echo]\nreplicas: {Master: 1, Worker: 1}\n"
+      "annotations: {kfpbench.dev/run-seconds: '{{secs}}', sidecar.istio.io/inject: 'false'}\n"
+      "parameters: {secs: 1}\nsweep: {grid: {secs: [2, 5]}}\n");
+  auto doc = RenderManifest(c, ExpandSweep(c)[1]);
+  ASSERT_TRUE(doc.ok()) << doc.error().message;
+  for (const char* role : {"Master", "Worker"}) {
+    const auto& meta = (*doc)["spec"]["pytorchReplicaSpecs"][role]["template"]["metadata"];
+    EXPECT_EQ(meta["annotations"]["kfpbench.dev/run-seconds"], "5") << role;
+    EXPECT_EQ(meta["annotations"]["sidecar.istio.io/inject"], "false") << role;
+    EXPECT_TRUE(meta.contains("labels"));
+  }
+  auto plain =
+      RenderManifest(Config("Job", "{Worker: 1}"), ExpandSweep(Config("Job", "{Worker: 1}"))[0]);
+  EXPECT_FALSE((*plain)["spec"]["template"]["metadata"].contains("annotations"));
+}
+
 TEST(Manifest, PyTorchJobShape) {
   auto c = Config("PyTorchJob", "{Master: 1, Worker: 2}");
   auto points = ExpandSweep(c);

@@ -120,6 +120,10 @@ Status ReadConditions(const json& status, const std::string& where, PodTimeline&
   const json& conditions = Field(status, "conditions");
   if (!conditions.is_array()) return Ok();
   for (const auto& c : conditions) {
+    if (Text(c, "type") == "PodScheduled" && Text(c, "status") == "False" &&
+        Text(c, "reason") == "Unschedulable") {
+      p.unschedulable = Text(c, "message").empty() ? "Unschedulable" : Text(c, "message");
+    }
     if (Text(c, "status") != "True") continue;
     auto t = Time(c, "lastTransitionTime", where + " condition " + Text(c, "type"));
     if (!t.ok()) return t.error();

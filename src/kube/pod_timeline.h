@@ -45,7 +45,11 @@ struct PodTimeline {
   // marks a running container ready at once, so its start time stands in.
   bool ready_inferred = false;
   int failed_scheduling = 0;  // FailedScheduling events (e.g. Unschedulable before a node came)
-  bool events_read = false;   // any event of this pod was found
+  // Still unplaced because no node fits: the scheduler's message on the
+  // PodScheduled=False condition ("0/20 nodes are available: 20 Insufficient
+  // cpu."); such a pod is waiting for capacity, not slow to start.
+  std::string unschedulable;
+  bool events_read = false;                   // any event of this pod was found
   std::vector<ContainerTimeline> containers;  // init containers first, in spec order
 
   // The regular containers all started (the latest start), if they did.

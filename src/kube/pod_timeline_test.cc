@@ -213,6 +213,24 @@ TEST(PodTimeline, RunningPodWithAProbeUsesItsReadyCondition) {
   EXPECT_FALSE(p->events_read);
 }
 
+// No node fits: the pod waits for capacity and says why, rather than
+// reading as a pod slow to start.
+TEST(PodTimeline, APodNoNodeFitsIsUnschedulable) {
+  json conditions = {{{"type", "PodScheduled"},
+                      {"status", "False"},
+                      {"reason", "Unschedulable"},
+                      {"message", "0/4 nodes are available: 4 Insufficient cpu."},
+                      {"lastTransitionTime", "2025-03-04T10:00:01Z"}}};
+  auto p = ReadPodTimeline(Pod("Pending", conditions, json::array(), json::object()), {});
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_EQ(p->unschedulable, "0/4 nodes are available: 4 Insufficient cpu.");
+  EXPECT_FALSE(p->scheduled.has_value());
+  // Scheduling gates hold a pod back too, but not for want of a node.
+  conditions[0]["reason"] = "SchedulingGated";
+  EXPECT_TRUE(ReadPodTimeline(Pod("Pending", conditions, json::array(), json::object()), {})
+                  ->unschedulable.empty());
+}
+
 TEST(PodTimeline, FinishedPodWithAProbeHasNoReadyTime) {
   json statuses = {{{"name", "main"},
                     {"state",

@@ -89,6 +89,7 @@ void PodLifecycle::Add(PodRecord record) {
     if (c.pull_failed) ++step.pull_failures;
   }
   step.failed_scheduling += p.failed_scheduling;
+  if (!p.unschedulable.empty()) ++step.unschedulable;
   if (p.ready_inferred) ++step.ready_inferred;
   if (!p.events_read) ++pods_without_events;
   pods.push_back(std::move(record));
@@ -112,6 +113,7 @@ void PodLifecycle::Merge(const PodLifecycle& other) {
     mine.images_present += s.images_present;
     mine.pull_failures += s.pull_failures;
     mine.failed_scheduling += s.failed_scheduling;
+    mine.unschedulable += s.unschedulable;
     mine.ready_inferred += s.ready_inferred;
     for (const auto& [metric, h] : s.ms) mine.ms[metric].Merge(h);
   }

@@ -31,6 +31,7 @@ struct StepPodLatency {
   int images_present = 0;     // "already present on machine"
   int pull_failures = 0;      // containers with a failed pull event
   int failed_scheduling = 0;  // FailedScheduling events
+  int unschedulable = 0;      // pods still Pending because no node fits (no latency sample)
   int ready_inferred = 0;     // readiness taken from container start (finished pods)
   std::map<std::string, metrics::Histogram> ms;  // by name in kPodLatencies
 };

@@ -151,6 +151,7 @@ inline constexpr FieldTable kPodFields{
     Field("ready_at", &kube::PodTimeline::ready),
     Field("ready_inferred", &kube::PodTimeline::ready_inferred),
     Field("failed_scheduling", &kube::PodTimeline::failed_scheduling),
+    Field("unschedulable", &kube::PodTimeline::unschedulable),
     Field("events_read", &kube::PodTimeline::events_read)};
 
 inline constexpr FieldTable kStepFields{
@@ -159,6 +160,7 @@ inline constexpr FieldTable kStepFields{
     Field("images_present", &StepPodLatency::images_present),
     Field("pull_failures", &StepPodLatency::pull_failures),
     Field("failed_scheduling", &StepPodLatency::failed_scheduling),
+    Field("unschedulable", &StepPodLatency::unschedulable),
     Field("ready_inferred", &StepPodLatency::ready_inferred)};
 
 inline constexpr FieldTable kMissingFields{

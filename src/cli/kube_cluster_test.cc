@@ -1,0 +1,350 @@
+// The Kubernetes tier: kfpbench's Kubernetes paths against a real control
+// plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler) whose
+// nodes are kwok's (scripts/stack). `scripts/test --kube` starts it and runs
+// these; without it they skip, saying so. Pods never run a container: kwok's
+// Stages (stack/kwok.yaml) give them the start delay, run time and exit code
+// their annotations name, which is what the lifecycle test measures against.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "harness/e2e_support.h"
+#include "kube/manifest.h"
+#include "kube/pod_reader.h"
+#include "kube/pod_timeline.h"
+#include "results/pod_lifecycle.h"
+#include "util/ids.h"
+#include "util/strings.h"
+
+namespace kfpbench::cli {
+namespace {
+
+using namespace kfpbench::testing;  // Kfpbench(), ScratchDirTest, ...
+using nlohmann::json;
+
+constexpr const char* kImage = "registry.example.com/kfpbench/kfpbench:0.1.0";
+
+// `command` through /bin/sh, stdout and stderr together.
+Outcome Shell(const std::string& command) {
+  Outcome out;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return out;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    out.output.append(buffer.data(), n);
+  int status = pclose(pipe);
+  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+// Polls `done` every 200 ms for up to `seconds`.
+template <typename F>
+bool WaitUntil(F done, int seconds) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return done();
+}
+
+// Each test in a namespace of its own on the stack `scripts/test --kube` started.
+class KubeCluster : public ScratchDirTest {
+ protected:
+  void SetUp() override {
+    ScratchDirTest::SetUp();
+    if (std::getenv("KFPBENCH_STACK_DIR") == nullptr || std::getenv("KUBECONFIG") == nullptr) {
+      GTEST_SKIP() << "no control plane: `scripts/test --kube` starts one (scripts/stack)";
+    }
+    ns_ = "t-" + NewUuid().substr(0, 8);
+    ASSERT_EQ(Kubectl("create namespace " + ns_).exit_code, 0);
+    // Pods are refused until the namespace's ServiceAccount exists.
+    ASSERT_TRUE(WaitUntil(
+        [&] { return Kubectl("get serviceaccount default -n " + ns_).exit_code == 0; }, 30));
+  }
+  void TearDown() override {
+    if (!ns_.empty()) Kubectl("delete namespace " + ns_ + " --wait=false");
+    ScratchDirTest::TearDown();
+  }
+  static Outcome Kubectl(const std::string& args) { return Shell("kubectl " + args); }
+  json GetJson(const std::string& args) {
+    auto r = Shell("kubectl " + args + " -o json 2>/dev/null");
+    return json::parse(r.output, nullptr, false);
+  }
+  std::string Config(const std::string& name, const std::string& rest) {
+    return Write(name + ".yaml", "name: " + name + "\nkind: Job\nnamespace: " + ns_ +
+                                     "\nimage: " + kImage +
+                                     "\ncommand: [kfpbench, step, --duration, 1s]\n" + rest);
+  }
+  std::string JobFlags() {
+    return " --driver kubernetes --poll-interval 200ms --out " + dir_.string() + "/out";
+  }
+
+  std::string ns_;
+};
+
+// config → manifest → create → wait → pods → delete, for every sweep point,
+// each pod living the run time its point names.
+TEST_F(KubeCluster, JobDriverRunsAPlainJobEndToEnd) {
+  auto config = Config("plain",
+                       "annotations: {kfpbench.dev/run-seconds: '{{secs}}'}\n"
+                       "replicas: {Worker: 2}\ntimeoutSeconds: 60\nparameters: {secs: 1}\n"
+                       "sweep: {grid: {secs: [1, 3]}}\n");
+  auto r = Kfpbench("job " + config + JobFlags());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("plain-0 [0] secs=1: Succeeded"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("plain-1 [1] secs=3: Succeeded"), std::string::npos) << r.output;
+  auto results = ReadJson(dir_ / "out" / "job_results.json");
+  ASSERT_FALSE(results.is_discarded());
+  const auto& runs = results["jobs"]["runs"];
+  ASSERT_EQ(runs.size(), 2u) << results.dump();
+  // The second point's pods ran 3 s, the first's 1 s.
+  double d0 = runs[0]["durationSeconds"], d1 = runs[1]["durationSeconds"];
+  EXPECT_GE(d1, 3.0);
+  EXPECT_GT(d1, d0);
+  // Cleaned up: the Jobs are gone (their pods follow through the garbage collector).
+  EXPECT_TRUE(WaitUntil(
+      [&] { return GetJson("get jobs -n " + ns_).value("items", json::array()).empty(); }, 10));
+}
+
+// A pod exiting non-zero fails its Job (backoffLimit 0): the run fails with
+// the Job controller's reason, and kfpbench's exit code says so.
+TEST_F(KubeCluster, JobDriverReportsAFailedJob) {
+  auto config = Config("fails",
+                       "annotations: {kfpbench.dev/exit-code: '3'}\nreplicas: {Worker: 1}\n"
+                       "timeoutSeconds: 60\n");
+  auto r = Kfpbench("job " + config + JobFlags());
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("fails-0 [0]: Failed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Job fails-0 failed: BackoffLimitExceeded"), std::string::npos)
+      << r.output;
+}
+
+// A Job of the same name kept from an earlier run (--keep) is refused rather
+// than read as this run's; one still being deleted is waited out.
+TEST_F(KubeCluster, JobDriverRefusesAKeptJobAndWaitsOutADeletedOne) {
+  auto config = Config("again", "replicas: {Worker: 1}\ntimeoutSeconds: 60\n");
+  ASSERT_EQ(Kfpbench("job " + config + JobFlags() + " --keep").exit_code, 0);
+  auto r = Kfpbench("job " + config + JobFlags());
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Job again-0 exists already in namespace " + ns_), std::string::npos)
+      << r.output;
+  // Held by a finalizer, the kept Job is being deleted when the run starts.
+  ASSERT_EQ(Kubectl("patch job again-0 -n " + ns_ +
+                    " --type=merge -p '{\"metadata\":{\"finalizers\":[\"kfpbench.dev/hold\"]}}'")
+                .exit_code,
+            0);
+  ASSERT_EQ(Kubectl("delete job again-0 -n " + ns_ + " --wait=false").exit_code, 0);
+  Outcome second;
+  std::thread run([&] { second = Kfpbench("job " + config + JobFlags()); });
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  Kubectl("patch job again-0 -n " + ns_ +
+          " --type=merge -p '{\"metadata\":{\"finalizers\":null}}'");
+  run.join();
+  EXPECT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_NE(second.output.find("again-0 [0]: Succeeded"), std::string::npos) << second.output;
+}
+
+// The apiserver goes away mid-run and comes back: every connection drops
+// (kfpbench's, and the controllers' and kwok's watches, which relist), the
+// failed reads are retried and the run still completes.
+TEST_F(KubeCluster, JobDriverSurvivesAnApiserverRestart) {
+  auto config = Config("restart",
+                       "annotations: {kfpbench.dev/run-seconds: '8'}\nreplicas: {Worker: 1}\n"
+                       "timeoutSeconds: 120\n");
+  Outcome r;
+  std::thread run([&] { r = Kfpbench("job " + config + JobFlags()); });
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  auto restarted =
+      Shell(std::string(KFPBENCH_SOURCE_DIR) + "/scripts/stack restart-apiserver --dir " +
+            std::getenv("KFPBENCH_STACK_DIR"));
+  run.join();
+  ASSERT_EQ(restarted.exit_code, 0) << restarted.output;
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("restart-0 [0]: Succeeded"), std::string::npos) << r.output;
+}
+
+// `kube loadgen`'s set in a namespace enforcing the `restricted` Pod
+// Security Standard: admitted without a warning, every index scheduled,
+// run and completed, and the completed indexes read back.
+TEST_F(KubeCluster, LoadgenIsAdmittedUnderRestrictedPodSecurity) {
+  ASSERT_EQ(Kubectl("label namespace " + ns_ + " pod-security.kubernetes.io/enforce=restricted " +
+                    "pod-security.kubernetes.io/warn=restricted")
+                .exit_code,
+            0);
+  // Enforced: a pod without the restricted settings is refused.
+  auto refused = Kubectl("run bare -n " + ns_ + " --image=" + kImage + " --restart=Never");
+  EXPECT_NE(refused.exit_code, 0) << refused.output;
+  EXPECT_NE(refused.output.find("violates PodSecurity \"restricted"), std::string::npos)
+      << refused.output;
+  std::string set = (dir_ / "loadgen.yaml").string();
+  // Manifests on stdout into the file; the notes on stderr to the test's output.
+  auto rendered = Shell("(" + KfpbenchBinary() + " kube loadgen " + KFPBENCH_SOURCE_DIR +
+                        "/examples/smoke.json --shards 3 --host http://ml-pipeline.kubeflow:8888 " +
+                        "--image " + kImage + " --kube-namespace " + ns_ +
+                        " --namespace team-a --start-at +10m > " + set + ")");
+  ASSERT_EQ(rendered.exit_code, 0) << rendered.output;
+  auto applied = Kubectl("apply -f " + set);
+  ASSERT_EQ(applied.exit_code, 0) << applied.output;
+  EXPECT_EQ(applied.output.find("Warning"), std::string::npos) << applied.output;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto job = GetJson("get job kfpbench-loadgen -n " + ns_);
+        return !job.is_discarded() && job["status"].value("succeeded", 0) == 3;
+      },
+      60))
+      << GetJson("get pods -n " + ns_).dump(1);
+  auto job = GetJson("get job kfpbench-loadgen -n " + ns_);
+  EXPECT_EQ(job["status"].value("completedIndexes", ""), "0-2") << job["status"].dump();
+  auto pods = GetJson("get pods -n " + ns_ + " -l job-name=kfpbench-loadgen");
+  ASSERT_EQ(pods["items"].size(), 3u);
+  for (const auto& pod : pods["items"]) {
+    EXPECT_EQ(pod["status"]["phase"], "Succeeded") << pod["metadata"]["name"];
+    // The KFP namespace reached the shard's command line, not the Job's.
+    EXPECT_NE(
+        pod["spec"]["containers"][0]["command"][2].get<std::string>().find("--namespace 'team-a'"),
+        std::string::npos);
+  }
+}
+
+// `job render` of every example config is accepted by the API server's
+// validation (server-side dry run, the training operator's CRDs installed),
+// and an applied sweep starts nothing until its points are resumed one by one.
+TEST_F(KubeCluster, JobRenderIsAcceptedAndStartsNoPointByItself) {
+  int configs = 0;
+  bool crds = Kubectl("get crd pytorchjobs.kubeflow.org").exit_code == 0;
+  for (const auto& entry :
+       fs::directory_iterator(fs::path(KFPBENCH_SOURCE_DIR) / "examples" / "jobs")) {
+    if (entry.path().extension() != ".yaml") continue;
+    if (!crds) continue;  // the stack started without --crds (no ../shared)
+    ++configs;
+    auto r = Shell(KfpbenchBinary() + " job render " + entry.path().string() + " --image " +
+                   kImage + " 2>/dev/null | kubectl apply --dry-run=server -f -");
+    EXPECT_EQ(r.exit_code, 0) << entry.path() << "\n" << r.output;
+  }
+  if (crds) {
+    EXPECT_GE(configs, 2);
+  }
+  auto config = Config("sweep",
+                       "replicas: {Worker: 1}\nparameters: {b: 1}\n"
+                       "sweep: {grid: {b: [1, 2, 3]}}\n");
+  auto applied =
+      Shell(KfpbenchBinary() + " job render " + config + " 2>/dev/null | kubectl apply -f -");
+  ASSERT_EQ(applied.exit_code, 0) << applied.output;
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  EXPECT_TRUE(GetJson("get pods -n " + ns_)["items"].empty()) << "a suspended point started";
+  ASSERT_EQ(
+      Kubectl("patch job sweep-0 -n " + ns_ + " --type=merge -p '{\"spec\":{\"suspend\":false}}'")
+          .exit_code,
+      0);
+  ASSERT_EQ(
+      Kubectl("wait job/sweep-0 -n " + ns_ + " --for=condition=complete --timeout=60s").exit_code,
+      0);
+  auto pods = GetJson("get pods -n " + ns_);
+  ASSERT_EQ(pods["items"].size(), 1u);
+  EXPECT_EQ(pods["items"][0]["metadata"]["labels"]["job-name"], "sweep-0");
+}
+
+// With kwok's delays known (scheduled → started: start-seconds; started →
+// finished: run-seconds), the phases read from the real pods are within a
+// second of them (the API's times are whole seconds); a pod no node fits is
+// reported as unschedulable, with the scheduler's reason.
+TEST_F(KubeCluster, PodLifecycleMatchesKwokDelays) {
+  auto pod = [&](const std::string& name, const std::string& cpu) {
+    return json{{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata",
+                 {{"name", name},
+                  {"namespace", ns_},
+                  {"annotations",
+                   {{"kfpbench.dev/start-seconds", "2"}, {"kfpbench.dev/run-seconds", "3"}}}}},
+                {"spec",
+                 {{"restartPolicy", "Never"},
+                  {"containers",
+                   {{{"name", "main"},
+                     {"image", kImage},
+                     {"resources", {{"requests", {{"cpu", cpu}}}}}}}}}}};
+  };
+  std::string file = Write("pods.json", json{{"apiVersion", "v1"},
+                                             {"kind", "List"},
+                                             {"items", {pod("timed", "1"), pod("huge", "1000")}}}
+                                            .dump());
+  ASSERT_EQ(Kubectl("apply -f " + file).exit_code, 0);
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return GetJson("get pod timed -n " + ns_)["status"].value("phase", "") == "Succeeded";
+      },
+      30));
+  // The scheduler's FailedScheduling event for the big one.
+  WaitUntil(
+      [&] {
+        return Kubectl("get events -n " + ns_ + " --field-selector reason=FailedScheduling -o name")
+                   .output.find("event") != std::string::npos;
+      },
+      10);
+  kube::PodReaderOptions options;
+  options.namespace_ = ns_;
+  auto readout = kube::ReadPods({"timed", "huge", "gone"}, options);
+  EXPECT_TRUE(readout.errors.empty()) << readout.errors.front();
+  EXPECT_EQ(readout.missing, std::set<std::string>{"gone"});
+  ASSERT_EQ(readout.pods.size(), 2u);
+  auto timed = kube::ReadPodTimeline(readout.pods["timed"], readout.events["timed"]);
+  ASSERT_TRUE(timed.ok()) << timed.error().message;
+  ASSERT_TRUE(timed->scheduled && timed->ContainersStarted() && timed->Main());
+  auto seconds = [](Duration d) { return std::chrono::duration<double>(d).count(); };
+  EXPECT_NEAR(seconds(*timed->scheduled - timed->created), 0.0, 1.0);
+  EXPECT_NEAR(seconds(*timed->ContainersStarted() - *timed->scheduled), 2.0, 1.0);
+  ASSERT_TRUE(timed->Main()->started && timed->Main()->finished);
+  EXPECT_NEAR(seconds(*timed->Main()->finished - *timed->Main()->started), 3.0, 1.0);
+  EXPECT_EQ(timed->Main()->exit_code, 0);
+  EXPECT_EQ(timed->node.rfind("kwok-node-", 0), 0u) << timed->node;
+  EXPECT_TRUE(timed->unschedulable.empty());
+  auto huge = kube::ReadPodTimeline(readout.pods["huge"], readout.events["huge"]);
+  ASSERT_TRUE(huge.ok()) << huge.error().message;
+  EXPECT_FALSE(huge->scheduled);
+  EXPECT_EQ(huge->phase, "Pending");
+  EXPECT_NE(huge->unschedulable.find("Insufficient cpu"), std::string::npos) << huge->unschedulable;
+  EXPECT_GE(huge->failed_scheduling, 1);
+  // In results.json: the step counts it apart, with no latency sample.
+  results::PodLifecycle section;
+  section.collected = true;
+  section.Add({"run-1", "train", *timed});
+  section.Add({"run-1", "train", *huge});
+  const auto& step = section.steps.at("train");
+  EXPECT_EQ(step.pods, 2);
+  EXPECT_EQ(step.unschedulable, 1);
+  EXPECT_EQ(step.ms.at("scheduled").count(), 1u);
+  auto back = results::PodLifecycleFromJson(results::PodLifecycleToJson(section));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->steps.at("train").unschedulable, 1);
+  EXPECT_EQ(back->pods[1].pod.unschedulable, huge->unschedulable);
+}
+
+// TFJob, PyTorchJob and MPIJob through the driver against the training
+// operator's CRDs (v1.9), their conditions written by kwok Stages in the
+// operator's words (stack/kwok-training.yaml); no replica pods exist.
+TEST_F(KubeCluster, TrainingOperatorKindsRunThroughTheDriver) {
+  if (Kubectl("get crd pytorchjobs.kubeflow.org").exit_code != 0) {
+    GTEST_SKIP() << "the stack was started without the training operator's CRDs (../shared absent)";
+  }
+  for (const auto& [kind, replicas] :
+       std::vector<std::pair<std::string, std::string>>{{"TFJob", "{Worker: 2, PS: 1}"},
+                                                        {"PyTorchJob", "{Master: 1, Worker: 1}"},
+                                                        {"MPIJob", "{Launcher: 1, Worker: 2}"}}) {
+    SCOPED_TRACE(kind);
+    std::string name = "tj-" + AsciiLower(kind);
+    auto config =
+        Write(name + ".yaml",
+              "name: " + name + "\nkind: " + kind + "\nnamespace: " + ns_ + "\nimage: " + kImage +
+                  "\ncommand: [train]\nreplicas: " + replicas + "\ntimeoutSeconds: 60\n");
+    auto r = Kfpbench("job " + config + JobFlags());
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find(name + "-0 [0]: Succeeded"), std::string::npos) << r.output;
+  }
+}
+
+}  // namespace
+}  // namespace kfpbench::cli
