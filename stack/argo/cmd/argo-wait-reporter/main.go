@@ -5,8 +5,11 @@
 // workflows.argoproj.io/report-outputs-completed=true (argoexec's
 // workflow/executor/taskresult.go). This writes what the executor writes, at
 // the moments it writes it: an empty placeholder (label "false") once the
-// pod's containers run, and the completed label once they have terminated.
-// Outputs stay empty: a kwok pod produces none.
+// pod's containers run, and the completed label once `main` has exited.
+// Then it lets the wait container exit: it sets kfpbench.dev/wait-exit-seconds
+// "0" on the pod, which kwok's argo-wait-exits Stage (stack/argo/kwok.yaml)
+// waits for, so the pod ends after its outputs are reported, as a real one
+// does. Outputs stay empty: a kwok pod produces none.
 package main
 
 import (
@@ -42,7 +45,11 @@ const (
 	completed
 )
 
+// waitExitAnnotation lets kwok end the pod (stack/argo/kwok.yaml).
+const waitExitAnnotation = "kfpbench.dev/wait-exit-seconds"
+
 type reporter struct {
+	kube    kubernetes.Interface
 	results wfclientset.Interface
 	pods    cache.Indexer
 	queue   workqueue.TypedRateLimitingInterface[string]
@@ -84,6 +91,7 @@ func run(kubeconfig string, workers int, qps float32) error {
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = common.LabelKeyWorkflow }))
 	informer := factory.Core().V1().Pods().Informer()
 	r := &reporter{
+		kube:    kube,
 		results: results,
 		pods:    informer.GetIndexer(),
 		queue:   workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
@@ -195,6 +203,17 @@ func (r *reporter) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
+	if want == completed {
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
+			waitExitAnnotation: "0"}}})
+		_, err = r.kube.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+		if apierr.IsNotFound(err) {
+			err = nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 	r.mu.Lock()
 	r.state[pod.UID] = want
 	r.mu.Unlock()
@@ -202,18 +221,24 @@ func (r *reporter) sync(ctx context.Context, key string) error {
 }
 
 // due is what the pod's wait container would have reported: the placeholder
-// once it runs, the completed label once it has terminated.
+// once it runs, the completed label once `main` has exited.
 func due(pod *corev1.Pod) reported {
-	for _, c := range pod.Status.ContainerStatuses {
-		if c.Name != common.WaitContainerName {
-			continue
+	var wait, main *corev1.ContainerStatus
+	for i, c := range pod.Status.ContainerStatuses {
+		switch c.Name {
+		case common.WaitContainerName:
+			wait = &pod.Status.ContainerStatuses[i]
+		case common.MainContainerName:
+			main = &pod.Status.ContainerStatuses[i]
 		}
-		switch {
-		case c.State.Terminated != nil:
-			return completed
-		case c.State.Running != nil:
-			return placeholder
-		}
+	}
+	switch {
+	case wait == nil || main == nil:
+		return nothing
+	case main.State.Terminated != nil:
+		return completed
+	case wait.State.Running != nil:
+		return placeholder
 	}
 	return nothing
 }
