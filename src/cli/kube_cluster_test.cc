@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <map>
 #include <thread>
 
 #include "harness/e2e_support.h"
@@ -17,6 +18,7 @@
 #include "results/pod_lifecycle.h"
 #include "util/ids.h"
 #include "util/strings.h"
+#include "util/time.h"
 
 namespace kfpbench::cli {
 namespace {
@@ -344,6 +346,117 @@ TEST_F(KubeCluster, TrainingOperatorKindsRunThroughTheDriver) {
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find(name + "-0 [0]: Succeeded"), std::string::npos) << r.output;
   }
+}
+
+// Argo Workflows on the stack (scripts/argo): a KFP-shaped DAG, each step a
+// template whose pod kwok times by the annotations Argo copies onto it from
+// the template's metadata, with the step's resource requests.
+class KubeClusterArgo : public KubeCluster {
+ protected:
+  void SetUp() override {
+    KubeCluster::SetUp();
+    if (IsSkipped()) return;
+    if (Kubectl("get crd workflows.argoproj.io").exit_code != 0) {
+      GTEST_SKIP() << "Argo is not running on the stack (scripts/argo start)";
+    }
+  }
+  // A container template that runs `seconds` and exits with `exit_code`.
+  static json Step(const std::string& name, int seconds, int exit_code = 0) {
+    return {{"name", name},
+            {"metadata",
+             {{"annotations",
+               {{"kfpbench.dev/start-seconds", "0"},
+                {"kfpbench.dev/run-seconds", std::to_string(seconds)},
+                {"kfpbench.dev/exit-code", std::to_string(exit_code)}}}}},
+            {"container",
+             {{"image", kImage},
+              {"command", {"kfpbench", "step"}},
+              {"resources", {{"requests", {{"cpu", "2"}, {"memory", "4Gi"}}}}}}}};
+  }
+  // Submits a workflow of `templates` whose entrypoint is a DAG of `tasks`;
+  // returns it once finished (or as it is after 120 s).
+  json RunWorkflow(const std::string& name, const json& tasks, json templates) {
+    templates.push_back({{"name", "pipeline"}, {"dag", {{"tasks", tasks}}}});
+    json workflow = {{"apiVersion", "argoproj.io/v1alpha1"},
+                     {"kind", "Workflow"},
+                     {"metadata", {{"name", name}, {"namespace", ns_}}},
+                     {"spec", {{"entrypoint", "pipeline"}, {"templates", templates}}}};
+    auto created = Kubectl("create -f " + Write(name + ".json", workflow.dump()));
+    EXPECT_EQ(created.exit_code, 0) << created.output;
+    json got;
+    WaitUntil(
+        [&] {
+          got = GetJson("get workflow " + name + " -n " + ns_);
+          if (got.is_discarded()) return false;
+          auto phase = got["status"].value("phase", "");
+          return phase == "Succeeded" || phase == "Failed" || phase == "Error";
+        },
+        120);
+    return got;
+  }
+  // Seconds from one RFC 3339 time to another (-1000 if either is missing).
+  static double Between(const json& from, const json& to) {
+    auto start = ParseRfc3339(from.is_string() ? from.get<std::string>() : "");
+    auto end = ParseRfc3339(to.is_string() ? to.get<std::string>() : "");
+    if (!start.ok() || !end.ok()) return -1000;
+    return std::chrono::duration<double>(*end - *start).count();
+  }
+  static std::map<std::string, json> ByTask(json& workflow) {
+    std::map<std::string, json> by_task;
+    for (const auto& [id, node] : workflow["status"]["nodes"].items()) {
+      by_task[node.value("displayName", id)] = node;
+    }
+    return by_task;
+  }
+};
+
+// A diamond (a → b, c → d) and a fan-out of four after it: every node ends
+// Succeeded on a fake node, lasting the run time its template names (Argo's
+// times are whole seconds: within 1 s), and the workflow Succeeded.
+TEST_F(KubeClusterArgo, KfpShapedDagSucceedsWithItsStepsTimes) {
+  json tasks = json::array({{{"name", "a"}, {"template", "one"}},
+                            {{"name", "b"}, {"template", "three"}, {"dependencies", {"a"}}},
+                            {{"name", "c"}, {"template", "two"}, {"dependencies", {"a"}}},
+                            {{"name", "d"}, {"template", "one"}, {"dependencies", {"b", "c"}}},
+                            {{"name", "fan"},
+                             {"template", "two"},
+                             {"dependencies", {"d"}},
+                             {"withItems", {0, 1, 2, 3}}}});
+  auto wf = RunWorkflow("diamond", tasks, {Step("one", 1), Step("two", 2), Step("three", 3)});
+  ASSERT_EQ(wf["status"].value("phase", ""), "Succeeded") << wf["status"].dump(2);
+  std::map<std::string, int> run_seconds{{"one", 1}, {"two", 2}, {"three", 3}};
+  int pods = 0;
+  for (const auto& [id, node] : wf["status"]["nodes"].items()) {
+    SCOPED_TRACE(node.value("displayName", id));
+    EXPECT_EQ(node.value("phase", ""), "Succeeded");
+    if (node.value("type", "") != "Pod") continue;
+    ++pods;
+    EXPECT_EQ(node.value("hostNodeName", "").rfind("kwok-node-", 0), 0u) << node.dump();
+    EXPECT_NEAR(Between(node["startedAt"], node["finishedAt"]),
+                run_seconds.at(node["templateName"]), 1.0);
+  }
+  EXPECT_EQ(pods, 8);  // a, b, c, d and four fanned out
+  // b and c ran side by side, once a had finished (Argo looks again at a
+  // workflow DEFAULT_REQUEUE_TIME, 10 s, after a pod changed).
+  auto by_task = ByTask(wf);
+  EXPECT_NEAR(Between(by_task["b"]["startedAt"], by_task["c"]["startedAt"]), 0.0, 1.0);
+  EXPECT_GE(Between(by_task["a"]["finishedAt"], by_task["b"]["startedAt"]), 0.0);
+}
+
+// A step told to exit 3 fails its node with that exit code, its dependants
+// never run, and the workflow is Failed.
+TEST_F(KubeClusterArgo, AFailingStepFailsTheWorkflow) {
+  json tasks = json::array({{{"name", "a"}, {"template", "ok"}},
+                            {{"name", "b"}, {"template", "fails"}, {"dependencies", {"a"}}},
+                            {{"name", "c"}, {"template", "ok"}, {"dependencies", {"b"}}}});
+  auto wf = RunWorkflow("fails", tasks, {Step("ok", 1), Step("fails", 1, 3)});
+  ASSERT_EQ(wf["status"].value("phase", ""), "Failed") << wf["status"].dump(2);
+  auto by_task = ByTask(wf);
+  EXPECT_EQ(by_task["a"].value("phase", ""), "Succeeded");
+  EXPECT_EQ(by_task["b"].value("phase", ""), "Failed");
+  EXPECT_EQ(by_task["b"]["outputs"].value("exitCode", ""), "3") << by_task["b"].dump();
+  EXPECT_TRUE(!by_task.contains("c") || by_task["c"].value("phase", "") == "Omitted")
+      << by_task["c"].dump();
 }
 
 }  // namespace
