@@ -37,7 +37,7 @@ Simulation::Simulation(const ClusterSpec& cluster, const WorkloadSpec& workload,
       api_(loop_, SharedServer::Discipline::kFifo, api_spec_.workers),
       store_(loop_, store_spec_.fifo ? SharedServer::Discipline::kFifo
                                      : SharedServer::Discipline::kProcessorSharing),
-      default_task_{cluster.default_task_cpu, 0, cluster.default_task_memory, 0},
+      default_task_{cluster.default_task_cpu, 0, cluster.default_task_memory, 0, {}},
       executor_(loop_, workload.steps, workload.seed,
                 SharedServices{&api_, api_spec_.task_update, &store_, store_spec_.bandwidth},
                 default_task_),
@@ -55,6 +55,9 @@ Simulation::Simulation(const ClusterSpec& cluster, const WorkloadSpec& workload,
   executor_.on_first_launch = [this] {
     capacity_cpu_before_ = nodes_.CpuSeconds(loop_.Now());
     capacity_memory_before_ = nodes_.MemorySeconds(loop_.Now());
+    for (size_t slot = engine::kMemory + 1; slot < engine::kResourceSlots; ++slot) {
+      capacity_before_[slot] = nodes_.CapacitySeconds(slot, loop_.Now());
+    }
   };
 }
 
@@ -186,6 +189,16 @@ void Simulation::CloseUtilisation(WallTime t) {
   tt.held = executor_.TaskSeconds(t);
   result_.cpu_utilisation = cpu > 0 ? tt.allocated_cpu / cpu : 0;
   result_.memory_utilisation = memory > 0 ? tt.allocated_memory / memory : 0;
+  result_.resources.clear();
+  for (size_t slot = engine::kMemory + 1; slot < engine::kResourceSlots; ++slot) {
+    ResourceUse use;
+    use.allocated = executor_.AllocatedSeconds(slot, t);
+    use.capacity = nodes_.CapacitySeconds(slot, t) - capacity_before_[slot];
+    if (use.allocated <= 0 && use.capacity <= 0) continue;
+    use.name = engine::SlotName(slot);
+    use.utilisation = use.capacity > 0 ? use.allocated / use.capacity : 0;
+    result_.resources.push_back(std::move(use));
+  }
   utilisation_end_ = t;
 }
 
@@ -199,7 +212,7 @@ void Simulation::Tick() {
   SeriesPoint s;
   s.t = ToSeconds(loop_.Now() - start_);
   s.nodes = nodes_.live_total();
-  s.cpu_used = static_cast<double>(pl.used_total().cpu_millis) / 1000.0;
+  s.cpu_used = static_cast<double>(pl.used_total()[engine::kCpu]) / 1000.0;
   s.cpu_capacity = nodes_.CpuCapacity();
   s.pending = static_cast<double>(pl.queued());
   s.running_runs = static_cast<double>(alive_);

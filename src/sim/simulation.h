@@ -5,6 +5,7 @@
 // Simulate (simulator.h) checks the input, makes one and runs it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -97,6 +98,7 @@ class Simulation : private engine::RunObserver {
   // idle nodes before any work nor after it dilute it.
   double node_seconds_ = 0;
   double capacity_cpu_before_ = 0, capacity_memory_before_ = 0;
+  std::array<double, engine::kResourceSlots> capacity_before_{};  // slots past memory
   std::optional<WallTime> utilisation_end_;
   WallTime last_tick_;
 };

@@ -19,6 +19,17 @@ Status ValidateCluster(const ClusterSpec& cluster) {
     if (p.cpu <= 0 || p.memory <= 0) {
       return Refused(fmt::format("pool '{}': cpu and memory must be positive", p.name));
     }
+    for (const auto& r : p.resources) {
+      if (r.amount < 0) {
+        return Refused(fmt::format("pool '{}': {} must not be negative", p.name, r.name));
+      }
+      if (!engine::SlotOf(r.name)) {
+        return Refused(fmt::format(
+            "pool '{}': resource '{}' is one more than the {} extended resources a simulation "
+            "tracks",
+            p.name, r.name, engine::kUntracked - engine::kStandardResources));
+      }
+    }
     if (p.min < 0 || p.max < p.min) {
       return Refused(
           fmt::format("pool '{}': need 0 <= min <= max (min {}, max {})", p.name, p.min, p.max));
@@ -85,6 +96,9 @@ nlohmann::json ToJson(const SimResult& r) {
   j["peak_nodes"] = r.peak_nodes;
   j["cpu_utilisation"] = r.cpu_utilisation;
   j["memory_utilisation"] = r.memory_utilisation;
+  // Only when some resource beyond CPU and memory was in play: output for
+  // CPU and memory alone stays as it was.
+  for (const auto& use : r.resources) j["resource_utilisation"][use.name] = use.utilisation;
   j["peak_runs_alive"] = r.peak_runs_alive;
   j["events"] = r.events;
   j["tasks_by_label"] = r.tasks_by_label;
@@ -119,6 +133,7 @@ nlohmann::json ToJson(const SimResult& r) {
                   {"pending", t.pending},
                   {"in_api", t.api.task_seconds},
                   {"in_store", t.store.task_seconds}}}};
+  if (binds.what == Binds::kResource) j["binds"]["resource"] = binds.resource;
   j["series"] = r.series.ToJson();
   return j;
 }
@@ -139,6 +154,9 @@ std::string Summary(const SimResult& r) {
       "nodes       peak {}, {:.2f} node-hours, CPU allocated {:.1f}%, memory {:.1f}% "
       "(time-weighted, first placement to last end)\n",
       r.peak_nodes, r.node_hours, r.cpu_utilisation * 100, r.memory_utilisation * 100);
+  for (const auto& use : r.resources) {
+    s += fmt::format("            {} allocated {:.1f}%\n", use.name, use.utilisation * 100);
+  }
   auto service = [&](const char* name, const ServiceStats& st) {
     if (!st.modelled) return;
     s += fmt::format("{:<11} {}; {:.0f}% busy, {} each incl. queueing", name, DescribeDemand(st),
