@@ -50,7 +50,7 @@ BENCHMARK(BM_VirtualLoopEvents)->Unit(benchmark::kMillisecond);
 // six steps arrive 3.5 a second, steps ~1 min, trainers ~5 min (`trainer`).
 ClusterSpec Cluster() {
   ClusterSpec cluster;
-  cluster.pools.push_back({"workers", 4, int64_t{16} << 30, 0, 1000, -1, {}, {}});
+  cluster.pools.push_back({"workers", 4, int64_t{16} << 30, 0, 1000, -1, {}, {}, {}});
   cluster.autoscaler.provisioning_delay = 90s;
   return cluster;
 }

@@ -12,6 +12,7 @@
 #include "plan/calibration.h"
 #include "plan/capacity_page.h"
 #include "plan/plan.h"
+#include "sim/arrivals.h"
 #include "sim/config.h"
 #include "sim/simulator.h"
 
@@ -236,9 +237,7 @@ Command AddPlanCommand(CLI::App& app) {
       if (auto st = sim::ScaleArrivals(*workload, f->arrival_scale); !st.ok()) {
         return Fail("--arrival-scale: " + st.error().message, kExitBadInput);
       }
-      f->runs = workload->arrival_kind == sim::WorkloadSpec::ArrivalKind::kCsv
-                    ? static_cast<int64_t>(workload->csv.size())
-                    : workload->runs;
+      f->runs = sim::RunCount(*workload);
     }
     int given = (f->runs > 0) + (f->nodes > 0) + (f->within > Duration::zero());
     if (given != 2) return Fail("give exactly two of --runs, --nodes and --within", kExitBadInput);

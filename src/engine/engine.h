@@ -132,7 +132,7 @@ struct EngineOptions {
   // work_root/objects/<scheme>/… (ir/artifact_uri.h).
   std::vector<std::filesystem::path> import_roots;
   std::vector<NodeSpec> nodes;  // empty: one node the size of this machine
-  Resources default_task_resources{0.1, 0, 64 << 20, 0};  // when the IR asks for none
+  Resources default_task_resources{0.1, 0, 64 << 20, 0, {}};  // when the IR asks for none
   // Seeds task ids and pod names; 0 draws a seed from std::random_device. A
   // fixed seed makes simulated runs reproducible.
   uint64_t random_seed = 0;

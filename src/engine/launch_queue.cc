@@ -18,10 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-Resources ToResources(const ir::ResourceSpec& r) {
-  return Resources{r.cpu_request, r.cpu_limit, r.memory_request, r.memory_limit};
-}
-
 // Resource fields set from a pipeline input or an upstream output, resolved
 // from the task's inputs as KFP's driver does when it builds the pod.
 // `spec` itself when nothing is templated (a copy per task would cost
@@ -53,16 +49,17 @@ Status Engine::Impl::Place(DagExec& dag, int i, const ir::ExecutorSpec& executor
   ir::ResourceSpec resolved;
   auto resources = ResolveResources(task, exec->container.resources, resolved);
   if (!resources.ok()) return resources.error();
-  Resources ir_res = ToResources(**resources);
+  Resources ir_res = ResourcesOf(**resources);
   bool any = ir_res.cpu_request > 0 || ir_res.cpu_limit > 0 || ir_res.memory_request > 0 ||
              ir_res.memory_limit > 0;
   launch.resources = any ? ir_res : options.default_task_resources;
+  if (!any) launch.resources.extended = ir_res.extended;  // an accelerator alone
   Demand demand = DemandOf(ir_res, options.default_task_resources);
   if (!exec->scheduling.empty()) demand.scheduling = &exec->scheduling;
   if (!placement.FitsSomeNode(demand)) {
     if (demand.scheduling == nullptr && !placement.any_taints()) {  // size alone
       return Error{fmt::format("task requests {}, more than any node offers (largest: {})",
-                               DescribeDemand(demand), DescribeDemand(placement.LargestNode()))};
+                               DescribeDemand(demand), DescribeResources(placement.LargestNode()))};
     }
     // A pod Kubernetes could never schedule would stay Pending for ever;
     // here the task fails at once with the scheduler's reason.

@@ -125,7 +125,7 @@ TEST_F(EngineTest, FailsTaskThatCanNeverFit) {
 TEST_F(EngineTest, UsesDefaultResourcesWhenIrHasNone) {
   EngineOptions options;
   options.nodes = {{"n", 0.25, int64_t{1} << 30}};
-  options.default_task_resources = {0.1, 0, 64 << 20, 0};
+  options.default_task_resources = {0.1, 0, 64 << 20, 0, {}};
   MakeEngine(options);
   ASSERT_TRUE(Submit(kPipeline, {{"text", "x"}}).ok());
   loop_.Run();

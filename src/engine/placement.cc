@@ -13,14 +13,6 @@ namespace {
 
 int64_t Millis(double cores) { return static_cast<int64_t>(std::llround(cores * 1000)); }
 
-std::string FormatBytes(int64_t bytes) {
-  constexpr double kGi = 1024.0 * 1024 * 1024;
-  constexpr double kMi = 1024.0 * 1024;
-  if (bytes >= kGi) return fmt::format("{:g}Gi", std::round(bytes / kGi * 100) / 100);
-  if (bytes >= kMi) return fmt::format("{:g}Mi", std::round(bytes / kMi * 100) / 100);
-  return fmt::format("{}B", bytes);
-}
-
 bool Tolerates(const ir::Toleration& t, const Taint& taint) {
   if (!t.effect.empty() && t.effect != taint.effect) return false;
   if (t.key.empty()) return t.op == "Exists";  // an empty key with Exists tolerates all
@@ -91,6 +83,14 @@ bool Schedulable(const NodeSpec& node, const ir::NodeScheduling* scheduling) {
   return !Untolerated(node, scheduling) && !SelectorMismatch(node, scheduling);
 }
 
+Resources ResourcesOf(const ir::ResourceSpec& r) {
+  Resources out{r.cpu_request, r.cpu_limit, r.memory_request, r.memory_limit, {}};
+  if (!r.accelerator_type.empty() && r.accelerator_count > 0) {
+    out.extended.push_back({r.accelerator_type, r.accelerator_count});
+  }
+  return out;
+}
+
 Demand DemandOf(const Resources& task, const Resources& fallback) {
   auto pick = [](double a, double b, double c, double d) {
     for (double v : {a, b, c, d}) {
@@ -99,14 +99,19 @@ Demand DemandOf(const Resources& task, const Resources& fallback) {
     return 0.0;
   };
   Demand d;
-  d.cpu_millis =
+  d.amounts[kCpu] =
       Millis(pick(task.cpu_request, task.cpu_limit, fallback.cpu_request, fallback.cpu_limit));
-  d.memory = static_cast<int64_t>(pick(
+  d.amounts[kMemory] = static_cast<int64_t>(pick(
       static_cast<double>(task.memory_request), static_cast<double>(task.memory_limit),
       static_cast<double>(fallback.memory_request), static_cast<double>(fallback.memory_limit)));
   // Never zero: Placement::Schedule stops scanning once no node has any room.
-  d.cpu_millis = std::max<int64_t>(d.cpu_millis, 1);
-  d.memory = std::max<int64_t>(d.memory, 1);
+  d.amounts[kCpu] = std::max<int64_t>(d.amounts[kCpu], 1);
+  d.amounts[kMemory] = std::max<int64_t>(d.amounts[kMemory], 1);
+  for (const auto& e : task.extended) {
+    // A name past the slots goes to the untracked slot, which no node
+    // offers: the task fits nowhere and says so, never asks for less.
+    d.amounts[SlotOf(e.name).value_or(kUntracked)] += e.amount;
+  }
   return d;
 }
 
@@ -114,21 +119,16 @@ std::vector<NodeSpec> DefaultNodes() {
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   long pages = sysconf(_SC_PHYS_PAGES);
   long page_size = sysconf(_SC_PAGE_SIZE);
-  NodeSpec node;
-  node.name = "local";
-  node.cpu = cores > 0 ? static_cast<double>(cores) : 1.0;
-  node.memory =
-      pages > 0 && page_size > 0 ? static_cast<int64_t>(pages) * page_size : int64_t{4} << 30;
-  return {node};
+  return {NodeSpec(
+      "local", cores > 0 ? static_cast<double>(cores) : 1.0,
+      pages > 0 && page_size > 0 ? static_cast<int64_t>(pages) * page_size : int64_t{4} << 30)};
 }
 
-std::string DescribeDemand(const Demand& d) {
-  return fmt::format("{:g} CPU, {} memory", d.cpu_millis / 1000.0, FormatBytes(d.memory));
-}
+std::string DescribeDemand(const Demand& d) { return DescribeResources(d.amounts); }
 
 Placement::Placement(std::vector<NodeSpec> nodes) : nodes_(std::move(nodes)) {
   for (const auto& n : nodes_) {
-    capacity_.push_back({Millis(n.cpu), n.memory});
+    capacity_.push_back(n.allocatable);
     any_taints_ = any_taints_ || !n.taints.empty();
   }
   free_ = capacity_;
@@ -142,7 +142,7 @@ void Placement::RebuildRoom() {
   while (leaves_ < nodes_.size()) leaves_ *= 2;
   room_.assign(2 * leaves_, Room{-1, -1});  // padding fits nothing, not even zero
   for (size_t i = 0; i < free_.size(); ++i)
-    room_[leaves_ + i] = {free_[i].cpu_millis, free_[i].memory};
+    room_[leaves_ + i] = {free_[i][kCpu], free_[i][kMemory]};
   for (size_t k = leaves_ - 1; k >= 1; --k) {
     room_[k] = {std::max(room_[2 * k].cpu_millis, room_[2 * k + 1].cpu_millis),
                 std::max(room_[2 * k].memory, room_[2 * k + 1].memory)};
@@ -157,15 +157,15 @@ void Placement::SyncStale() {
   SetFree(i, free_[i]);
 }
 
-void Placement::SetFree(size_t i, const Demand& d) {
-  free_[i] = d;
+void Placement::SetFree(size_t i, const ResourceList& room) {
+  free_[i] = room;
   size_t k = leaves_ + i;
   if (i == stale_) {
     stale_ = kNoNode;
     // Back to the room the tree holds: nothing to climb.
-    if (room_[k].cpu_millis == d.cpu_millis && room_[k].memory == d.memory) return;
+    if (room_[k].cpu_millis == room[kCpu] && room_[k].memory == room[kMemory]) return;
   }
-  room_[k] = {d.cpu_millis, d.memory};
+  room_[k] = {room[kCpu], room[kMemory]};
   for (k /= 2; k >= 1; k /= 2) {
     const Room most{std::max(room_[2 * k].cpu_millis, room_[2 * k + 1].cpu_millis),
                     std::max(room_[2 * k].memory, room_[2 * k + 1].memory)};
@@ -177,19 +177,17 @@ void Placement::SetFree(size_t i, const Demand& d) {
 }
 
 size_t Placement::FirstFit(const Demand& d) const {
-  if (d.scheduling != nullptr || any_taints_) {
-    // Rules make room alone no guide: test each node in order.
+  if (d.scheduling != nullptr || any_taints_ || d.amounts.AnyBeyondCpuAndMemory()) {
+    // Rules, or resources the tree does not index, make its room no guide:
+    // test each node in order.
     for (size_t i = 0; i < nodes_.size(); ++i) {
-      if (!removed_[i] && d.cpu_millis <= free_[i].cpu_millis && d.memory <= free_[i].memory &&
-          Eligible(i, d)) {
-        return i;
-      }
+      if (!removed_[i] && d.amounts.FitsIn(free_[i]) && Eligible(i, d)) return i;
     }
     return nodes_.size();
   }
   const size_t found = TreeFirstFit(d);
-  if (stale_ < found && d.cpu_millis <= free_[stale_].cpu_millis &&
-      d.memory <= free_[stale_].memory) {
+  if (stale_ < found && d.cpu_millis() <= free_[stale_][kCpu] &&
+      d.memory() <= free_[stale_][kMemory]) {
     return stale_;
   }
   return found;
@@ -197,7 +195,7 @@ size_t Placement::FirstFit(const Demand& d) const {
 
 size_t Placement::TreeFirstFit(const Demand& d) const {
   auto fits = [&](size_t k) {
-    return d.cpu_millis <= room_[k].cpu_millis && d.memory <= room_[k].memory;
+    return d.cpu_millis() <= room_[k].cpu_millis && d.memory() <= room_[k].memory;
   };
   if (nodes_.empty() || !fits(1)) return nodes_.size();
   // Depth first, left before right: the leftmost leaf that fits. A range
@@ -230,15 +228,10 @@ size_t Placement::TreeFirstFit(const Demand& d) const {
 
 bool Placement::FitsSomeNode(const Demand& d) const {
   for (size_t i = 0; i < capacity_.size(); ++i) {
-    const Demand& c = capacity_[i];
-    if (d.cpu_millis <= c.cpu_millis && d.memory <= c.memory && Eligible(i, d)) return true;
+    if (d.amounts.FitsIn(capacity_[i]) && Eligible(i, d)) return true;
   }
   for (size_t i = 0; i < shapes_.size(); ++i) {
-    const Demand& c = shapes_[i];
-    if (d.cpu_millis <= c.cpu_millis && d.memory <= c.memory &&
-        Schedulable(shape_nodes_[i], d.scheduling)) {
-      return true;
-    }
+    if (d.amounts.FitsIn(shapes_[i]) && Schedulable(shape_nodes_[i], d.scheduling)) return true;
   }
   return false;
 }
@@ -246,19 +239,21 @@ bool Placement::FitsSomeNode(const Demand& d) const {
 std::string Placement::WhyUnschedulable(const Demand& d) const {
   if (FitsSomeNode(d)) return "";
   // Every node and every shape a pool may add, as kube-scheduler counts them.
-  std::vector<std::pair<const NodeSpec*, Demand>> all;
+  std::vector<std::pair<const NodeSpec*, ResourceList>> all;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     if (!removed_[i]) all.emplace_back(&nodes_[i], capacity_[i]);
   }
   for (size_t i = 0; i < shapes_.size(); ++i) all.emplace_back(&shape_nodes_[i], shapes_[i]);
-  int selector = 0, taint = 0, small = 0;
+  int selector = 0, taint = 0, small = 0, extended = 0;
   for (const auto& [node, cap] : all) {
     if (SelectorMismatch(*node, d.scheduling)) {
       ++selector;
     } else if (Untolerated(*node, d.scheduling)) {
       ++taint;
-    } else if (d.cpu_millis > cap.cpu_millis || d.memory > cap.memory) {
+    } else if (d.cpu_millis() > cap[kCpu] || d.memory() > cap[kMemory]) {
       ++small;
+    } else if (!d.amounts.FitsIn(cap)) {
+      ++extended;
     }
   }
   std::vector<std::string> reasons;
@@ -271,20 +266,28 @@ std::string Placement::WhyUnschedulable(const Demand& d) const {
     reasons.push_back(
         fmt::format("{} node(s) had too little CPU or memory for {}", small, DescribeDemand(d)));
   }
+  if (extended > 0) {
+    // As kube-scheduler words a missing extended resource ("Insufficient nvidia.com/gpu").
+    std::string names;
+    for (size_t i = kMemory + 1; i < kResourceSlots; ++i) {
+      if (d.amounts[i] == 0) continue;
+      names +=
+          (names.empty() ? "" : ", ") + (SlotName(i).empty() ? "unknown resource" : SlotName(i));
+    }
+    reasons.push_back(
+        fmt::format("{} node(s) had insufficient {} for {}", extended, names, DescribeDemand(d)));
+  }
   std::string out = fmt::format("0/{} nodes are available", all.size());
   for (size_t i = 0; i < reasons.size(); ++i) out += (i == 0 ? ": " : ", ") + reasons[i];
   return out;
 }
 
-Demand Placement::LargestNode() const {
-  Demand best;
-  std::vector<Demand> all = capacity_;
+ResourceList Placement::LargestNode() const {
+  ResourceList best;
+  std::vector<ResourceList> all = capacity_;
   all.insert(all.end(), shapes_.begin(), shapes_.end());
   for (const auto& c : all) {
-    if (c.cpu_millis > best.cpu_millis ||
-        (c.cpu_millis == best.cpu_millis && c.memory > best.memory)) {
-      best = c;
-    }
+    if (c[kCpu] > best[kCpu] || (c[kCpu] == best[kCpu] && c[kMemory] > best[kMemory])) best = c;
   }
   return best;
 }
@@ -323,17 +326,15 @@ void Placement::Schedule(std::vector<Placed>& placed) {
     const Demand& d = e.demand;
     bool hopeless = false;
     for (const auto& f : failed_) {
-      hopeless = hopeless || (d.cpu_millis >= f.cpu_millis && d.memory >= f.memory &&
-                              d.scheduling == f.scheduling);
+      hopeless = hopeless || (d.scheduling == f.scheduling && f.amounts.FitsIn(d.amounts));
     }
     size_t chosen = hopeless ? nodes_.size() : FirstFit(d);
     if (chosen == nodes_.size()) {
       if (!hopeless) failed_.push_back(d);
       continue;
     }
-    SetFree(chosen, {free_[chosen].cpu_millis - d.cpu_millis, free_[chosen].memory - d.memory});
-    used_total_.cpu_millis += d.cpu_millis;
-    used_total_.memory += d.memory;
+    SetFree(chosen, free_[chosen] - d.amounts);
+    used_total_ += d.amounts;
     if (!HasRoom(chosen)) --nodes_with_room_;
     placed.push_back({e.ticket, chosen});
     e.queued = false;
@@ -348,14 +349,13 @@ void Placement::Release(size_t node, const Demand& d) {
   // another node's room grows (see stale_).
   if (stale_ != node) SyncStale();
   stale_ = node;
-  free_[node] = {free_[node].cpu_millis + d.cpu_millis, free_[node].memory + d.memory};
-  used_total_.cpu_millis -= d.cpu_millis;
-  used_total_.memory -= d.memory;
+  free_[node] += d.amounts;
+  used_total_ -= d.amounts;
   if (!had_room && HasRoom(node)) ++nodes_with_room_;
 }
 
 size_t Placement::AddNode(const NodeSpec& node) {
-  Demand cap{Millis(node.cpu), node.memory};
+  const ResourceList& cap = node.allocatable;
   any_taints_ = any_taints_ || !node.taints.empty();
   size_t i = first_removed_;
   while (i < nodes_.size() && !removed_[i]) ++i;
@@ -382,24 +382,18 @@ size_t Placement::AddNode(const NodeSpec& node) {
 
 bool Placement::RemoveNode(size_t i) {
   if (i >= nodes_.size() || removed_[i]) return false;
-  if (free_[i].cpu_millis != capacity_[i].cpu_millis || free_[i].memory != capacity_[i].memory) {
-    return false;
-  }
+  if (free_[i] != capacity_[i]) return false;
   if (HasRoom(i)) --nodes_with_room_;
   // Zero capacity: first fit never picks it and FitsSomeNode ignores it.
-  capacity_[i] = Demand{};
-  SetFree(i, Demand{});
+  capacity_[i] = ResourceList{};
+  SetFree(i, ResourceList{});
   removed_[i] = true;
   first_removed_ = std::min(first_removed_, i);
   return true;
 }
 
-Demand Placement::used(size_t i) const {
-  return {capacity_[i].cpu_millis - free_[i].cpu_millis, capacity_[i].memory - free_[i].memory};
-}
-
 void Placement::AllowShape(const NodeSpec& shape) {
-  shapes_.push_back({Millis(shape.cpu), shape.memory});
+  shapes_.push_back(shape.allocatable);
   shape_nodes_.push_back(shape);
   any_taints_ = any_taints_ || !shape.taints.empty();
 }

@@ -1,6 +1,7 @@
 // Bin-packing of tasks onto nodes, the way a Kubernetes scheduler sees it:
-// each task asks for CPU and memory, nodes have fixed allocatable capacity,
-// and a task that does not fit waits in a FIFO queue until one does.
+// each task asks for a list of resources (CPU, memory, accelerators...),
+// nodes have fixed allocatable capacity of each, and a task that does not
+// fit waits in a FIFO queue until one does.
 #pragma once
 
 #include <cstdint>
@@ -13,11 +14,15 @@
 
 namespace kfpbench::engine {
 
-// What a task occupies on its node. CPU is kept in millicores so that
-// releasing exactly undoes placing.
+// What a task occupies on its node.
 struct Demand {
-  int64_t cpu_millis = 0;
-  int64_t memory = 0;
+  Demand() = default;
+  Demand(int64_t cpu_millis, int64_t memory, const ir::NodeScheduling* rules = nullptr)
+      : amounts(cpu_millis, memory), scheduling(rules) {}
+
+  ResourceList amounts;
+  int64_t cpu_millis() const { return amounts[kCpu]; }
+  int64_t memory() const { return amounts[kMemory]; }
   // Where the task may go (node selector, tolerations, affinity); null: any
   // untainted node. Points into the run's PipelineSpec, which outlives it.
   const ir::NodeScheduling* scheduling = nullptr;
@@ -28,13 +33,21 @@ struct Demand {
 // present, and one required node-affinity term matched. Null: no rules.
 bool Schedulable(const NodeSpec& node, const ir::NodeScheduling* scheduling);
 
-// The request if set, else the limit, else the fallback's request or limit.
+// What an executor's IR resources ask for. KFP's accelerator is an extended
+// resource named by its type: the driver sets `resourceCount` as the
+// container's limit of `resourceType`.
+Resources ResourcesOf(const ir::ResourceSpec& r);
+
+// CPU and memory: the request if set, else the limit, else the fallback's
+// request or limit. Extended resources: the task's own (their limit). An
+// extended resource with no slot left makes the demand impossible (an
+// amount no node has), never silently smaller.
 Demand DemandOf(const Resources& task, const Resources& fallback);
 
 // One node the size of this machine (online cores, physical memory).
 std::vector<NodeSpec> DefaultNodes();
 
-// "2 CPU, 1.5Gi memory"
+// "2 CPU, 1.5Gi memory", and any accelerator ("1 nvidia.com/gpu").
 std::string DescribeDemand(const Demand& d);
 
 class Placement {
@@ -54,8 +67,8 @@ class Placement {
   // available: 2 node(s) didn't match Pod's node affinity/selector, ...");
   // empty when it fits one.
   std::string WhyUnschedulable(const Demand& d) const;
-  // The largest node, for error messages.
-  Demand LargestNode() const;
+  // The largest node (by CPU, then memory), for error messages.
+  ResourceList LargestNode() const;
 
   void Enqueue(Ticket ticket, const Demand& d);
   // Drops a queued ticket; false when it is not queued. Scans the queue
@@ -81,10 +94,10 @@ class Placement {
   bool RemoveNode(size_t i);
   bool removed(size_t i) const { return removed_[i]; }
   // What is placed on node i right now.
-  Demand used(size_t i) const;
+  ResourceList used(size_t i) const { return capacity_[i] - free_[i]; }
   // What is placed on all nodes right now, kept as tasks come and go (a sum
   // over nodes would cost a scan per question).
-  Demand used_total() const { return used_total_; }
+  const ResourceList& used_total() const { return used_total_; }
   // A shape that a node may have later (an autoscaled pool): a task that fits
   // one waits in the queue instead of failing at once.
   void AllowShape(const NodeSpec& shape);
@@ -103,7 +116,7 @@ class Placement {
   bool any_taints() const { return any_taints_; }
   const NodeSpec& node(size_t i) const { return nodes_[i]; }
   size_t node_count() const { return nodes_.size(); }
-  Demand free(size_t i) const { return free_[i]; }
+  const ResourceList& free(size_t i) const { return free_[i]; }
 
  private:
   // Tickets placed or removed from the middle of the queue stay as gaps
@@ -115,13 +128,13 @@ class Placement {
     bool queued;
   };
   std::vector<NodeSpec> nodes_;
-  std::vector<Demand> capacity_;
-  std::vector<Demand> free_;
+  std::vector<ResourceList> capacity_;
+  std::vector<ResourceList> free_;
   std::vector<bool> removed_;
   // No node below it is removed: AddNode reuses the lowest removed index
   // without scanning a thousand live nodes first.
   size_t first_removed_ = 0;
-  std::vector<Demand> shapes_;  // AllowShape
+  std::vector<ResourceList> shapes_;  // AllowShape
   std::vector<NodeSpec> shape_nodes_;
   // Some node or shape has a taint or a task has rules: first fit must then
   // test each node, not only its free room.
@@ -132,11 +145,16 @@ class Placement {
   // Nodes with some CPU and memory free, so Schedule can stop early without
   // scanning every node for every queued ticket.
   size_t nodes_with_room_ = 0;
-  Demand used_total_;
-  bool HasRoom(size_t i) const { return free_[i].cpu_millis > 0 && free_[i].memory > 0; }
+  ResourceList used_total_;
+  // Every demand asks for some CPU and memory (DemandOf): a node with none
+  // of either free takes nothing.
+  bool HasRoom(size_t i) const { return free_[i][kCpu] > 0 && free_[i][kMemory] > 0; }
   // First fit over many nodes: a tree over the nodes whose every inner entry
   // holds the largest free CPU and the largest free memory below it, so the
   // search skips whole ranges of full nodes instead of testing each one.
+  // It indexes the two resources every task asks for; a task asking for
+  // more (an accelerator, storage) takes the scan in order, as rules do:
+  // nodes that offer those are few.
   // The most CPU and the most memory free in a range of nodes (not
   // necessarily on one node): 16 bytes, four to a cache line.
   struct Room {
@@ -152,8 +170,8 @@ class Placement {
   size_t stale_ = kNoNode;
   void SyncStale();  // brings the tree up to date with stale_'s room
   size_t leaves_ = 0;
-  void SetFree(size_t i, const Demand& d);     // free_[i] = d, and the tree above it
-  size_t TreeFirstFit(const Demand& d) const;  // by the tree alone (see stale_)
+  void SetFree(size_t i, const ResourceList& room);  // free_[i] = room, and the tree above it
+  size_t TreeFirstFit(const Demand& d) const;        // by the tree alone (see stale_)
   void RebuildRoom();
   size_t FirstFit(const Demand& d) const;  // nodes_.size() when none fits
   std::deque<Entry> queue_;

@@ -6,20 +6,22 @@
 #include <random>
 #include <vector>
 
+#include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace kfpbench::engine {
 namespace {
 
 TEST(Demand, PrefersRequestThenLimitThenDefault) {
-  Resources fallback{0.1, 0, 64 << 20, 0};
-  EXPECT_EQ(DemandOf({2, 4, kGi, 2 * kGi}, fallback).cpu_millis, 2000);
-  EXPECT_EQ(DemandOf({2, 4, kGi, 2 * kGi}, fallback).memory, kGi);
-  EXPECT_EQ(DemandOf({0, 4, 0, 2 * kGi}, fallback).cpu_millis, 4000);
-  EXPECT_EQ(DemandOf({0, 4, 0, 2 * kGi}, fallback).memory, 2 * kGi);
-  EXPECT_EQ(DemandOf({}, fallback).cpu_millis, 100);
-  EXPECT_EQ(DemandOf({}, fallback).memory, 64 << 20);
-  EXPECT_EQ(DemandOf({}, {}).cpu_millis, 1);  // never zero
+  Resources fallback{0.1, 0, 64 << 20, 0, {}};
+  EXPECT_EQ(DemandOf({2, 4, kGi, 2 * kGi, {}}, fallback).cpu_millis(), 2000);
+  EXPECT_EQ(DemandOf({2, 4, kGi, 2 * kGi, {}}, fallback).memory(), kGi);
+  EXPECT_EQ(DemandOf({0, 4, 0, 2 * kGi, {}}, fallback).cpu_millis(), 4000);
+  EXPECT_EQ(DemandOf({0, 4, 0, 2 * kGi, {}}, fallback).memory(), 2 * kGi);
+  EXPECT_EQ(DemandOf({}, fallback).cpu_millis(), 100);
+  EXPECT_EQ(DemandOf({}, fallback).memory(), 64 << 20);
+  EXPECT_EQ(DemandOf({}, {}).cpu_millis(), 1);  // never zero
   EXPECT_EQ(DescribeDemand({1500, 3 * kGi / 2}), "1.5 CPU, 1.5Gi memory");
 }
 
@@ -77,10 +79,10 @@ TEST(Placement, FullClusterRefillsTheLeftmostFreedNode) {
   EXPECT_EQ(place({1000, kGi}), 1u);   // and blocks nothing that fits
   p.Release(2, {1000, kGi});
   EXPECT_TRUE(p.Schedule().empty());  // 1 CPU free on c: the 2-CPU ticket still waits
-  EXPECT_EQ(p.free(0).cpu_millis, 0);
-  EXPECT_EQ(p.free(1).cpu_millis, 0);
-  EXPECT_EQ(p.free(2).cpu_millis, 1000);
-  EXPECT_EQ(p.used_total().cpu_millis, 11000);
+  EXPECT_EQ(p.free(0)[kCpu], 0);
+  EXPECT_EQ(p.free(1)[kCpu], 0);
+  EXPECT_EQ(p.free(2)[kCpu], 1000);
+  EXPECT_EQ(p.used_total()[kCpu], 11000);
   EXPECT_EQ(p.queued(), 1u);
 }
 
@@ -89,7 +91,7 @@ TEST(Placement, MemoryLimitsToo) {
   p.Enqueue(1, {1000, 2 * kGi});
   p.Enqueue(2, {1000, 1});
   EXPECT_EQ(p.Schedule().size(), 1u);
-  EXPECT_EQ(p.free(0).memory, 0);
+  EXPECT_EQ(p.free(0)[kMemory], 0);
   p.Release(0, {1000, 2 * kGi});
   EXPECT_EQ(p.Schedule().size(), 1u);
 }
@@ -98,7 +100,7 @@ TEST(Placement, RemoveAndNeverFits) {
   Placement p({{"a", 1, kGi}, {"b", 2, 512 << 20}});
   EXPECT_TRUE(p.FitsSomeNode({2000, 256 << 20}));
   EXPECT_FALSE(p.FitsSomeNode({2000, kGi}));
-  EXPECT_EQ(p.LargestNode().cpu_millis, 2000);
+  EXPECT_EQ(p.LargestNode()[kCpu], 2000);
   p.Enqueue(1, {1000, kGi});
   p.Enqueue(2, {1000, kGi});
   EXPECT_TRUE(p.Remove(1));
@@ -125,7 +127,7 @@ TEST(Placement, QueueOrderHoldsAcrossTicketsPlacedOrRemovedFromItsMiddle) {
   EXPECT_EQ(p.queued(), 2u);
   std::vector<int64_t> queued_cpu;
   p.ForEachQueued([&](const Demand& d) {
-    queued_cpu.push_back(d.cpu_millis);
+    queued_cpu.push_back(d.cpu_millis());
     return true;
   });
   EXPECT_EQ(queued_cpu, (std::vector<int64_t>{3000, 2000}));
@@ -160,7 +162,7 @@ TEST(Placement, FirstFitMatchesALinearScan) {
         free.push_back({});
         gone.push_back(false);
       }
-      free[i] = {static_cast<int64_t>(n.cpu * 1000), n.memory};
+      free[i] = {n.allocatable[kCpu], n.allocatable[kMemory]};
       gone[i] = false;
     } else if (op == 1) {
       size_t i = static_cast<size_t>(pick(0, static_cast<int64_t>(free.size()) - 1));
@@ -176,8 +178,7 @@ TEST(Placement, FirstFitMatchesALinearScan) {
       auto [node, d] = running[k];
       running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
       p.Release(node, d);
-      free[node].cpu_millis += d.cpu_millis;
-      free[node].memory += d.memory;
+      free[node].amounts += d.amounts;
     } else {
       Demand d{pick(1, 6) * 500, pick(1, 12) * kGi};
       p.Enqueue(next, d);
@@ -188,9 +189,9 @@ TEST(Placement, FirstFitMatchesALinearScan) {
     std::vector<Demand> model = free;
     for (const auto& [ticket, d] : queued) {
       for (size_t n = 0; n < model.size(); ++n) {
-        if (!gone[n] && d.cpu_millis <= model[n].cpu_millis && d.memory <= model[n].memory) {
-          model[n].cpu_millis -= d.cpu_millis;
-          model[n].memory -= d.memory;
+        if (!gone[n] && d.cpu_millis() <= model[n].cpu_millis() &&
+            d.memory() <= model[n].memory()) {
+          model[n].amounts -= d.amounts;
           want.push_back({ticket, n});
           break;
         }
@@ -211,8 +212,8 @@ TEST(Placement, FirstFitMatchesALinearScan) {
 TEST(Placement, DefaultNodeIsThisMachine) {
   auto nodes = DefaultNodes();
   ASSERT_EQ(nodes.size(), 1u);
-  EXPECT_GE(nodes[0].cpu, 1);
-  EXPECT_GT(nodes[0].memory, 0);
+  EXPECT_GE(nodes[0].allocatable[kCpu], 1000);
+  EXPECT_GT(nodes[0].allocatable[kMemory], 0);
 }
 
 // --- node selectors, tolerations and affinity ------------------------------
@@ -314,7 +315,7 @@ TEST(PlacementNodes, AddRemoveAndReuseSlots) {
   EXPECT_FALSE(p.FitsSomeNode({2000, kGi}));
   p.AllowShape({"shape", 2, 2 * kGi});
   EXPECT_TRUE(p.FitsSomeNode({2000, kGi}));
-  EXPECT_EQ(p.LargestNode().cpu_millis, 2000);
+  EXPECT_EQ(p.LargestNode()[kCpu], 2000);
 
   p.Enqueue(1, {2000, kGi});
   EXPECT_TRUE(p.Schedule().empty());
@@ -323,7 +324,7 @@ TEST(PlacementNodes, AddRemoveAndReuseSlots) {
   auto placed = p.Schedule();
   ASSERT_EQ(placed.size(), 1u);
   EXPECT_EQ(placed[0].node, 1u);
-  EXPECT_EQ(p.used(1).cpu_millis, 2000);
+  EXPECT_EQ(p.used(1)[kCpu], 2000);
   EXPECT_FALSE(p.RemoveNode(1));  // busy
   p.Release(1, {2000, kGi});
   EXPECT_TRUE(p.RemoveNode(1));
@@ -364,6 +365,90 @@ TEST(PlacementNodes, SkipsTicketsThatCannotFitAfterALargerOneFailed) {
   ASSERT_EQ(placed.size(), 1u);
   EXPECT_EQ(placed[0].ticket, 3u);
   EXPECT_EQ(p.queued(), 2u);
+}
+
+// Resources beyond CPU and memory: an accelerator binds like any other.
+NodeSpec GpuNode(std::string name, int64_t gpus) {
+  NodeSpec n(std::move(name), 16, 64 * kGi);
+  n.allocatable[*SlotOf("nvidia.com/gpu")] = gpus;
+  return n;
+}
+
+Resources OneGpu() { return {1, 0, kGi, 0, {{"nvidia.com/gpu", 1}}}; }
+
+TEST(PlacementResources, DemandCarriesTheAcceleratorKfpAsksFor) {
+  ir::ResourceSpec ir;
+  ir.cpu_request = 1;
+  ir.memory_request = kGi;
+  ir.accelerator_type = "nvidia.com/gpu";
+  ir.accelerator_count = 2;
+  Demand d = DemandOf(ResourcesOf(ir), {});
+  EXPECT_EQ(d.amounts[*SlotOf("nvidia.com/gpu")], 2);
+  EXPECT_EQ(DescribeDemand(d), "1 CPU, 1Gi memory, 2 nvidia.com/gpu");
+  ir.accelerator_count = 0;  // a type without a count asks for nothing
+  EXPECT_FALSE(DemandOf(ResourcesOf(ir), {}).amounts.AnyBeyondCpuAndMemory());
+}
+
+TEST(PlacementResources, AGpuStepWaitsForAGpuThoughCpuAndMemoryAreFree) {
+  Placement p({GpuNode("gpu-0", 4)});
+  const Demand gpu = DemandOf(OneGpu(), {});
+  for (Placement::Ticket t = 1; t <= 6; ++t) p.Enqueue(t, gpu);
+  p.Enqueue(7, Demand{1000, kGi});  // no GPU: takes the CPU the GPU steps leave
+  auto placed = p.Schedule();
+  std::vector<Placement::Ticket> tickets;
+  for (const auto& pl : placed) tickets.push_back(pl.ticket);
+  EXPECT_EQ(tickets, (std::vector<Placement::Ticket>{1, 2, 3, 4, 7}));
+  EXPECT_EQ(p.queued(), 2u);
+  EXPECT_EQ(p.used_total()[*SlotOf("nvidia.com/gpu")], 4);
+  EXPECT_EQ(p.used(0)[kCpu], 5000);
+  p.Release(0, gpu);  // one GPU back: the next GPU step in line takes it
+  placed = p.Schedule();
+  ASSERT_EQ(placed.size(), 1u);
+  EXPECT_EQ(placed[0].ticket, 5u);
+}
+
+TEST(PlacementResources, FirstFitSkipsNodesWithoutTheAccelerator) {
+  Placement p({NodeSpec("cpu-0", 16, 64 * kGi), GpuNode("gpu-0", 1), GpuNode("gpu-1", 1)});
+  const Demand gpu = DemandOf(OneGpu(), {});
+  p.Enqueue(1, gpu);
+  p.Enqueue(2, gpu);
+  p.Enqueue(3, gpu);
+  auto placed = p.Schedule();
+  ASSERT_EQ(placed.size(), 2u);
+  EXPECT_EQ(placed[0].node, 1u);
+  EXPECT_EQ(placed[1].node, 2u);
+  EXPECT_EQ(p.queued(), 1u);
+}
+
+TEST(PlacementResources, AStepAskingMoreGpusThanAnyNodeHasSaysWhich) {
+  Placement p({GpuNode("gpu-0", 4), NodeSpec("cpu-0", 16, 64 * kGi)});
+  Resources eight = OneGpu();
+  eight.extended[0].amount = 8;
+  const Demand d = DemandOf(eight, {});
+  EXPECT_FALSE(p.FitsSomeNode(d));
+  EXPECT_EQ(p.WhyUnschedulable(d),
+            "0/2 nodes are available: 2 node(s) had insufficient nvidia.com/gpu for 1 CPU, 1Gi "
+            "memory, 8 nvidia.com/gpu");
+  EXPECT_EQ(DescribeResources(p.LargestNode()), "16 CPU, 64Gi memory, 4 nvidia.com/gpu");
+  // A pool the autoscaler may add with 8 GPUs: the step waits for it.
+  p.AllowShape(GpuNode("big", 8));
+  EXPECT_TRUE(p.FitsSomeNode(d));
+}
+
+// Last in the file: it takes every free extended slot of the process.
+TEST(PlacementResources, ANameBeyondTheTrackedSlotsFitsNowhereInsteadOfAskingLess) {
+  ASSERT_TRUE(SlotOf("nvidia.com/gpu").has_value());
+  ASSERT_TRUE(SlotOf("amd.com/gpu").has_value());
+  int filled = 0;
+  while (SlotOf(fmt::format("example.com/fill-{}", filled)).has_value()) ++filled;
+  EXPECT_LE(filled, static_cast<int>(kUntracked - kStandardResources));
+  Resources r{1, 0, kGi, 0, {{"example.com/one-too-many", 1}}};
+  const Demand d = DemandOf(r, {});
+  EXPECT_EQ(d.amounts[kUntracked], 1);
+  NodeSpec node("n", 16, 64 * kGi);
+  Placement p({node});
+  EXPECT_FALSE(p.FitsSomeNode(d));
+  EXPECT_THAT(p.WhyUnschedulable(d), ::testing::HasSubstr("past the ones tracked"));
 }
 
 }  // namespace

@@ -40,7 +40,8 @@ Result<SweepPoint> SweepProbe(const sim::ClusterSpec& cluster, const sim::Worklo
     p.within_high = replicated->within.high;
   }
   const sim::Binding binding = sim::WhatBinds(*r);
-  p.binds = sim::BindsName(binding.what);
+  p.binds = binding.what == sim::Binds::kResource ? "nodes' " + binding.resource
+                                                  : sim::BindsName(binding.what);
   p.cpu_util = r->cpu_utilisation;
   p.memory_util = r->memory_utilisation;
   p.pending_share = binding.pending_share;

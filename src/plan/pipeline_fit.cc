@@ -48,4 +48,15 @@ void AddPipelineFit(const ir::PipelineSpec& spec, ProfileReport& report) {
   report.pipeline_fit = PipelinesPerNode(spec, report);
 }
 
+void AddRequestedAccelerators(const ir::PipelineSpec& spec, ProfileReport& report) {
+  for (auto& step : report.steps) {
+    const ir::ExecutorSpec* exec = spec.FindExecutor(step.executor_label);
+    if (exec == nullptr) continue;
+    const ir::ResourceSpec& r = exec->container.resources;
+    if (r.accelerator_type.empty() || r.accelerator_count <= 0) continue;
+    step.accelerator = r.accelerator_type;
+    step.accelerator_count = r.accelerator_count;
+  }
+}
+
 }  // namespace kfpbench::plan

@@ -24,4 +24,8 @@ std::optional<PipelineFit> PipelinesPerNode(const ir::PipelineSpec& spec,
 // Sets report.pipeline_fit from PipelinesPerNode.
 void AddPipelineFit(const ir::PipelineSpec& spec, ProfileReport& report);
 
+// Sets each profiled step's accelerator from its executor in `spec`: what
+// the pipeline asks for, which a sampler cannot see.
+void AddRequestedAccelerators(const ir::PipelineSpec& spec, ProfileReport& report);
+
 }  // namespace kfpbench::plan

@@ -262,29 +262,38 @@ Result<Analytic> Waves(const sim::ClusterSpec& cluster, const sim::WorkloadSpec&
   // The widest level is how many tasks one run has at once.
   std::map<std::string, int> level = TaskLevels(dag);
   std::map<int, int> per_level;
-  engine::Demand largest{1, 1};
-  engine::Resources fallback{cluster.default_task_cpu, 0, cluster.default_task_memory, 0};
+  // The largest request of each resource over the tasks (not one task's).
+  engine::ResourceList largest(1, 1);
+  engine::Resources fallback{cluster.default_task_cpu, 0, cluster.default_task_memory, 0, {}};
   for (const auto& [name, task] : dag.tasks) {
     ++per_level[level[name]];
     const ir::ComponentSpec* comp = spec.FindComponent(task.component_ref);
     const ir::ExecutorSpec* exec =
         comp != nullptr ? spec.FindExecutor(comp->executor_label) : nullptr;
     engine::Resources r;
-    if (exec != nullptr) {
-      const auto& res = exec->container.resources;
-      r = {res.cpu_request, res.cpu_limit, res.memory_request, res.memory_limit};
+    if (exec != nullptr) r = engine::ResourcesOf(exec->container.resources);
+    const engine::Demand d = engine::DemandOf(r, fallback);
+    for (size_t slot = 0; slot < engine::kResourceSlots; ++slot) {
+      largest[slot] = std::max(largest[slot], d.amounts[slot]);
     }
-    engine::Demand d = engine::DemandOf(r, fallback);
-    largest.cpu_millis = std::max(largest.cpu_millis, d.cpu_millis);
-    largest.memory = std::max(largest.memory, d.memory);
   }
   Analytic a;
   for (const auto& [l, n] : per_level) a.width = std::max(a.width, n);
   const sim::NodePool& pool = cluster.pools[0];
-  a.slots_by_cpu =
-      static_cast<int>(static_cast<int64_t>(pool.cpu * 1000 + 0.5) / largest.cpu_millis);
-  a.slots_by_memory = static_cast<int>(pool.memory / largest.memory);
+  const engine::ResourceList node = pool.Node(pool.name).allocatable;
+  a.slots_by_cpu = static_cast<int>(node[engine::kCpu] / largest[engine::kCpu]);
+  a.slots_by_memory = static_cast<int>(node[engine::kMemory] / largest[engine::kMemory]);
   a.slots_per_node = std::min(a.slots_by_cpu, a.slots_by_memory);
+  for (size_t slot = engine::kMemory + 1; slot < engine::kResourceSlots; ++slot) {
+    if (node[slot] > 0) {
+      a.node_offers += fmt::format("{}{} {}", a.node_offers.empty() ? "" : ", ", node[slot],
+                                   engine::SlotName(slot));
+    }
+    if (largest[slot] <= 0) continue;
+    const int slots = static_cast<int>(node[slot] / largest[slot]);
+    a.slots_by_resource[engine::SlotName(slot)] = slots;
+    a.slots_per_node = std::min(a.slots_per_node, slots);
+  }
   if (a.slots_per_node == 0) return Error{"the largest task does not fit a node of the pool"};
   a.runs_per_wave =
       std::max<int64_t>(1, static_cast<int64_t>(nodes) * a.slots_per_node / std::max(a.width, 1));

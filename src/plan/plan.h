@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -92,6 +93,12 @@ struct Analytic {
   int slots_per_node = 0;  // tasks of the largest request that fit one node
   int slots_by_cpu = 0;    // of them by CPU alone, and by memory alone
   int slots_by_memory = 0;
+  // By each other resource a task asks for (an accelerator) alone:
+  // "nvidia.com/gpu" -> 4.
+  std::map<std::string, int> slots_by_resource;
+  // What a node of the pool offers beyond CPU and memory ("4 nvidia.com/gpu"),
+  // so that an answer in nodes reads as one in GPU nodes; empty: nothing.
+  std::string node_offers;
   int64_t runs_per_wave = 0;
   int64_t waves = 0;
   Duration time{0};  // waves x single_run

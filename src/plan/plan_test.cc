@@ -17,7 +17,7 @@ using namespace std::chrono_literals;
 
 sim::ClusterSpec Pool(int max) {
   sim::ClusterSpec c;
-  c.pools.push_back({"workers", 4, int64_t{16} << 30, 0, max, -1, {}, {}});
+  c.pools.push_back({"workers", 4, int64_t{16} << 30, 0, max, -1, {}, {}, {}});
   return c;
 }
 

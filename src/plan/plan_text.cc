@@ -56,6 +56,14 @@ std::string BindsAt(const Probe& probe, const Analytic& analytic) {
                     memory ? "memory" : "CPU");
     if (text.compare(0, name.size(), name) == 0) text.insert(name.size(), per_node);
   }
+  if (b.what == sim::Binds::kResource) {
+    // "nodes' nvidia.com/gpu (4 per node: nvidia.com/gpu)"
+    const std::string name = "nodes' " + b.resource;
+    auto slots = analytic.slots_by_resource.find(b.resource);
+    if (slots != analytic.slots_by_resource.end() && text.compare(0, name.size(), name) == 0) {
+      text.insert(name.size(), fmt::format(" ({} per node: {})", slots->second, b.resource));
+    }
+  }
   return text;
 }
 
@@ -129,6 +137,14 @@ nlohmann::json ToJson(const Answer& a) {
                         {"api_share", a.at_answer.binding.api_share},
                         {"store_share", a.at_answer.binding.store_share}}},
                       {"probes", probes}};
+  // Only with resources beyond CPU and memory, so other answers read as before.
+  for (const auto& [name, slots] : a.analytic.slots_by_resource) {
+    j["analytic"]["slots_by_resource"][name] = slots;
+  }
+  if (!a.analytic.node_offers.empty()) j["node_offers"] = a.analytic.node_offers;
+  if (a.at_answer.binding.what == sim::Binds::kResource) {
+    j["binds"]["resource"] = a.at_answer.binding.resource;
+  }
   if (a.deadline > Duration::zero()) {
     j["deadline_seconds"] = ToSeconds(a.deadline);
     j["replications_within_deadline"] = a.at_answer.Within(a.deadline);
@@ -153,9 +169,12 @@ std::string Describe(const Answer& a) {
       s += "next        " + DescribeWithin(a.neighbour, a.deadline, a.replications) + "\n";
     }
   }
+  // An answer in nodes is one in GPU nodes when the pool's nodes offer GPUs.
+  std::string nodes = Plural(a.nodes, "node");
+  if (!a.analytic.node_offers.empty()) nodes += " of " + a.analytic.node_offers;
   s += fmt::format("simulated   {} on {}: {} {}, median {}, range {} to {} ({})\n",
-                   Plural(a.runs, "run"), Plural(a.nodes, "node"), q, shown(a.makespan),
-                   shown(p.median), shown(p.min), shown(p.max), Plural(n, "replication"));
+                   Plural(a.runs, "run"), nodes, q, shown(a.makespan), shown(p.median),
+                   shown(p.min), shown(p.max), Plural(n, "replication"));
   s += fmt::format("analytic    {} of {} x {} expected single run = {} ({} wide, {} per node)\n",
                    Plural(a.analytic.waves, "wave"), Plural(a.analytic.runs_per_wave, "run"),
                    FormatDuration(a.analytic.single_run), shown(a.analytic.time),

@@ -182,6 +182,13 @@ std::string Describe(const ProfileReport& r) {
           s.step);
     }
   }
+  for (const auto& s : r.steps) {
+    if (s.accelerator.empty()) continue;
+    out << fmt::format(
+        "Step {} asks for {} {} (the pipeline's accelerator: requested, not sampled; kept in the "
+        "sized pipeline).\n",
+        s.step, s.accelerator_count, s.accelerator);
+  }
   out << DescribeRule(r.options.headroom) << "\n";
   if (r.options.node && !r.bottleneck_step.empty()) {
     out << fmt::format(
@@ -222,6 +229,9 @@ nlohmann::json ToJson(const ProfileReport& r) {
           {"memory_limit", FormatMemory(s.recommended.memory_limit)}}},
     };
     if (s.fit) j["jobs_per_node"] = {{"jobs", s.fit->jobs}, {"limited_by", s.fit->limited_by}};
+    if (!s.accelerator.empty()) {
+      j["accelerator"] = {{"type", s.accelerator}, {"count", s.accelerator_count}};
+    }
     steps.push_back(std::move(j));
   }
   nlohmann::json j = {{"kind", "kfpbench-profile"},
@@ -269,12 +279,17 @@ nlohmann::json ApplyRecommendations(const nlohmann::json& pipeline_spec,
     auto it = by_label.find(label);
     if (it == by_label.end() || !executor.contains("container")) continue;
     const Recommendation& r = it->second;
-    executor["container"]["resources"] = {
+    nlohmann::json resources = {
         {"resourceCpuRequest", FormatCpu(r.cpu_request)},
         {"resourceCpuLimit", FormatCpu(r.cpu_limit)},
         {"resourceMemoryRequest", FormatMemory(r.memory_request)},
         {"resourceMemoryLimit", FormatMemory(r.memory_limit)},
     };
+    // The accelerator is asked for, not measured: the sized step keeps it.
+    const nlohmann::json& old = executor["container"]["resources"];
+    if (old.is_object() && old.contains("accelerator"))
+      resources["accelerator"] = old["accelerator"];
+    executor["container"]["resources"] = std::move(resources);
   }
   return spec;
 }

@@ -87,6 +87,10 @@ struct StepProfile {
   double cpu_seconds_mean = 0;
   Recommendation recommended;
   std::optional<Fit> fit;  // with a node size
+  // The accelerator the pipeline asks for (KFP's set_accelerator_type and
+  // _limit): requested, not sampled. Empty type: none.
+  std::string accelerator;
+  int64_t accelerator_count = 0;
 };
 
 // How many whole runs fit on a node at once, by the DAG level whose

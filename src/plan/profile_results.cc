@@ -97,6 +97,7 @@ Result<ProfileReport> ProfileFromResultsFile(const std::filesystem::path& path,
     return Error{fmt::format("{}: {}", file.string(), executions.error().message)};
   ProfileReport report = BuildProfile(*executions, options);
   if (pipeline != nullptr) AddPipelineFit(*pipeline, report);
+  if (pipeline != nullptr) AddRequestedAccelerators(*pipeline, report);
   report.pipeline = pipeline != nullptr ? pipeline->name : "(from results)";
   report.source = file.string();
   int succeeded = 0;

@@ -173,6 +173,7 @@ Result<ProfileRun> ProfileOnEmbeddedBackend(const ProfileRunOptions& options) {
   }
   out.report = BuildProfile(executions, options.profile);
   AddPipelineFit(*spec, out.report);
+  AddRequestedAccelerators(*spec, out.report);
   out.executions = executions;
   out.report.pipeline = path;
   out.report.source = "embedded backend, process executor, no limits";

@@ -12,7 +12,12 @@ Nodes::Nodes(engine::EventLoop& loop, engine::Engine& engine, const ClusterSpec&
       cluster_(cluster),
       live_(cluster.pools.size(), 0),
       serial_(cluster.pools.size(), 0),
-      last_change_(loop.Now()) {}
+      last_change_(loop.Now()) {
+  for (const auto& p : cluster.pools) {
+    pool_capacity_.push_back(p.Node(p.name).allocatable);
+    any_beyond_ = any_beyond_ || pool_capacity_.back().AnyBeyondCpuAndMemory();
+  }
+}
 
 void Nodes::Account() {
   WallTime now = loop_.Now();
@@ -20,6 +25,11 @@ void Nodes::Account() {
   node_seconds_ += dt * live_total_;
   cpu_seconds_ += dt * CpuCapacity();
   memory_seconds_ += dt * MemoryCapacity();
+  if (any_beyond_) {
+    for (size_t slot = engine::kMemory + 1; slot < engine::kResourceSlots; ++slot) {
+      beyond_seconds_[slot] += dt * BeyondCapacity(slot);
+    }
+  }
   last_change_ = now;
 }
 
@@ -66,6 +76,19 @@ double Nodes::MemoryCapacity() const {
   return memory;
 }
 
+double Nodes::BeyondCapacity(size_t slot) const {
+  double total = 0;
+  for (size_t i = 0; i < live_.size(); ++i) {
+    total += live_[i] * static_cast<double>(pool_capacity_[i][slot]);
+  }
+  return total;
+}
+
+double Nodes::CapacitySeconds(size_t slot, WallTime t) const {
+  if (!any_beyond_) return 0;
+  return beyond_seconds_[slot] + ToSeconds(t - last_change_) * BeyondCapacity(slot);
+}
+
 double Nodes::CpuCapacity() const {
   double cpu = 0;
   for (size_t i = 0; i < live_.size(); ++i) cpu += live_[i] * cluster_.pools[i].cpu;
@@ -95,29 +118,27 @@ void Autoscaler::ScaleUp() {
   // queue; it over-counts a little against first fit with mixed demands.
   struct Bin {
     size_t pool;
-    engine::Demand free;
+    engine::ResourceList free;
   };
+  // A pool's labels, taints and resources decide which waiting tasks its
+  // nodes would take.
+  std::vector<engine::NodeSpec> shapes;
+  for (const auto& pool : cluster_.pools) shapes.push_back(pool.Node(pool.name));
   std::vector<Bin> bins;
   std::vector<int> headroom(cluster_.pools.size());
   for (size_t p = 0; p < cluster_.pools.size(); ++p) {
-    const NodePool& pool = cluster_.pools[p];
-    engine::Demand cap{static_cast<int64_t>(pool.cpu * 1000 + 0.5), pool.memory};
-    for (int i = 0; i < provisioning_[p]; ++i) bins.push_back({p, cap});
-    headroom[p] = pool.max - nodes_.live(p) - provisioning_[p];
+    for (int i = 0; i < provisioning_[p]; ++i) bins.push_back({p, shapes[p].allocatable});
+    headroom[p] = cluster_.pools[p].max - nodes_.live(p) - provisioning_[p];
   }
   std::vector<int> wanted(cluster_.pools.size(), 0);
   int total_headroom = 0;
   for (int h : headroom) total_headroom += std::max(h, 0);
   size_t open = 0;  // bins before it are closed
-  // A pool's labels and taints decide which waiting tasks its nodes would take.
-  std::vector<engine::NodeSpec> shapes;
-  for (const auto& pool : cluster_.pools) shapes.push_back(pool.Node(pool.name));
   placement.ForEachQueued([&](const engine::Demand& d) {
     for (size_t b = open; b < bins.size(); ++b) {
-      if (d.cpu_millis <= bins[b].free.cpu_millis && d.memory <= bins[b].free.memory &&
+      if (d.amounts.FitsIn(bins[b].free) &&
           engine::Schedulable(shapes[bins[b].pool], d.scheduling)) {
-        bins[b].free.cpu_millis -= d.cpu_millis;
-        bins[b].free.memory -= d.memory;
+        bins[b].free -= d.amounts;
         return true;
       }
       open = b + 1;
@@ -126,16 +147,15 @@ void Autoscaler::ScaleUp() {
     // change nothing, so stop here.
     if (total_headroom == 0) return false;
     for (size_t p = 0; p < cluster_.pools.size(); ++p) {
-      const NodePool& pool = cluster_.pools[p];
-      engine::Demand cap{static_cast<int64_t>(pool.cpu * 1000 + 0.5), pool.memory};
-      if (headroom[p] <= 0 || d.cpu_millis > cap.cpu_millis || d.memory > cap.memory ||
+      const engine::ResourceList& cap = shapes[p].allocatable;
+      if (headroom[p] <= 0 || !d.amounts.FitsIn(cap) ||
           !engine::Schedulable(shapes[p], d.scheduling)) {
         continue;
       }
       --headroom[p];
       --total_headroom;
       ++wanted[p];
-      bins.push_back({p, {cap.cpu_millis - d.cpu_millis, cap.memory - d.memory}});
+      bins.push_back({p, cap - d.amounts});
       open = bins.size() - 1;
       return true;
     }
@@ -169,8 +189,7 @@ void Autoscaler::ScaleDown() {
   for (size_t i = 0; i < placement.node_count(); ++i) {
     int pool = nodes_.pool_of(i);
     if (pool < 0) continue;
-    engine::Demand used = placement.used(i);
-    if (used.cpu_millis > 0 || used.memory > 0 || waiting) {
+    if (placement.used(i) != engine::ResourceList{} || waiting) {
       idle_since_[i] = WallTime::max();
       continue;
     }

@@ -4,6 +4,7 @@
 // have been empty for an idle time, within each pool's min and max.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -34,6 +35,9 @@ class Nodes {
   double MemorySeconds(WallTime t) const;
   double CpuCapacity() const;
   double MemoryCapacity() const;
+  // Likewise for a resource beyond CPU and memory (an accelerator), in its
+  // ResourceList unit: unit-seconds of live nodes up to `t`.
+  double CapacitySeconds(size_t slot, WallTime t) const;
 
  private:
   void Account();
@@ -48,6 +52,10 @@ class Nodes {
   double node_seconds_ = 0;
   double cpu_seconds_ = 0;
   double memory_seconds_ = 0;
+  std::array<double, engine::kResourceSlots> beyond_seconds_{};  // slots past memory
+  std::vector<engine::ResourceList> pool_capacity_;              // a node's, by pool
+  bool any_beyond_ = false;  // some pool offers more than CPU and memory
+  double BeyondCapacity(size_t slot) const;
   WallTime last_change_;
 };
 

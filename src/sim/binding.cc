@@ -1,5 +1,7 @@
 #include "sim/binding.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "util/enum_names.h"
@@ -14,16 +16,14 @@ double Share(double part, double whole) { return whole > 0 ? part / whole : 0; }
 
 int Pct(double share) { return static_cast<int>(share * 100); }  // truncated, as shown elsewhere
 
-constexpr EnumName<Binds> kBindsNames[] = {{Binds::kCpu, "nodes' CPU"},
-                                           {Binds::kMemory, "nodes' memory"},
-                                           {Binds::kAutoscaler, "the autoscaler's delay"},
-                                           {Binds::kApi, "the API server"},
-                                           {Binds::kStore, "the artifact store"}};
-constexpr EnumName<Binds> kBindsKeys[] = {{Binds::kCpu, "cpu"},
-                                          {Binds::kMemory, "memory"},
-                                          {Binds::kAutoscaler, "autoscaler"},
-                                          {Binds::kApi, "api"},
-                                          {Binds::kStore, "artifact_store"}};
+constexpr EnumName<Binds> kBindsNames[] = {
+    {Binds::kCpu, "nodes' CPU"},           {Binds::kMemory, "nodes' memory"},
+    {Binds::kResource, "nodes' resource"}, {Binds::kAutoscaler, "the autoscaler's delay"},
+    {Binds::kApi, "the API server"},       {Binds::kStore, "the artifact store"}};
+constexpr EnumName<Binds> kBindsKeys[] = {
+    {Binds::kCpu, "cpu"},           {Binds::kMemory, "memory"},
+    {Binds::kResource, "resource"}, {Binds::kAutoscaler, "autoscaler"},
+    {Binds::kApi, "api"},           {Binds::kStore, "artifact_store"}};
 
 }  // namespace
 
@@ -82,6 +82,23 @@ Binding WhatBinds(const SimResult& r) {
       service_hold(Binds::kApi);
       b.text +=
           fmt::format(", while tasks waited {}% of their time for a node", Pct(b.pending_share));
+      return b;
+    }
+    const ResourceUse* most = nullptr;
+    for (const auto& use : r.resources) {
+      if (use.utilisation > std::max(r.cpu_utilisation, r.memory_utilisation) &&
+          (most == nullptr || use.utilisation > most->utilisation)) {
+        most = &use;
+      }
+    }
+    if (most != nullptr) {
+      b.what = Binds::kResource;
+      b.resource = most->name;
+      b.text = fmt::format(
+          "nodes' {}: tasks spent {}% of their time waiting for a node; {} allocated {}%, CPU "
+          "{}%, memory {}%",
+          most->name, Pct(b.pending_share), most->name, Pct(most->utilisation),
+          Pct(r.cpu_utilisation), Pct(r.memory_utilisation));
       return b;
     }
     b.what = memory_scarcer ? Binds::kMemory : Binds::kCpu;

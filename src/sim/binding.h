@@ -12,7 +12,8 @@
 //     most of that wait; else a shared service binds if tasks held at least
 //     10% of the scarcer resource's allocated time inside it (it is not busy
 //     on average, yet holds nodes while they wait); else the nodes' CPU or
-//     memory, whichever was allocated more;
+//     memory or another resource they ask for (a GPU), whichever was
+//     allocated most;
 //   - else a shared service that holds 10% of the task time still binds (it
 //     lengthens every run); else nothing does: the runs' own steps set the
 //     pace.
@@ -24,7 +25,9 @@
 
 namespace kfpbench::sim {
 
-enum class Binds { kNothing, kCpu, kMemory, kAutoscaler, kApi, kStore };
+// kResource: a resource beyond CPU and memory (an accelerator), named in
+// Binding::resource.
+enum class Binds { kNothing, kCpu, kMemory, kResource, kAutoscaler, kApi, kStore };
 
 // "nothing", "nodes' CPU", "nodes' memory", "the autoscaler's delay", "the
 // API server", "the artifact store".
@@ -40,6 +43,7 @@ struct Binding {
   double api_share = 0;           // held inside the API, of the scarcer resource's allocation
   double store_share = 0;         // held inside the artifact store, likewise
   std::string text;               // what binds and the numbers that say so
+  std::string resource;           // kResource: its name ("nvidia.com/gpu")
 };
 
 Binding WhatBinds(const SimResult& r);

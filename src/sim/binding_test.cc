@@ -42,7 +42,7 @@ TEST(Binding, NodesMemory) {
 TEST(Binding, TheAutoscalersDelay) {
   // Nodes arrive ten minutes after they are asked for; nothing runs before.
   ClusterSpec c;
-  c.pools.push_back({"pool", 4, 16 * kGi, 0, 50, -1, {}, {}});
+  c.pools.push_back({"pool", 4, 16 * kGi, 0, 50, -1, {}, {}, {}});
   c.autoscaler.provisioning_delay = 10min;
   Binding b = Binds(c, SixStepWorkload(3, 10s, 60s));
   EXPECT_EQ(b.what, Binds::kAutoscaler) << b.text;

@@ -7,11 +7,17 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
+#include <utility>
 
 #include "sim/model.h"
 #include "util/result.h"
 
 namespace kfpbench::sim {
+
+// What a cluster or workload cannot be: the input's fault (400), so that
+// `plan` and `simulate` exit as for any bad input.
+inline Error Refused(std::string message) { return Error{std::move(message), kHttpBadRequest}; }
 
 // Nodes across every pool's max: far above Kubernetes' 5,000 (or a managed
 // service's 15,000) nodes a cluster.

@@ -220,6 +220,25 @@ AutoscalerSpec ParseAutoscaler(const YAML::Node& a) {
   return autoscaler;
 }
 
+// A pool's resources beyond cpu and memory: storage in bytes ("100Gi"),
+// extended resources (accelerators) as whole counts.
+std::vector<engine::NamedAmount> ParsePoolResources(const YAML::Node& node,
+                                                    const std::string& where) {
+  if (!node.IsMap()) Fail(where + ": expected a mapping of resource name to amount");
+  std::vector<engine::NamedAmount> out;
+  for (const auto& kv : node) {
+    const std::string name = Text(kv.first, where);
+    const std::string at = where + "." + name;
+    if (name == "cpu" || name == "memory") Fail(at + ": give the pool's " + name + " beside it");
+    if (name.empty() || name.find_first_of(" \t") != std::string::npos)
+      Fail(at + ": not a resource name");
+    int64_t amount = name == "ephemeral-storage" ? Bytes(kv.second, at)
+                                                 : IntIn(kv.second, at, 0, int64_t{1} << 40);
+    out.push_back({name, amount});
+  }
+  return out;
+}
+
 ClusterSpec ParseClusterNode(const YAML::Node& root) {
   CheckKeys(root, "cluster", {"pools", "autoscaler", "defaultTask", "api", "artifactStore"});
   ClusterSpec c;
@@ -229,7 +248,8 @@ ClusterSpec ParseClusterNode(const YAML::Node& root) {
   for (size_t i = 0; i < root["pools"].size(); ++i) {
     const YAML::Node& p = root["pools"][i];
     std::string where = fmt::format("cluster.pools[{}]", i);
-    CheckKeys(p, where, {"name", "cpu", "memory", "min", "max", "initial", "labels", "taints"});
+    CheckKeys(p, where,
+              {"name", "cpu", "memory", "min", "max", "initial", "labels", "taints", "resources"});
     NodePool pool;
     if (p["name"]) pool.name = Text(p["name"], where + ".name");
     if (!p["cpu"] || !p["memory"] || !p["max"]) Fail(where + ": cpu, memory and max are required");
@@ -248,6 +268,9 @@ ClusterSpec ParseClusterNode(const YAML::Node& root) {
       }
     }
     if (const auto& taints = p["taints"]) pool.taints = ParseTaints(taints, where);
+    if (const auto& resources = p["resources"]) {
+      pool.resources = ParsePoolResources(resources, where + ".resources");
+    }
     c.pools.push_back(pool);
   }
   if (const auto& a = root["autoscaler"]) c.autoscaler = ParseAutoscaler(a);

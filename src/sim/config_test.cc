@@ -294,5 +294,32 @@ TEST(Config, ArrivalsScaleKeepsTheirShape) {
   EXPECT_FALSE(ScaleArrivals(rate, 0).ok());
 }
 
+TEST(Config, PoolsOfferResourcesBesideCpuAndMemory) {
+  auto c = ParseCluster(R"(pools:
+- name: gpu
+  cpu: 32
+  memory: 128Gi
+  max: 4
+  resources: {nvidia.com/gpu: 4, ephemeral-storage: 100Gi}
+)");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  const engine::ResourceList node = c->pools[0].Node("gpu-0").allocatable;
+  EXPECT_EQ(node[*engine::SlotOf("nvidia.com/gpu")], 4);
+  EXPECT_EQ(node[engine::kEphemeralStorage], int64_t{100} << 30);
+  EXPECT_EQ(node[engine::kCpu], 32000);
+  auto err = [](const char* yaml) {
+    auto r = ParseCluster(yaml);
+    return r.ok() ? std::string("ok") : r.error().message;
+  };
+  EXPECT_THAT(err("pools: [{cpu: 4, memory: 1Gi, max: 1, resources: {nvidia.com/gpu: two}}]"),
+              ::testing::HasSubstr("cluster.pools[0].resources.nvidia.com/gpu"));
+  EXPECT_THAT(err("pools: [{cpu: 4, memory: 1Gi, max: 1, resources: {nvidia.com/gpu: -1}}]"),
+              ::testing::HasSubstr("cluster.pools[0].resources.nvidia.com/gpu"));
+  EXPECT_EQ(err("pools: [{cpu: 4, memory: 1Gi, max: 1, resources: {cpu: 8}}]"),
+            "cluster.pools[0].resources.cpu: give the pool's cpu beside it");
+  EXPECT_EQ(err("pools: [{cpu: 4, memory: 1Gi, max: 1, resources: [4]}]"),
+            "cluster.pools[0].resources: expected a mapping of resource name to amount");
+}
+
 }  // namespace
 }  // namespace kfpbench::sim

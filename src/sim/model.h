@@ -29,10 +29,14 @@ struct NodePool {
   // tolerations and affinity.
   std::map<std::string, std::string> labels;
   std::vector<engine::Taint> taints;
+  // Allocatable per node beyond CPU and memory, by Kubernetes name
+  // ("nvidia.com/gpu" -> 4, "ephemeral-storage" -> bytes): `resources:`.
+  std::vector<engine::NamedAmount> resources;
 
-  // A node of this pool.
+  // A node of this pool (ValidateCluster has checked its resources' names).
   engine::NodeSpec Node(std::string node_name) const {
     engine::NodeSpec n(std::move(node_name), cpu, memory);
+    engine::AddNamed(n.allocatable, resources);
     n.labels = labels;
     n.taints = taints;
     return n;

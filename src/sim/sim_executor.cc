@@ -50,11 +50,15 @@ void SimExecutor::Launch(engine::TaskLaunch launch, engine::TaskDone done) {
     last_hold_change_ = first_launch_;
     if (on_first_launch) on_first_launch();
   }
-  const double cpu = static_cast<double>(demand.cpu_millis) / 1000.0;
-  const auto memory = static_cast<double>(demand.memory);
-  Hold(cpu, memory);
+  const double cpu = static_cast<double>(demand.cpu_millis()) / 1000.0;
+  const auto memory = static_cast<double>(demand.memory());
   uint32_t slot = slots_.Acquire();
   InFlight& f = slots_[slot];
+  f.beyond.reset();
+  if (demand.amounts.AnyBeyondCpuAndMemory()) {
+    f.beyond = std::make_unique<engine::ResourceList>(demand.amounts);
+  }
+  Hold(cpu, memory, f.beyond.get());
   f.cpu = cpu;
   f.memory = memory;
   f.task_id = std::move(launch.task_id);
@@ -132,15 +136,33 @@ void SimExecutor::Advance(uint32_t slot, uint32_t generation) {
   }
 }
 
-void SimExecutor::Hold(double cpu, double memory) {
+void SimExecutor::Hold(double cpu, double memory, const engine::ResourceList* beyond,
+                       int64_t sign) {
   WallTime now = loop_.Now();
   const double dt = ToSeconds(now - last_hold_change_);
   cpu_seconds_ += held_cpu_ * dt;
   memory_seconds_ += held_memory_ * dt;
   task_seconds_ += static_cast<double>(running_) * dt;
+  if (any_beyond_) {
+    for (size_t s = engine::kMemory + 1; s < engine::kResourceSlots; ++s) {
+      beyond_seconds_[s] += static_cast<double>(held_beyond_[s]) * dt;
+    }
+  }
   last_hold_change_ = now;
   held_cpu_ += cpu;
   held_memory_ += memory;
+  if (beyond != nullptr) {
+    any_beyond_ = true;
+    for (size_t s = engine::kMemory + 1; s < engine::kResourceSlots; ++s) {
+      held_beyond_[s] += sign * (*beyond)[s];
+    }
+  }
+}
+
+double SimExecutor::AllocatedSeconds(size_t slot, WallTime t) const {
+  if (!any_beyond_) return 0;
+  return beyond_seconds_[slot] +
+         static_cast<double>(held_beyond_[slot]) * ToSeconds(t - last_hold_change_);
 }
 
 double SimExecutor::AllocatedCpuSeconds(WallTime t) const {
@@ -160,7 +182,7 @@ double SimExecutor::AllocatedMemorySeconds(WallTime t) const {
 
 void SimExecutor::Finish(uint32_t slot) {
   InFlight& f = slots_[slot];
-  Hold(-f.cpu, -f.memory);
+  Hold(-f.cpu, -f.memory, f.beyond.get(), -1);
   f.live = false;
   --running_;
   auto fn = std::move(f.done);
@@ -177,7 +199,7 @@ void SimExecutor::Cancel(const std::string& task_id) {
     InFlight& f = slots_[slot];
     if (!f.live || f.task_id != task_id) continue;
     // Its timer, if pending, finds the slot no longer live.
-    Hold(-f.cpu, -f.memory);
+    Hold(-f.cpu, -f.memory, f.beyond.get(), -1);
     f.live = false;
     --running_;
     auto fn = std::move(f.done);

@@ -9,6 +9,7 @@
 // resources its tasks hold, for exact time-weighted utilisation.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -79,6 +80,9 @@ class SimExecutor : public engine::Executor, private TimerTarget {
   // up to `t` (core-seconds, byte-seconds); and when the first task started.
   double AllocatedCpuSeconds(WallTime t) const;
   double AllocatedMemorySeconds(WallTime t) const;
+  // Likewise for a resource beyond CPU and memory (an accelerator), in its
+  // ResourceList unit (unit-seconds).
+  double AllocatedSeconds(size_t slot, WallTime t) const;
   bool any_launched() const { return any_launched_; }
   // Tasks in flight integrated over time up to `t` (task-seconds).
   double TaskSeconds(WallTime t) const;
@@ -110,6 +114,8 @@ class SimExecutor : public engine::Executor, private TimerTarget {
     int64_t bytes = 0;
     WallTime entered{};  // with shared services: when it went into the last one
     std::string task_id;
+    // What it holds beyond CPU and memory (an accelerator); null: nothing.
+    std::unique_ptr<engine::ResourceList> beyond;
   };
   static constexpr uint8_t kNoStages = 0xff;
   // Its timer is due: Finish, or Advance through shared services.
@@ -118,8 +124,10 @@ class SimExecutor : public engine::Executor, private TimerTarget {
   void Finish(uint32_t slot);
   // Moves a task through overhead, update, run, upload, update.
   void Advance(uint32_t slot, uint32_t generation);
-  // Brings the allocation integrals to now, then changes what is held.
-  void Hold(double cpu, double memory);
+  // Brings the allocation integrals to now, then changes what is held
+  // (`beyond`: added when `sign` is 1, taken away when -1).
+  void Hold(double cpu, double memory, const engine::ResourceList* beyond = nullptr,
+            int64_t sign = 1);
 
   VirtualLoop& loop_;
   // StepModels::For through a short list of the labels seen so far: a run
@@ -134,6 +142,9 @@ class SimExecutor : public engine::Executor, private TimerTarget {
   double held_cpu_ = 0, held_memory_ = 0;
   double cpu_seconds_ = 0, memory_seconds_ = 0, task_seconds_ = 0;
   ServiceHold api_hold_, store_hold_;
+  engine::ResourceList held_beyond_;  // slots past memory, by tasks in flight
+  std::array<double, engine::kResourceSlots> beyond_seconds_{};
+  bool any_beyond_ = false;  // some task held more than CPU and memory
   WallTime last_hold_change_{};
   bool any_launched_ = false;
   WallTime first_launch_{};

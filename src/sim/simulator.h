@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -53,6 +54,15 @@ struct TaskTime {
   ServiceHold store;            // held inside the artifact store (uploads)
 };
 
+// A resource beyond CPU and memory (an accelerator) that nodes offered or
+// tasks held, over the same window as the CPU and memory utilisation.
+struct ResourceUse {
+  std::string name;        // "nvidia.com/gpu"
+  double allocated = 0;    // unit-seconds requested by tasks on nodes
+  double capacity = 0;     // unit-seconds nodes offered
+  double utilisation = 0;  // allocated / capacity
+};
+
 struct SimResult {
   int64_t runs = 0;
   int64_t succeeded = 0;
@@ -67,6 +77,9 @@ struct SimResult {
   // first task placed to the last run's end.
   double cpu_utilisation = 0;
   double memory_utilisation = 0;
+  // Likewise for each resource beyond CPU and memory; empty when none was
+  // offered or asked for.
+  std::vector<ResourceUse> resources;
   int64_t peak_runs_alive = 0;
   uint64_t events = 0;                            // loop events run
   std::map<std::string, int64_t> tasks_by_label;  // container tasks launched, by executor label

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "sim/binding.h"
 #include "sim/config.h"
 #include "sim/test_support.h"
 
@@ -55,7 +56,7 @@ TEST(Simulator, RateArrivalsSpreadRuns) {
 
 TEST(Simulator, AutoscalerAddsNodesAfterProvisioningDelayUpToMax) {
   ClusterSpec c;
-  c.pools.push_back({"pool", 2, 16LL << 30, 0, 3, -1, {}, {}});
+  c.pools.push_back({"pool", 2, 16LL << 30, 0, 3, -1, {}, {}, {}});
   c.autoscaler.provisioning_delay = 60s;
   auto r = Simulate(c, SixStepWorkload(20, 10s, 60s));
   ASSERT_TRUE(r.ok()) << r.error().message;
@@ -70,7 +71,7 @@ TEST(Simulator, AutoscalerAddsNodesAfterProvisioningDelayUpToMax) {
 
 TEST(Simulator, AutoscalerScalesDownIdleNodesBetweenRuns) {
   ClusterSpec c;
-  c.pools.push_back({"pool", 4, 16LL << 30, 0, 5, -1, {}, {}});
+  c.pools.push_back({"pool", 4, 16LL << 30, 0, 5, -1, {}, {}, {}});
   c.autoscaler.provisioning_delay = 30s;
   c.autoscaler.scale_down_idle = 5min;
   WorkloadSpec w = SixStepWorkload(0, 10s, 60s);
@@ -143,7 +144,7 @@ TEST(Simulator, SameSeedSameResult) {
   WorkloadSpec w = SixStepWorkload(50, 10s, 60s);
   w.steps.by_label["exec-train"].duration = *exec::ParseDurationDist("lognormal:60s:0.5");
   ClusterSpec c;
-  c.pools.push_back({"pool", 4, 16LL << 30, 1, 4, -1, {}, {}});
+  c.pools.push_back({"pool", 4, 16LL << 30, 1, 4, -1, {}, {}, {}});
   auto a = Simulate(c, w);
   auto b = Simulate(c, w);
   ASSERT_TRUE(a.ok() && b.ok());
@@ -429,6 +430,88 @@ TEST(SimulatorBottlenecks, ACalibratedStoreAppliesWhenTheClusterHasNone) {
   auto declared = Simulate(c, w);
   ASSERT_TRUE(declared.ok());
   EXPECT_NEAR(ToSeconds(declared->makespan), 41, 1e-3);
+}
+
+// Eight one-GPU steps of 10 s (KFP's compiler, set_accelerator_type and
+// _limit) on 4-GPU nodes with CPU and memory to spare: GPUs bind.
+WorkloadSpec EightGpuShards() {
+  std::ifstream in(CapacityExamples() / "eight_gpu_shards.yaml");
+  std::stringstream s;
+  s << in.rdbuf();
+  auto spec = ir::ParsePipelineSpec(s.str());
+  EXPECT_TRUE(spec.ok()) << spec.error().message;
+  WorkloadSpec w;
+  w.pipeline = std::make_shared<const ir::PipelineSpec>(std::move(*spec));
+  w.steps.fallback.duration = exec::DurationDist::Constant(10s);
+  return w;
+}
+
+ClusterSpec GpuNodes(int nodes, int64_t gpus) {
+  ClusterSpec c = FixedCluster(nodes, 16, int64_t{64} << 30);
+  c.pools[0].resources = {{"nvidia.com/gpu", gpus}};
+  return c;
+}
+
+TEST(SimulatorGpus, EightOneGpuStepsOnOneFourGpuNodeTakeTwoRounds) {
+  auto r = Simulate(GpuNodes(1, 4), EightGpuShards());
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->succeeded, 1);
+  EXPECT_EQ(r->tasks_by_label.size(), 8u);
+  EXPECT_EQ(r->makespan, 20s);  // 4 at a time, though 16 CPUs would take all 8
+  EXPECT_NEAR(Secs(r->pending_ms.max()), 10, 0.1);
+  ASSERT_EQ(r->resources.size(), 1u);
+  EXPECT_EQ(r->resources[0].name, "nvidia.com/gpu");
+  EXPECT_DOUBLE_EQ(r->resources[0].utilisation, 1.0);  // 80 GPU-seconds of 4 x 20
+  const Binding b = WhatBinds(*r);
+  EXPECT_EQ(b.what, Binds::kResource);
+  EXPECT_EQ(b.resource, "nvidia.com/gpu");
+  EXPECT_THAT(b.text, HasSubstr("nodes' nvidia.com/gpu"));
+  EXPECT_EQ(ToJson(*r)["binds"]["resource"], "nvidia.com/gpu");
+  EXPECT_EQ(ToJson(*r)["resource_utilisation"]["nvidia.com/gpu"], 1.0);
+}
+
+TEST(SimulatorGpus, TwoNodesOrEightGpusRunThemAllAtOnce) {
+  auto two = Simulate(GpuNodes(2, 4), EightGpuShards());
+  ASSERT_TRUE(two.ok()) << two.error().message;
+  EXPECT_EQ(two->makespan, 10s);
+  auto eight = Simulate(GpuNodes(1, 8), EightGpuShards());
+  ASSERT_TRUE(eight.ok()) << eight.error().message;
+  EXPECT_EQ(eight->makespan, 10s);
+}
+
+TEST(SimulatorGpus, TheAutoscalerAddsGpuNodesForWaitingGpuSteps) {
+  ClusterSpec c = GpuNodes(0, 4);
+  c.pools[0].max = 5;
+  c.pools[0].initial = 0;
+  c.autoscaler.enabled = true;
+  c.autoscaler.provisioning_delay = 60s;
+  auto r = Simulate(c, EightGpuShards());
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->peak_nodes, 2);  // 8 GPUs asked, 4 a node: two, not five
+  EXPECT_EQ(r->succeeded, 1);
+}
+
+TEST(SimulatorGpus, NodesWithoutGpusFailTheRunSayingSo) {
+  auto r = Simulate(FixedCluster(1, 16, int64_t{64} << 30), EightGpuShards());
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->failed, 1);
+  EXPECT_THAT(r->first_error, HasSubstr("1 nvidia.com/gpu, more than any node offers"));
+}
+
+TEST(SimulatorGpus, CpuOnlyOutputHasNoResourceKeys) {
+  auto r = Simulate(FixedCluster(1, 4), SixStepWorkload(1, 10s, 60s));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->resources.empty());
+  const auto j = ToJson(*r);
+  EXPECT_FALSE(j.contains("resource_utilisation"));
+  EXPECT_FALSE(j["binds"].contains("resource"));
+}
+
+TEST(SimulatorGpus, APoolWithANegativeResourceIsRefused) {
+  ClusterSpec c = GpuNodes(1, -1);
+  auto r = Simulate(c, EightGpuShards());
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.error().message, HasSubstr("nvidia.com/gpu must not be negative"));
 }
 
 }  // namespace

@@ -28,7 +28,7 @@ inline std::shared_ptr<const ir::PipelineSpec> SixSteps() {
 
 inline ClusterSpec FixedCluster(int nodes, double cpu, int64_t memory = int64_t{16} << 30) {
   ClusterSpec c;
-  c.pools.push_back({"fixed", cpu, memory, nodes, nodes, nodes, {}, {}});
+  c.pools.push_back({"fixed", cpu, memory, nodes, nodes, nodes, {}, {}, {}});
   c.autoscaler.enabled = false;
   return c;
 }
