@@ -117,7 +117,7 @@ Result<bool> KubectlDriver::Apply(const JobConfig& config, const SweepPoint& poi
     auto existing = Kubectl({"get", resource, point.job_name, "-n", config.namespace_, "-o", "json",
                              "--ignore-not-found"});
     if (existing.ok() && !existing->empty()) {
-      auto old = nlohmann::json::parse(*existing, nullptr, false);
+      auto old = ParseJson(*existing);
       bool terminating = !old.is_discarded() && old.contains("metadata") &&
                          old["metadata"].contains("deletionTimestamp");
       if (!terminating) {
