@@ -65,13 +65,13 @@ TEST_F(RunScenarioFileTest, RepetitionsKeepTheTimeScaleInTheirMerge) {
 // The preflight runs though the target does not resolve, so a file's bad
 // "target" is said with its other problems; nothing is created.
 TEST_F(RunScenarioFileTest, ABadTargetIsSaidWithTheFilesOtherProblems) {
-  RunRequest r = Request(Write("s.json", R"({"target": {"host": 7},
-      "scenarios": [{"mode": "PIPELINE_RUN", "runTime": "1s",
-                     "pipelineFileName": "no_such_pipeline.yaml"}]})"));
+  RunRequest r = Request(Write("s.json", R"({"target": {"hots": "http://127.0.0.1:1"},
+      "scenarios": [{"mode": "PIPELINE_RUN", "runTime": "1s", "params": {"no_such_input": 1},
+                     "pipelineFileName": "sleep_chain.yaml"}]})"));
   auto outcome = RunScenarioFile(r, console_);
   ASSERT_FALSE(outcome.ok());
-  EXPECT_THAT(outcome.error().message, HasSubstr("no_such_pipeline.yaml"));
-  EXPECT_THAT(outcome.error().message, HasSubstr("target"));
+  EXPECT_THAT(outcome.error().message, HasSubstr("no_such_input"));
+  EXPECT_THAT(outcome.error().message, HasSubstr("target.hots: unknown key"));
   EXPECT_FALSE(fs::exists(dir_ / "out"));
 }
 

@@ -122,9 +122,11 @@ TEST_F(StressRunnerTest, StopsAboveMaxRateWithTheSloHolding) {
 
 TEST_F(StressRunnerTest, StopsWhenRunTimeCannotHoldTheNextStep) {
   FakeLoad load(context_, 1);
-  Scenario s = Stressed(10, Slo(std::chrono::seconds(5)), std::chrono::milliseconds(100));
+  StressSettings settings = Slo(std::chrono::seconds(5));
+  settings.step_time = std::chrono::milliseconds(200);
+  Scenario s = Stressed(10, settings, std::chrono::milliseconds(300));
   ASSERT_TRUE(StressShape().drive(s, context_, &load).ok());
-  EXPECT_EQ(load.rates.size(), 2u);  // 2 x 40 ms fit in 100 ms, a third does not
+  EXPECT_EQ(load.rates.size(), 1u);  // one 200 ms step fits in 300 ms, a second does not
   Findings f = context_.findings();
   ASSERT_EQ(f.stress_stops.size(), 1u);
   EXPECT_EQ(f.stress_stops[0].reason, results::StressStopReason::kRunTimeReached);
