@@ -142,16 +142,4 @@ const CLI::Validator& CountAboveZero() {
   return check;
 }
 
-Result<std::filesystem::path> OutputFolder(const std::string& out, const std::string& prefix) {
-  std::filesystem::path dir = out;
-  if (dir.empty()) {
-    auto now = std::chrono::floor<std::chrono::seconds>(WallClock::now());
-    dir = prefix + "/" + fmt::format("{:%Y%m%d-%H%M%S}", now);
-  }
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return Error{fmt::format("--out: cannot create {}: {}", dir.string(), ec.message())};
-  return dir;
-}
-
 }  // namespace kfpbench::cli

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "harness/benchmark.h"
+#include "harness/output_folder.h"
 #include "util/result.h"
 
 namespace kfpbench::cli {
@@ -70,7 +71,7 @@ CLI::Option* AddPercentOption(CLI::App& cmd, const std::string& name, double& ta
 const CLI::Validator& GreaterThanZero();
 const CLI::Validator& CountAboveZero();
 
-// `--out` when given, else PREFIX/<timestamp>, created; errors name --out.
-Result<std::filesystem::path> OutputFolder(const std::string& out, const std::string& prefix);
+// `--out` when given, else PREFIX/<timestamp>, created (harness/output_folder.h).
+using harness::OutputFolder;
 
 }  // namespace kfpbench::cli

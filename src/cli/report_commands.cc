@@ -24,16 +24,6 @@
 namespace kfpbench::cli {
 namespace {
 
-Result<std::vector<results::BenchmarkResults>> LoadAll(const std::vector<std::string>& dirs) {
-  std::vector<results::BenchmarkResults> out;
-  for (const auto& d : dirs) {
-    auto r = results::LoadResults(d);
-    if (!r.ok()) return r.error();
-    out.push_back(std::move(*r));
-  }
-  return out;
-}
-
 Result<nlohmann::json> ReadThresholds(const std::string& path) {
   if (path.empty()) return nlohmann::json();
   auto text = ReadFile(path);
@@ -64,31 +54,15 @@ Command AddMerge(CLI::App& app) {
   cmd->add_option("--out", f->out, "folder for the merged results.json and report.html")
       ->required();
   return {cmd, [f] {
-            auto parts = LoadAll(f->dirs);
-            if (!parts.ok()) return Fail(parts.error().message, kExitBadInput);
-            auto merged = report::MergeResults(*parts);
+            auto merged = report::MergeFiles(f->dirs);
             if (!merged.ok()) return Fail(merged.error().message, kExitBadInput);
-            std::error_code ec;
-            std::filesystem::create_directories(f->out, ec);
-            if (ec) return Fail(fmt::format("cannot create {}: {}", f->out, ec.message()));
             std::filesystem::path out(f->out);
-            if (Status s = report::JsonReporter(out / "results.json").Report(*merged); !s.ok()) {
+            if (Status s = report::WriteMerged(*merged, out); !s.ok()) {
               return Fail(s.error().message, kExitFailed);
             }
-            if (Status s = report::WriteReports(*merged, report::DefaultReportOptions(out));
-                !s.ok()) {
-              return Fail(s.error().message, kExitFailed);
-            }
-            std::cout << fmt::format(
-                "merged {} results: {} API calls, {} runs -> {}\n", parts->size(),
-                [&] {
-                  uint64_t n = 0;
-                  for (const auto& [name, op] : merged->operations) {
-                    n += op.latency_us.count();
-                  }
-                  return n;
-                }(),
-                merged->runs.size(), (out / "results.json").string());
+            std::cout << fmt::format("merged {} results: {} API calls, {} runs -> {}\n",
+                                     f->dirs.size(), merged->ApiCalls(), merged->runs.size(),
+                                     (out / "results.json").string());
             return kExitOk;
           }};
 }
@@ -148,7 +122,7 @@ Result<std::vector<results::BenchmarkResults>> LoadSide(const std::string& path)
   std::filesystem::path p(path);
   std::error_code ec;
   if (!std::filesystem::is_directory(p, ec) || std::filesystem::exists(p / "results.json", ec)) {
-    return LoadAll({path});
+    return results::LoadAll({path});
   }
   std::vector<std::string> reps;
   for (const auto& e : std::filesystem::directory_iterator(p, ec)) {
@@ -158,7 +132,7 @@ Result<std::vector<results::BenchmarkResults>> LoadSide(const std::string& path)
     return Error{fmt::format("{}: no results.json, here or in its subfolders", path)};
   }
   std::sort(reps.begin(), reps.end());
-  return LoadAll(reps);
+  return results::LoadAll(reps);
 }
 
 Command AddCompare(CLI::App& app) {

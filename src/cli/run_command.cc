@@ -18,9 +18,7 @@
 #include "cli/status_line.h"
 #include "cli/target_flags.h"
 #include "harness/benchmark.h"
-#include "harness/preflight.h"
-#include "harness/replay_steps.h"
-#include "harness/scenario.h"
+#include "harness/run_scenario_file.h"
 #include "http/url.h"
 #include "util/time.h"
 
@@ -104,55 +102,33 @@ void AddReadingFlags(CLI::App& cmd, RunFlags& f) {
                  "fails");
 }
 
-// Loads and checks the scenario file, opens its target and runs the benchmark.
+// The flags as one request to the harness (harness/run_scenario_file.h),
+// with the live status line beside it.
 int RunScenarioFile(const RunFlags& f) {
-  harness::LoadOptions load;
-  load.time_scale = f.time_scale;
-  for (const auto& d : f.pipeline_dirs) load.pipeline_dirs.emplace_back(d);
-  auto scenarios = harness::LoadScenarioFile(f.scenario, load);
-  if (!scenarios.ok()) return Fail(scenarios.error().message);
-  // The preflight runs even when the target does not resolve: a
-  // file's bad "target" is one of its problems, said with the rest.
-  auto target = f.target.Resolve(scenarios->target, f.scenario);
-  const bool remote = target.ok()
-                          ? !target->host.empty()
-                          : scenarios->target.is_object() && scenarios->target.contains("host");
-  const harness::PreflightOptions preflight{.remote_target = remote,
-                                            .executor = f.target.backend.executor};
-  if (Status s = harness::PrepareScenarioFile(*scenarios, preflight, f.shard); !s.ok()) {
-    std::string problems = s.error().message;
-    if (!target.ok() && problems.find(target.error().message) == std::string::npos) {
-      problems += "\n" + target.error().message;
-    }
-    return Fail(problems);
+  harness::RunRequest request;
+  request.scenario = f.scenario;
+  request.load.time_scale = f.time_scale;
+  for (const auto& d : f.pipeline_dirs) request.load.pipeline_dirs.emplace_back(d);
+  request.target = f.target.options;
+  if (Status s = f.target.backend.Apply(request.target.embedded.backend); !s.ok()) {
+    return Fail(s.error().message);
   }
-  if (!target.ok()) return Fail(target.error().message);
-  if (!scenarios->executor.empty()) target->embedded.backend.executor = scenarios->executor;
-  harness::ApplyReplaySteps(*scenarios, target->embedded.backend);
-  harness::BenchmarkOptions options = f.benchmark;
-  if (options.harness.checkpoint_interval <= Duration::zero()) {
-    return Fail("--checkpoint-every: must be longer than 0s");
-  }
-  auto out_dir = OutputFolder(f.out, "results");
-  if (!out_dir.ok()) return Fail(out_dir.error().message);
-  options.finish.out_dir = *out_dir;
-
+  request.executor = f.target.backend.executor;
+  request.shard = f.shard;
+  request.out = f.out;
+  request.benchmark = f.benchmark;
   auto status = std::make_shared<StatusLine>(f.quiet, stderr, isatty(fileno(stderr)) != 0);
   // Before any thread logs (the embedded backend starts with the
   // session): log lines then go above the status line.
   for (auto& sink : spdlog::default_logger()->sinks()) sink = status->Wrap(sink);
-  auto session = harness::Session::Open(*target);
-  if (!session.ok()) return Fail(session.error().message);
-  // Before any load: a config file must never choose a target silently.
-  if ((*session)->embedded()) {
-    spdlog::info("target: {} ({} executor), {}", (*session)->url(),
-                 target->embedded.backend.executor, target->origin);
-  } else {
-    spdlog::warn("target: {}, from {}", (*session)->url(), target->origin);
-  }
-  options.on_progress = [status](const results::Progress& p) { status->Show(p); };
-  options.on_pass_end = [status] { status->Done(); };
-  return RunBenchmarkToExit(**session, *scenarios, options);
+  request.benchmark.on_progress = [status](const results::Progress& p) { status->Show(p); };
+  request.benchmark.on_pass_end = [status] { status->Done(); };
+  request.benchmark.harness.interrupted = request.benchmark.finish.interrupted = &g_interrupted;
+  request.benchmark.harness.hurry = &g_hurry;
+  request.on_target_open = InstallSignalHandlers;
+  auto outcome = harness::RunScenarioFile(request, std::cout);
+  if (!outcome.ok()) return Fail(outcome.error().message);
+  return ExitCode(*outcome);
 }
 
 }  // namespace

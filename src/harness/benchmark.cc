@@ -10,6 +10,7 @@
 #include "harness/modes.h"
 #include "harness/output_folder.h"
 #include "harness/pod_collector.h"
+#include "harness/shapes.h"
 #include "report/failures.h"
 #include "report/live_metrics.h"
 #include "report/notify.h"
@@ -105,10 +106,8 @@ results::BenchmarkResults Repeat(Session& session, const ScenarioFile& file,
                     : results::WriteResults(dir / "results.json", rep);
       if (s.ok()) s = report::WriteReports(rep, report::DefaultReportOptions(dir));
       if (!s.ok()) std::cerr << "kfpbench: " << Redact(s.error().message) << "\n";
-      uint64_t calls = 0;
-      for (const auto& [name, op] : rep.operations) calls += op.latency_us.count();
       std::cerr << fmt::format("repetition {}/{}: {} API calls, {} runs -> {}\n", k, options.repeat,
-                               calls, rep.runs.size(), dir.string());
+                               rep.ApiCalls(), rep.runs.size(), dir.string());
     }
     if (last) break;
   }
@@ -182,16 +181,10 @@ Result<Outcome> RunBenchmark(Session& session, const ScenarioFile& file,
   }
   spdlog::info("benchmark id {}: every name this benchmark gives on the target starts with it",
                with_defaults.harness.benchmark_id);
-  // Filling a real deployment with runs is never a side effect of a file:
-  // its operator names what may be filled (and is deleted afterwards).
   for (const auto& s : file.scenarios) {
-    if (s.growth && !session.embedded() && options.harness.growth_fill.empty()) {
-      return Error{fmt::format(
-          "scenario [{}] has the growth shape, which fills the target with runs: on a real "
-          "target it runs only with --growth-fill NAME, naming what it may create (experiments "
-          "NAME-e0, NAME-e1, ..., pipelines NAME-p0, ...; deleted by experiment afterwards "
-          "unless --keep)",
-          s.index)};
+    if (s.shape == nullptr || s.shape->check_target == nullptr) continue;
+    if (Status st = s.shape->check_target(s, session.embedded(), options.harness); !st.ok()) {
+      return st.error();
     }
   }
   ScenarioFile prepared = file;

@@ -93,7 +93,7 @@ std::string StateFilter(std::string_view state) {
 }  // namespace
 
 FillPlan PlanFill(const Scenario& scenario, const std::string& prefix, std::string pipeline_text) {
-  const Scenario::Growth& g = *scenario.growth;
+  const GrowthSettings& g = *scenario.ShapeSettings<GrowthSettings>();
   return FillPlan{.prefix = prefix,
                   .pipeline_text = std::move(pipeline_text),
                   .params = scenario.params,

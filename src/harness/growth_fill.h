@@ -21,6 +21,22 @@
 
 namespace kfpbench::harness {
 
+// The growth shape's settings (scenario key "growth"): level by level, fill
+// the target through the API until it stores `levels[i]` runs (with
+// experiments, pipelines and versions in proportion), then measure a
+// read-and-write mix there for measure_time.
+struct GrowthSettings : ShapeData {
+  std::vector<int64_t> levels;  // runs stored, strictly increasing
+  Duration measure_time{};      // per level
+  int fill_concurrency = 8;     // CreateRun calls in flight while filling
+  int measure_concurrency = 4;  // closed-loop workers of the mix
+  int runs_per_experiment = 100;
+  int runs_per_pipeline = 1000;
+  int versions_per_pipeline = 2;  // the first comes with the upload
+  Duration settle_timeout = std::chrono::minutes(5);
+  int64_t extrapolate_to = 1000000;  // runs; 0: none
+};
+
 struct FillPlan {
   std::string prefix;         // names of everything the fill creates
   std::string pipeline_text;  // the tiny pipeline each fill pipeline and version is

@@ -14,6 +14,8 @@
 #include <spdlog/spdlog.h>
 
 #include "harness/growth_fill.h"
+#include "harness/preflight.h"
+#include "harness/shapes.h"
 
 namespace kfpbench::harness {
 namespace {
@@ -189,8 +191,23 @@ Status SettleAndCount(kfp::Client& client, Duration settle_timeout, WallTime dea
 
 }  // namespace
 
+namespace {
+
+// A growth scenario's curve so far, replacing the scenario's earlier one.
+void SetGrowthCurve(std::vector<results::GrowthCurve>& curves, const results::GrowthCurve& curve) {
+  for (auto& c : curves) {
+    if (c.scenario == curve.scenario) {
+      c = curve;
+      return;
+    }
+  }
+  curves.push_back(curve);
+}
+
+}  // namespace
+
 Status RunGrowth(const Scenario& scenario, Context& context) {
-  const Scenario::Growth& g = *scenario.growth;
+  const GrowthSettings& g = *scenario.ShapeSettings<GrowthSettings>();
   const HarnessOptions& options = context.options();
   std::string prefix = options.growth_fill;
   if (prefix.empty()) {
@@ -212,14 +229,14 @@ Status RunGrowth(const Scenario& scenario, Context& context) {
   results::GrowthCurve curve;
   curve.scenario = scenario.index;
   curve.extrapolate_to = g.extrapolate_to;
-  context.Record([&](Findings& f) { f.SetGrowthCurve(curve); });
+  context.Record([&](Findings& f) { SetGrowthCurve(f.growth, curve); });
   const WallTime deadline = WallClock::now() + scenario.run_time;
   auto out_of_time = [&] { return context.Interrupted() || WallClock::now() >= deadline; };
   auto why_stopped = [&] { return context.Interrupted() ? "interrupted" : "runTime ended"; };
   auto stopped = [&](std::string why) {
     spdlog::warn("scenario [{}] growth: {}", scenario.index, why);
     curve.stopped_because = std::move(why);
-    context.Record([&](Findings& f) { f.SetGrowthCurve(curve); });
+    context.Record([&](Findings& f) { SetGrowthCurve(f.growth, curve); });
     return Ok();
   };
 
@@ -236,7 +253,7 @@ Status RunGrowth(const Scenario& scenario, Context& context) {
     if (!fill.ok()) {
       curve.stopped_because = fmt::format("the fill of level {} ({} runs) failed: {}", i + 1,
                                           target, fill.error().message);
-      context.Record([&](Findings& f) { f.SetGrowthCurve(curve); });
+      context.Record([&](Findings& f) { SetGrowthCurve(f.growth, curve); });
       return Error{curve.stopped_because};
     }
     level.runs_created = fill->runs_created;
@@ -264,9 +281,183 @@ Status RunGrowth(const Scenario& scenario, Context& context) {
         client, inputs, g.measure_concurrency, std::min(measure_until, deadline),
         [&] { return context.Interrupted(); }, level);
     curve.levels.push_back(std::move(level));
-    context.Record([&](Findings& f) { f.SetGrowthCurve(curve); });
+    context.Record([&](Findings& f) { SetGrowthCurve(f.growth, curve); });
   }
   return Ok();
+}
+
+namespace {
+
+using nlohmann::json;
+
+// Far above what any KFP deployment stores; keeps every count in range.
+constexpr int64_t kMaxGrowthLevel = 100'000'000;
+
+Result<int64_t> WholeNumber(const json& value, const std::string& where, int64_t low,
+                            int64_t high) {
+  if (!value.is_number_integer() || value.get<int64_t>() < low || value.get<int64_t>() > high ||
+      (value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(high))) {
+    return Error{fmt::format("{}: must be a whole number from {} to {} (got {})", where, low, high,
+                             value.dump())};
+  }
+  return value.get<int64_t>();
+}
+
+// growth.levels: increasing run counts, each from 1 to kMaxGrowthLevel.
+Result<std::vector<int64_t>> ReadGrowthLevels(const json& value, const std::string& where) {
+  if (!value.is_array() || value.empty()) {
+    return Error{where + ": must be a non-empty array of run counts, e.g. [1000, 10000]"};
+  }
+  std::vector<int64_t> levels;
+  for (size_t i = 0; i < value.size(); ++i) {
+    std::string item = fmt::format("{}[{}]", where, i);
+    const json& level = value[i];
+    if (!level.is_number()) {
+      return Error{fmt::format("{}: must be a number of runs (got {})", item, level.dump())};
+    }
+    if (!level.is_number_integer()) {
+      return Error{fmt::format("{}: must be a whole number of runs (got {})", item, level.dump())};
+    }
+    if (level.get<int64_t>() <= 0 || level.get<int64_t>() > kMaxGrowthLevel ||
+        (level.is_number_unsigned() &&
+         level.get<uint64_t>() > static_cast<uint64_t>(kMaxGrowthLevel))) {
+      return Error{fmt::format("{}: must be from 1 to {} runs (got {})", item, kMaxGrowthLevel,
+                               level.dump())};
+    }
+    int64_t runs = level.get<int64_t>();
+    if (!levels.empty() && runs <= levels.back()) {
+      return Error{
+          fmt::format("{}: levels must increase ({} follows {}); each level adds runs to the last",
+                      item, runs, levels.back())};
+    }
+    levels.push_back(runs);
+  }
+  return levels;
+}
+
+// {"levels": [1000, 10000, 100000], "measureTime": "30s", "fillConcurrency": 8, ...}
+Status ReadGrowth(const json& entry, const std::string& at, double time_scale, Scenario& s) {
+  if (s.rate_per_minute) {
+    return Error{at + ".rate: the growth shape fills and measures in closed loop; remove rate"};
+  }
+  auto v = entry.find("growth");
+  if (v == entry.end() || !v->is_object()) {
+    return Error{at + ".growth: required with \"shape\": \"growth\" (levels, measureTime)"};
+  }
+  GrowthSettings g;
+  for (const auto& [key, value] : v->items()) {
+    std::string where = at + ".growth." + key;
+    if (key == "levels") {
+      auto levels = ReadGrowthLevels(value, where);
+      if (!levels.ok()) return levels.error();
+      g.levels = std::move(*levels);
+    } else if (key == "measureTime") {
+      auto t = ReadScenarioTime(value, where, time_scale);
+      if (!t.ok()) return t.error();
+      g.measure_time = *t;
+    } else if (key == "settleTimeout") {
+      auto t = ReadScenarioTime(value, where, time_scale);
+      if (!t.ok()) return t.error();
+      g.settle_timeout = *t;
+    } else if (key == "fillConcurrency" || key == "measureConcurrency" ||
+               key == "runsPerExperiment" || key == "runsPerPipeline" ||
+               key == "versionsPerPipeline") {
+      int64_t high = key == "fillConcurrency" || key == "measureConcurrency" ? 256
+                     : key == "versionsPerPipeline"                          ? 100
+                                                                             : kMaxGrowthLevel;
+      auto n = WholeNumber(value, where, 1, high);
+      if (!n.ok()) return n.error();
+      int as_int = static_cast<int>(*n);
+      if (key == "fillConcurrency") g.fill_concurrency = as_int;
+      if (key == "measureConcurrency") g.measure_concurrency = as_int;
+      if (key == "runsPerExperiment") g.runs_per_experiment = as_int;
+      if (key == "runsPerPipeline") g.runs_per_pipeline = as_int;
+      if (key == "versionsPerPipeline") g.versions_per_pipeline = as_int;
+    } else if (key == "extrapolateTo") {
+      auto n = WholeNumber(value, where, 0, int64_t{1} << 40);
+      if (!n.ok()) return n.error();
+      g.extrapolate_to = *n;
+    } else {
+      return Error{where +
+                   ": unknown field (known: levels, measureTime, fillConcurrency, "
+                   "measureConcurrency, runsPerExperiment, runsPerPipeline, versionsPerPipeline, "
+                   "settleTimeout, extrapolateTo)"};
+    }
+  }
+  if (g.levels.empty()) return Error{at + ".growth.levels: required, e.g. [1000, 10000, 100000]"};
+  if (g.measure_time <= Duration::zero()) {
+    return Error{at + ".growth.measureTime: required, > 0 (how long the mix runs at each level)"};
+  }
+  s.shape_data = std::make_shared<GrowthSettings>(std::move(g));
+  return Ok();
+}
+
+// A growth scenario fills to each level and measures there for measureTime:
+// runTime must at least hold every level's measurement (the fills come on
+// top, at a rate only the target knows). Says what the last level creates.
+void PlanGrowth(const Scenario& s, const std::string& at, Preflight& out) {
+  const auto* settings = s.ShapeSettings<GrowthSettings>();
+  if (settings == nullptr) return;
+  const GrowthSettings& g = *settings;
+  const int64_t top = g.levels.back();
+  const auto levels = static_cast<int64_t>(g.levels.size());
+  const Duration measuring = g.measure_time * levels;
+  if (s.run_time < measuring) {
+    out.problems.push_back(fmt::format(
+        "{}.runTime: {} cannot hold {} level(s) of growth.measureTime {} ({}), let alone the fills",
+        at, FormatDuration(s.run_time), levels, FormatDuration(g.measure_time),
+        FormatDuration(measuring)));
+    return;
+  }
+  out.notes.push_back(fmt::format(
+      "{}.growth: {} level(s) up to {} runs stored ({} experiments, {} pipelines of {} "
+      "version(s) at the top), filled {} CreateRun at a time, then {} of the mix at each level "
+      "with {} worker(s); runTime {} bounds it all",
+      at, levels, top, (top + g.runs_per_experiment - 1) / g.runs_per_experiment,
+      (top + g.runs_per_pipeline - 1) / g.runs_per_pipeline, g.versions_per_pipeline,
+      g.fill_concurrency, FormatDuration(g.measure_time), g.measure_concurrency,
+      FormatDuration(s.run_time)));
+}
+
+// Levels count the runs one target stores: N processes filling it would each
+// count the others' runs.
+Status ShardGrowth(Scenario& s, int /*count*/) {
+  return Error{fmt::format(
+      "--shard: scenario [{}] has the growth shape, whose levels count the runs one target "
+      "stores; run it from one process",
+      s.index)};
+}
+
+// Filling a real deployment with runs is never a side effect of a file:
+// its operator names what may be filled (and is deleted afterwards).
+Status CheckGrowthTarget(const Scenario& s, bool embedded_target, const HarnessOptions& options) {
+  if (embedded_target || !options.growth_fill.empty()) return Ok();
+  return Error{fmt::format(
+      "scenario [{}] has the growth shape, which fills the target with runs: on a real "
+      "target it runs only with --growth-fill NAME, naming what it may create (experiments "
+      "NAME-e0, NAME-e1, ..., pipelines NAME-p0, ...; deleted by experiment afterwards "
+      "unless --keep)",
+      s.index)};
+}
+
+Status DriveGrowth(const Scenario& scenario, Context& context, ShapeLoad* /*load*/) {
+  return RunGrowth(scenario, context);
+}
+
+}  // namespace
+
+// Fill to each level of runs stored, then measure a mix there.
+const ShapeSpec& GrowthShape() {
+  static const ShapeSpec shape{.name = "growth",
+                               .field = "growth",
+                               .read = ReadGrowth,
+                               .plan = PlanGrowth,
+                               .shard = ShardGrowth,
+                               .check_target = CheckGrowthTarget,
+                               .drive = DriveGrowth,
+                               .own_pipelines = true,
+                               .section = "growth"};
+  return shape;
 }
 
 }  // namespace kfpbench::harness

@@ -25,7 +25,7 @@ results::Progress TakeProgress(const metrics::Recorder& recorder, const Context&
   p.runs_finished = runs.size() - p.runs_refused;
   p.runs_by_state = runs.CountByState();
   p.late_starts = runs.LateStarts();
-  p.observer_calls = context.observer().CallCounts();
+  p.observer_calls = context.follower_calls().CallCounts();
   metrics::Histogram all;
   for (const auto& [name, op] : recorder.Snapshot()) {
     all.Merge(op.latency_us);
@@ -140,9 +140,9 @@ results::BenchmarkResults RunScenarios(
       copy = results;
     }
     copy.runs = runs.Records();
-    context.findings().CopyTo(copy);
+    AddFindings(context.findings(), copy);
     copy.operations = recorder.Snapshot();
-    copy.observer = context.observer().Summary();
+    copy.observer = context.follower_calls().Summary();
     copy.harness_usage = UsageSince(usage_start);
     copy.finished = WallClock::now();
     copy.partial = true;
@@ -201,11 +201,11 @@ results::BenchmarkResults RunScenarios(
   ticker.join();
 
   results.runs = runs.Records();
-  context.findings().CopyTo(results);
+  AddFindings(context.findings(), results);
   MarkPartial(context, results);
   // Clean-up calls are not part of the measured load.
   results.operations = recorder.Snapshot();
-  results.observer = context.observer().Summary();
+  results.observer = context.follower_calls().Summary();
   results.harness_usage = UsageSince(usage_start);
   results.back_pressure = BackPressureSince(pressure_before, client.back_pressure());
   if (options.before_cleanup) options.before_cleanup(results);

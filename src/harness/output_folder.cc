@@ -5,8 +5,11 @@
 #include <string>
 #include <vector>
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
+#include "util/time.h"
 
 namespace kfpbench::harness {
 namespace {
@@ -54,6 +57,18 @@ Status ClaimOutputFolder(const fs::path& dir) {
   spdlog::info("{} held an earlier benchmark's results; they are now in {}", dir.string(),
                previous.string());
   return Ok();
+}
+
+Result<fs::path> OutputFolder(const std::string& out, const std::string& prefix) {
+  fs::path dir = out;
+  if (dir.empty()) {
+    auto now = std::chrono::floor<std::chrono::seconds>(WallClock::now());
+    dir = prefix + "/" + fmt::format("{:%Y%m%d-%H%M%S}", now);
+  }
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Error{fmt::format("--out: cannot create {}: {}", dir.string(), ec.message())};
+  return dir;
 }
 
 }  // namespace kfpbench::harness

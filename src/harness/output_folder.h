@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 
 #include "util/result.h"
 
@@ -14,5 +15,8 @@ namespace kfpbench::harness {
 // killed midway, stay readable. Other files in `dir` are not touched. Fails,
 // before any load, when the folder cannot be written.
 Status ClaimOutputFolder(const std::filesystem::path& dir);
+
+// `out` when given, else PREFIX/<timestamp>, created; errors name --out.
+Result<std::filesystem::path> OutputFolder(const std::string& out, const std::string& prefix);
 
 }  // namespace kfpbench::harness

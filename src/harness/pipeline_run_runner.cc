@@ -5,13 +5,14 @@
 // EXPERIMENT first creates an experiment of its own.
 #include "harness/modes.h"
 
+#include <functional>
 #include <thread>
 
 #include <fmt/format.h>
 
-#include "harness/growth_runner.h"
 #include "harness/load_loops.h"
 #include "harness/run_follower.h"
+#include "harness/shapes.h"
 #include "ir/quantity.h"
 #include "util/ids.h"
 #include "util/time.h"
@@ -29,9 +30,21 @@ class PipelineRunRunner : public ModeRunner {
   // Open loop at the scenario's rate until `end`, then waits for the runs.
   Status RunOpenLoop(const Scenario& scenario, Context& context, const kfp::RunCreate& base,
                      WallTime end);
-  Status RunStress(const Scenario& scenario, Context& context, const kfp::RunCreate& base);
 
   bool own_experiment_;
+};
+
+// The runner's open loop lent to a shape's driver (stress steps).
+class RunnerLoad : public ShapeLoad {
+ public:
+  using OpenLoopFn = std::function<Status(const Scenario&, WallTime)>;
+  explicit RunnerLoad(OpenLoopFn open_loop) : open_loop_(std::move(open_loop)) {}
+  Status OpenLoop(const Scenario& scenario, WallTime end) override {
+    return open_loop_(scenario, end);
+  }
+
+ private:
+  OpenLoopFn open_loop_;
 };
 
 // Polls a run until it is terminal or `give_up` passes (sooner after an
@@ -71,8 +84,11 @@ Created CreateOne(Context& context, kfp::Client& load, const kfp::RunCreate& bas
 }  // namespace
 
 Status PipelineRunRunner::Run(const Scenario& scenario, Context& context) {
-  // The growth shape uploads its own fill pipelines (harness/growth_fill.h).
-  if (scenario.growth) return RunGrowth(scenario, context);
+  // A shape that drives the scenario: with pipelines of its own (growth's
+  // fill) before anything of the mode's, else with the mode's runs.
+  const ShapeSpec* shape = scenario.shape;
+  const bool shape_drives = shape != nullptr && shape->drive != nullptr;
+  if (shape_drives && shape->own_pipelines) return shape->drive(scenario, context, nullptr);
   auto pipeline = context.EnsurePipeline(scenario.pipeline_path, scenario.cache);
   if (!pipeline.ok()) return pipeline.error();
   kfp::RunCreate base;
@@ -90,7 +106,11 @@ Status PipelineRunRunner::Run(const Scenario& scenario, Context& context) {
     base.experiment_id = e->experiment_id;
     context.TrackExperiment(base.experiment_id);
   }
-  if (scenario.stress) return RunStress(scenario, context, base);
+  if (shape_drives) {
+    RunnerLoad load(
+        [&](const Scenario& step, WallTime end) { return RunOpenLoop(step, context, base, end); });
+    return shape->drive(scenario, context, &load);
+  }
   if (scenario.rate_per_minute) {
     return RunOpenLoop(scenario, context, base, WallClock::now() + scenario.run_time);
   }
@@ -145,73 +165,6 @@ Status PipelineRunRunner::RunOpenLoop(const Scenario& scenario, Context& context
   });
   follower.Finish(end + context.options().drain_timeout);
   return Ok();
-}
-
-Status PipelineRunRunner::RunStress(const Scenario& scenario, Context& context,
-                                    const kfp::RunCreate& base) {
-  const Scenario::Stress& stress = *scenario.stress;
-  const WallTime deadline = WallClock::now() + scenario.run_time;
-  Scenario step = scenario;
-  results::StressStop stop;
-  stop.scenario = scenario.index;
-  auto stopped = [&](results::StressStopReason reason, std::string detail) {
-    stop.reason = reason;
-    stop.detail = std::move(detail);
-    context.Record([&](Findings& f) { f.stress_stops.push_back(stop); });
-    return Ok();
-  };
-  for (double rate = *scenario.rate_per_minute;; rate *= stress.rate_factor) {
-    if (context.Interrupted()) {
-      return stopped(results::StressStopReason::kInterrupted,
-                     fmt::format("interrupted before the step at {:g}/min", rate));
-    }
-    if (stress.max_rate > 0 && rate > stress.max_rate) {
-      return stopped(
-          results::StressStopReason::kMaxRateReached,
-          fmt::format("the next step, {:g}/min, is above maxRate {:g}/min", rate, stress.max_rate));
-    }
-    const WallTime start = WallClock::now();
-    if (start + stress.step_time > deadline) {
-      return stopped(results::StressStopReason::kRunTimeReached,
-                     fmt::format("runTime ended before the step at {:g}/min could run its {}", rate,
-                                 FormatDuration(stress.step_time)));
-    }
-    step.rate_per_minute = rate;
-    // Runs of this step are those meant to start within it.
-    if (Status s = RunOpenLoop(step, context, base, start + stress.step_time); !s.ok()) return s;
-    results::StressStep result;
-    result.scenario = scenario.index;
-    result.rate_per_minute = rate;
-    metrics::Histogram latency;
-    for (const auto& r : context.runs().Records()) {
-      if (r.scenario != scenario.index || r.intended < start ||
-          r.intended >= start + stress.step_time) {
-        continue;
-      }
-      ++result.runs;
-      if (r.state != RuntimeState::kSucceeded) ++result.failed;
-      if (auto l = r.LatencyFromIntended(); l && r.Finished()) {
-        latency.Record(std::chrono::duration_cast<std::chrono::milliseconds>(*l).count());
-      }
-    }
-    result.p95_ms = latency.ValueAtPercentile(95);
-    result.error_rate = result.runs ? static_cast<double>(result.failed) / result.runs : 0;
-    result.held = result.runs > 0 && latency.count() > 0 &&
-                  std::chrono::milliseconds(result.p95_ms) <= stress.slo_p95 &&
-                  result.error_rate <= stress.slo_error_rate;
-    context.Record([&](Findings& f) { f.stress_steps.push_back(result); });
-    if (!result.held) {
-      std::string why = latency.count() == 0
-                            ? fmt::format("no run of the step finished ({} of {} failed)",
-                                          result.failed, result.runs)
-                            : fmt::format("p95 {} (SLO {}), {:.1f}% of runs failed (SLO {:.1f}%)",
-                                          FormatDuration(std::chrono::milliseconds(result.p95_ms)),
-                                          FormatDuration(stress.slo_p95), result.error_rate * 100,
-                                          stress.slo_error_rate * 100);
-      return stopped(results::StressStopReason::kSloBroken,
-                     fmt::format("the SLO broke at {:g}/min: {}", rate, why));
-    }
-  }
 }
 
 namespace {

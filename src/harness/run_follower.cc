@@ -31,8 +31,8 @@ void AbsorbRun(const kfp::Run& run, results::RunRecord& record) {
 }
 
 bool PollRun(Context& context, results::RunRecord& record, WallTime until) {
-  if (!context.observer().budget().Acquire(until)) return false;
-  auto run = context.observer().client().GetRun(record.run_id);
+  if (!context.follower_calls().budget().Acquire(until)) return false;
+  auto run = context.follower_calls().client().GetRun(record.run_id);
   if (!run.ok()) {
     record.error = run.error().message;
     // A deleted run will never finish; any other error may pass.
@@ -88,7 +88,7 @@ void RunFollower::Add(results::RunRecord record) {
   if (listing_refused_ || context_.options().observe_each_run || record.experiment_id.empty() ||
       context_.client().api() != kfp::ApiVersion::kV2beta1) {
     t.listed = false;
-    context_.observer().NotePolling(
+    context_.follower_calls().NotePolling(
         context_.options().observe_each_run ? "asked for (--observer-poll-each-run)"
         : record.experiment_id.empty()
             ? "the server's CreateRun answer named no experiment to list the run by"
@@ -160,8 +160,8 @@ Result<std::set<std::string>> RunFollower::ListInFlight(const std::string& exper
   list.sort_by = "created_at";
   list.filter = InFlightFilter();
   for (;;) {
-    if (!context_.observer().budget().Acquire(until)) return Error{"out of time"};
-    auto page = context_.observer().client().ListRunIds(list);
+    if (!context_.follower_calls().budget().Acquire(until)) return Error{"out of time"};
+    auto page = context_.follower_calls().client().ListRunIds(list);
     if (!page.ok()) return page.error();
     ids.insert(page->ids.begin(), page->ids.end());
     if (page->next_page_token.empty()) return ids;
@@ -183,7 +183,7 @@ void RunFollower::Conclude(const std::string& experiment_id, const std::set<std:
 }
 
 void RunFollower::PollInstead(const std::string& experiment_id, const std::string& why) {
-  context_.observer().NotePolling(why);
+  context_.follower_calls().NotePolling(why);
   WallTime due = WallClock::now() + context_.options().poll_interval;
   for (auto& [id, t] : tracked_) {
     if (!t.listed || (!experiment_id.empty() && t.record.experiment_id != experiment_id)) continue;
@@ -216,7 +216,7 @@ void RunFollower::ListLoop() {
     lock.unlock();
     std::map<std::string, Result<std::set<std::string>>> listed;
     for (const auto& e : experiments) listed.emplace(e, ListInFlight(e, until));
-    context_.observer().CountSweep();
+    context_.follower_calls().CountSweep();
     lock.lock();
     for (auto& [e, ids] : listed) {
       if (ids.ok()) {
@@ -264,7 +264,7 @@ void RunFollower::DetailLoop() {
         past ? WallTime::max() : (finishing_ ? context_.StopWaitingAt(give_up_) : WallTime::max());
     const bool done = PollRun(context_, t.record, until);
     if (done) {
-      context_.observer().CountEnded(t.record, t.listed);
+      context_.follower_calls().CountEnded(t.record, t.listed);
       context_.runs().Add(std::move(t.record));
     }
     lock.lock();
@@ -284,7 +284,7 @@ void RunFollower::DetailLoop() {
       t.ended = false;
       if (++t.misses >= 2 && t.listed) {
         t.listed = false;
-        context_.observer().NotePolling(
+        context_.follower_calls().NotePolling(
             "runs the listing missed while GetRun showed them running are polled one by one");
       }
       if (!t.listed) polls_.push({due, id});

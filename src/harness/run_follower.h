@@ -2,7 +2,7 @@
 // listing what is still in flight (ListRuns on their experiments, 200 runs a
 // page, once per poll interval), and each run that has left the listing gets
 // one GetRun with its details. Every call goes through the context's
-// RunObserver: its own client (recorded apart) and budget (--observer-qps).
+// FollowerCalls: its own client (recorded apart) and budget (--observer-qps).
 // Open-loop load hands its runs over and goes on, because arrivals must never
 // wait for earlier runs to finish; closed-loop workers hand theirs over and
 // wait for them (WaitRecorded), so 50 workers cost one listing an interval,

@@ -4,9 +4,11 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "harness/growth_fill.h"
 #include "ir/pipeline_spec.h"
+#include "results/results_fields.h"
 #include "util/files.h"
 #include "util/ids.h"
 
@@ -24,8 +26,8 @@ Context::Context(kfp::Client& client, results::RunLog& runs, const HarnessOption
       runs_(runs),
       options_(options),
       started_(started),
-      observer_(
-          std::make_unique<RunObserver>(client, options.observer_qps, options.poll_interval)) {}
+      follower_calls_(
+          std::make_unique<FollowerCalls>(client, options.observer_qps, options.poll_interval)) {}
 
 bool Context::Interrupted() const {
   return aborted_.load(std::memory_order_relaxed) ||
@@ -151,21 +153,10 @@ std::string Context::Description(std::string_view what) const {
   return fmt::format("created by kfpbench benchmark {} {}", options_.benchmark_id, what);
 }
 
-void Findings::SetGrowthCurve(const results::GrowthCurve& curve) {
-  for (auto& c : growth) {
-    if (c.scenario == curve.scenario) {
-      c = curve;
-      return;
-    }
-  }
-  growth.push_back(curve);
-}
-
-void Findings::CopyTo(results::BenchmarkResults& results) const {
-  results.stress_steps = stress_steps;
-  results.stress_stops = stress_stops;
-  results.schedules = schedules;
-  results.growth = growth;
+void AddFindings(const Findings& findings, results::BenchmarkResults& results) {
+  // Appends and merges by scenario: nothing that can refuse.
+  Status s = results::kMeasuredFields.MergeFields(results, findings, {.first = false});
+  if (!s.ok()) spdlog::error("the shapes' findings: {}", s.error().message);
 }
 
 void Context::Record(const std::function<void(Findings&)>& update) {

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/run_observer.h"
+#include "harness/follower_calls.h"
 #include "harness/scenario.h"
 #include "kfp/client.h"
 #include "results/results.h"
@@ -24,7 +24,7 @@ namespace kfpbench::harness {
 struct HarnessOptions {
   Duration poll_interval = std::chrono::milliseconds(500);
   // The run followers' budget: their ListRuns and GetRun calls together, per
-  // second (harness/run_observer.h). 0: unlimited.
+  // second (harness/follower_calls.h). 0: unlimited.
   double observer_qps = 20;
   // Poll every run with GetRun each poll interval instead of listing (the
   // follower before listing; for comparison, and targets that list wrongly).
@@ -71,19 +71,13 @@ struct UploadedPipeline {
   std::string name;
 };
 
-// The sections of results::BenchmarkResults that shapes and modes fill
-// beyond calls and runs. A new measured quantity is a field here, its
-// section in results/, and the runner that records it.
-struct Findings {
-  std::vector<results::StressStep> stress_steps;
-  std::vector<results::StressStop> stress_stops;  // one per stress scenario
-  std::vector<results::ScheduleSummary> schedules;
-  std::vector<results::GrowthCurve> growth;  // one per growth scenario
-
-  // A growth scenario's curve so far, replacing the scenario's earlier one.
-  void SetGrowthCurve(const results::GrowthCurve& curve);
-  void CopyTo(results::BenchmarkResults& results) const;
-};
+// What shapes and modes measure beyond calls and runs: the sections of
+// results::kMeasuredFields (a stress search's steps, a schedule's fires, a
+// growth curve), which runners fill through Context::Record. Only those
+// sections are set.
+using Findings = results::BenchmarkResults;
+// `findings`' sections added to `results` by their merge rules.
+void AddFindings(const Findings& findings, results::BenchmarkResults& results);
 
 class Context {
  public:
@@ -94,8 +88,8 @@ class Context {
 
   kfp::Client& client() { return client_; }
   // The run followers' client and budget, recorded apart from the workload.
-  RunObserver& observer() { return *observer_; }
-  const RunObserver& observer() const { return *observer_; }
+  FollowerCalls& follower_calls() { return *follower_calls_; }
+  const FollowerCalls& follower_calls() const { return *follower_calls_; }
   results::RunLog& runs() { return runs_; }
   const HarnessOptions& options() const { return options_; }
   WallTime started() const { return started_; }
@@ -155,7 +149,7 @@ class Context {
   results::RunLog& runs_;
   const HarnessOptions& options_;
   const WallTime started_;
-  std::unique_ptr<RunObserver> observer_;
+  std::unique_ptr<FollowerCalls> follower_calls_;
   mutable std::mutex mu_;
   std::atomic<bool> aborted_{false};
   mutable std::atomic<int64_t> interrupted_at_ns_{0};  // 0: not noticed yet

@@ -33,6 +33,12 @@ struct ModeData {
   virtual void Describe(results::ScenarioInfo& /*info*/) const {}
 };
 
+// What a shape reads from its own key ("stress": {...}), typed by its read
+// hook (ShapeSpec::read), as ModeData is a mode's.
+struct ShapeData {
+  virtual ~ShapeData() = default;
+};
+
 struct Scenario {
   size_t index = 0;                // position in the file
   const ModeSpec* mode = nullptr;  // never null once read
@@ -61,36 +67,20 @@ struct Scenario {
   // Sharding: this process sends arrivals offset by this fraction of a gap,
   // so N shards with offsets 0, 1/N, ... together make the unsharded schedule.
   double arrival_offset = 0;
-  // Stress shape: open-loop steps from `rate`, multiplied by rate_factor each
-  // step of step_time, until the SLO breaks or max_rate is passed.
-  struct Stress {
-    double rate_factor = 2.0;
-    Duration step_time{};
-    double max_rate = 0;  // runs per minute; 0: no limit but runTime
-    Duration slo_p95{};   // latency from intended start, p95
-    double slo_error_rate = 0.01;
-  };
-  std::optional<Stress> stress;
-  // Growth shape: level by level, fill the target through the API until it
-  // stores `levels[i]` runs (with experiments, pipelines and versions in
-  // proportion), then measure a read-and-write mix there for measure_time.
-  struct Growth {
-    std::vector<int64_t> levels;  // runs stored, strictly increasing
-    Duration measure_time{};      // per level
-    int fill_concurrency = 8;     // CreateRun calls in flight while filling
-    int measure_concurrency = 4;  // closed-loop workers of the mix
-    int runs_per_experiment = 100;
-    int runs_per_pipeline = 1000;
-    int versions_per_pipeline = 2;  // the first comes with the upload
-    Duration settle_timeout = std::chrono::minutes(5);
-    int64_t extrapolate_to = 1000000;  // runs; 0: none
-  };
-  std::optional<Growth> growth;
+  // The settings of its shape, typed by the shape's read hook
+  // (ShapeSpec::read); null for a shape that has none.
+  std::shared_ptr<const ShapeData> shape_data;
   nlohmann::json resource_limits;       // kept for the report
   nlohmann::json source;                // the entry as written
   std::shared_ptr<ModeData> mode_data;  // null for a mode that reads nothing of its own
 
   std::string_view mode_name() const;
+  // The shape's settings as T (StressSettings, GrowthSettings); null when
+  // the scenario's shape has none of that type.
+  template <typename T>
+  const T* ShapeSettings() const {
+    return dynamic_cast<const T*>(shape_data.get());
+  }
   // Runs kept in flight by a closed-loop mode.
   int InFlight() const { return concurrency.value_or(num_times); }
 };

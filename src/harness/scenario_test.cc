@@ -1,11 +1,14 @@
 #include "harness/scenario.h"
+#include "harness/growth_fill.h"
 #include "harness/random_gets_runner.h"
 #include "harness/scheduled_runs_runner.h"
+#include "harness/stress_runner.h"
 
 #include <filesystem>
 #include <fstream>
 #include <set>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "results/results.h"
@@ -84,9 +87,9 @@ TEST_F(ScenarioTest, FindsPipelinesAlongPipelineDirs) {
   std::string text = R"([{"mode":"PIPELINE_RUN","runTime":1,"pipelineFileName":"elsewhere.yaml"}])";
   auto missing = Parse(text);
   ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.error().message.find(
-                "[0].pipelineFileName: pipeline file 'elsewhere.yaml' not found"),
-            std::string::npos)
+  EXPECT_THAT(
+      missing.error().message,
+      ::testing::HasSubstr("[0].pipelineFileName: pipeline file 'elsewhere.yaml' not found"))
       << missing.error().message;
   LoadOptions o;
   o.pipeline_dirs = {dir_ / "pipelines"};
@@ -138,7 +141,7 @@ TEST_F(ScenarioTest, EachBadInputNamesFileAndPath) {
       }) {
     auto f = Parse(c.text);
     ASSERT_FALSE(f.ok()) << c.text;
-    EXPECT_NE(f.error().message.find(c.message), std::string::npos)
+    EXPECT_THAT(f.error().message, ::testing::HasSubstr(c.message))
         << c.text << " -> " << f.error().message;
     EXPECT_EQ(f.error().message.rfind((dir_ / "s.json").string() + ": ", 0), 0u)
         << f.error().message;
@@ -184,7 +187,7 @@ TEST_F(ScenarioTest, ObjectFormErrorsNameTheirPath) {
        }) {
     auto f = Parse(text);
     ASSERT_FALSE(f.ok()) << text;
-    EXPECT_NE(f.error().message.find(fragment), std::string::npos) << f.error().message;
+    EXPECT_THAT(f.error().message, ::testing::HasSubstr(fragment)) << f.error().message;
   }
 }
 
@@ -206,7 +209,7 @@ TEST_F(ScenarioTest, OpenLoopFields) {
        }) {
     auto bad = Parse(text);
     ASSERT_FALSE(bad.ok()) << text;
-    EXPECT_NE(bad.error().message.find(fragment), std::string::npos) << bad.error().message;
+    EXPECT_THAT(bad.error().message, ::testing::HasSubstr(fragment)) << bad.error().message;
   }
 }
 
@@ -220,11 +223,11 @@ TEST_F(ScenarioTest, LargeDatasetNeedsAnArtifactSize) {
   EXPECT_EQ(info.artifact_bytes, 512 << 20);
   auto missing = Parse(R"([{"mode":"LARGE_DATASET","runTime":1,"pipelineFileName":"here.yaml"}])");
   ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.error().message.find("[0].params.size: required"), std::string::npos);
+  EXPECT_THAT(missing.error().message, ::testing::HasSubstr("[0].params.size: required"));
   auto bad = Parse(R"([{"mode":"LARGE_DATASET","runTime":1,"pipelineFileName":"here.yaml",
                        "params":{"size":"huge"}}])");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find("[0].params.size: not a size"), std::string::npos);
+  EXPECT_THAT(bad.error().message, ::testing::HasSubstr("[0].params.size: not a size"));
 }
 
 TEST_F(ScenarioTest, StressShape) {
@@ -232,7 +235,8 @@ TEST_F(ScenarioTest, StressShape) {
                      "rate":10,"shape":"stress","stress":{"stepTime":"1m","rateFactor":1.5,
                      "maxRate":100,"slo":{"p95":"30s","errorRate":"2%"}}}])");
   ASSERT_TRUE(f.ok()) << f.error().message;
-  const auto& st = *f->scenarios[0].stress;
+  ASSERT_NE(f->scenarios[0].ShapeSettings<StressSettings>(), nullptr);
+  const auto& st = *f->scenarios[0].ShapeSettings<StressSettings>();
   EXPECT_EQ(st.step_time, std::chrono::minutes(1));
   EXPECT_DOUBLE_EQ(st.rate_factor, 1.5);
   EXPECT_DOUBLE_EQ(st.max_rate, 100);
@@ -255,7 +259,7 @@ TEST_F(ScenarioTest, StressShape) {
       }) {
     auto bad = Parse("[" + base + tail + "]");
     ASSERT_FALSE(bad.ok()) << tail;
-    EXPECT_NE(bad.error().message.find(fragment), std::string::npos) << bad.error().message;
+    EXPECT_THAT(bad.error().message, ::testing::HasSubstr(fragment)) << bad.error().message;
   }
 }
 
@@ -264,8 +268,8 @@ TEST_F(ScenarioTest, GrowthShapeReadsItsLevelsAndRefusesBadOnes) {
   auto f = Parse("[" + base + R"("shape":"growth","growth":{"levels":[20,60,150],
       "measureTime":"5s","fillConcurrency":3,"runsPerExperiment":10,"extrapolateTo":200000}}])");
   ASSERT_TRUE(f.ok()) << f.error().message;
-  ASSERT_TRUE(f->scenarios[0].growth.has_value());
-  const auto& g = *f->scenarios[0].growth;
+  ASSERT_NE(f->scenarios[0].ShapeSettings<GrowthSettings>(), nullptr);
+  const auto& g = *f->scenarios[0].ShapeSettings<GrowthSettings>();
   EXPECT_EQ(g.levels, (std::vector<int64_t>{20, 60, 150}));
   EXPECT_EQ(g.measure_time, std::chrono::seconds(5));
   EXPECT_EQ(g.fill_concurrency, 3);
@@ -292,7 +296,7 @@ TEST_F(ScenarioTest, GrowthShapeReadsItsLevelsAndRefusesBadOnes) {
        }) {
     auto bad = Parse("[" + base + R"("shape":"growth","growth":)" + growth + "}]");
     ASSERT_FALSE(bad.ok()) << growth;
-    EXPECT_NE(bad.error().message.find(fragment), std::string::npos) << bad.error().message;
+    EXPECT_THAT(bad.error().message, ::testing::HasSubstr(fragment)) << bad.error().message;
   }
   for (auto [tail, fragment] : std::vector<std::pair<std::string, const char*>>{
            {R"("shape":"growth"})", "[0].growth: required"},
@@ -303,13 +307,13 @@ TEST_F(ScenarioTest, GrowthShapeReadsItsLevelsAndRefusesBadOnes) {
        }) {
     auto bad = Parse("[" + base + tail + "]");
     ASSERT_FALSE(bad.ok()) << tail;
-    EXPECT_NE(bad.error().message.find(fragment), std::string::npos) << bad.error().message;
+    EXPECT_THAT(bad.error().message, ::testing::HasSubstr(fragment)) << bad.error().message;
   }
   auto experiment = Parse(R"([{"mode":"EXPERIMENT","runTime":"1m","pipelineFileName":"here.yaml",
       "shape":"growth","growth":{"levels":[1],"measureTime":"1s"}}])");
   ASSERT_FALSE(experiment.ok());
-  EXPECT_NE(experiment.error().message.find("growth works with mode PIPELINE_RUN"),
-            std::string::npos);
+  EXPECT_THAT(experiment.error().message,
+              ::testing::HasSubstr("growth works with mode PIPELINE_RUN"));
   // Levels count the runs of one target: a growth scenario is not split.
   EXPECT_FALSE(ApplyShard(*f, 0, 2).ok());
 }
@@ -350,8 +354,8 @@ TEST_F(ScenarioTest, ShardsTogetherSendWhatOneWould) {
 TEST_F(ScenarioTest, MissingFileIsAClearError) {
   auto f = LoadScenarioFile(dir_ / "absent.json", {});
   ASSERT_FALSE(f.ok());
-  EXPECT_NE(f.error().message.find("cannot read " + (dir_ / "absent.json").string()),
-            std::string::npos);
+  EXPECT_THAT(f.error().message,
+              ::testing::HasSubstr("cannot read " + (dir_ / "absent.json").string()));
 }
 
 TEST_F(ScenarioTest, ZeroTimeScaleIsRefused) {

@@ -69,8 +69,8 @@ class ScheduledRunCollector {
     WallTime newest = watermark_;
     for (std::string token;;) {
       list_.page_token = token;
-      if (!context_.observer().budget().Acquire(give_up_)) break;
-      auto page = context_.observer().client().ListRuns(list_);
+      if (!context_.follower_calls().budget().Acquire(give_up_)) break;
+      auto page = context_.follower_calls().client().ListRuns(list_);
       if (!page.ok()) break;  // recorded by the observer; try again next time
       bool older_than_needed = false;
       for (const auto& run : page->items) {

@@ -1,9 +1,11 @@
 // Scenario shapes as data, as modes are (harness/modes.h): each shape is a
 // ShapeSpec (its name, the scenario key holding its settings, the reader that
-// types and checks them) on one line of the table in shapes.cc. A mode says
-// which shapes beyond those every mode takes its runner drives
-// (ModeSpec::shapes); the reader finds both there, so "stress works with
-// modes PIPELINE_RUN, EXPERIMENT" is said from the tables, not kept by hand.
+// types and checks them, the preflight's plan of it, how it shards, and its
+// driver) defined beside its driver, and registered on one line of the table
+// in shapes.cc. A mode says which shapes beyond those every mode takes its
+// runner drives (ModeSpec::shapes); the reader finds both there, so "stress
+// works with modes PIPELINE_RUN, EXPERIMENT" is said from the tables, not
+// kept by hand.
 #pragma once
 
 #include <span>
@@ -14,11 +16,24 @@
 
 #include "harness/scenario.h"
 #include "util/result.h"
+#include "util/time.h"
 
 namespace kfpbench::harness {
 
-struct ModeSpec;   // harness/modes.h
-struct Preflight;  // harness/preflight.h
+struct ModeSpec;        // harness/modes.h
+struct Preflight;       // harness/preflight.h
+class Context;          // harness/runner.h
+struct HarnessOptions;  // harness/runner.h
+
+// The load a mode's runner lends a shape's driver: the mode's own runs (its
+// pipeline, parameters and experiment), sent open loop.
+class ShapeLoad {
+ public:
+  virtual ~ShapeLoad() = default;
+  // Starts runs at `scenario`'s rate from now until `end`, then follows
+  // them to their end (within the drain timeout).
+  virtual Status OpenLoop(const Scenario& scenario, WallTime end) = 0;
+};
 
 struct ShapeSpec {
   std::string_view name;
@@ -40,11 +55,22 @@ struct ShapeSpec {
   // after the common load is dealt out; an Error when the shape cannot be
   // split. Null: nothing of its own to split.
   Status (*shard)(Scenario& scenario, int count) = nullptr;
-  // How the mode's runner drives it (PIPELINE_RUN's runner dispatches on
-  // the shape; modes that do not list it never see it) and how it reports
-  // (results::BenchmarkResults holds a section per shape that has one,
-  // filled through Context::Record) are said beside the shape's line in
-  // shapes.cc.
+  // Before any load, once the target is known: refuses what the shape may
+  // not do there (growth fills only the embedded backend unless
+  // --growth-fill names what it may create). Null: nothing to check.
+  Status (*check_target)(const Scenario& scenario, bool embedded_target,
+                         const HarnessOptions& options) = nullptr;
+  // Runs the scenario in place of the mode's own loop, with the mode's runs
+  // (`load`) when it needs them. Null: the mode's loop runs it as it is (a
+  // label: smoke, load, soak). What it measures beyond calls and runs it
+  // records through Context::Record into its section (`section`).
+  Status (*drive)(const Scenario& scenario, Context& context, ShapeLoad* load) = nullptr;
+  // The driver brings its own pipelines (growth fills with pipelines of
+  // its own): it runs before the mode uploads its pipeline, with no `load`.
+  bool own_pipelines = false;
+  // The results.json section it fills (results::kMeasuredFields); empty:
+  // none beyond calls and runs.
+  std::string_view section = {};
 };
 
 // Every shape, in the order messages list them.

@@ -1,8 +1,11 @@
 #include "harness/shapes.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "harness/growth_fill.h"
 #include "harness/modes.h"
+#include "harness/stress_runner.h"
 
 namespace kfpbench::harness {
 namespace {
@@ -33,6 +36,10 @@ TEST(Shapes, TheTableListsEveryShapeOnceAndFindsItByName) {
     EXPECT_EQ(FindShape(shape->name), shape);
     // A shape with settings reads them; one without has nothing to read.
     EXPECT_EQ(shape->field.empty(), shape->read == nullptr) << shape->name;
+    // A shape with settings drives its scenario and fills a section of its
+    // own; a label only labels.
+    EXPECT_EQ(shape->field.empty(), shape->drive == nullptr) << shape->name;
+    EXPECT_EQ(shape->field.empty(), shape->section.empty()) << shape->name;
   }
   EXPECT_EQ(FindShape("spiky"), nullptr);
   EXPECT_EQ(FindShape("Stress"), nullptr);  // names are exact, as the files spell them
@@ -58,8 +65,7 @@ TEST(Shapes, LabelsTakeNoSettingsAndEveryMode) {
   for (const char* name : {"smoke", "load", "soak"}) {
     auto s = ReadEntry({{"mode", "RANDOM_GETS"}, {"shape", name}});
     ASSERT_TRUE(s.ok()) << s.error().message;
-    EXPECT_FALSE(s->stress.has_value());
-    EXPECT_FALSE(s->growth.has_value());
+    EXPECT_EQ(s->shape_data, nullptr);
   }
   EXPECT_TRUE(ReadEntry({{"mode", "SCHEDULED_RUNS"}}).ok());  // no shape: nothing to read
 }
@@ -68,12 +74,28 @@ TEST(Shapes, StressAndGrowthReadTheirSettings) {
   auto stress =
       ReadEntry({{"mode", "EXPERIMENT"}, {"rate", 10}, {"shape", "stress"}, {"stress", kStress}});
   ASSERT_TRUE(stress.ok()) << stress.error().message;
-  ASSERT_TRUE(stress->stress.has_value());
-  EXPECT_EQ(stress->stress->step_time, std::chrono::minutes(1));
+  const auto* stress_settings = stress->ShapeSettings<StressSettings>();
+  ASSERT_NE(stress_settings, nullptr);
+  EXPECT_EQ(stress_settings->step_time, std::chrono::minutes(1));
   auto growth = ReadEntry({{"mode", "PIPELINE_RUN"}, {"shape", "growth"}, {"growth", kGrowth}});
   ASSERT_TRUE(growth.ok()) << growth.error().message;
-  ASSERT_TRUE(growth->growth.has_value());
-  EXPECT_EQ(growth->growth->levels, (std::vector<int64_t>{10, 100}));
+  const auto* growth_settings = growth->ShapeSettings<GrowthSettings>();
+  ASSERT_NE(growth_settings, nullptr);
+  EXPECT_EQ(growth_settings->levels, (std::vector<int64_t>{10, 100}));
+}
+
+TEST(Shapes, GrowthFillsARealTargetOnlyWhenTheOperatorNamesWhatItMayCreate) {
+  auto growth = ReadEntry({{"mode", "PIPELINE_RUN"}, {"shape", "growth"}, {"growth", kGrowth}});
+  ASSERT_TRUE(growth.ok()) << growth.error().message;
+  ASSERT_NE(GrowthShape().check_target, nullptr);
+  HarnessOptions options;
+  EXPECT_TRUE(GrowthShape().check_target(*growth, /*embedded_target=*/true, options).ok());
+  Status refused = GrowthShape().check_target(*growth, false, options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.error().message, ::testing::HasSubstr("--growth-fill NAME"));
+  options.growth_fill = "fill";
+  EXPECT_TRUE(GrowthShape().check_target(*growth, false, options).ok());
+  EXPECT_EQ(StressShape().check_target, nullptr);
 }
 
 TEST(Shapes, RefusesAnUnknownShapeNamingTheKnownOnes) {

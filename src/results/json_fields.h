@@ -15,20 +15,29 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <boost/pfr/core.hpp>
 #include <nlohmann/json.hpp>
 
 #include "kfp/runtime_state.h"
 #include "metrics/histogram.h"
+#include "results/merge_rules.h"
 #include "util/json_reader.h"
 #include "util/time.h"
 
 namespace kfpbench::results {
 
-template <typename S, typename M>
+// A field of a struct: its JSON name, its member, whether reading requires
+// it, and how it merges (results/merge_rules.h). `json` false: the field's
+// JSON is written and read by hand beside the table (a section of its own
+// form), and the table only says how it merges.
+template <typename S, typename M, typename Rule = NoMergeRule, bool kJson = true>
 struct JsonField {
   const char* name;
   M S::*member;
   bool required = false;  // reading: an error when absent
+  Rule rule{};
+  static constexpr bool json = kJson;
+  static constexpr size_t kMembers = 1;
 };
 
 template <typename S, typename M>
@@ -38,6 +47,40 @@ constexpr JsonField<S, M> Field(const char* name, M S::*member) {
 template <typename S, typename M>
 constexpr JsonField<S, M> Required(const char* name, M S::*member) {
   return {name, member, true};
+}
+template <typename S, typename M, typename Rule>
+constexpr JsonField<S, M, Rule> Field(const char* name, M S::*member, Rule rule) {
+  return {name, member, false, rule};
+}
+template <typename S, typename M, typename Rule>
+constexpr JsonField<S, M, Rule> Required(const char* name, M S::*member, Rule rule) {
+  return {name, member, true, rule};
+}
+// A member whose JSON its section writes and reads by hand (its form is its
+// own): named here for its merge rule, so no member of a merged struct goes
+// without one.
+template <typename S, typename M, typename Rule>
+constexpr JsonField<S, M, Rule, false> Section(const char* name, M S::*member, Rule rule) {
+  return {name, member, false, rule};
+}
+
+// A JSON object inside the struct's object holding more of the same
+// struct's fields ("scenario": {"path", "source", "time_scale"}); without a
+// name (Group), fields of the same object kept in a table of their own
+// because something else walks them too (the sections runners fill).
+template <typename Table>
+struct ObjectField {
+  const char* name;  // null: a group, its fields in the enclosing object
+  const Table& table;
+  static constexpr size_t kMembers = Table::kMembers;
+};
+template <typename Table>
+constexpr ObjectField<Table> Object(const char* name, const Table& table) {
+  return {name, table};
+}
+template <typename Table>
+constexpr ObjectField<Table> Group(const Table& table) {
+  return {nullptr, table};
 }
 
 template <typename T>
@@ -109,14 +152,33 @@ void ReadValue(JsonReader& r, const char* name, M& out) {
   }
 }
 
+template <typename F>
+struct IsObjectField : std::false_type {};
+template <typename Table>
+struct IsObjectField<ObjectField<Table>> : std::true_type {};
+
 template <typename... Fields>
 class FieldTable {
  public:
+  // How many of the struct's members the table names.
+  static constexpr size_t kMembers = (size_t{0} + ... + Fields::kMembers);
+
   constexpr explicit FieldTable(Fields... fields) : fields_(fields...) {}
 
   template <typename S>
   void Write(nlohmann::json& out, const S& s) const {
-    std::apply([&](const auto&... f) { ((out[f.name] = ValueJson(s.*f.member)), ...); }, fields_);
+    auto write = [&](const auto& f) {
+      if constexpr (IsObjectField<std::decay_t<decltype(f)>>::value) {
+        if (f.name == nullptr) {
+          f.table.Write(out, s);
+        } else {
+          out[f.name] = f.table.Json(s);
+        }
+      } else if constexpr (std::decay_t<decltype(f)>::json) {
+        out[f.name] = ValueJson(s.*f.member);
+      }
+    };
+    std::apply([&](const auto&... f) { (write(f), ...); }, fields_);
   }
   template <typename S>
   nlohmann::json Json(const S& s) const {
@@ -128,10 +190,61 @@ class FieldTable {
   template <typename S>
   void Read(JsonReader& r, S& s) const {
     auto read = [&](const auto& f) {
-      if (f.required) r.Require(f.name);
-      ReadValue(r, f.name, s.*f.member);
+      if constexpr (IsObjectField<std::decay_t<decltype(f)>>::value) {
+        if (f.name == nullptr) {
+          f.table.Read(r, s);
+        } else {
+          r.Message(f.name, [&](JsonReader& sub) { f.table.Read(sub, s); });
+        }
+      } else if constexpr (std::decay_t<decltype(f)>::json) {
+        if (f.required) r.Require(f.name);
+        ReadValue(r, f.name, s.*f.member);
+      }
     };
     std::apply([&](const auto&... f) { (read(f), ...); }, fields_);
+  }
+
+  // `from` merged into `into`, field by field by each field's rule; the
+  // first field whose rule refuses stops it. Compiles only when every field
+  // has a rule and the table names every member of S.
+  template <typename S>
+  Status Merge(S& into, const S& from, const MergeContext& ctx) const {
+    static_assert(kMembers == boost::pfr::tuple_size_v<S>,
+                  "a merged struct's table must name every member, with its merge rule");
+    return MergeFields(into, from, ctx);
+  }
+  // Merge without the whole-struct check: a sub-object's share of a struct.
+  template <typename S>
+  Status MergeFields(S& into, const S& from, const MergeContext& ctx) const {
+    Status status = Ok();
+    auto merge = [&](const auto& f) {
+      if (!status.ok()) return;
+      if constexpr (IsObjectField<std::decay_t<decltype(f)>>::value) {
+        status = f.table.MergeFields(into, from, ctx);
+      } else {
+        static_assert(!std::is_same_v<std::decay_t<decltype(f.rule)>, NoMergeRule>,
+                      "every field of a merged table needs a merge rule");
+        status = f.rule(f.name, into.*f.member, from.*f.member, ctx);
+      }
+    };
+    std::apply([&](const auto&... f) { (merge(f), ...); }, fields_);
+    return status;
+  }
+
+  // Every field's name (sub-objects' as "scenario.path") and its rule's
+  // name, in the table's order: for tests and documentation.
+  std::vector<std::pair<std::string, std::string>> Rules(const std::string& prefix = "") const {
+    std::vector<std::pair<std::string, std::string>> out;
+    auto add = [&](const auto& f) {
+      if constexpr (IsObjectField<std::decay_t<decltype(f)>>::value) {
+        std::string inner = f.name == nullptr ? prefix : prefix + f.name + ".";
+        for (auto& r : f.table.Rules(inner)) out.push_back(std::move(r));
+      } else {
+        out.emplace_back(prefix + f.name, std::string(f.rule.name));
+      }
+    };
+    std::apply([&](const auto&... f) { (add(f), ...); }, fields_);
+    return out;
   }
 
  private:

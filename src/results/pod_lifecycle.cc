@@ -96,29 +96,8 @@ void PodLifecycle::Add(PodRecord record) {
 }
 
 void PodLifecycle::Merge(const PodLifecycle& other) {
-  if (!other.collected) return;
-  if (!collected) {
-    collected = true;
-    context = other.context;
-    namespace_ = other.namespace_;
-  }
-  pods_requested += other.pods_requested;
-  pods_without_events += other.pods_without_events;
-  kubectl_calls += other.kubectl_calls;
-  errors.insert(errors.end(), other.errors.begin(), other.errors.end());
-  for (const auto& [name, s] : other.steps) {
-    StepPodLatency& mine = steps[name];
-    mine.pods += s.pods;
-    mine.image_pulls += s.image_pulls;
-    mine.images_present += s.images_present;
-    mine.pull_failures += s.pull_failures;
-    mine.failed_scheduling += s.failed_scheduling;
-    mine.unschedulable += s.unschedulable;
-    mine.ready_inferred += s.ready_inferred;
-    for (const auto& [metric, h] : s.ms) mine.ms[metric].Merge(h);
-  }
-  pods.insert(pods.end(), other.pods.begin(), other.pods.end());
-  missing.insert(missing.end(), other.missing.begin(), other.missing.end());
+  // Sums, appends and first-set values: nothing here refuses.
+  (void)kPodLifecycleFields.Merge(*this, other, {.first = false});
 }
 
 json PodLifecycleToJson(const PodLifecycle& s) {
@@ -140,29 +119,22 @@ json PodLifecycleToJson(const PodLifecycle& s) {
     missing.push_back(kMissingFields.Json(m));
     (m.why == "not found" ? not_found : unread)++;
   }
-  return {{"context", s.context},
-          {"namespace", s.namespace_},
-          {"pods_requested", s.pods_requested},
-          {"pods_read", s.pods.size()},
-          {"pods_missing", not_found},
-          {"pods_unread", unread},
-          {"pods_without_events", s.pods_without_events},
-          {"kubectl_calls", s.kubectl_calls},
-          {"errors", s.errors},
-          {"steps", std::move(steps)},
-          {"pods", std::move(pods)},
-          {"missing_pods", std::move(missing)}};
+  json out = kPodLifecycleFields.Json(s);
+  out["pods_read"] = s.pods.size();
+  out["pods_missing"] = not_found;
+  out["pods_unread"] = unread;
+  out["pods_without_events"] = s.pods_without_events;
+  out["steps"] = std::move(steps);
+  out["pods"] = std::move(pods);
+  out["missing_pods"] = std::move(missing);
+  return out;
 }
 
 Result<PodLifecycle> PodLifecycleFromJson(const json& j) {
   auto r = JsonReader::Plain(j, "pod_lifecycle");
   PodLifecycle s;
   s.collected = true;
-  r.String("context", s.context);
-  r.String("namespace", s.namespace_);
-  r.Number("pods_requested", s.pods_requested);
-  r.Number("kubectl_calls", s.kubectl_calls);
-  r.StringList("errors", s.errors);
+  kPodLifecycleFields.Read(r, s);
   // The step histograms are read as written (exact); pods are read for the
   // report and do not add to them again.
   r.Entries("steps", [&](const std::string& name, JsonReader& sr) {

@@ -92,6 +92,12 @@ std::vector<RunRecord> RunLog::Records() const {
   return records_;
 }
 
+uint64_t BenchmarkResults::ApiCalls() const {
+  uint64_t n = 0;
+  for (const auto& [name, op] : operations) n += op.latency_us.count();
+  return n;
+}
+
 metrics::Histogram BenchmarkResults::RunDurationsMs() const {
   metrics::Histogram h;
   for (const auto& r : runs) {

@@ -285,6 +285,8 @@ struct BenchmarkResults {
   PodLifecycle pod_lifecycle;                           // --kube-context
   std::vector<RepetitionSummary> repetitions;           // run --repeat: one per repetition
 
+  // The workload's API calls, every operation's (the observer's apart).
+  uint64_t ApiCalls() const;
   // Histograms of run duration and queue wait over finished runs, in ms.
   metrics::Histogram RunDurationsMs() const;
   metrics::Histogram QueueWaitsMs() const;

@@ -30,6 +30,9 @@ Result<BenchmarkResults> ResultsFromJson(const nlohmann::json& j);
 
 // `path` is a results folder (its results.json is read) or a results.json file.
 Result<BenchmarkResults> LoadResults(const std::filesystem::path& path);
+// Each of `paths` by LoadResults, in order; the first that cannot be read is
+// the error.
+Result<std::vector<BenchmarkResults>> LoadAll(const std::vector<std::string>& paths);
 
 // The run records alone, from a results.json or from a file that holds only
 // {"runs": [...]} (figures assembled by hand from a cluster): what

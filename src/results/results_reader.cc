@@ -40,10 +40,7 @@ bool KeyAsGiven(const std::string& text, std::string& key) {
 }
 
 void ReadOperation(JsonReader& r, metrics::OperationStats& op) {
-  r.Require("histogram");
-  ReadValue(r, "histogram", op.latency_us);
-  r.Require("errors");
-  r.Number("errors", op.errors);
+  kOperationFields.Read(r, op);
   ReadCounts(
       r, "by_status", op.by_status,
       [](const std::string& text, int& code) {
@@ -133,12 +130,10 @@ Result<GrowthCurve> GrowthFromJson(const json& entry, size_t scenario, const std
   auto r = JsonReader::Plain(entry, path);
   GrowthCurve curve;
   curve.scenario = scenario;
-  r.Number("extrapolate_to", curve.extrapolate_to);
-  r.String("stopped_because", curve.stopped_because);
+  kGrowthCurveFields.Read(r, curve);
   r.Array("levels", [&](JsonReader& l) {
     GrowthLevel level;
-    kGrowthLevelFields.Read(l, level);
-    l.Message("fill", [&](JsonReader& f) { kFillFields.Read(f, level); });
+    kGrowthLevelFields.Read(l, level);  // with its "fill"
     l.Entries("operations", [&](const std::string& name, JsonReader& o) {
       o.Require("histogram");
       ReadValue(o, "histogram", level.latency_us[name]);
@@ -193,14 +188,10 @@ void ReadBackPressure(JsonReader& b, BackPressure& p) {
   ReadCounts(b, "by_operation", p.by_operation, KeyAsGiven, "counts must be non-negative integers");
 }
 
-// The sections of one object: shard, scenarios, observer, harness usage,
+// The sections of one object: scenarios, observer, harness usage,
 // back-pressure and collectors.
 Status ReadFlatExtensions(const json& j, BenchmarkResults& r) {
   auto in = JsonReader::Plain(j, "");
-  in.Message("shard", [&](JsonReader& s) {
-    kShardFields.Read(s, r);
-    if (r.shard_count < 1) r.shard_count = 1;
-  });
   in.Array("scenarios", [&](JsonReader& s) {
     ScenarioInfo info;
     kScenarioInfoFields.Read(s, info);
@@ -303,9 +294,9 @@ Result<BenchmarkResults> ResultsFromJson(const json& j) {
   if (runs == j.end() || !runs->is_object()) return Error{"runs: missing or not an object"};
   BenchmarkResults r;
   auto in = JsonReader::Plain(j, "");
-  kResultsFields.Read(in, r);
+  kResultsFields.Read(in, r);  // with its "scenario" and "shard"
+  if (r.shard_count < 1) r.shard_count = 1;
   in.Message("target", [&](JsonReader& t) { kTargetFields.Read(t, r.target); });
-  in.Message("scenario", [&](JsonReader& s) { kScenarioFields.Read(s, r); });
   in.Require("operations");
   in.Entries("operations", [&](const std::string& name, JsonReader& op) {
     ReadOperation(op, r.operations[name]);
@@ -377,6 +368,16 @@ Result<T> Load(const std::filesystem::path& path, Result<T> (*from_json)(const j
 
 Result<BenchmarkResults> LoadResults(const std::filesystem::path& path) {
   return Load(path, ResultsFromJson);
+}
+
+Result<std::vector<BenchmarkResults>> LoadAll(const std::vector<std::string>& paths) {
+  std::vector<BenchmarkResults> out;
+  for (const auto& p : paths) {
+    auto r = LoadResults(p);
+    if (!r.ok()) return r.error();
+    out.push_back(std::move(*r));
+  }
+  return out;
 }
 
 Result<std::vector<RunRecord>> LoadRunRecords(const std::filesystem::path& path) {

@@ -31,15 +31,15 @@ json OperationJson(const metrics::OperationStats& op, double elapsed_s) {
   json series = json::array();
   for (const auto& w : op.windows) series.push_back(kWindowFields.Json(w));
   uint64_t count = op.latency_us.count();
-  return {{"count", count},
-          {"errors", op.errors},
-          {"error_rate", count ? static_cast<double>(op.errors) / count : 0.0},
-          {"throughput_per_s", elapsed_s > 0 ? count / elapsed_s : 0.0},
-          {"by_status", std::move(by_status)},
-          {"error_messages", op.error_messages},
-          {"latency_us", SummaryJson(op.latency_us)},
-          {"histogram", op.latency_us.ToJson()},
-          {"timeseries", std::move(series)}};
+  json out = kOperationFields.Json(op);
+  out["count"] = count;
+  out["error_rate"] = count ? static_cast<double>(op.errors) / count : 0.0;
+  out["throughput_per_s"] = elapsed_s > 0 ? count / elapsed_s : 0.0;
+  out["by_status"] = std::move(by_status);
+  out["error_messages"] = op.error_messages;
+  out["latency_us"] = SummaryJson(op.latency_us);
+  out["timeseries"] = std::move(series);
+  return out;
 }
 
 json RunJson(const RunRecord& r) {
@@ -139,8 +139,7 @@ json GrowthJson(const BenchmarkResults& results) {
                      {"histogram", h.ToJson()},
                      {"errors", errors == l.errors.end() ? 0 : errors->second}};
       }
-      json level = kGrowthLevelFields.Json(l);
-      level["fill"] = kFillFields.Json(l);
+      json level = kGrowthLevelFields.Json(l);  // with its "fill"
       level["fill"]["objects_per_s"] = l.FillRatePerSecond();
       level["operations"] = std::move(ops);
       levels.push_back(std::move(level));
@@ -154,11 +153,11 @@ json GrowthJson(const BenchmarkResults& results) {
                     {"p99_at_extrapolation_low_us", optional(f.p99_at_extrapolation_low)},
                     {"p99_at_extrapolation_high_us", optional(f.p99_at_extrapolation_high)}};
     }
-    out[std::to_string(curve.scenario)] = {{"objects", "runs stored (ListRuns total_size)"},
-                                           {"extrapolate_to", curve.extrapolate_to},
-                                           {"stopped_because", curve.stopped_because},
-                                           {"levels", std::move(levels)},
-                                           {"fits", std::move(fits)}};
+    json entry = kGrowthCurveFields.Json(curve);
+    entry["objects"] = "runs stored (ListRuns total_size)";
+    entry["levels"] = std::move(levels);
+    entry["fits"] = std::move(fits);
+    out[std::to_string(curve.scenario)] = std::move(entry);
   }
   return out;
 }
@@ -268,9 +267,7 @@ json ResultsToJson(const BenchmarkResults& results) {
       {"schema", "kfpbench/results"},
       {"schema_version", BenchmarkResults::kSchemaVersion},
       {"elapsed_s", elapsed_s},
-      {"shard", kShardFields.Json(results)},
       {"target", kTargetFields.Json(results.target)},
-      {"scenario", kScenarioFields.Json(results)},
       {"scenarios", ScenariosJson(results)},
       {"units", {{"latency", "us"}, {"run_duration", "ms"}, {"timeseries_window", "1s"}}},
       {"percentile_method", kPercentileMethod},
@@ -305,7 +302,7 @@ json ResultsToJson(const BenchmarkResults& results) {
        results.pod_lifecycle.collected ? PodLifecycleToJson(results.pod_lifecycle) : json(nullptr)},
       {"repetitions", RepetitionsToJson(results.repetitions)},
   };
-  kResultsFields.Write(out, results);
+  kResultsFields.Write(out, results);  // with its "scenario" and "shard"
   return out;
 }
 

@@ -1,4 +1,4 @@
-#include "harness/run_observer.h"
+#include "harness/follower_calls.h"
 
 #include <thread>
 
@@ -31,16 +31,16 @@ bool CallBudget::Acquire(WallTime until) {
   return true;
 }
 
-RunObserver::RunObserver(const kfp::Client& client, double qps, Duration poll_interval)
+FollowerCalls::FollowerCalls(const kfp::Client& client, double qps, Duration poll_interval)
     : calls_(WallClock::now()),
       recording_(std::make_unique<RecordingObserver>(calls_)),
       client_(std::make_unique<kfp::Client>(client.ReportingTo(recording_.get()))),
       budget_(qps),
       poll_interval_(poll_interval) {}
 
-RunObserver::~RunObserver() = default;
+FollowerCalls::~FollowerCalls() = default;
 
-void RunObserver::CountEnded(const results::RunRecord& record, bool by_listing) {
+void FollowerCalls::CountEnded(const results::RunRecord& record, bool by_listing) {
   std::lock_guard lock(mu_);
   ++(by_listing ? by_listing_ : by_polling_);
   if (record.Finished() && record.observed.time_since_epoch().count() != 0) {
@@ -50,18 +50,18 @@ void RunObserver::CountEnded(const results::RunRecord& record, bool by_listing) 
   }
 }
 
-void RunObserver::NotePolling(const std::string& reason) {
+void FollowerCalls::NotePolling(const std::string& reason) {
   std::lock_guard lock(mu_);
   if (polling_reason_.empty()) polling_reason_ = reason;
 }
 
-std::map<std::string, uint64_t> RunObserver::CallCounts() const {
+std::map<std::string, uint64_t> FollowerCalls::CallCounts() const {
   std::map<std::string, uint64_t> counts;
   for (const auto& [name, op] : calls_.Totals()) counts[name] = op.latency_us.count();
   return counts;
 }
 
-results::ObserverSummary RunObserver::Summary() const {
+results::ObserverSummary FollowerCalls::Summary() const {
   results::ObserverSummary s;
   s.qps_budget = budget_.qps();
   s.poll_interval = poll_interval_;

@@ -1,5 +1,5 @@
 // What the benchmark itself asks of the target to follow its runs: one
-// RunObserver per pass of a scenario file, shared by every run follower. Its
+// FollowerCalls per pass of a scenario file, shared by every run follower. Its
 // calls go through a client of their own, recorded apart from the workload's
 // (results.json "observer"), and through one budget (--observer-qps) that all
 // of them together never exceed.
@@ -38,14 +38,14 @@ class CallBudget {
   std::atomic<int64_t> waited_ns_{0};
 };
 
-class RunObserver {
+class FollowerCalls {
  public:
   // `client` is the workload's; the observer reports a copy of it to its own
   // recorder.
-  RunObserver(const kfp::Client& client, double qps, Duration poll_interval);
-  RunObserver(const RunObserver&) = delete;
-  RunObserver& operator=(const RunObserver&) = delete;
-  ~RunObserver();
+  FollowerCalls(const kfp::Client& client, double qps, Duration poll_interval);
+  FollowerCalls(const FollowerCalls&) = delete;
+  FollowerCalls& operator=(const FollowerCalls&) = delete;
+  ~FollowerCalls();
 
   kfp::Client& client() { return *client_; }
   CallBudget& budget() { return budget_; }
