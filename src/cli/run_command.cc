@@ -32,6 +32,7 @@ struct RunFlags {
   std::string out;
   std::vector<std::string> pipeline_dirs;
   double time_scale = 1.0;
+  bool no_cache = false;
   bool quiet = false;
   std::string shard;
   TargetFlags target;
@@ -102,12 +103,19 @@ void AddReadingFlags(CLI::App& cmd, RunFlags& f) {
   cmd.add_option("--notify", b.finish.notify,
                  "POST a JSON summary (Slack-compatible `text`) to this URL when a threshold "
                  "fails");
+  cmd.add_option("--junit", b.finish.junit,
+                 "also write JUnit XML here (one testcase per threshold, the caveats as "
+                 "properties), as report --junit does");
+  cmd.add_flag("--no-cache", f.no_cache,
+               "turn KFP's caching off for every scenario (as a scenario's \"cache\": false "
+               "does): no run is answered from the cache");
 }
 
 // Loads and checks the scenario file, opens its target and runs the benchmark.
 int RunScenarioFile(const RunFlags& f) {
   harness::LoadOptions load;
   load.time_scale = f.time_scale;
+  load.cache = !f.no_cache;
   for (const auto& d : f.pipeline_dirs) load.pipeline_dirs.emplace_back(d);
   auto scenarios = harness::LoadScenarioFile(f.scenario, load);
   if (!scenarios.ok()) return Fail(scenarios.error().message);
@@ -130,6 +138,12 @@ int RunScenarioFile(const RunFlags& f) {
   if (!scenarios->executor.empty()) target->embedded.backend.executor = scenarios->executor;
   harness::ApplyReplaySteps(*scenarios, target->embedded.backend);
   harness::BenchmarkOptions options = f.benchmark;
+  if (double qps = harness::SizeObserverBudget(*scenarios, options.harness); qps > 0) {
+    spdlog::info(
+        "observer budget: {:g} calls/s (--observer-qps raised for the replay's peak of "
+        "{:.2g} runs/s)",
+        qps, scenarios->replay_runs_per_second);
+  }
   if (options.harness.checkpoint_interval <= Duration::zero()) {
     return Fail("--checkpoint-every: must be longer than 0s");
   }
@@ -148,7 +162,7 @@ int RunScenarioFile(const RunFlags& f) {
     spdlog::info("target: {} ({} executor), {}", (*session)->url(),
                  target->embedded.backend.executor, target->origin);
   } else {
-    spdlog::warn("target: {}, from {}", (*session)->url(), target->origin);
+    spdlog::info("target: {}, from {}", (*session)->url(), target->origin);
   }
   options.on_progress = [status](const results::Progress& p) { status->Show(p); };
   options.on_pass_end = [status] { status->Done(); };

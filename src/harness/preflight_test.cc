@@ -184,5 +184,36 @@ TEST_F(PreflightTest, ARemoteTargetIsToldWhenStepsNameTheUnpublishedImage) {
   EXPECT_EQ(unpullable(CheckScenarioFile(*loaded, pointed)), 0);
 }
 
+// Issue 39: perf-tests' "is minutes" note came once per scenario (four
+// times), and a ten-minute load started without saying how long it takes.
+TEST_F(PreflightTest, SaysOnceThatNumbersAreMinutesAndHowLongTheLoadRuns) {
+  std::string file = Write("s.json", R"([
+    {"mode": "RANDOM_GETS", "runTime": 10}, {"mode": "RANDOM_GETS", "runTime": 10},
+    {"mode": "RANDOM_GETS", "runTime": 10}, {"mode": "RANDOM_GETS", "startTime": 2, "runTime": 8}])");
+  auto loaded = LoadScenarioFile(file, {});
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  auto preflight = CheckScenarioFile(*loaded, {});
+  int minutes = 0, estimate = 0;
+  for (const auto& note : preflight.notes) {
+    minutes += note.find("minutes (perf-tests' unit)") != std::string::npos;
+    if (note.find("the load runs for about 10m") != std::string::npos) {
+      ++estimate;
+      EXPECT_NE(note.find("--time-scale 0.1"), std::string::npos) << note;
+    }
+  }
+  EXPECT_EQ(minutes, 1);
+  EXPECT_EQ(estimate, 1);
+  LoadOptions scaled;
+  scaled.time_scale = 0.5;
+  loaded = LoadScenarioFile(file, scaled);
+  ASSERT_TRUE(loaded.ok());
+  bool said = false;
+  for (const auto& note : CheckScenarioFile(*loaded, {}).notes) {
+    said |= note.find("about 5m") != std::string::npos &&
+            note.find("times x0.5 already applied") != std::string::npos;
+  }
+  EXPECT_TRUE(said);
+}
+
 }  // namespace
 }  // namespace kfpbench::harness
