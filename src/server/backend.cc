@@ -28,6 +28,7 @@
 #include "server/status_writer.h"
 #include "server/work_root.h"
 #include "store/store.h"
+#include "util/secrets.h"
 
 namespace kfpbench::server {
 namespace {
@@ -375,6 +376,19 @@ Status Backend::Impl::MakeHandlers(const BackendOptions& options,
   return Ok();
 }
 
+std::string AccessLogLine(const AccessRecord& record) {
+  auto safe = [](std::string_view text) {
+    std::string out = text.empty() ? std::string("-") : std::string(text);
+    for (char& c : out) {
+      if (static_cast<unsigned char>(c) <= ' ' || c == '"' || c == 0x7f) c = '?';
+    }
+    return out;
+  };
+  return Redact(fmt::format("user={} namespace={} route={} status={} ms={:.1f}", safe(record.user),
+                            safe(record.namespace_), safe(record.route), record.status,
+                            record.seconds * 1000));
+}
+
 Result<std::unique_ptr<Backend>> Backend::Create(BackendOptions options) {
   auto impl = std::make_unique<Impl>();
   if (Status s = impl->OpenStore(options.db_path); !s.ok()) return s.error();
@@ -399,14 +413,23 @@ http::Response Backend::Handle(const http::Request& request) {
   // Authenticated before anything else, unknown paths included: a caller
   // without credentials learns nothing about the API.
   std::optional<http::Response> refused;
+  AccessRecord access;
   if (impl_->auth) {
     auto caller = impl_->auth->Authenticate(request);
     if (auto* r = std::get_if<http::Response>(&caller)) {
       route = "Unauthenticated";
       refused = std::move(*r);
     } else if (impl_->auth->config().multi_user && match.handler) {
-      refused = Authorize(*match.name, request, match.params, *impl_->store,
-                          std::get<Caller>(caller), *impl_->auth);
+      const Caller& who = std::get<Caller>(caller);
+      access.user = who.user;
+      // Authorize's two steps, so the access log learns the namespace.
+      auto target = AccessTargetOf(*match.name, request, match.params, *impl_->store);
+      if (!target.ok()) {
+        refused = ErrorResponse(target.error());
+      } else {
+        access.namespace_ = target->namespace_;
+        refused = CheckAccess(*target, who, *impl_->auth);
+      }
     }
   }
   if (refused) {
@@ -431,6 +454,12 @@ http::Response Backend::Handle(const http::Request& request) {
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   impl_->metrics.Record(route ? std::string(route) : *match.name, response.status, seconds);
+  if (impl_->options.access_log) {
+    access.route = route ? std::string(route) : *match.name;
+    access.status = response.status;
+    access.seconds = seconds;
+    impl_->options.access_log(access);
+  }
   return response;
 }
 
