@@ -525,8 +525,8 @@ Result<Comparison> Compare(const std::vector<BenchmarkResults>& baseline,
       return static_cast<double>(SideOf(reps, op).pooled.count()) /
              static_cast<double>(std::max<size_t>(reps.size(), 1));
     };
-    out.set_up.push_back(
-        fmt::format("{} ({:g} vs {:g} calls a repetition)", op, per(base_reps), per(cand_reps)));
+    out.set_up.push_back(fmt::format("{} ({:.2g} vs {:.2g} calls a repetition)", op, per(base_reps),
+                                     per(cand_reps)));
   }
   for (auto& c : out.changes) {
     if (!gate->rows.empty()) {

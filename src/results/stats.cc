@@ -288,7 +288,9 @@ std::vector<BootstrapChange> BootstrapChanges(
     const double far = r.estimate > 0   ? at_or_below
                        : r.estimate < 0 ? at_or_above
                                         : static_cast<double>(n);
-    r.p = std::min(1.0, 2 * far / static_cast<double>(n));
+    // No resample on the far side is p below 1 in n, not 0: n resamples
+    // resolve no finer.
+    r.p = std::min(1.0, std::max(2 * far, 1.0) / static_cast<double>(n));
     // A widened interval that now holds 0 is not significant, whatever the
     // resamples alone say.
     if (r.interval.low <= 0 && r.interval.high >= 0) r.p = std::max(r.p, 1 - confidence);

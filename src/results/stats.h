@@ -59,8 +59,9 @@ struct BootstrapChange {
   // `estimate` where the resamples' discreteness leaves it outside.
   Interval interval;
   // 2 x the share of resamples on the far side of 0 from `estimate`, capped
-  // at 1: below 1 - confidence exactly when `interval` excludes 0 (and at
-  // least 1 - confidence whenever it holds 0).
+  // at 1 and at least 1 / resamples: below 1 - confidence exactly when
+  // `interval` excludes 0 (with resamples above 1 / (1 - confidence)), and at
+  // least 1 - confidence whenever it holds 0.
   double p = 1;
   double log_spread = 0;  // standard deviation of log(1 + change) over the resamples
 };
