@@ -77,7 +77,10 @@ TEST_F(PreflightTest, SaysWhichStressRatesRunTimeHolds) {
                        "slo": {"p95": "5m"}})",
                    "10m");
   EXPECT_TRUE(fits.problems.empty());
-  ASSERT_EQ(fits.notes.size(), 1u);
+  // The stress plan, then how long the load runs (10 minutes).
+  ASSERT_EQ(fits.notes.size(), 2u);
+  EXPECT_NE(fits.notes[1].find("the load runs for about 10m0s"), std::string::npos)
+      << fits.notes[1];
   EXPECT_NE(fits.notes[0].find(".stress: 3 step(s) of 1m0s at 15, 30, 60 runs/min"),
             std::string::npos)
       << fits.notes[0];
@@ -85,7 +88,7 @@ TEST_F(PreflightTest, SaysWhichStressRatesRunTimeHolds) {
   auto short_run = plan(R"({"stepTime": "1m", "rateFactor": 2, "maxRate": 1000,
                             "slo": {"p95": "5m"}})",
                         "3m");
-  ASSERT_EQ(short_run.notes.size(), 2u);
+  ASSERT_EQ(short_run.notes.size(), 3u);
   EXPECT_NE(short_run.notes[1].find("reaching maxRate 1000/min takes 7 steps (7m0s), but runTime "
                                     "3m0s holds 3: the search may end with the SLO still holding"),
             std::string::npos)
