@@ -13,10 +13,16 @@
 
   const R = JSON.parse(document.getElementById("kfpbench-results").textContent);
   const V = JSON.parse(document.getElementById("kfpbench-verdicts").textContent);
+  // What changes the meaning of the figures (report/caveats.h), as the
+  // console, Markdown and JUnit say it.
+  const C = JSON.parse(document.getElementById("kfpbench-caveats").textContent);
   const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
                    "#7f7f7f", "#bcbd22", "#17becf"];
   const MAX_LATENCY_CHARTS = 8;
   const MAX_TIMELINE_RUNS = 300;
+  // More lanes than this and the timeline starts folded, so that it does not
+  // push the sections after it a screen or more down.
+  const OPEN_TIMELINE_RUNS = 40;
 
   // ---- small helpers --------------------------------------------------------
 
@@ -95,8 +101,37 @@
       el("p", {}, (R.scenario && R.scenario.path ? R.scenario.path + " against " : "against ") +
         (R.target ? R.target.url : "?") + (R.target && R.target.embedded ? " (embedded backend)" : "") +
         " · " + (R.started_at || "?") + " · " + Number(R.elapsed_s || 0).toFixed(1) + " s · " + runsText()));
-    if (R.partial) h.appendChild(el("p", { class: "warn" }, "Partial results: " + (R.partial_reason || "interrupted")));
     document.getElementById("app").appendChild(h);
+  }
+
+  // First on the page, thresholds or not: the caveats, then what was
+  // measured, a line each.
+  function summary() {
+    const s = el("section", { id: "kfpbench-summary" }, el("h2", {}, "Summary"));
+    if (C.length) {
+      const ul = el("ul", { class: "caveats" });
+      for (const c of C) ul.appendChild(el("li", { class: "warn", "data-caveat": c.key }, c.text));
+      s.appendChild(ul);
+    }
+    const lines = el("ul");
+    let calls = 0, errors = 0;
+    for (const o of Object.values(R.operations || {})) { calls += o.count || 0; errors += o.errors || 0; }
+    lines.appendChild(el("li", {}, calls + " API calls, " + errors + " failed"));
+    if (!noRunsButGrowth()) {
+      const r = R.runs || {};
+      const states = Object.entries(r.by_state || {}).map(([k, v]) => v + " " + k).join(", ");
+      const d = r.duration_ms;
+      lines.appendChild(el("li", {}, (r.count || 0) + " runs" + (states ? " (" + states + ")" : "") +
+        (d && d.count ? "; run duration p50 " + fmtMs(d.p50) + ", p95 " + fmtMs(d.p95) + ", max " + fmtMs(d.max) : "")));
+    } else {
+      lines.appendChild(el("li", {}, runsText()));
+    }
+    const failed = V.filter((v) => !v.passed).length;
+    lines.appendChild(el("li", failed ? { class: "fail" } : {}, V.length === 0 ? "no thresholds set"
+      : failed ? failed + " of " + V.length + " thresholds failed" : "all " + V.length + " thresholds passed"));
+    if ((R.errors || []).length) lines.appendChild(el("li", { class: "fail" }, R.errors.length + " scenario error(s), listed under Environment"));
+    s.appendChild(lines);
+    document.getElementById("app").appendChild(s);
   }
 
   function verdicts() {
@@ -308,9 +343,14 @@
   function timeline() {
     if (noRunsButGrowth()) return;
     const s = section("Timeline of runs", "One lane per run, in submission order. Grey: client submitted → saw the run finish; outline: server created → finished; per step: waiting (amber) and running (blue; red when failed). DAG tasks are not drawn.");
-    const box = chartBox(s, "timeline", "");
     const t0 = parseTime(R.started_at);
     const runs = ((R.runs && R.runs.records) || []).filter((r) => parseTime(r.created_at) !== null || parseTime(r.submitted_at) !== null);
+    let parent = s;
+    if (runs.length > OPEN_TIMELINE_RUNS) {
+      parent = el("details", {}, el("summary", {}, Math.min(runs.length, MAX_TIMELINE_RUNS) + " lanes: open to show"));
+      s.appendChild(parent);
+    }
+    const box = chartBox(parent, "timeline", "");
     if (runs.length === 0 || t0 === null) { markEmpty(box, "No run was created."); return; }
     runs.sort((a, b) => (parseTime(a.submitted_at) || parseTime(a.created_at)) - (parseTime(b.submitted_at) || parseTime(b.created_at)));
     const shown = runs.slice(0, MAX_TIMELINE_RUNS);
@@ -538,16 +578,18 @@
       for (const c of R.cleanup_failures || []) ul.appendChild(el("li", {}, "not cleaned up: " + c));
       s.appendChild(ul);
     }
-    const sc = section("Scenario", R.scenario && R.scenario.path ? R.scenario.path : "");
+    const scaled = R.time_scale !== undefined && R.time_scale !== 1
+      ? " — the file as written; every time in it was multiplied by " + R.time_scale + " (--time-scale)" : "";
+    const sc = section("Scenario", (R.scenario && R.scenario.path ? R.scenario.path : "") + scaled);
     sc.appendChild(el("pre", {}, JSON.stringify(R.scenario ? R.scenario.source : null, null, 2)));
   }
 
   // Each part draws on its own, so one failure leaves the rest of the page.
   // A growth scenario's results come first: they are what it measured.
   const hasGrowth = Object.keys(R.growth || {}).length > 0;
-  for (const part of [header, verdicts].concat(hasGrowth ? [growth] : [], [operationsTable, observerCalls, latencyOverTime,
-    latencyDistribution, throughput, durationCdf, timeline, stressSearch], hasGrowth ? [] : [growth],
-    [schedules, runsSummary, context])) {
+  for (const part of [header, summary, verdicts].concat(hasGrowth ? [growth] : [], [operationsTable, observerCalls, latencyOverTime,
+    latencyDistribution, throughput, durationCdf, runsSummary, timeline, stressSearch], hasGrowth ? [] : [growth],
+    [schedules, context])) {
     try {
       part();
     } catch (e) {

@@ -410,6 +410,14 @@ TEST_F(CaptureTest, ThePageDrawsInABrowser) {
   EXPECT_EQ(testing::CountOf(dom, "data-drawn=\"true\""), 4u);
   EXPECT_NE(dom.find("class=\"uplot"), std::string::npos);
   EXPECT_NE(dom.find("exec-train"), std::string::npos);
+  // Versions by their names, beside their ids.
+  auto workload = json::parse(testing::ReadText(out / "workload.json"));
+  ASSERT_FALSE(workload["mix"].empty());
+  for (const auto& m : workload["mix"]) {
+    std::string name = m["version_name"];
+    EXPECT_FALSE(name.empty()) << m;
+    EXPECT_NE(dom.find("<td>" + name + "</td>"), std::string::npos) << name;
+  }
 }
 
 }  // namespace

@@ -143,7 +143,11 @@ Result<VersionOutputs> DeriveVersions(const fs::path& folder, Samples& samples, 
     const bool has_spec = !file.is_discarded() && file.contains("spec") &&
                           !file["spec"].is_null() && !file.contains("spec_error");
     if (!file.is_discarded()) v.pipeline_name = file.value("pipeline_name", file.value("name", ""));
+    // The version as people named it (KFP's display_name), beside its id.
+    std::string version_name =
+        file.is_discarded() ? "" : file.value("display_name", file.value("name", ""));
     json entry = {{"pipeline_version", key},
+                  {"version_name", version_name},
                   {"pipeline_name", v.pipeline_name},
                   {"runs", v.runs},
                   {"share", Share(v.runs, samples.runs)},
@@ -311,6 +315,18 @@ json FolderFiles(const fs::path& folder) {
   return files;
 }
 
+// The most runs that arrived in any minute of the capture, per second: what
+// the replay's observer must keep up with (harness/replay_steps.h).
+double PeakRunsPerSecond(std::vector<WallTime> arrivals) {
+  std::sort(arrivals.begin(), arrivals.end());
+  size_t most = 0;
+  for (size_t first = 0, last = 0; last < arrivals.size(); ++last) {
+    while (arrivals[last] - arrivals[first] >= std::chrono::minutes(1)) ++first;
+    most = std::max(most, last - first + 1);
+  }
+  return static_cast<double>(most) / 60;
+}
+
 Status Derive(const fs::path& folder, WallTime since, WallTime until) {
   Samples samples;
   if (Status s = ReadSamples(folder / kRunsFile, samples); !s.ok()) return s;
@@ -324,7 +340,9 @@ Status Derive(const fs::path& folder, WallTime since, WallTime until) {
     // The embedded backend's stub steps take the fitted step times and
     // failure rates (harness/replay_steps.h), scaled with --time-scale.
     json file = {{"replay",
-                  {{"stubDurations", steps.stub_durations}, {"stubFailures", steps.stub_failures}}},
+                  {{"stubDurations", steps.stub_durations},
+                   {"stubFailures", steps.stub_failures},
+                   {"peakRunsPerSecond", PeakRunsPerSecond(samples.arrivals)}}},
                  {"scenarios", versions->replay}};
     if (Status s = WriteFileAtomically(folder / kReplayFile, file.dump(1) + "\n"); !s.ok()) {
       return s;

@@ -99,5 +99,19 @@ TEST_F(CleanupCommandTest, RefusesWhatIsNotABenchmarkId) {
   }
 }
 
+// Issue 39: without --host, cleanup started a fresh embedded backend,
+// "deleted 0" and exited 0, so a CI clean-up that forgot --host passed.
+TEST_F(CleanupCommandTest, RefusesWithoutATarget) {
+  auto r = Kfpbench("cleanup --benchmark-id kfpbench-1a2b3c4d");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("cleanup --benchmark-id kfpbench-1a2b3c4d needs the target that holds "
+                          "them: --host URL, or --target NAME"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("deleted"), std::string::npos) << r.output;
+  auto growth = Kfpbench("growth-cleanup --prefix fill");
+  EXPECT_EQ(growth.exit_code, 2) << growth.output;
+}
+
 }  // namespace
 }  // namespace kfpbench::cli

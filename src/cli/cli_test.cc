@@ -750,7 +750,7 @@ TEST_F(CliTest, ValidateNamesEveryProblemAndRefusesWhatRunRefuses) {
       EXPECT_NE(out.output.find(problem), std::string::npos) << problem << "\n" << out.output;
     }
   }
-  EXPECT_NE(f.output.find("[0].runTime: 1 is minutes"), std::string::npos) << f.output;
+  EXPECT_NE(f.output.find("runTime [0] 1 is minutes"), std::string::npos) << f.output;
   EXPECT_FALSE(fs::exists(dir_ / "o" / "results.json"));
 }
 

@@ -35,6 +35,8 @@ struct DocCommand {
   // Inline code in prose: `run --repeat N` names a flag (and its value), not
   // a whole command line, so only what it says is checked, not what it omits.
   bool fragment = false;
+  // A trailing `# exit N` says the line exits N (compare's A/B gate exits 1).
+  int expected_exit = 0;
 };
 
 std::vector<std::string> Words(const std::string& args) {
@@ -75,8 +77,15 @@ std::vector<DocCommand> CommandsIn(const fs::path& doc) {
       pending.pop_back();
       continue;
     }
-    if (auto hash = pending.find(" #"); hash != std::string::npos) pending.resize(hash);
-    out.push_back({pending_where, pending});
+    int expected_exit = 0;
+    if (auto hash = pending.find(" #"); hash != std::string::npos) {
+      static const std::regex exit_comment(R"(^\s*#\s*exit (\d+))");
+      std::smatch m;
+      std::string comment = pending.substr(hash + 1);
+      if (std::regex_search(comment, m, exit_comment)) expected_exit = std::stoi(m[1]);
+      pending.resize(hash);
+    }
+    out.push_back({pending_where, pending, false, expected_exit});
     pending.clear();
   }
   return out;
@@ -385,7 +394,7 @@ TEST(DocsExamples, EveryRunnableDocumentedCommandRuns) {
     int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     std::cout << "[ ran      ] " << c.where << ": kfpbench " << c.args << " -> " << exit_code
               << "\n";
-    EXPECT_EQ(exit_code, 0) << c.where << ": kfpbench " << c.args << "\n" << output;
+    EXPECT_EQ(exit_code, c.expected_exit) << c.where << ": kfpbench " << c.args << "\n" << output;
   }
   fs::remove_all(scratch);
   // The README's quick start, the capacity guide's simulate, profile and

@@ -22,10 +22,19 @@
 namespace kfpbench::cli {
 namespace {
 
-// The target's session, once it answers.
-Result<std::unique_ptr<harness::Session>> OpenReachable(const TargetFlags& flags) {
+// The target's session, once it answers. A clean-up needs a named target:
+// the embedded backend would start empty, "delete 0" and exit 0, and a CI
+// step that forgot --host would pass while the real objects stay.
+Result<std::unique_ptr<harness::Session>> OpenReachable(const TargetFlags& flags,
+                                                        const std::string& what) {
   auto target = flags.Resolve();
   if (!target.ok()) return target.error();
+  if (target->host.empty()) {
+    return Error{fmt::format(
+        "{} needs the target that holds them: --host URL, or --target NAME from kfpbench.yaml "
+        "(without one it would start an empty embedded backend and delete nothing)",
+        what)};
+  }
   auto session = harness::Session::Open(*target);
   if (!session.ok()) return session.error();
   if (Status s = (*session)->CheckReachable(); !s.ok()) return s.error();
@@ -52,7 +61,7 @@ struct GrowthCleanupFlags {
 int GrowthCleanup(const GrowthCleanupFlags& f) {
   if (f.prefix.empty()) return Fail("--prefix: must not be empty");
   InstallSignalHandlers();
-  auto session = OpenReachable(f.target);
+  auto session = OpenReachable(f.target, "growth-cleanup --prefix " + f.prefix);
   if (!session.ok()) return Fail(session.error().message);
   auto outcome = harness::CleanUpFill((*session)->client(), f.prefix, f.concurrency,
                                       [] { return g_interrupted.load(); });
@@ -72,7 +81,7 @@ int Cleanup(const CleanupFlags& f) {
     return Fail(s.error().message);
   }
   InstallSignalHandlers();
-  auto session = OpenReachable(f.target);
+  auto session = OpenReachable(f.target, "cleanup --benchmark-id " + f.benchmark_id);
   if (!session.ok()) return Fail(session.error().message);
   auto outcome = harness::CleanUpBenchmark((*session)->client(), f.benchmark_id,
                                            [] { return g_interrupted.load(); });

@@ -138,10 +138,11 @@ Result<std::vector<results::BenchmarkResults>> LoadSide(const std::string& path)
 Command AddCompare(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "compare",
-      "compare a candidate with a baseline: change in p50/p95/p99/mean with bootstrap intervals "
-      "and a test with its power (Mann-Whitney U over every repetition's calls and runs; "
-      "repetitions that differ paired as blocks); exit 1 on a significant regression above "
-      "--min-effect, 3 when the samples could not have shown one (inconclusive)");
+      "compare a candidate with a baseline: change in p50/p95/p99/mean with its interval, p and "
+      "power from one bootstrap over every repetition's calls and runs (repetitions that differ "
+      "paired as blocks); exit 1 on a significant regression above --min-effect, 3 when the "
+      "samples could not have shown one (inconclusive), of the rows --metric names (default: "
+      "the scenario's latency thresholds, else every metric but set-up operations)");
   struct Flags {
     std::string baseline, candidate, min_effect = "5%", format = "text", notify;
     report::CompareOptions options;
@@ -155,6 +156,11 @@ Command AddCompare(CLI::App& app) {
   cmd->add_option("--min-effect", f->min_effect, "smallest regression that fails, e.g. 5% or 0.05")
       ->capture_default_str();
   cmd->add_option("--seed", f->options.seed, "bootstrap seed")->capture_default_str();
+  cmd->add_option("--metric", f->options.gate,
+                  "what the gate is about (repeatable): a metric (run_duration, GetRun) or one "
+                  "statistic of it (GetRun:p95); other rows are shown but do not decide the exit "
+                  "code")
+      ->type_name("METRIC[:STAT]");
   cmd->add_option("--format", f->format, "text, markdown or json")
       ->check(CLI::IsMember({"text", "markdown", "json"}))
       ->capture_default_str();

@@ -30,6 +30,7 @@ struct RunFlags {
   std::string out;
   std::vector<std::string> pipeline_dirs;
   double time_scale = 1.0;
+  bool no_cache = false;
   bool quiet = false;
   std::string shard;
   TargetFlags target;
@@ -100,6 +101,12 @@ void AddReadingFlags(CLI::App& cmd, RunFlags& f) {
   cmd.add_option("--notify", b.finish.notify,
                  "POST a JSON summary (Slack-compatible `text`) to this URL when a threshold "
                  "fails");
+  cmd.add_option("--junit", b.finish.junit,
+                 "also write JUnit XML here (one testcase per threshold, the caveats as "
+                 "properties), as report --junit does");
+  cmd.add_flag("--no-cache", f.no_cache,
+               "turn KFP's caching off for every scenario (as a scenario's \"cache\": false "
+               "does): no run is answered from the cache");
 }
 
 // The flags as one request to the harness (harness/run_scenario_file.h),
@@ -108,6 +115,7 @@ int RunScenarioFile(const RunFlags& f) {
   harness::RunRequest request;
   request.scenario = f.scenario;
   request.load.time_scale = f.time_scale;
+  request.load.cache = !f.no_cache;
   for (const auto& d : f.pipeline_dirs) request.load.pipeline_dirs.emplace_back(d);
   request.target = f.target.options;
   if (Status s = f.target.backend.Apply(request.target.embedded.backend); !s.ok()) {

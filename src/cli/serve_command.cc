@@ -1,5 +1,8 @@
 #include <unistd.h>
+#include <fstream>
 #include <iostream>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -11,6 +14,7 @@
 #include "exec/artifact_store.h"
 #include "ir/quantity.h"
 #include "sim/config.h"
+#include "util/time.h"
 
 namespace kfpbench::cli {
 namespace {
@@ -131,8 +135,26 @@ void AddAuthFlags(CLI::App& cmd, server::AuthConfig& auth, server::AuthFiles& au
 
 // Starts the server and serves until Ctrl-C.
 int Serve(server::ServeOptions& options, const BackendFlags& flags,
-          const server::AuthFiles& auth_files) {
+          const server::AuthFiles& auth_files, const std::string& access_log) {
   if (Status s = flags.Apply(options.backend); !s.ok()) return Fail(s.error().message);
+  // One line per request answered, so a denied request leaves a trail.
+  std::shared_ptr<std::ostream> log_file;
+  if (access_log != "none") {
+    std::ostream* to = &std::cerr;
+    if (access_log != "-") {
+      log_file = std::make_shared<std::ofstream>(access_log, std::ios::app);
+      if (!*log_file) return Fail(fmt::format("--access-log: cannot open {}", access_log));
+      to = log_file.get();
+    }
+    auto mutex = std::make_shared<std::mutex>();
+    options.backend.access_log = [to, log_file, mutex](const server::AccessRecord& r) {
+      std::string line =
+          fmt::format("{} access {}\n", FormatRfc3339(std::chrono::system_clock::now()),
+                      server::AccessLogLine(r));
+      std::lock_guard lock(*mutex);
+      *to << line << std::flush;
+    };
+  }
   if (Status s = server::LoadAuthFiles(auth_files, options.backend.auth); !s.ok()) {
     return Fail(s.error().message);
   }
@@ -197,8 +219,15 @@ Command AddServeCommand(CLI::App& app) {
                 "let the process executor run steps under --multi-user or off loopback: every "
                 "step runs as this server's user on this host and can read its database and "
                 "every namespace's runs and files (refused without this flag)");
+  auto access_log = std::make_shared<std::string>("-");
+  cmd->add_option("--access-log", *access_log,
+                  "one line per request (time, user, namespace, route, status, ms; never a "
+                  "token): a file to append to, - for stderr, none for no log")
+      ->capture_default_str();
   flags->Add(*cmd);
-  return {cmd, [options, flags, auth_files] { return Serve(*options, *flags, *auth_files); }};
+  return {cmd, [options, flags, auth_files, access_log] {
+            return Serve(*options, *flags, *auth_files, *access_log);
+          }};
 }
 
 }  // namespace kfpbench::cli

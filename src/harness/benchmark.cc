@@ -211,10 +211,12 @@ Outcome Finish(const results::BenchmarkResults& results, const FinishOptions& op
           << std::endl;
   auto reports = report::DefaultReportOptions(options.out_dir);
   reports.thresholds = options.thresholds;
+  reports.junit = options.junit;
   if (Status s = report::WriteReports(results, reports); !s.ok()) {
     std::cerr << "kfpbench: " << Redact(s.error().message) << "\n";
   } else {
     console << "report:  " << reports.html.string() << std::endl;
+    if (!reports.junit.empty()) console << "junit:   " << reports.junit.string() << std::endl;
   }
   bool thresholds_failed = false;
   if (!options.thresholds.empty()) {

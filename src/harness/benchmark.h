@@ -37,8 +37,9 @@ enum class Outcome {
 struct FinishOptions {
   std::filesystem::path out_dir;
   nlohmann::json thresholds = nlohmann::json::object();  // {"CreateRun": ["p95 < 500ms"]}
-  double max_failed_runs = 0;  // share of runs that may end other than SUCCEEDED
-  std::string notify;          // POST failed thresholds here (Slack-compatible)
+  double max_failed_runs = 0;   // share of runs that may end other than SUCCEEDED
+  std::string notify;           // POST failed thresholds here (Slack-compatible)
+  std::filesystem::path junit;  // run --junit: JUnit XML here too; empty: none
   const std::atomic<bool>* interrupted = nullptr;
 };
 

@@ -21,6 +21,10 @@
 namespace kfpbench::harness {
 namespace {
 
+// A load this long is worth an estimate before it starts, and the hint that
+// --time-scale shortens it.
+constexpr Duration kLongRun = std::chrono::minutes(2);
+
 // The text is kept for the upload, which then reads nothing again.
 Result<ir::PipelineSpec> LoadPipeline(const std::filesystem::path& path,
                                       std::map<std::string, std::string>& texts) {
@@ -53,14 +57,14 @@ Preflight CheckScenarioFile(const ScenarioFile& file, const PreflightOptions& op
   const bool object_form = file.source.is_object() && file.source.contains("scenarios");
   std::map<std::filesystem::path, Result<ir::PipelineSpec>> pipelines;  // each parsed once
   std::vector<std::string> unpullable;  // pipeline files whose steps name the placeholder image
+  std::vector<std::string> in_minutes;  // runTimes written as bare numbers: perf-tests' minutes
+  Duration longest{};                   // when the last scenario's runTime ends
   for (const auto& s : file.scenarios) {
     const std::string at = fmt::format("{}: {}[{}]", name, object_form ? "scenarios" : "", s.index);
     if (auto t = s.source.find("runTime"); t != s.source.end() && t->is_number()) {
-      out.notes.push_back(fmt::format(
-          "{}.runTime: {} is minutes (perf-tests' unit); write \"{}m\" or a duration such as "
-          "\"30s\" to say so",
-          at, t->dump(), t->dump()));
+      in_minutes.push_back(fmt::format("[{}] {}", s.index, t->dump()));
     }
+    longest = std::max(longest, s.start_time + s.run_time);
     if (s.shape != nullptr && s.shape->plan != nullptr) s.shape->plan(s, at, out);
     if (s.pipeline_path.empty()) continue;
     auto it = pipelines.find(s.pipeline_path);
@@ -96,6 +100,22 @@ Preflight CheckScenarioFile(const ScenarioFile& file, const PreflightOptions& op
       stubbed.push_back(file_name);
       if (stub_reason.empty()) stub_reason = runs.error().message;
     }
+  }
+  if (!in_minutes.empty()) {
+    // Said once for the file, however many scenarios write it so.
+    out.notes.push_back(fmt::format(
+        "{}: runTime {} {} minutes (perf-tests' unit); write \"10m\" or a duration such as "
+        "\"30s\" to say so",
+        name, fmt::join(in_minutes, ", "), in_minutes.size() == 1 ? "is" : "are"));
+  }
+  if (longest >= kLongRun) {
+    out.notes.push_back(fmt::format(
+        "the load runs for about {} (until the last scenario's startTime + runTime){}",
+        FormatDuration(longest),
+        file.time_scale == 1
+            ? fmt::format("; --time-scale 0.1 multiplies every time in the file by 0.1 (about {})",
+                          FormatDuration(longest / 10))
+            : fmt::format(", times x{} already applied (--time-scale)", file.time_scale)));
   }
   const bool replay = !file.stub_durations.empty() && options.executor.empty();
   if (!options.remote_target) {

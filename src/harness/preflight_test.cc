@@ -77,7 +77,10 @@ TEST_F(PreflightTest, SaysWhichStressRatesRunTimeHolds) {
                        "slo": {"p95": "5m"}})",
                    "10m");
   EXPECT_TRUE(fits.problems.empty());
-  ASSERT_EQ(fits.notes.size(), 1u);
+  // The stress plan, then how long the load runs (10 minutes).
+  ASSERT_EQ(fits.notes.size(), 2u);
+  EXPECT_NE(fits.notes[1].find("the load runs for about 10m0s"), std::string::npos)
+      << fits.notes[1];
   EXPECT_NE(fits.notes[0].find(".stress: 3 step(s) of 1m0s at 15, 30, 60 runs/min"),
             std::string::npos)
       << fits.notes[0];
@@ -85,7 +88,7 @@ TEST_F(PreflightTest, SaysWhichStressRatesRunTimeHolds) {
   auto short_run = plan(R"({"stepTime": "1m", "rateFactor": 2, "maxRate": 1000,
                             "slo": {"p95": "5m"}})",
                         "3m");
-  ASSERT_EQ(short_run.notes.size(), 2u);
+  ASSERT_EQ(short_run.notes.size(), 3u);
   EXPECT_NE(short_run.notes[1].find("reaching maxRate 1000/min takes 7 steps (7m0s), but runTime "
                                     "3m0s holds 3: the search may end with the SLO still holding"),
             std::string::npos)
@@ -182,6 +185,37 @@ TEST_F(PreflightTest, ARemoteTargetIsToldWhenStepsNameTheUnpublishedImage) {
   pointed.remote_target = true;
   pointed.image = "registry.example/kfpbench:0.1.0";
   EXPECT_EQ(unpullable(CheckScenarioFile(*loaded, pointed)), 0);
+}
+
+// Issue 39: perf-tests' "is minutes" note came once per scenario (four
+// times), and a ten-minute load started without saying how long it takes.
+TEST_F(PreflightTest, SaysOnceThatNumbersAreMinutesAndHowLongTheLoadRuns) {
+  std::string file = Write("s.json", R"([
+    {"mode": "RANDOM_GETS", "runTime": 10}, {"mode": "RANDOM_GETS", "runTime": 10},
+    {"mode": "RANDOM_GETS", "runTime": 10}, {"mode": "RANDOM_GETS", "startTime": 2, "runTime": 8}])");
+  auto loaded = LoadScenarioFile(file, {});
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  auto preflight = CheckScenarioFile(*loaded, {});
+  int minutes = 0, estimate = 0;
+  for (const auto& note : preflight.notes) {
+    minutes += note.find("minutes (perf-tests' unit)") != std::string::npos;
+    if (note.find("the load runs for about 10m") != std::string::npos) {
+      ++estimate;
+      EXPECT_NE(note.find("--time-scale 0.1"), std::string::npos) << note;
+    }
+  }
+  EXPECT_EQ(minutes, 1);
+  EXPECT_EQ(estimate, 1);
+  LoadOptions scaled;
+  scaled.time_scale = 0.5;
+  loaded = LoadScenarioFile(file, scaled);
+  ASSERT_TRUE(loaded.ok());
+  bool said = false;
+  for (const auto& note : CheckScenarioFile(*loaded, {}).notes) {
+    said |= note.find("about 5m") != std::string::npos &&
+            note.find("times x0.5 already applied") != std::string::npos;
+  }
+  EXPECT_TRUE(said);
 }
 
 }  // namespace

@@ -1,11 +1,13 @@
 #include "harness/replay_steps.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include "exec/duration_dist.h"
 #include "exec/stub_executor.h"
+#include "util/time.h"
 
 namespace kfpbench::harness {
 namespace {
@@ -57,10 +59,17 @@ Result<std::string> ScaleStubDuration(const std::string& spec, double scale) {
 Status ReadReplaySteps(const json& replay, double time_scale, ScenarioFile& file) {
   if (!replay.is_object()) return Error{"replay: must be an object"};
   for (const auto& [key, value] : replay.items()) {
-    if (key != "stubDurations" && key != "stubFailures") {
-      return Error{
-          fmt::format("replay.{}: unknown field (known: stubDurations, stubFailures)", key)};
+    if (key != "stubDurations" && key != "stubFailures" && key != "peakRunsPerSecond") {
+      return Error{fmt::format(
+          "replay.{}: unknown field (known: stubDurations, stubFailures, peakRunsPerSecond)", key)};
     }
+  }
+  if (auto peak = replay.find("peakRunsPerSecond"); peak != replay.end()) {
+    if (!peak->is_number() || !(peak->get<double>() >= 0)) {
+      return Error{"replay.peakRunsPerSecond: must be a number, 0 or more"};
+    }
+    // Offsets shrink with --time-scale, so arrivals come faster.
+    file.replay_runs_per_second = peak->get<double>() / time_scale;
   }
   std::vector<std::string> durations;
   if (Status s = ReadStrings(replay, "stubDurations", durations); !s.ok()) return s;
@@ -77,6 +86,19 @@ Status ReadReplaySteps(const json& replay, double time_scale, ScenarioFile& file
     return Error{"replay.stubFailures: " + s.error().message};
   }
   return Ok();
+}
+
+double SizeObserverBudget(const ScenarioFile& file, HarnessOptions& options) {
+  if (!(file.replay_runs_per_second > 0) || options.observer_qps <= 0) return 0;
+  // Each run that ends costs the follower about one GetRun, and each poll
+  // interval one listing per experiment in flight (one per scenario here):
+  // twice that leaves room for bursts within the peak minute.
+  const double interval = std::max(ToSeconds(options.poll_interval), 0.001);
+  const double needed =
+      2 * (file.replay_runs_per_second + static_cast<double>(file.scenarios.size()) / interval);
+  if (needed <= options.observer_qps) return 0;
+  options.observer_qps = std::ceil(needed);
+  return options.observer_qps;
 }
 
 void ApplyReplaySteps(const ScenarioFile& file, server::BackendOptions& backend) {

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/runner.h"
 #include "harness/scenario.h"
 #include "server/backend.h"
 #include "util/result.h"
@@ -25,6 +26,12 @@ Status ReadReplaySteps(const nlohmann::json& replay, double time_scale, Scenario
 // A duration distribution ("[LABEL=]lognormal:100ms:0.2", "constant:1s", ...)
 // with its times multiplied by `scale`; the shape (sigma) is kept.
 Result<std::string> ScaleStubDuration(const std::string& spec, double scale);
+
+// A replay's observer budget sized for its rate: --observer-qps raised to
+// twice what following runs at the capture's peak (replay.peakRunsPerSecond,
+// over --time-scale) costs, when it is lower. Returns the new budget, or 0
+// when it was left as it was.
+double SizeObserverBudget(const ScenarioFile& file, HarnessOptions& options);
 
 // The file's replay steps become the embedded backend's where the command
 // line named none: --stub-duration and --stub-failure given win whole.

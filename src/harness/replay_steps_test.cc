@@ -42,5 +42,25 @@ TEST(ReplayStepsTest, BadFieldsAreNamed) {
   EXPECT_NE(not_string.error().message.find("replay.stubDurations[0]"), std::string::npos);
 }
 
+// Issue 39: a replay waited 40 s in all on the observer's budget in a 6.8 s
+// run. Its budget is sized for its peak rate, scaled as its offsets are.
+TEST(ReplayStepsTest, TheObserverBudgetIsSizedForTheReplaysRate) {
+  ScenarioFile file;
+  file.scenarios.resize(2);
+  ASSERT_TRUE(ReadReplaySteps({{"peakRunsPerSecond", 1.5}}, 0.05, file).ok());
+  EXPECT_DOUBLE_EQ(file.replay_runs_per_second, 30);  // 20 times faster
+  HarnessOptions h;                                   // 20 calls/s, a listing every 500 ms
+  EXPECT_DOUBLE_EQ(SizeObserverBudget(file, h), 68);  // 2 x (30 + 2 / 0.5)
+  EXPECT_DOUBLE_EQ(h.observer_qps, 68);
+  // Never lowered, and left alone when unlimited or not a replay.
+  EXPECT_DOUBLE_EQ(SizeObserverBudget(file, h), 0);
+  h.observer_qps = 0;
+  EXPECT_DOUBLE_EQ(SizeObserverBudget(file, h), 0);
+  EXPECT_DOUBLE_EQ(h.observer_qps, 0);
+  HarnessOptions plain;
+  EXPECT_DOUBLE_EQ(SizeObserverBudget(ScenarioFile{}, plain), 0);
+  EXPECT_FALSE(ReadReplaySteps({{"peakRunsPerSecond", "fast"}}, 1, file).ok());
+}
+
 }  // namespace
 }  // namespace kfpbench::harness

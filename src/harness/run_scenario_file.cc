@@ -38,6 +38,12 @@ Result<Outcome> RunScenarioFile(const RunRequest& request, std::ostream& console
   if (!file->executor.empty()) target->embedded.backend.executor = file->executor;
   ApplyReplaySteps(*file, target->embedded.backend);
   BenchmarkOptions options = request.benchmark;
+  if (double qps = SizeObserverBudget(*file, options.harness); qps > 0) {
+    spdlog::info(
+        "observer budget: {:g} calls/s (--observer-qps raised for the replay's peak of "
+        "{:.2g} runs/s)",
+        qps, file->replay_runs_per_second);
+  }
   if (options.harness.checkpoint_interval <= Duration::zero()) {
     return Error{"--checkpoint-every: must be longer than 0s"};
   }
@@ -51,7 +57,7 @@ Result<Outcome> RunScenarioFile(const RunRequest& request, std::ostream& console
     spdlog::info("target: {} ({} executor), {}", (*session)->url(),
                  target->embedded.backend.executor, target->origin);
   } else {
-    spdlog::warn("target: {}, from {}", (*session)->url(), target->origin);
+    spdlog::info("target: {}, from {}", (*session)->url(), target->origin);
   }
   if (request.on_target_open) request.on_target_open();
   return RunBenchmark(**session, *file, options, console);

@@ -168,6 +168,7 @@ Result<Scenario> ReadScenario(const json& entry, size_t index, const std::filesy
     if (!v->is_boolean()) return Error{at + ".cache: must be true or false"};
     s.cache = v->get<bool>();
   }
+  s.cache = s.cache && options.cache;
   if (Status st = ReadShape(entry, at, options.time_scale, s); !st.ok()) return st.error();
   if (auto v = entry.find("pipelineFileName"); v != entry.end()) {
     if (!v->is_string() || v->get<std::string>().empty()) {

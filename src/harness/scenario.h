@@ -88,6 +88,7 @@ struct Scenario {
 struct LoadOptions {
   std::vector<std::filesystem::path> pipeline_dirs;  // searched after the scenario's own folder
   double time_scale = 1.0;                           // multiplies every time in the file
+  bool cache = true;  // false (run --no-cache): every scenario's "cache" is false
 };
 
 // The file is either the perf-tests array, or kfpbench's object form:
@@ -113,6 +114,9 @@ struct ScenarioFile {
   // durations already multiplied by time_scale.
   std::vector<std::string> stub_durations;
   std::vector<std::string> stub_failures;
+  // A replay's peak arrival rate, runs per second, times already scaled
+  // (SizeObserverBudget); 0: not a replay, or unknown.
+  double replay_runs_per_second = 0;
 };
 
 // Splits the load of every scenario for shard `index` of `count` (from

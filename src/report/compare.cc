@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 #include <utility>
@@ -12,6 +13,7 @@
 #include <fmt/ranges.h>
 
 #include "report/repetitions.h"
+#include "report/thresholds.h"
 #include "results/blocks.h"
 #include "results/stats.h"
 #include "util/percentile.h"
@@ -28,13 +30,31 @@ struct StatDef {
 };
 constexpr StatDef kStats[] = {{"p50", 50}, {"p95", 95}, {"p99", 99}, {"mean", -1}};
 
-double OfHistogram(const metrics::Histogram& h, const StatDef& s) {
-  return s.percentile < 0 ? h.mean() : static_cast<double>(h.ValueAtPercentile(s.percentile));
-}
-
 double OfSample(const WeightedSample& w, const StatDef& s) {
   return s.percentile < 0 ? results::MeanOf(w) : results::PercentileOf(w, s.percentile);
 }
+
+// A repetition's figure, read from its values as the pooled test reads them.
+double OfHistogram(const metrics::Histogram& h, const StatDef& s, double scale) {
+  return OfSample(results::FromHistogram(h, scale), s);
+}
+
+// The fewest values a side needs before the bootstrap of a statistic says
+// anything: 10 for the median and the mean, and for a tail percentile at
+// least 5 values beyond it (100 for p95, 500 for p99), since a resampled p99
+// of 60 calls is only ever their largest few.
+constexpr uint64_t kFewestValues = 10;
+constexpr double kTailValues = 5;
+uint64_t FewestValuesFor(const StatDef& s) {
+  if (s.percentile < 0 || s.percentile <= 50) return kFewestValues;
+  return std::max<uint64_t>(
+      kFewestValues, static_cast<uint64_t>(std::ceil(kTailValues * 100 / (100 - s.percentile))));
+}
+
+// An operation called fewer times than this a repetition, on average, on
+// either side is set-up (the pipeline upload, creating the experiment), not
+// load: shown, but it decides the exit code only when named with --metric.
+constexpr double kSetUpCallsPerRepetition = 10;
 
 // One metric on one side: a histogram per repetition (one when the side is a
 // single benchmark) and their exact merge.
@@ -109,12 +129,16 @@ std::optional<std::vector<Block>> PairedBlocks(const Side& base, const Side& can
   return out;
 }
 
+// Every verdict is read from the row's own interval (at 1 - alpha), so the
+// estimate, the interval and the verdict never disagree.
 ChangeVerdict VerdictOf(const MetricChange& c, const CompareOptions& o) {
-  // A change must be both statistically significant and at least the minimum
-  // effect to be called one: a 0.5% shift that is real is still no change
-  // anyone should act on.
-  if (c.p_value < o.alpha && std::abs(c.change) > o.min_effect) {
-    return c.change > 0 ? ChangeVerdict::kRegressed : ChangeVerdict::kImproved;
+  if (c.ci_low > 0 || c.ci_high < 0) {
+    // A change must also be at least the minimum effect to be called one: a
+    // 0.5% shift that is real is still no change anyone should act on.
+    if (std::abs(c.change) > o.min_effect) {
+      return c.change > 0 ? ChangeVerdict::kRegressed : ChangeVerdict::kImproved;
+    }
+    return ChangeVerdict::kUnderMinEffect;
   }
   // Nothing found by a test that could not have found the change the gate
   // is about: that is not a pass.
@@ -123,8 +147,8 @@ ChangeVerdict VerdictOf(const MetricChange& c, const CompareOptions& o) {
 }
 
 // Every statistic of one metric, over the calls or runs of all repetitions
-// pooled (one U test, as the statistics share the sample), or, when the
-// repetitions differ, over one value per repetition.
+// pooled (one bootstrap, as the statistics share the sample), or, when the
+// repetitions differ, over one value per repetition (a t test on logs).
 void JudgeMetric(const std::string& metric, const std::string& kind, const Side& base,
                  const Side& cand, double scale, const CompareOptions& o, uint64_t& seed,
                  std::vector<MetricChange>& out) {
@@ -138,57 +162,80 @@ void JudgeMetric(const std::string& metric, const std::string& kind, const Side&
     c.n_candidate = cand.pooled.count();
     rows.push_back(c);
   }
-  // Fewer than 2 values a side can't show variation; a call made once per
-  // repetition (healthz, the pipeline upload) is set-up, not load.
-  auto too_few = [](const Side& side) {
-    return side.pooled.count() < 2 || side.pooled.count() <= side.repetitions.size();
-  };
-  if (too_few(base) || too_few(cand)) {
-    for (auto& c : rows) out.push_back(std::move(c));
+  if (base.pooled.count() < kFewestValues || cand.pooled.count() < kFewestValues) {
+    for (auto& c : rows) {
+      c.not_tested = fmt::format("under {} values a side", kFewestValues);
+      out.push_back(std::move(c));
+    }
     seed += std::size(kStats);
     return;
   }
+  const double confidence = 1 - o.alpha;
   bool differ = RepetitionsDiffer(base, scale, o) || RepetitionsDiffer(cand, scale, o);
   if (!differ) {
     auto a = results::FromHistogram(base.pooled, scale);
     auto b = results::FromHistogram(cand.pooled, scale);
-    double p = results::MannWhitneyU(b, a).p;
-    double detectable =
-        std::max(results::DetectableChange(a, a.Count(), b.Count(), o.alpha), kResolution);
     std::vector<std::function<double(const WeightedSample&)>> statistics;
     for (const auto& s : kStats) {
       statistics.push_back([s](const WeightedSample& w) { return OfSample(w, s); });
     }
-    auto intervals = results::BootstrapRelativeChanges(a, b, statistics, o.confidence,
-                                                       o.bootstrap_iterations, seed);
+    // Enough resamples that the smallest p they can show (one in n) is far
+    // below alpha.
+    const int iterations =
+        std::max(o.bootstrap_iterations, static_cast<int>(std::ceil(40 / o.alpha)));
+    auto changes = results::BootstrapChanges(a, b, statistics, confidence, iterations, seed);
     seed += std::size(kStats);
     for (size_t k = 0; k < rows.size(); ++k) {
       auto& c = rows[k];
-      c.baseline = OfHistogram(base.pooled, kStats[k]) * scale;
-      c.candidate = OfHistogram(cand.pooled, kStats[k]) * scale;
-      c.change = c.baseline != 0 ? c.candidate / c.baseline - 1 : 0;
-      c.ci_low = intervals[k].low;
-      c.ci_high = intervals[k].high;
-      c.p_value = p;
-      c.detectable = detectable;
+      const uint64_t fewest = FewestValuesFor(kStats[k]);
+      if (a.Count() < fewest || b.Count() < fewest) {
+        c.not_tested = fmt::format("under {} values a side", fewest);
+        continue;
+      }
+      c.baseline = OfSample(a, kStats[k]);
+      c.candidate = OfSample(b, kStats[k]);
+      c.change = changes[k].estimate;
+      c.ci_low = changes[k].interval.low;
+      c.ci_high = changes[k].interval.high;
+      c.p_value = changes[k].p;
+      c.detectable =
+          std::max(results::DetectableShift(changes[k].log_spread, o.alpha), kResolution);
+      c.verdict = VerdictOf(c, o);
     }
-  } else if (auto blocks = PairedBlocks(base, cand)) {
+  } else {
+    // Repetition k against repetition k when both sides ran as many; else
+    // the sides' repetitions as two unpaired samples.
+    auto blocks = PairedBlocks(base, cand);
     for (size_t k = 0; k < rows.size(); ++k) {
       auto& c = rows[k];
       std::vector<double> va, vb;
-      for (auto [base_rep, cand_rep] : *blocks) {
-        va.push_back(OfHistogram(*base_rep, kStats[k]) * scale);
-        vb.push_back(OfHistogram(*cand_rep, kStats[k]) * scale);
+      results::BlockedChange t;
+      if (blocks) {
+        for (auto [base_rep, cand_rep] : *blocks) {
+          va.push_back(OfHistogram(*base_rep, kStats[k], scale));
+          vb.push_back(OfHistogram(*cand_rep, kStats[k], scale));
+        }
+        t = results::BlockedLogRatioTest(va, vb, confidence);
+        c.sample = "blocks";
+        c.n_baseline = c.n_candidate = blocks->size();
+      } else {
+        for (const auto& h : base.repetitions) {
+          if (h.count()) va.push_back(OfHistogram(h, kStats[k], scale));
+        }
+        for (const auto& h : cand.repetitions) {
+          if (h.count()) vb.push_back(OfHistogram(h, kStats[k], scale));
+        }
+        t = results::WelchLogRatioTest(va, vb, confidence);
+        c.sample = "repetitions";
+        c.n_baseline = va.size();
+        c.n_candidate = vb.size();
       }
-      auto t = results::BlockedLogRatioTest(va, vb, o.confidence);
-      c.sample = "blocks";
       c.repetitions_differ = true;
-      c.n_baseline = c.n_candidate = blocks->size();
       // Geometric means, so that candidate / baseline - 1 is the change.
       auto geometric = [](const std::vector<double>& v) {
         double logs = 0;
         for (double x : v) logs += std::log(x);
-        return std::exp(logs / static_cast<double>(v.size()));
+        return v.empty() ? 0 : std::exp(logs / static_cast<double>(v.size()));
       };
       c.baseline = geometric(va);
       c.candidate = geometric(vb);
@@ -196,43 +243,13 @@ void JudgeMetric(const std::string& metric, const std::string& kind, const Side&
       c.ci_low = t.interval.low;
       c.ci_high = t.interval.high;
       c.p_value = t.p;
-      // Infinite when the test had fewer than 2 blocks (a value that was not positive).
-      c.detectable =
-          std::max(results::BlockedDetectableChange(t.spread, t.blocks, o.alpha), kResolution);
+      // Infinite when the test had too few values (or one that was not positive).
+      c.detectable = std::max(results::DetectableLogShift(t.error, t.df, o.alpha), kResolution);
+      c.verdict = VerdictOf(c, o);
     }
     seed += std::size(kStats);
-  } else {
-    for (size_t k = 0; k < rows.size(); ++k) {
-      auto& c = rows[k];
-      auto per_repetition = [&](const Side& side) {
-        std::vector<double> v;
-        for (const auto& h : side.repetitions) {
-          if (h.count()) v.push_back(OfHistogram(h, kStats[k]) * scale);
-        }
-        return v;
-      };
-      auto va = per_repetition(base), vb = per_repetition(cand);
-      c.sample = "repetitions";
-      c.repetitions_differ = true;
-      c.n_baseline = va.size();
-      c.n_candidate = vb.size();
-      c.baseline = results::Mean(va);
-      c.candidate = results::Mean(vb);
-      c.change = c.baseline != 0 ? c.candidate / c.baseline - 1 : 0;
-      auto a = results::FromValues(va), b = results::FromValues(vb);
-      auto ci = results::BootstrapRelativeChanges(a, b, {results::MeanOf}, o.confidence,
-                                                  o.bootstrap_iterations, seed++);
-      c.ci_low = ci[0].low;
-      c.ci_high = ci[0].high;
-      c.p_value = results::MannWhitneyU(b, a).p;
-      c.detectable = results::DetectableChange(a, a.Count(), b.Count(), o.alpha);
-    }
   }
-  for (auto& c : rows) {
-    c.verdict = VerdictOf(c, o);
-    c.fails = c.verdict == ChangeVerdict::kRegressed;
-    out.push_back(std::move(c));
-  }
+  for (auto& c : rows) out.push_back(std::move(c));
 }
 
 std::string Pct(double f) { return fmt::format("{:+.1f}%", f * 100); }
@@ -253,18 +270,22 @@ std::string SamplesText(const Comparison& c) {
         "; where a side's repetitions differ, repetition k against repetition k as a block "
         "(t test of the log ratios)";
   }
-  if (any("repetitions")) where += "; one value per repetition where they differ";
-  return fmt::format("the calls and runs of {} vs {} repetition(s){}", c.baseline_repetitions,
-                     c.candidate_repetitions, where);
+  if (any("repetitions")) {
+    where += "; where they differ unpaired, one value per repetition (Welch t test of the logs)";
+  }
+  return fmt::format("the calls and runs of {} vs {} repetition(s), pooled (bootstrap){}",
+                     c.baseline_repetitions, c.candidate_repetitions, where);
 }
 
-// Said loudly, one line per metric: which rows could not have found a
+// Said loudly, one line per metric: which gated rows could not have found a
 // regression of --min-effect, at what sizes, and what they could find.
 std::vector<std::string> InconclusiveLines(const Comparison& c, const CompareOptions& o) {
   std::vector<std::string> out;
   std::set<std::string> said;
   for (const auto& m : c.changes) {
-    if (m.verdict != ChangeVerdict::kInconclusive || !said.insert(m.metric).second) continue;
+    if (!m.gated || m.verdict != ChangeVerdict::kInconclusive || !said.insert(m.metric).second) {
+      continue;
+    }
     out.push_back(fmt::format(
         "INCONCLUSIVE: {} cannot detect a {:.0f}% change with these samples ({} vs {} {}{}): {}",
         m.metric, o.min_effect * 100, m.n_baseline, m.n_candidate, m.sample,
@@ -273,7 +294,54 @@ std::vector<std::string> InconclusiveLines(const Comparison& c, const CompareOpt
             ? fmt::format("the smallest it detects is {}", DetectableText(m.detectable))
             : std::string("no change of any size could reach significance")));
   }
+  for (const auto& u : c.untested) {
+    out.push_back(fmt::format("INCONCLUSIVE: {} is named by the gate but was not tested", u));
+  }
   return out;
+}
+
+// The rows not tested, a metric whole when none of its rows was.
+std::vector<std::string> NotTested(const Comparison& c) {
+  std::map<std::string, std::vector<const MetricChange*>> by_metric;
+  for (const auto& m : c.changes) {
+    if (m.verdict == ChangeVerdict::kNotTested && m.n_baseline + m.n_candidate > 0) {
+      by_metric[m.metric].push_back(&m);
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& [metric, rows] : by_metric) {
+    if (rows.size() == std::size(kStats)) {
+      out.push_back(fmt::format("{} ({})", metric, rows.front()->not_tested));
+      continue;
+    }
+    for (const auto* m : rows)
+      out.push_back(fmt::format("{} {} ({})", metric, m->stat, m->not_tested));
+  }
+  return out;
+}
+
+std::string GateText(const Comparison& c) {
+  std::string out;
+  if (!c.gate.empty()) {
+    out = fmt::format("gate ({}): {}; the other rows are shown, not gated", c.gate_from,
+                      fmt::join(c.gate, ", "));
+  } else {
+    out = "gate: every row";
+    if (!c.set_up.empty()) {
+      out += fmt::format(
+          " but set-up operations (under {:g} calls a repetition; --metric names "
+          "one to gate it): {}",
+          kSetUpCallsPerRepetition, fmt::join(c.set_up, ", "));
+    }
+  }
+  return out;
+}
+
+std::string VerdictCell(const MetricChange& m) {
+  return fmt::format("{}{}", VerdictName(m.verdict),
+                     m.fails   ? " (FAIL)"
+                     : m.gated ? ""
+                               : " (not gated)");
 }
 
 std::string GateVerdict(const Comparison& c) {
@@ -290,6 +358,8 @@ std::string_view VerdictName(ChangeVerdict v) {
       return "improved";
     case ChangeVerdict::kRegressed:
       return "regressed";
+    case ChangeVerdict::kUnderMinEffect:
+      return "change under --min-effect";
     case ChangeVerdict::kNoChange:
       return "no significant change";
     case ChangeVerdict::kInconclusive:
@@ -348,6 +418,76 @@ std::string ExponentText(const results::PowerLawFit& f) {
 
 }  // namespace
 
+namespace {
+
+// What decides the exit code: (metric, stat) pairs, stat empty for every
+// statistic of the metric; none: every row but set-up operations.
+struct Gate {
+  std::set<std::pair<std::string, std::string>> rows;
+  std::string from;
+};
+
+bool IsStat(std::string_view name) {
+  return std::any_of(std::begin(kStats), std::end(kStats),
+                     [name](const StatDef& s) { return name == s.name; });
+}
+
+Result<Gate> GateOf(const CompareOptions& o, const BenchmarkResults& candidate,
+                    const std::set<std::string>& ops) {
+  Gate gate;
+  auto known = [&ops](const std::string& m) { return m == "run_duration" || ops.contains(m); };
+  if (!o.gate.empty()) {
+    gate.from = "--metric";
+    for (const auto& named : o.gate) {
+      std::string metric = named, stat;
+      if (auto colon = named.rfind(':'); colon != std::string::npos && !known(named)) {
+        metric = named.substr(0, colon);
+        stat = named.substr(colon + 1);
+        if (!IsStat(stat)) {
+          return Error{
+              fmt::format("--metric {}: {} is not a statistic compare tests (p50, p95, "
+                          "p99, mean)",
+                          named, stat)};
+        }
+      }
+      if (!known(metric)) {
+        return Error{
+            fmt::format("--metric {}: neither side measured {} (measured: run_duration{}{})", named,
+                        metric, ops.empty() ? "" : ", ", fmt::join(ops, ", "))};
+      }
+      gate.rows.insert({metric, stat});
+    }
+    return gate;
+  }
+  // The scenario's own latency thresholds say what it is about.
+  auto thresholds = ParseThresholds(ThresholdsOf(candidate));
+  if (!thresholds.ok()) return gate;  // the run refused such a file; compare judges every row
+  for (const auto& t : *thresholds) {
+    if (t.kind != ThresholdKind::kLatency || !known(t.metric)) continue;
+    std::string stat = t.stat == "avg" ? "mean" : t.stat;
+    gate.rows.insert({t.metric, IsStat(stat) ? stat : ""});
+  }
+  if (!gate.rows.empty()) gate.from = "the scenario's thresholds";
+  return gate;
+}
+
+// Operations called fewer than kSetUpCallsPerRepetition times a repetition,
+// on average, on either side.
+std::set<std::string> SetUpOperations(const std::vector<results::RepetitionSummary>& base,
+                                      const std::vector<results::RepetitionSummary>& cand,
+                                      const std::set<std::string>& ops) {
+  std::set<std::string> out;
+  for (const auto& op : ops) {
+    for (const auto* reps : {&base, &cand}) {
+      double calls = static_cast<double>(SideOf(*reps, op).pooled.count());
+      if (calls < kSetUpCallsPerRepetition * static_cast<double>(reps->size())) out.insert(op);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<Comparison> Compare(const std::vector<BenchmarkResults>& baseline,
                            const std::vector<BenchmarkResults>& candidate,
                            const CompareOptions& o) {
@@ -372,9 +512,37 @@ Result<Comparison> Compare(const std::vector<BenchmarkResults>& baseline,
   }
   JudgeMetric("run_duration", "runs", SideOf(base_reps, "run_duration"),
               SideOf(cand_reps, "run_duration"), 1, o, seed, out.changes);
-  for (const auto& c : out.changes) {
+  auto gate = GateOf(o, candidate.front(), ops);
+  if (!gate.ok()) return gate.error();
+  out.gate_from = gate->from;
+  for (const auto& [metric, stat] : gate->rows) {
+    out.gate.push_back(stat.empty() ? metric : metric + ":" + stat);
+  }
+  std::set<std::string> set_up;
+  if (gate->rows.empty()) set_up = SetUpOperations(base_reps, cand_reps, ops);
+  for (const auto& op : set_up) {
+    auto per = [&](const std::vector<results::RepetitionSummary>& reps) {
+      return static_cast<double>(SideOf(reps, op).pooled.count()) /
+             static_cast<double>(std::max<size_t>(reps.size(), 1));
+    };
+    out.set_up.push_back(fmt::format("{} ({:.2g} vs {:.2g} calls a repetition)", op, per(base_reps),
+                                     per(cand_reps)));
+  }
+  for (auto& c : out.changes) {
+    if (!gate->rows.empty()) {
+      c.gated = gate->rows.contains({c.metric, ""}) || gate->rows.contains({c.metric, c.stat});
+      // A statistic the gate names by name must be answered: not tested is
+      // not a pass. A metric named whole gates the statistics it can test.
+      if (c.verdict == ChangeVerdict::kNotTested && gate->rows.contains({c.metric, c.stat})) {
+        out.inconclusive = true;
+        out.untested.push_back(fmt::format("{}:{} ({})", c.metric, c.stat, c.not_tested));
+      }
+    } else {
+      c.gated = !set_up.contains(c.metric);
+    }
+    c.fails = c.gated && c.verdict == ChangeVerdict::kRegressed;
     out.regressed |= c.fails;
-    out.inconclusive |= c.verdict == ChangeVerdict::kInconclusive;
+    out.inconclusive |= c.gated && c.verdict == ChangeVerdict::kInconclusive;
   }
   out.growth = CompareGrowth(baseline, candidate);
   for (const auto& g : out.growth) out.regressed |= g.steeper;
@@ -385,19 +553,14 @@ Result<Comparison> Compare(const std::vector<BenchmarkResults>& baseline,
 std::string ComparisonText(const Comparison& c, const CompareOptions& o) {
   std::string out =
       fmt::format("{:<20} {:<5} {:>10} {:>10} {:>8} {:>19} {:>8} {:>8}  {}\n", "metric", "stat",
-                  "baseline", "candidate", "change", fmt::format("{:.0f}% CI", o.confidence * 100),
+                  "baseline", "candidate", "change", fmt::format("{:g}% CI", (1 - o.alpha) * 100),
                   "p", "detects", "verdict");
-  std::set<std::string> not_tested;
   for (const auto& m : c.changes) {
-    if (m.verdict == ChangeVerdict::kNotTested) {
-      if (m.n_baseline + m.n_candidate > 0) not_tested.insert(m.metric);
-      continue;
-    }
-    out +=
-        fmt::format("{:<20} {:<5} {:>10} {:>10} {:>8} {:>19} {:>8.3g} {:>8}  {}{}\n", m.metric,
-                    m.stat, FormatMillis(m.baseline), FormatMillis(m.candidate), Pct(m.change),
-                    fmt::format("[{}, {}]", Pct(m.ci_low), Pct(m.ci_high)), m.p_value,
-                    DetectableText(m.detectable), VerdictName(m.verdict), m.fails ? " (FAIL)" : "");
+    if (m.verdict == ChangeVerdict::kNotTested) continue;
+    out += fmt::format("{:<20} {:<5} {:>10} {:>10} {:>8} {:>19} {:>8.3g} {:>8}  {}\n", m.metric,
+                       m.stat, FormatMillis(m.baseline), FormatMillis(m.candidate), Pct(m.change),
+                       fmt::format("[{}, {}]", Pct(m.ci_low), Pct(m.ci_high)), m.p_value,
+                       DetectableText(m.detectable), VerdictCell(m));
   }
   if (!c.growth.empty()) {
     out += fmt::format("\n{:<22} {:<5} {:>24} {:>24}  {}\n", "growth exponent", "stat",
@@ -409,15 +572,14 @@ std::string ComparisonText(const Comparison& c, const CompareOptions& o) {
     }
   }
   out += fmt::format(
-      "\nU test at alpha {} over {}; \"detects\": the smallest slowdown it finds 4 times in 5 "
-      "at these sample sizes; a regression fails above {:.1f}%\n",
-      o.alpha, SamplesText(c), o.min_effect * 100);
-  if (!not_tested.empty()) {
-    out += fmt::format(
-        "not tested (under 2 values a side, or one call per repetition: set-up, "
-        "not load): {}\n",
-        fmt::join(not_tested, ", "));
+      "\nOver {}; a change is significant when its interval excludes 0 (p < {:g}); \"detects\": "
+      "the smallest slowdown found 4 times in 5 at these sample sizes; a regression fails above "
+      "{:.1f}%\n",
+      SamplesText(c), o.alpha, o.min_effect * 100);
+  if (auto not_tested = NotTested(c); !not_tested.empty()) {
+    out += fmt::format("not tested: {}\n", fmt::join(not_tested, ", "));
   }
+  out += GateText(c) + "\n";
   for (const auto& line : InconclusiveLines(c, o)) out += line + "\n";
   out += fmt::format("verdict: {}\n", GateVerdict(c));
   return out;
@@ -429,18 +591,23 @@ std::string ComparisonMarkdown(const Comparison& c, const CompareOptions& o) {
                                                    : c.inconclusive ? "⚠️ inconclusive"
                                                                     : "✅ no failing regression");
   out += fmt::format(
-      "| metric | stat | baseline | candidate | change | {:.0f}% CI | p | detects | verdict |\n",
-      o.confidence * 100);
+      "| metric | stat | baseline | candidate | change | {:g}% CI | p | detects | verdict |\n",
+      (1 - o.alpha) * 100);
   out += "|---|---|---:|---:|---:|---:|---:|---:|---|\n";
   for (const auto& m : c.changes) {
     if (m.verdict == ChangeVerdict::kNotTested) continue;
     out += fmt::format("| {} | {} | {} | {} | {} | [{}, {}] | {:.3g} | {} | {}{} |\n", m.metric,
                        m.stat, FormatMillis(m.baseline), FormatMillis(m.candidate), Pct(m.change),
                        Pct(m.ci_low), Pct(m.ci_high), m.p_value, DetectableText(m.detectable),
-                       m.fails ? "❌ " : "", VerdictName(m.verdict));
+                       m.fails ? "❌ " : "", VerdictCell(m));
   }
-  out += fmt::format("\nU test over {}; a regression fails above {:.1f}%.\n", SamplesText(c),
-                     o.min_effect * 100);
+  out += fmt::format(
+      "\nOver {}; significant when the interval excludes 0; a regression fails above {:.1f}%.\n",
+      SamplesText(c), o.min_effect * 100);
+  if (auto not_tested = NotTested(c); !not_tested.empty()) {
+    out += fmt::format("Not tested: {}.\n", fmt::join(not_tested, ", "));
+  }
+  out += "\n" + GateText(c) + ".\n";
   for (const auto& line : InconclusiveLines(c, o)) out += "\n**" + line + "**\n";
   return out;
 }
@@ -462,6 +629,8 @@ nlohmann::json ComparisonJson(const Comparison& c, const CompareOptions& o) {
                                                                       : nlohmann::json(nullptr)},
                     {"repetitions_differ", m.repetitions_differ},
                     {"verdict", VerdictName(m.verdict)},
+                    {"not_tested", m.not_tested},
+                    {"gated", m.gated},
                     {"fails", m.fails}});
   }
   nlohmann::json growth = nlohmann::json::array();
@@ -482,7 +651,10 @@ nlohmann::json ComparisonJson(const Comparison& c, const CompareOptions& o) {
   }
   return {{"alpha", o.alpha},
           {"min_effect", o.min_effect},
-          {"confidence", o.confidence},
+          {"confidence", 1 - o.alpha},
+          {"gate", c.gate},
+          {"gate_from", c.gate_from},
+          {"set_up", c.set_up},
           {"seed", o.seed},
           {"regressed", c.regressed},
           {"inconclusive", c.inconclusive},

@@ -1,21 +1,23 @@
 // `kfpbench compare`: did a change make KFP faster or slower? Per operation
-// and for run_duration, the change in p50, p95, p99 and mean, with a seeded
-// bootstrap confidence interval, a Mann-Whitney U test, and the test's power
-// stated as the smallest slowdown it could have found.
+// and for run_duration, the change in p50, p95, p99 and mean, each with its
+// interval, p-value, verdict and the test's power (the smallest slowdown it
+// could have found), all from one procedure per row (MetricChange).
 //
 // The sample each test sees is what was measured: the calls (or runs) of
-// every repetition of a side, pooled (histograms merge exactly; one U test
-// per metric, over the histogram's buckets). When a side's repetitions differ
-// from one another (a Kruskal-Wallis test, and medians further apart than
-// --min-effect), calls of different repetitions are not interchangeable, and
-// the repetitions become blocks: with as many on each side, repetition k of
-// the candidate against repetition k of the baseline, a t test of the log
-// ratios of their p95s (...) (results/blocks.h); else one value per
-// repetition in a U test, the change that of the mean over repetitions.
+// every repetition of a side, pooled (histograms merge exactly), resampled
+// by a seeded bootstrap over the histogram's buckets. When a side's
+// repetitions differ from one another (a Kruskal-Wallis test, and medians
+// further apart than --min-effect), calls of different repetitions are not
+// interchangeable, and the repetitions become blocks: with as many on each
+// side, repetition k of the candidate against repetition k of the baseline,
+// a t test of the log ratios of their p95s (...) (results/blocks.h); else
+// one value per repetition in a Welch t test of their logs.
 //
 // A row whose test could not have detected a change of --min-effect, and
-// found none, is inconclusive, not "no change": 3 against 3 repetitions can
-// never reach p < 0.05, and a gate that cannot fail must not pass.
+// found none, is inconclusive, not "no change": a gate that cannot fail
+// must not pass. What the gate is about is the user's to say (--metric, or
+// the scenario's thresholds); unsaid, set-up operations (a handful of calls
+// a repetition) are shown but do not decide the exit code.
 #pragma once
 
 #include <limits>
@@ -30,15 +32,30 @@
 namespace kfpbench::report {
 
 struct CompareOptions {
-  double alpha = 0.05;       // significance level of the U test
-  double min_effect = 0.05;  // a regression smaller than this never fails the comparison
-  double confidence = 0.95;  // of the bootstrap interval
-  int bootstrap_iterations = 2000;
+  double alpha = 0.05;              // significance level; intervals are at 1 - alpha
+  double min_effect = 0.05;         // a regression smaller than this never fails the comparison
+  int bootstrap_iterations = 2000;  // at least 40 / alpha are drawn
   uint64_t seed = 1;
+  // What the gate is about: "run_duration" (its every statistic) or
+  // "GetRun:p95". Empty: the latency thresholds of the candidate's scenario
+  // file, else every metric but set-up operations.
+  std::vector<std::string> gate;
 };
 
-enum class ChangeVerdict { kImproved, kRegressed, kNoChange, kInconclusive, kNotTested };
+enum class ChangeVerdict {
+  kImproved,
+  kRegressed,
+  kUnderMinEffect,  // the interval excludes 0, but the change is within --min-effect
+  kNoChange,
+  kInconclusive,
+  kNotTested
+};
 
+// One statistic of one metric. Its estimate, interval, p and verdict come
+// from one procedure: over pooled calls or runs, one bootstrap (the estimate
+// on the samples, the percentile interval at 1 - alpha, p < alpha exactly when
+// the interval excludes 0, and the power from the resamples' spread); over
+// repetitions that differ, one t test on logs (paired blocks, else Welch).
 struct MetricChange {
   std::string metric;  // "CreateRun", "run_duration"
   std::string stat;    // "p50", "p95", "p99", "mean"
@@ -46,15 +63,18 @@ struct MetricChange {
   size_t n_baseline = 0, n_candidate = 0;
   double baseline = 0, candidate = 0;  // ms
   double change = 0;                   // candidate / baseline - 1
-  double ci_low = 0, ci_high = 0;      // of `change`
+  double ci_low = 0, ci_high = 0;      // of `change`, at 1 - alpha; always holds it
   double p_value = 1;
   // The smallest slowdown the test finds with 80% power at these sample
-  // sizes (DetectableChange; for blocks, BlockedChange::detectable);
-  // infinity: none, however large.
+  // sizes; infinity: none, however large.
   double detectable = std::numeric_limits<double>::infinity();
   bool repetitions_differ = false;  // so the repetitions are the samples
   ChangeVerdict verdict = ChangeVerdict::kNotTested;
-  bool fails = false;  // a significant regression larger than min_effect
+  std::string not_tested;  // why, when not tested: "under 100 values a side"
+  // Decides the exit code: named by the gate, or (no gate named) not a
+  // set-up operation. Rows not gated are shown all the same.
+  bool gated = true;
+  bool fails = false;  // gated, and a significant regression larger than min_effect
 };
 
 // A growth scenario on both sides: an operation's fitted exponent of latency
@@ -72,9 +92,14 @@ struct Comparison {
   std::vector<MetricChange> changes;
   std::vector<GrowthChange> growth;  // from the first results of each side that have it
   bool regressed = false;            // any change fails: `compare` exits 1
-  // No regression, but some row could not have found one of --min-effect:
-  // `compare` exits 3 (cli::kExitInconclusive).
+  // No regression, but some gated row could not have found one of
+  // --min-effect (or a row the gate names was not tested): `compare` exits 3
+  // (cli::kExitInconclusive).
   bool inconclusive = false;
+  std::vector<std::string> gate;    // what decided the exit code, as named
+  std::string gate_from;            // "--metric", "the scenario's thresholds", or empty: every row
+  std::vector<std::string> set_up;  // operations not gated as set-up, with their calls
+  std::vector<std::string> untested;  // rows the gate names that could not be tested
   size_t baseline_repetitions = 0, candidate_repetitions = 0;
 };
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "report/caveats.h"
 #include "report/failures.h"
 #include "report/reporter.h"
 #include "util/time.h"
@@ -157,27 +158,22 @@ void HarnessSection(std::ostream& out, const results::BenchmarkResults& r) {
   if (const auto& u = r.harness_usage; u.Measured()) {
     out << fmt::format(
         "kfpbench itself{}: {:.1f} s CPU over {:.1f} s ({:.2f} cores), peak memory {:.0f} MiB, {} "
-        "threads\n",
+        "thread{}\n",
         r.target.embedded ? " (with the embedded backend)" : "", u.cpu_user_s + u.cpu_system_s,
-        u.wall_s, u.CpuCores(), u.peak_rss_bytes / 1048576.0, u.threads);
-  }
-  if (const auto& b = r.back_pressure; b.Seen()) {
-    out << fmt::format(
-        "back-pressure: {} call(s) waited the target's Retry-After ({:.1f} s in all) and were "
-        "resent; {} non-idempotent call(s) refused with Retry-After were not resent\n",
-        b.waits, ToSeconds(b.waited), b.not_resent);
+        u.wall_s, u.CpuCores(), u.peak_rss_bytes / 1048576.0, u.threads, u.threads == 1 ? "" : "s");
   }
 }
 
 void Heading(std::ostream& out, const results::BenchmarkResults& r, double elapsed) {
   out << fmt::format("\nkfpbench {} against {}{} — {:.1f} s{}\n", r.kfpbench_version, r.target.url,
                      r.target.embedded ? " (embedded backend)" : "", elapsed,
-                     r.partial ? " — PARTIAL: " + r.partial_reason : "");
+                     r.partial ? " — PARTIAL" : "");
   if (!r.target.origin.empty()) out << "Target: " << r.target.origin << "\n";
   if (!r.target.namespace_.empty()) out << "Namespace: " << r.target.namespace_ << "\n";
-  if (!r.target.executor_reason.empty()) {
-    out << "Steps ran as timed stubs: " << r.target.executor_reason << "\n";
-  }
+  // What changes the meaning of every figure below, first (as every report has it).
+  auto caveats = CaveatsOf(r);
+  if (!caveats.empty()) out << "Caveats:\n";
+  for (const auto& c : caveats) out << "  - " << c.text << "\n";
 }
 
 // What of the table above the fill and its settling made: every call less
@@ -259,16 +255,9 @@ void RunsTable(std::ostream& out, const results::BenchmarkResults& r,
   }
 }
 
-// One line each for what qualifies the run figures: cache hits, late starts
-// of an open loop, and the schedules' fires.
-void RunNotes(std::ostream& out, const results::BenchmarkResults& r,
-              const metrics::Histogram& durations) {
-  if (auto cached = std::count_if(r.runs.begin(), r.runs.end(), results::FullyCached); cached > 0) {
-    out << fmt::format(
-        "cache: {} of {} runs were answered entirely from KFP's cache and ran no step; the run "
-        "durations above include them (a scenario's \"cache\": false turns caching off)\n",
-        cached, durations.count());
-  }
+// One line each for what qualifies the run figures: start delays of an
+// open loop, and the schedules' fires (cache hits are caveats, CaveatsOf).
+void RunNotes(std::ostream& out, const results::BenchmarkResults& r) {
   if (auto delays = r.StartDelaysMs(); delays.count() > 0) {
     out << fmt::format(
         "open loop: start delay p50 {} ms, p99 {} ms, max {} ms; {} of {} runs started more than "
@@ -389,7 +378,7 @@ Status ConsoleReporter::Report(const results::BenchmarkResults& r) {
   } else {
     RunsTable(out_, r, durations);
   }
-  RunNotes(out_, r, durations);
+  RunNotes(out_, r);
   StressSection(out_, r);
   ArtifactSection(out_, r);
   WhyItFailed(out_, r);

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "report/caveats.h"
 #include "report/html_assets.h"
 #include "report/html_inline.h"
 #include "report/markup.h"
@@ -28,6 +29,10 @@ Result<std::string> HtmlReporter::Render(const results::BenchmarkResults& result
   page += ScriptJson(results::ResultsToJson(results));
   page += "</script>\n<script type=\"application/json\" id=\"kfpbench-verdicts\">";
   page += ScriptJson(VerdictsToJson(*verdicts));
+  page += "</script>\n<script type=\"application/json\" id=\"kfpbench-caveats\">";
+  json caveats = json::array();
+  for (const auto& c : CaveatsOf(results)) caveats.push_back({{"key", c.key}, {"text", c.text}});
+  page += ScriptJson(caveats);
   page += "</script>\n";
   page += UplotScript();
   page += "<script>\n";

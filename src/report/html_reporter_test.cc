@@ -39,8 +39,8 @@ TEST(HtmlReport, IsOneSelfContainedPage) {
   EXPECT_EQ(without_target.find("http://"), std::string::npos);
   EXPECT_EQ(without_target.find("https://"), std::string::npos);
   // Embedded data cannot close its <script> element: page.js, results,
-  // verdicts, uPlot and report.js are all there is.
-  EXPECT_EQ(testing::CountOf(*page, "</script>"), 5u);
+  // verdicts, caveats, uPlot and report.js are all there is.
+  EXPECT_EQ(testing::CountOf(*page, "</script>"), 6u);
   EXPECT_NE(page->find("\\u003c/script\\u003e\\u003cscript\\u003ealert(1)"), std::string::npos);
   EXPECT_NE(page->find("id=\"kfpbench-verdicts\">[{\"expression\":\"p95 \\u003c 50ms\""),
             std::string::npos);

@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include "http/url.h"
+#include "report/caveats.h"
 #include "report/markup.h"
 #include "report/reporter.h"
 #include "report/thresholds.h"
@@ -18,6 +20,13 @@ std::string Testcase(const std::string& classname, const std::string& name,
                    ">\n      <failure message=\"{}\" type=\"threshold\">{}</failure>\n    "
                    "</testcase>\n",
                    EscapeMarkup(failure), EscapeMarkup(detail));
+}
+
+// JUnit's hostname is a host: the target URL's (the URL itself is the
+// `target` property); the URL as it is when it does not parse.
+std::string HostOf(const std::string& url) {
+  auto parsed = http::ParseUrl(url);
+  return parsed.ok() ? parsed->host : url;
 }
 
 }  // namespace
@@ -47,6 +56,14 @@ Status JunitReporter::Report(const results::BenchmarkResults& r) {
   cases += Testcase("kfpbench.benchmark", "scenarios ran without errors",
                     r.errors.empty() ? "" : fmt::format("{} scenario error(s)", r.errors.size()),
                     errors);
+  // Caveats as properties (CI servers list them with the suite) and as the
+  // suite's output, where a person reading the build log sees them.
+  std::string caveat_properties, caveat_text;
+  for (const auto& c : CaveatsOf(r)) {
+    caveat_properties += fmt::format("      <property name=\"caveat.{}\" value=\"{}\"/>\n",
+                                     EscapeMarkup(c.key), EscapeMarkup(c.text));
+    caveat_text += "caveat: " + c.text + "\n";
+  }
   double elapsed = ToSeconds(r.finished - r.started);
   std::string timestamp =
       r.started.time_since_epoch().count() ? FormatRfc3339(r.started) : std::string();
@@ -58,14 +75,19 @@ Status JunitReporter::Report(const results::BenchmarkResults& r) {
       "skipped=\"0\" time=\"{2:.3f}\" timestamp=\"{3}\" hostname=\"{4}\">\n"
       "    <properties>\n"
       "      <property name=\"kfpbench_version\" value=\"{5}\"/>\n"
-      "      <property name=\"target\" value=\"{4}\"/>\n"
+      "      <property name=\"target\" value=\"{10}\"/>\n"
       "      <property name=\"scenario\" value=\"{6}\"/>\n"
+      "{8}"
       "    </properties>\n"
       "{7}"
+      "{9}"
       "  </testsuite>\n"
       "</testsuites>\n",
-      tests, failures, elapsed, EscapeMarkup(timestamp), EscapeMarkup(r.target.url),
-      EscapeMarkup(r.kfpbench_version), EscapeMarkup(r.scenario_path), cases);
+      tests, failures, elapsed, EscapeMarkup(timestamp), EscapeMarkup(HostOf(r.target.url)),
+      EscapeMarkup(r.kfpbench_version), EscapeMarkup(r.scenario_path), cases, caveat_properties,
+      caveat_text.empty() ? std::string()
+                          : "    <system-out>" + EscapeMarkup(caveat_text) + "</system-out>\n",
+      EscapeMarkup(r.target.url));
   return WriteFileAtomically(path_, xml);
 }
 

@@ -28,6 +28,10 @@ TEST(JunitReport, OneTestcasePerThresholdPlusScenarioErrors) {
             std::string::npos);
   EXPECT_NE(xml.find("<failure message=\"GetRun p95 &lt; 1ms: observed "), std::string::npos);
   EXPECT_NE(xml.find("name=\"scenarios ran without errors\""), std::string::npos);
+  // hostname is a host; the target's URL is a property.
+  EXPECT_NE(xml.find("hostname=\"127.0.0.1\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<property name=\"target\" value=\"http://127.0.0.1:8888\"/>"),
+            std::string::npos);
   // Well-formed, as CI servers' parsers require.
   if (std::system("command -v xmllint >/dev/null 2>&1") == 0) {
     std::string cmd = "xmllint --noout " + (dir.path() / "junit.xml").string();

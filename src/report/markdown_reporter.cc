@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "report/caveats.h"
 #include "report/reporter.h"
 #include "report/thresholds.h"
 #include "util/strings.h"
@@ -20,7 +21,11 @@ Result<std::string> MarkdownReporter::Render(const results::BenchmarkResults& r,
   out += fmt::format("\n\n`kfpbench {}` against `{}`{} · {:.1f} s · {} runs{}\n",
                      MarkdownCell(r.kfpbench_version), MarkdownCell(r.target.url),
                      r.target.embedded ? " (embedded backend)" : "", elapsed, r.runs.size(),
-                     r.partial ? " · **partial**: " + MarkdownCell(r.partial_reason) : "");
+                     r.partial ? " · **partial**" : "");
+  if (auto caveats = CaveatsOf(r); !caveats.empty()) {
+    out += "\n> **Caveats**\n>\n";
+    for (const auto& c : caveats) out += "> - " + MarkdownCell(c.text) + "\n";
+  }
   if (!verdicts->empty()) {
     out += "\n| | metric | threshold | observed | margin |\n|---|---|---|---:|---|\n";
     for (const auto& v : *verdicts) {

@@ -139,6 +139,7 @@ bool Compare(double observed, const std::string& op, double limit) {
 struct Observation {
   bool has_data = false;
   double value = 0;
+  std::string no_data_because{};  // when there is none and more can be said than "no samples"
 };
 
 Observation Latency(const metrics::Histogram& h, const Threshold& t, double to_ms) {
@@ -200,10 +201,15 @@ Observation Observe(const results::BenchmarkResults& r, const Threshold& t) {
   if (auto it = r.operations.find(t.metric); it != r.operations.end()) {
     found = &it->second;
   } else if (auto o = r.observer.operations.find(t.metric); o != r.observer.operations.end()) {
-    // An operation the workload never called but the run follower did
-    // (GetRun in a PIPELINE_RUN scenario): its threshold judges the
-    // follower's calls, as it did before they were recorded apart.
-    found = &o->second;
+    // Thresholds judge the workload's calls only. kfpbench's own following
+    // of its runs (ListRuns, GetRun at --observer-qps) is not the load the
+    // scenario asks about, and its pace is kfpbench's, not the target's.
+    Observation none;
+    none.no_data_because = fmt::format(
+        "the workload made no {} call; only kfpbench's observer did ({} calls, not judged: "
+        "thresholds judge the workload's calls)",
+        t.metric, o->second.latency_us.count());
+    return none;
   }
   const metrics::OperationStats& op = *found;
   uint64_t n = op.latency_us.count();
@@ -437,7 +443,7 @@ Result<std::vector<Verdict>> EvaluateThresholds(const results::BenchmarkResults&
       // (or a typo in its name) must not pass silently.
       v.passed = false;
       v.observed_text = "no data";
-      v.margin = "no samples to judge";
+      v.margin = o.no_data_because.empty() ? "no samples to judge" : o.no_data_because;
     } else {
       v.observed = o.value;
       v.passed = Compare(o.value, t.op, t.limit);

@@ -106,6 +106,25 @@ TEST(Thresholds, MissingDataFailsInsteadOfPassingSilently) {
   EXPECT_TRUE(One("DeleteRun", "count >= 0").passed);
 }
 
+// Issue 39: "ListRuns": ["p95 < 5ms"] with no ListRuns in the load was
+// judged on kfpbench's own observer's listings. Thresholds judge the
+// workload's calls: the observer's are no data, and the margin says why.
+TEST(Thresholds, AnOperationOnlyTheObserverCalledIsNotJudgedOnItsCalls) {
+  auto r = Known();
+  for (int i = 0; i < 50; ++i) r.observer.operations["ListRuns"].latency_us.Record(1000);
+  auto v = EvaluateThresholds(r, json{{"ListRuns", {"p95 < 5ms"}}});
+  ASSERT_TRUE(v.ok());
+  EXPECT_FALSE(v->front().passed);
+  EXPECT_FALSE(v->front().has_data);
+  EXPECT_EQ(v->front().margin,
+            "the workload made no ListRuns call; only kfpbench's observer did (50 calls, not "
+            "judged: thresholds judge the workload's calls)");
+  // The workload's own calls are judged, whatever the observer made.
+  r.operations["ListRuns"].latency_us.Record(2000);
+  v = EvaluateThresholds(r, json{{"ListRuns", {"p95 < 5ms"}}});
+  EXPECT_TRUE(v->front().passed);
+}
+
 TEST(Thresholds, AcceptsStringsListsAndK6ObjectsAndRejectsOtherShapes) {
   auto v = EvaluateThresholds(Known(), json::parse(R"({"GetRun": "p50 < 1s",
                                "run_duration": [{"threshold": "p99 < 10m"}]})"));

@@ -26,10 +26,9 @@ double PowerAt(double df, double shift, double critical) {
 
 }  // namespace
 
-double BlockedDetectableChange(double spread, size_t blocks, double alpha, double power) {
-  if (blocks < 2) return std::numeric_limits<double>::infinity();
-  if (spread == 0) return 0;
-  const double n = static_cast<double>(blocks), df = n - 1, error = spread / std::sqrt(n);
+double DetectableLogShift(double error, double df, double alpha, double power) {
+  if (!(df >= 1)) return std::numeric_limits<double>::infinity();
+  if (error == 0) return 0;
   StudentsT t(df);
   const double critical = boost::math::quantile(boost::math::complement(t, alpha / 2));
   // The mean log ratio (in standard errors) at which the test reaches
@@ -46,6 +45,51 @@ double BlockedDetectableChange(double spread, size_t blocks, double alpha, doubl
     (PowerAt(df, mid, critical) < power ? lo : hi) = mid;
   }
   return std::expm1(hi * error);
+}
+
+double BlockedDetectableChange(double spread, size_t blocks, double alpha, double power) {
+  if (blocks < 2) return std::numeric_limits<double>::infinity();
+  const double n = static_cast<double>(blocks);
+  return DetectableLogShift(spread / std::sqrt(n), n - 1, alpha, power);
+}
+
+BlockedChange WelchLogRatioTest(const std::vector<double>& baseline,
+                                const std::vector<double>& candidate, double confidence) {
+  BlockedChange out;
+  if (baseline.size() < 2 || candidate.size() < 2) return out;
+  auto logs = [](const std::vector<double>& v, std::vector<double>& into) {
+    for (double x : v) {
+      if (!(x > 0)) return false;
+      into.push_back(std::log(x));
+    }
+    return true;
+  };
+  std::vector<double> a, b;
+  if (!logs(baseline, a) || !logs(candidate, b)) return out;
+  auto variance = [](const std::vector<double>& v, double mean) {
+    double squares = 0;
+    for (double x : v) squares += (x - mean) * (x - mean);
+    return squares / static_cast<double>(v.size() - 1);
+  };
+  const double na = static_cast<double>(a.size()), nb = static_cast<double>(b.size());
+  const double ma = Mean(a), mb = Mean(b);
+  const double va = variance(a, ma) / na, vb = variance(b, mb) / nb;
+  const double diff = mb - ma;
+  out.change = std::expm1(diff);
+  out.error = std::sqrt(va + vb);
+  out.spread = std::sqrt(variance(a, ma) + variance(b, mb));
+  if (out.error == 0) {
+    out.df = na + nb - 2;
+    out.interval = {out.change, out.change};
+    out.p = diff == 0 ? 1 : 0;
+    return out;
+  }
+  out.df = (va + vb) * (va + vb) / (va * va / (na - 1) + vb * vb / (nb - 1));
+  StudentsT t(out.df);
+  const double half = boost::math::quantile(boost::math::complement(t, (1 - confidence) / 2));
+  out.interval = {std::expm1(diff - half * out.error), std::expm1(diff + half * out.error)};
+  out.p = 2 * boost::math::cdf(boost::math::complement(t, std::abs(diff) / out.error));
+  return out;
 }
 
 BlockedChange BlockedLogRatioTest(const std::vector<double>& baseline,
@@ -65,6 +109,8 @@ BlockedChange BlockedLogRatioTest(const std::vector<double>& baseline,
   const double error = std::sqrt(squares / df / n);  // of the mean
   out.change = std::expm1(mean);
   out.spread = std::sqrt(squares / df);
+  out.error = error;
+  out.df = df;
   StudentsT t(df);
   const double half = boost::math::quantile(boost::math::complement(t, (1 - confidence) / 2));
   out.interval = {std::expm1(mean - half * error), std::expm1(mean + half * error)};

@@ -24,6 +24,8 @@ struct BlockedChange {
   double p = 1;       // two-sided
   double spread = 0;  // the log ratios' sample standard deviation
   size_t blocks = 0;
+  double error = 0;  // standard error of the mean log ratio
+  double df = 0;     // the t distribution's degrees of freedom
 };
 
 // `baseline[k]` and `candidate[k]` are block k's figure on each side (a p95,
@@ -38,5 +40,20 @@ BlockedChange BlockedLogRatioTest(const std::vector<double>& baseline,
 // deviation), from the noncentral t. Infinity with fewer than 2 blocks; 0
 // when the ratios do not spread at all.
 double BlockedDetectableChange(double spread, size_t blocks, double alpha, double power = 0.8);
+
+// The same questions when the two sides are not paired (they ran different
+// numbers of repetitions): Welch's t test of the difference of the sides'
+// mean logs, one value per repetition. The change is the ratio of their
+// geometric means less 1, its interval the Welch t interval; `blocks` is 0,
+// `error` and `df` (Welch-Satterthwaite) are set. With fewer than 2 values
+// on a side, or one not above zero: p = 1, no change, df 0.
+BlockedChange WelchLogRatioTest(const std::vector<double>& baseline,
+                                const std::vector<double>& candidate, double confidence);
+
+// The smallest slowdown a two-sided t test at `alpha` with `df` degrees of
+// freedom finds with probability `power` when its estimate of log(1 + d) has
+// standard error `error` (from the noncentral t). Infinity when df < 1; 0
+// when error is 0.
+double DetectableLogShift(double error, double df, double alpha, double power = 0.8);
 
 }  // namespace kfpbench::results

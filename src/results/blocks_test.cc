@@ -72,5 +72,27 @@ TEST(BlockedLogRatioTest, NeedsTwoBlocksAValueAboveZeroAndAsManyOnEachSide) {
   EXPECT_NEAR(exact.change, 0.5, 1e-12);
 }
 
+// Unpaired sides (different numbers of repetitions): Welch's t on the logs.
+// Logs {0, .1, .2} against {.5, .6, .7, .8}: difference .55, standard error
+// sqrt(.01/3 + .01667/4) = .0866, t = 6.35 on 4.96 degrees of freedom.
+TEST(WelchLogRatioTest, IsWelchsTTestOfTheLogs) {
+  auto r = WelchLogRatioTest({1, std::exp(0.1), std::exp(0.2)},
+                             {std::exp(0.5), std::exp(0.6), std::exp(0.7), std::exp(0.8)}, 0.95);
+  EXPECT_NEAR(r.change, std::expm1(0.55), 1e-9);
+  EXPECT_NEAR(r.error, 0.0866, 1e-4);
+  EXPECT_NEAR(r.df, 4.96, 0.01);
+  EXPECT_LT(r.p, 0.01);
+  EXPECT_GT(r.p, 0.0005);
+  EXPECT_LT(r.interval.low, r.change);
+  EXPECT_GT(r.interval.high, r.change);
+  EXPECT_GT(r.interval.low, 0);
+  double detects = DetectableLogShift(r.error, r.df, 0.05);
+  EXPECT_GT(detects, std::expm1(2.8 * r.error));  // wider than the normal's, on few values
+  EXPECT_TRUE(std::isfinite(detects));
+  EXPECT_DOUBLE_EQ(WelchLogRatioTest({1}, {2, 3}, 0.95).p, 1);
+  EXPECT_DOUBLE_EQ(WelchLogRatioTest({1, 2}, {0, 3}, 0.95).df, 0);
+  EXPECT_TRUE(std::isinf(DetectableLogShift(0.1, 0, 0.05)));
+}
+
 }  // namespace
 }  // namespace kfpbench::results

@@ -11,38 +11,9 @@
 
 namespace kfpbench::results {
 
-MannWhitney MannWhitneyU(const std::vector<double>& a, const std::vector<double>& b) {
-  return MannWhitneyU(FromValues(a), FromValues(b));
-}
-
 double Mean(const std::vector<double>& values) {
   if (values.empty()) return 0;
   return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
-}
-
-Interval BootstrapRelativeChange(const std::vector<double>& baseline,
-                                 const std::vector<double>& candidate,
-                                 const std::function<double(const std::vector<double>&)>& statistic,
-                                 double confidence, int iterations, uint64_t seed) {
-  Interval out;
-  if (baseline.empty() || candidate.empty() || iterations <= 0) return out;
-  std::mt19937_64 rng(seed);
-  std::vector<double> changes, a(baseline.size()), b(candidate.size());
-  changes.reserve(iterations);
-  std::uniform_int_distribution<size_t> pick_a(0, baseline.size() - 1);
-  std::uniform_int_distribution<size_t> pick_b(0, candidate.size() - 1);
-  for (int i = 0; i < iterations; ++i) {
-    for (auto& v : a) v = baseline[pick_a(rng)];
-    for (auto& v : b) v = candidate[pick_b(rng)];
-    double base = statistic(a);
-    if (base == 0) continue;
-    changes.push_back(statistic(b) / base - 1);
-  }
-  if (changes.empty()) return out;
-  double tail = (1 - confidence) / 2 * 100;
-  out.low = Percentile(changes, tail);
-  out.high = Percentile(changes, 100 - tail);
-  return out;
 }
 
 uint64_t WeightedSample::Count() const {
@@ -54,17 +25,42 @@ uint64_t WeightedSample::Count() const {
 WeightedSample FromHistogram(const metrics::Histogram& h, double scale) {
   WeightedSample out;
   if (h.count() == 0) return out;
+  struct Bucket {
+    double low, width;
+    uint64_t count;
+  };
+  std::vector<Bucket> buckets;
   // The sparse JSON form is the histogram's one public view of its buckets.
   const nlohmann::json sparse = h.ToJson();
   for (const auto& bucket : sparse["buckets"]) {
     auto index = bucket[0].get<size_t>();
-    auto count = bucket[1].get<uint64_t>();
-    int64_t value = std::clamp(metrics::Histogram::BucketHighest(index), h.min(), h.max());
-    double v = static_cast<double>(value) * scale;
+    auto low = static_cast<double>(metrics::Histogram::BucketLowest(index));
+    auto high = static_cast<double>(metrics::Histogram::BucketHighest(index));
+    buckets.push_back({low, high - low, bucket[1].get<uint64_t>()});
+  }
+  const auto min = static_cast<double>(h.min()), max = static_cast<double>(h.max());
+  auto at = [&](const Bucket& b, double share) {
+    return std::clamp(b.low + share * b.width, min, max);
+  };
+  // The share of the way through each bucket at which the values' mean is
+  // the exact mean: the mean rises with the share, so bisection finds it.
+  auto mean_at = [&](double share) {
+    double sum = 0;
+    for (const auto& b : buckets) sum += at(b, share) * static_cast<double>(b.count);
+    return sum / static_cast<double>(h.count());
+  };
+  double lo = 0, hi = 1;
+  for (int i = 0; i < 50; ++i) {
+    double mid = (lo + hi) / 2;
+    (mean_at(mid) < h.mean() ? lo : hi) = mid;
+  }
+  const double share = (lo + hi) / 2;
+  for (const auto& b : buckets) {
+    double v = at(b, share) * scale;
     if (!out.values.empty() && out.values.back().first == v) {
-      out.values.back().second += count;
+      out.values.back().second += b.count;
     } else {
-      out.values.emplace_back(v, count);
+      out.values.emplace_back(v, b.count);
     }
   }
   return out;
@@ -176,26 +172,6 @@ double NormalQuantileUpper(double tail) {
   return (lo + hi) / 2;
 }
 
-// P(X (1 + d) > X') + P(X (1 + d) = X') / 2 for X, X' drawn from `s`: the
-// probability that a slowed value beats an unchanged one.
-double Superiority(const WeightedSample& s, double d, double total) {
-  double wins = 0;
-  size_t below = 0;    // values strictly below the slowed value
-  double below_w = 0;  // and their weight
-  for (const auto& [value, count] : s.values) {
-    double slowed = value * (1 + d);
-    while (below < s.values.size() && s.values[below].first < slowed) {
-      below_w += static_cast<double>(s.values[below].second);
-      ++below;
-    }
-    double equal = below < s.values.size() && s.values[below].first == slowed
-                       ? static_cast<double>(s.values[below].second)
-                       : 0;
-    wins += static_cast<double>(count) * (below_w + equal / 2);
-  }
-  return wins / (total * total);
-}
-
 // A Poisson draw of one bucket's count, made a million times a comparison:
 // by inversion for small means, and from the normal approximation, rounded,
 // for large ones (whose resampled quantiles cannot tell the two apart), as
@@ -227,24 +203,6 @@ class PoissonDraw {
 
 }  // namespace
 
-MannWhitney MannWhitneyU(const WeightedSample& a, const WeightedSample& b) {
-  MannWhitney out;
-  const double n1 = static_cast<double>(a.Count()), n2 = static_cast<double>(b.Count());
-  if (n1 == 0 || n2 == 0) return out;
-  Ranks ranks = RankSums({&a, &b});
-  const double n = n1 + n2;
-  out.u = ranks.sums[0] - n1 * (n1 + 1) / 2;
-  double mean = n1 * n2 / 2;
-  double variance = n1 * n2 / 12 * ((n + 1) - ranks.tie_term / (n * (n - 1)));
-  if (variance <= 0) return out;  // every value tied: no evidence either way
-  double diff = out.u - mean;
-  // Continuity correction: U moves in steps of 1 (0.5 with ties).
-  double corrected = std::max(std::fabs(diff) - 0.5, 0.0);
-  out.z = std::copysign(corrected / std::sqrt(variance), diff);
-  out.p = std::erfc(std::fabs(out.z) / std::sqrt(2.0));
-  return out;
-}
-
 double KruskalWallisP(const std::vector<WeightedSample>& groups) {
   std::vector<const WeightedSample*> present;
   for (const auto& g : groups) {
@@ -268,38 +226,24 @@ double KruskalWallisP(const std::vector<WeightedSample>& groups) {
   return NormalUpperTail((std::cbrt(h / df) - (1 - c)) / std::sqrt(c));
 }
 
-double DetectableChange(const WeightedSample& baseline, uint64_t n_baseline, uint64_t n_candidate,
-                        double alpha, double power) {
-  constexpr double kNone = std::numeric_limits<double>::infinity();
-  double total = static_cast<double>(baseline.Count());
-  if (total == 0 || n_baseline == 0 || n_candidate == 0) return kNone;
-  const double n1 = static_cast<double>(n_baseline), n2 = static_cast<double>(n_candidate);
-  double sigma = std::sqrt(n1 * n2 * (n1 + n2 + 1) / 12);
-  double z = NormalQuantileUpper(alpha / 2) + NormalQuantileUpper(1 - power);
-  // The superiority a slowdown must reach for E[U] to stand z sigma (and the
-  // continuity correction) from its null mean.
-  double needed = 0.5 + (z * sigma + 0.5) / (n1 * n2);
-  if (needed >= 1) return kNone;
-  double hi = 1;
-  constexpr double kLargest = 1e6;  // a millionfold slowdown: beyond it, none
-  while (Superiority(baseline, hi, total) < needed) {
-    hi *= 2;
-    if (hi > kLargest) return kNone;
-  }
-  double lo = 0;
-  for (int i = 0; i < 60; ++i) {
-    double mid = (lo + hi) / 2;
-    (Superiority(baseline, mid, total) < needed ? lo : hi) = mid;
-  }
-  return hi;
+double DetectableShift(double log_error, double alpha, double power) {
+  if (!(log_error >= 0) || !std::isfinite(log_error))
+    return std::numeric_limits<double>::infinity();
+  return std::expm1((NormalQuantileUpper(alpha / 2) + NormalQuantileUpper(1 - power)) * log_error);
 }
 
-std::vector<Interval> BootstrapRelativeChanges(
+std::vector<BootstrapChange> BootstrapChanges(
     const WeightedSample& baseline, const WeightedSample& candidate,
     const std::vector<std::function<double(const WeightedSample&)>>& statistics, double confidence,
     int iterations, uint64_t seed) {
-  std::vector<Interval> out(statistics.size());
-  if (baseline.values.empty() || candidate.values.empty() || iterations <= 0) return out;
+  std::vector<BootstrapChange> out(statistics.size());
+  if (baseline.values.empty() || candidate.values.empty()) return out;
+  for (size_t k = 0; k < statistics.size(); ++k) {
+    double base = statistics[k](baseline);
+    out[k].estimate = base != 0 ? statistics[k](candidate) / base - 1 : 0;
+    out[k].interval = {out[k].estimate, out[k].estimate};
+  }
+  if (iterations <= 0) return out;
   std::mt19937_64 rng(seed);
   std::vector<PoissonDraw> draw_baseline, draw_candidate;
   for (const auto& [value, count] : baseline.values) draw_baseline.emplace_back(count);
@@ -323,11 +267,45 @@ std::vector<Interval> BootstrapRelativeChanges(
       changes[k].push_back(statistics[k](b) / base - 1);
     }
   }
-  double tail = (1 - confidence) / 2 * 100;
+  const double tail = (1 - confidence) / 2;
   for (size_t k = 0; k < statistics.size(); ++k) {
-    if (changes[k].empty()) continue;
-    out[k].low = Percentile(changes[k], tail);
-    out[k].high = Percentile(changes[k], 100 - tail);
+    auto& c = changes[k];
+    auto& r = out[k];
+    if (c.empty()) continue;
+    std::sort(c.begin(), c.end());
+    const size_t n = c.size();
+    // The r-th lowest and r-th highest resample, r the nearest rank of the
+    // tail: the low end is above 0 exactly when fewer than tail x n resamples
+    // are at or below 0, the high end below 0 when fewer than tail x n are at
+    // or above it, so p, twice that share, is below 1 - confidence exactly then.
+    const size_t rank = NearestRank(n, tail);
+    r.interval.low = std::min(c[rank - 1], r.estimate);
+    r.interval.high = std::max(c[n - rank], r.estimate);
+    const auto at_or_below =
+        static_cast<double>(std::upper_bound(c.begin(), c.end(), 0.0) - c.begin());
+    const auto at_or_above =
+        static_cast<double>(c.end() - std::lower_bound(c.begin(), c.end(), 0.0));
+    const double far = r.estimate > 0   ? at_or_below
+                       : r.estimate < 0 ? at_or_above
+                                        : static_cast<double>(n);
+    // No resample on the far side is p below 1 in n, not 0: n resamples
+    // resolve no finer.
+    r.p = std::min(1.0, std::max(2 * far, 1.0) / static_cast<double>(n));
+    // A widened interval that now holds 0 is not significant, whatever the
+    // resamples alone say.
+    if (r.interval.low <= 0 && r.interval.high >= 0) r.p = std::max(r.p, 1 - confidence);
+    double sum = 0, squares = 0, used = 0;
+    for (double x : c) {
+      if (x <= -1) continue;
+      double l = std::log1p(x);
+      sum += l;
+      squares += l * l;
+      ++used;
+    }
+    if (used > 1) {
+      double mean = sum / used;
+      r.log_spread = std::sqrt(std::max(0.0, (squares - used * mean * mean) / (used - 1)));
+    }
   }
   return out;
 }

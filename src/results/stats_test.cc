@@ -2,76 +2,48 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <random>
 
 #include <gtest/gtest.h>
 
 namespace kfpbench::results {
 namespace {
 
-TEST(MannWhitney, MatchesTheNormalApproximationWithContinuityCorrection) {
-  // scipy.stats.mannwhitneyu([1,2,3], [4,5,6], method="asymptotic") -> U=0, p=0.0809
-  auto r = MannWhitneyU({1, 2, 3}, {4, 5, 6});
-  EXPECT_DOUBLE_EQ(r.u, 0);
-  EXPECT_NEAR(r.p, 0.0809, 0.0005);
-  EXPECT_LT(r.z, 0);
-  auto flipped = MannWhitneyU({4, 5, 6}, {1, 2, 3});
-  EXPECT_DOUBLE_EQ(flipped.u, 9);
-  EXPECT_NEAR(flipped.p, r.p, 1e-12);
-}
-
-TEST(MannWhitney, CorrectsForTies) {
-  // Ranks 1, 3, 3, 6 for the first sample: U = 13 - 10 = 3. Tie correction:
-  // var = 16/12 * (9 - (24 + 24) / 56) = 10.857; z = (|3 - 8| - 0.5) / 3.295.
-  auto r = MannWhitneyU({1, 2, 2, 3}, {2, 3, 3, 4});
-  EXPECT_DOUBLE_EQ(r.u, 3);
-  EXPECT_NEAR(r.z, -1.3657, 0.0005);
-  EXPECT_NEAR(r.p, 0.1720, 0.0005);
-  EXPECT_DOUBLE_EQ(MannWhitneyU({5, 5}, {5, 5, 5}).p, 1);  // all tied: no evidence
-  EXPECT_DOUBLE_EQ(MannWhitneyU({}, {1, 2}).p, 1);
-}
-
 TEST(Statistics, Mean) {
   EXPECT_DOUBLE_EQ(Mean({1, 2, 3, 6}), 3);
   EXPECT_DOUBLE_EQ(Mean({}), 0);
 }
 
-TEST(Bootstrap, IsSeededAndCoversTheTrueChange) {
-  std::vector<double> a, b;
-  for (int i = 0; i < 50; ++i) {
-    a.push_back(100 + i % 10);
-    b.push_back(120 + i % 10);
-  }
-  auto mean = [](const std::vector<double>& v) { return Mean(v); };
-  auto one = BootstrapRelativeChange(a, b, mean, 0.95, 500, 42);
-  auto two = BootstrapRelativeChange(a, b, mean, 0.95, 500, 42);
-  EXPECT_EQ(one.low, two.low);
-  EXPECT_EQ(one.high, two.high);
-  double truth = 124.5 / 104.5 - 1;
-  EXPECT_LT(one.low, truth);
-  EXPECT_GT(one.high, truth);
-  EXPECT_GT(one.low, 0.15);
-}
-
-TEST(WeightedSample, AHistogramsTestIsTheTestOfItsValuesWrittenOut) {
+TEST(WeightedSample, AHistogramsValuesAreItsBucketsInOrder) {
   metrics::Histogram h;
-  std::vector<double> written_out;
-  for (int64_t v : {3, 3, 7, 9, 9, 9, 120}) {
-    h.Record(v);
-    written_out.push_back(static_cast<double>(v));
-  }
+  for (int64_t v : {3, 3, 7, 9, 9, 9, 120}) h.Record(v);  // exact below 256
   auto w = FromHistogram(h);
   EXPECT_EQ(w.Count(), 7u);
   EXPECT_EQ(w.values.size(), 4u);
-  std::vector<double> other = {1, 4, 8, 100, 200};
-  auto weighted = MannWhitneyU(w, FromValues(other));
-  auto plain = MannWhitneyU(written_out, other);
-  EXPECT_DOUBLE_EQ(weighted.u, plain.u);
-  EXPECT_DOUBLE_EQ(weighted.p, plain.p);
   EXPECT_DOUBLE_EQ(PercentileOf(w, 50), 9);
+  EXPECT_DOUBLE_EQ(MeanOf(w), h.mean());
   EXPECT_DOUBLE_EQ(MeanOf(FromValues({1, 2, 3, 6})), 3);
-  auto both = Pooled({w, FromValues(other)});
+  auto both = Pooled({w, FromValues({1, 4, 8, 100, 200})});
   EXPECT_EQ(both.Count(), 12u);
   EXPECT_TRUE(std::is_sorted(both.values.begin(), both.values.end()));
+}
+
+// Issue 39: steps that sleep 300 ms x 3 gave runs of 900-901 ms, whose mean
+// read 900 ms beside a p50 of 903 ms, the upper edge of the bucket
+// [900, 903]. Placed inside their buckets by the exact mean, the p50 is 900.
+TEST(WeightedSample, PercentilesAgreeWithTheExactMean) {
+  metrics::Histogram h;
+  for (int i = 0; i < 50; ++i) h.Record(900);
+  for (int i = 0; i < 10; ++i) h.Record(901);
+  h.Record(1000);
+  ASSERT_EQ(h.ValueAtPercentile(50), 903);  // the bucket's upper edge
+  auto w = FromHistogram(h);
+  EXPECT_NEAR(MeanOf(w), h.mean(), 1e-6);
+  EXPECT_GE(PercentileOf(w, 50), 900);
+  EXPECT_LT(PercentileOf(w, 50), 901);
+  EXPECT_LE(PercentileOf(w, 100), 1000);
+  EXPECT_GE(w.values.front().first, 900);
 }
 
 TEST(KruskalWallis, TellsGroupsApartAndAlikeGroupsNot) {
@@ -87,21 +59,13 @@ TEST(KruskalWallis, TellsGroupsApartAndAlikeGroupsNot) {
   EXPECT_DOUBLE_EQ(KruskalWallisP({FromValues({1, 2})}), 1);
 }
 
-TEST(DetectableChange, ThreeAgainstThreeCanDetectNothingAndMoreValuesDetectLess) {
-  auto narrow = FromValues({98, 99, 100, 101, 102});
-  EXPECT_TRUE(std::isinf(DetectableChange(narrow, 3, 3, 0.05)));
-  // 5 against 5 separate at best to p = 0.012, short of 80% power at 0.05;
-  // 8 against 8 find a slowdown a little past the spread (+4%).
-  EXPECT_TRUE(std::isinf(DetectableChange(narrow, 5, 5, 0.05)));
-  double eight = DetectableChange(narrow, 8, 8, 0.05);
-  EXPECT_GT(eight, 0.03);
-  EXPECT_LT(eight, 0.1);
-  double hundred = DetectableChange(narrow, 100, 100, 0.05);
-  EXPECT_LT(hundred, eight);
-  // A wider spread needs a larger change at the same sizes.
-  auto wide = FromValues({50, 75, 100, 150, 200});
-  EXPECT_GT(DetectableChange(wide, 100, 100, 0.05), 2 * hundred);
-  EXPECT_TRUE(std::isinf(DetectableChange({}, 10, 10, 0.05)));
+TEST(DetectableShift, GrowsWithTheErrorAndIsZeroWithoutOne) {
+  EXPECT_DOUBLE_EQ(DetectableShift(0, 0.05), 0);
+  // (1.96 + 0.84) standard errors of the log change.
+  EXPECT_NEAR(DetectableShift(0.01, 0.05), std::expm1(2.8016 * 0.01), 1e-4);
+  EXPECT_GT(DetectableShift(0.02, 0.05), DetectableShift(0.01, 0.05));
+  EXPECT_GT(DetectableShift(0.01, 0.01), DetectableShift(0.01, 0.05));
+  EXPECT_TRUE(std::isinf(DetectableShift(std::nan(""), 0.05)));
 }
 
 TEST(Bootstrap, WeightedIntervalsAreSeededAndCoverTheTrueChange) {
@@ -111,14 +75,70 @@ TEST(Bootstrap, WeightedIntervalsAreSeededAndCoverTheTrueChange) {
     b.Record(1200 + i % 100);
   }
   auto mean = [](const WeightedSample& w) { return MeanOf(w); };
-  auto one = BootstrapRelativeChanges(FromHistogram(a), FromHistogram(b), {mean}, 0.95, 300, 7);
-  auto two = BootstrapRelativeChanges(FromHistogram(a), FromHistogram(b), {mean}, 0.95, 300, 7);
+  auto one = BootstrapChanges(FromHistogram(a), FromHistogram(b), {mean}, 0.95, 300, 7);
+  auto two = BootstrapChanges(FromHistogram(a), FromHistogram(b), {mean}, 0.95, 300, 7);
   ASSERT_EQ(one.size(), 1u);
-  EXPECT_EQ(one[0].low, two[0].low);
+  EXPECT_EQ(one[0].interval.low, two[0].interval.low);
   double truth = 1249.5 / 1049.5 - 1;
-  EXPECT_LT(one[0].low, truth + 0.005);
-  EXPECT_GT(one[0].high, truth - 0.005);
-  EXPECT_GT(one[0].low, 0.17);
+  EXPECT_NEAR(one[0].estimate, truth, 1e-9);  // the mean is exact
+  EXPECT_LT(one[0].interval.low, truth + 0.005);
+  EXPECT_GT(one[0].interval.high, truth - 0.005);
+  EXPECT_GT(one[0].interval.low, 0.17);
+  EXPECT_LT(one[0].p, 0.05);
+  EXPECT_GT(one[0].log_spread, 0);
+}
+
+// Issue 39: runs of 900 ms against 1350 ms printed a mean change of +50.0%
+// with the interval [+49.6%, +49.7%]: the estimate came from the exact mean,
+// the interval from the bucket edges. Now both come from one sample.
+TEST(Bootstrap, TheEstimateLiesInItsOwnInterval) {
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> jitter(0, 2);
+  metrics::Histogram a, b;
+  for (int i = 0; i < 60; ++i) {
+    a.Record(static_cast<int64_t>(900 + std::abs(jitter(rng))));
+    b.Record(static_cast<int64_t>(1350 + std::abs(jitter(rng))));
+  }
+  std::vector<std::function<double(const WeightedSample&)>> stats = {
+      [](const WeightedSample& w) { return PercentileOf(w, 50); },
+      [](const WeightedSample& w) { return PercentileOf(w, 95); },
+      [](const WeightedSample& w) { return MeanOf(w); }};
+  auto changes = BootstrapChanges(FromHistogram(a), FromHistogram(b), stats, 0.95, 2000, 1);
+  for (const auto& c : changes) {
+    EXPECT_LE(c.interval.low, c.estimate);
+    EXPECT_GE(c.interval.high, c.estimate);
+    EXPECT_NEAR(c.estimate, 0.5, 0.01);
+  }
+  EXPECT_NEAR(changes[2].estimate, b.mean() / a.mean() - 1, 1e-9);
+}
+
+// Issue 39: an interval that excluded 0 beside "no significant change". The
+// p-value is the interval's: below 1 - confidence exactly when the interval
+// excludes 0, over many samples on either side of that line.
+TEST(Bootstrap, ItsPValueIsBelowAlphaExactlyWhenItsIntervalExcludesZero) {
+  std::mt19937_64 rng(11);
+  std::lognormal_distribution<double> latency(std::log(5000.0), 0.4);
+  int significant = 0;
+  for (int trial = 0; trial < 30; ++trial) {
+    metrics::Histogram a, b;
+    double shift = 1 + 0.004 * trial;  // from none to +12%
+    for (int i = 0; i < 400; ++i) {
+      a.Record(static_cast<int64_t>(latency(rng)));
+      b.Record(static_cast<int64_t>(latency(rng) * shift));
+    }
+    auto changes = BootstrapChanges(FromHistogram(a), FromHistogram(b),
+                                    {[](const WeightedSample& w) { return PercentileOf(w, 50); },
+                                     [](const WeightedSample& w) { return PercentileOf(w, 99); }},
+                                    0.95, 1000, trial);
+    for (const auto& c : changes) {
+      bool excludes = c.interval.low > 0 || c.interval.high < 0;
+      EXPECT_EQ(excludes, c.p < 0.05)
+          << trial << ": [" << c.interval.low << ", " << c.interval.high << "] p " << c.p;
+      significant += excludes;
+    }
+  }
+  EXPECT_GT(significant, 5);  // both sides of the line were seen
+  EXPECT_LT(significant, 55);
 }
 
 }  // namespace

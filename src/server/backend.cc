@@ -29,6 +29,7 @@
 #include "server/work_root.h"
 #include "store/store.h"
 #include "util/json_reader.h"
+#include "util/secrets.h"
 
 namespace kfpbench::server {
 namespace {
@@ -376,6 +377,19 @@ Status Backend::Impl::MakeHandlers(const BackendOptions& options,
   return Ok();
 }
 
+std::string AccessLogLine(const AccessRecord& record) {
+  auto safe = [](std::string_view text) {
+    std::string out = text.empty() ? std::string("-") : std::string(text);
+    for (char& c : out) {
+      if (static_cast<unsigned char>(c) <= ' ' || c == '"' || c == 0x7f) c = '?';
+    }
+    return out;
+  };
+  return Redact(fmt::format("user={} namespace={} route={} status={} ms={:.1f}", safe(record.user),
+                            safe(record.namespace_), safe(record.route), record.status,
+                            record.seconds * 1000));
+}
+
 Result<std::unique_ptr<Backend>> Backend::Create(BackendOptions options) {
   auto impl = std::make_unique<Impl>();
   if (Status s = impl->OpenStore(options.db_path); !s.ok()) return s.error();
@@ -401,6 +415,7 @@ http::Response Backend::Handle(const http::Request& request) {
   // without credentials learns nothing about the API.
   std::optional<http::Response> refused;
   std::optional<Caller> caller;
+  AccessRecord access;
   if (impl_->auth) {
     auto authenticated = impl_->auth->Authenticate(request);
     if (auto* r = std::get_if<http::Response>(&authenticated)) {
@@ -408,6 +423,7 @@ http::Response Backend::Handle(const http::Request& request) {
       refused = std::move(*r);
     } else {
       caller = std::move(std::get<Caller>(authenticated));
+      access.user = caller->user;
     }
   }
   // A create request's body is read once, here: authorization decides on
@@ -422,8 +438,15 @@ http::Response Backend::Handle(const http::Request& request) {
     }
   }
   if (!refused && caller && impl_->auth->config().multi_user && match.handler) {
-    refused = Authorize(*match.name, request, match.params, *impl_->store, body ? &*body : nullptr,
-                        *caller, *impl_->auth);
+    // Authorize's two steps, so that the access log learns the namespace.
+    auto target = AccessTargetOf(*match.name, request, match.params, *impl_->store,
+                                 body ? &*body : nullptr);
+    if (!target.ok()) {
+      refused = ErrorResponse(target.error());
+    } else {
+      access.namespace_ = target->namespace_;
+      refused = CheckAccess(*target, *caller, *impl_->auth);
+    }
   }
   if (refused) {
     response = std::move(*refused);
@@ -448,6 +471,12 @@ http::Response Backend::Handle(const http::Request& request) {
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   impl_->metrics.Record(route ? std::string(route) : *match.name, response.status, seconds);
+  if (impl_->options.access_log) {
+    access.route = route ? std::string(route) : *match.name;
+    access.status = response.status;
+    access.seconds = seconds;
+    impl_->options.access_log(access);
+  }
   return response;
 }
 

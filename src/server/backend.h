@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +18,20 @@
 #include "util/time.h"
 
 namespace kfpbench::server {
+
+// One answered request, as the access log keeps it.
+struct AccessRecord {
+  std::string user;        // the authenticated user (multi-user mode); empty: none
+  std::string namespace_;  // the namespace the request reached; empty: none or unknown
+  std::string route;       // the route's name ("ListRuns"), or NotFound, Unauthenticated, ...
+  int status = 0;
+  double seconds = 0;
+};
+
+// "user=alice namespace=team-a route=ListRuns status=403 ms=1.2", each
+// value with control characters, spaces and quotes replaced by '?' (a user
+// header is the caller's text) and any registered secret redacted.
+std::string AccessLogLine(const AccessRecord& record);
 
 struct BackendOptions {
   std::string db_path;              // empty: in-memory
@@ -40,6 +55,10 @@ struct BackendOptions {
   // Who may call (server/auth.h): bearer tokens, multi-user mode. Default:
   // anyone who reaches the port.
   AuthConfig auth;
+  // Called once per request after it is answered (serve's access log): who
+  // asked, in which namespace, which route, and the status. Never a token or
+  // a header's value beyond the user it names. Null: no log.
+  std::function<void(const AccessRecord&)> access_log;
 };
 
 class Backend {

@@ -4,6 +4,9 @@
 
 #include <zlib.h>
 
+#include <mutex>
+#include <vector>
+
 namespace kfpbench::server {
 namespace {
 
@@ -434,4 +437,50 @@ TEST_F(BackendApiTest, KfpSdkPythonComponentsRunAsTimedStubs) {
 }
 
 }  // namespace
+// serve's access log: every request answered, with the user and namespace
+// it reached and its status; a denied request leaves its trail, and neither
+// the token nor a header's raw text reaches the log.
+TEST(BackendAccessLog, RecordsWhoReachedWhatAndTheStatus) {
+  constexpr const char* kToken = "proxy-token-0123456789abcdef";
+  BackendOptions o;
+  o.executor = "stub";
+  o.auth.tokens = {{DigestOf(kToken), ""}};
+  o.auth.multi_user = true;
+  o.auth.policy = {{"alice", {"team-a"}}, {"bob", {"team-b"}}};
+  std::mutex m;
+  std::vector<AccessRecord> records;
+  o.access_log = [&](const AccessRecord& r) {
+    std::lock_guard lock(m);
+    records.push_back(r);
+  };
+  auto backend = Backend::Create(o);
+  ASSERT_TRUE(backend.ok()) << backend.error().message;
+  auto ask = [&](const std::string& user, const char* token) {
+    http::Request r;
+    r.method = http::Method::kGet;
+    r.target = r.path = "/apis/v2beta1/runs";
+    r.query = {{"namespace", "team-a"}};
+    if (token) r.headers.Set("Authorization", std::string("Bearer ") + token);
+    if (!user.empty()) r.headers.Set("kubeflow-userid", user);
+    return (*backend)->Handle(r).status;
+  };
+  EXPECT_EQ(ask("alice", kToken), 200);
+  EXPECT_EQ(ask("bob", kToken), 403);
+  EXPECT_EQ(ask("bob", "wrong-token"), 401);
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[0].user, "alice");
+  EXPECT_EQ(records[0].namespace_, "team-a");
+  EXPECT_EQ(records[0].route, "ListRuns");
+  EXPECT_EQ(records[0].status, 200);
+  EXPECT_EQ(records[1].user, "bob");
+  EXPECT_EQ(records[1].status, 403);
+  EXPECT_EQ(records[2].route, "Unauthenticated");
+  EXPECT_EQ(records[2].user, "");
+  EXPECT_EQ(AccessLogLine(records[1]).substr(0, 55),
+            "user=bob namespace=team-a route=ListRuns status=403 ms=");
+  AccessRecord hostile{"eve\n<forged> status=200", "", "ListRuns", 403, 0};
+  EXPECT_EQ(AccessLogLine(hostile).find('\n'), std::string::npos);
+  EXPECT_EQ(AccessLogLine(hostile).find(" status=200"), std::string::npos);
+}
+
 }  // namespace kfpbench::server

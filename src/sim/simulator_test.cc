@@ -15,6 +15,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using namespace testing;  // the part's test helpers
+using ::testing::HasSubstr;
 
 double Secs(int64_t ms) { return ms / 1000.0; }
 
