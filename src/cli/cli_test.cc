@@ -490,7 +490,7 @@ TEST_F(CliTest, FourShardsMergeIntoTheSumOfTheirParts) {
   }
   ASSERT_FALSE(url.empty());
   std::string file = Write("s.json", R"({
-    "thresholds": {"GetRun": ["count > 0"]},
+    "thresholds": {"CreateRun": ["count > 0"]},
     "scenarios": [{"mode": "PIPELINE_RUN", "runTime": "2s", "numTimes": 4,
                    "pipelineFileName": "sleep_chain.yaml", "params": {"duration": "10ms"}}]})");
   std::string shard_dirs;

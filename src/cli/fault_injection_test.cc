@@ -233,7 +233,7 @@ class FaultProxy {
 class FaultInjectionTest : public ScratchDirTest, public ::testing::WithParamInterface<Fault> {
  protected:
   static void SetUpTestSuite() {
-    backend_ = new ChildProcess({KfpbenchBinary(), "serve", "--port", "0", "--executor", "stub",
+    backend_ = new ChildProcess({KfpbenchBinary(), "serve", "--access-log", "none", "--port", "0", "--executor", "stub",
                                  "--stub-duration", "constant:200ms"});
     std::string line = backend_->WaitForLine("serving", 60s);
     url_ = testing::UrlInLine(line);

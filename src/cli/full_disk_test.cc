@@ -60,7 +60,7 @@ TEST_F(FullDiskTest, ResultsFolderOnAFullDiskFailsClearlyAndLeavesNoHalfFile) {
 TEST_F(FullDiskTest, ServeOnAFullDiskRefusesWritesClearlyAndKeepsWhatItAcknowledged) {
   fs::path disk = SmallDisk("db", 512 * 1024);
   if (disk.empty()) GTEST_SKIP() << "cannot mount a tmpfs here (needs root)";
-  ChildProcess serve({KfpbenchBinary(), "serve", "--port", "0", "--executor", "stub", "--db",
+  ChildProcess serve({KfpbenchBinary(), "serve", "--access-log", "none", "--port", "0", "--executor", "stub", "--db",
                       (disk / "kfp.db").string()});
   std::string line = serve.WaitForLine("serving", 60s);
   ASSERT_FALSE(line.empty()) << serve.seen();

@@ -203,7 +203,7 @@ TEST_F(OrchestrateCommandTest, BadCsvExitsTwoNamingLineAndColumnBeforeAnyRun) {
   for (const auto& c : std::vector<Case>{
            {"model,lr\nx,0.1\ny\n", "bad.csv: line 3: 1 field, the header has 2"},
            {"model,lr\nx,\"0.1\n", "bad.csv: line 2: unterminated quoted field"},
-           {"model,batch\nx,1\n", "bad.csv: line 1, column 'batch': the pipeline has no input"},
+           {"model,batch\nx,1\n", "line 1, column 2: its name is not an input parameter"},
            {"model,epochs\nx,1\ny,two\n",
             "bad.csv: line 3, column 'epochs': expected an integer (NUMBER_INTEGER), got 'two'"},
            {"model,augment\nx,maybe\n", "line 2, column 'augment': expected true or false"},

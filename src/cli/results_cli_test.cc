@@ -228,7 +228,7 @@ TEST_F(ResultsCliTest, FailedThresholdsArePostedAndTheExitCodeStays99) {
 }
 
 TEST_F(ResultsCliTest, NothingIsPostedWhenThresholdsPass) {
-  std::string file = ThresholdsFile(R"({"GetRun": ["p50 < 1h"]})");
+  std::string file = ThresholdsFile(R"({"CreateRun": ["p50 < 1h"]})");
   Receiver receiver;
   auto r = RunNotifying(file, receiver);
   EXPECT_EQ(r.exit_code, 0) << r.output;

@@ -79,6 +79,9 @@ inline Outcome Kfpbench(const std::string& args) {
 }
 
 // A child process whose stdout and stderr go to a pipe we read lines from.
+// Its output is read only while a test waits for a line, so a server started
+// here runs with `--access-log none`: a line per request would fill the pipe
+// and block the server.
 class ChildProcess {
  public:
   explicit ChildProcess(std::vector<std::string> argv) {
