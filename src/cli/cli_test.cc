@@ -531,7 +531,7 @@ TEST_F(CliTest, FourShardsMergeIntoTheSumOfTheirParts) {
   EXPECT_EQ(t.exit_code, 0) << t.output;
   std::ifstream junit(dir_ / "junit.xml");
   std::string xml((std::istreambuf_iterator<char>(junit)), std::istreambuf_iterator<char>());
-  EXPECT_NE(xml.find("GetRun"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("CreateRun"), std::string::npos) << xml;
   EXPECT_EQ(xml.find("<failure"), std::string::npos) << xml;
 }
 

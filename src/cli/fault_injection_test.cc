@@ -233,8 +233,8 @@ class FaultProxy {
 class FaultInjectionTest : public ScratchDirTest, public ::testing::WithParamInterface<Fault> {
  protected:
   static void SetUpTestSuite() {
-    backend_ = new ChildProcess({KfpbenchBinary(), "serve", "--access-log", "none", "--port", "0", "--executor", "stub",
-                                 "--stub-duration", "constant:200ms"});
+    backend_ = new ChildProcess({KfpbenchBinary(), "serve", "--access-log", "none", "--port", "0",
+                                 "--executor", "stub", "--stub-duration", "constant:200ms"});
     std::string line = backend_->WaitForLine("serving", 60s);
     url_ = testing::UrlInLine(line);
   }

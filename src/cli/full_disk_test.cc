@@ -60,8 +60,8 @@ TEST_F(FullDiskTest, ResultsFolderOnAFullDiskFailsClearlyAndLeavesNoHalfFile) {
 TEST_F(FullDiskTest, ServeOnAFullDiskRefusesWritesClearlyAndKeepsWhatItAcknowledged) {
   fs::path disk = SmallDisk("db", 512 * 1024);
   if (disk.empty()) GTEST_SKIP() << "cannot mount a tmpfs here (needs root)";
-  ChildProcess serve({KfpbenchBinary(), "serve", "--access-log", "none", "--port", "0", "--executor", "stub", "--db",
-                      (disk / "kfp.db").string()});
+  ChildProcess serve({KfpbenchBinary(), "serve", "--access-log", "none", "--port", "0",
+                      "--executor", "stub", "--db", (disk / "kfp.db").string()});
   std::string line = serve.WaitForLine("serving", 60s);
   ASSERT_FALSE(line.empty()) << serve.seen();
   http::ClientOptions co;

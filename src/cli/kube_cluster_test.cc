@@ -185,10 +185,10 @@ TEST_F(KubeCluster, LoadgenIsAdmittedUnderRestrictedPodSecurity) {
   std::string set = (dir_ / "loadgen.yaml").string();
   // Manifests on stdout into the file; the notes on stderr to the test's output.
   // std::string first: GCC 12 at -O3 reports a false -Wrestrict on "(" + std::string&&.
-  auto rendered = Shell(std::string("(") + KfpbenchBinary() + " kube loadgen " + KFPBENCH_SOURCE_DIR +
-                        "/examples/smoke.json --shards 3 --host http://ml-pipeline.kubeflow:8888 " +
-                        "--image " + kImage + " --kube-namespace " + ns_ +
-                        " --namespace team-a --start-at +10m > " + set + ")");
+  auto rendered = Shell(
+      std::string("(") + KfpbenchBinary() + " kube loadgen " + KFPBENCH_SOURCE_DIR +
+      "/examples/smoke.json --shards 3 --host http://ml-pipeline.kubeflow:8888 " + "--image " +
+      kImage + " --kube-namespace " + ns_ + " --namespace team-a --start-at +10m > " + set + ")");
   ASSERT_EQ(rendered.exit_code, 0) << rendered.output;
   auto applied = Kubectl("apply -f " + set);
   ASSERT_EQ(applied.exit_code, 0) << applied.output;

@@ -33,10 +33,27 @@ TEST_F(MultiUserE2eTest, RunsInItsNamespaceThroughTokenHeaderAndCookie) {
   std::string tokens = write("tokens", std::string(kProxyToken) + "\n" + kAliceToken + " alice\n");
   std::string policy = write("policy", "alice team-a\nbob team-b\n");
   std::string proxy_token = write("proxy-token", kProxyToken);
-  ChildProcess server({KfpbenchBinary(), "serve", "--access-log", "none", "--port", "0", "--executor", "stub",
-                       "--stub-duration", "constant:50ms", "--tls-cert", pki.server_cert,
-                       "--tls-key", pki.server_key, "--token-file", tokens, "--token-cookie",
-                       "authservice_session", "--multi-user", "--namespace-policy", policy});
+  ChildProcess server({KfpbenchBinary(),
+                       "serve",
+                       "--access-log",
+                       "none",
+                       "--port",
+                       "0",
+                       "--executor",
+                       "stub",
+                       "--stub-duration",
+                       "constant:50ms",
+                       "--tls-cert",
+                       pki.server_cert,
+                       "--tls-key",
+                       pki.server_key,
+                       "--token-file",
+                       tokens,
+                       "--token-cookie",
+                       "authservice_session",
+                       "--multi-user",
+                       "--namespace-policy",
+                       policy});
   ASSERT_TRUE(server.started());
   std::string line = server.WaitForLine("serving", std::chrono::seconds(60));
   ASSERT_FALSE(line.empty()) << server.seen();
@@ -102,9 +119,9 @@ TEST_F(MultiUserE2eTest, RunsInItsNamespaceThroughTokenHeaderAndCookie) {
 TEST_F(MultiUserE2eTest, NoSpellingOfWhereACreateLandsReachesAnotherNamespace) {
   std::string tokens = Write("tokens", std::string(kProxyToken) + "\n");
   std::string policy = Write("policy", "alice team-a\nbob team-b\n");
-  ChildProcess server({KfpbenchBinary(), "serve", "--access-log", "none", "--port", "0", "--executor", "stub",
-                       "--stub-duration", "constant:50ms", "--token-file", tokens, "--multi-user",
-                       "--namespace-policy", policy});
+  ChildProcess server({KfpbenchBinary(), "serve", "--access-log", "none", "--port", "0",
+                       "--executor", "stub", "--stub-duration", "constant:50ms", "--token-file",
+                       tokens, "--multi-user", "--namespace-policy", policy});
   ASSERT_TRUE(server.started());
   std::string line = server.WaitForLine("serving", std::chrono::seconds(60));
   ASSERT_FALSE(line.empty()) << server.seen();

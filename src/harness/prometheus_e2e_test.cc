@@ -71,7 +71,8 @@ TEST(PrometheusE2e, StepCpuAndMemoryComeBackThroughARealPrometheus) {
     ~Cleanup() { fs::remove_all(dir); }
   } cleanup{dir};
 
-  ChildProcess server({kfpbench::testing::KfpbenchBinary(), "serve", "--access-log", "none", "--port", "0"});
+  ChildProcess server(
+      {kfpbench::testing::KfpbenchBinary(), "serve", "--access-log", "none", "--port", "0"});
   std::string line = server.WaitForLine("serving", std::chrono::seconds(60));
   ASSERT_FALSE(line.empty()) << server.seen();
   std::string backend_url = kfpbench::testing::UrlInLine(line);

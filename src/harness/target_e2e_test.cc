@@ -72,8 +72,9 @@ TEST_F(TargetE2eTest, UnknownApiVersionIsBadInput) {
 
 TEST_F(TargetE2eTest, HttpsToServeWithCaFileInsecureAndNamedTarget) {
   auto pki = http::testing::MakeTestPki(dir_ / "pki");
-  ChildProcess server({KfpbenchBinary(), "serve", "--access-log", "none", "--port", "0", "--executor", "stub", "--tls-cert",
-                       pki.server_cert, "--tls-key", pki.server_key});
+  ChildProcess server({KfpbenchBinary(), "serve", "--access-log", "none", "--port", "0",
+                       "--executor", "stub", "--tls-cert", pki.server_cert, "--tls-key",
+                       pki.server_key});
   ASSERT_TRUE(server.started());
   std::string line = server.WaitForLine("serving", std::chrono::seconds(60));
   ASSERT_FALSE(line.empty()) << server.seen();

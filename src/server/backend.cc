@@ -439,8 +439,8 @@ http::Response Backend::Handle(const http::Request& request) {
   }
   if (!refused && caller && impl_->auth->config().multi_user && match.handler) {
     // Authorize's two steps, so that the access log learns the namespace.
-    auto target = AccessTargetOf(*match.name, request, match.params, *impl_->store,
-                                 body ? &*body : nullptr);
+    auto target =
+        AccessTargetOf(*match.name, request, match.params, *impl_->store, body ? &*body : nullptr);
     if (!target.ok()) {
       refused = ErrorResponse(target.error());
     } else {
