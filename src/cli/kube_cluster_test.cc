@@ -28,20 +28,6 @@ using nlohmann::json;
 
 constexpr const char* kImage = "registry.example.com/kfpbench/kfpbench:0.1.0";
 
-// `command` through /bin/sh, stdout and stderr together.
-Outcome Shell(const std::string& command) {
-  Outcome out;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return out;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
-    out.output.append(buffer.data(), n);
-  int status = pclose(pipe);
-  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
-
 // Polls `done` every 200 ms for up to `seconds`.
 template <typename F>
 bool WaitUntil(F done, int seconds) {

@@ -64,10 +64,10 @@ inline nlohmann::json ReadJson(const std::filesystem::path& path) {
 
 inline std::string KfpbenchBinary() { return std::string(KFPBENCH_BINARY_DIR) + "/kfpbench"; }
 
-inline Outcome Kfpbench(const std::string& args) {
-  std::string command = KfpbenchBinary() + " " + args + " 2>&1";
+// `command` through /bin/sh, stdout and stderr together.
+inline Outcome Shell(const std::string& command) {
   Outcome out;
-  FILE* pipe = popen(command.c_str(), "r");
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
   if (!pipe) return out;
   std::array<char, 4096> buffer;
   size_t n;
@@ -77,6 +77,8 @@ inline Outcome Kfpbench(const std::string& args) {
   out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return out;
 }
+
+inline Outcome Kfpbench(const std::string& args) { return Shell(KfpbenchBinary() + " " + args); }
 
 // A child process whose stdout and stderr go to a pipe we read lines from.
 // Its output is read only while a test waits for a line, so a server started
