@@ -178,6 +178,10 @@ TEST_F(MultiUserE2eTest, NoSpellingOfWhereACreateLandsReachesAnotherNamespace) {
       as("alice", http::Method::kGet, "/apis/v2beta1/experiments?namespace=team-a");
   EXPECT_EQ(e_status, 200);
   EXPECT_EQ(experiments.value("total_size", 0), 1) << experiments;
+  auto [p_status, pipelines] =
+      as("alice", http::Method::kGet, "/apis/v2beta1/pipelines?namespace=team-a");
+  EXPECT_EQ(p_status, 200);
+  EXPECT_FALSE(pipelines.contains("pipelines")) << pipelines;
   server.Stop();
 }
 

@@ -7,8 +7,6 @@
 namespace kfpbench::server {
 namespace {
 
-using nlohmann::json;
-
 constexpr const char* kPipelines = "pipelines";
 constexpr const char* kExperiments = "experiments";
 constexpr const char* kRuns = "runs";
@@ -38,16 +36,6 @@ struct Rule {
 
 Error Wrapped(const Error& e, std::string_view context) {
   return Error{fmt::format("{}: {}", context, e.message), e.code};
-}
-
-// The string field `key` of a JSON object; absent is empty. Any other type
-// is grpc-gateway's 400, as the handler would answer.
-Result<std::string> StringField(const json& object, const char* key) {
-  if (!object.is_object()) return std::string();
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return std::string();
-  if (!it->is_string()) return Error{fmt::format("invalid value for {}", key), kHttpBadRequest};
-  return it->get<std::string>();
 }
 
 // --- Namespaces of stored resources (resource_manager.go) ---
@@ -134,8 +122,6 @@ Result<AccessTarget> OfListIn(const Lookup& l, const std::string& experiment_id,
   return AccessTarget{"", "", e->namespace_, "", ""};
 }
 
-Result<json> Body(const Lookup& l) { return ParseJsonBody(l.request); }
-
 // v1beta1 lists' resource_reference_key: the id when its type is `type`.
 std::string V1KeyOf(const http::Request& r, const char* type) {
   return r.Query("resource_reference_key.type") == type ? r.Query("resource_reference_key.id") : "";
@@ -148,25 +134,6 @@ AccessTarget In(std::string namespace_) {
 // --- The finders, one per way a route names its namespace ---
 
 Result<AccessTarget> QueryNamespace(const Lookup& l) { return In(l.request.Query("namespace")); }
-
-Result<AccessTarget> BodyNamespace(const Lookup& l) {
-  auto body = Body(l);
-  if (!body.ok()) return body.error();
-  auto ns = StringField(*body, "namespace");
-  if (!ns.ok()) return ns.error();
-  AccessTarget t = In(*ns);
-  auto name = StringField(*body, "display_name");
-  if (name.ok()) t.name = *name;
-  return t;
-}
-
-Result<AccessTarget> BodyPipelineNamespace(const Lookup& l) {
-  auto body = Body(l);
-  if (!body.ok()) return body.error();
-  auto ns = StringField(body->value("pipeline", json::object()), "namespace");
-  if (!ns.ok()) return ns.error();
-  return In(*ns);
-}
 
 Result<AccessTarget> PathPipeline(const Lookup& l) { return OfPipeline(l, l.Param("pipeline_id")); }
 Result<AccessTarget> PathId(const Lookup& l,
@@ -228,6 +195,24 @@ Result<AccessTarget> OfCreateExperiment(const Lookup& l) {
   return t;
 }
 
+AccessTarget PipelineIn(const kfp::Pipeline& p) {
+  AccessTarget t = In(p.namespace_);
+  t.name = p.display_name;
+  return t;
+}
+
+Result<AccessTarget> OfCreatePipeline(const Lookup& l) {
+  auto body = Parsed<NewPipeline>(l);
+  if (!body.ok()) return body.error();
+  return PipelineIn((*body)->pipeline);
+}
+
+Result<AccessTarget> OfCreatePipelineAndVersion(const Lookup& l) {
+  auto body = Parsed<NewPipelineAndVersion>(l);
+  if (!body.ok()) return body.error();
+  return PipelineIn((*body)->pipeline);
+}
+
 Result<AccessTarget> OfV1CreateRun(const Lookup& l) {
   auto body = Parsed<V1NewRun>(l);
   if (!body.ok()) return body.error();
@@ -252,8 +237,8 @@ constexpr Rule kRules[] = {
 
     {"UploadPipeline", kPipelines, "create", QueryNamespace},
     {"UploadPipelineVersion", kPipelines, "create", QueryPipelineId},
-    {"CreatePipelineAndVersion", kPipelines, "create", BodyPipelineNamespace},
-    {"CreatePipeline", kPipelines, "create", BodyNamespace},
+    {"CreatePipelineAndVersion", kPipelines, "create", OfCreatePipelineAndVersion},
+    {"CreatePipeline", kPipelines, "create", OfCreatePipeline},
     {"ListPipelines", kPipelines, "list", QueryNamespace},
     {"GetPipelineByName", kPipelines, "get", QueryNamespace},
     {"GetPipeline", kPipelines, "get", PathPipeline},

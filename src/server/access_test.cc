@@ -374,6 +374,10 @@ TEST_F(AccessTest, EverySpellingOfWhereACreateLandsIsAuthorizedAsActedOn) {
       As("alice", Make(Method::kGet, "/apis/v2beta1/experiments?namespace=team-a"));
   ASSERT_EQ(l3, 200);
   EXPECT_EQ(experiments.dump().find("sneaky"), std::string::npos) << experiments;
+  auto [l4, pipelines] =
+      As("alice", Make(Method::kGet, "/apis/v2beta1/pipelines?namespace=team-a"));
+  ASSERT_EQ(l4, 200);
+  EXPECT_EQ(pipelines.dump().find("sneaky"), std::string::npos) << pipelines;
 
   // Named once, every spelling is read and lands where it says.
   for (const auto& c : spellings.Own()) {

@@ -177,6 +177,33 @@ std::variant<CreateBody, http::Response> ReadV1Run(const http::Request& r) {
   return out;
 }
 
+std::variant<CreateBody, http::Response> ReadPipeline(const http::Request& r) {
+  auto body = ReadBody(r, kfp::PipelineFromJson);
+  if (auto* refused = std::get_if<http::Response>(&body)) return std::move(*refused);
+  return NewPipeline{std::move(std::get<kfp::Pipeline>(body))};
+}
+
+std::variant<CreateBody, http::Response> ReadPipelineAndVersion(const http::Request& r) {
+  auto body = ParseJsonBody(r);
+  if (!body.ok()) return GatewayErrorResponse(body.error());
+  json pipeline_json, version_json;
+  JsonReader reader(*body, "", true);
+  reader.Object("pipeline", pipeline_json);
+  reader.Object("pipeline_version", version_json);
+  if (Status s = reader.Finish(); !s.ok()) return GatewayErrorResponse(s.error());
+  if (pipeline_json.is_null()) return ErrorResponse(kHttpBadRequest, "pipeline is required");
+  if (version_json.is_null()) {
+    return ErrorResponse(kHttpBadRequest, "pipeline_version is required");
+  }
+  auto p = kfp::PipelineFromJson(pipeline_json, true);
+  if (!p.ok()) return GatewayErrorResponse(Error{"pipeline." + p.error().message, kHttpBadRequest});
+  auto v = kfp::PipelineVersionFromJson(version_json, true);
+  if (!v.ok()) {
+    return GatewayErrorResponse(Error{"pipeline_version." + v.error().message, kHttpBadRequest});
+  }
+  return NewPipelineAndVersion{std::move(*p), std::move(*v)};
+}
+
 struct Reader {
   std::string_view route;
   std::variant<CreateBody, http::Response> (*read)(const http::Request&);
@@ -188,6 +215,8 @@ constexpr Reader kReaders[] = {
     {"CreateExperiment", ReadExperiment},
     {"V1CreateExperiment", ReadV1Experiment},
     {"V1CreateRun", ReadV1Run},
+    {"CreatePipeline", ReadPipeline},
+    {"CreatePipelineAndVersion", ReadPipelineAndVersion},
 };
 
 const Reader* ReaderOf(std::string_view route) {

@@ -1,5 +1,5 @@
 // The bodies of the requests that create something where they say (a run, a
-// recurring run, an experiment), each read once: multi-user authorization
+// recurring run, an experiment, a pipeline), each read once: multi-user authorization
 // (access.cc) decides on the value read here and the handler acts on that
 // same value, so no second reading of the bytes can land it elsewhere. A
 // request that names its experiment or namespace twice (in the body and the
@@ -45,7 +45,19 @@ struct V1NewRun {
   nlohmann::json runtime_config;
 };
 
-using CreateBody = std::variant<NewRun, NewRecurringRun, NewExperiment, V1NewRun>;
+// v2beta1 CreatePipeline: the pipeline, in its namespace.
+struct NewPipeline {
+  kfp::Pipeline pipeline;
+};
+// v2beta1 CreatePipelineAndVersion: the pipeline (in its namespace) and its
+// first version.
+struct NewPipelineAndVersion {
+  kfp::Pipeline pipeline;
+  kfp::PipelineVersion version;
+};
+
+using CreateBody = std::variant<NewRun, NewRecurringRun, NewExperiment, V1NewRun, NewPipeline,
+                                NewPipelineAndVersion>;
 
 // Whether `route` (a Handlers::Register name) has its body read here.
 bool HasCreateBody(std::string_view route);

@@ -70,9 +70,8 @@ void Handlers::Register(http::Router& router) {
   add(Method::kPost, api + "/pipelines/upload", &H::UploadPipeline, "UploadPipeline");
   add(Method::kPost, api + "/pipelines/upload_version", &H::UploadPipelineVersion,
       "UploadPipelineVersion");
-  add(Method::kPost, api + "/pipelines/create", &H::CreatePipelineAndVersion,
-      "CreatePipelineAndVersion");
-  add(Method::kPost, api + "/pipelines", &H::CreatePipeline, "CreatePipeline");
+  add_create(Method::kPost, api + "/pipelines/create", "CreatePipelineAndVersion");
+  add_create(Method::kPost, api + "/pipelines", "CreatePipeline");
   add(Method::kGet, api + "/pipelines", &H::ListPipelines, "ListPipelines");
   add(Method::kGet, api + "/pipelines/names/{name}", &H::GetPipelineByName, "GetPipelineByName");
   add(Method::kGet, api + "/pipelines/{pipeline_id}", &H::GetPipeline, "GetPipeline");
@@ -149,6 +148,10 @@ http::Response Handlers::Create(CreateBody body) {
           return b.v1 ? V1CreateExperiment(std::move(b)) : CreateExperiment(std::move(b));
         }
         if constexpr (std::is_same_v<T, V1NewRun>) return V1CreateRun(std::move(b));
+        if constexpr (std::is_same_v<T, NewPipeline>) return CreatePipeline(std::move(b));
+        if constexpr (std::is_same_v<T, NewPipelineAndVersion>) {
+          return CreatePipelineAndVersion(std::move(b));
+        }
       },
       std::move(body));
 }

@@ -69,8 +69,8 @@ class Handlers {
   // pipelines_api.cc
   Response UploadPipeline(const Request& r, const Params& p);
   Response UploadPipelineVersion(const Request& r, const Params& p);
-  Response CreatePipeline(const Request& r, const Params& p);
-  Response CreatePipelineAndVersion(const Request& r, const Params& p);
+  Response CreatePipeline(NewPipeline body);
+  Response CreatePipelineAndVersion(NewPipelineAndVersion body);
   Response ListPipelines(const Request& r, const Params& p);
   Response GetPipeline(const Request& r, const Params& p);
   Response GetPipelineByName(const Request& r, const Params& p);

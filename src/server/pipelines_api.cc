@@ -243,10 +243,8 @@ http::Response Handlers::UploadPipelineVersion(const http::Request& r, const Par
   return JsonResponse(kfp::ToResponseJson(v));
 }
 
-http::Response Handlers::CreatePipeline(const http::Request& r, const Params&) {
-  auto body = ReadBody(r, kfp::PipelineFromJson);
-  if (auto* refused = std::get_if<http::Response>(&body)) return std::move(*refused);
-  auto& p = std::get<kfp::Pipeline>(body);
+http::Response Handlers::CreatePipeline(NewPipeline body) {
+  kfp::Pipeline& p = body.pipeline;
   if (Status s = CheckNew(p, "pipeline"); !s.ok()) return ErrorResponse(s.error());
   p.pipeline_id = NewUuid();
   p.created_at = WallClock::now();
@@ -254,34 +252,21 @@ http::Response Handlers::CreatePipeline(const http::Request& r, const Params&) {
   return JsonResponse(kfp::ToResponseJson(p));
 }
 
-http::Response Handlers::CreatePipelineAndVersion(const http::Request& r, const Params&) {
-  auto body = ParseJsonBody(r);
-  if (!body.ok()) return GatewayErrorResponse(body.error());
-  json pipeline_json, version_json;
-  JsonReader reader(*body, "", true);
-  reader.Object("pipeline", pipeline_json);
-  reader.Object("pipeline_version", version_json);
-  if (Status s = reader.Finish(); !s.ok()) return GatewayErrorResponse(s.error());
-  if (pipeline_json.is_null()) return ErrorResponse(400, "pipeline is required");
-  if (version_json.is_null()) return ErrorResponse(400, "pipeline_version is required");
-  auto p = kfp::PipelineFromJson(pipeline_json, true);
-  if (!p.ok()) return GatewayErrorResponse(Error{"pipeline." + p.error().message, kHttpBadRequest});
-  auto v = kfp::PipelineVersionFromJson(version_json, true);
-  if (!v.ok()) {
-    return GatewayErrorResponse(Error{"pipeline_version." + v.error().message, kHttpBadRequest});
-  }
-  if (Status s = CheckTags(v->tags); !s.ok()) return ErrorResponse(s.error());
-  if (Status s = CheckNew(*p, "pipeline"); !s.ok()) return ErrorResponse(s.error());
-  if (Status s = FillVersionSpec(*v, package_root_); !s.ok()) return ErrorResponse(s.error());
-  p->pipeline_id = NewUuid();
-  p->created_at = WallClock::now();
-  v->pipeline_id = p->pipeline_id;
-  v->pipeline_version_id = NewUuid();
-  if (v->name.empty()) v->name = p->name;
-  if (v->display_name.empty()) v->display_name = v->name;
-  v->created_at = p->created_at;
-  if (Status s = store_.InsertPipelineAndVersion(*p, *v); !s.ok()) return ErrorResponse(s.error());
-  return JsonResponse(kfp::ToResponseJson(*p));
+http::Response Handlers::CreatePipelineAndVersion(NewPipelineAndVersion body) {
+  kfp::Pipeline& p = body.pipeline;
+  kfp::PipelineVersion& v = body.version;
+  if (Status s = CheckTags(v.tags); !s.ok()) return ErrorResponse(s.error());
+  if (Status s = CheckNew(p, "pipeline"); !s.ok()) return ErrorResponse(s.error());
+  if (Status s = FillVersionSpec(v, package_root_); !s.ok()) return ErrorResponse(s.error());
+  p.pipeline_id = NewUuid();
+  p.created_at = WallClock::now();
+  v.pipeline_id = p.pipeline_id;
+  v.pipeline_version_id = NewUuid();
+  if (v.name.empty()) v.name = p.name;
+  if (v.display_name.empty()) v.display_name = v.name;
+  v.created_at = p.created_at;
+  if (Status s = store_.InsertPipelineAndVersion(p, v); !s.ok()) return ErrorResponse(s.error());
+  return JsonResponse(kfp::ToResponseJson(p));
 }
 
 http::Response Handlers::ListPipelines(const http::Request& r, const Params&) {

@@ -102,6 +102,15 @@ class Spellings {
         {"v1 experiment: first of two NAMESPACE", kV1Experiments,
          V1Experiment("resource_references", {Ref("NAMESPACE", a_ns_), Ref("NAMESPACE", b_ns_)}),
          400},
+        {"pipeline: namespace",
+         kPipelines,
+         {{"display_name", "sneaky"}, {"namespace", a_ns_}},
+         403},
+        {"pipeline and version: pipeline.namespace",
+         kPipelinesCreate,
+         {{"pipeline", {{"display_name", "sneaky"}, {"namespace", a_ns_}}},
+          {"pipeline_version", {{"display_name", "sneaky"}}}},
+         403},
     };
   }
 
@@ -126,6 +135,10 @@ class Spellings {
          200},
         {"v1 experiment: NAMESPACE by number", kV1Experiments,
          V1Experiment("resourceReferences", {Ref(5, b_ns_)}), 200},
+        {"pipeline: displayName",
+         kPipelines,
+         {{"displayName", "mine-pipeline"}, {"namespace", b_ns_}},
+         200},
     };
   }
 
@@ -134,6 +147,8 @@ class Spellings {
   static constexpr const char* kExperiments = "/apis/v2beta1/experiments";
   static constexpr const char* kV1Runs = "/apis/v1beta1/runs";
   static constexpr const char* kV1Experiments = "/apis/v1beta1/experiments";
+  static constexpr const char* kPipelines = "/apis/v2beta1/pipelines";
+  static constexpr const char* kPipelinesCreate = "/apis/v2beta1/pipelines/create";
 
  private:
   using json = nlohmann::json;
