@@ -81,5 +81,32 @@ TEST_F(BackendApiTest, MetricsEndpointPassesPromtool) {
   EXPECT_EQ(rc, 0) << output << "\n" << text;
 }
 
+// Issue #35: per-pod series name every namespace's pipelines, and in
+// multi-user mode any caller may read /metrics (as KFP's): there it shows the
+// totals only. The same server single-user shows the pods.
+TEST(MetricsAccess, PerPodSeriesAreLeftOutInMultiUserMode) {
+  for (bool multi_user : {false, true}) {
+    ServeOptions options;
+    options.port = 0;
+    options.backend.executor = "process";
+    options.allow_host_steps = true;
+    options.backend.auth.multi_user = multi_user;
+    auto server = ApiServer::Start(options);
+    ASSERT_TRUE(server.ok()) << server.error().message;
+    http::ClientOptions co;
+    co.base = *http::ParseUrl((*server)->url());
+    http::Client client(co);
+    http::Headers alice;
+    alice.Set("kubeflow-userid", "alice");
+    auto r = client.Send(Method::kGet, "/metrics", "", "", alice);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    ASSERT_EQ(r->status, 200) << r->body;
+    EXPECT_NE(r->body.find("kfpbench_runs{state=\"RUNNING\"}"), std::string::npos);
+    EXPECT_EQ(r->body.find("container_cpu_usage_seconds_total") != std::string::npos, !multi_user)
+        << (multi_user ? "multi-user" : "single-user") << ":\n"
+        << r->body;
+  }
+}
+
 }  // namespace
 }  // namespace kfpbench::server
