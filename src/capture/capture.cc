@@ -15,9 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include "capture/derive.h"
-#include "capture/qps_budget.h"
 #include "capture/selection.h"
 #include "capture/window.h"
+#include "util/call_budget.h"
 #include "util/files.h"
 #include "util/json_reader.h"
 
@@ -253,7 +253,10 @@ class Capturer {
   // Waits for the budget; an Error when interrupted meanwhile.
   Status Turn() {
     std::lock_guard lock(turn_mu_);  // the page's readers take turns
-    if (!budget_.Wait(options_.interrupted)) return Error{"interrupted", kInterrupted};
+    if (!budget_.Acquire(WallTime::max(),
+                         [this] { return options_.interrupted && options_.interrupted->load(); })) {
+      return Error{"interrupted", kInterrupted};
+    }
     ++checkpoint_.progress.calls;
     return Ok();
   }
@@ -471,7 +474,7 @@ class Capturer {
   const CaptureOptions& options_;
   const std::function<void(const Progress&)>& on_progress_;
   std::mutex turn_mu_;
-  QpsBudget budget_;
+  CallBudget budget_;
   Checkpoint checkpoint_;
   std::unique_ptr<RunsFile> runs_;
   std::map<std::string, TaskLabels> labels_;

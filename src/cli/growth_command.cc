@@ -73,6 +73,7 @@ int GrowthCleanup(const GrowthCleanupFlags& f) {
 
 struct CleanupFlags {
   std::string benchmark_id;
+  double qps = 20;  // as --observer-qps: a production server is asked gently
   TargetFlags target;
 };
 
@@ -83,7 +84,8 @@ int Cleanup(const CleanupFlags& f) {
   InstallSignalHandlers();
   auto session = OpenReachable(f.target, "cleanup --benchmark-id " + f.benchmark_id);
   if (!session.ok()) return Fail(session.error().message);
-  auto outcome = harness::CleanUpBenchmark((*session)->client(), f.benchmark_id,
+  CallBudget budget(f.qps);
+  auto outcome = harness::CleanUpBenchmark((*session)->client(), f.benchmark_id, budget,
                                            [] { return g_interrupted.load(); });
   const auto& d = outcome.deleted;
   std::cout << fmt::format(
@@ -118,6 +120,10 @@ Command AddCleanupCommand(CLI::App& app) {
   cmd->add_option("--benchmark-id", f->benchmark_id,
                   "the benchmark's id, kfpbench-<8 hex digits> (results.json, console)")
       ->required();
+  cmd->add_option("--qps", f->qps,
+                  "the most calls a second asked of the target, lists and deletes (0: no limit)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e6));
   f->target.Add(*cmd);
   return {cmd, [f] { return Cleanup(*f); }};
 }

@@ -25,14 +25,15 @@ std::string SubstringFilter(const char* key, const std::string& text) {
 // would list forever: an error.
 template <typename T, typename List, typename Ours, typename Id>
 Result<std::vector<std::string>> ListOurs(const char* key, const std::string& prefix, List list,
-                                          Ours ours, Id id, const std::function<bool()>& stop) {
+                                          Ours ours, Id id, CallBudget& budget,
+                                          const std::function<bool()>& stop) {
   std::vector<std::string> ids;
   std::set<std::string> tokens;
   kfp::ListOptions options;
   options.page_size = 100;
   options.filter = SubstringFilter(key, prefix);
   for (;;) {
-    if (stop()) return ids;
+    if (!budget.Acquire(WallTime::max(), stop)) return ids;
     Result<kfp::Page<T>> page = list(options);
     if (!page.ok()) return page.error();
     for (const T& item : page->items) {
@@ -58,7 +59,7 @@ Status CheckBenchmarkId(const std::string& benchmark_id) {
 }
 
 BenchmarkCleanUp CleanUpBenchmark(kfp::Client& client, const std::string& benchmark_id,
-                                  const std::function<bool()>& stop) {
+                                  CallBudget& budget, const std::function<bool()>& stop) {
   BenchmarkCleanUp out;
   const std::string prefix = benchmark_id + "-";
   auto starts = [&](const std::string& name) { return name.rfind(prefix, 0) == 0; };
@@ -74,7 +75,7 @@ BenchmarkCleanUp CleanUpBenchmark(kfp::Client& client, const std::string& benchm
       return;
     }
     for (const auto& id : *ids) {
-      if (stop()) {
+      if (!budget.Acquire(WallTime::max(), stop)) {
         out.stopped = true;
         return;
       }
@@ -93,7 +94,7 @@ BenchmarkCleanUp CleanUpBenchmark(kfp::Client& client, const std::string& benchm
             "display_name", prefix,
             [&](const kfp::ListOptions& o) { return client.ListRecurringRuns(o); },
             [&](const kfp::RecurringRun& r) { return starts(r.display_name); },
-            &kfp::RecurringRun::recurring_run_id, stop),
+            &kfp::RecurringRun::recurring_run_id, budget, stop),
         [&](const std::string& id) { return client.DeleteRecurringRun(id); },
         out.deleted.recurring_runs);
   }
@@ -102,7 +103,8 @@ BenchmarkCleanUp CleanUpBenchmark(kfp::Client& client, const std::string& benchm
       "run",
       ListOurs<kfp::Run>(
           "display_name", prefix, [&](const kfp::ListOptions& o) { return client.ListRuns(o); },
-          [&](const kfp::Run& r) { return starts(r.display_name); }, &kfp::Run::run_id, stop),
+          [&](const kfp::Run& r) { return starts(r.display_name); }, &kfp::Run::run_id, budget,
+          stop),
       [&](const std::string& id) { return client.DeleteRun(id); }, out.deleted.runs);
   if (out.stopped) return out;
   remove(
@@ -111,7 +113,7 @@ BenchmarkCleanUp CleanUpBenchmark(kfp::Client& client, const std::string& benchm
           "display_name", prefix,
           [&](const kfp::ListOptions& o) { return client.ListExperiments(o); },
           [&](const kfp::Experiment& e) { return starts(e.display_name); },
-          &kfp::Experiment::experiment_id, stop),
+          &kfp::Experiment::experiment_id, budget, stop),
       [&](const std::string& id) { return client.DeleteExperiment(id); }, out.deleted.experiments);
   if (out.stopped) return out;
   remove(
@@ -122,7 +124,7 @@ BenchmarkCleanUp CleanUpBenchmark(kfp::Client& client, const std::string& benchm
           // to choose. Servers that send no name (KFP before 2.2) have only
           // the display name to go by.
           [&](const kfp::Pipeline& p) { return starts(p.name.empty() ? p.display_name : p.name); },
-          &kfp::Pipeline::pipeline_id, stop),
+          &kfp::Pipeline::pipeline_id, budget, stop),
       [&](const std::string& id) { return client.DeletePipeline(id, /*cascade=*/true); },
       out.deleted.pipelines);
   return out;

@@ -12,6 +12,7 @@
 
 #include "kfp/client.h"
 #include "results/results.h"
+#include "util/call_budget.h"
 #include "util/result.h"
 
 namespace kfpbench::harness {
@@ -27,7 +28,10 @@ struct BenchmarkCleanUp {
 // benchmarks' objects, or a user's.
 Status CheckBenchmarkId(const std::string& benchmark_id);
 
+// Every list and delete call waits for its turn in `budget` (cleanup --qps),
+// so that a target handing out pages without end is not asked faster than
+// the user allowed, and `stop()` ends the wait.
 BenchmarkCleanUp CleanUpBenchmark(kfp::Client& client, const std::string& benchmark_id,
-                                  const std::function<bool()>& stop);
+                                  CallBudget& budget, const std::function<bool()>& stop);
 
 }  // namespace kfpbench::harness

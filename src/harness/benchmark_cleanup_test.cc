@@ -43,6 +43,7 @@ class HostileCleanupTest : public ::testing::Test {
   }
 
   std::function<http::Response(const http::Request&)> answer_;
+  CallBudget unlimited_{0};
   std::atomic<int> calls_{0};
   std::mutex mu_;
   std::vector<std::string> deleted_;
@@ -55,7 +56,7 @@ TEST_F(HostileCleanupTest, ARepeatedPageTokenIsAFailureNotAnEndlessList) {
   answer_ = [](const http::Request&) {
     return http::Response::Json(200, R"({"next_page_token":"again"})");
   };
-  auto out = CleanUpBenchmark(*client_, kId, [] { return false; });
+  auto out = CleanUpBenchmark(*client_, kId, unlimited_, [] { return false; });
   ASSERT_FALSE(out.failures.empty());
   EXPECT_NE(out.failures[0].find("same next_page_token"), std::string::npos) << out.failures[0];
   EXPECT_LT(calls_.load(), 20);
@@ -68,9 +69,27 @@ TEST_F(HostileCleanupTest, AStopIsHonouredWhileATargetKeepsHandingOutPages) {
     return http::Response::Json(
         200, json{{"next_page_token", std::string("p") + std::to_string(++page)}}.dump());
   };
-  auto out = CleanUpBenchmark(*client_, kId, [&] { return calls_.load() >= 25; });
+  auto out = CleanUpBenchmark(*client_, kId, unlimited_, [&] { return calls_.load() >= 25; });
   EXPECT_TRUE(out.stopped);
   EXPECT_LE(calls_.load(), 26);
+}
+
+// Issue #35: an endless page token listed as fast as the target answered.
+// Every list and delete call waits its turn under --qps: in the 300 ms before
+// the stop, 20 calls a second allow 7 at most (a slower machine makes fewer).
+TEST_F(HostileCleanupTest, ATargetHandingOutPagesIsListedNoFasterThanTheBudget) {
+  std::atomic<int> page{0};
+  answer_ = [&](const http::Request&) {
+    return http::Response::Json(
+        200, json{{"next_page_token", std::string("p") + std::to_string(++page)}}.dump());
+  };
+  CallBudget budget(20);
+  const auto stop_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+  auto out = CleanUpBenchmark(*client_, kId, budget,
+                              [&] { return std::chrono::steady_clock::now() >= stop_at; });
+  EXPECT_TRUE(out.stopped);
+  EXPECT_GE(calls_.load(), 1);
+  EXPECT_LE(calls_.load(), 7);
 }
 
 // Issue #35: a pipeline was deleted when only its display name matched.
@@ -86,7 +105,7 @@ TEST_F(HostileCleanupTest, APipelineIsOursByItsNameNotItsDisplayName) {
     }
     return http::Response::Json(200, "{}");
   };
-  auto out = CleanUpBenchmark(*client_, kId, [] { return false; });
+  auto out = CleanUpBenchmark(*client_, kId, unlimited_, [] { return false; });
   EXPECT_TRUE(out.failures.empty()) << out.failures[0];
   std::lock_guard lock(mu_);
   EXPECT_EQ(deleted_, (std::vector<std::string>{"/apis/v2beta1/pipelines/mine",

@@ -6,31 +6,6 @@
 
 namespace kfpbench::harness {
 
-CallBudget::CallBudget(double qps) : qps_(qps) {
-  if (qps > 0) {
-    spacing_ = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-        std::chrono::duration<double>(1.0 / qps));
-  }
-}
-
-bool CallBudget::Acquire(WallTime until) {
-  if (qps_ <= 0) return true;
-  auto now = std::chrono::steady_clock::now();
-  std::chrono::steady_clock::time_point slot;
-  {
-    std::lock_guard lock(mu_);
-    slot = std::max(now, next_);
-    if (until != WallTime::max() && WallClock::now() + (slot - now) > until) return false;
-    next_ = slot + spacing_;
-  }
-  if (slot > now) {
-    waited_ns_.fetch_add(std::chrono::duration_cast<Duration>(slot - now).count(),
-                         std::memory_order_relaxed);
-    std::this_thread::sleep_until(slot);
-  }
-  return true;
-}
-
 FollowerCalls::FollowerCalls(const kfp::Client& client, double qps, Duration poll_interval)
     : calls_(WallClock::now()),
       recording_(std::make_unique<RecordingObserver>(calls_)),

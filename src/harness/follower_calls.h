@@ -13,30 +13,12 @@
 #include "kfp/client.h"
 #include "metrics/recorder.h"
 #include "results/results.h"
+#include "util/call_budget.h"
 #include "util/time.h"
 
 namespace kfpbench::harness {
 
 class RecordingObserver;  // harness/harness.h
-
-// At most `qps` calls per second, spaced evenly (no bursts): each caller
-// reserves the next free slot and sleeps until it.
-class CallBudget {
- public:
-  explicit CallBudget(double qps);  // <= 0: unlimited
-  // Waits for a slot. False, with nothing reserved, when the slot would come
-  // after `until`.
-  bool Acquire(WallTime until = WallTime::max());
-  Duration waited() const { return Duration(waited_ns_.load(std::memory_order_relaxed)); }
-  double qps() const { return qps_; }
-
- private:
-  double qps_;
-  std::chrono::steady_clock::duration spacing_{};
-  std::mutex mu_;
-  std::chrono::steady_clock::time_point next_{};
-  std::atomic<int64_t> waited_ns_{0};
-};
 
 class FollowerCalls {
  public:

@@ -233,19 +233,6 @@ TEST(RunFollower, NeverExceedsTheObserverBudget) {
   EXPECT_GT(r.observer.budget_wait, Duration::zero());
 }
 
-TEST(CallBudget, SpacesCallsEvenly) {
-  CallBudget budget(100);
-  auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < 11; ++i) ASSERT_TRUE(budget.Acquire());
-  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(99));
-  CallBudget none(0);
-  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(none.Acquire());
-  CallBudget slow(1);
-  ASSERT_TRUE(slow.Acquire());
-  EXPECT_FALSE(slow.Acquire(WallClock::now() + std::chrono::milliseconds(100)))
-      << "a slot after `until` is not taken";
-}
-
 TEST(RunFollower, InFlightFilterNamesTheStatesStillRunning) {
   const std::string f = InFlightFilter();
   EXPECT_NE(f.find("\"state\""), std::string::npos);

@@ -235,7 +235,7 @@ Status Server::Start() {
   for (auto& w : s.workers) {
     w->work.emplace(w->io.get_executor());
     Worker* worker = w.get();
-    w->thread = std::thread([worker] { worker->io.run(); });
+    w->thread = StackThread([worker] { worker->io.run(); });
   }
   s.state = Impl::State::kRunning;
   return Ok();
@@ -275,7 +275,7 @@ void Server::Stop() {
   }
   for (auto& w : s.workers) {
     // A handler that stops its own server cannot join its own thread.
-    if (w->thread.get_id() == std::this_thread::get_id()) {
+    if (w->thread.IsCurrent()) {
       w->thread.detach();
     } else if (w->thread.joinable()) {
       w->thread.join();

@@ -18,6 +18,7 @@
 
 #include "http/beast.h"
 #include "http/message.h"
+#include "util/stack_thread.h"
 
 namespace kfpbench::http::detail {
 
@@ -45,7 +46,8 @@ struct Worker {
   bool stopping = false;  // set on the worker's thread by Stop()
   asio::io_context io{1};
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
-  std::thread thread;
+  // Handlers run here, on JSON as deep as the readers accept.
+  StackThread thread;
 };
 
 struct Shared {

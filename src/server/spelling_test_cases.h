@@ -6,6 +6,7 @@
 // both walk the same cases.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -170,13 +171,21 @@ class Spellings {
   static json Ref(json type, const std::string& id) {
     return {{"key", {{"type", std::move(type)}, {"id", id}}}, {"relationship", "OWNER"}};
   }
-  json V1Run(const char* refs_name, json refs) const {
+  // The references as a list (initializer_list, not json: a json built from
+  // `{one}` is that one element under clang's reading of the brace rules, an
+  // array of it under gcc's).
+  static json List(std::initializer_list<json> items) {
+    json list = json::array();
+    for (const json& item : items) list.push_back(item);
+    return list;
+  }
+  json V1Run(const char* refs_name, std::initializer_list<json> refs) const {
     return {{"name", "sneaky"},
             {"pipeline_spec", {{"pipeline_id", pipeline_id_}}},
-            {refs_name, std::move(refs)}};
+            {refs_name, List(refs)}};
   }
-  static json V1Experiment(const char* refs_name, json refs) {
-    return {{"name", "sneaky"}, {refs_name, std::move(refs)}};
+  static json V1Experiment(const char* refs_name, std::initializer_list<json> refs) {
+    return {{"name", "sneaky"}, {refs_name, List(refs)}};
   }
 
   std::string a_, a_ns_, b_, b_ns_, pipeline_id_;
