@@ -17,7 +17,7 @@
 
 namespace kfpbench::harness {
 
-class RecordingObserver;  // harness/harness.h
+class CallRecorder;  // harness/harness.h
 
 // At most `qps` calls per second, spaced evenly (no bursts): each caller
 // reserves the next free slot and sleeps until it.
@@ -63,7 +63,7 @@ class FollowerCalls {
 
  private:
   metrics::Recorder calls_;
-  std::unique_ptr<RecordingObserver> recording_;  // harness/harness.h
+  std::unique_ptr<CallRecorder> recording_;  // harness/harness.h
   std::unique_ptr<kfp::Client> client_;
   CallBudget budget_;
   Duration poll_interval_;
