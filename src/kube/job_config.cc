@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -398,7 +399,15 @@ Result<JobConfig> LoadJobConfig(const std::filesystem::path& file) {
   if (!text.ok()) return text.error();
   auto dir = std::filesystem::absolute(file).parent_path();
   auto c = ParseJobConfig(*text, dir);
-  if (!c.ok()) return Error{file.string() + ": " + c.error().message};
+  if (!c.ok()) {
+    // Each problem on its line names the file (every unknown key is one).
+    std::string message;
+    std::istringstream lines(c.error().message);
+    for (std::string line; std::getline(lines, line);) {
+      message += (message.empty() ? "" : "\n") + file.string() + ": " + line;
+    }
+    return Error{message};
+  }
   return c;
 }
 

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 namespace kfpbench::kube {
 namespace {
 
@@ -159,6 +163,21 @@ TEST(JobConfig, AnEmptyValueIsRefusedNotDropped) {
   ExpectError(ok + "sweep: {grid: {x: }}\n", "sweep.grid.x: must be a non-empty list");
   ExpectError(ok + "env: {A: }\n", "env.A: must be a scalar");
   ExpectError(ok + "sweep: {list: [{x: 1}, 3]}\n", "sweep.list");
+}
+
+TEST(JobConfig, EachProblemOfAFileNamesTheFile) {
+  auto path = std::filesystem::temp_directory_path() / "kfpbench-job-config-test-two-typos.yaml";
+  std::ofstream(path) << "name: a\nkind: Job\nimage: i\ncommand: [echo]\nreplicas: {Worker: 1}\n"
+                         "colour: red\nshade: dark\n";
+  auto c = LoadJobConfig(path);
+  std::filesystem::remove(path);
+  ASSERT_FALSE(c.ok());
+  std::istringstream lines(c.error().message);
+  int n = 0;
+  for (std::string line; std::getline(lines, line); ++n) {
+    EXPECT_EQ(line.rfind(path.string() + ": ", 0), 0u) << line;
+  }
+  EXPECT_EQ(n, 2);
 }
 
 TEST(JobConfig, SetParameterOverridesDefaultsAndConfigDir) {
