@@ -404,7 +404,7 @@ Result<JobConfig> LoadJobConfig(const std::filesystem::path& file) {
     std::string message;
     std::istringstream lines(c.error().message);
     for (std::string line; std::getline(lines, line);) {
-      message += (message.empty() ? "" : "\n") + file.string() + ": " + line;
+      message += fmt::format("{}{}: {}", message.empty() ? "" : "\n", file.string(), line);
     }
     return Error{message};
   }
