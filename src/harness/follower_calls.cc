@@ -8,7 +8,7 @@ namespace kfpbench::harness {
 
 FollowerCalls::FollowerCalls(const kfp::Client& client, double qps, Duration poll_interval)
     : calls_(WallClock::now()),
-      recording_(std::make_unique<RecordingObserver>(calls_)),
+      recording_(std::make_unique<CallRecorder>(calls_)),
       client_(std::make_unique<kfp::Client>(client.ReportingTo(recording_.get()))),
       budget_(qps),
       poll_interval_(poll_interval) {}

@@ -18,7 +18,7 @@
 
 namespace kfpbench::harness {
 
-class RecordingObserver;  // harness/harness.h
+class CallRecorder;  // harness/harness.h
 
 class FollowerCalls {
  public:
@@ -45,7 +45,7 @@ class FollowerCalls {
 
  private:
   metrics::Recorder calls_;
-  std::unique_ptr<RecordingObserver> recording_;  // harness/harness.h
+  std::unique_ptr<CallRecorder> recording_;  // harness/harness.h
   std::unique_ptr<kfp::Client> client_;
   CallBudget budget_;
   Duration poll_interval_;

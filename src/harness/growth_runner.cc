@@ -16,6 +16,7 @@
 #include "harness/growth_fill.h"
 #include "harness/preflight.h"
 #include "harness/shapes.h"
+#include "util/json_checks.h"
 
 namespace kfpbench::harness {
 namespace {
@@ -293,103 +294,62 @@ using nlohmann::json;
 // Far above what any KFP deployment stores; keeps every count in range.
 constexpr int64_t kMaxGrowthLevel = 100'000'000;
 
-Result<int64_t> WholeNumber(const json& value, const std::string& where, int64_t low,
-                            int64_t high) {
-  if (!value.is_number_integer() || value.get<int64_t>() < low || value.get<int64_t>() > high ||
-      (value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(high))) {
-    return Error{fmt::format("{}: must be a whole number from {} to {} (got {})", where, low, high,
-                             value.dump())};
-  }
-  return value.get<int64_t>();
-}
-
 // growth.levels: increasing run counts, each from 1 to kMaxGrowthLevel.
-Result<std::vector<int64_t>> ReadGrowthLevels(const json& value, const std::string& where) {
-  if (!value.is_array() || value.empty()) {
-    return Error{where + ": must be a non-empty array of run counts, e.g. [1000, 10000]"};
-  }
-  std::vector<int64_t> levels;
-  for (size_t i = 0; i < value.size(); ++i) {
-    std::string item = fmt::format("{}[{}]", where, i);
-    const json& level = value[i];
+void ReadGrowthLevels(JsonReader& r, std::vector<int64_t>& levels) {
+  r.Custom("levels", [&](const json& value) -> std::string {
+    if (!value.is_array() || value.empty()) {
+      return "must be a non-empty array of run counts, e.g. [1000, 10000]";
+    }
+    return {};
+  });
+  const json* value = r.ok() && r.Has("levels") ? &r.object()["levels"] : nullptr;
+  for (size_t i = 0; value != nullptr && i < value->size() && r.ok(); ++i) {
+    std::string item = fmt::format("levels[{}]", i);
+    const json& level = (*value)[i];
+    std::string why;
     if (!level.is_number()) {
-      return Error{fmt::format("{}: must be a number of runs (got {})", item, level.dump())};
+      why = fmt::format("must be a number of runs (got {})", level.dump());
+    } else if (!level.is_number_integer()) {
+      why = fmt::format("must be a whole number of runs (got {})", level.dump());
+    } else if (int64_t runs = 0; !checks::WholeNumber{1, kMaxGrowthLevel}(level, runs).empty()) {
+      why = fmt::format("must be from 1 to {} runs (got {})", kMaxGrowthLevel, level.dump());
+    } else if (!levels.empty() && runs <= levels.back()) {
+      why = fmt::format("levels must increase ({} follows {}); each level adds runs to the last",
+                        runs, levels.back());
+    } else {
+      levels.push_back(runs);
     }
-    if (!level.is_number_integer()) {
-      return Error{fmt::format("{}: must be a whole number of runs (got {})", item, level.dump())};
-    }
-    if (level.get<int64_t>() <= 0 || level.get<int64_t>() > kMaxGrowthLevel ||
-        (level.is_number_unsigned() &&
-         level.get<uint64_t>() > static_cast<uint64_t>(kMaxGrowthLevel))) {
-      return Error{fmt::format("{}: must be from 1 to {} runs (got {})", item, kMaxGrowthLevel,
-                               level.dump())};
-    }
-    int64_t runs = level.get<int64_t>();
-    if (!levels.empty() && runs <= levels.back()) {
-      return Error{
-          fmt::format("{}: levels must increase ({} follows {}); each level adds runs to the last",
-                      item, runs, levels.back())};
-    }
-    levels.push_back(runs);
+    if (!why.empty()) r.Fail(item.c_str(), why);
   }
-  return levels;
 }
 
 // {"levels": [1000, 10000, 100000], "measureTime": "30s", "fillConcurrency": 8, ...}
-Status ReadGrowth(const json& entry, const std::string& at, double time_scale, Scenario& s) {
+void ReadGrowth(JsonReader& entry, double time_scale, Scenario& s) {
   if (s.rate_per_minute) {
-    return Error{at + ".rate: the growth shape fills and measures in closed loop; remove rate"};
+    return entry.Fail("rate", "the growth shape fills and measures in closed loop; remove rate");
   }
-  auto v = entry.find("growth");
-  if (v == entry.end() || !v->is_object()) {
-    return Error{at + ".growth: required with \"shape\": \"growth\" (levels, measureTime)"};
+  if (!entry.Has("growth")) {
+    return entry.Fail("growth", "required with \"shape\": \"growth\" (levels, measureTime)");
   }
   GrowthSettings g;
-  for (const auto& [key, value] : v->items()) {
-    std::string where = at + ".growth." + key;
-    if (key == "levels") {
-      auto levels = ReadGrowthLevels(value, where);
-      if (!levels.ok()) return levels.error();
-      g.levels = std::move(*levels);
-    } else if (key == "measureTime") {
-      auto t = ReadScenarioTime(value, where, time_scale);
-      if (!t.ok()) return t.error();
-      g.measure_time = *t;
-    } else if (key == "settleTimeout") {
-      auto t = ReadScenarioTime(value, where, time_scale);
-      if (!t.ok()) return t.error();
-      g.settle_timeout = *t;
-    } else if (key == "fillConcurrency" || key == "measureConcurrency" ||
-               key == "runsPerExperiment" || key == "runsPerPipeline" ||
-               key == "versionsPerPipeline") {
-      int64_t high = key == "fillConcurrency" || key == "measureConcurrency" ? 256
-                     : key == "versionsPerPipeline"                          ? 100
-                                                                             : kMaxGrowthLevel;
-      auto n = WholeNumber(value, where, 1, high);
-      if (!n.ok()) return n.error();
-      int as_int = static_cast<int>(*n);
-      if (key == "fillConcurrency") g.fill_concurrency = as_int;
-      if (key == "measureConcurrency") g.measure_concurrency = as_int;
-      if (key == "runsPerExperiment") g.runs_per_experiment = as_int;
-      if (key == "runsPerPipeline") g.runs_per_pipeline = as_int;
-      if (key == "versionsPerPipeline") g.versions_per_pipeline = as_int;
-    } else if (key == "extrapolateTo") {
-      auto n = WholeNumber(value, where, 0, int64_t{1} << 40);
-      if (!n.ok()) return n.error();
-      g.extrapolate_to = *n;
-    } else {
-      return Error{where +
-                   ": unknown field (known: levels, measureTime, fillConcurrency, "
-                   "measureConcurrency, runsPerExperiment, runsPerPipeline, versionsPerPipeline, "
-                   "settleTimeout, extrapolateTo)"};
+  entry.Message("growth", [&](JsonReader& r) {
+    constexpr checks::WholeNumber kWorkers{1, 256};
+    constexpr checks::WholeNumber kPerParent{1, kMaxGrowthLevel};
+    ReadGrowthLevels(r, g.levels);
+    r.Field("measureTime", g.measure_time, ScenarioTime{time_scale});
+    r.Field("fillConcurrency", g.fill_concurrency, kWorkers);
+    r.Field("measureConcurrency", g.measure_concurrency, kWorkers);
+    r.Field("runsPerExperiment", g.runs_per_experiment, kPerParent);
+    r.Field("runsPerPipeline", g.runs_per_pipeline, kPerParent);
+    r.Field("versionsPerPipeline", g.versions_per_pipeline, checks::WholeNumber{1, 100});
+    r.Field("settleTimeout", g.settle_timeout, ScenarioTime{time_scale});
+    r.Field("extrapolateTo", g.extrapolate_to, checks::WholeNumber{0, int64_t{1} << 40});
+    if (g.levels.empty()) r.Fail("levels", "required, e.g. [1000, 10000, 100000]");
+    if (g.measure_time <= Duration::zero()) {
+      r.Fail("measureTime", "required, > 0 (how long the mix runs at each level)");
     }
-  }
-  if (g.levels.empty()) return Error{at + ".growth.levels: required, e.g. [1000, 10000, 100000]"};
-  if (g.measure_time <= Duration::zero()) {
-    return Error{at + ".growth.measureTime: required, > 0 (how long the mix runs at each level)"};
-  }
+  });
   s.shape_data = std::make_shared<GrowthSettings>(std::move(g));
-  return Ok();
 }
 
 // A growth scenario fills to each level and measures there for measureTime:

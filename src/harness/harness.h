@@ -12,10 +12,11 @@
 
 namespace kfpbench::harness {
 
-// Feeds every KFP API call into a metrics::Recorder.
-class RecordingObserver : public kfp::CallObserver {
+// Feeds every KFP API call into a metrics::Recorder (a kfp::CallObserver;
+// engine::RunObserver, of pipeline runs, is another thing).
+class CallRecorder : public kfp::CallObserver {
  public:
-  explicit RecordingObserver(metrics::Recorder& recorder) : recorder_(recorder) {}
+  explicit CallRecorder(metrics::Recorder& recorder) : recorder_(recorder) {}
   void OnCall(std::string_view operation, Duration latency, int http_status,
               WallTime completed_at) override {
     recorder_.RecordCall(operation, latency, http_status, completed_at);

@@ -17,6 +17,7 @@
 #include "harness/runner.h"
 #include "harness/scenario.h"
 #include "kfp/client.h"
+#include "util/json_reader.h"
 #include "util/result.h"
 
 namespace kfpbench::harness {
@@ -40,10 +41,11 @@ struct ModeSpec {
     std::string_view does;
   };
   std::vector<Field> fields = {};
-  // Reads this mode's own fields of `entry` into `scenario` and checks what
-  // only this mode requires; errors start with `at` ("[2].mix: ...").
-  Status (*read)(const nlohmann::json& entry, const std::string& at,
-                 const std::filesystem::path& file, Scenario& scenario) = nullptr;
+  // Reads this mode's own fields of the scenario (`entry`, whose common
+  // fields are read into `scenario`) and checks what only this mode
+  // requires; problems go to `entry`, named by field ("[2].mix: ...").
+  // `file` is the scenario file, for the files it names.
+  void (*read)(JsonReader& entry, const std::filesystem::path& file, Scenario& scenario) = nullptr;
   // Once the session is open and before any load: resolves what only the
   // target knows (a pipeline named on the server). An Error is bad input.
   Status (*prepare)(Scenario& scenario, kfp::Client& client) = nullptr;

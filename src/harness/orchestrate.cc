@@ -15,6 +15,7 @@
 #include "harness/run_follower.h"
 #include "util/files.h"
 #include "util/ids.h"
+#include "util/json_checks.h"
 #include "util/strings.h"
 
 namespace kfpbench::harness {
@@ -341,49 +342,44 @@ Status TypePlanRows(OrchestratePlan& plan, const ir::PipelineSpec& spec,
   return Ok();
 }
 
-Status ReadOrchestrate(const nlohmann::json& entry, const std::string& at,
-                       const std::filesystem::path& file, Scenario& s) {
+void ReadOrchestrate(JsonReader& entry, const std::filesystem::path& file, Scenario& s) {
   auto plan = std::make_shared<OrchestratePlan>();
-  auto csv = entry.find("csv");
-  if (csv == entry.end() || !csv->is_string() || csv->get<std::string>().empty()) {
-    return Error{at +
-                 ".csv: required, the file of runs (a header of parameter names, a row per run)"};
-  }
-  plan->csv_path = csv->get<std::string>();
+  constexpr std::string_view kCsvRequired =
+      "required, the file of runs (a header of parameter names, a row per run)";
+  if (!entry.Has("csv")) return entry.Fail("csv", std::string(kCsvRequired));
+  std::string csv;
+  entry.Field("csv", csv, checks::NonEmptyString{kCsvRequired});
+  if (!entry.ok()) return;
+  plan->csv_path = csv;
   if (plan->csv_path.is_relative()) plan->csv_path = file.parent_path() / plan->csv_path;
   auto table = LoadCsv(plan->csv_path);
-  if (!table.ok()) return Error{at + ".csv: " + table.error().message};
+  if (!table.ok()) return entry.Fail("csv", table.error().message);
   plan->table = std::move(*table);
-  auto read_string = [&](const char* key, std::string& out) -> Status {
-    auto v = entry.find(key);
-    if (v == entry.end()) return Ok();
-    if (!v->is_string()) return Error{fmt::format("{}.{}: must be a string", at, key)};
-    out = v->get<std::string>();
-    return Ok();
-  };
-  if (Status st = read_string("experiment", plan->experiment_name); !st.ok()) return st;
+  entry.String("experiment", plan->experiment_name);
   std::string server_pipeline;
-  if (Status st = read_string("pipeline", server_pipeline); !st.ok()) return st;
+  entry.String("pipeline", server_pipeline);
+  if (!entry.ok()) return;
   if (server_pipeline.empty() == s.pipeline_file_name.empty()) {
-    return Error{at +
-                 ": name the pipeline by pipelineFileName (a file) or pipeline (a name on "
-                 "the server), one of them"};
+    return entry.Refuse(
+        "name the pipeline by pipelineFileName (a file) or pipeline (a name on the server), one "
+        "of them");
   }
   plan->concurrency = s.concurrency.value_or(plan->concurrency);
   plan->rate_per_minute = s.rate_per_minute;
   if (!server_pipeline.empty()) {
     plan->pipeline_label = server_pipeline;  // typed by PrepareOrchestrate
     s.mode_data = std::move(plan);
-    return Ok();
+    return;
   }
   std::filesystem::path pipeline = s.pipeline_file_name;
   if (pipeline.is_relative()) pipeline = file.parent_path() / pipeline;
   auto spec = ReadPipelineFile(pipeline.string(), *plan);
-  if (!spec.ok()) return Error{at + ".pipelineFileName: " + spec.error().message};
-  if (Status st = TypePlanRows(*plan, *spec, entry); !st.ok()) return st;
+  if (!spec.ok()) return entry.Fail("pipelineFileName", spec.error().message);
+  if (Status st = TypePlanRows(*plan, *spec, entry.object()); !st.ok()) {
+    return entry.Refuse(st.error().message);
+  }
   s.pipeline_path = pipeline;
   s.mode_data = std::move(plan);
-  return Ok();
 }
 
 // A pipeline named on the server is looked up once the session is open.

@@ -177,25 +177,24 @@ struct ArtifactSize : ModeData {
   int64_t bytes;
 };
 
-Status ReadArtifactSize(const nlohmann::json&, const std::string& at, const std::filesystem::path&,
-                        Scenario& s) {
+void ReadArtifactSize(JsonReader& entry, const std::filesystem::path&, Scenario& s) {
   auto size = s.params.find("size");
   if (size == s.params.end()) {
-    return Error{at +
-                 ".params.size: required for LARGE_DATASET (bytes per artifact, e.g. \"512Mi\")"};
+    return entry.Fail("params.size",
+                      "required for LARGE_DATASET (bytes per artifact, e.g. \"512Mi\")");
   }
   if (size->is_number_integer() && size->get<int64_t>() > 0) {
     s.mode_data = std::make_shared<ArtifactSize>(size->get<int64_t>());
-    return Ok();
+    return;
   }
   if (size->is_string()) {
     auto bytes = ir::ParseQuantityMemory(size->get<std::string>());
     if (bytes.ok() && *bytes > 0) {
       s.mode_data = std::make_shared<ArtifactSize>(*bytes);
-      return Ok();
+      return;
     }
   }
-  return Error{fmt::format("{}.params.size: not a size (got {})", at, size->dump())};
+  entry.Fail("params.size", fmt::format("not a size (got {})", size->dump()));
 }
 
 }  // namespace

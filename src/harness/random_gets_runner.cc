@@ -18,6 +18,7 @@
 #include "harness/load_loops.h"
 #include "harness/modes.h"
 #include "results/results.h"
+#include "util/json_checks.h"
 
 namespace kfpbench::harness {
 namespace {
@@ -171,27 +172,26 @@ Status RandomGetsRunner::Run(const Scenario& scenario, Context& context) {
 
 namespace {
 
-Status ReadMix(const nlohmann::json& entry, const std::string& at, const std::filesystem::path&,
-               Scenario& s) {
-  auto v = entry.find("mix");
-  if (v == entry.end()) return Ok();
-  if (!v->is_object() || v->empty()) {
-    return Error{at + ".mix: must be an object of operation weights, e.g. {\"GetRun\": 8}"};
-  }
+void ReadMix(JsonReader& entry, const std::filesystem::path&, Scenario& s) {
+  nlohmann::json weights;
+  entry.Field("mix", weights,
+              checks::JsonObject{"must be an object of operation weights, e.g. {\"GetRun\": 8}",
+                                 /*non_empty=*/true});
+  if (weights.is_null()) return;
   auto mix = std::make_shared<RandomGetsMix>();
-  for (const auto& [name, weight] : v->items()) {
+  for (const auto& [name, weight] : weights.items()) {
+    std::string field = "mix." + name;
     if (std::find(std::begin(kRandomGetsOperations), std::end(kRandomGetsOperations), name) ==
         std::end(kRandomGetsOperations)) {
-      return Error{fmt::format("{}.mix.{}: not a read operation (known: {})", at, name,
-                               fmt::join(kRandomGetsOperations, ", "))};
+      return entry.Fail(field.c_str(), fmt::format("not a read operation (known: {})",
+                                                   fmt::join(kRandomGetsOperations, ", ")));
     }
     if (!weight.is_number() || !(weight.get<double>() > 0)) {
-      return Error{fmt::format("{}.mix.{}: weight must be a number > 0", at, name)};
+      return entry.Fail(field.c_str(), "weight must be a number > 0");
     }
     mix->weights.emplace_back(name, weight.get<double>());
   }
   s.mode_data = std::move(mix);
-  return Ok();
 }
 
 }  // namespace

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
 #include "exec/duration_dist.h"
 #include "exec/stub_executor.h"
+#include "util/json_checks.h"
 #include "util/time.h"
 
 namespace kfpbench::harness {
@@ -16,19 +18,6 @@ using nlohmann::json;
 
 std::string Micros(Duration d, double scale) {
   return fmt::format("{}us", std::llround(static_cast<double>(d.count()) * scale / 1e3));
-}
-
-Status ReadStrings(const json& replay, const char* key, std::vector<std::string>& out) {
-  auto it = replay.find(key);
-  if (it == replay.end()) return Ok();
-  if (!it->is_array()) return Error{fmt::format("replay.{}: must be an array of strings", key)};
-  for (size_t i = 0; i < it->size(); ++i) {
-    if (!(*it)[i].is_string()) {
-      return Error{fmt::format("replay.{}[{}]: must be a string", key, i)};
-    }
-    out.push_back((*it)[i].get<std::string>());
-  }
-  return Ok();
 }
 
 }  // namespace
@@ -56,36 +45,34 @@ Result<std::string> ScaleStubDuration(const std::string& spec, double scale) {
   return label.empty() ? text : label + "=" + text;
 }
 
-Status ReadReplaySteps(const json& replay, double time_scale, ScenarioFile& file) {
-  if (!replay.is_object()) return Error{"replay: must be an object"};
-  for (const auto& [key, value] : replay.items()) {
-    if (key != "stubDurations" && key != "stubFailures" && key != "peakRunsPerSecond") {
-      return Error{fmt::format(
-          "replay.{}: unknown field (known: stubDurations, stubFailures, peakRunsPerSecond)", key)};
-    }
-  }
-  if (auto peak = replay.find("peakRunsPerSecond"); peak != replay.end()) {
-    if (!peak->is_number() || !(peak->get<double>() >= 0)) {
-      return Error{"replay.peakRunsPerSecond: must be a number, 0 or more"};
-    }
-    // Offsets shrink with --time-scale, so arrivals come faster.
-    file.replay_runs_per_second = peak->get<double>() / time_scale;
-  }
+void ReadReplaySteps(JsonReader& replay, double time_scale, ScenarioFile& file) {
+  double peak = 0;
+  replay.Field("peakRunsPerSecond", peak,
+               checks::Number{0, std::numeric_limits<double>::infinity(),
+                              "must be a number, 0 or more", /*low_open=*/false});
+  // Offsets shrink with --time-scale, so arrivals come faster.
+  file.replay_runs_per_second = peak / time_scale;
   std::vector<std::string> durations;
-  if (Status s = ReadStrings(replay, "stubDurations", durations); !s.ok()) return s;
-  if (Status s = ReadStrings(replay, "stubFailures", file.stub_failures); !s.ok()) return s;
-  for (size_t i = 0; i < durations.size(); ++i) {
+  replay.StringList("stubDurations", durations);
+  replay.StringList("stubFailures", file.stub_failures);
+  for (size_t i = 0; i < durations.size() && replay.ok(); ++i) {
     auto scaled = ScaleStubDuration(durations[i], time_scale);
     if (!scaled.ok()) {
-      return Error{fmt::format("replay.stubDurations[{}]: {}", i, scaled.error().message)};
+      replay.Fail(fmt::format("stubDurations[{}]", i).c_str(), scaled.error().message);
+    } else {
+      file.stub_durations.push_back(std::move(*scaled));
     }
-    file.stub_durations.push_back(std::move(*scaled));
   }
   exec::StubExecutorOptions check;
-  if (Status s = exec::AddStubFailures(file.stub_failures, check); !s.ok()) {
-    return Error{"replay.stubFailures: " + s.error().message};
+  if (Status s = exec::AddStubFailures(file.stub_failures, check); replay.ok() && !s.ok()) {
+    replay.Fail("stubFailures", s.error().message);
   }
-  return Ok();
+}
+
+Status ReadReplaySteps(const json& replay, double time_scale, ScenarioFile& file) {
+  JsonReader reader = JsonReader::Config(replay, "replay");
+  ReadReplaySteps(reader, time_scale, file);
+  return reader.Finish();
 }
 
 double SizeObserverBudget(const ScenarioFile& file, HarnessOptions& options) {

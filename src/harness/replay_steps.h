@@ -14,6 +14,7 @@
 #include "harness/runner.h"
 #include "harness/scenario.h"
 #include "server/backend.h"
+#include "util/json_reader.h"
 #include "util/result.h"
 
 namespace kfpbench::harness {
@@ -21,6 +22,7 @@ namespace kfpbench::harness {
 // Types the "replay" object into `file`, each duration multiplied by
 // `time_scale` (--time-scale shortens the steps with the offsets). Errors name
 // the JSON path.
+void ReadReplaySteps(JsonReader& replay, double time_scale, ScenarioFile& file);
 Status ReadReplaySteps(const nlohmann::json& replay, double time_scale, ScenarioFile& file);
 
 // A duration distribution ("[LABEL=]lognormal:100ms:0.2", "constant:1s", ...)

@@ -13,6 +13,7 @@
 #include "harness/shapes.h"
 #include "ir/pipeline_spec.h"
 #include "util/files.h"
+#include "util/json_checks.h"
 #include "util/json_reader.h"
 
 namespace kfpbench::harness {
@@ -44,7 +45,7 @@ std::vector<std::string_view> KnownFields() {
 
 Result<std::filesystem::path> FindPipeline(const std::string& name,
                                            const std::filesystem::path& scenario_path,
-                                           const LoadOptions& options, const std::string& where) {
+                                           const LoadOptions& options) {
   std::vector<std::filesystem::path> candidates;
   std::filesystem::path given(name);
   if (given.is_absolute()) {
@@ -60,167 +61,134 @@ Result<std::filesystem::path> FindPipeline(const std::string& name,
     looked += (looked.empty() ? "" : ", ") + c.string();
   }
   return Error{
-      fmt::format("{}: pipeline file '{}' not found (looked in {}{})", where, name, looked,
+      fmt::format("pipeline file '{}' not found (looked in {}{})", name, looked,
                   options.pipeline_dirs.empty() ? "; add folders with --pipelines DIR" : "")};
+}
+
+// How many runs (numTimes, concurrency): far beyond one machine's share.
+constexpr checks::WholeNumber kRunCount{1, 100000};
+
+// Refuses a field only another mode reads: no typo, but this mode would
+// ignore it ("[0].mix: only RANDOM_GETS draws a mix").
+void RefuseOtherModesFields(JsonReader& r, const ModeSpec& mode) {
+  for (const ModeSpec* other : Modes()) {
+    if (other == &mode) continue;
+    for (const auto& field : other->fields) {
+      bool own = std::any_of(mode.fields.begin(), mode.fields.end(),
+                             [&](const auto& f) { return f.name == field.name; });
+      if (!own && r.Has(std::string(field.name).c_str())) {
+        return r.Fail(std::string(field.name).c_str(),
+                      fmt::format("only {} {}", other->name, field.does));
+      }
+    }
+  }
+}
+
+const ModeSpec* ReadMode(JsonReader& r) {
+  if (!r.Has("mode")) {
+    r.Fail("mode", "missing (expected one of " + ModeList() + ")");
+    return nullptr;
+  }
+  std::string name;
+  r.String("mode", name);
+  if (!r.ok()) return nullptr;
+  const ModeSpec* mode = FindMode(name);
+  if (mode == nullptr) {
+    r.Fail("mode", fmt::format("unknown mode '{}' (expected one of {})", name, ModeList()));
+  }
+  return mode;
+}
+
+// The common fields, in the order their problems are reported.
+void ReadCommonFields(JsonReader& r, const LoadOptions& options, Scenario& s) {
+  r.Field("startTime", s.start_time, ScenarioTime{options.time_scale});
+  r.Field("runTime", s.run_time, ScenarioTime{options.time_scale, /*positive=*/true});
+  if (s.mode->needs_run_time && !r.Has("runTime")) r.Fail("runTime", "missing");
+  r.Field("numTimes", s.num_times, kRunCount);
+  r.Field("concurrency", s.concurrency, kRunCount);
+  r.Field("params", s.params, checks::JsonObject{"must be an object of parameter values"});
+  r.String("cron", s.cron);
+  r.Any("resourceLimits", s.resource_limits);
+  // --time-scale shortens the test, not the load: the rate stays as given.
+  r.Field("rate", s.rate_per_minute,
+          checks::Number{0, 1e7, "must be runs per minute, greater than zero"});
+  r.Field("arrival", s.arrival,
+          checks::OneOf<Scenario::Arrival>{{{"constant", Scenario::Arrival::kConstant},
+                                            {"poisson", Scenario::Arrival::kPoisson}}});
+  if (r.Has("arrival") && !s.rate_per_minute) r.Fail("arrival", "needs a rate");
+  r.Number("seed", s.seed);
+  r.Bool("cache", s.cache);
+  s.cache = s.cache && options.cache;
 }
 
 Result<Scenario> ReadScenario(const json& entry, size_t index, const std::filesystem::path& path,
                               const LoadOptions& options) {
   std::string at = fmt::format("[{}]", index);
   if (!entry.is_object()) return Error{at + ": each scenario must be a JSON object"};
-  std::vector<std::string> unknown;  // every typo at once, not one per attempt
-  const auto known = KnownFields();
-  for (const auto& [key, value] : entry.items()) {
-    if (std::find(known.begin(), known.end(), key) == known.end()) {
-      unknown.push_back(
-          fmt::format("{}.{}: unknown field (known: {})", at, key, fmt::join(known, ", ")));
-    }
-  }
-  if (!unknown.empty()) return Error{fmt::format("{}", fmt::join(unknown, "\n"))};
+  JsonReader r = JsonReader::Config(entry, at);
+  r.Known(KnownFields());  // every typo at once, not one per attempt
   Scenario s;
   s.index = index;
   s.source = entry;
-  auto mode = entry.find("mode");
-  if (mode == entry.end()) return Error{at + ".mode: missing (expected one of " + ModeList() + ")"};
-  if (!mode->is_string()) return Error{at + ".mode: must be a string"};
-  const ModeSpec* info = FindMode(mode->get<std::string>());
-  if (!info) {
-    return Error{fmt::format("{}.mode: unknown mode '{}' (expected one of {})", at,
-                             mode->get<std::string>(), ModeList())};
-  }
-  s.mode = info;
   s.time_scale = options.time_scale;
-  // A field another mode reads is no typo, but this mode would ignore it.
-  for (const ModeSpec* other : Modes()) {
-    if (other == info) continue;
-    for (const auto& field : other->fields) {
-      bool own = std::any_of(info->fields.begin(), info->fields.end(),
-                             [&](const auto& f) { return f.name == field.name; });
-      if (entry.contains(field.name) && !own) {
-        return Error{fmt::format("{}.{}: only {} {}", at, field.name, other->name, field.does)};
-      }
-    }
-  }
-
-  if (auto v = entry.find("startTime"); v != entry.end()) {
-    auto t = ReadScenarioTime(*v, at + ".startTime", options.time_scale);
-    if (!t.ok()) return t.error();
-    s.start_time = *t;
-  }
-  if (auto run_time = entry.find("runTime"); run_time != entry.end()) {
-    auto t = ReadScenarioTime(*run_time, at + ".runTime", options.time_scale);
-    if (!t.ok()) return t.error();
-    s.run_time = *t;
-    if (s.run_time <= Duration::zero()) return Error{at + ".runTime: must be greater than zero"};
-  } else if (info->needs_run_time) {
-    return Error{at + ".runTime: missing"};
-  }
-
-  auto read_count = [&](const char* name, int& out) -> Status {
-    auto v = entry.find(name);
-    if (v == entry.end()) return Ok();
-    if (!v->is_number_integer() || v->get<int64_t>() < 1 || v->get<int64_t>() > 100000) {
-      return Error{fmt::format("{}.{}: must be a whole number from 1 to 100000 (got {})", at, name,
-                               v->dump())};
-    }
-    out = v->get<int>();
-    return Ok();
-  };
-  if (Status st = read_count("numTimes", s.num_times); !st.ok()) return st.error();
-  if (entry.contains("concurrency")) {
-    int c = 0;
-    if (Status st = read_count("concurrency", c); !st.ok()) return st.error();
-    s.concurrency = c;
-  }
-  if (auto v = entry.find("params"); v != entry.end()) {
-    if (!v->is_object()) return Error{at + ".params: must be an object of parameter values"};
-    s.params = *v;
-  }
-  if (auto v = entry.find("cron"); v != entry.end()) {
-    if (!v->is_string()) return Error{at + ".cron: must be a string"};
-    s.cron = v->get<std::string>();
-  }
-  if (auto v = entry.find("resourceLimits"); v != entry.end()) s.resource_limits = *v;
-  if (auto v = entry.find("rate"); v != entry.end()) {
-    if (!v->is_number() || !(v->get<double>() > 0) || v->get<double>() > 1e7) {
-      return Error{fmt::format("{}.rate: must be runs per minute, greater than zero (got {})", at,
-                               v->dump())};
-    }
-    // --time-scale shortens the test, not the load: the rate stays as given.
-    s.rate_per_minute = v->get<double>();
-  }
-  if (auto v = entry.find("arrival"); v != entry.end()) {
-    if (*v == "constant") {
-      s.arrival = Scenario::Arrival::kConstant;
-    } else if (*v == "poisson") {
-      s.arrival = Scenario::Arrival::kPoisson;
-    } else {
-      return Error{
-          fmt::format("{}.arrival: must be \"constant\" or \"poisson\" (got {})", at, v->dump())};
-    }
-    if (!s.rate_per_minute) return Error{at + ".arrival: needs a rate"};
-  }
-  if (auto v = entry.find("seed"); v != entry.end()) {
-    if (!v->is_number_unsigned()) return Error{at + ".seed: must be a non-negative integer"};
-    s.seed = v->get<uint64_t>();
-  }
-  if (auto v = entry.find("cache"); v != entry.end()) {
-    if (!v->is_boolean()) return Error{at + ".cache: must be true or false"};
-    s.cache = v->get<bool>();
-  }
-  s.cache = s.cache && options.cache;
-  if (Status st = ReadShape(entry, at, options.time_scale, s); !st.ok()) return st.error();
-  if (auto v = entry.find("pipelineFileName"); v != entry.end()) {
-    if (!v->is_string() || v->get<std::string>().empty()) {
-      return Error{at + ".pipelineFileName: must be a file name"};
-    }
-    s.pipeline_file_name = v->get<std::string>();
-  }
-  if (info->needs_pipeline) {
+  s.mode = ReadMode(r);
+  if (s.mode == nullptr) return r.status().error();
+  RefuseOtherModesFields(r, *s.mode);
+  ReadCommonFields(r, options, s);
+  if (r.ok()) ReadShape(r, options.time_scale, s);
+  r.Field("pipelineFileName", s.pipeline_file_name, checks::NonEmptyString{"must be a file name"});
+  if (r.ok() && s.mode->needs_pipeline) {
     if (s.pipeline_file_name.empty()) {
-      return Error{fmt::format("{}.pipelineFileName: required for mode {}", at, info->name)};
+      r.Fail("pipelineFileName", fmt::format("required for mode {}", s.mode->name));
+    } else if (auto p = FindPipeline(s.pipeline_file_name, path, options); p.ok()) {
+      s.pipeline_path = *p;
+    } else {
+      r.Fail("pipelineFileName", p.error().message);
     }
-    auto p = FindPipeline(s.pipeline_file_name, path, options, at + ".pipelineFileName");
-    if (!p.ok()) return p.error();
-    s.pipeline_path = *p;
   }
-  if (info->read != nullptr) {
-    if (Status st = info->read(entry, at, path, s); !st.ok()) return st.error();
-  }
+  if (r.ok() && s.mode->read != nullptr) s.mode->read(r, path, s);
+  if (Status st = r.Finish(); !st.ok()) return st.error();
   return s;
 }
 
 }  // namespace
 
-Result<Duration> ReadScenarioTime(const nlohmann::json& v, const std::string& where, double scale) {
+std::string ScenarioTime::operator()(const nlohmann::json& v, Duration& out) const {
   // Far beyond any benchmark, and far below where time arithmetic overflows.
   constexpr double kMaxMinutes = 366 * 24 * 60;
   Duration d;
   if (v.is_number()) {
     double minutes = v.get<double>();
     if (!std::isfinite(minutes) || minutes < 0) {
-      return Error{fmt::format("{}: must not be negative (got {})", where, v.dump())};
+      return fmt::format("must not be negative (got {})", v.dump());
     }
-    if (minutes > kMaxMinutes) {
-      return Error{fmt::format("{}: {} minutes is more than a year", where, v.dump())};
-    }
+    if (minutes > kMaxMinutes) return fmt::format("{} minutes is more than a year", v.dump());
     d = FromSeconds(minutes * 60.0);
   } else if (v.is_string()) {
     auto parsed = ParseDuration(v.get<std::string>());
-    if (!parsed.ok()) return Error{where + ": " + parsed.error().message};
+    if (!parsed.ok()) return parsed.error().message;
     d = *parsed;
   } else {
-    return Error{where + ": must be minutes (a number) or a duration string like \"30s\""};
+    return "must be minutes (a number) or a duration string like \"30s\"";
   }
-  return FromSeconds(ToSeconds(d) * scale);
+  Duration scaled = FromSeconds(ToSeconds(d) * scale);
+  if (positive && scaled <= Duration::zero()) return "must be greater than zero";
+  out = scaled;
+  return {};
 }
 
 std::string_view Scenario::mode_name() const { return mode != nullptr ? mode->name : ""; }
 
 Result<ScenarioFile> ParseScenarios(const std::string& text, const std::filesystem::path& path,
                                     const LoadOptions& options) {
+  // Each line of a message names the file: several problems are several lines.
   auto fail = [&](const std::string& message) {
-    return Error{fmt::format("{}: {}", path.string(), message)};
+    std::string all;
+    std::istringstream lines(message);
+    for (std::string line; std::getline(lines, line);) {
+      all += fmt::format("{}{}: {}", all.empty() ? "" : "\n", path.string(), line);
+    }
+    return Error{all};
   };
   if (!(options.time_scale > 0) || !std::isfinite(options.time_scale)) {
     return fail(fmt::format("--time-scale must be greater than zero (got {})", options.time_scale));
@@ -239,28 +207,18 @@ Result<ScenarioFile> ParseScenarios(const std::string& text, const std::filesyst
     // perf-tests' docs show one scenario as a bare object: a one-scenario file.
     entries = json::array({doc});
   } else if (doc.is_object()) {
-    for (const auto& [key, value] : doc.items()) {
-      if (key != "target" && key != "defaults" && key != "thresholds" && key != "scenarios" &&
-          key != "replay") {
-        return fail(fmt::format(
-            "{}: unknown field (known: target, defaults, thresholds, scenarios, replay)", key));
-      }
-    }
-    for (const char* key : {"target", "defaults", "thresholds"}) {
-      if (doc.contains(key) && !doc[key].is_object()) {
-        return fail(fmt::format("{}: must be an object", key));
-      }
-    }
-    if (!doc.contains("scenarios")) return fail("scenarios: missing");
-    entries = doc["scenarios"];
-    defaults = doc.value("defaults", json::object());
-    file.target = doc.value("target", json::object());
-    file.thresholds = doc.value("thresholds", json::object());
-    if (auto replay = doc.find("replay"); replay != doc.end()) {
-      if (Status st = ReadReplaySteps(*replay, options.time_scale, file); !st.ok()) {
-        return fail(st.error().message);
-      }
-    }
+    JsonReader r = JsonReader::Config(doc, "");
+    constexpr std::string_view kFileFields[] = {"target", "defaults", "thresholds", "scenarios",
+                                                "replay"};
+    r.Known(kFileFields);
+    r.Object("target", file.target);
+    r.Object("defaults", defaults);
+    r.Object("thresholds", file.thresholds);
+    if (r.ok() && !r.Has("scenarios")) r.Fail("scenarios", "missing");
+    r.Any("scenarios", entries);
+    r.Message("replay",
+              [&](JsonReader& replay) { ReadReplaySteps(replay, options.time_scale, file); });
+    if (Status st = r.Finish(); !st.ok()) return fail(st.error().message);
     prefix = "scenarios";
   } else if (!doc.is_array()) {
     return fail(
@@ -286,11 +244,7 @@ Result<ScenarioFile> ParseScenarios(const std::string& text, const std::filesyst
     }
     file.scenarios.push_back(std::move(*s));
   }
-  if (!problems.empty()) {
-    std::string all;
-    for (const auto& p : problems) all += (all.empty() ? "" : "\n") + fail(p).message;
-    return Error{all};
-  }
+  if (!problems.empty()) return fail(fmt::format("{}", fmt::join(problems, "\n")));
   return file;
 }
 

@@ -127,9 +127,14 @@ Status ApplyShard(ScenarioFile& file, int index, int count);
 // The same from --shard's text, "i/N".
 Status ApplyShard(ScenarioFile& file, const std::string& shard);
 
-// A time of the file: minutes as a number (fractions allowed), or a duration
-// string ("30s"), multiplied by `scale` (--time-scale). Errors start with `where`.
-Result<Duration> ReadScenarioTime(const nlohmann::json& v, const std::string& where, double scale);
+// A validator (util/json_checks.h) for a time of the file: minutes as a
+// number (fractions allowed), or a duration string ("30s"), multiplied by
+// `scale` (--time-scale); `positive`: zero is refused too.
+struct ScenarioTime {
+  double scale = 1.0;
+  bool positive = false;
+  std::string operator()(const nlohmann::json& v, Duration& out) const;
+};
 
 // Reads and checks a scenario file. The error names the file and the JSON path
 // of the first problem: "smoke.json: [1].mode: unknown mode 'RUN' (expected ...)".

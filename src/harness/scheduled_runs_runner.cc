@@ -174,10 +174,8 @@ Status ScheduledRunsRunner::Run(const Scenario& scenario, Context& context) {
 
 namespace {
 
-Status RequireCron(const nlohmann::json& entry, const std::string& at, const std::filesystem::path&,
-                   Scenario& s) {
-  if (s.cron.empty()) return Error{at + ".cron: required for " + entry.value("mode", "")};
-  return Ok();
+void RequireCron(JsonReader& entry, const std::filesystem::path&, Scenario& s) {
+  if (s.cron.empty()) entry.Fail("cron", "required for " + entry.object().value("mode", ""));
 }
 
 }  // namespace

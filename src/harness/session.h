@@ -104,7 +104,7 @@ class Session {
   std::string url_;
   http::Client http_;
   metrics::Recorder recorder_;
-  RecordingObserver observer_;
+  CallRecorder observer_;
   std::unique_ptr<kfp::Client> client_;
   kfp::ClientConfig config_;
   nlohmann::json healthz_;

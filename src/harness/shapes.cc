@@ -66,24 +66,30 @@ bool TakesShape(const ModeSpec& mode, const ShapeSpec& shape) {
          std::find(mode.shapes.begin(), mode.shapes.end(), shape.name) != mode.shapes.end();
 }
 
-Status ReadShape(const json& entry, const std::string& at, double time_scale, Scenario& scenario) {
+void ReadShape(JsonReader& entry, double time_scale, Scenario& scenario) {
   const ShapeSpec* shape = nullptr;
-  if (auto v = entry.find("shape"); v != entry.end()) {
-    if (v->is_string()) shape = FindShape(v->get<std::string>());
-    if (shape == nullptr) {
-      return Error{fmt::format("{}.shape: must be {} (got {})", at, ShapeList(), v->dump())};
-    }
-  }
+  entry.Custom("shape", [&](const json& v) {
+    if (v.is_string()) shape = FindShape(v.get<std::string>());
+    return shape != nullptr ? "" : fmt::format("must be {} (got {})", ShapeList(), v.dump());
+  });
   for (const ShapeSpec* other : Shapes()) {
-    if (other == shape || other->field.empty() || !entry.contains(other->field)) continue;
-    return Error{fmt::format("{}.{}: goes with \"shape\": \"{}\"", at, other->field, other->name)};
+    if (other == shape || other->field.empty() || !entry.object().contains(other->field)) continue;
+    std::string field(other->field);
+    return entry.Fail(field.c_str(), fmt::format("goes with \"shape\": \"{}\"", other->name));
   }
+  if (!entry.ok()) return;
   scenario.shape = shape;
-  if (shape == nullptr) return Ok();
+  if (shape == nullptr) return;
   if (!TakesShape(*scenario.mode, *shape)) {
-    return Error{fmt::format("{}.shape: {} works with {}", at, shape->name, ModesTaking(*shape))};
+    return entry.Fail("shape", fmt::format("{} works with {}", shape->name, ModesTaking(*shape)));
   }
-  return shape->read != nullptr ? shape->read(entry, at, time_scale, scenario) : Ok();
+  if (shape->read != nullptr) shape->read(entry, time_scale, scenario);
+}
+
+Status ReadShape(const json& entry, const std::string& at, double time_scale, Scenario& scenario) {
+  JsonReader reader = JsonReader::Config(entry, at);
+  ReadShape(reader, time_scale, scenario);
+  return reader.status();
 }
 
 }  // namespace kfpbench::harness

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/scenario.h"
+#include "util/json_reader.h"
 #include "util/result.h"
 #include "util/time.h"
 
@@ -44,10 +45,10 @@ struct ShapeSpec {
   // The scenario key holding this shape's settings ("stress"), required with
   // the shape and refused without it; empty: the shape has none.
   std::string_view field = {};
-  // Reads `entry[field]` into `scenario` (whose common fields and mode are
-  // read) and checks what the shape needs of the rest; errors start with `at`.
-  Status (*read)(const nlohmann::json& entry, const std::string& at, double time_scale,
-                 Scenario& scenario) = nullptr;
+  // Reads its `field` of the scenario (`entry`) into `scenario` (whose
+  // common fields and mode are read) and checks what the shape needs of the
+  // rest; problems go to `entry`, named by field ("[0].stress.stepTime").
+  void (*read)(JsonReader& entry, double time_scale, Scenario& scenario) = nullptr;
   // What `validate` and `run` say of the read settings before any load: a
   // runTime that cannot hold the shape is a problem, what it will do a note.
   void (*plan)(const Scenario& scenario, const std::string& at, Preflight& out) = nullptr;
@@ -84,6 +85,8 @@ bool TakesShape(const ModeSpec& mode, const ShapeSpec& shape);
 // Reads the scenario's "shape" (into scenario.shape) and the settings of its
 // shape, refusing a shape's settings without the shape. `scenario.mode` must
 // be set.
+void ReadShape(JsonReader& entry, double time_scale, Scenario& scenario);
+// The same of the scenario `entry` alone, its messages starting with `at`.
 Status ReadShape(const nlohmann::json& entry, const std::string& at, double time_scale,
                  Scenario& scenario);
 

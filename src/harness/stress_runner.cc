@@ -1,6 +1,7 @@
 #include "harness/stress_runner.h"
 
 #include <cstdlib>
+#include <limits>
 #include <memory>
 
 #include <fmt/format.h>
@@ -9,65 +10,58 @@
 #include "harness/preflight.h"
 #include "harness/runner.h"
 #include "harness/shapes.h"
+#include "util/json_checks.h"
 
 namespace kfpbench::harness {
 namespace {
 
 using nlohmann::json;
 
+// An error rate: a fraction (0.02) or a percentage ("2%").
+std::string ReadErrorRate(const json& x, double& out) {
+  std::string text = x.is_string() ? x.get<std::string>() : x.dump();
+  bool percent = !text.empty() && text.back() == '%';
+  if (percent) text.pop_back();
+  char* end = nullptr;
+  double rate = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || rate < 0) {
+    return "must be a rate like \"1%\"";
+  }
+  out = percent ? rate / 100 : rate;
+  return {};
+}
+
+// A latency bound: a duration string ("30s").
+std::string ReadLatency(const json& x, Duration& out) {
+  if (!x.is_string()) return "must be a duration string";
+  auto t = ParseDuration(x.get<std::string>());
+  if (!t.ok()) return t.error().message;
+  out = *t;
+  return {};
+}
+
 // {"stepTime": "1m", "rateFactor": 2, "maxRate": 600,
 //  "slo": {"p95": "30s", "errorRate": "1%"}}
-Status ReadStress(const json& entry, const std::string& at, double time_scale, Scenario& s) {
-  if (!s.rate_per_minute) return Error{at + ".rate: the stress shape starts from a rate"};
-  auto v = entry.find("stress");
-  if (v == entry.end() || !v->is_object()) {
-    return Error{at + ".stress: required with \"shape\": \"stress\" (stepTime, slo)"};
+void ReadStress(JsonReader& entry, double time_scale, Scenario& s) {
+  if (!s.rate_per_minute) return entry.Fail("rate", "the stress shape starts from a rate");
+  if (!entry.Has("stress")) {
+    return entry.Fail("stress", "required with \"shape\": \"stress\" (stepTime, slo)");
   }
   StressSettings st;
-  for (const auto& [key, value] : v->items()) {
-    std::string where = at + ".stress." + key;
-    if (key == "stepTime") {
-      auto t = ReadScenarioTime(value, where, time_scale);
-      if (!t.ok()) return t.error();
-      st.step_time = *t;
-    } else if (key == "rateFactor") {
-      if (!value.is_number() || !(value.get<double>() > 1)) {
-        return Error{where + ": must be a number greater than 1"};
-      }
-      st.rate_factor = value.get<double>();
-    } else if (key == "maxRate") {
-      if (!value.is_number() || !(value.get<double>() > 0)) return Error{where + ": must be > 0"};
-      st.max_rate = value.get<double>();
-    } else if (key == "slo") {
-      if (!value.is_object()) return Error{where + ": must be an object (p95, errorRate)"};
-      for (const auto& [k, x] : value.items()) {
-        if (k == "p95") {
-          auto t = x.is_string() ? ParseDuration(x.get<std::string>())
-                                 : Result<Duration>(Error{"must be a duration string"});
-          if (!t.ok()) return Error{where + ".p95: " + t.error().message};
-          st.slo_p95 = *t;
-        } else if (k == "errorRate") {
-          std::string text = x.is_string() ? x.get<std::string>() : x.dump();
-          bool percent = !text.empty() && text.back() == '%';
-          if (percent) text.pop_back();
-          char* end = nullptr;
-          double rate = std::strtod(text.c_str(), &end);
-          if (text.empty() || end != text.c_str() + text.size() || rate < 0) {
-            return Error{where + ".errorRate: must be a rate like \"1%\""};
-          }
-          st.slo_error_rate = percent ? rate / 100 : rate;
-        } else {
-          return Error{where + "." + k + ": unknown field (known: p95, errorRate)"};
-        }
-      }
-    } else {
-      return Error{where + ": unknown field (known: stepTime, rateFactor, maxRate, slo)"};
-    }
-  }
-  if (st.step_time <= Duration::zero()) return Error{at + ".stress.stepTime: required, > 0"};
-  if (st.slo_p95 <= Duration::zero()) return Error{at + ".stress.slo.p95: required"};
+  entry.Message("stress", [&](JsonReader& r) {
+    constexpr double kNoLimit = std::numeric_limits<double>::max();
+    r.Field("stepTime", st.step_time, ScenarioTime{time_scale});
+    r.Field("rateFactor", st.rate_factor,
+            checks::Number{1, kNoLimit, "must be a number greater than 1"});
+    r.Field("maxRate", st.max_rate, checks::Number{0, kNoLimit, "must be > 0"});
+    r.Message("slo", [&](JsonReader& slo) {
+      slo.Field("p95", st.slo_p95, ReadLatency);
+      slo.Field("errorRate", st.slo_error_rate, ReadErrorRate);
+    });
+    if (st.step_time <= Duration::zero()) r.Fail("stepTime", "required, > 0");
+    if (st.slo_p95 <= Duration::zero()) r.Fail("slo.p95", "required");
+  });
   s.shape_data = std::make_shared<StressSettings>(st);
-  return Ok();
 }
 
 // A stress search runs one step of stepTime per rate, multiplying the rate

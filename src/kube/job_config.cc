@@ -4,60 +4,33 @@
 
 #include <algorithm>
 #include <cctype>
-#include <nlohmann/json.hpp>
+#include <charconv>
 #include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "ir/quantity.h"
 #include "util/files.h"
+#include "util/json_checks.h"
+#include "util/json_reader.h"
 
 namespace kfpbench::kube {
 namespace {
 
-// yaml-cpp throws on bad access; parsing happens at this boundary only, so a
-// thrown ConfigError carries the key path and becomes an Error below.
-struct ConfigError {
-  std::string message;
-};
+using nlohmann::json;
 
-[[noreturn]] void Fail(const std::string& path, const std::string& what) {
-  throw ConfigError{path + ": " + what};
-}
-
-void CheckKeys(const YAML::Node& node, const std::string& path,
-               const std::set<std::string>& allowed) {
-  if (!node.IsMap()) Fail(path, "must be a mapping");
-  for (const auto& kv : node) {
-    auto key = kv.first.as<std::string>();
-    if (!allowed.count(key)) Fail(path.empty() ? key : path + "." + key, "unknown key");
-  }
-}
-
-std::string Scalar(const YAML::Node& node, const std::string& path) {
-  if (!node.IsScalar()) Fail(path, "must be a scalar");
-  return node.as<std::string>();
-}
-
-int Int(const YAML::Node& node, const std::string& path, int min) {
-  std::string s = Scalar(node, path);
-  try {
-    size_t used = 0;
-    int v = std::stoi(s, &used);
-    if (used != s.size()) Fail(path, "must be an integer, got '" + s + "'");
-    if (v < min) Fail(path, "must be at least " + std::to_string(min));
-    return v;
-  } catch (const std::logic_error&) {
-    Fail(path, "must be an integer, got '" + s + "'");
-  }
-}
-
-nlohmann::json ToJson(const YAML::Node& node) {
+// The YAML as JSON for JsonReader, every scalar kept as its text: parameters
+// are substituted into strings as written ("0.010" stays "0.010").
+json ToJson(const YAML::Node& node) {
   if (node.IsMap()) {
-    auto out = nlohmann::json::object();
+    auto out = json::object();
     for (const auto& kv : node) out[kv.first.as<std::string>()] = ToJson(kv.second);
     return out;
   }
   if (node.IsSequence()) {
-    auto out = nlohmann::json::array();
+    auto out = json::array();
     for (const auto& v : node) out.push_back(ToJson(v));
     return out;
   }
@@ -65,74 +38,149 @@ nlohmann::json ToJson(const YAML::Node& node) {
   return node.as<std::string>();
 }
 
-Params ParamMap(const YAML::Node& node, const std::string& path) {
-  if (!node.IsMap()) Fail(path, "must be a mapping of name: value");
-  Params out;
-  for (const auto& kv : node) {
-    auto key = kv.first.as<std::string>();
-    out[key] = Scalar(kv.second, path + "." + key);
+// A JSON object's keys sort; where the order written matters (an env value
+// may name an earlier variable, a grid's first key varies slowest, metrics
+// are reported in order) the pairs read are put back in the YAML's order.
+template <typename T, typename KeyOf>
+void InOrderWritten(const YAML::Node& map, std::vector<T>& items, KeyOf key_of) {
+  std::vector<std::string> keys;
+  if (map.IsDefined() && map.IsMap()) {  // a key not written is an invalid node
+    for (const auto& kv : map) keys.push_back(kv.first.as<std::string>());
   }
+  auto rank = [&](const T& item) {
+    return std::find(keys.begin(), keys.end(), key_of(item)) - keys.begin();
+  };
+  std::stable_sort(items.begin(), items.end(),
+                   [&](const T& a, const T& b) { return rank(a) < rank(b); });
+}
+
+void Required(JsonReader& r, const char* name) {
+  if (!r.Has(name)) r.Fail(name, "is required");
+}
+
+// A validator (util/json_checks.h) for a count written in YAML: an integer
+// of at least `min`.
+struct IntAtLeast {
+  int min;
+  std::string operator()(const json& v, int& out) const {
+    if (!v.is_string()) return "must be an integer";
+    const std::string& s = v.get_ref<const std::string&>();
+    int value = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+    if (ec != std::errc() || end != s.data() + s.size()) {
+      return "must be an integer, got '" + s + "'";
+    }
+    if (value < min) return "must be at least " + std::to_string(min);
+    out = value;
+    return {};
+  }
+};
+
+// A scalar of YAML, which reads as a string.
+std::string Scalar(const json& v, std::string& out) {
+  if (!v.is_string()) return "must be a scalar";
+  out = v.get<std::string>();
+  return {};
+}
+
+// A YAML mapping read by `fn(JsonReader&)`; `what` is the message when the
+// field is something else.
+template <typename Fn>
+void Mapping(JsonReader& r, const char* name, std::string_view what, Fn&& fn) {
+  r.Custom(name, [&](const json& v) { return v.is_object() ? "" : std::string(what); });
+  r.Message(name, fn);
+}
+
+// A mapping of name: scalar, in the order written; `check_key(key)` returns
+// the problem of a key, if any.
+template <typename KeyCheck>
+std::vector<std::pair<std::string, std::string>> ScalarMap(JsonReader& r, const char* name,
+                                                           std::string_view what,
+                                                           const YAML::Node& yaml,
+                                                           KeyCheck check_key) {
+  std::vector<std::pair<std::string, std::string>> out;
+  Mapping(r, name, what, [&](JsonReader& map) {
+    map.Rest([&](const std::string& key, const json& value) {
+      if (std::string why = check_key(key); !why.empty()) return why;
+      std::string text;
+      std::string why = Scalar(value, text);
+      if (why.empty()) out.emplace_back(key, std::move(text));
+      return why;
+    });
+  });
+  InOrderWritten(yaml, out, [](const auto& pair) { return pair.first; });
   return out;
 }
 
-std::vector<Params> ParseSweep(const YAML::Node& node) {
-  CheckKeys(node, "sweep", {"list", "grid"});
+std::string AnyKey(const std::string&) { return {}; }
+
+// A non-empty list of scalars; one that is not is named by its index.
+std::vector<std::string> ScalarList(JsonReader& r, const char* name) {
+  r.Custom(name, [&](const json& v) {
+    return v.is_array() && !v.empty() ? "" : std::string("must be a non-empty list");
+  });
+  std::vector<std::string> out;
+  r.StringList(name, out);
+  return out;
+}
+
+std::vector<Params> ReadSweep(JsonReader& r, const YAML::Node& yaml) {
   std::vector<Params> points = {Params{}};
-  if (node["list"]) {
-    const auto& list = node["list"];
-    if (!list.IsSequence() || list.size() == 0) Fail("sweep.list", "must be a non-empty list");
-    points.clear();
-    for (size_t i = 0; i < list.size(); ++i) {
-      points.push_back(ParamMap(list[i], "sweep.list[" + std::to_string(i) + "]"));
-    }
-  }
-  if (node["grid"]) {
-    const auto& grid = node["grid"];
-    if (!grid.IsMap()) Fail("sweep.grid", "must be a mapping of name: [values]");
-    // Cartesian product, the first key varying slowest (document order).
-    for (const auto& kv : grid) {
-      auto key = kv.first.as<std::string>();
-      std::string path = "sweep.grid." + key;
-      if (!kv.second.IsSequence() || kv.second.size() == 0) Fail(path, "must be a non-empty list");
-      std::vector<Params> next;
-      for (const auto& base : points) {
-        for (size_t i = 0; i < kv.second.size(); ++i) {
-          Params p = base;
-          p[key] = Scalar(kv.second[i], path + "[" + std::to_string(i) + "]");
-          next.push_back(std::move(p));
-        }
+  r.Custom("list", [&](const json& v) {
+    return v.is_array() && !v.empty() ? "" : std::string("must be a non-empty list");
+  });
+  if (r.ok() && r.Has("list")) points.clear();
+  r.Array("list", [&](JsonReader& point) {
+    Params p;
+    point.Rest([&](const std::string& key, const json& value) { return Scalar(value, p[key]); });
+    points.push_back(std::move(p));
+  });
+  // Cartesian product, the first key varying slowest (document order).
+  std::vector<std::pair<std::string, std::vector<std::string>>> grid;
+  Mapping(r, "grid", "must be a mapping of name: [values]", [&](JsonReader& axes) {
+    axes.Rest([&](const std::string& key, const json& values) {
+      if (!values.is_array() || values.empty()) return std::string("must be a non-empty list");
+      axes.StringList(key.c_str(), grid.emplace_back(key, std::vector<std::string>()).second);
+      return std::string();
+    });
+  });
+  InOrderWritten(yaml["grid"], grid, [](const auto& axis) { return axis.first; });
+  for (const auto& [key, values] : grid) {
+    std::vector<Params> next;
+    for (const auto& base : points) {
+      for (const auto& value : values) {
+        Params p = base;
+        p[key] = value;
+        next.push_back(std::move(p));
       }
-      points = std::move(next);
     }
+    points = std::move(next);
   }
   return points;
 }
 
-MetricSpec ParseMetric(const std::string& name, const YAML::Node& node, JobKind kind) {
-  std::string path = "metrics." + name;
-  CheckKeys(node, path, {"regex", "jsonl", "per_replica", "across", "roles"});
+MetricSpec ReadMetric(JsonReader& r, const std::string& name, JobKind kind) {
+  static const std::set<std::string> kReduce = {"last", "mean", "min", "max", "sum"};
   MetricSpec m;
   m.name = name;
-  if (node["regex"]) m.regex = Scalar(node["regex"], path + ".regex");
-  if (node["jsonl"]) m.jsonl = Scalar(node["jsonl"], path + ".jsonl");
-  if (m.regex.empty() == m.jsonl.empty()) Fail(path, "needs exactly one of regex or jsonl");
-  static const std::set<std::string> kReduce = {"last", "mean", "min", "max", "sum"};
-  if (node["per_replica"]) m.per_replica = Scalar(node["per_replica"], path + ".per_replica");
-  if (!kReduce.count(m.per_replica))
-    Fail(path + ".per_replica", "must be last, mean, min, max or sum");
-  if (node["across"]) m.across = Scalar(node["across"], path + ".across");
-  if (!kReduce.count(m.across) || m.across == "last") {
-    Fail(path + ".across", "must be mean, min, max or sum");
+  r.Field("regex", m.regex, Scalar);
+  r.Field("jsonl", m.jsonl, Scalar);
+  if (r.ok() && m.regex.empty() == m.jsonl.empty()) r.Refuse("needs exactly one of regex or jsonl");
+  r.Field("per_replica", m.per_replica, Scalar);
+  if (r.ok() && !kReduce.count(m.per_replica)) {
+    r.Fail("per_replica", "must be last, mean, min, max or sum");
   }
-  if (node["roles"]) {
-    if (!node["roles"].IsSequence()) Fail(path + ".roles", "must be a list");
-    for (const auto& r : node["roles"]) {
-      auto role = Scalar(r, path + ".roles");
-      const auto& roles = KindInfo(kind).roles;
-      if (std::find(roles.begin(), roles.end(), role) == roles.end()) {
-        Fail(path + ".roles", "'" + role + "' is not a role of " + KindInfo(kind).name);
-      }
-      m.roles.push_back(role);
+  r.Field("across", m.across, Scalar);
+  if (r.ok() && (!kReduce.count(m.across) || m.across == "last")) {
+    r.Fail("across", "must be mean, min, max or sum");
+  }
+  r.Custom("roles",
+           [&](const json& v) { return v.is_array() ? "" : std::string("must be a list"); });
+  r.StringList("roles", m.roles);
+  const auto& roles = KindInfo(kind).roles;
+  for (const auto& role : m.roles) {
+    if (r.ok() && std::find(roles.begin(), roles.end(), role) == roles.end()) {
+      r.Fail("roles", "'" + role + "' is not a role of " + KindInfo(kind).name);
     }
   }
   return m;
@@ -149,136 +197,138 @@ bool IsDnsLabel(const std::string& s) {
   return s.front() != '-' && s.back() != '-';
 }
 
-// The replicas by role, with what each kind needs of them.
-std::vector<ReplicaSpec> ParseReplicas(const YAML::Node& node, JobKind kind) {
-  if (!node) Fail("replicas", "is required");
+// The replicas by role, in the kind's order, with what each kind needs of them.
+std::vector<ReplicaSpec> ReadReplicas(JsonReader& r, JobKind kind) {
   std::vector<ReplicaSpec> replicas;
-  const auto& roles = KindInfo(kind).roles;
-  CheckKeys(node, "replicas", std::set<std::string>(roles.begin(), roles.end()));
-  for (const auto& role : roles) {
-    if (node[role]) {
-      int n = Int(node[role], "replicas." + role, 0);
-      if (n > 0) replicas.push_back({role, n});
-    }
+  for (const auto& role : KindInfo(kind).roles) {
+    int n = 0;
+    r.Field(role.c_str(), n, IntAtLeast{0});
+    if (n > 0) replicas.push_back({role, n});
   }
-  if (replicas.empty()) Fail("replicas", "needs at least one replica");
+  if (Status st = r.Finish(); !st.ok()) return replicas;  // unknown roles first
   auto count = [&](const std::string& role) {
-    for (const auto& r : replicas) {
-      if (r.role == role) return r.count;
+    for (const auto& rep : replicas) {
+      if (rep.role == role) return rep.count;
     }
     return 0;
   };
-  if (kind == JobKind::kPyTorchJob && count("Master") != 1) {
-    Fail("replicas.Master", "a PyTorchJob needs exactly one Master (it sets MASTER_ADDR)");
-  }
-  if (kind == JobKind::kMPIJob && count("Launcher") != 1) {
-    Fail("replicas.Launcher", "an MPIJob needs exactly one Launcher");
-  }
-  if (kind == JobKind::kTFJob && count("Chief") + count("Master") > 1) {
-    Fail("replicas", "a TFJob has at most one Chief or Master");
+  if (replicas.empty()) {
+    r.Refuse("needs at least one replica");
+  } else if (kind == JobKind::kPyTorchJob && count("Master") != 1) {
+    r.Fail("Master", "a PyTorchJob needs exactly one Master (it sets MASTER_ADDR)");
+  } else if (kind == JobKind::kMPIJob && count("Launcher") != 1) {
+    r.Fail("Launcher", "an MPIJob needs exactly one Launcher");
+  } else if (kind == JobKind::kTFJob && count("Chief") + count("Master") > 1) {
+    r.Refuse("a TFJob has at most one Chief or Master");
   }
   return replicas;
 }
 
-// Requests and limits, each a quantity of a valid resource name, as JSON text.
-std::string ParseResources(const YAML::Node& node) {
-  CheckKeys(node, "resources", {"requests", "limits"});
-  auto json = ToJson(node);
-  for (const auto& [section, values] : json.items()) {
-    if (!values.is_object()) Fail("resources." + section, "must be a mapping");
-    for (const auto& [k, v] : values.items()) {
-      std::string where = "resources." + section + "." + k;
-      bool name_ok = !k.empty() && std::all_of(k.begin(), k.end(), [](unsigned char ch) {
-        return std::isalnum(ch) || ch == '.' || ch == '-' || ch == '_' || ch == '/';
-      });
-      if (!name_ok) Fail("resources." + section, "'" + k + "' is not a resource name");
-      if (!v.is_string()) Fail(where, "must be a quantity");
-      const auto& text = v.get_ref<const std::string&>();
-      if (k == "cpu") {
-        if (auto q = ir::ParseQuantityCpu(text); !q.ok()) Fail(where, q.error().message);
-      } else if (auto q = ir::ParseQuantityMemory(text); !q.ok()) {
-        Fail(where, q.error().message);
-      }
-    }
+// A resource name ("cpu", "nvidia.com/gpu") and its quantity.
+std::string ResourceQuantity(const std::string& name, const json& value) {
+  bool name_ok = !name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char ch) {
+    return std::isalnum(ch) || ch == '.' || ch == '-' || ch == '_' || ch == '/';
+  });
+  // Not fmt: the name may not be UTF-8, and the message is only copied.
+  if (!name_ok) return "'" + name + "' is not a resource name";
+  if (!value.is_string()) return "must be a quantity";
+  const auto& text = value.get_ref<const std::string&>();
+  if (name == "cpu") {
+    auto q = ir::ParseQuantityCpu(text);
+    return q.ok() ? "" : q.error().message;
   }
-  return json.dump();
+  auto q = ir::ParseQuantityMemory(text);
+  return q.ok() ? "" : q.error().message;
+}
+
+// Requests and limits, each a quantity of a valid resource name, as JSON text.
+std::string ReadResources(JsonReader& r) {
+  for (const char* section : {"requests", "limits"}) {
+    Mapping(r, section, "must be a mapping",
+            [](JsonReader& quantities) { quantities.Rest(ResourceQuantity); });
+  }
+  // Checked whole before it is written: an unknown key may hold any bytes.
+  if (Status st = r.Finish(); !st.ok()) return "";
+  return r.object().dump();
 }
 
 // Every template, with every sweep point, checked now, so a typo fails before
 // the first job starts rather than halfway through a sweep.
-void CheckTemplates(const JobConfig& c) {
+void CheckTemplates(const JobConfig& c, JsonReader& r) {
+  auto check = [&](const std::string& where, const std::string& text, const Params& params) {
+    if (auto s = Substitute(text, params); !s.ok() && r.ok())
+      r.Fail(where.c_str(), s.error().message);
+  };
   for (const auto& point : ExpandSweep(c)) {
     for (size_t i = 0; i < c.command.size(); ++i) {
-      auto s = Substitute(c.command[i], point.params);
-      if (!s.ok()) Fail("command[" + std::to_string(i) + "]", s.error().message);
+      check(fmt::format("command[{}]", i), c.command[i], point.params);
     }
-    for (const auto& [k, v] : c.env) {
-      auto s = Substitute(v, point.params);
-      if (!s.ok()) Fail("env." + k, s.error().message);
-    }
-    for (const auto& [k, v] : c.annotations) {
-      auto s = Substitute(v, point.params);
-      if (!s.ok()) Fail("annotations." + k, s.error().message);
-    }
+    for (const auto& [k, v] : c.env) check("env." + k, v, point.params);
+    for (const auto& [k, v] : c.annotations) check("annotations." + k, v, point.params);
   }
 }
 
-JobConfig Parse(const YAML::Node& root, const std::filesystem::path& dir) {
-  CheckKeys(root, "",
-            {"name", "kind", "namespace", "image", "command", "env", "annotations", "replicas",
-             "resources", "timeoutSeconds", "parameters", "sweep", "metrics"});
-  JobConfig c;
-  c.dir = dir;
-  if (!root["name"]) Fail("name", "is required");
-  c.name = Scalar(root["name"], "name");
+std::string AnnotationKey(const std::string& key) {
+  if (key.empty() || key.size() > 253 || key.find_first_of(" \t\n") != std::string::npos) {
+    return "is not an annotation key ([prefix/]name)";
+  }
+  return {};
+}
+
+Status Read(JsonReader& r, const YAML::Node& yaml, JobConfig& c) {
+  // Said first, so that a misspelt key is named rather than what it misses.
+  constexpr std::string_view kFields[] = {
+      "name",     "kind",      "namespace",      "image",      "command", "env",    "annotations",
+      "replicas", "resources", "timeoutSeconds", "parameters", "sweep",   "metrics"};
+  r.Known(kFields);
+  Required(r, "name");
+  r.Field("name", c.name, Scalar);
   // Job names get "-<index>" and pod names more: keep room under 63.
-  if (!IsDnsLabel(c.name)) Fail("name", "must be lower-case letters, digits and '-', at most 50");
-  if (!root["kind"]) Fail("kind", "is required");
-  std::string kind = Scalar(root["kind"], "kind");
-  const JobKindInfo* info = FindKind(kind);
-  if (info == nullptr) Fail("kind", "must be Job, TFJob, PyTorchJob or MPIJob, got '" + kind + "'");
-  c.kind = info->kind;
-  if (root["namespace"]) c.namespace_ = Scalar(root["namespace"], "namespace");
-  if (!IsDnsLabel(c.namespace_)) Fail("namespace", "must be a DNS label");
-  if (!root["image"]) Fail("image", "is required");
-  c.image = Scalar(root["image"], "image");
-  if (!root["command"]) Fail("command", "is required");
-  if (!root["command"].IsSequence() || root["command"].size() == 0) {
-    Fail("command", "must be a non-empty list");
+  if (r.ok() && !IsDnsLabel(c.name)) {
+    r.Fail("name", "must be lower-case letters, digits and '-', at most 50");
   }
-  for (size_t i = 0; i < root["command"].size(); ++i) {
-    c.command.push_back(Scalar(root["command"][i], "command[" + std::to_string(i) + "]"));
+  Required(r, "kind");
+  std::string kind;
+  r.Field("kind", kind, Scalar);
+  const JobKindInfo* info = r.ok() ? FindKind(kind) : nullptr;
+  if (r.ok() && info == nullptr) {
+    r.Fail("kind", "must be Job, TFJob, PyTorchJob or MPIJob, got '" + kind + "'");
   }
-  if (root["env"]) {
-    if (!root["env"].IsMap()) Fail("env", "must be a mapping of NAME: value");
-    for (const auto& kv : root["env"]) {
-      auto key = kv.first.as<std::string>();
-      c.env.emplace_back(key, Scalar(kv.second, "env." + key));
-    }
+  if (info != nullptr) c.kind = info->kind;
+  r.Field("namespace", c.namespace_, Scalar);
+  if (r.ok() && !IsDnsLabel(c.namespace_)) r.Fail("namespace", "must be a DNS label");
+  Required(r, "image");
+  r.Field("image", c.image, Scalar);
+  Required(r, "command");
+  c.command = ScalarList(r, "command");
+  c.env = ScalarMap(r, "env", "must be a mapping of NAME: value", yaml["env"], AnyKey);
+  c.annotations = ScalarMap(r, "annotations", "must be a mapping of key: value",
+                            yaml["annotations"], AnnotationKey);
+  Required(r, "replicas");
+  Mapping(r, "replicas", "must be a mapping",
+          [&](JsonReader& replicas) { c.replicas = ReadReplicas(replicas, c.kind); });
+  Mapping(r, "resources", "must be a mapping",
+          [&](JsonReader& resources) { c.resources_json = ReadResources(resources); });
+  r.Field("timeoutSeconds", c.timeout_seconds, IntAtLeast{1});
+  c.parameters = Params();
+  for (auto& [k, v] :
+       ScalarMap(r, "parameters", "must be a mapping of name: value", yaml["parameters"], AnyKey)) {
+    c.parameters[k] = v;
   }
-  if (root["annotations"]) {
-    if (!root["annotations"].IsMap()) Fail("annotations", "must be a mapping of key: value");
-    for (const auto& kv : root["annotations"]) {
-      auto key = kv.first.as<std::string>();
-      if (key.empty() || key.size() > 253 || key.find_first_of(" \t\n") != std::string::npos) {
-        Fail("annotations." + key, "is not an annotation key ([prefix/]name)");
-      }
-      c.annotations.emplace_back(key, Scalar(kv.second, "annotations." + key));
-    }
-  }
-  c.replicas = ParseReplicas(root["replicas"], c.kind);
-  if (root["resources"]) c.resources_json = ParseResources(root["resources"]);
-  if (root["timeoutSeconds"]) c.timeout_seconds = Int(root["timeoutSeconds"], "timeoutSeconds", 1);
-  if (root["parameters"]) c.parameters = ParamMap(root["parameters"], "parameters");
-  if (root["sweep"]) c.sweep = ParseSweep(root["sweep"]);
-  if (root["metrics"]) {
-    if (!root["metrics"].IsMap()) Fail("metrics", "must be a mapping of name: {regex|jsonl}");
-    for (const auto& kv : root["metrics"]) {
-      c.metrics.push_back(ParseMetric(kv.first.as<std::string>(), kv.second, c.kind));
-    }
-  }
-  CheckTemplates(c);
-  return c;
+  Mapping(r, "sweep", "must be a mapping",
+          [&](JsonReader& sweep) { c.sweep = ReadSweep(sweep, yaml["sweep"]); });
+  Mapping(r, "metrics", "must be a mapping of name: {regex|jsonl}", [&](JsonReader& metrics) {
+    metrics.Rest([&](const std::string& name, const json& value) {
+      if (!value.is_object()) return std::string("must be a mapping (regex or jsonl, ...)");
+      metrics.Message(name.c_str(), [&](JsonReader& metric) {
+        c.metrics.push_back(ReadMetric(metric, name, c.kind));
+      });
+      return std::string();
+    });
+  });
+  InOrderWritten(yaml["metrics"], c.metrics, [](const MetricSpec& m) { return m.name; });
+  if (r.ok()) CheckTemplates(c, r);
+  return r.Finish();
 }
 
 }  // namespace
@@ -331,9 +381,14 @@ const JobKindInfo* FindKind(const std::string& name) {
 
 Result<JobConfig> ParseJobConfig(const std::string& yaml_text, const std::filesystem::path& dir) {
   try {
-    return Parse(YAML::Load(yaml_text), dir);
-  } catch (const ConfigError& e) {
-    return Error{e.message};
+    YAML::Node yaml = YAML::Load(yaml_text);
+    if (!yaml.IsMap()) return Error{"a job config must be a mapping"};
+    json root = ToJson(yaml);
+    JsonReader reader = JsonReader::Config(root, "");
+    JobConfig c;
+    c.dir = dir;
+    if (Status st = Read(reader, yaml, c); !st.ok()) return st.error();
+    return c;
   } catch (const YAML::Exception& e) {
     return Error{std::string("bad YAML: ") + e.what()};
   }
@@ -344,7 +399,15 @@ Result<JobConfig> LoadJobConfig(const std::filesystem::path& file) {
   if (!text.ok()) return text.error();
   auto dir = std::filesystem::absolute(file).parent_path();
   auto c = ParseJobConfig(*text, dir);
-  if (!c.ok()) return Error{file.string() + ": " + c.error().message};
+  if (!c.ok()) {
+    // Each problem on its line names the file (every unknown key is one).
+    std::string message;
+    std::istringstream lines(c.error().message);
+    for (std::string line; std::getline(lines, line);) {
+      message += fmt::format("{}{}: {}", message.empty() ? "" : "\n", file.string(), line);
+    }
+    return Error{message};
+  }
   return c;
 }
 

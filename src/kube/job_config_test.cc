@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 namespace kfpbench::kube {
 namespace {
 
@@ -95,13 +99,13 @@ void ExpectError(const std::string& yaml, const std::string& needle) {
 TEST(JobConfig, BadInputNamesTheKey) {
   std::string ok = "name: a\nkind: Job\nimage: i\ncommand: [echo]\nreplicas: {Worker: 1}\n";
   ASSERT_TRUE(ParseJobConfig(ok).ok());
-  ExpectError(ok + "colour: red\n", "colour: unknown key");
+  ExpectError(ok + "colour: red\n", "colour: unknown field (known: name, kind");
   ExpectError("name: a\nkind: Pod\nimage: i\ncommand: [echo]\nreplicas: {Worker: 1}\n",
               "kind: must be");
   ExpectError("name: A_b\nkind: Job\nimage: i\ncommand: [echo]\nreplicas: {Worker: 1}\n", "name:");
   ExpectError("name: a\nkind: Job\ncommand: [echo]\nreplicas: {Worker: 1}\n", "image: is required");
   ExpectError("name: a\nkind: Job\nimage: i\ncommand: [echo]\nreplicas: {Master: 1}\n",
-              "replicas.Master: unknown key");
+              "replicas.Master: unknown field (known: Worker)");
   ExpectError("name: a\nkind: Job\nimage: i\ncommand: [echo]\nreplicas: {Worker: two}\n",
               "replicas.Worker: must be an integer");
   ExpectError("name: a\nkind: PyTorchJob\nimage: i\ncommand: [echo]\nreplicas: {Worker: 2}\n",
@@ -113,7 +117,8 @@ TEST(JobConfig, BadInputNamesTheKey) {
   ExpectError(ok + "annotations: {a: '{{typo}}'}\n", "annotations.a: unknown parameter");
   ExpectError(ok + "annotations: {'a b': x}\n", "annotations.a b: is not an annotation key");
   ExpectError(ok + "sweep: {grid: {x: []}}\n", "sweep.grid.x: must be a non-empty list");
-  ExpectError(ok + "sweep: {grid: {x: [1]}, lists: []}\n", "sweep.lists: unknown key");
+  ExpectError(ok + "sweep: {grid: {x: [1]}, lists: []}\n",
+              "sweep.lists: unknown field (known: list, grid)");
   ExpectError(ok + "metrics: {m: {regex: a, jsonl: b}}\n", "metrics.m: needs exactly one");
   ExpectError(ok + "metrics: {m: {jsonl: b, across: last}}\n", "metrics.m.across");
   ExpectError(ok + "metrics: {m: {jsonl: b, roles: [PS]}}\n", "'PS' is not a role of Job");
@@ -125,6 +130,54 @@ TEST(JobConfig, BadInputNamesTheKey) {
   ExpectError(ok + "resources: {limits: {\"c\xffpu\": \"1\"}}\n", "is not a resource name");
   ExpectError(ok + "timeoutSeconds: 0\n", "timeoutSeconds: must be at least 1");
   ExpectError("[1, 2", "bad YAML");
+}
+
+// Read as JSON, whose objects sort their keys: where the order written
+// matters it is kept (an env value may name an earlier variable; a grid's
+// first key varies slowest; metrics are reported in order).
+TEST(JobConfig, KeepsTheOrderWrittenWhereItMatters) {
+  auto c = ParseJobConfig(
+      "name: a\nkind: Job\nimage: i\ncommand: [echo, '{{z}}{{a}}']\nreplicas: {Worker: 1}\n"
+      "env: {ZED: '1', ALPHA: '$(ZED)'}\nmetrics: {zz: {jsonl: a}, aa: {jsonl: b}}\n"
+      "sweep: {grid: {z: [1, 2], a: [x, y]}}\n");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_EQ(c->env.size(), 2u);
+  EXPECT_EQ(c->env[0].first, "ZED");
+  EXPECT_EQ(c->env[1].first, "ALPHA");
+  ASSERT_EQ(c->metrics.size(), 2u);
+  EXPECT_EQ(c->metrics[0].name, "zz");
+  auto points = ExpandSweep(*c);
+  ASSERT_EQ(points.size(), 4u);
+  EXPECT_EQ(points[1].params.at("z"), "1");
+  EXPECT_EQ(points[1].params.at("a"), "y");
+}
+
+TEST(JobConfig, AMisspeltKeyIsNamedBeforeWhatItLeavesMissing) {
+  ExpectError("name: a\nkind: Job\nimgae: i\ncommand: [echo]\nreplicas: {Worker: 1}\n",
+              "imgae: unknown field (known: name, kind, namespace, image,");
+}
+
+TEST(JobConfig, AnEmptyValueIsRefusedNotDropped) {
+  std::string ok = "name: a\nkind: Job\nimage: i\ncommand: [echo]\nreplicas: {Worker: 1}\n";
+  ExpectError(ok + "metrics: {m: }\n", "metrics.m: must be a mapping");
+  ExpectError(ok + "sweep: {grid: {x: }}\n", "sweep.grid.x: must be a non-empty list");
+  ExpectError(ok + "env: {A: }\n", "env.A: must be a scalar");
+  ExpectError(ok + "sweep: {list: [{x: 1}, 3]}\n", "sweep.list");
+}
+
+TEST(JobConfig, EachProblemOfAFileNamesTheFile) {
+  auto path = std::filesystem::temp_directory_path() / "kfpbench-job-config-test-two-typos.yaml";
+  std::ofstream(path) << "name: a\nkind: Job\nimage: i\ncommand: [echo]\nreplicas: {Worker: 1}\n"
+                         "colour: red\nshade: dark\n";
+  auto c = LoadJobConfig(path);
+  std::filesystem::remove(path);
+  ASSERT_FALSE(c.ok());
+  std::istringstream lines(c.error().message);
+  int n = 0;
+  for (std::string line; std::getline(lines, line); ++n) {
+    EXPECT_EQ(line.rfind(path.string() + ": ", 0), 0u) << line;
+  }
+  EXPECT_EQ(n, 2);
 }
 
 TEST(JobConfig, SetParameterOverridesDefaultsAndConfigDir) {

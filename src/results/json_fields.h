@@ -83,11 +83,6 @@ constexpr ObjectField<Table> Group(const Table& table) {
   return {nullptr, table};
 }
 
-template <typename T>
-struct IsOptional : std::false_type {};
-template <typename T>
-struct IsOptional<std::optional<T>> : std::true_type {};
-
 // One value as results.json writes it.
 template <typename M>
 nlohmann::json ValueJson(const M& v) {

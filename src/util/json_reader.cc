@@ -1,5 +1,6 @@
 #include "util/json_reader.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include <fmt/format.h>
@@ -51,13 +52,21 @@ JsonReader::JsonReader(const nlohmann::json& object, std::string path, bool stri
     : JsonReader(object, std::move(path), strict, true) {}
 
 JsonReader::JsonReader(const nlohmann::json& object, std::string path, bool strict,
-                       bool proto_names)
-    : object_(object), path_(std::move(path)), strict_(strict), proto_names_(proto_names) {
+                       bool proto_names, bool config)
+    : object_(object),
+      path_(std::move(path)),
+      strict_(strict),
+      proto_names_(proto_names),
+      config_(config) {
   if (!object_.is_object()) error_ = (path_.empty() ? "body" : path_) + ": must be a JSON object";
 }
 
 JsonReader JsonReader::Plain(const nlohmann::json& object, std::string path) {
   return JsonReader(object, std::move(path), false, false);
+}
+
+JsonReader JsonReader::Config(const nlohmann::json& object, std::string path) {
+  return JsonReader(object, std::move(path), true, false, true);
 }
 
 std::string JsonReader::Path(const char* name) const {
@@ -96,7 +105,7 @@ const nlohmann::json* JsonReader::Take(const char* name) {
   if (!error_.empty() || !object_.is_object()) return nullptr;
   // Only strict reading asks what was read; the lenient reading of every
   // answer does not pay for the set.
-  if (strict_) seen_.insert(name);
+  if (strict_ && seen_.insert(name).second && config_) read_order_.emplace_back(name);
   auto it = object_.find(name);
   if (!proto_names_) return it == object_.end() || it->is_null() ? nullptr : &*it;
   std::string json_name = LowerCamel(name);
@@ -182,9 +191,11 @@ void JsonReader::StringList(const char* name, std::vector<std::string>& out) {
   if (!v) return;
   if (!v->is_array()) return Fail(name, "must be an array of strings");
   std::vector<std::string> list;
-  for (const auto& s : *v) {
-    if (!s.is_string()) return Fail(name, "must be an array of strings");
-    list.push_back(s.get<std::string>());
+  for (size_t i = 0; i < v->size(); ++i) {
+    if (!(*v)[i].is_string()) {
+      return Fail(fmt::format("{}[{}]", name, i).c_str(), "must be a string");
+    }
+    list.push_back((*v)[i].get<std::string>());
   }
   out = std::move(list);
 }
@@ -248,8 +259,46 @@ void JsonReader::Enum(const char* name, std::string& out, std::span<const std::s
   out = text;
 }
 
+namespace {
+
+// "[0].colour: unknown field (known: mode, startTime)\n[0].shade: ...", one
+// line per field of `object` that `taken` does not hold; `known` is the list.
+template <typename Taken>
+std::string UnknownFields(const nlohmann::json& object, const std::string& path,
+                          std::span<const std::string_view> known, Taken taken) {
+  std::string list;
+  for (std::string_view name : known) list += (list.empty() ? "" : ", ") + std::string(name);
+  std::string out;
+  for (const auto& [key, value] : object.items()) {
+    if (taken(key)) continue;
+    out += fmt::format("{}{}{}: unknown field{}", out.empty() ? "" : "\n", path,
+                       path.empty() ? key : "." + key,
+                       list.empty() ? "" : fmt::format(" (known: {})", list));
+  }
+  return out;
+}
+
+}  // namespace
+
+void JsonReader::Known(std::span<const std::string_view> names) {
+  if (error_.empty() && object_.is_object()) {
+    error_ = UnknownFields(object_, path_, names, [&](const std::string& key) {
+      return std::find(names.begin(), names.end(), key) != names.end();
+    });
+  }
+}
+
+Status JsonReader::status() const {
+  if (!error_.empty()) return Error{error_, kHttpBadRequest};
+  return Ok();
+}
+
 Status JsonReader::Finish() {
-  if (error_.empty() && strict_ && object_.is_object()) {
+  if (error_.empty() && config_ && object_.is_object()) {
+    std::vector<std::string_view> known(read_order_.begin(), read_order_.end());
+    error_ = UnknownFields(object_, path_, known,
+                           [&](const std::string& key) { return seen_.count(key) > 0; });
+  } else if (error_.empty() && strict_ && object_.is_object()) {
     for (const auto& [key, value] : object_.items()) {
       if (!seen_.count(key)) {
         error_ = "unknown field \"" + Path(key.c_str()) + "\"";

@@ -7,6 +7,11 @@
 //    number or a decimal string; and (when strict) unknown fields rejected.
 //  - Plain (`JsonReader::Plain`): kfpbench's own files (results.json), each
 //    field by its one name, numbers as JSON numbers, other fields ignored.
+//  - Config (`JsonReader::Config`): files users write (scenario files, job
+//    configs), read as Plain but strict: a field nobody read is refused as
+//    "<path>.<key>: unknown field (known: <the fields read there>)", every
+//    one at once. Their fields' checks are validators (util/json_checks.h),
+//    so a field's name, type, check and message are one line.
 #pragma once
 
 #include <map>
@@ -47,15 +52,23 @@ nlohmann::json ParseJson(std::string_view text);
 // The same with the reason it is refused (nlohmann's message, or the depth).
 Result<nlohmann::json> ParseJsonText(std::string_view text);
 
+template <typename T>
+struct IsOptional : std::false_type {};
+template <typename T>
+struct IsOptional<std::optional<T>> : std::true_type {};
+
 class JsonReader {
  public:
   // KFP's dialect; `strict`: unknown fields are an error.
   JsonReader(const nlohmann::json& object, std::string path, bool strict);
   // The plain dialect, lenient.
   static JsonReader Plain(const nlohmann::json& object, std::string path);
+  // The config dialect, strict.
+  static JsonReader Config(const nlohmann::json& object, std::string path);
   // A reader keeps a reference to the object it reads.
   JsonReader(const nlohmann::json&& object, std::string path, bool strict) = delete;
   static JsonReader Plain(const nlohmann::json&& object, std::string path) = delete;
+  static JsonReader Config(const nlohmann::json&& object, std::string path) = delete;
 
   // Each getter leaves `out` unchanged when the field is absent or null.
   void String(const char* name, std::string& out);
@@ -125,6 +138,18 @@ class JsonReader {
       Sub(*it, Path(name) + "." + it.key(), [&](JsonReader& sub) { fn(it.key(), sub); });
     }
   }
+  // Every field not read yet, taken as data rather than as fields (a map of
+  // parameters, of environment variables): `fn(key, value)` returns the
+  // entry's problem, reported as "<path>.<key>: <problem>".
+  template <typename Fn>
+  void Rest(Fn&& fn) {
+    if (!error_.empty() || !object_.is_object()) return;
+    for (const auto& [key, value] : object_.items()) {
+      if (!seen_.insert(key).second) continue;
+      std::string why = fn(key, value);
+      if (!why.empty()) return Fail(key.c_str(), why);
+    }
+  }
   // A field of a type this reader does not know: `read(value)` returns its
   // problem, or an empty string.
   template <typename Fn>
@@ -134,6 +159,31 @@ class JsonReader {
     std::string why = read(*v);
     if (!why.empty()) Fail(name, why);
   }
+  // A field read and checked by a validator (util/json_checks.h): a callable
+  // `std::string(const nlohmann::json& value, T& out)` that sets `out` or
+  // returns the problem ("must be a whole number from 1 to 100000 (got 0)").
+  // An optional `out` is set when the field is present.
+  template <typename T, typename Check>
+  void Field(const char* name, T& out, const Check& check) {
+    if constexpr (IsOptional<T>::value) {
+      typename T::value_type value{};
+      bool read = false;
+      Custom(name, [&](const nlohmann::json& v) {
+        std::string why = check(v, value);
+        read = why.empty();
+        return why;
+      });
+      if (read) out = std::move(value);
+    } else {
+      Custom(name, [&](const nlohmann::json& v) { return check(v, out); });
+    }
+  }
+  // The fields this object may have, said before any is read: every other
+  // field is refused now, each on a line of its own with the list ("[2].colour:
+  // unknown field (known: mode, startTime, ...)"). For objects whose fields
+  // are read by several hands (a scenario's: common, its shape's, its mode's).
+  void Known(std::span<const std::string_view> names);
+
   // The object read, for fields whose wrong types are ignored, not refused.
   const nlohmann::json& object() const { return object_; }
 
@@ -150,17 +200,21 @@ class JsonReader {
 
   // Ends reading: in strict mode any field not read is an error.
   Status Finish();
+  // The first problem so far, without Finish's check for unknown fields:
+  // for a part of an object whose other fields someone else reads.
+  Status status() const;
   bool ok() const { return error_.empty(); }
 
  private:
-  JsonReader(const nlohmann::json& object, std::string path, bool strict, bool proto_names);
+  JsonReader(const nlohmann::json& object, std::string path, bool strict, bool proto_names,
+             bool config = false);
   const nlohmann::json* Take(const char* name);
   bool TimeValue(const char* name, const nlohmann::json& v, WallTime& out);
   std::string Path(const char* name) const;
   // Reads `object` with `fn` in a reader of its own; its first error is ours.
   template <typename Fn>
   void Sub(const nlohmann::json& object, std::string path, Fn&& fn) {
-    JsonReader sub(object, std::move(path), strict_, proto_names_);
+    JsonReader sub(object, std::move(path), strict_, proto_names_, config_);
     if (sub.error_.empty()) fn(sub);
     if (sub.error_.empty()) (void)sub.Finish();
     if (!sub.error_.empty() && error_.empty()) error_ = sub.error_;
@@ -170,7 +224,9 @@ class JsonReader {
   std::string path_;
   bool strict_;
   bool proto_names_;
+  bool config_;
   std::set<std::string> seen_;
+  std::vector<std::string> read_order_;  // config dialect: the fields read, for its message
   std::string error_;
 };
 

@@ -4,7 +4,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <regex>
+
+#include "util/json_checks.h"
 
 namespace kfpbench {
 namespace {
@@ -85,6 +89,122 @@ TEST(JsonReader, TheFirstProblemIsKept) {
   r.String("a", a);
   r.String("b", b);
   EXPECT_EQ(ErrorOf(r), "x.a: must be a string");
+}
+
+TEST(JsonReader, ConfigRefusesEveryFieldNobodyReadAndSaysWhatIsKnown) {
+  json j = {{"name", "a"}, {"colour", "red"}, {"size", 3}, {"shade", 1}};
+  auto r = JsonReader::Config(j, "[0]");
+  std::string name;
+  int size = 0;
+  r.String("name", name);
+  r.Field("size", size, checks::WholeNumber{1, 10});
+  EXPECT_EQ(ErrorOf(r),
+            "[0].colour: unknown field (known: name, size)\n"
+            "[0].shade: unknown field (known: name, size)");
+}
+
+TEST(JsonReader, ConfigNamesNestedUnknownFieldsByTheirPath) {
+  json j = {{"stress", {{"slo", {{"p99", "1s"}}}}}};
+  auto r = JsonReader::Config(j, "");
+  r.Message("stress", [](JsonReader& stress) {
+    stress.Message("slo", [](JsonReader& slo) {
+      std::string p95;
+      slo.String("p95", p95);
+    });
+  });
+  EXPECT_EQ(ErrorOf(r), "stress.slo.p99: unknown field (known: p95)");
+}
+
+TEST(JsonReader, KnownRefusesOtherFieldsBeforeAnyIsRead) {
+  json j = {{"mode", 7}, {"colour", "red"}};
+  auto r = JsonReader::Config(j, "[1]");
+  constexpr std::string_view kKnown[] = {"mode", "runTime"};
+  r.Known(kKnown);
+  std::string mode;
+  r.String("mode", mode);  // its problem comes after the typo's
+  EXPECT_EQ(ErrorOf(r), "[1].colour: unknown field (known: mode, runTime)");
+}
+
+TEST(JsonReader, ValidatorsSayTheProblemAtTheFieldsPath) {
+  auto error_of = [](const json& j, auto read) {
+    auto r = JsonReader::Config(j, "[0]");
+    read(r);
+    return ErrorOf(r);
+  };
+  EXPECT_EQ(error_of({{"n", 0}},
+                     [](JsonReader& r) {
+                       int n = 0;
+                       r.Field("n", n, checks::WholeNumber{1, 100000});
+                     }),
+            "[0].n: must be a whole number from 1 to 100000 (got 0)");
+  EXPECT_EQ(error_of({{"n", 18446744073709551615u}},
+                     [](JsonReader& r) {
+                       int64_t n = 0;
+                       r.Field("n", n, checks::WholeNumber{1, 100});
+                     }),
+            "[0].n: must be a whole number from 1 to 100 (got 18446744073709551615)");
+  EXPECT_EQ(error_of({{"rate", "fast"}},
+                     [](JsonReader& r) {
+                       std::optional<double> rate;
+                       r.Field("rate", rate, checks::Number{0, 1e7, "must be runs per minute"});
+                     }),
+            "[0].rate: must be runs per minute (got \"fast\")");
+  EXPECT_EQ(
+      error_of({{"arrival", "bursty"}},
+               [](JsonReader& r) {
+                 int arrival = 0;
+                 r.Field("arrival", arrival, checks::OneOf<int>{{{"constant", 0}, {"poisson", 1}}});
+               }),
+      "[0].arrival: must be \"constant\" or \"poisson\" (got \"bursty\")");
+  EXPECT_EQ(error_of({{"file", ""}},
+                     [](JsonReader& r) {
+                       std::string file;
+                       r.Field("file", file, checks::NonEmptyString{"must be a file name"});
+                     }),
+            "[0].file: must be a file name");
+  EXPECT_EQ(error_of({{"list", {"a", 2}}},
+                     [](JsonReader& r) {
+                       std::vector<std::string> list;
+                       r.StringList("list", list);
+                     }),
+            "[0].list[1]: must be a string");
+}
+
+TEST(JsonReader, ValidatorsSetTheValueOnlyWhenItIsGood) {
+  json j = {{"rate", 120.5}, {"count", 7}, {"arrival", "poisson"}};
+  auto r = JsonReader::Config(j, "");
+  std::optional<double> rate, absent;
+  int count = 1, arrival = 0;
+  r.Field("rate", rate, checks::Number{0, 1e7, "must be a rate"});
+  r.Field("absent", absent, checks::Number{0, 1e7, "must be a rate"});
+  r.Field("count", count, checks::WholeNumber{1, 10});
+  r.Field("arrival", arrival, checks::OneOf<int>{{{"constant", 0}, {"poisson", 1}}});
+  ASSERT_EQ(ErrorOf(r), "");
+  EXPECT_EQ(rate, 120.5);
+  EXPECT_FALSE(absent.has_value());
+  EXPECT_EQ(count, 7);
+  EXPECT_EQ(arrival, 1);
+  json zero = {{"low", 0}};
+  auto inclusive = JsonReader::Config(zero, "");
+  double low = -1;
+  inclusive.Field("low", low, checks::Number{0, 1, "must be 0 or more", /*low_open=*/false});
+  EXPECT_EQ(ErrorOf(inclusive), "");
+  EXPECT_EQ(low, 0);
+}
+
+TEST(JsonReader, RestTakesTheFieldsLeftAsData) {
+  json j = {{"name", "a"}, {"A", "1"}, {"B", 2}};
+  auto r = JsonReader::Config(j, "env");
+  std::string name;
+  r.String("name", name);
+  std::map<std::string, std::string> values;
+  r.Rest([&](const std::string& key, const json& v) {
+    if (!v.is_string()) return std::string("must be a scalar");
+    values[key] = v.get<std::string>();
+    return std::string();
+  });
+  EXPECT_EQ(ErrorOf(r), "env.B: must be a scalar");
+  EXPECT_EQ(values, (std::map<std::string, std::string>{{"A", "1"}}));
 }
 
 TEST(ParseJson, RefusesTextNestedDeeperThanTheLimit) {
