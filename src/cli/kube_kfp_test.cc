@@ -102,11 +102,10 @@ TEST_F(KubeClusterKfp, ApiServerAnswersTheClientAndRefusesWhatKfpRefuses) {
   ASSERT_FALSE(pipeline_id.empty());
   EXPECT_FALSE(version_id.empty());
   kfp::ListOptions by_name;
-  by_name.filter = json{{"predicates",
-                         {{{"key", "name"},
-                           {"operation", "EQUALS"},
-                           {"string_value", prefix_ + "-chain"}}}}}
-                       .dump();
+  by_name.filter =
+      json{{"predicates",
+            {{{"key", "name"}, {"operation", "EQUALS"}, {"string_value", prefix_ + "-chain"}}}}}
+          .dump();
   auto listed = client_->ListPipelines(by_name);
   ASSERT_TRUE(listed.ok()) << listed.error().message;
   ASSERT_EQ(listed->items.size(), 1u);
@@ -206,6 +205,30 @@ TEST_F(KubeClusterKfp, UploadAndRandomGetsModesRunWithoutErrors) {
         << op << ": " << results["operations"][op]["error_messages"].dump();
   }
   EXPECT_GT(results["created"].value("pipelines", 0), 0);
+}
+
+// KFP v2 pipelines (compiled by KFP's SDK) through the harness: smoke.json's
+// PIPELINE_RUN of sleep_chain and EXPERIMENT of fan_out. KFP compiles each to
+// an Argo workflow of driver and task pods; kfp-driver-reporter answers for
+// the drivers, and every run reaches SUCCEEDED with its tasks reported.
+TEST_F(KubeClusterKfp, PipelineRunAndExperimentModesRunV2PipelinesToSucceeded) {
+  auto out = dir_ / "out";
+  const std::string examples = std::string(KFPBENCH_SOURCE_DIR) + "/examples";
+  auto r = Kfpbench("run " + examples + "/smoke.json --pipelines " + examples + " --host " + url_ +
+                    " --drain-timeout 5m --quiet --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(out / "results.json");
+  json results = json::parse(in, nullptr, false);
+  ASSERT_FALSE(results.is_discarded());
+  EXPECT_EQ(results["created"].value("runs", 0), 3);
+  EXPECT_EQ(results["created"].value("experiments", 0), 1);
+  EXPECT_EQ(results["runs"]["by_state"].value("SUCCEEDED", 0), 3) << results["runs"]["by_state"];
+  for (const auto& record : results["runs"]["records"]) {
+    EXPECT_FALSE(record["tasks"].empty()) << record.dump();
+  }
+  for (const char* op : {"CreateRun", "CreateExperiment", "UploadPipeline"}) {
+    EXPECT_EQ(results["operations"][op].value("errors", -1), 0) << op;
+  }
 }
 
 }  // namespace
