@@ -183,7 +183,7 @@ TEST_F(KubeClusterKfp, V1ArgoPipelineRunSucceedsWithItsStepsTimes) {
 
 // kfpbench's harness against it: PIPELINE_UPLOAD and RANDOM_GETS (KFP's
 // perf-tests modes that need no pipeline to run), every call answered 200 by
-// KFP's API server on MariaDB.
+// KFP's API server on MariaDB, and everything it made deleted afterwards.
 TEST_F(KubeClusterKfp, UploadAndRandomGetsModesRunWithoutErrors) {
   std::string scenario = Write("s.json", R"([
     {"mode": "PIPELINE_UPLOAD", "startTime": 0, "runTime": "3s", "numTimes": 1,
@@ -192,7 +192,7 @@ TEST_F(KubeClusterKfp, UploadAndRandomGetsModesRunWithoutErrors) {
   ])");
   auto out = dir_ / "out";
   auto r = Kfpbench("run " + scenario + " --pipelines " + ExamplePipelines() + " --host " + url_ +
-                    " --keep --quiet --out " + out.string());
+                    " --quiet --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::ifstream in(out / "results.json");
   json results = json::parse(in, nullptr, false);
@@ -204,7 +204,10 @@ TEST_F(KubeClusterKfp, UploadAndRandomGetsModesRunWithoutErrors) {
     EXPECT_EQ(results["operations"][op].value("errors", -1), 0)
         << op << ": " << results["operations"][op]["error_messages"].dump();
   }
+  // Cleaned up, though KFP 2.0.5 has no DeletePipeline cascade: the client
+  // deletes the versions first.
   EXPECT_GT(results["created"].value("pipelines", 0), 0);
+  EXPECT_EQ(results["deleted"], results["created"]) << results["cleanup_failures"];
 }
 
 // KFP v2 pipelines (compiled by KFP's SDK) through the harness: smoke.json's
@@ -229,6 +232,7 @@ TEST_F(KubeClusterKfp, PipelineRunAndExperimentModesRunV2PipelinesToSucceeded) {
   for (const char* op : {"CreateRun", "CreateExperiment", "UploadPipeline"}) {
     EXPECT_EQ(results["operations"][op].value("errors", -1), 0) << op;
   }
+  EXPECT_EQ(results["deleted"], results["created"]) << results["cleanup_failures"];
 }
 
 }  // namespace
