@@ -151,16 +151,16 @@ TEST_F(KubeClusterKfp, V1ArgoPipelineRunSucceedsWithItsStepsTimes) {
     auto r = client_->GetRun(run->run_id);
     ASSERT_TRUE(r.ok()) << r.error().message;
     got = *r;
-    if (got.state == kfp::RuntimeState::kSucceeded || got.state == kfp::RuntimeState::kFailed) {
+    if (got.state == RuntimeState::kSucceeded || got.state == RuntimeState::kFailed) {
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
-  ASSERT_EQ(got.state, kfp::RuntimeState::kSucceeded);
-  std::vector<kfp::RuntimeState> states;
+  ASSERT_EQ(got.state, RuntimeState::kSucceeded);
+  std::vector<RuntimeState> states;
   for (const auto& s : got.state_history) states.push_back(s.state);
-  EXPECT_EQ(states.front(), kfp::RuntimeState::kPending);
-  EXPECT_EQ(states.back(), kfp::RuntimeState::kSucceeded);
+  EXPECT_EQ(states.front(), RuntimeState::kPending);
+  EXPECT_EQ(states.back(), RuntimeState::kSucceeded);
   EXPECT_GT(got.finished_at, got.created_at);
 
   // KFP labels the workflow it made with the run's id.

@@ -3,6 +3,7 @@
 // its status said 200, so no fault of the target hides as a success.
 #include "kfp/client.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -181,12 +182,14 @@ TEST(ClientBackPressure, RetryAfterIsReadInSecondsOnly) {
 TEST(ClientDeletePipeline, DeletesTheVersionsFirstWhereKfpHasNoCascade) {
   std::mutex mu;
   std::set<std::string> versions;
-  for (int i = 0; i < 130; ++i) versions.insert("v" + std::to_string(i));
+  for (int i = 0; i < 130; ++i) versions.insert(fmt::format("v{}", i));
   std::vector<std::string> deletes;
   auto handler = [&](const http::Request& r) {
     std::lock_guard lock(mu);
-    const std::string pipeline = "/apis/v2beta1/pipelines/p";
-    if (r.method == http::Method::kGet && r.path == pipeline + "/versions") {
+    // What follows ".../pipelines/": "p", "p/versions" or "p/versions/<id>".
+    const size_t at = r.path.rfind("/pipelines/");
+    const std::string rest = at == std::string::npos ? "" : r.path.substr(at + 11);
+    if (r.method == http::Method::kGet && rest == "p/versions") {
       nlohmann::json items = nlohmann::json::array();
       for (const auto& v : versions) {
         if (items.size() == 100) break;
@@ -198,19 +201,19 @@ TEST(ClientDeletePipeline, DeletesTheVersionsFirstWhereKfpHasNoCascade) {
       return http::Response::Json(200, page.dump());
     }
     if (r.method != http::Method::kDelete) return http::Response::Json(404, "{}");
-    deletes.push_back(r.target);
-    if (r.path.starts_with(pipeline + "/versions/")) {
-      versions.erase(r.path.substr(pipeline.size() + 10));
+    deletes.push_back(rest + (r.HasQuery("cascade") ? "?cascade=" + r.Query("cascade") : ""));
+    if (rest.starts_with("p/versions/")) {
+      versions.erase(rest.substr(11));
       return http::Response::Json(200, "{}");
     }
     auto refused = [](const std::string& why) {
       nlohmann::json body = {{"error", why}, {"code", 3}, {"message", why}};
       return http::Response::Json(400, body.dump());
     };
-    if (r.path == pipeline && !versions.empty()) {
+    if (rest == "p" && !versions.empty()) {
       return refused("Failed to delete pipeline p: it has existing pipeline versions (e.g. v0)");
     }
-    if (r.path == pipeline) return http::Response::Json(200, "{}");
+    if (rest == "p") return http::Response::Json(200, "{}");
     return refused("no such thing");
   };
   Counting observer;
@@ -222,8 +225,9 @@ TEST(ClientDeletePipeline, DeletesTheVersionsFirstWhereKfpHasNoCascade) {
     std::lock_guard lock(mu);
     EXPECT_TRUE(versions.empty());
     ASSERT_EQ(deletes.size(), 132u);  // cascade refused, 130 versions, the pipeline
-    EXPECT_EQ(deletes.front(), "/apis/v2beta1/pipelines/p?cascade=true");
-    EXPECT_EQ(deletes.back(), "/apis/v2beta1/pipelines/p");
+    EXPECT_EQ(deletes.front(), "p?cascade=true");
+    EXPECT_EQ(deletes[1], "p/versions/v0");
+    EXPECT_EQ(deletes.back(), "p");
     deletes.clear();
   }
   EXPECT_EQ(observer.statuses["DeletePipeline 400"], 1);
