@@ -274,10 +274,35 @@ Result<Pipeline> Client::GetPipeline(const std::string& pipeline_id) {
 
 Status Client::DeletePipeline(const std::string& pipeline_id, bool cascade) {
   // v1beta1 always deletes a pipeline's versions with it.
+  const std::string path = Path("/pipelines/") + http::PercentEncode(pipeline_id);
   auto j = Call("DeletePipeline", http::Method::kDelete,
-                Path("/pipelines/") + http::PercentEncode(pipeline_id) +
-                    (cascade && !v1() ? "?cascade=true" : ""));
-  if (!j.ok()) return j.error();
+                path + (cascade && !v1() ? "?cascade=true" : ""));
+  if (j.ok()) return Ok();
+  // KFP before 2.14 has no `cascade`: it refuses a pipeline that still has
+  // versions (400 "... as it has existing pipeline versions (e.g. ...)").
+  // Then its versions go first, each reported as part of this DeletePipeline,
+  // and the pipeline after them.
+  if (!cascade || v1() || j.error().code != 400 ||
+      j.error().message.find("existing pipeline versions") == std::string::npos) {
+    return j.error();
+  }
+  // Listed again from the start after each page deleted (a page token would
+  // skip what moved up); bounded, as a target could keep adding versions.
+  for (int pages = 0;; ++pages) {
+    ListOptions first;
+    first.page_size = 100;
+    auto page = ListPipelineVersions(pipeline_id, first);
+    if (!page.ok()) return page.error();
+    if (page->items.empty()) break;
+    if (pages == 100) return Error{"DeletePipeline " + pipeline_id + ": its versions keep coming"};
+    for (const auto& v : page->items) {
+      auto d = Call("DeletePipeline", http::Method::kDelete,
+                    path + "/versions/" + http::PercentEncode(v.pipeline_version_id));
+      if (!d.ok() && !d.error().NotFound()) return d.error();
+    }
+  }
+  auto again = Call("DeletePipeline", http::Method::kDelete, path);
+  if (!again.ok()) return again.error();
   return Ok();
 }
 

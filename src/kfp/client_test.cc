@@ -3,11 +3,14 @@
 // its status said 200, so no fault of the target hides as a success.
 #include "kfp/client.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -171,6 +174,70 @@ TEST(ClientBackPressure, RetryAfterIsReadInSecondsOnly) {
   EXPECT_EQ(ParseRetryAfter(""), std::nullopt);
   EXPECT_EQ(ParseRetryAfter("-1"), std::nullopt);
   EXPECT_EQ(ParseRetryAfter("Wed, 21 Oct 2015 07:28:00 GMT"), std::nullopt);
+}
+
+// KFP before 2.14 refuses DeletePipeline?cascade=true while the pipeline has
+// versions (KFP 2.0.5's answer, from the Kubernetes tier): the client deletes
+// the versions, then the pipeline. Any other refusal is the caller's error.
+TEST(ClientDeletePipeline, DeletesTheVersionsFirstWhereKfpHasNoCascade) {
+  std::mutex mu;
+  std::set<std::string> versions;
+  for (int i = 0; i < 130; ++i) versions.insert(fmt::format("v{}", i));
+  std::vector<std::string> deletes;
+  auto handler = [&](const http::Request& r) {
+    std::lock_guard lock(mu);
+    // What follows ".../pipelines/": "p", "p/versions" or "p/versions/<id>".
+    const size_t at = r.path.rfind("/pipelines/");
+    const std::string rest = at == std::string::npos ? "" : r.path.substr(at + 11);
+    if (r.method == http::Method::kGet && rest == "p/versions") {
+      nlohmann::json items = nlohmann::json::array();
+      for (const auto& v : versions) {
+        if (items.size() == 100) break;
+        items.push_back({{"pipeline_id", "p"}, {"pipeline_version_id", v}});
+      }
+      nlohmann::json page = {{"pipeline_versions", items}, {"total_size", versions.size()}};
+      if (versions.size() > 100) page["next_page_token"] = "more";
+      if (items.empty()) page = nlohmann::json::object();
+      return http::Response::Json(200, page.dump());
+    }
+    if (r.method != http::Method::kDelete) return http::Response::Json(404, "{}");
+    deletes.push_back(rest + (r.HasQuery("cascade") ? "?cascade=" + r.Query("cascade") : ""));
+    if (rest.starts_with("p/versions/")) {
+      versions.erase(rest.substr(11));
+      return http::Response::Json(200, "{}");
+    }
+    auto refused = [](const std::string& why) {
+      nlohmann::json body = {{"error", why}, {"code", 3}, {"message", why}};
+      return http::Response::Json(400, body.dump());
+    };
+    if (rest == "p" && !versions.empty()) {
+      return refused("Failed to delete pipeline p: it has existing pipeline versions (e.g. v0)");
+    }
+    if (rest == "p") return http::Response::Json(200, "{}");
+    return refused("no such thing");
+  };
+  Counting observer;
+  ClientOn target(handler, &observer);
+  ASSERT_TRUE(target.started());
+  Status s = target.client.DeletePipeline("p", /*cascade=*/true);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  {
+    std::lock_guard lock(mu);
+    EXPECT_TRUE(versions.empty());
+    ASSERT_EQ(deletes.size(), 132u);  // cascade refused, 130 versions, the pipeline
+    EXPECT_EQ(deletes.front(), "p?cascade=true");
+    EXPECT_EQ(deletes[1], "p/versions/v0");
+    EXPECT_EQ(deletes.back(), "p");
+    deletes.clear();
+  }
+  EXPECT_EQ(observer.statuses["DeletePipeline 400"], 1);
+  EXPECT_EQ(observer.statuses["DeletePipeline 200"], 131);
+
+  Status other = target.client.DeletePipeline("q", /*cascade=*/true);
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().code, 400);
+  std::lock_guard lock(mu);
+  EXPECT_EQ(deletes.size(), 1u);  // no versions deleted for another refusal
 }
 
 }  // namespace

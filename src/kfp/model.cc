@@ -67,13 +67,31 @@ struct Text {  // omitted when empty
   static void Read(JsonReader& r, const char* name, std::string& v) { r.String(name, v); }
 };
 
+// A time as KFP's server writes it. Besides the epoch, an unset time can be
+// Go's zero time (timestamppb.New(time.Time{})): KFP 2.0.5 answers it for the
+// end_time of a task still running. It reads as unset, as the epoch does.
+void ReadKfpTime(JsonReader& r, const char* name, WallTime& t) {
+  r.Custom(name, [&](const json& v) -> std::string {
+    if (!v.is_string()) return "must be an RFC 3339 time string";
+    const std::string& text = v.get_ref<const std::string&>();
+    if (text == "0001-01-01T00:00:00Z") {
+      t = WallTime{};
+      return "";
+    }
+    auto parsed = ParseRfc3339(text);
+    if (!parsed.ok()) return parsed.error().message;
+    t = *parsed;
+    return "";
+  });
+}
+
 // A timestamp KFP's converters always set (api_converter.go: timestamppb.New
 // of a stored second count), so its server writes an unset one as the epoch.
 struct Timestamp {
   static void Put(json& j, const char* name, WallTime t, bool response) {
     if (response || IsSet(t)) j[name] = FormatRfc3339(t);
   }
-  static void Read(JsonReader& r, const char* name, WallTime& t) { r.Time(name, t); }
+  static void Read(JsonReader& r, const char* name, WallTime& t) { ReadKfpTime(r, name, t); }
 };
 
 // A timestamp written only when set, in a response too.
@@ -81,7 +99,7 @@ struct TimeIfSet {
   static void Put(json& j, const char* name, WallTime t, bool) {
     if (IsSet(t)) j[name] = FormatRfc3339(t);
   }
-  static void Read(JsonReader& r, const char* name, WallTime& t) { r.Time(name, t); }
+  static void Read(JsonReader& r, const char* name, WallTime& t) { ReadKfpTime(r, name, t); }
 };
 
 // A proto enum kept as its name; the zero value reads as absent, as protojson

@@ -60,6 +60,25 @@ TEST(Model, TypeErrorsNameTheField) {
 
 // grpc-gateway reads bodies with protojson: JSON (lowerCamelCase) names beside
 // proto names at every depth, enums by number, never one field twice.
+// KFP 2.0.5 answers a running task's end_time as Go's zero time: unset, not
+// an error (it failed every ListRuns of a run in flight). Other times before
+// 1678 are still refused.
+TEST(Model, GoZeroTimeReadsAsUnset) {
+  auto run = RunFromJson(json::parse(R"({"run_id":"r","finished_at":"0001-01-01T00:00:00Z",
+      "run_details":{"task_details":[{"task_id":"t","start_time":"2026-11-29T05:51:50Z",
+      "end_time":"0001-01-01T00:00:00Z"}]}})"),
+                         true);
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  EXPECT_EQ(run->finished_at, WallTime{});
+  ASSERT_EQ(run->task_details.size(), 1u);
+  EXPECT_EQ(run->task_details[0].end_time, WallTime{});
+  EXPECT_EQ(run->task_details[0].start_time, WallTime(std::chrono::seconds(1795931510)));
+  auto old = RunFromJson(json{{"finished_at", "1500-01-01T00:00:00Z"}}, true);
+  ASSERT_FALSE(old.ok());
+  EXPECT_NE(old.error().message.find("finished_at"), std::string::npos) << old.error().message;
+  EXPECT_FALSE(RunFromJson(json{{"finished_at", 5}}, true).ok());
+}
+
 TEST(Model, StrictReadingTakesJsonNamesAndEnumNumbers) {
   auto run = RunFromJson(json::parse(R"({"displayName":"r","storageState":2,
       "pipelineVersionReference":{"pipelineId":"p1","pipelineVersionId":"v1"},
