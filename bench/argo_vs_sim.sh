@@ -80,7 +80,8 @@ EOF
   requeue=$(awk -v s="$scale" 'BEGIN { printf "%dms", 10000 / s }')
   qps=$((20 * scale))
   burst=$((30 * scale))
-  "$root/scripts/stack" start --nodes "$nodes" --node-cpu 16 --node-memory 64Gi >"$dir/stack.log" 2>&1
+  "$root/scripts/stack" start --nodes "$nodes" --node-cpu 16 --node-memory 64Gi \
+    --scheduler-max-backoff 1 >"$dir/stack.log" 2>&1
   "$root/scripts/argo" start --requeue-time "$requeue" --qps "$qps" --burst "$burst" >>"$dir/stack.log" 2>&1
   local kubeconfig=$root/build/stack/state/kubeconfig
   "$root/build/stack/bin/kubectl" --kubeconfig "$kubeconfig" create namespace bench >/dev/null
