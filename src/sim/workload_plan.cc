@@ -165,10 +165,22 @@ Result<WorkloadPlan> PlanWorkload(const ClusterSpec& cluster, const WorkloadSpec
     run->arrival_seconds = ToSeconds(schedule->Due(*index));
     plan.runs[static_cast<size_t>(*index)] = std::move(*run);
   };
-  auto simulated = Simulate(cluster, workload, options);
+  // The steps' own times come from a simulation whose controller acts at
+  // once (a requeue time would stretch a task's end); they are the same
+  // draws in both, keyed by run and task, not by when tasks ran.
+  ClusterSpec at_once = cluster;
+  at_once.requeue_time = Duration::zero();
+  auto simulated = Simulate(at_once, workload, options);
   if (!simulated.ok()) return simulated.error();
   if (!error.ok()) return error.error();
-  if (result != nullptr) *result = std::move(*simulated);
+  if (result != nullptr) {
+    if (cluster.requeue_time > Duration::zero()) {
+      auto with_requeue = Simulate(cluster, workload);
+      if (!with_requeue.ok()) return with_requeue.error();
+      simulated = std::move(with_requeue);
+    }
+    *result = std::move(*simulated);
+  }
   return plan;
 }
 

@@ -49,8 +49,10 @@ struct WorkloadPlan {
   std::vector<PlannedRun> runs;  // in arrival order
 };
 
-// Simulates `workload` on `cluster` and records each run as it ran; the
-// simulation's own result goes to `result` when given. Refused: a run that
+// Simulates `workload` on `cluster` and records each run as it ran (each
+// step's own time: a plan is for another control plane, so the cluster's
+// requeueTime is not in it); the simulation's result on `cluster`, its
+// requeue time included, goes to `result` when given. Refused: a run that
 // failed in the simulation, a step run by the driver (importers), a
 // closed-loop workload (its arrivals follow the cluster, so no plan can
 // fix them), and steps whose requests come from placeholders.
