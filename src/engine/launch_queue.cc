@@ -97,7 +97,7 @@ uint64_t Engine::Impl::NewAttempt(DagExec& dag, int i, Container::Where where, c
 void Engine::Impl::Enqueue(DagExec& dag, int i, TaskLaunch&& launch, const Demand& demand) {
   uint64_t id = NewAttempt(dag, i, Container::Where::kQueued, demand, launch.resources);
   Container& c = *FindContainer(id);
-  c.ready_at = loop.Now();
+  c.ready_at = ready_since != WallTime{} ? ready_since : loop.Now();
   if (options.resolve_command_lines) {
     TaskLaunch& kept = LaunchOf(id);
     kept = std::move(launch);
@@ -233,10 +233,13 @@ void Engine::Impl::NoticeLater(DagExec& dag, int i, WallTime started) {
   const WallTime now = loop.Now();
   const WallTime first_look = started + options.requeue_time;
   const Duration wait = now <= first_look ? first_look - now : options.requeue_time;
-  loop.After(wait, [this, &dag, i] {
+  loop.After(wait, [this, &dag, i, now] {
     Scope scope(*this);
+    // What this starts was ready when the step ended: its wait counts from then.
+    ready_since = now;
     FinishTask(dag, i, dag.run->canceled ? RuntimeState::kCanceled : RuntimeState::kSucceeded,
                dag.run->canceled ? "canceled" : "");
+    ready_since = WallTime{};
     SchedulePending();
   });
 }

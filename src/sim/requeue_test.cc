@@ -29,6 +29,9 @@ TEST(RequeueTime, EachLevelAndTheRunsEndWaitForTheNextLook) {
   EXPECT_EQ(argo->makespan, 280s);  // 10 s after each of the four levels
   // Nodes are held for the steps alone: the node is free at a step's end.
   EXPECT_DOUBLE_EQ(argo->task_time.held, plain->task_time.held);
+  // A task waits from its dependencies' end, the look included.
+  EXPECT_EQ(plain->pending_ms.max(), 0);
+  EXPECT_NEAR(argo->pending_ms.max(), 10'000, 100);
   // A step shorter than the requeue time is noticed at the look its own
   // start caused: 10 s after it started, not 10 s after it ended.
   auto short_steps = Simulate(cluster, SixStepWorkload(1, 3s, 3s));
