@@ -503,9 +503,9 @@ sdkVersion: kfp-2.7.0
     ASSERT_EQ(run["pods"].size(), 2u) << run.dump();
     for (const auto& pod : run["pods"]) {
       pods[pod["task"]] = pod;
-      // kwok's timers fire within a few hundred ms of their time.
+      // kwok's timers fire within a few hundred ms of their time (1 s: a loaded machine).
       EXPECT_NEAR(pod["finished"].get<double>() - pod["started"].get<double>(),
-                  seconds[pod["task"]], 0.5)
+                  seconds[pod["task"]], 1.0)
           << pod.dump();
       EXPECT_GE(pod["scheduled"].get<double>(), pod["created"].get<double>());
     }
