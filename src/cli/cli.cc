@@ -75,6 +75,8 @@ std::vector<Command> AddCommands(CLI::App& app, std::string& log_level) {
   commands.push_back(AddGrowthCleanupCommand(app));
   commands.push_back(AddCleanupCommand(app));
   commands.push_back(AddCaptureCommand(app));
+  commands.push_back(AddStackPlanCommand(app));
+  commands.push_back(AddStackResultCommand(app));
   AddReportCommands(app, commands);
   // --log-level after the command too (kfpbench run s.json --log-level debug),
   // but not for `step`, whose flags pass through to a pipeline's command line.

@@ -61,6 +61,10 @@ Command AddCaptureCommand(CLI::App& app);
 Command AddSimulateCommand(CLI::App& app);
 Command AddCalibrateCommand(CLI::App& app);
 Command AddPlanCommand(CLI::App& app);
+// stack_commands.cc: a simulated workload as a plan for a real cluster, and
+// what the cluster did read back in simulate's form
+Command AddStackPlanCommand(CLI::App& app);
+Command AddStackResultCommand(CLI::App& app);
 // kube_commands.cc: `job` (benchmark ML jobs) and `kube` (Kubernetes helpers,
 // such as `kube loadgen SCENARIO --shards N`)
 Command AddJobCommand(CLI::App& app);

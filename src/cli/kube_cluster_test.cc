@@ -446,5 +446,83 @@ TEST_F(KubeClusterArgo, AFailingStepFailsTheWorkflow) {
       << by_task["c"].dump();
 }
 
+// A simulated workload run again on Argo (kfpbench stack-plan, argo-run-plan,
+// stack-result): two runs of prepare → train, 3 s apart. Every pod lasts
+// the time the simulation drew for its step, each train pod is created
+// only once its prepare has ended (Argo looks again DEFAULT_REQUEUE_TIME
+// later: 10 s here), and the stack's answer, in simulate's form, is the
+// simulator's plus that delay per level.
+TEST_F(KubeClusterArgo, SimulatedPlanRunsAsArgoWorkflows) {
+  Write("pair.yaml", R"(components:
+  comp-prepare: {executorLabel: exec-prepare}
+  comp-train: {executorLabel: exec-train}
+deploymentSpec:
+  executors:
+    exec-prepare:
+      container: {image: example/step:1, command: [kfpbench, step], resources: {resourceCpuRequest: '1', resourceMemoryRequest: 1Gi}}
+    exec-train:
+      container: {image: example/step:1, command: [kfpbench, step], resources: {resourceCpuRequest: '12', resourceMemoryRequest: 8Gi}}
+pipelineInfo: {name: pair}
+root:
+  dag:
+    tasks:
+      prepare: {componentRef: {name: comp-prepare}, taskInfo: {name: prepare}}
+      train: {componentRef: {name: comp-train}, dependentTasks: [prepare], taskInfo: {name: train}}
+schemaVersion: 2.1.0
+sdkVersion: kfp-2.7.0
+)");
+  auto cluster = Write("cluster.yaml",
+                       "pools: [{name: fixed, cpu: 16, memory: 56Gi, min: 4, max: 4}]\n"
+                       "autoscaler: {enabled: false}\n");
+  auto workload =
+      Write("workload.yaml",
+            "pipeline: pair.yaml\nruns: 2\narrivals: {kind: rate, ratePerSecond: 0.3333}\n"
+            "steps: {exec-prepare: 2s, exec-train: \"uniform:2s:4s\"}\n");
+  const std::string d = dir_.string();
+  auto plan = Kfpbench("stack-plan " + cluster + " " + workload + " --out " + d +
+                       "/plan.json --sim-out " + d + "/sim.json");
+  ASSERT_EQ(plan.exit_code, 0) << plan.output;
+  const std::string runner =
+      std::string(std::getenv("KFPBENCH_STACK_DIR")) + "/../bin/argo-run-plan";
+  auto ran = Shell(runner + " --plan " + d + "/plan.json --out " + d + "/record.json --namespace " +
+                   ns_ + " --timeout 3m 2>&1");
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  auto result = Kfpbench("stack-result " + cluster + " " + d + "/plan.json " + d +
+                         "/record.json --out " + d + "/stack.json");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+
+  json planned = ReadJson(dir_ / "plan.json"), record = ReadJson(dir_ / "record.json");
+  ASSERT_EQ(record["runs"].size(), 2u) << record.dump();
+  for (size_t i = 0; i < 2; ++i) {
+    SCOPED_TRACE("run " + std::to_string(i));
+    const json& run = record["runs"][i];
+    EXPECT_EQ(run.value("phase", ""), "Succeeded");
+    std::map<int, double> seconds;
+    for (const auto& t : planned["runs"][i]["tasks"]) seconds[t["id"]] = t.value("seconds", 0.0);
+    std::map<int, json> pods;
+    ASSERT_EQ(run["pods"].size(), 2u) << run.dump();
+    for (const auto& pod : run["pods"]) {
+      pods[pod["task"]] = pod;
+      // kwok's timers fire within a few hundred ms of their time (1 s: a loaded machine).
+      EXPECT_NEAR(pod["finished"].get<double>() - pod["started"].get<double>(),
+                  seconds[pod["task"]], 1.0)
+          << pod.dump();
+      EXPECT_GE(pod["scheduled"].get<double>(), pod["created"].get<double>());
+    }
+    const json& prepare = pods.begin()->second;  // ids in DAG order: prepare first
+    const json& train = pods.rbegin()->second;
+    EXPECT_GE(train["created"].get<double>(), prepare["finished"].get<double>());
+    EXPECT_GE(run["finished"].get<double>(), train["finished"].get<double>());
+  }
+  json sim = ReadJson(dir_ / "sim.json"), stack = ReadJson(dir_ / "stack.json");
+  EXPECT_EQ(stack["runs"]["succeeded"], 2);
+  EXPECT_EQ(stack["peak_nodes"], 4);
+  // The simulator has no control plane: no wait on 4 free nodes. Argo's
+  // second level comes a requeue (10 s) after the first pod's events.
+  EXPECT_EQ(sim["task_pending_seconds"]["max"], 0.0);
+  EXPECT_GE(stack["task_pending_seconds"]["max"].get<double>(), 3.0);
+  EXPECT_GT(stack["makespan_seconds"].get<double>(), sim["makespan_seconds"].get<double>() + 8);
+}
+
 }  // namespace
 }  // namespace kfpbench::cli

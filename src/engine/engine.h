@@ -182,6 +182,14 @@ struct EngineOptions {
   // Where cachingOptions.enableCache looks up and records executions; null:
   // no caching, every task runs. Must outlive the engine.
   TaskCache* cache = nullptr;
+  // A workflow controller that notices a finished pod only when it looks at
+  // the workflow again (Argo: DEFAULT_REQUEUE_TIME after a pod's change). A
+  // container that succeeds frees its node at once, but its task (and what
+  // follows from it: dependants, its DAG's end, the run's end) completes
+  // only at that next look: `requeue_time` after its end, or `requeue_time`
+  // after it started when it ends sooner (the look its own start caused).
+  // Zero: at once. For the simulator, which never cancels runs.
+  Duration requeue_time{0};
 };
 
 // Destroy the Engine only after its EventLoop has stopped running callbacks:

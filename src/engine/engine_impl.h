@@ -222,6 +222,12 @@ struct Engine::Impl {
   void Launch(uint64_t id, detail::Container& c, size_t node);
   void OnDone(uint64_t id, const TaskResult& result);
   void ScheduleRetry(detail::DagExec& dag, int i, const Demand& demand, const std::string& error);
+  // Completes a succeeded container task at the controller's next look
+  // (EngineOptions::requeue_time).
+  void NoticeLater(detail::DagExec& dag, int i, WallTime started);
+  // Set while NoticeLater completes a task: the containers that completion
+  // queues became ready when the step ended, not when it was noticed.
+  WallTime ready_since{};
   void OnRetryTimer(uint64_t id);
 
   // ---- Tasks that do not run (task_reuse.cc) ----

@@ -97,7 +97,7 @@ uint64_t Engine::Impl::NewAttempt(DagExec& dag, int i, Container::Where where, c
 void Engine::Impl::Enqueue(DagExec& dag, int i, TaskLaunch&& launch, const Demand& demand) {
   uint64_t id = NewAttempt(dag, i, Container::Where::kQueued, demand, launch.resources);
   Container& c = *FindContainer(id);
-  c.ready_at = loop.Now();
+  c.ready_at = ready_since != WallTime{} ? ready_since : loop.Now();
   if (options.resolve_command_lines) {
     TaskLaunch& kept = LaunchOf(id);
     kept = std::move(launch);
@@ -211,7 +211,11 @@ void Engine::Impl::OnDone(uint64_t id, const TaskResult& result) {
     }
     if (error.empty()) {
       if (!task.fingerprint().empty()) RecordInCache(run, task);
-      FinishTask(dag, i, RuntimeState::kSucceeded);
+      if (options.requeue_time > Duration::zero()) {
+        NoticeLater(dag, i, run.records[task.record].start_time);
+      } else {
+        FinishTask(dag, i, RuntimeState::kSucceeded);
+      }
     } else if (spec.retry && task.attempts() <= spec.retry->max_retry_count &&
                task.retry_launch()) {
       ScheduleRetry(dag, i, retry_demand, error);
@@ -221,6 +225,23 @@ void Engine::Impl::OnDone(uint64_t id, const TaskResult& result) {
     }
   }
   SchedulePending();
+}
+
+// The controller's next look at the run (EngineOptions::requeue_time): the
+// task stays active, so its DAG and run stay open until then.
+void Engine::Impl::NoticeLater(DagExec& dag, int i, WallTime started) {
+  const WallTime now = loop.Now();
+  const WallTime first_look = started + options.requeue_time;
+  const Duration wait = now <= first_look ? first_look - now : options.requeue_time;
+  loop.After(wait, [this, &dag, i, now] {
+    Scope scope(*this);
+    // What this starts was ready when the step ended: its wait counts from then.
+    ready_since = now;
+    FinishTask(dag, i, dag.run->canceled ? RuntimeState::kCanceled : RuntimeState::kSucceeded,
+               dag.run->canceled ? "canceled" : "");
+    ready_since = WallTime{};
+    SchedulePending();
+  });
 }
 
 void Engine::Impl::ScheduleRetry(DagExec& dag, int i, const Demand& demand,

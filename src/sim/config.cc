@@ -240,7 +240,8 @@ std::vector<engine::NamedAmount> ParsePoolResources(const YAML::Node& node,
 }
 
 ClusterSpec ParseClusterNode(const YAML::Node& root) {
-  CheckKeys(root, "cluster", {"pools", "autoscaler", "defaultTask", "api", "artifactStore"});
+  CheckKeys(root, "cluster",
+            {"pools", "autoscaler", "defaultTask", "api", "artifactStore", "controlPlane"});
   ClusterSpec c;
   if (!root["pools"] || !root["pools"].IsSequence() || root["pools"].size() == 0) {
     Fail("cluster.pools: expected a non-empty list");
@@ -277,6 +278,15 @@ ClusterSpec ParseClusterNode(const YAML::Node& root) {
   if (const auto& a = root["api"]) c.api = ParseApi(a, "cluster.api");
   if (const auto& s = root["artifactStore"]) {
     c.artifact_store = ParseArtifactStore(s, "cluster.artifactStore");
+  }
+  if (const auto& cp = root["controlPlane"]) {
+    CheckKeys(cp, "cluster.controlPlane", {"requeueTime"});
+    if (cp["requeueTime"]) {
+      c.requeue_time = Dur(cp["requeueTime"], "cluster.controlPlane.requeueTime");
+      if (c.requeue_time > std::chrono::hours(1)) {
+        Fail("cluster.controlPlane.requeueTime: must be at most 1h");
+      }
+    }
   }
   if (const auto& d = root["defaultTask"]) {
     CheckKeys(d, "cluster.defaultTask", {"cpu", "memory"});

@@ -74,6 +74,10 @@ struct ClusterSpec {
   ArtifactStoreSpec artifact_store;
   double default_task_cpu = 0.1;  // when the IR asks for none
   int64_t default_task_memory = int64_t{64} << 20;
+  // The workflow controller's look-again delay (Argo's DEFAULT_REQUEUE_TIME;
+  // engine::EngineOptions::requeue_time): a step's end is acted on only this
+  // long after it (or after its start, when it ends sooner). Zero: at once.
+  Duration requeue_time{0};
 };
 
 struct Arrival {

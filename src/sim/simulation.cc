@@ -66,6 +66,7 @@ engine::EngineOptions Simulation::EngineOptionsFor(const ClusterSpec& cluster,
   engine::EngineOptions eo;
   eo.random_seed = workload.seed;
   eo.light_snapshots = true;
+  eo.requeue_time = cluster.requeue_time;
   eo.task_details = false;
   eo.resolve_command_lines = false;
   if (!workload.branches.empty()) {
