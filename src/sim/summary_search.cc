@@ -52,26 +52,47 @@ size_t SummarySearch::Lightest(const std::vector<size_t>& indices) const {
   });
 }
 
+namespace {
+
+// Calls `add(measured, predicted)` for each measurement of level `l`.
+template <typename Add>
+void EachMeasurement(const SummaryLevel& l, const SummaryPrediction& p, Add add) {
+  add(*l.makespan, p.makespan);
+  if (l.p50) add(*l.p50, p.p50);
+  if (l.p95) add(*l.p95, p.p95);
+  if (l.peak_nodes) add(*l.peak_nodes, p.peak_nodes);
+}
+
+double LogError(double measured, double predicted) {
+  return std::log(std::max(predicted, 1e-9) / std::max(measured, 1e-9));
+}
+
+}  // namespace
+
 SummaryScore SummarySearch::Score(const SummaryCandidate& c,
                                   const std::vector<size_t>& subset) const {
   SummaryScore s;
   int terms = 0;
-  auto add = [&](double measured, double predicted) {
-    const double e = std::log(std::max(predicted, 1e-9) / std::max(measured, 1e-9));
-    s.cost += e * e;
-    s.worst = std::max(s.worst, std::abs(predicted - measured) / std::max(measured, 1e-9));
-    ++terms;
-  };
   for (size_t i : subset) {
-    const SummaryLevel& l = file_.levels[i];
-    const SummaryPrediction& p = c.at[i];
-    add(*l.makespan, p.makespan);
-    if (l.p50) add(*l.p50, p.p50);
-    if (l.p95) add(*l.p95, p.p95);
-    if (l.peak_nodes) add(*l.peak_nodes, p.peak_nodes);
+    EachMeasurement(file_.levels[i], c.at[i], [&](double measured, double predicted) {
+      const double e = LogError(measured, predicted);
+      s.cost += e * e;
+      s.worst = std::max(s.worst, std::abs(predicted - measured) / std::max(measured, 1e-9));
+      ++terms;
+    });
   }
   if (terms > 0) s.cost /= terms;
   return s;
+}
+
+std::pair<double, int> SummarySearch::LevelTerms(const SummaryCandidate& c, size_t level) const {
+  std::pair<double, int> out{0, 0};
+  EachMeasurement(file_.levels[level], c.at[level], [&](double measured, double predicted) {
+    const double e = LogError(measured, predicted);
+    out.first += e * e;
+    ++out.second;
+  });
+  return out;
 }
 
 Result<SummaryPrediction> SummarySearch::Predict(const SummaryLevel& level,
@@ -105,6 +126,7 @@ Result<SummaryPrediction> SummarySearch::Predict(const SummaryLevel& level,
 // search from the measured makespan less the overheads finds the step time
 // that gives it within 0.01%.
 Result<double> SummarySearch::SolveStepSeconds(SummaryParams params, size_t anchor) {
+  if (OverBudget()) return Error{"the fit's time ran out", kOverBudget};
   const SummaryLevel& level = file_.levels[anchor];
   const double target = *level.makespan;
   const double floor = target * 1e-3;
@@ -135,6 +157,7 @@ Result<SummaryCandidate> SummarySearch::Evaluate(SummaryParams params, size_t an
   params.step_seconds = *tau;
   SummaryCandidate c{params, {}, 0, 0};
   for (const auto& level : file_.levels) {
+    if (OverBudget()) return Error{"the fit's time ran out", kOverBudget};
     auto p = Predict(level, params);
     if (!p.ok()) return p.error();
     c.at.push_back(*p);
@@ -203,6 +226,10 @@ Result<std::vector<SummaryCandidate>> SummarySearch::EvaluateAll(
   for (auto& th : pool) th.join();
   std::vector<SummaryCandidate> out;
   for (auto& r : results) {
+    if (!r->ok() && r->error().code == kOverBudget) {
+      ++cut_short_;
+      continue;
+    }
     if (!r->ok()) return r->error();
     out.push_back(std::move(**r));
   }
@@ -219,7 +246,7 @@ std::vector<double> SummarySearch::MeasuredSplit() const {
 }
 
 bool SummarySearch::OverBudget() const {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() >
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() >=
          options_.max_seconds;
 }
 
