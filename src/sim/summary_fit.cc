@@ -139,6 +139,10 @@ Result<SummaryFit> FitSummaryLevels(const SummaryLevels& file,
   }
   if (auto st = LeaveOneOut(search, *grid, anchor, fit); !st.ok()) return st.error();
   grid->push_back(fit.best);
+  // The near-equal set searched at its edges, not only where the grid fell.
+  auto stretched = search.Stretch(*grid, fit.best, anchor, fitted);
+  if (!stretched.ok()) return stretched.error();
+  grid->insert(grid->end(), stretched->begin(), stretched->end());
   fit.out_of_time = search.OverBudget();
   auto ident = search.Identify(*grid, fit.best, fitted);
   if (!ident.ok()) return ident.error();

@@ -255,29 +255,9 @@ Result<SummaryCandidate> SummarySearch::Refine(std::vector<SummaryCandidate>& gr
   SummaryCandidate best = *std::min_element(
       grid.begin(), grid.end(),
       [](const SummaryCandidate& a, const SummaryCandidate& b) { return a.cost < b.cost; });
-  const size_t parts = labels_.size();
-  double share_step =
-      file_.measured_steps.empty() ? 0.5 / std::max(options_.split_resolution, 1) : 0;
-  double overhead_step = file_.overhead ? 0 : *file_.levels[anchor].makespan * 0.005;
-  double delay_step = Delays().size() > 1 ? 15 : 0;
+  Steps steps = FirstSteps(anchor);
   for (int halvings = 0, rounds = 0; halvings < 4 && rounds < 40 && !OverBudget(); ++rounds) {
-    std::vector<SummaryParams> moves;
-    for (size_t a = 0; a < parts; ++a) {
-      for (size_t b = 0; b < parts; ++b) {
-        SummaryParams p = best.params;
-        if (a == b || share_step == 0 || p.split[a] - share_step < 0.01) continue;
-        p.split[a] -= share_step;
-        p.split[b] += share_step;
-        moves.push_back(p);
-      }
-    }
-    for (double sign : {-1.0, 1.0}) {
-      SummaryParams o = best.params, d = best.params;
-      o.overhead += sign * overhead_step;
-      d.delay += sign * delay_step;
-      if (overhead_step > 0 && o.overhead >= 0) moves.push_back(o);
-      if (delay_step > 0 && d.delay >= 0) moves.push_back(d);
-    }
+    const std::vector<SummaryParams> moves = Moves(best.params, steps);
     bool improved = false;
     auto tried = EvaluateAll(moves, anchor, subset);
     if (!tried.ok()) return tried.error();
@@ -289,13 +269,79 @@ Result<SummaryCandidate> SummarySearch::Refine(std::vector<SummaryCandidate>& gr
       grid.push_back(std::move(c));
     }
     if (!improved) {
-      share_step /= 2;
-      overhead_step /= 2;
-      delay_step /= 2;
+      steps.Halve();
       ++halvings;
     }
   }
   return best;
+}
+
+SummarySearch::Steps SummarySearch::FirstSteps(size_t anchor) const {
+  return {file_.measured_steps.empty() ? 0.5 / std::max(options_.split_resolution, 1) : 0,
+          file_.overhead ? 0 : *file_.levels[anchor].makespan * 0.005,
+          Delays().size() > 1 ? 15.0 : 0.0};
+}
+
+std::vector<SummaryParams> SummarySearch::Moves(const SummaryParams& from,
+                                                const Steps& steps) const {
+  std::vector<SummaryParams> moves;
+  const size_t parts = labels_.size();
+  for (size_t a = 0; a < parts; ++a) {
+    for (size_t b = 0; b < parts; ++b) {
+      SummaryParams p = from;
+      if (a == b || steps.share == 0 || p.split[a] - steps.share < 0.01) continue;
+      p.split[a] -= steps.share;
+      p.split[b] += steps.share;
+      moves.push_back(p);
+    }
+  }
+  for (double sign : {-1.0, 1.0}) {
+    SummaryParams o = from, d = from;
+    o.overhead += sign * steps.overhead;
+    d.delay += sign * steps.delay;
+    if (steps.overhead > 0 && o.overhead >= 0) moves.push_back(o);
+    if (steps.delay > 0 && d.delay >= 0) moves.push_back(d);
+  }
+  return moves;
+}
+
+Result<std::vector<SummaryCandidate>> SummarySearch::Stretch(
+    const std::vector<SummaryCandidate>& all, const SummaryCandidate& best, size_t anchor,
+    const std::vector<size_t>& subset) {
+  std::vector<SummaryCandidate> found;
+  const double limit = best.worst + file_.tolerance;
+  auto near = [&](const SummaryCandidate& c) { return c.worst <= limit; };
+  const std::set<size_t> fitted(subset.begin(), subset.end());
+  for (size_t l = 0; l < file_.levels.size(); ++l) {
+    if (fitted.contains(l)) continue;
+    for (double sign : {-1.0, 1.0}) {
+      // From the near-equal candidate furthest this way so far.
+      const SummaryCandidate* start = &best;
+      for (const auto& c : all) {
+        if (near(c) && sign * (c.at[l].makespan - start->at[l].makespan) > 0) start = &c;
+      }
+      SummaryCandidate at = *start;
+      Steps steps = FirstSteps(anchor);
+      for (int halvings = 0, rounds = 0; halvings < 2 && rounds < 6 && !OverBudget(); ++rounds) {
+        auto tried = EvaluateAll(Moves(at.params, steps), anchor, subset);
+        if (!tried.ok()) return tried.error();
+        const SummaryCandidate* further = nullptr;
+        for (const auto& c : *tried) {
+          const double beyond =
+              sign * (c.at[l].makespan - (further ? further : &at)->at[l].makespan);
+          if (near(c) && beyond > 1e-9) further = &c;
+        }
+        if (further != nullptr) {
+          at = *further;
+        } else {
+          steps.Halve();
+          ++halvings;
+        }
+        found.insert(found.end(), tried->begin(), tried->end());
+      }
+    }
+  }
+  return found;
 }
 
 }  // namespace kfpbench::sim

@@ -65,6 +65,15 @@ class SummarySearch {
   // Every candidate tried joins `grid`.
   Result<SummaryCandidate> Refine(std::vector<SummaryCandidate>& grid, size_t anchor,
                                   const std::vector<size_t>& subset);
+  // For each level not fitted, from the near-equal candidates at either end
+  // of its predicted makespan: Refine's moves that keep a candidate
+  // near-equal and push that prediction further, taken while one does
+  // (halved twice at most, six rounds a side), so the near-equal range is
+  // searched, not only what the grid happened to try. Every candidate tried
+  // is returned, to join `all`.
+  Result<std::vector<SummaryCandidate>> Stretch(const std::vector<SummaryCandidate>& all,
+                                                const SummaryCandidate& best, size_t anchor,
+                                                const std::vector<size_t>& subset);
   // The near-equal candidates of `all` (worst error within the tolerance of
   // the best's), their ranges, what they differ in and the level that would
   // tell them apart.
@@ -75,6 +84,14 @@ class SummarySearch {
   Result<SummaryPrediction> Predict(const SummaryLevel& level, const SummaryParams& params);
 
  private:
+  // The sizes of Refine's moves: share moved between two steps, overhead
+  // and delay seconds.
+  struct Steps {
+    double share = 0, overhead = 0, delay = 0;
+    void Halve() { share /= 2, overhead /= 2, delay /= 2; }
+  };
+  Steps FirstSteps(size_t anchor) const;
+  std::vector<SummaryParams> Moves(const SummaryParams& from, const Steps& steps) const;
   Result<double> SolveStepSeconds(SummaryParams params, size_t anchor);
   std::vector<double> Overheads(double anchor_makespan) const;
   std::vector<double> Delays() const;
