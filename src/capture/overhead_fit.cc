@@ -89,8 +89,8 @@ std::string DescribeOverheadFit(const OverheadFit& fit) {
       "overhead {:.3f} s per step, fitted on the recorded cluster: recorded created->started "
       "{:.3f} s a task on average, simulated {:.3f} s ({:.3f} s of it waiting for room; {} "
       "simulations)",
-      fit.overhead, fit.recorded_gap, fit.simulated_gap, fit.simulated_gap - fit.overhead,
-      fit.simulations);
+      fit.overhead, fit.recorded_gap, fit.simulated_gap,
+      std::max(0.0, fit.simulated_gap - fit.overhead), fit.simulations);
   switch (fit.limit) {
     case OverheadFit::Limit::kFloor:
       return head + fmt::format(
