@@ -314,12 +314,13 @@ Result<OverheadOutcome> DeriveOverhead(const fs::path& folder, const Samples& sa
   if (cluster == nullptr) {
     out.record = {{"basis",
                    "p05 of created->started per label; the capture cannot tell pod "
-                   "start-up from waiting for room (capture --cluster fits it)"},
+                   "start-up from waiting for room (capture --recorded-cluster fits it)"},
                   {"created_to_started_seconds", gap}};
     out.note = fmt::format(
         "overhead: the 5th percentile of created->started per step ({:.3f} s over all steps; "
         "median {:.3f} s). A capture cannot tell start-up from waiting for room: on a cluster "
-        "full more than 95% of the time this is wait. --cluster RECORDED.yaml fits it on the "
+        "full more than 95% of the time this is wait. --recorded-cluster RECORDED.yaml fits it on "
+        "the "
         "cluster the history ran on",
         p05, p50);
     return out;

@@ -39,7 +39,7 @@ int RunCapture(const CaptureFlags& f) {
   if (!f.cluster.empty()) {
     // Read before any call, so a bad file costs the target nothing.
     auto cluster = sim::LoadCluster(f.cluster);
-    if (!cluster.ok()) return Fail("--cluster: " + cluster.error().message);
+    if (!cluster.ok()) return Fail("--recorded-cluster: " + cluster.error().message);
     options.cluster = std::move(*cluster);
   }
   auto out = OutputFolder(f.out, "captures");
@@ -124,7 +124,7 @@ Command AddCaptureCommand(CLI::App& app) {
   cmd->add_option("--out", f->out,
                   "capture folder (default: captures/<timestamp>); an unfinished capture there is "
                   "resumed");
-  cmd->add_option("--cluster", f->cluster,
+  cmd->add_option("--recorded-cluster", f->cluster,
                   "the cluster the history ran on (a simulator cluster file): the per-step "
                   "overhead is fitted on it, so waits for room are not taken for start-up");
   f->target.Add(*cmd);
