@@ -136,6 +136,11 @@ nlohmann::json ToJson(const SummaryFit& fit, const SummaryLevels& file) {
   nlohmann::json split = nlohmann::json::object();
   for (size_t i = 0; i < fit.labels.size(); ++i) split[fit.labels[i]] = p.split[i];
   nlohmann::json levels = nlohmann::json::array();
+  // Each level's leave-one-out error by index, not a search per level.
+  std::vector<const UnseenError*> left_out(file.levels.size(), nullptr);
+  for (const auto& e : fit.leave_one_out) {
+    if (e.level < left_out.size()) left_out[e.level] = &e;
+  }
   for (size_t i = 0; i < file.levels.size(); ++i) {
     const SummaryLevel& l = file.levels[i];
     nlohmann::json j = {
@@ -149,9 +154,7 @@ nlohmann::json ToJson(const SummaryFit& fit, const SummaryLevels& file) {
       j["measured_makespan_seconds"] = *l.makespan;
       j["error"] = (fit.best.at[i].makespan - *l.makespan) / *l.makespan;
     }
-    for (const auto& e : fit.leave_one_out) {
-      if (e.level == i) j["leave_one_out_error"] = e.error();
-    }
+    if (left_out[i] != nullptr) j["leave_one_out_error"] = left_out[i]->error();
     levels.push_back(std::move(j));
   }
   const Identifiability& id = fit.identifiability;
