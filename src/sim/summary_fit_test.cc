@@ -135,6 +135,8 @@ TEST(SummaryFitTest, LeaveOneOutPredictsEachFittedLevel) {
   ASSERT_EQ(fit->leave_one_out.size(), 3u);
   for (const auto& e : fit->leave_one_out) EXPECT_GT(e.measured, 0);
   EXPECT_NE(Describe(*fit, file).find("left out    \"20 runs\""), std::string::npos);
+  const nlohmann::json j = ToJson(*fit, file);
+  for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(j["levels"][i].contains("leave_one_out_error")) << i;
 }
 
 TEST(SummaryFitTest, RefusesWhatItCannotFit) {
