@@ -232,7 +232,11 @@ class Capturer {
       }
       return read.error();
     }
-    if (Status s = Derive(out, summary.since, summary.until); !s.ok()) return s.error();
+    if (Status s = Derive(out, summary.since, summary.until,
+                          options_.cluster ? &*options_.cluster : nullptr, &summary.overhead_note);
+        !s.ok()) {
+      return s.error();
+    }
     CountVersions(summary.progress);
     if (Status s = WriteManifest(summary); !s.ok()) return s.error();
     fs::remove(out / kCheckpointFile, ec);

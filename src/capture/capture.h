@@ -7,12 +7,14 @@
 #include <atomic>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "capture/records.h"
 #include "harness/session.h"
 #include "kfp/client.h"
+#include "sim/model.h"
 #include "util/result.h"
 #include "util/time.h"
 
@@ -45,6 +47,9 @@ struct CaptureOptions {
   std::vector<std::string> experiments;
   std::vector<std::string> pipelines;
   std::string target;  // what the manifest says was read (a URL)
+  // The cluster the history ran on: the per-step overhead is then fitted on
+  // it (overhead_fit.h) instead of taken as a low quantile of the gaps.
+  std::optional<sim::ClusterSpec> cluster;
   const std::atomic<bool>* interrupted = nullptr;
 };
 
@@ -62,8 +67,9 @@ struct Progress {
 struct CaptureSummary {
   Progress progress;
   WallTime since{}, until{};
-  bool interrupted = false;  // stopped early: the checkpoint holds where
-  double seconds = 0;        // this invocation's
+  bool interrupted = false;   // stopped early: the checkpoint holds where
+  double seconds = 0;         // this invocation's
+  std::string overhead_note;  // how the per-step overhead was found, with its numbers
 };
 
 // Error codes: 400 for bad input (window, a folder holding a finished or a

@@ -12,6 +12,7 @@
 #include "capture/capture.h"
 #include "capture/capture_page.h"
 #include "capture/fit.h"
+#include "capture/overhead_fit.h"
 #include "capture/samples.h"
 #include "sim/config.h"
 #include "util/files.h"
@@ -274,6 +275,81 @@ json WorkloadJson(const Samples& samples, VersionOutputs& versions, StepOutputs&
   return workload;
 }
 
+// The overhead's basis, as calibration.json and workload.json state it, and
+// a sentence for the console. Without the recorded cluster, the low
+// quantile of created -> started stays (it counts no wait on a cluster with
+// room at least 5% of the time), and the numbers say how much of the gap
+// may be waiting; with it, the overhead is fitted on it (overhead_fit.h).
+struct OverheadOutcome {
+  bool fitted = false;
+  OverheadFit fit;
+  json record;
+  std::string note;
+};
+
+Result<OverheadOutcome> DeriveOverhead(const fs::path& folder, const Samples& samples,
+                                       const sim::ClusterSpec* cluster) {
+  std::vector<double> gaps;
+  double ceiling = -1;
+  for (const auto& [label, s] : samples.steps) {
+    if (s.overheads.empty()) continue;
+    gaps.insert(gaps.end(), s.overheads.begin(), s.overheads.end());
+    std::vector<double> sorted = s.overheads;
+    std::sort(sorted.begin(), sorted.end());
+    const double median = sorted[NearestRank(sorted.size(), 0.5) - 1];
+    ceiling = ceiling < 0 ? median : std::min(ceiling, median);
+  }
+  OverheadOutcome out;
+  if (gaps.empty()) {
+    out.record = {{"basis", "none: no task has both a create and a start time"}};
+    return out;
+  }
+  double mean = 0;
+  for (double g : gaps) mean += g;
+  mean /= static_cast<double>(gaps.size());
+  std::sort(gaps.begin(), gaps.end());
+  const double p05 = gaps[NearestRank(gaps.size(), kOverheadQuantile) - 1];
+  const double p50 = gaps[NearestRank(gaps.size(), 0.5) - 1];
+  json gap = {{"n", gaps.size()}, {"mean", mean}, {"p05", p05}, {"p50", p50}};
+  if (cluster == nullptr) {
+    out.record = {{"basis",
+                   "p05 of created->started per label; the capture cannot tell pod "
+                   "start-up from waiting for room (capture --recorded-cluster fits it)"},
+                  {"created_to_started_seconds", gap}};
+    out.note = fmt::format(
+        "overhead: the 5th percentile of created->started per step ({:.3f} s over all steps; "
+        "median {:.3f} s). A capture cannot tell start-up from waiting for room: on a cluster "
+        "full more than 95% of the time this is wait. --recorded-cluster RECORDED.yaml fits it on "
+        "the "
+        "cluster the history ran on",
+        p05, p50);
+    return out;
+  }
+  auto mix = sim::LoadWorkload(folder / kSimulateDir / "workload.yaml");
+  if (!mix.ok()) return Error{"the captured mix does not load: " + mix.error().message};
+  auto fit = FitOverheadOnCluster(*cluster, *mix, mean, ceiling);
+  if (!fit.ok()) {
+    return Error{"fitting the overhead on the recorded cluster: " + fit.error().message};
+  }
+  out.fitted = true;
+  out.fit = *fit;
+  out.note = DescribeOverheadFit(*fit);
+  const char* limit = fit->limit == OverheadFit::Limit::kFloor     ? "floor"
+                      : fit->limit == OverheadFit::Limit::kCeiling ? "ceiling"
+                                                                   : "none";
+  out.record = {{"basis",
+                 "fitted on the recorded cluster: the overhead with which the captured "
+                 "arrivals simulated on it give the recorded mean created->started"},
+                {"seconds", fit->overhead},
+                {"created_to_started_seconds", gap},
+                {"simulated_gap_seconds", fit->simulated_gap},
+                {"simulated_waits_alone_seconds", fit->waits_alone},
+                {"ceiling_seconds", fit->ceiling},
+                {"limit", limit},
+                {"simulations", fit->simulations}};
+  return out;
+}
+
 }  // namespace
 
 json RateByHourOfWeek(const std::vector<WallTime>& arrivals, WallTime since, WallTime until) {
@@ -327,7 +403,8 @@ double PeakRunsPerSecond(std::vector<WallTime> arrivals) {
   return static_cast<double>(most) / 60;
 }
 
-Status Derive(const fs::path& folder, WallTime since, WallTime until) {
+Status Derive(const fs::path& folder, WallTime since, WallTime until,
+              const sim::ClusterSpec* cluster, std::string* overhead_note) {
   Samples samples;
   if (Status s = ReadSamples(folder / kRunsFile, samples); !s.ok()) return s;
   auto versions = DeriveVersions(folder, samples, since, until);
@@ -353,12 +430,23 @@ Status Derive(const fs::path& folder, WallTime since, WallTime until) {
       {"note", fmt::format("step models fitted to {} runs created between {} and {}", samples.runs,
                            FormatRfc3339(since), FormatRfc3339(until))},
       {"steps", steps.calibration}};
-  if (Status s = WriteFileAtomically(folder / kCalibrationFile, calibration.dump(1) + "\n");
-      !s.ok()) {
-    return s;
-  }
+  auto write_calibration = [&] {
+    return WriteFileAtomically(folder / kCalibrationFile, calibration.dump(1) + "\n");
+  };
+  if (Status s = write_calibration(); !s.ok()) return s;
   if (Status s = WriteMixWorkload(folder, *versions, samples); !s.ok()) return s;
+  auto overhead = DeriveOverhead(folder, samples, versions->simulated.empty() ? nullptr : cluster);
+  if (!overhead.ok()) return overhead.error();
+  if (overhead->fitted) {
+    // The fitted overhead replaces the low quantile for every label, and
+    // the mix workload (which reads this file) simulates with it.
+    for (auto& cal : calibration["steps"]) cal["overhead"] = MicrosText(overhead->fit.overhead);
+  }
+  calibration["fit"]["overhead"] = overhead->record;
+  if (Status s = write_calibration(); !s.ok()) return s;
+  if (overhead_note != nullptr) *overhead_note = overhead->note;
   json workload = WorkloadJson(samples, *versions, steps, since, until);
+  workload["overhead"] = overhead->record;
   if (Status s = WriteCapturePage(folder / kPageFile, samples, workload); !s.ok()) return s;
   return WriteFileAtomically(folder / kWorkloadFile, workload.dump(1) + "\n");
 }

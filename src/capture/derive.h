@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/model.h"
 #include "util/result.h"
 #include "util/time.h"
 
@@ -27,7 +28,11 @@ inline constexpr const char* kPageFile = "capture.html";
 
 // Reads the folder's runs.jsonl a line at a time and writes the derived
 // files (each atomically). The window is the manifest's or checkpoint's.
-Status Derive(const std::filesystem::path& folder, WallTime since, WallTime until);
+// With the cluster the history ran on, the per-step overhead is fitted on it
+// (overhead_fit.h); without, it is a low quantile of created -> started.
+// `overhead_note`, when given, gets a sentence on the overhead's basis.
+Status Derive(const std::filesystem::path& folder, WallTime since, WallTime until,
+              const sim::ClusterSpec* cluster = nullptr, std::string* overhead_note = nullptr);
 
 // Arrivals per hour of each hour of the week (Monday 00:00 UTC first, 168
 // entries): runs created in that hour of the week, over how long the window

@@ -2,6 +2,7 @@
 
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -14,6 +15,7 @@
 #include "plan/plan.h"
 #include "sim/arrivals.h"
 #include "sim/config.h"
+#include "sim/replications.h"
 #include "sim/simulator.h"
 
 namespace kfpbench::cli {
@@ -28,6 +30,7 @@ Command AddSimulateCommand(CLI::App& app) {
     double arrival_scale = 0;  // 0: as recorded
     bool quiet = false;
     std::string html;
+    int replications = 10;
   };
   auto f = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand(
@@ -46,6 +49,12 @@ Command AddSimulateCommand(CLI::App& app) {
                   "arrival stands for F runs spread over the gap to the next, a rate is "
                   "multiplied")
       ->check(GreaterThanZero());
+  cmd->add_option("--replications", f->replications,
+                  "also simulate this many seeds (the workload's and the next) and say how far "
+                  "the makespan, run p95 and pending p95 move between them; 1: the workload's "
+                  "seed alone. Only when step times or branches are drawn")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
   cmd->add_flag("--quiet", f->quiet, "no console summary");
   cmd->add_option("--html", f->html,
                   "also write a self-contained HTML page: nodes, CPU and waiting work over time");
@@ -66,17 +75,29 @@ Command AddSimulateCommand(CLI::App& app) {
     }
     auto result = sim::Simulate(*cluster, *workload);
     if (!result.ok()) return Fail(result.error().message, kExitBadInput);
-    if (auto st = sim::WriteResultJson(*result, f->out); !st.ok()) {
+    // How sure: the same workload over more seeds, when anything in it is
+    // drawn from the seed (otherwise every seed gives the same figures).
+    std::optional<sim::Spread> spread;
+    if (f->replications > 1 && plan::IsRandom(*workload)) {
+      auto s = sim::SimulateReplications(*cluster, *workload, f->replications);
+      if (!s.ok()) return Fail(s.error().message, kExitBadInput);
+      spread = *s;
+    }
+    nlohmann::json extra = nlohmann::json::object();
+    if (spread) extra["spread"] = sim::ToJson(*spread);
+    if (auto st = sim::WriteResultJson(*result, f->out, extra); !st.ok()) {
       return Fail(st.error().message, kExitFailed);
     }
+    const std::string warning = plan::UndecidedWarning(f->workload);
+    const std::string summary =
+        sim::Summary(*result) + (spread ? sim::DescribeSpread(*spread) : "") + warning;
     if (!f->html.empty()) {
-      plan::CapacityPage page{"kfpbench simulate " + f->workload, sim::Summary(*result), nullptr,
-                              &*result};
+      plan::CapacityPage page{"kfpbench simulate " + f->workload, summary, nullptr, &*result};
       if (auto st = plan::WriteCapacityPage(page, f->html); !st.ok()) {
         return Fail(st.error().message, kExitFailed);
       }
     }
-    if (!f->quiet) std::cout << sim::Summary(*result) << "results     " << f->out << "\n";
+    if (!f->quiet) std::cout << summary << "results     " << f->out << "\n";
     if (!f->quiet && !f->html.empty()) std::cout << "page        " << f->html << "\n";
     return result->failed > 0 ? kExitFailed : kExitOk;
   };
@@ -189,6 +210,7 @@ Command AddPlanCommand(CLI::App& app) {
     plan::Replications reps;
     int max_replications = 0;  // 0: 400, or --replications when that is more
     double arrival_scale = 0;  // 0: not given
+    std::string slo;           // empty: the question's default figure
   };
   auto f = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand(
@@ -197,15 +219,22 @@ Command AddPlanCommand(CLI::App& app) {
       "--within and get the third");
   cmd->add_option("cluster", f->cluster, "CLUSTER.yaml (its first pool is the node size)")
       ->required();
-  cmd->add_option("workload", f->workload, "WORKLOAD.yaml (arrivals ignored: all at once)")
+  cmd->add_option("workload", f->workload,
+                  "WORKLOAD.yaml (arrivals ignored, all at once, unless --arrival-scale)")
       ->required();
   cmd->add_option("--runs", f->runs, "how many runs")->check(CountAboveZero());
   cmd->add_option("--nodes", f->nodes, "how many nodes")->check(CountAboveZero());
   AddPositiveDurationOption(*cmd, "--within", f->within, "time allowed, e.g. 2h");
   cmd->add_option("--arrival-scale", f->arrival_scale,
-                  "instead of --runs: F times the workload's runs (its CSV rows, or runs), "
-                  "e.g. a capture's day x 3")
+                  "instead of --runs: the workload's own arrivals carrying F times their runs "
+                  "(a capture's day x 3: each recorded arrival stands for F runs, bursts where "
+                  "they were), simulated as they arrive; --within then holds the run p95 "
+                  "unless --slo says otherwise")
       ->check(GreaterThanZero());
+  cmd->add_option("--slo", f->slo,
+                  "the figure --within holds: makespan (default with --runs), run-p95 (default "
+                  "with --arrival-scale) or wait-p95 (tasks' queue wait, ready to placed)")
+      ->check(CLI::IsMember({"makespan", "run-p95", "wait-p95"}));
   cmd->add_option("--replications", f->reps.count,
                   "simulate every probe with this many seeds first (the workload's seed, +1, "
                   "...); a probe judged against --within then doubles them until decided")
@@ -230,25 +259,33 @@ Command AddPlanCommand(CLI::App& app) {
                   "replications) and run time versus runs and versus nodes around the answer, "
                   "with T and the answer marked, and the cluster over time");
   auto run = [f]() -> int {
-    if (f->arrival_scale > 0) {
-      if (f->runs > 0) return Fail("give --runs or --arrival-scale, not both", kExitBadInput);
-      auto workload = sim::LoadWorkload(f->workload);
-      if (!workload.ok()) return Fail(workload.error().message, kExitBadInput);
-      if (auto st = sim::ScaleArrivals(*workload, f->arrival_scale); !st.ok()) {
-        return Fail("--arrival-scale: " + st.error().message, kExitBadInput);
-      }
-      f->runs = sim::RunCount(*workload);
+    if (f->arrival_scale > 0 && f->runs > 0) {
+      return Fail("give --runs or --arrival-scale, not both", kExitBadInput);
     }
-    int given = (f->runs > 0) + (f->nodes > 0) + (f->within > Duration::zero());
+    int given =
+        (f->runs > 0 || f->arrival_scale > 0) + (f->nodes > 0) + (f->within > Duration::zero());
     if (given != 2) return Fail("give exactly two of --runs, --nodes and --within", kExitBadInput);
     f->reps.max =
         f->max_replications > 0 ? f->max_replications : std::max(f->reps.max, f->reps.count);
     if (auto st = plan::CheckReplications(f->reps); !st.ok()) {
       return Fail("--replications: " + st.error().message, kExitBadInput);
     }
-    auto a = plan::AnswerQuestion(
-        {f->cluster, f->workload, f->runs, f->nodes, f->within, f->reps}, {f->out, f->html},
-        [](const plan::Answer& answer) { std::cout << plan::Describe(answer); });
+    plan::Question question;
+    question.cluster = f->cluster;
+    question.workload = f->workload;
+    question.runs = f->runs;
+    question.nodes = f->nodes;
+    question.within = f->within;
+    question.replications = f->reps;
+    question.arrival_scale = f->arrival_scale;
+    if (!f->slo.empty()) {
+      auto metric = plan::ParseMetric(f->slo);
+      if (!metric.ok()) return Fail("--slo " + metric.error().message, kExitBadInput);
+      question.metric = *metric;
+    }
+    auto a = plan::AnswerQuestion(question, {f->out, f->html}, [](const plan::Answer& answer) {
+      std::cout << plan::Describe(answer);
+    });
     if (!a.ok()) return Fail(a.error().message, a.error().BadInput() ? kExitBadInput : kExitFailed);
     if (!f->html.empty()) std::cout << "page        " << f->html << "\n";
     return kExitOk;

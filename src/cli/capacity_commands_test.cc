@@ -42,6 +42,35 @@ TEST_F(CapacityCliTest, SimulateWithSharedServicesWritesResultsAndPage) {
   EXPECT_NE(page.find("\"series\""), std::string::npos);
 }
 
+// Issue 38 section 2: simulate says how sure it is, over seeds.
+TEST_F(CapacityCliTest, SimulateStatesItsSpreadOverSeeds) {
+  auto r = Kfpbench("simulate " + Example("cluster.yaml") + " " + Example("workload.yaml") +
+                    " --runs 20 --replications 3 --out " + Path("sim.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("spread      over 3 seeds"), std::string::npos) << r.output;
+  auto j = nlohmann::json::parse(testing::ReadText(Path("sim.json")));
+  EXPECT_EQ(j["spread"]["replications"], 3);
+  const auto& m = j["spread"]["makespan_seconds"];
+  EXPECT_LE(m["min"].get<double>(), m["median"].get<double>());
+  EXPECT_LE(m["median"].get<double>(), m["max"].get<double>());
+  // One seed: the figures of the workload's seed alone, as before.
+  r = Kfpbench("simulate " + Example("cluster.yaml") + " " + Example("workload.yaml") +
+               " --runs 20 --replications 1 --out " + Path("one.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("spread"), std::string::npos) << r.output;
+  EXPECT_FALSE(nlohmann::json::parse(testing::ReadText(Path("one.json"))).contains("spread"));
+  r = Kfpbench("simulate " + Example("cluster.yaml") + " " + Example("workload.yaml") +
+               " --replications 0");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  // plan on a recorded pattern draws no page of runs all at once.
+  r = Kfpbench("plan " + Example("cluster.yaml") + " " + Example("workload_csv.yaml") +
+               " --arrival-scale 2 --nodes 2 --html " + Path("p.html"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  r = Kfpbench("plan " + Example("cluster.yaml") + " " + Example("workload_csv.yaml") +
+               " --arrival-scale 2 --nodes 2 --slo p95");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
 TEST_F(CapacityCliTest, PlanWritesThePageWithBothSweeps) {
   auto r = Kfpbench("plan " + Example("cluster.yaml") + " " + Example("workload.yaml") +
                     " --runs 20 --nodes 4 --html " + Path("plan.html"));

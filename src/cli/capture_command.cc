@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/target_flags.h"
+#include "sim/config.h"
 
 namespace kfpbench::cli {
 
@@ -20,6 +21,7 @@ namespace {
 struct CaptureFlags {
   capture::CaptureOptions options;
   std::string out;
+  std::string cluster;
   TargetFlags target;
 };
 
@@ -33,9 +35,15 @@ int RunCapture(const CaptureFlags& f) {
     auto point = capture::ParseWindowPoint(text, WallClock::now());
     if (!point.ok()) return Fail(std::string(flag) + ": " + point.error().message);
   }
+  capture::CaptureOptions options = f.options;
+  if (!f.cluster.empty()) {
+    // Read before any call, so a bad file costs the target nothing.
+    auto cluster = sim::LoadCluster(f.cluster);
+    if (!cluster.ok()) return Fail("--recorded-cluster: " + cluster.error().message);
+    options.cluster = std::move(*cluster);
+  }
   auto out = OutputFolder(f.out, "captures");
   if (!out.ok()) return Fail(out.error().message);
-  capture::CaptureOptions options = f.options;
   options.out = *out;
   InstallSignalHandlers();
   options.interrupted = &g_interrupted;
@@ -74,6 +82,7 @@ int RunCapture(const CaptureFlags& f) {
             << "workload: " << (*out / capture::kWorkloadFile).string()
             << " (simulator workloads under " << capture::kSimulateDir << "/)\n"
             << "page:     " << (*out / capture::kPageFile).string() << "\n";
+  if (!summary->overhead_note.empty()) std::cout << summary->overhead_note << "\n";
   if (p.runs == 0) {
     return Fail(fmt::format("no runs were created {} on this target: widen --since or "
                             "--until, or check --namespace",
@@ -115,6 +124,9 @@ Command AddCaptureCommand(CLI::App& app) {
   cmd->add_option("--out", f->out,
                   "capture folder (default: captures/<timestamp>); an unfinished capture there is "
                   "resumed");
+  cmd->add_option("--recorded-cluster", f->cluster,
+                  "the cluster the history ran on (a simulator cluster file): the per-step "
+                  "overhead is fitted on it, so waits for room are not taken for start-up");
   f->target.Add(*cmd);
 
   return {cmd, [f] { return RunCapture(*f); }};

@@ -3,20 +3,39 @@
 #include "plan/calibration.h"
 #include "plan/capacity_page.h"
 #include "plan/command_errors.h"
+#include "sim/arrivals.h"
 #include "sim/config.h"
 #include "sim/simulator.h"
 #include "util/files.h"
 
 namespace kfpbench::plan {
 
-Result<Answer> AnswerQuestion(const Question& q, const AnswerFiles& files,
+Result<Answer> AnswerQuestion(const Question& question, const AnswerFiles& files,
                               const std::function<void(const Answer&)>& on_answer) {
-  int given = (q.runs > 0) + (q.nodes > 0) + (q.within > Duration::zero());
+  Question q = question;
+  const bool pattern = q.arrival_scale > 0;
+  if (pattern && q.runs > 0) return BadInput("give the runs or an arrival scale, not both");
+  if (pattern && !files.html.empty()) {
+    return BadInput(
+        "the page draws runs all at once; with an arrival scale the answer is on the recorded "
+        "arrivals: leave out --html");
+  }
+  const int given = (q.runs > 0 || pattern) + (q.nodes > 0) + (q.within > Duration::zero());
   if (given != 2) return BadInput("give exactly two of the runs, the nodes and the time allowed");
   auto cluster = sim::LoadCluster(q.cluster);
   if (!cluster.ok()) return BadInput(cluster.error().message);
   auto workload = sim::LoadWorkload(q.workload);
   if (!workload.ok()) return BadInput(workload.error().message);
+  Measure& measure = q.replications.measure;
+  measure.metric = q.metric.value_or(pattern ? Metric::kRunP95 : Metric::kMakespan);
+  if (pattern) {
+    if (auto st = sim::ScaleArrivals(*workload, q.arrival_scale); !st.ok()) {
+      return BadInput("arrival scale: " + st.error().message);
+    }
+    measure.recorded_arrivals = true;
+    measure.arrival_scale = q.arrival_scale;
+    q.runs = sim::RunCount(*workload);
+  }
   Result<Answer> a = Error{""};
   if (q.within == Duration::zero()) {
     a = TimeFor(*cluster, *workload, q.runs, q.nodes, q.replications);
@@ -28,6 +47,8 @@ Result<Answer> AnswerQuestion(const Question& q, const AnswerFiles& files,
   // A question too large to simulate is the input's fault (the error says
   // so); a simulation whose runs fail is the work's.
   if (!a.ok()) return a;
+  a->warning = UndecidedWarning(q.workload);
+  a->model_error = UnseenError(q.workload);
   if (on_answer) on_answer(*a);
   if (!files.json.empty()) {
     if (auto st = WriteFileAtomically(files.json, ToJson(*a).dump(2) + "\n"); !st.ok()) {

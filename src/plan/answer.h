@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -17,8 +18,8 @@
 
 namespace kfpbench::plan {
 
-// Exactly two of `runs`, `nodes` and `within` are given (above zero); the
-// third is what is asked.
+// Exactly two of `runs` (or `arrival_scale`), `nodes` and `within` are
+// given (above zero); the third is what is asked.
 struct Question {
   std::filesystem::path cluster;   // CLUSTER.yaml: its first pool is the node size
   std::filesystem::path workload;  // WORKLOAD.yaml: its arrivals are ignored (all at once)
@@ -26,6 +27,13 @@ struct Question {
   int nodes = 0;
   Duration within{0};
   Replications replications;
+  // Instead of `runs`: the workload's own arrivals carrying this many times
+  // their runs (sim::ScaleArrivals; a capture's day x 3), simulated as they
+  // arrive, not all at once. 0: not given.
+  double arrival_scale = 0;
+  // The figure held to `within`; unset: the run p95 on a recorded pattern
+  // (its makespan is the pattern's length), the makespan otherwise.
+  std::optional<Metric> metric{};
 };
 
 struct AnswerFiles {

@@ -1,5 +1,7 @@
 #include "plan/calibration.h"
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <optional>
 
@@ -197,6 +199,49 @@ nlohmann::json SummaryFitOfWorkload(const std::filesystem::path& workload) {
   } catch (const YAML::Exception&) {
     return nullptr;  // LoadWorkload has said what is wrong with it
   }
+}
+
+std::string UndecidedWarning(const std::filesystem::path& workload) {
+  const nlohmann::json fit = SummaryFitOfWorkload(workload);
+  if (!fit.is_object()) return "";
+  const nlohmann::json id = fit.value("identifiability", nlohmann::json::object());
+  if (!id.is_object() || id.value("decided", true)) return "";
+  std::string widest;
+  double ratio = 1;
+  for (const auto& level : fit.value("levels", nlohmann::json::array())) {
+    const auto range = level.value("near_fits_makespan_seconds", nlohmann::json::array());
+    if (!range.is_array() || range.size() != 2 || !range[0].is_number() || !range[1].is_number() ||
+        level.value("role", "") == "fitted") {
+      continue;
+    }
+    const double lo = range[0].get<double>(), hi = range[1].get<double>();
+    if (lo > 0 && hi / lo > ratio) {
+      ratio = hi / lo;
+      widest = fmt::format(" (on \"{}\" they predict {} to {})", level.value("name", ""),
+                           FormatDuration(FromSeconds(lo)), FormatDuration(FromSeconds(hi)));
+    }
+  }
+  return fmt::format(
+      "warning     THE DATA CANNOT DECIDE: the calibration's {} near-equal fits disagree on "
+      "levels it was not fitted to{}; this answer is one of them (calibrate names what would "
+      "decide)\n",
+      id.value("near_equal_fits", 0), widest);
+}
+
+double UnseenError(const std::filesystem::path& workload) {
+  const nlohmann::json fit = SummaryFitOfWorkload(workload);
+  if (!fit.is_object()) return 0;
+  double worst = 0;
+  for (const auto& level : fit.value("levels", nlohmann::json::array())) {
+    if (!level.is_object()) continue;
+    for (const char* key : {"leave_one_out_error", "error"}) {
+      if (std::string(key) == "error" && level.value("role", "") != "held out") continue;
+      if (auto e = level.find(key); e != level.end() && e->is_number()) {
+        worst = std::max(worst, std::abs(e->get<double>()));
+      }
+    }
+  }
+  return worst;
 }
 
 }  // namespace kfpbench::plan

@@ -48,4 +48,15 @@ std::string Describe(const sim::Calibration& c, const CalibrationRequest& reques
 // summary fit.
 nlohmann::json SummaryFitOfWorkload(const std::filesystem::path& workload);
 
+// When the summary fit behind a WORKLOAD.yaml's calibration could not
+// decide (its near-equal fits disagree on levels not fitted), the warning
+// `plan` and `simulate` print beside their answer, with the fit's numbers;
+// empty otherwise.
+std::string UndecidedWarning(const std::filesystem::path& workload);
+
+// The largest error of the summary fit behind a WORKLOAD.yaml's calibration
+// on levels it did not see (held out, or left out in turn), as a fraction;
+// 0 when it names no such fit or none was checked.
+double UnseenError(const std::filesystem::path& workload);
+
 }  // namespace kfpbench::plan

@@ -84,6 +84,46 @@ Result<sim::SimResult> SimulateAllAtOnce(const sim::ClusterSpec& cluster,
   return r;
 }
 
+const char* MetricName(Metric m) {
+  constexpr EnumName<Metric> kNames[] = {{Metric::kMakespan, "makespan"},
+                                         {Metric::kRunP95, "run p95"},
+                                         {Metric::kWaitP95, "queue-wait p95"}};
+  return NameIn(kNames, m, "makespan").data();
+}
+
+Result<Metric> ParseMetric(const std::string& text) {
+  if (text == "makespan") return Metric::kMakespan;
+  if (text == "run-p95") return Metric::kRunP95;
+  if (text == "wait-p95") return Metric::kWaitP95;
+  return Error{fmt::format("'{}': expected makespan, run-p95 or wait-p95", text)};
+}
+
+Result<sim::SimResult> SimulateProbe(const sim::ClusterSpec& cluster,
+                                     const sim::WorkloadSpec& workload, int64_t runs, int nodes,
+                                     const Measure& measure, uint64_t memory_budget) {
+  if (!measure.recorded_arrivals) {
+    return SimulateAllAtOnce(cluster, workload, runs, nodes, memory_budget);
+  }
+  sim::SimOptions options;
+  options.memory_budget = memory_budget;
+  auto r = sim::Simulate(FixedNodes(cluster, nodes), workload, options);
+  if (!r.ok()) return r.error();
+  if (r->failed > 0) return Error{"runs fail in the simulation: " + r->first_error};
+  return r;
+}
+
+Duration FigureOf(const sim::SimResult& r, Metric metric) {
+  switch (metric) {
+    case Metric::kRunP95:
+      return FromSeconds(r.run_ms.ValueAtPercentile(95) / 1000.0);
+    case Metric::kWaitP95:
+      return FromSeconds(r.pending_ms.ValueAtPercentile(95) / 1000.0);
+    case Metric::kMakespan:
+      break;
+  }
+  return r.makespan;
+}
+
 namespace {
 
 // Simulates replications [p.makespans.size(), count) into `p`, then
@@ -109,9 +149,9 @@ Status Extend(Probe& p, const sim::ClusterSpec& cluster, const sim::WorkloadSpec
       sim::WorkloadSpec w = workload;
       w.seed = sim::ReplicationSeed(workload.seed, static_cast<int>(i));
       try {
-        auto r = SimulateAllAtOnce(cluster, w, p.runs, p.nodes, memory_budget);
+        auto r = SimulateProbe(cluster, w, p.runs, p.nodes, reps.measure, memory_budget);
         if (r.ok()) {
-          p.makespans[i] = r->makespan;
+          p.makespans[i] = FigureOf(*r, reps.measure.metric);
           if (i == 0) p.binding = sim::WhatBinds(*r);
         } else {
           errors[k] = r.error();
@@ -342,8 +382,11 @@ Result<Answer> TimeFor(const sim::ClusterSpec& cluster, const sim::WorkloadSpec&
   auto w = Waves(cluster, workload, runs, nodes);
   if (!w.ok()) return w.error();
   a.analytic = *w;
-  a.bottleneck = ServiceLimit(a.analytic, a.runs, a.makespan);
   a.binds = BindsAt(a.at_answer, a.analytic);
+  // The waves cross-check is of runs all at once; a recorded pattern has
+  // none to check against.
+  if (reps.measure.recorded_arrivals) return a;
+  a.bottleneck = ServiceLimit(a.analytic, a.runs, a.makespan);
   Explain(a, a.makespan, a.analytic.time);
   return a;
 }
@@ -363,7 +406,7 @@ Result<Answer> NodesFor(const sim::ClusterSpec& cluster, const sim::WorkloadSpec
   a.probes.push_back(*top);
   if (top->verdict != Verdict::kMeets) {
     std::string why;
-    if (auto w = Waves(cluster, workload, runs, hi); w.ok()) {
+    if (auto w = Waves(cluster, workload, runs, hi); w.ok() && !reps.measure.recorded_arrivals) {
       if (std::string limit = ServiceLimit(*w, runs, deadline); !limit.empty()) {
         why = "; " + limit;
       }
@@ -398,8 +441,9 @@ Result<Answer> NodesFor(const sim::ClusterSpec& cluster, const sim::WorkloadSpec
   auto one = Waves(cluster, workload, runs, a.nodes);
   if (!one.ok()) return one.error();
   a.analytic = *one;
-  a.bottleneck = ServiceLimit(a.analytic, a.runs, a.makespan);
   a.binds = BindsAt(a.at_answer, a.analytic);
+  if (reps.measure.recorded_arrivals) return a;
+  a.bottleneck = ServiceLimit(a.analytic, a.runs, a.makespan);
   int64_t waves_allowed =
       a.analytic.single_run > Duration::zero() ? deadline / a.analytic.single_run : runs;
   if (waves_allowed <= 0) {

@@ -32,6 +32,25 @@
 
 namespace kfpbench::plan {
 
+// The figure each replication of a probe yields, held against the time
+// allowed: the makespan (the runs all at once, the default question), or
+// on a recorded arrival pattern the run-duration p95 or the task queue-wait
+// (ready to placed) p95.
+enum class Metric { kMakespan, kRunP95, kWaitP95 };
+const char* MetricName(Metric m);  // "makespan", "run p95", "queue-wait p95"
+// "makespan", "run-p95", "wait-p95".
+Result<Metric> ParseMetric(const std::string& text);
+
+// What each replication of a probe simulates. By default the probe's runs
+// submitted at once; with `recorded_arrivals`, the workload's own arrivals
+// (a capture's day, F times its runs by sim::ScaleArrivals, so bursts stay
+// where they were), whose runs are the probe's runs.
+struct Measure {
+  bool recorded_arrivals = false;
+  double arrival_scale = 1;  // for the text: the pattern carries this many times its runs
+  Metric metric = Metric::kMakespan;
+};
+
 // How many seeds each probe is simulated with, and the quantile of their
 // makespans an answer is held to.
 struct Replications {
@@ -48,6 +67,8 @@ struct Replications {
   int max = 400;
   // Of the Wilson interval each decision is read from.
   double confidence = 0.95;
+  // What each replication simulates and yields (the makespan by default).
+  Measure measure{};
 };
 
 // `count` in [1, 10000], `max` in [count, 100000], `quantile` in (0, 1],
@@ -69,11 +90,14 @@ const char* VerdictName(Verdict v);  // "meets", "misses", "undecided", "not jud
 struct Probe {
   int nodes = 0;
   int64_t runs = 0;
-  Duration makespan{0};  // at the quantile over replications
+  // The figure of Replications::measure (the makespan unless it says
+  // otherwise): at the quantile over replications, median, range, and one
+  // per replication in seed order.
+  Duration makespan{0};
   Duration median{0};
   Duration min{0};
   Duration max{0};
-  std::vector<Duration> makespans;  // one per replication, in seed order
+  std::vector<Duration> makespans;
   // How many replications finish within `limit`.
   int Within(Duration limit) const;
   // Judged against a time allowed (ReplicateUntilDecided):
@@ -132,7 +156,19 @@ struct Answer {
   Probe neighbour;
   std::string binds;   // BindsAt: what binds at the answer, in words
   bool random = true;  // IsRandom(workload): false, the spread covers only what is modelled
+  // The calibration behind the workload could not decide (plan/calibration.h
+  // UndecidedWarning): repeated beside the answer. Empty: nothing to warn of.
+  std::string warning;
+  // The calibration's error on levels it did not see (plan/calibration.h
+  // UnseenError): the simulated figures are shown no finer than it allows.
+  double model_error = 0;
 };
+
+// `d` at the precision an error of `error` (a fraction) allows: rounded to
+// the largest of 1 s, 10 s, 1 min, 10 min, 1 h within a quarter of the
+// error's span ("about 6h0m0s" for 5h55m40s known to 60%); as
+// FormatDuration when the error is 0.
+std::string Approximately(Duration d, double error);
 
 Result<Answer> TimeFor(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload,
                        int64_t runs, int nodes, const Replications& reps = {});
@@ -157,7 +193,15 @@ Result<sim::SimResult> SimulateAllAtOnce(const sim::ClusterSpec& cluster,
                                          const sim::WorkloadSpec& workload, int64_t runs, int nodes,
                                          uint64_t memory_budget = 0);
 
-// SimulateAllAtOnce once per replication seed, summarised.
+// One replication of a probe as `measure` says: SimulateAllAtOnce, or the
+// workload's own arrivals on `nodes` fixed nodes; an Error when runs fail.
+Result<sim::SimResult> SimulateProbe(const sim::ClusterSpec& cluster,
+                                     const sim::WorkloadSpec& workload, int64_t runs, int nodes,
+                                     const Measure& measure, uint64_t memory_budget = 0);
+// The figure `metric` of a simulation.
+Duration FigureOf(const sim::SimResult& r, Metric metric);
+
+// SimulateProbe once per replication seed, summarised.
 Result<Probe> Replicate(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload,
                         int64_t runs, int nodes, const Replications& reps);
 

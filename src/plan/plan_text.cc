@@ -67,25 +67,57 @@ std::string BindsAt(const Probe& probe, const Analytic& analytic) {
   return text;
 }
 
+std::string Approximately(Duration d, double error) {
+  if (!(error > 0)) return FormatDuration(d);
+  const double span = ToSeconds(d) * error / 4;
+  double step = 0;
+  for (double s : {1.0, 10.0, 60.0, 600.0, 3600.0}) {
+    if (s <= span) step = s;
+  }
+  if (step == 0) return FormatDuration(d);
+  return "about " + FormatDuration(FromSeconds(std::round(ToSeconds(d) / step) * step));
+}
+
 std::string Percent(double fraction) {
-  // Truncated, as every figure shown: 89.99% is "89%", never "90%".
+  // Truncated, so a share never shows as reaching a quantile it does not:
+  // 89.99% is "89%", never "90%" beside P90.
   return fmt::format("{}%", static_cast<int64_t>(std::floor(fraction * 100 + 1e-9)));
 }
 
+namespace {
+
+// "200 runs on 18 nodes", or on a recorded pattern "the recorded arrivals x3
+// (330 runs) on 18 nodes".
+std::string Where(const Probe& p, const Measure& m) {
+  const std::string runs = m.recorded_arrivals ? fmt::format("the recorded arrivals x{:g} ({})",
+                                                             m.arrival_scale, Plural(p.runs, "run"))
+                                               : Plural(p.runs, "run");
+  return runs + " on " + Plural(p.nodes, "node");
+}
+
+// "finish" / "keep run p95", and their negation.
+std::string Verb(const Measure& m, bool holds) {
+  if (m.metric == Metric::kMakespan) return holds ? "finish" : "do not finish";
+  return fmt::format("{} {}", holds ? "keep" : "do not keep", MetricName(m.metric));
+}
+
+}  // namespace
+
 std::string DescribeWithin(const Probe& p, Duration limit, const Replications& reps) {
-  const std::string where = Plural(p.runs, "run") + " on " + Plural(p.nodes, "node");
+  const std::string where = Where(p, reps.measure);
   const auto n = static_cast<int64_t>(p.makespans.size());
   if (p.deterministic) {
     return fmt::format(
         "{} {} within {}: {} in every one of {} (step times are constant, so "
         "each is the same simulation)",
-        where, p.within.hits == n ? "finish" : "do not finish", FormatDurationExact(limit),
+        where, Verb(reps.measure, p.within.hits == n), FormatDurationExact(limit),
         FormatDurationAgainst(p.makespan, limit), Plural(n, "replication"));
   }
-  std::string s = fmt::format(
-      "{} finish within {} in {} of replications ({:g}% interval {} to {}, Wilson; {})", where,
-      FormatDurationExact(limit), Percent(p.within.Estimate()), reps.confidence * 100,
-      Percent(p.within.low), Percent(p.within.high), Plural(n, "replication"));
+  std::string s =
+      fmt::format("{} {} within {} in {} of replications ({:g}% interval {} to {}, Wilson; {})",
+                  where, Verb(reps.measure, true), FormatDurationExact(limit),
+                  Percent(p.within.Estimate()), reps.confidence * 100, Percent(p.within.low),
+                  Percent(p.within.high), Plural(n, "replication"));
   switch (p.verdict) {
     case Verdict::kMeets:
       return s + ": at least " + QuantileName(reps.quantile);
@@ -112,6 +144,8 @@ nlohmann::json ToJson(const Answer& a) {
                       {"replications_max", a.replications.max},
                       {"replications_all_probes", ReplicationsRun(a)},
                       {"quantile", a.replications.quantile},
+                      {"metric", MetricName(a.replications.measure.metric)},
+                      {"model_error", a.model_error},
                       {"confidence", c},
                       {"random", a.random},
                       {"at_answer", ProbeJson(a.at_answer, c)},
@@ -137,6 +171,11 @@ nlohmann::json ToJson(const Answer& a) {
                         {"api_share", a.at_answer.binding.api_share},
                         {"store_share", a.at_answer.binding.store_share}}},
                       {"probes", probes}};
+  if (!a.warning.empty()) j["warning"] = a.warning.substr(a.warning.find("THE DATA"));
+  if (a.replications.measure.recorded_arrivals) {
+    j["arrivals"] = "recorded";
+    j["arrival_scale"] = a.replications.measure.arrival_scale;
+  }
   // Only with resources beyond CPU and memory, so other answers read as before.
   for (const auto& [name, slots] : a.analytic.slots_by_resource) {
     j["analytic"]["slots_by_resource"][name] = slots;
@@ -161,31 +200,62 @@ std::string Describe(const Answer& a) {
   std::string s;
   const auto n = static_cast<int64_t>(p.makespans.size());
   auto shown = [&](Duration d) {
+    if (a.model_error > 0) return Approximately(d, a.model_error);
     return a.deadline > Duration::zero() ? FormatDurationAgainst(d, a.deadline) : FormatDuration(d);
   };
   if (a.deadline > Duration::zero()) {
     s += "answer      " + DescribeWithin(p, a.deadline, a.replications) + "\n";
+    s += a.warning;
     if (a.neighbour.verdict != Verdict::kNotJudged) {
       s += "next        " + DescribeWithin(a.neighbour, a.deadline, a.replications) + "\n";
     }
   }
+  if (a.deadline == Duration::zero()) s += a.warning;
   // An answer in nodes is one in GPU nodes when the pool's nodes offer GPUs.
   std::string nodes = Plural(a.nodes, "node");
   if (!a.analytic.node_offers.empty()) nodes += " of " + a.analytic.node_offers;
-  s += fmt::format("simulated   {} on {}: {} {}, median {}, range {} to {} ({})\n",
-                   Plural(a.runs, "run"), nodes, q, shown(a.makespan), shown(p.median),
-                   shown(p.min), shown(p.max), Plural(n, "replication"));
-  s += fmt::format("analytic    {} of {} x {} expected single run = {} ({} wide, {} per node)\n",
-                   Plural(a.analytic.waves, "wave"), Plural(a.analytic.runs_per_wave, "run"),
-                   FormatDuration(a.analytic.single_run), shown(a.analytic.time),
-                   Plural(a.analytic.width, "task"), a.analytic.slots_per_node);
-  if (a.analytic_nodes > 0) s += fmt::format("analytic    nodes: {}\n", a.analytic_nodes);
-  if (a.analytic_runs > 0) s += fmt::format("analytic    runs: {}\n", a.analytic_runs);
+  const Measure& m = a.replications.measure;
+  const std::string runs = m.recorded_arrivals ? fmt::format("the recorded arrivals x{:g} ({})",
+                                                             m.arrival_scale, Plural(a.runs, "run"))
+                                               : Plural(a.runs, "run");
+  // The makespan is the default figure and reads as before; any other is
+  // named.
+  const std::string figure =
+      m.metric == Metric::kMakespan ? q : fmt::format("{} of {}", q, MetricName(m.metric));
+  s += fmt::format("simulated   {} on {}: {} {}, median {}, range {} to {} ({})\n", runs, nodes,
+                   figure, shown(a.makespan), shown(p.median), shown(p.min), shown(p.max),
+                   Plural(n, "replication"));
+  if (!m.recorded_arrivals) {
+    s += fmt::format("analytic    {} of {} x {} expected single run = {} ({} wide, {} per node)\n",
+                     Plural(a.analytic.waves, "wave"), Plural(a.analytic.runs_per_wave, "run"),
+                     FormatDuration(a.analytic.single_run), shown(a.analytic.time),
+                     Plural(a.analytic.width, "task"), a.analytic.slots_per_node);
+  }
+  // One node count is the answer; the waves formula's is a hand check, and
+  // says so, so the two never read as two answers.
+  if (a.analytic_nodes > 0) {
+    s += fmt::format(
+        "analytic    the waves formula alone asks {} (a hand check; the answer is the "
+        "simulated {})\n",
+        Plural(a.analytic_nodes, "node"), a.nodes);
+  }
+  if (a.analytic_runs > 0) {
+    s += fmt::format(
+        "analytic    the waves formula alone allows {} (a hand check; the answer is the "
+        "simulated {})\n",
+        Plural(a.analytic_runs, "run"), a.runs);
+  }
   if (!a.explanation.empty()) s += "why         " + a.explanation + "\n";
   if (!a.bottleneck.empty() && a.explanation.find(a.bottleneck) == std::string::npos) {
     s += "bottleneck  " + a.bottleneck + "\n";
   }
   if (!a.binds.empty() && a.binds != a.bottleneck) s += "binds       " + a.binds + "\n";
+  if (a.model_error > 0) {
+    s += fmt::format(
+        "precision   figures rounded to what the calibration's error allows: it missed levels it "
+        "did not see by up to {:.0f}%\n",
+        a.model_error * 100);
+  }
   if (!a.random) {
     s += "spread      none: step times are constant and nothing branches, so every replication "
          "is the same simulation; the answer covers only what is modelled, not the variation "

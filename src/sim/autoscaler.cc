@@ -166,6 +166,7 @@ void Autoscaler::ScaleUp() {
     for (int i = 0; i < wanted[p]; ++i) {
       ++provisioning_[p];
       ++provisioning_total_;
+      peak_requested_ = std::max(peak_requested_, nodes_.live_total() + provisioning_total_);
       loop_.After(cluster_.autoscaler.provisioning_delay, [this, p] {
         --provisioning_[p];
         --provisioning_total_;

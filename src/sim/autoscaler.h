@@ -66,6 +66,9 @@ class Autoscaler {
   // One scan: scale up for unschedulable tasks, scale down idle nodes.
   void Scan();
   int provisioning() const { return provisioning_total_; }
+  // The most nodes live or on their way at once so far: what was asked for,
+  // whether or not it joined.
+  int peak_requested() const { return peak_requested_; }
 
  private:
   void ScaleUp();
@@ -76,6 +79,7 @@ class Autoscaler {
   Nodes& nodes_;
   std::vector<int> provisioning_;  // per pool
   int provisioning_total_ = 0;
+  int peak_requested_ = 0;
   std::vector<WallTime> idle_since_;  // by engine node index; max() = busy
   bool all_busy_ = false;             // every idle_since_ is max(): tasks have been waiting
 };

@@ -46,6 +46,31 @@ exec::DurationDist FitDuration(const std::vector<double>& seconds) {
   return d;
 }
 
+std::vector<WallTime> ReadyTimes(const std::vector<std::pair<WallTime, WallTime>>& spans,
+                                 WallTime created, int64_t* compared) {
+  int64_t count = 0;
+  std::vector<WallTime> ends;
+  ends.reserve(spans.size());
+  for (const auto& [start, end] : spans) ends.push_back(end);
+  std::sort(ends.begin(), ends.end(), [&](WallTime a, WallTime b) {
+    ++count;
+    return a < b;
+  });
+  std::vector<WallTime> ready;
+  ready.reserve(spans.size());
+  for (const auto& [start, end] : spans) {
+    // The first end after the start; the one before it is the latest at or
+    // before the start.
+    auto after = std::upper_bound(ends.begin(), ends.end(), start, [&](WallTime a, WallTime b) {
+      ++count;
+      return a < b;
+    });
+    ready.push_back(after == ends.begin() ? created : std::max(created, *(after - 1)));
+  }
+  if (compared != nullptr) *compared = count;
+  return ready;
+}
+
 namespace {
 
 // One step's measured time, with its executor label (empty when the
@@ -101,16 +126,15 @@ Result<Samples> Collect(const std::vector<results::RunRecord>& runs,
     }
     if (spans.empty()) continue;
     ++out.runs;
-    for (const auto& s : spans) {
+    std::vector<std::pair<WallTime, WallTime>> times;
+    times.reserve(spans.size());
+    for (const auto& s : spans) times.emplace_back(s.start, s.end);
+    const std::vector<WallTime> ready = ReadyTimes(times, run.created);
+    for (size_t i = 0; i < spans.size(); ++i) {
+      const auto& s = spans[i];
       auto it = label_of.find(s.name);
       out.steps.push_back({it != label_of.end() ? it->second : "", ToSeconds(s.end - s.start)});
-      // Ready ~ the latest end, before this start, of the run's other tasks
-      // (or the run's creation): the gap is the engine + launch overhead.
-      WallTime ready = run.created;
-      for (const auto& o : spans) {
-        if (o.end <= s.start && o.end > ready) ready = o.end;
-      }
-      out.gaps.push_back(std::max(0.0, ToSeconds(s.start - ready)));
+      out.gaps.push_back(std::max(0.0, ToSeconds(s.start - ready[i])));
     }
   }
   if (out.runs == 0) return Error{"results: no succeeded run with step times to calibrate from"};
@@ -520,9 +544,32 @@ Result<Calibration> CalibrateFile(const std::filesystem::path& path,
   return c;
 }
 
+namespace {
+
+std::string ExactSpec(const exec::DurationDist& d) {
+  using Kind = exec::DurationDist::Kind;
+  switch (d.kind) {
+    case Kind::kConstant:
+      return "constant:" + FormatDurationExact(d.a);
+    case Kind::kUniform:
+      return fmt::format("uniform:{}:{}", FormatDurationExact(d.a), FormatDurationExact(d.b));
+    case Kind::kLognormal:
+      return fmt::format("lognormal:{}:{}", FormatDurationExact(d.a), d.sigma);
+    case Kind::kExponential:
+      return "exponential:" + FormatDurationExact(d.a);
+  }
+  return d.ToString();
+}
+
+}  // namespace
+
 nlohmann::json ToJson(const Calibration& c) {
+  // A file is read back by `simulate`: every duration as exact as the
+  // clock holds it (the console's rounded forms would move the very rows
+  // the fit was made to).
   auto model = [](const StepModel& m) {
-    nlohmann::json j{{"duration", m.duration.ToString()}, {"overhead", FormatDuration(m.overhead)}};
+    nlohmann::json j{{"duration", ExactSpec(m.duration)},
+                     {"overhead", FormatDurationExact(m.overhead)}};
     if (m.artifact_bytes > 0) j["artifactBytes"] = m.artifact_bytes;
     return j;
   };
@@ -548,7 +595,7 @@ nlohmann::json ToJson(const Calibration& c) {
   for (const auto& [label, m] : c.models.by_label) j["steps"][label] = model(m);
   j["source"] = {{"runs", c.runs}, {"samples", c.samples}};
   if (c.shared.api_fitted) {
-    j["api"] = {{"runCreate", FormatDuration(c.shared.api.run_create)},
+    j["api"] = {{"runCreate", FormatDurationExact(c.shared.api.run_create)},
                 {"workers", c.shared.api.workers}};
     nlohmann::json calls = nlohmann::json::array();
     for (const auto& l : c.shared.api_levels) {

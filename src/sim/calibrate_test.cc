@@ -323,5 +323,59 @@ TEST(CalibrateApi, SaysWhyWhenNothingQueuedOrNothingWasMeasured) {
   EXPECT_THAT(c->shared.api_why_not, ::testing::HasSubstr("CreateRun latencies"));
 }
 
+// Issue 35: a run of 300,000 tasks was quadratic (every task against every
+// other). The ready times are the same as the pairwise definition, and the
+// comparisons made grow as n log n.
+TEST(Calibrate, ReadyTimesAreTheLatestEndBeforeEachStartInNLogN) {
+  const WallTime created{std::chrono::seconds(1'700'000'000)};
+  auto at = [&](double s) { return created + FromSeconds(s); };
+  std::vector<std::pair<WallTime, WallTime>> small = {
+      {at(1), at(5)}, {at(5), at(9)}, {at(6), at(7)}, {at(7.5), at(8)}, {at(0.5), at(0.5)}};
+  const std::vector<WallTime> ready = ReadyTimes(small, created);
+  for (size_t i = 0; i < small.size(); ++i) {
+    WallTime pairwise = created;
+    for (const auto& o : small) {
+      if (o.second <= small[i].first && o.second > pairwise) pairwise = o.second;
+    }
+    EXPECT_EQ(ready[i], pairwise) << "task " << i;
+  }
+  EXPECT_EQ(ready[3], at(7));  // the 6-7 task ended before 7.5
+  EXPECT_EQ(ready[0], at(0.5));
+
+  constexpr size_t kTasks = 300'000;
+  std::vector<std::pair<WallTime, WallTime>> wide;
+  for (size_t i = 0; i < kTasks; ++i) {
+    const double start = static_cast<double>(i % 1000) + static_cast<double>(i) * 1e-6;
+    wide.emplace_back(at(start), at(start + 1 + static_cast<double>(i % 7)));
+  }
+  int64_t compared = 0;
+  ASSERT_EQ(ReadyTimes(wide, created, &compared).size(), kTasks);
+  // n log2 n is about 5.4 million; every pair would be 9e10.
+  EXPECT_LT(compared, int64_t{4} * static_cast<int64_t>(kTasks) * 19);
+}
+
+// Issue 38 section 3: calibration.json is read back by simulate; its
+// durations must be the fitted ones, not the console's rounded forms
+// (145.123 s once went out as "2m25s").
+TEST(Calibrate, TheFileCarriesFullPrecision) {
+  Calibration c;
+  c.models.fallback = {exec::DurationDist::Constant(FromSeconds(145.123456)),
+                       FromSeconds(3.999999)};
+  exec::DurationDist lognormal;
+  lognormal.kind = exec::DurationDist::Kind::kLognormal;
+  lognormal.a = FromSeconds(3599.9);
+  lognormal.sigma = 0.123456789;
+  c.models.by_label["exec-train"] = {lognormal, FromSeconds(0.0004567)};
+  const nlohmann::json j = ToJson(c);
+  auto back = ParseCalibration(j.dump());
+  ASSERT_TRUE(back.ok()) << back.error().message << "\n" << j.dump(1);
+  EXPECT_EQ(back->steps.fallback.duration.a, c.models.fallback.duration.a) << j.dump(1);
+  EXPECT_EQ(back->steps.fallback.overhead, c.models.fallback.overhead);
+  const StepModel& train = back->steps.by_label.at("exec-train");
+  EXPECT_EQ(train.duration.a, lognormal.a) << j.dump(1);
+  EXPECT_DOUBLE_EQ(train.duration.sigma, lognormal.sigma);
+  EXPECT_EQ(train.overhead, FromSeconds(0.0004567));
+}
+
 }  // namespace
 }  // namespace kfpbench::sim

@@ -469,14 +469,19 @@ Status ScaleArrivals(WorkloadSpec& w, double factor) {
   std::stable_sort(rows.begin(), rows.end(),
                    [](const Arrival& a, const Arrival& b) { return a.offset < b.offset; });
   // Row i stands for `factor` runs (whole ones, the fractions carried to the
-  // next row), spread evenly over the gap to the next recorded arrival.
+  // next row), spread evenly over the gap to the next recorded arrival. The
+  // last row has no next: its runs spread over the pattern's mean gap, not
+  // all at once (a burst the recording never had).
   w.csv.clear();
   double carried = 0;
+  const Duration mean_gap = rows.size() > 1 ? (rows.back().offset - rows.front().offset) /
+                                                  static_cast<int64_t>(rows.size() - 1)
+                                            : Duration{0};
   for (size_t i = 0; i < rows.size(); ++i) {
     carried += factor;
     const auto copies = static_cast<int64_t>(std::floor(carried + 1e-9));
     carried -= static_cast<double>(copies);
-    const Duration gap = i + 1 < rows.size() ? rows[i + 1].offset - rows[i].offset : Duration{0};
+    const Duration gap = i + 1 < rows.size() ? rows[i + 1].offset - rows[i].offset : mean_gap;
     for (int64_t c = 0; c < copies; ++c) {
       Arrival copy = rows[i];
       copy.offset += FromSeconds(ToSeconds(gap) * static_cast<double>(c) / copies);

@@ -275,11 +275,13 @@ TEST(Config, ArrivalsScaleKeepsTheirShape) {
   WorkloadSpec tripled = w;
   ASSERT_TRUE(ScaleArrivals(tripled, 3).ok());
   ASSERT_EQ(tripled.csv.size(), 9u);
-  // Each row's copies spread over the gap to the next; the last one's has none.
+  // Each row's copies spread over the gap to the next; the last row's over
+  // the mean gap (10 s), not all at once: a burst the recording never had.
   EXPECT_EQ(tripled.csv[1].offset, FromSeconds(10.0 / 3));
   EXPECT_EQ(tripled.csv[1].parameters["x"], 0);
   EXPECT_EQ(tripled.csv[3].offset, std::chrono::seconds(10));
-  EXPECT_EQ(tripled.csv[8].offset, std::chrono::seconds(20));
+  EXPECT_EQ(tripled.csv[6].offset, std::chrono::seconds(20));
+  EXPECT_EQ(tripled.csv[8].offset, std::chrono::seconds(20) + FromSeconds(20.0 / 3));
   WorkloadSpec halved = w;
   ASSERT_TRUE(ScaleArrivals(halved, 0.5).ok());
   ASSERT_EQ(halved.csv.size(), 1u);

@@ -151,6 +151,8 @@ void Simulation::RunEnded(const engine::RunSnapshot& s) {
   --alive_;
   last_end_ = std::max(last_end_, s.finished_at);
   if (alive_ == 0 && submitted_ >= total_) {
+    peak_nodes_at_end_ = nodes_.peak();
+    peak_requested_at_end_ = autoscaler_.peak_requested();
     node_seconds_ = nodes_.NodeSeconds(loop_.Now());
     CloseUtilisation(loop_.Now());
   }
@@ -253,7 +255,10 @@ void Simulation::Finish() {
   const WallTime end = last_end_ == WallTime{} ? loop_.Now() : last_end_;
   result_.makespan = end - start_;
   result_.node_hours = node_seconds_ / 3600.0;
-  result_.peak_nodes = nodes_.peak();
+  result_.peak_nodes = peak_nodes_at_end_ >= 0 ? peak_nodes_at_end_ : nodes_.peak();
+  result_.peak_nodes_requested =
+      std::max(result_.peak_nodes,
+               peak_requested_at_end_ >= 0 ? peak_requested_at_end_ : autoscaler_.peak_requested());
   result_.events = loop_.events_run();
   if (!utilisation_end_) CloseUtilisation(end);
   result_.arrival_window = schedule_.Window();

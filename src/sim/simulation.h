@@ -92,6 +92,9 @@ class Simulation : private engine::RunObserver {
   // Runs alive are counted, not kept: each knows its arrival.
   int64_t alive_ = 0;
   WallTime last_end_{};
+  // The nodes joined and requested at most, as the last run ended: nodes
+  // that come up after it (the loop drains their timers) never served.
+  int peak_nodes_at_end_ = -1, peak_requested_at_end_ = -1;
   std::vector<std::pair<const std::string*, int64_t>> tasks_by_label_;
   // Node-hours and utilisation stop at the last run's end, not when the
   // loop drains; utilisation starts at the first task placed, so neither

@@ -94,6 +94,9 @@ nlohmann::json ToJson(const SimResult& r) {
   j["task_pending_seconds"] = hist(r.pending_ms);
   j["node_hours"] = r.node_hours;
   j["peak_nodes"] = r.peak_nodes;
+  // Only when some requested node had not joined by the end: output where
+  // every requested node joined stays as it was.
+  if (r.peak_nodes_requested > r.peak_nodes) j["peak_nodes_requested"] = r.peak_nodes_requested;
   j["cpu_utilisation"] = r.cpu_utilisation;
   j["memory_utilisation"] = r.memory_utilisation;
   // Only when some resource beyond CPU and memory was in play: output for
@@ -150,10 +153,15 @@ std::string Summary(const SimResult& r) {
   s += fmt::format("pending     p50 {}  p95 {} per task\n",
                    FormatMillis(r.pending_ms.ValueAtPercentile(50)),
                    FormatMillis(r.pending_ms.ValueAtPercentile(95)));
+  const std::string requested =
+      r.peak_nodes_requested > r.peak_nodes
+          ? fmt::format(" ({} requested; the rest had not joined by the last run's end)",
+                        r.peak_nodes_requested)
+          : "";
   s += fmt::format(
-      "nodes       peak {}, {:.2f} node-hours, CPU allocated {:.1f}%, memory {:.1f}% "
+      "nodes       peak {}{}, {:.2f} node-hours, CPU allocated {:.1f}%, memory {:.1f}% "
       "(time-weighted, first placement to last end)\n",
-      r.peak_nodes, r.node_hours, r.cpu_utilisation * 100, r.memory_utilisation * 100);
+      r.peak_nodes, requested, r.node_hours, r.cpu_utilisation * 100, r.memory_utilisation * 100);
   for (const auto& use : r.resources) {
     s += fmt::format("            {} allocated {:.1f}%\n", use.name, use.utilisation * 100);
   }
@@ -214,10 +222,13 @@ std::string Bottleneck(const SimResult& r, double share) {
   return s + "; more nodes cannot help";
 }
 
-Status WriteResultJson(const SimResult& r, const std::filesystem::path& path) {
+Status WriteResultJson(const SimResult& r, const std::filesystem::path& path,
+                       const nlohmann::json& extra) {
   std::error_code ec;
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
-  return WriteFileAtomically(path, ToJson(r).dump(2) + "\n");
+  nlohmann::json j = ToJson(r);
+  if (extra.is_object()) j.update(extra);
+  return WriteFileAtomically(path, j.dump(2) + "\n");
 }
 
 }  // namespace kfpbench::sim

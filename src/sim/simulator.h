@@ -72,7 +72,11 @@ struct SimResult {
   metrics::Histogram run_ms;      // run duration: arrival to end
   metrics::Histogram pending_ms;  // per task: ready -> placed
   double node_hours = 0;          // up to the last run's end
-  int peak_nodes = 0;
+  int peak_nodes = 0;             // the most nodes joined at once, up to the last run's end
+  // The most nodes live or on their way at once up to the last run's end:
+  // above peak_nodes when the autoscaler asked for nodes that had not come
+  // up by then.
+  int peak_nodes_requested = 0;
   // Requested over allocatable, each integrated exactly over time from the
   // first task placed to the last run's end.
   double cpu_utilisation = 0;
@@ -127,7 +131,9 @@ std::string ServiceName(const ServiceStats& st);
 // store on a tie); null when neither is modelled.
 const ServiceStats* BusiestService(const ServiceStats& api, const ServiceStats& store);
 
-// Writes ToJson(r) to `path` atomically (a temporary file, then rename).
-Status WriteResultJson(const SimResult& r, const std::filesystem::path& path);
+// Writes ToJson(r), with the keys of `extra` (an object) beside them, to
+// `path` atomically (a temporary file, then rename).
+Status WriteResultJson(const SimResult& r, const std::filesystem::path& path,
+                       const nlohmann::json& extra = nullptr);
 
 }  // namespace kfpbench::sim

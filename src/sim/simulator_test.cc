@@ -32,6 +32,34 @@ TEST(Simulator, OneRunTakesTheCriticalPath) {
   EXPECT_EQ(r->peak_nodes, 1);
 }
 
+// Issue 38 section 3: nodes requested but not joined by the last run's end
+// (the makespan ended inside the provisioning delay) are not peak nodes.
+TEST(Simulator, PeakNodesAreNodesThatJoinedAndRequestedOnesAreSeparate) {
+  ClusterSpec c;
+  c.pools.push_back({"pool", 4, 16LL << 30, 1, 50, 1, {}, {}, {}});
+  c.autoscaler.provisioning_delay = 10min;
+  // Two runs on one 4-CPU node take 150 s: the nodes asked for meanwhile
+  // come up 10 minutes later, after everything ended.
+  auto r = Simulate(c, SixStepWorkload(2, 10s, 60s));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->makespan, 150s);
+  EXPECT_EQ(r->peak_nodes, 1);
+  EXPECT_GT(r->peak_nodes_requested, 1);
+  for (const auto& p : r->series.points()) EXPECT_LE(p.nodes, r->peak_nodes) << "at " << p.t;
+  EXPECT_NEAR(r->node_hours, 150.0 / 3600, 1e-9);
+  EXPECT_THAT(Summary(*r), HasSubstr("nodes       peak 1 ("));
+  EXPECT_THAT(Summary(*r), HasSubstr("requested; the rest had not joined"));
+  EXPECT_EQ(ToJson(*r)["peak_nodes"], 1);
+  EXPECT_EQ(ToJson(*r)["peak_nodes_requested"], r->peak_nodes_requested);
+
+  // Where every node asked for joined, the figures agree and the JSON has
+  // no second one.
+  auto fixed = Simulate(FixedCluster(1, 4), SixStepWorkload(2, 10s, 60s));
+  ASSERT_TRUE(fixed.ok());
+  EXPECT_EQ(fixed->peak_nodes_requested, fixed->peak_nodes);
+  EXPECT_FALSE(ToJson(*fixed).contains("peak_nodes_requested"));
+}
+
 TEST(Simulator, RunsQueueForCpuFirstFitFifo) {
   // Two runs on 4 CPUs: run-1's second and third trainers wait for run-0's.
   auto r = Simulate(FixedCluster(1, 4), SixStepWorkload(2, 10s, 60s));

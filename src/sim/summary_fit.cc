@@ -50,18 +50,52 @@ Status LeaveOneOut(SummarySearch& search, const std::vector<SummaryCandidate>& g
         fitted.size());
     return {};
   }
+  // Each candidate's squared log errors over every fitted level, summed
+  // once: its cost without one level is that sum less the level's own
+  // terms, so leaving each out in turn costs the candidates times the
+  // levels, not that times the levels again.
+  auto totals = [&](const std::vector<SummaryCandidate>& candidates) {
+    std::vector<std::pair<double, int>> out(candidates.size(), {0.0, 0});
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      for (size_t l : fitted) {
+        auto [sum, n] = search.LevelTerms(candidates[c], l);
+        out[c].first += sum;
+        out[c].second += n;
+      }
+    }
+    return out;
+  };
+  const auto grid_totals = totals(grid);
+  auto ran_out = [&](size_t done) {
+    fit.leave_one_out.clear();
+    fit.leave_one_out_why_not =
+        fmt::format("the fit's time (--fit-seconds) ran out after leaving out {} of {} levels",
+                    done, fitted.size());
+    return Status{};
+  };
   for (size_t out : fitted) {
-    const std::vector<size_t> rest = Indices(fit.fitted, out);
+    if (search.OverBudget()) return ran_out(fit.leave_one_out.size());
     const SummaryCandidate* best = nullptr;
+    double best_cost = 0;
     std::vector<SummaryCandidate> regrid;
+    std::vector<std::pair<double, int>> regrid_totals;
     if (out == anchor) {
+      const std::vector<size_t> rest = Indices(fit.fitted, out);
       auto next = search.Grid(search.Lightest(rest), rest);
       if (!next.ok()) return next.error();
+      if (next->empty()) return ran_out(fit.leave_one_out.size());
       regrid = std::move(*next);
+      regrid_totals = totals(regrid);
     }
-    for (const auto& c : out == anchor ? regrid : grid) {
-      if (best == nullptr || search.Score(c, rest).cost < search.Score(*best, rest).cost) {
-        best = &c;
+    const auto& candidates = out == anchor ? regrid : grid;
+    const auto& sums = out == anchor ? regrid_totals : grid_totals;
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      auto [own, n] = search.LevelTerms(candidates[c], out);
+      const int terms = sums[c].second - n;
+      const double cost = terms > 0 ? (sums[c].first - own) / terms : 0;
+      if (best == nullptr || cost < best_cost) {
+        best = &candidates[c];
+        best_cost = cost;
       }
     }
     fit.leave_one_out.push_back({out, *search.levels()[out].makespan, best->at[out].makespan});
@@ -89,6 +123,12 @@ Result<SummaryFit> FitSummaryLevels(const SummaryLevels& file,
   const std::vector<size_t> fitted = Indices(fit.fitted, fit.fitted.size());
   auto grid = search.Grid(anchor, fitted);
   if (!grid.ok()) return grid.error();
+  if (grid->empty()) {
+    return Error{fmt::format(
+        "summary levels: the fit's time ({}s, --fit-seconds) ran out before one parameter set "
+        "was simulated on all {} levels ({} simulations); give it more time or fewer levels",
+        options.max_seconds, file.levels.size(), search.simulations())};
+  }
   auto best = search.Refine(*grid, anchor, fitted);
   if (!best.ok()) return best.error();
   fit.best = *best;
@@ -99,9 +139,24 @@ Result<SummaryFit> FitSummaryLevels(const SummaryLevels& file,
   }
   if (auto st = LeaveOneOut(search, *grid, anchor, fit); !st.ok()) return st.error();
   grid->push_back(fit.best);
+  // The near-equal set searched at its edges, not only where the grid fell.
+  auto stretched = search.Stretch(*grid, fit.best, anchor, fitted);
+  if (!stretched.ok()) return stretched.error();
+  grid->insert(grid->end(), stretched->begin(), stretched->end());
+  fit.out_of_time = search.OverBudget();
   auto ident = search.Identify(*grid, fit.best, fitted);
   if (!ident.ok()) return ident.error();
   fit.identifiability = std::move(*ident);
+  fit.cut_short = search.cut_short();
+  fit.out_of_time = fit.out_of_time || fit.cut_short > 0;
+  bool autoscales = false;
+  for (const auto& l : file.levels) autoscales = autoscales || l.pool.max > l.pool.min;
+  if (file.delay_given) {
+    fit.delay_basis = "given";
+  } else if (!autoscales) {
+    fit.delay_basis = "not fitted: no level autoscaled";
+  }
+  if (file.overhead) fit.overhead_basis = "given";
   fit.simulations = search.simulations();
   fit.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return fit;

@@ -83,6 +83,15 @@ struct SummaryFit {
   std::string leave_one_out_why_not;       // when there was none
   Identifiability identifiability;
   double tolerance = 0.03;
+  // How the provisioning delay and the overhead were found: "fitted",
+  // "given" (the file fixes it), or for the delay "not fitted: no level
+  // autoscaled" (no level could show it; the file's or the default value).
+  std::string delay_basis = "fitted";
+  std::string overhead_basis = "fitted";
+  // Parameter sets the deadline (--fit-seconds) left unfinished, and whether
+  // it ended the search before its own end.
+  int cut_short = 0;
+  bool out_of_time = false;
   int simulations = 0;
   double seconds = 0;  // wall time the search took
 };

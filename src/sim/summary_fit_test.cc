@@ -111,6 +111,16 @@ TEST(SummaryFitTest, TwoRowsPredictTheRestOrSayWhatWouldDecide) {
     EXPECT_NE(text.find("THE DATA CANNOT DECIDE"), std::string::npos);
   }
   EXPECT_FALSE(fit->leave_one_out_why_not.empty());  // two fitted levels: none to leave out
+  // Issue 38 section 4: the truth explains the fitted rows exactly, so it
+  // is one of the near-equal fits, and the range they print for a held-out
+  // row holds what the truth gives there: the measured value. (Unless the
+  // time ran out before the near-equal set was searched at its edges.)
+  if (!fit->out_of_time) {
+    for (const auto& e : fit->held_out) {
+      EXPECT_LE(id.range[e.level].first, e.measured * (1 + 1e-9)) << file.levels[e.level].name;
+      EXPECT_GE(id.range[e.level].second, e.measured * (1 - 1e-9)) << file.levels[e.level].name;
+    }
+  }
 }
 
 TEST(SummaryFitTest, LeaveOneOutPredictsEachFittedLevel) {
@@ -125,6 +135,8 @@ TEST(SummaryFitTest, LeaveOneOutPredictsEachFittedLevel) {
   ASSERT_EQ(fit->leave_one_out.size(), 3u);
   for (const auto& e : fit->leave_one_out) EXPECT_GT(e.measured, 0);
   EXPECT_NE(Describe(*fit, file).find("left out    \"20 runs\""), std::string::npos);
+  const nlohmann::json j = ToJson(*fit, file);
+  for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(j["levels"][i].contains("leave_one_out_error")) << i;
 }
 
 TEST(SummaryFitTest, RefusesWhatItCannotFit) {
@@ -139,6 +151,93 @@ TEST(SummaryFitTest, RefusesWhatItCannotFit) {
             std::string::npos);
   file.levels[0].pool.cpu = 2;  // no step of four_steps fits a 2-CPU node
   EXPECT_FALSE(FitSummaryLevels(file, FourSteps()).ok());
+}
+
+// Issue 35: thousands of levels ran far past --fit-seconds, the grid and
+// leave-one-out taking no notice of it. With the time spent before the
+// search starts, nothing is simulated and the error names the limit; the
+// count of simulations is the work done, not a clock.
+TEST(SummaryFitTest, TheFitSecondsBoundEverySimulation) {
+  const auto pipeline = FourSteps();
+  SummaryLevels file;
+  for (int i = 0; i < 2000; ++i) {
+    SummaryLevel l;
+    l.name = fmt::format("level {}", i);
+    l.runs = 1 + i % 7;
+    l.pool = Nodes(1, 1);
+    l.makespan = 500 + i % 7 * 60;
+    file.levels.push_back(l);
+  }
+  SummaryFitOptions options;
+  options.max_seconds = 0;
+  options.threads = 2;
+  auto fit = FitSummaryLevels(file, pipeline, options);
+  ASSERT_FALSE(fit.ok());
+  EXPECT_NE(fit.error().message.find("--fit-seconds"), std::string::npos) << fit.error().message;
+  EXPECT_NE(fit.error().message.find("0 simulations"), std::string::npos) << fit.error().message;
+
+  // The search itself: every candidate of the grid is cut short, none is
+  // simulated.
+  SummarySearch search(file, pipeline, options);
+  std::vector<size_t> all(file.levels.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  auto grid = search.Grid(0, all);
+  ASSERT_TRUE(grid.ok()) << grid.error().message;
+  EXPECT_TRUE(grid->empty());
+  EXPECT_EQ(search.simulations(), 0);
+  EXPECT_EQ(search.cut_short(), 35 * 5);  // 35 splits x 5 overheads (no level autoscales)
+}
+
+// Issue 38 section 3: a delay no level could show is not called fitted.
+TEST(SummaryFitTest, ADelayNoLevelCouldShowIsNotCalledFitted) {
+  const auto pipeline = FourSteps();
+  const Truth truth;
+  SummaryLevels file;
+  for (int64_t runs : {1, 20}) file.levels.push_back(Row(pipeline, truth, runs, 6));
+  for (auto& l : file.levels) l.pool = Nodes(6, 6);  // fixed: nothing autoscales
+  SummaryFitOptions options;
+  options.split_resolution = 4;
+  auto fit = FitSummaryLevels(file, pipeline, options);
+  ASSERT_TRUE(fit.ok()) << fit.error().message;
+  EXPECT_EQ(fit->delay_basis, "not fitted: no level autoscaled");
+  const std::string text = Describe(*fit, file);
+  EXPECT_EQ(text.find("provisioning delay 1m0s"), std::string::npos) << text;
+  EXPECT_NE(text.find("provisioning delay not fitted"), std::string::npos) << text;
+  EXPECT_EQ(ToJson(*fit, file)["autoscaler"]["provisioning_delay"],
+            "not fitted: no level autoscaled");
+  EXPECT_FALSE(fit->out_of_time);
+
+  // Autoscaled levels do fit it.
+  SummaryLevels scaled;
+  for (int64_t runs : {1, 20}) scaled.levels.push_back(Row(pipeline, truth, runs, 6));
+  auto fitted = FitSummaryLevels(scaled, pipeline, options);
+  ASSERT_TRUE(fitted.ok()) << fitted.error().message;
+  EXPECT_EQ(fitted->delay_basis, "fitted");
+}
+
+// Issue 38 section 4: a best fit that misses a fitted level by more than
+// the tolerance says so. 50 runs cannot finish on one node in barely more
+// than one run's time, whatever the split.
+TEST(SummaryFitTest, ABestFitThatMissesAFittedLevelIsFlagged) {
+  const auto pipeline = FourSteps();
+  SummaryLevels file;
+  for (auto [runs, makespan] : {std::pair{1, 500.0}, {50, 510.0}}) {
+    SummaryLevel l;
+    l.name = fmt::format("{} runs", runs);
+    l.runs = runs;
+    l.pool = Nodes(1, 1);
+    l.makespan = makespan;
+    file.levels.push_back(l);
+  }
+  SummaryFitOptions options;
+  options.split_resolution = 4;
+  auto fit = FitSummaryLevels(file, pipeline, options);
+  ASSERT_TRUE(fit.ok()) << fit.error().message;
+  EXPECT_GT(fit->best.worst, fit->tolerance);
+  const std::string text = Describe(*fit, file);
+  EXPECT_NE(text.find("BEST FIT MISSES A FITTED LEVEL"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"50 runs\""), std::string::npos) << text;
+  EXPECT_TRUE(ToJson(*fit, file)["best_misses_a_fitted_level"].get<bool>());
 }
 
 }  // namespace

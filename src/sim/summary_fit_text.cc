@@ -24,8 +24,13 @@ std::string ParamsText(const SummaryFit& fit) {
     split += fmt::format("{}{} {}", i == 0 ? "" : ", ", fit.labels[i],
                          FormatSeconds(p.step_seconds * p.split[i]));
   }
-  return fmt::format("steps {}; overhead {} per step; provisioning delay {}\n", split,
-                     FormatSeconds(p.overhead), FormatSeconds(p.delay));
+  auto basis = [](const std::string& b) { return b == "fitted" ? "" : " (" + b + ")"; };
+  const std::string delay =
+      fit.delay_basis.starts_with("not fitted")
+          ? "provisioning delay not fitted (no level autoscaled, so none could show it)"
+          : "provisioning delay " + FormatSeconds(p.delay) + basis(fit.delay_basis);
+  return fmt::format("steps {}; overhead {} per step{}; {}\n", split, FormatSeconds(p.overhead),
+                     basis(fit.overhead_basis), delay);
 }
 
 std::string LevelRows(const SummaryFit& fit, const SummaryLevels& file) {
@@ -99,6 +104,28 @@ std::string Describe(const SummaryFit& fit, const SummaryLevels& file) {
       "the lightest fixes the step time, the others choose the split, overhead and delay",
       fit.simulations, fit.seconds, ParamsText(fit));
   s += LevelRows(fit, file);
+  if (fit.best.worst > fit.tolerance) {
+    // The fitted level the best misses most, by its makespan.
+    size_t worst = 0;
+    double error = 0;
+    for (size_t i = 0; i < file.levels.size(); ++i) {
+      const SummaryLevel& l = file.levels[i];
+      if (!fit.fitted[i] || !l.makespan || *l.makespan <= 0) continue;
+      const double e = (fit.best.at[i].makespan - *l.makespan) / *l.makespan;
+      if (std::abs(e) >= std::abs(error)) worst = i, error = e;
+    }
+    s += fmt::format(
+        "BEST FIT MISSES A FITTED LEVEL: by {:.1f}% at worst (\"{}\" makespan {}), more than the "
+        "tolerance of {:.0f}%: no parameter set tried reproduces every fitted level; read its "
+        "predictions with that error at least\n",
+        fit.best.worst * 100, file.levels[worst].name, Signed(error), fit.tolerance * 100);
+  }
+  if (fit.out_of_time) {
+    s += fmt::format(
+        "out of time: --fit-seconds ended the search ({} parameter sets left unfinished); the "
+        "best is the best of those simulated on every level\n",
+        fit.cut_short);
+  }
   s += UnseenText(fit);
   s += IdentifiabilityText(fit);
   return s;
@@ -109,6 +136,11 @@ nlohmann::json ToJson(const SummaryFit& fit, const SummaryLevels& file) {
   nlohmann::json split = nlohmann::json::object();
   for (size_t i = 0; i < fit.labels.size(); ++i) split[fit.labels[i]] = p.split[i];
   nlohmann::json levels = nlohmann::json::array();
+  // Each level's leave-one-out error by index, not a search per level.
+  std::vector<const UnseenError*> left_out(file.levels.size(), nullptr);
+  for (const auto& e : fit.leave_one_out) {
+    if (e.level < left_out.size()) left_out[e.level] = &e;
+  }
   for (size_t i = 0; i < file.levels.size(); ++i) {
     const SummaryLevel& l = file.levels[i];
     nlohmann::json j = {
@@ -122,9 +154,7 @@ nlohmann::json ToJson(const SummaryFit& fit, const SummaryLevels& file) {
       j["measured_makespan_seconds"] = *l.makespan;
       j["error"] = (fit.best.at[i].makespan - *l.makespan) / *l.makespan;
     }
-    for (const auto& e : fit.leave_one_out) {
-      if (e.level == i) j["leave_one_out_error"] = e.error();
-    }
+    if (left_out[i] != nullptr) j["leave_one_out_error"] = left_out[i]->error();
     levels.push_back(std::move(j));
   }
   const Identifiability& id = fit.identifiability;
@@ -138,7 +168,12 @@ nlohmann::json ToJson(const SummaryFit& fit, const SummaryLevels& file) {
   return {{"split", split},
           {"step_seconds", p.step_seconds},
           {"overhead_seconds", p.overhead},
-          {"autoscaler", {{"provisioning_delay_seconds", p.delay}}},
+          {"overhead", fit.overhead_basis},
+          {"autoscaler",
+           {{"provisioning_delay_seconds", p.delay}, {"provisioning_delay", fit.delay_basis}}},
+          {"out_of_time", fit.out_of_time},
+          {"best_worst_error", fit.best.worst},
+          {"best_misses_a_fitted_level", fit.best.worst > fit.tolerance},
           {"levels", levels},
           {"leave_one_out", fit.leave_one_out_why_not.empty()
                                 ? nlohmann::json("run")

@@ -52,26 +52,47 @@ size_t SummarySearch::Lightest(const std::vector<size_t>& indices) const {
   });
 }
 
+namespace {
+
+// Calls `add(measured, predicted)` for each measurement of level `l`.
+template <typename Add>
+void EachMeasurement(const SummaryLevel& l, const SummaryPrediction& p, Add add) {
+  add(*l.makespan, p.makespan);
+  if (l.p50) add(*l.p50, p.p50);
+  if (l.p95) add(*l.p95, p.p95);
+  if (l.peak_nodes) add(*l.peak_nodes, p.peak_nodes);
+}
+
+double LogError(double measured, double predicted) {
+  return std::log(std::max(predicted, 1e-9) / std::max(measured, 1e-9));
+}
+
+}  // namespace
+
 SummaryScore SummarySearch::Score(const SummaryCandidate& c,
                                   const std::vector<size_t>& subset) const {
   SummaryScore s;
   int terms = 0;
-  auto add = [&](double measured, double predicted) {
-    const double e = std::log(std::max(predicted, 1e-9) / std::max(measured, 1e-9));
-    s.cost += e * e;
-    s.worst = std::max(s.worst, std::abs(predicted - measured) / std::max(measured, 1e-9));
-    ++terms;
-  };
   for (size_t i : subset) {
-    const SummaryLevel& l = file_.levels[i];
-    const SummaryPrediction& p = c.at[i];
-    add(*l.makespan, p.makespan);
-    if (l.p50) add(*l.p50, p.p50);
-    if (l.p95) add(*l.p95, p.p95);
-    if (l.peak_nodes) add(*l.peak_nodes, p.peak_nodes);
+    EachMeasurement(file_.levels[i], c.at[i], [&](double measured, double predicted) {
+      const double e = LogError(measured, predicted);
+      s.cost += e * e;
+      s.worst = std::max(s.worst, std::abs(predicted - measured) / std::max(measured, 1e-9));
+      ++terms;
+    });
   }
   if (terms > 0) s.cost /= terms;
   return s;
+}
+
+std::pair<double, int> SummarySearch::LevelTerms(const SummaryCandidate& c, size_t level) const {
+  std::pair<double, int> out{0, 0};
+  EachMeasurement(file_.levels[level], c.at[level], [&](double measured, double predicted) {
+    const double e = LogError(measured, predicted);
+    out.first += e * e;
+    ++out.second;
+  });
+  return out;
 }
 
 Result<SummaryPrediction> SummarySearch::Predict(const SummaryLevel& level,
@@ -105,6 +126,7 @@ Result<SummaryPrediction> SummarySearch::Predict(const SummaryLevel& level,
 // search from the measured makespan less the overheads finds the step time
 // that gives it within 0.01%.
 Result<double> SummarySearch::SolveStepSeconds(SummaryParams params, size_t anchor) {
+  if (OverBudget()) return Error{"the fit's time ran out", kOverBudget};
   const SummaryLevel& level = file_.levels[anchor];
   const double target = *level.makespan;
   const double floor = target * 1e-3;
@@ -135,6 +157,7 @@ Result<SummaryCandidate> SummarySearch::Evaluate(SummaryParams params, size_t an
   params.step_seconds = *tau;
   SummaryCandidate c{params, {}, 0, 0};
   for (const auto& level : file_.levels) {
+    if (OverBudget()) return Error{"the fit's time ran out", kOverBudget};
     auto p = Predict(level, params);
     if (!p.ok()) return p.error();
     c.at.push_back(*p);
@@ -203,6 +226,10 @@ Result<std::vector<SummaryCandidate>> SummarySearch::EvaluateAll(
   for (auto& th : pool) th.join();
   std::vector<SummaryCandidate> out;
   for (auto& r : results) {
+    if (!r->ok() && r->error().code == kOverBudget) {
+      ++cut_short_;
+      continue;
+    }
     if (!r->ok()) return r->error();
     out.push_back(std::move(**r));
   }
@@ -219,7 +246,7 @@ std::vector<double> SummarySearch::MeasuredSplit() const {
 }
 
 bool SummarySearch::OverBudget() const {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() >
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() >=
          options_.max_seconds;
 }
 
@@ -228,29 +255,9 @@ Result<SummaryCandidate> SummarySearch::Refine(std::vector<SummaryCandidate>& gr
   SummaryCandidate best = *std::min_element(
       grid.begin(), grid.end(),
       [](const SummaryCandidate& a, const SummaryCandidate& b) { return a.cost < b.cost; });
-  const size_t parts = labels_.size();
-  double share_step =
-      file_.measured_steps.empty() ? 0.5 / std::max(options_.split_resolution, 1) : 0;
-  double overhead_step = file_.overhead ? 0 : *file_.levels[anchor].makespan * 0.005;
-  double delay_step = Delays().size() > 1 ? 15 : 0;
+  Steps steps = FirstSteps(anchor);
   for (int halvings = 0, rounds = 0; halvings < 4 && rounds < 40 && !OverBudget(); ++rounds) {
-    std::vector<SummaryParams> moves;
-    for (size_t a = 0; a < parts; ++a) {
-      for (size_t b = 0; b < parts; ++b) {
-        SummaryParams p = best.params;
-        if (a == b || share_step == 0 || p.split[a] - share_step < 0.01) continue;
-        p.split[a] -= share_step;
-        p.split[b] += share_step;
-        moves.push_back(p);
-      }
-    }
-    for (double sign : {-1.0, 1.0}) {
-      SummaryParams o = best.params, d = best.params;
-      o.overhead += sign * overhead_step;
-      d.delay += sign * delay_step;
-      if (overhead_step > 0 && o.overhead >= 0) moves.push_back(o);
-      if (delay_step > 0 && d.delay >= 0) moves.push_back(d);
-    }
+    const std::vector<SummaryParams> moves = Moves(best.params, steps);
     bool improved = false;
     auto tried = EvaluateAll(moves, anchor, subset);
     if (!tried.ok()) return tried.error();
@@ -262,13 +269,79 @@ Result<SummaryCandidate> SummarySearch::Refine(std::vector<SummaryCandidate>& gr
       grid.push_back(std::move(c));
     }
     if (!improved) {
-      share_step /= 2;
-      overhead_step /= 2;
-      delay_step /= 2;
+      steps.Halve();
       ++halvings;
     }
   }
   return best;
+}
+
+SummarySearch::Steps SummarySearch::FirstSteps(size_t anchor) const {
+  return {file_.measured_steps.empty() ? 0.5 / std::max(options_.split_resolution, 1) : 0,
+          file_.overhead ? 0 : *file_.levels[anchor].makespan * 0.005,
+          Delays().size() > 1 ? 15.0 : 0.0};
+}
+
+std::vector<SummaryParams> SummarySearch::Moves(const SummaryParams& from,
+                                                const Steps& steps) const {
+  std::vector<SummaryParams> moves;
+  const size_t parts = labels_.size();
+  for (size_t a = 0; a < parts; ++a) {
+    for (size_t b = 0; b < parts; ++b) {
+      SummaryParams p = from;
+      if (a == b || steps.share == 0 || p.split[a] - steps.share < 0.01) continue;
+      p.split[a] -= steps.share;
+      p.split[b] += steps.share;
+      moves.push_back(p);
+    }
+  }
+  for (double sign : {-1.0, 1.0}) {
+    SummaryParams o = from, d = from;
+    o.overhead += sign * steps.overhead;
+    d.delay += sign * steps.delay;
+    if (steps.overhead > 0 && o.overhead >= 0) moves.push_back(o);
+    if (steps.delay > 0 && d.delay >= 0) moves.push_back(d);
+  }
+  return moves;
+}
+
+Result<std::vector<SummaryCandidate>> SummarySearch::Stretch(
+    const std::vector<SummaryCandidate>& all, const SummaryCandidate& best, size_t anchor,
+    const std::vector<size_t>& subset) {
+  std::vector<SummaryCandidate> found;
+  const double limit = best.worst + file_.tolerance;
+  auto near = [&](const SummaryCandidate& c) { return c.worst <= limit; };
+  const std::set<size_t> fitted(subset.begin(), subset.end());
+  for (size_t l = 0; l < file_.levels.size(); ++l) {
+    if (fitted.contains(l)) continue;
+    for (double sign : {-1.0, 1.0}) {
+      // From the near-equal candidate furthest this way so far.
+      const SummaryCandidate* start = &best;
+      for (const auto& c : all) {
+        if (near(c) && sign * (c.at[l].makespan - start->at[l].makespan) > 0) start = &c;
+      }
+      SummaryCandidate at = *start;
+      Steps steps = FirstSteps(anchor);
+      for (int halvings = 0, rounds = 0; halvings < 2 && rounds < 6 && !OverBudget(); ++rounds) {
+        auto tried = EvaluateAll(Moves(at.params, steps), anchor, subset);
+        if (!tried.ok()) return tried.error();
+        const SummaryCandidate* further = nullptr;
+        for (const auto& c : *tried) {
+          const double beyond =
+              sign * (c.at[l].makespan - (further ? further : &at)->at[l].makespan);
+          if (near(c) && beyond > 1e-9) further = &c;
+        }
+        if (further != nullptr) {
+          at = *further;
+        } else {
+          steps.Halve();
+          ++halvings;
+        }
+        found.insert(found.end(), tried->begin(), tried->end());
+      }
+    }
+  }
+  return found;
 }
 
 }  // namespace kfpbench::sim

@@ -22,6 +22,9 @@ struct SummaryScore {
   double worst = 0;  // largest |relative error|
 };
 
+// The code of the error a search cut short by its deadline returns.
+inline constexpr int kOverBudget = -3;
+
 class SummarySearch {
  public:
   SummarySearch(const SummaryLevels& file, std::shared_ptr<const ir::PipelineSpec> pipeline,
@@ -30,20 +33,30 @@ class SummarySearch {
   const std::vector<std::string>& labels() const { return labels_; }
   const std::vector<SummaryLevel>& levels() const { return file_.levels; }
   int simulations() const { return simulations_.load(); }
+  // Whether the fit's time (SummaryFitOptions::max_seconds, counted from the
+  // search's start) is spent: nothing more is simulated after it.
+  bool OverBudget() const;
+  // Candidates the deadline cut short (left out of every result).
+  int cut_short() const { return cut_short_.load(); }
 
   // Of `indices`, the level with the fewest runs.
   size_t Lightest(const std::vector<size_t>& indices) const;
   // Every measurement of the levels `subset` against `c`'s predictions.
   SummaryScore Score(const SummaryCandidate& c, const std::vector<size_t>& subset) const;
+  // One level's part of Score's cost: its squared log errors summed, and
+  // how many measurements they are.
+  std::pair<double, int> LevelTerms(const SummaryCandidate& c, size_t level) const;
 
   // `params` with the step time that gives `anchor`'s makespan, simulated on
-  // every level and scored on `subset`.
+  // every level and scored on `subset`; an error with kOverBudget as its code
+  // when the deadline passes first.
   Result<SummaryCandidate> Evaluate(SummaryParams params, size_t anchor,
                                     const std::vector<size_t>& subset);
   // The coarse grid: splits in multiples of 1/resolution, overheads and
   // delays (each only when not given), every one evaluated.
   Result<std::vector<SummaryCandidate>> Grid(size_t anchor, const std::vector<size_t>& subset);
-  // Evaluate for each of `points`, on SummaryFitOptions::threads threads.
+  // Evaluate for each of `points`, on SummaryFitOptions::threads threads;
+  // points not finished by the deadline are left out (possibly all of them).
   Result<std::vector<SummaryCandidate>> EvaluateAll(const std::vector<SummaryParams>& points,
                                                     size_t anchor,
                                                     const std::vector<size_t>& subset);
@@ -52,6 +65,15 @@ class SummarySearch {
   // Every candidate tried joins `grid`.
   Result<SummaryCandidate> Refine(std::vector<SummaryCandidate>& grid, size_t anchor,
                                   const std::vector<size_t>& subset);
+  // For each level not fitted, from the near-equal candidates at either end
+  // of its predicted makespan: Refine's moves that keep a candidate
+  // near-equal and push that prediction further, taken while one does
+  // (halved twice at most, six rounds a side), so the near-equal range is
+  // searched, not only what the grid happened to try. Every candidate tried
+  // is returned, to join `all`.
+  Result<std::vector<SummaryCandidate>> Stretch(const std::vector<SummaryCandidate>& all,
+                                                const SummaryCandidate& best, size_t anchor,
+                                                const std::vector<size_t>& subset);
   // The near-equal candidates of `all` (worst error within the tolerance of
   // the best's), their ranges, what they differ in and the level that would
   // tell them apart.
@@ -62,10 +84,17 @@ class SummarySearch {
   Result<SummaryPrediction> Predict(const SummaryLevel& level, const SummaryParams& params);
 
  private:
+  // The sizes of Refine's moves: share moved between two steps, overhead
+  // and delay seconds.
+  struct Steps {
+    double share = 0, overhead = 0, delay = 0;
+    void Halve() { share /= 2, overhead /= 2, delay /= 2; }
+  };
+  Steps FirstSteps(size_t anchor) const;
+  std::vector<SummaryParams> Moves(const SummaryParams& from, const Steps& steps) const;
   Result<double> SolveStepSeconds(SummaryParams params, size_t anchor);
   std::vector<double> Overheads(double anchor_makespan) const;
   std::vector<double> Delays() const;
-  bool OverBudget() const;
   // The measured steps' seconds, in label order.
   std::vector<double> MeasuredSplit() const;
 
@@ -75,6 +104,7 @@ class SummarySearch {
   std::vector<std::string> labels_;
   bool autoscales_ = false;  // some level's nodes are autoscaled
   std::atomic<int> simulations_{0};
+  std::atomic<int> cut_short_{0};
   std::chrono::steady_clock::time_point start_;
 };
 

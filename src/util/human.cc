@@ -48,10 +48,32 @@ std::string Clock(int64_t ns, int decimals) {
   return fmt::format("{}h{}m{}{}s", s / 3600, (s % 3600) / 60, s % 60, fraction);
 }
 
+// `ns` (non-negative) to the nearest multiple of `step`, halves up.
+int64_t RoundTo(int64_t ns, int64_t step) {
+  const int64_t down = ns / step * step;
+  return ns - down >= step - step / 2 ? down + step : down;
+}
+
 // The nanoseconds of `ns` shown at `decimals` digits of the second.
-int64_t Truncated(int64_t ns, int decimals) {
-  const int64_t step = Pow10(9 - decimals);
-  return ns / step * step;
+int64_t Rounded(int64_t ns, int decimals) { return RoundTo(ns, Pow10(9 - decimals)); }
+
+// The step FormatDuration shows `ns` (non-negative) to: three significant
+// digits of its unit below a minute, whole seconds from a minute.
+int64_t ShownStep(int64_t ns) {
+  if (ns < 1000) return 1;
+  const int64_t unit = ns < 1'000'000 ? 1000 : ns < kNanosPerSecond ? 1'000'000 : kNanosPerSecond;
+  if (ns >= 60 * kNanosPerSecond) return kNanosPerSecond;
+  const int64_t whole = ns / unit;
+  return unit / (whole >= 100 ? 1 : whole >= 10 ? 10 : 100);
+}
+
+// `ns` rounded to the precision it is shown at; a value that rounds up into
+// the next unit (59.96 s, 999.7 ms) is shown at that unit's precision.
+int64_t RoundedToShown(int64_t ns) {
+  const int64_t step = ShownStep(ns);
+  int64_t r = RoundTo(ns, step);
+  if (const int64_t coarser = ShownStep(r); coarser != step) r = RoundTo(ns, coarser);
+  return r;
 }
 
 }  // namespace
@@ -60,7 +82,9 @@ std::string FormatDuration(Duration d) {
   int64_t ns = d.count();
   if (ns == Duration::min().count()) ++ns;  // |min| does not fit
   const std::string sign = ns < 0 ? "-" : "";
-  ns = std::llabs(ns);
+  // Rounded first, so what is formatted below (which drops digits) is
+  // exact at the precision shown.
+  ns = RoundedToShown(std::llabs(ns));
   if (ns == 0) return "0s";
   if (ns < 1000) return fmt::format("{}{}ns", sign, ns);
   if (ns < 1'000'000) return sign + ThreeDigits(ns, 1000) + "us";
@@ -74,13 +98,13 @@ std::string FormatDurationTo(Duration d, int decimals) {
   int64_t ns = d.count();
   if (ns == Duration::min().count()) ++ns;
   const std::string sign = ns < 0 ? "-" : "";
-  return sign + Clock(std::llabs(ns), decimals);
+  return sign + Clock(Rounded(std::llabs(ns), decimals), decimals);
 }
 
 std::string FormatDurationAgainst(Duration d, Duration limit) {
   const std::string plain = FormatDuration(d);
   // FormatDuration's own precision is enough when what it shows parses back
-  // to a value on the same side of the limit as d (both truncated alike).
+  // to a value on the same side of the limit as d (both rounded alike).
   auto shown = ParseDuration(plain);
   const int64_t v = d.count(), l = limit.count();
   auto same_side = [&](int64_t a, int64_t b) { return (a < b) == (v < l) && (a == b) == (v == l); };
@@ -90,7 +114,7 @@ std::string FormatDurationAgainst(Duration d, Duration limit) {
   }
   if (v < 0 || l < 0) return plain;
   for (int decimals = 0; decimals <= 9; ++decimals) {
-    if (same_side(Truncated(v, decimals), Truncated(l, decimals))) {
+    if (same_side(Rounded(v, decimals), Rounded(l, decimals))) {
       return FormatDurationTo(d, decimals);
     }
   }
@@ -100,7 +124,7 @@ std::string FormatDurationAgainst(Duration d, Duration limit) {
 std::string FormatDurationExact(Duration d) {
   const int64_t ns = std::llabs(d.count() == Duration::min().count() ? d.count() + 1 : d.count());
   int decimals = 0;
-  while (decimals < 9 && Truncated(ns, decimals) != ns) ++decimals;
+  while (decimals < 9 && Rounded(ns, decimals) != ns) ++decimals;
   return FormatDurationTo(d, decimals);
 }
 

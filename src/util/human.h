@@ -1,12 +1,13 @@
 // The one way every command shows a duration, a size or a count to a person.
 //
-// Durations and sizes are truncated (toward zero) to the precision shown,
-// never rounded up, so a shown value never reaches a limit the true value
-// does not reach: 3,599.9 s shows as "59m59s", not "1h0m0s"; 15.999 GiB as
-// "15.9Gi", not "16Gi". Truncation alone can still show a value just above a
-// limit as equal to it (7,200.4 s as "2h0m0s" against a 2 h limit), so where
-// a value is shown beside the limit it is judged against, FormatDurationAgainst
-// adds the digits that keep the comparison true ("2h0m0.4s").
+// Durations are rounded to the precision shown (halves up): 3,599.9 s shows
+// as "1h0m0s", 59.96 s as "1m0s", never a figure a second short of the
+// truth. Rounding can show a value on the wrong side of a limit (3,599.9 s as
+// "1h0m0s" beside a 1 h limit, 7,200.4 s as "2h0m0s" beside 2 h), so where a
+// value is shown beside the limit it is judged against, FormatDurationAgainst
+// adds the digits that keep the comparison true ("59m59.9s", "2h0m0.4s").
+// Sizes are truncated (toward zero), so a size never shows as reaching a
+// capacity it does not reach: 15.999 GiB is "15.9Gi", not "16Gi".
 //
 // Precision: below a minute, three significant digits ("2.35s", "59.9s",
 // "340ms", "1.5us"); from a minute, hours, minutes and whole seconds
@@ -24,7 +25,7 @@
 namespace kfpbench {
 
 // `d` with `decimals` (0-9) digits of the second after the whole seconds,
-// truncated: FormatDurationTo(7247.25s, 1) is "2h0m47.2s".
+// rounded: FormatDurationTo(7247.25s, 1) is "2h0m47.3s".
 std::string FormatDurationTo(Duration d, int decimals);
 
 // `d` beside the `limit` it is judged against: FormatDuration's precision,

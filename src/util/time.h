@@ -22,7 +22,7 @@ Result<WallTime> ParseRfc3339(std::string_view text);
 // Human durations: "250ms", "30s", "5m", "1h", "1.5s", "2m30s", "100us".
 // A bare number is taken in `bare_unit` (e.g. minutes in perf-tests scenarios).
 Result<Duration> ParseDuration(std::string_view text);
-// "1.25s", "340ms", "2m5s", "2h0m47s": truncated to the precision shown
+// "1.25s", "340ms", "2m5s", "2h0m47s": rounded to the precision shown
 // (util/human.h says why and gives the other forms; defined there).
 std::string FormatDuration(Duration d);
 
