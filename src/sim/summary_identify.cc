@@ -24,16 +24,16 @@ std::string NodesText(const NodePool& pool) {
 // One parameter across the near-equal candidates: what it is, its range in
 // words, whether it differs by more than `enough`, and the measurement that
 // fixes it.
-struct Spread {
+struct ParameterSpread {
   std::string name;
   std::string range;
   bool differs = false;
   std::string measurement;
 };
 
-std::vector<Spread> Spreads(const std::vector<const SummaryCandidate*>& near,
-                            const std::vector<std::string>& labels, double anchor_makespan,
-                            double share_grid) {
+std::vector<ParameterSpread> Spreads(const std::vector<const SummaryCandidate*>& near,
+                                     const std::vector<std::string>& labels, double anchor_makespan,
+                                     double share_grid) {
   auto range_of = [&](auto get) {
     double lo = get(near.front()->params), hi = lo;
     for (const auto* c : near) {
@@ -42,7 +42,7 @@ std::vector<Spread> Spreads(const std::vector<const SummaryCandidate*>& near,
     }
     return std::pair{lo, hi};
   };
-  std::vector<Spread> out;
+  std::vector<ParameterSpread> out;
   size_t widest = 0;
   double widest_range = -1;
   for (size_t i = 0; i < labels.size(); ++i) {
