@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -48,9 +49,11 @@ std::string Clock(int64_t ns, int decimals) {
   return fmt::format("{}h{}m{}{}s", s / 3600, (s % 3600) / 60, s % 60, fraction);
 }
 
-// `ns` (non-negative) to the nearest multiple of `step`, halves up.
+// `ns` (non-negative) to the nearest multiple of `step`, halves up; down
+// where up would pass the largest count (a Duration::max() shown).
 int64_t RoundTo(int64_t ns, int64_t step) {
   const int64_t down = ns / step * step;
+  if (down > std::numeric_limits<int64_t>::max() - step) return down;
   return ns - down >= step - step / 2 ? down + step : down;
 }
 

@@ -29,6 +29,14 @@ TEST(HumanDuration, RoundsToThePrecisionShown) {
   EXPECT_EQ(FormatDuration(5ns), "5ns");
 }
 
+// Rounding up at the ends of the range would overflow (UBSan caught it on a
+// growth run's unbounded limit): the largest counts round down instead.
+TEST(HumanDuration, TheEndsOfTheRangeDoNotOverflow) {
+  EXPECT_EQ(FormatDuration(Duration::max()), "2562047h47m16s");
+  EXPECT_EQ(FormatDuration(Duration::min()), "-2562047h47m16s");
+  EXPECT_EQ(FormatDurationTo(Duration::max(), 3), "2562047h47m16.854s");
+}
+
 TEST(HumanDuration, ThreeSignificantDigitsBelowAMinute) {
   EXPECT_EQ(FormatDuration(Seconds(2.35)), "2.35s");  // the analytic line said "3s"
   EXPECT_EQ(FormatDuration(1250ms), "1.25s");
