@@ -45,8 +45,10 @@ results::HarnessUsage UsageSince(const ProcessSample& start) {
   u.wall_s = ToSeconds(end.at - start.at);
   u.cpu_user_s = end.cpu_user_s - start.cpu_user_s;
   u.cpu_system_s = end.cpu_system_s - start.cpu_system_s;
-  u.peak_rss_bytes = StatusField("VmHWM", true);
+  // The current size first: the high-water mark read after it is never below
+  // it, while one read before could be (other threads allocate meanwhile).
   u.rss_bytes = StatusField("VmRSS", true);
+  u.peak_rss_bytes = StatusField("VmHWM", true);
   u.threads = static_cast<int>(StatusField("Threads", false));
   if (u.peak_rss_bytes == 0) {
     rusage r{};
