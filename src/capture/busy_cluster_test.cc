@@ -17,6 +17,7 @@
 #include "capture/capture.h"
 #include "capture/derive.h"
 #include "capture/overhead_fit.h"
+#include "capture/test_support.h"
 #include "harness/session.h"
 #include "sim/config.h"
 #include "sim/simulator.h"
@@ -88,16 +89,7 @@ class BusyClusterCaptureTest : public ::testing::TestWithParam<Load> {
         ids.push_back(run->run_id);
       }
     }
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-    for (const auto& id : ids) {
-      while (true) {
-        auto run = client.GetRun(id);
-        ASSERT_TRUE(run.ok());
-        if (IsTerminal(run->state)) break;
-        ASSERT_LT(std::chrono::steady_clock::now(), give_up) << "run " << id << " never ended";
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      }
-    }
+    ASSERT_EQ(testing::WaitForRunsToEnd(client, ids, std::chrono::seconds(120)).size(), ids.size());
     CaptureOptions options;
     options.out = dir_ / "capture";
     options.since = "1h";

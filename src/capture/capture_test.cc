@@ -2,6 +2,7 @@
 // durations follow known distributions, several pipelines, bursts of runs,
 // failures and cache hits. Durations are scaled down so a test takes seconds.
 #include "capture/capture.h"
+#include "capture/test_support.h"
 
 #include <cmath>
 #include <fstream>
@@ -100,19 +101,9 @@ class CaptureTest : public ::testing::Test {
   }
 
   void WaitForAll() {
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    for (const auto& id : ids_) {
-      while (true) {
-        auto run = client().GetRun(id);
-        ASSERT_TRUE(run.ok());
-        if (IsTerminal(run->state)) {
-          truth_tasks_ += static_cast<int64_t>(run->task_details.size());
-          break;
-        }
-        ASSERT_LT(std::chrono::steady_clock::now(), give_up) << "run " << id << " never ended";
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      }
-    }
+    auto ended = testing::WaitForRunsToEnd(client(), ids_, std::chrono::seconds(60));
+    ASSERT_EQ(ended.size(), ids_.size());
+    for (const auto& run : ended) truth_tasks_ += static_cast<int64_t>(run.task_details.size());
   }
 
   CaptureOptions Options(const fs::path& out) {

@@ -18,6 +18,7 @@
 #include "capture/capture.h"
 #include "capture/derive.h"
 #include "capture/fit.h"
+#include "capture/test_support.h"
 #include "harness/benchmark.h"
 #include "harness/preflight.h"
 #include "harness/replay_steps.h"
@@ -124,16 +125,7 @@ class ReplayValidationTest : public ::testing::Test {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100 + 250 * (burst % 3)));
     }
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-    for (const auto& id : ids) {
-      while (true) {
-        auto run = client.GetRun(id);
-        ASSERT_TRUE(run.ok());
-        if (IsTerminal(run->state)) break;
-        ASSERT_LT(std::chrono::steady_clock::now(), give_up) << "run " << id << " never ended";
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      }
-    }
+    ASSERT_EQ(testing::WaitForRunsToEnd(client, ids, std::chrono::seconds(120)).size(), ids.size());
     CaptureOptions options;
     options.out = dir_ / "capture";
     options.since = "1h";
