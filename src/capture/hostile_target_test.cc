@@ -12,10 +12,7 @@
 #include "capture/capture.h"
 #include "capture/derive.h"
 #include "capture/records.h"
-#include "http/client.h"
-#include "http/server.h"
-#include "http/url.h"
-#include "kfp/client.h"
+#include "harness/test_support.h"
 #include "util/files.h"
 #include "util/ids.h"
 #include "util/json_reader.h"
@@ -38,21 +35,9 @@ class HostileTarget : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("kfpbench-hostile-" + NewUuid());
     out_ = dir_ / "out";
     fs::create_directories(dir_);
-    http::ServerOptions o;
-    o.handler = [this](const http::Request& r) { return answer_(r); };
-    server_ = std::make_unique<http::Server>(std::move(o));
-    ASSERT_TRUE(server_->Start().ok());
-    http::ClientOptions c;
-    c.base = *http::ParseUrl(std::string("http://127.0.0.1:") + std::to_string(server_->port()));
-    http_ = std::make_unique<http::Client>(std::move(c));
-    client_ = std::make_unique<kfp::Client>(*http_, kfp::ClientConfig{}, nullptr);
+    ASSERT_TRUE(target_.started());
   }
-  void TearDown() override {
-    client_.reset();
-    http_.reset();
-    server_.reset();
-    fs::remove_all(dir_);
-  }
+  void TearDown() override { fs::remove_all(dir_); }
 
   static json Run(const std::string& id, const std::string& version, WallTime created) {
     return {
@@ -110,9 +95,8 @@ class HostileTarget : public ::testing::Test {
 
   fs::path dir_, out_;
   std::function<http::Response(const http::Request&)> answer_;
-  std::unique_ptr<http::Server> server_;
-  std::unique_ptr<http::Client> http_;
-  std::unique_ptr<kfp::Client> client_;
+  harness::testing::ScriptedTarget target_{[this](const http::Request& r) { return answer_(r); }};
+  kfp::Client& client_ = target_.client();
 };
 
 // Issue #35: pipeline_version_id "../../x" or "/tmp/x" made capture write
@@ -127,7 +111,7 @@ TEST_F(HostileTarget, IdsThatArePathsNameFilesBelowOutOnly) {
     runs.push_back(Run(std::string("r") + std::to_string(i), ids[i], t + std::chrono::seconds(i)));
   }
   Serve(runs);
-  auto summary = Capture(*client_, Options());
+  auto summary = Capture(client_, Options());
   ASSERT_TRUE(summary.ok()) << summary.error().message;
   EXPECT_EQ(summary->progress.runs, static_cast<int64_t>(ids.size()));
   EXPECT_EQ(summary->progress.versions, static_cast<int64_t>(ids.size()));
@@ -154,7 +138,7 @@ TEST_F(HostileTarget, IdsThatArePathsNameFilesBelowOutOnly) {
 TEST_F(HostileTarget, AHandEditedVersionKeyIsRefused) {
   Serve({Run("r1", "v1", WallClock::now() - std::chrono::minutes(10))});
   auto options = Options();
-  auto summary = Capture(*client_, options);
+  auto summary = Capture(client_, options);
   ASSERT_TRUE(summary.ok()) << summary.error().message;
   std::string runs = ReadSmallFile(out_ / kRunsFile);
   auto at = runs.find("\"pipeline_version\":\"v1\"");
@@ -177,7 +161,7 @@ TEST_F(HostileTarget, ARepeatedPageTokenEndsTheCaptureWithAnError) {
     }
     return serve_runs(r);
   };
-  auto summary = Capture(*client_, Options());
+  auto summary = Capture(client_, Options());
   ASSERT_FALSE(summary.ok());
   EXPECT_NE(summary.error().message.find("same next_page_token"), std::string::npos)
       << summary.error().message;
@@ -207,7 +191,7 @@ TEST_F(HostileTarget, RunsOutsideTheWindowOrListedAgainAreLeftOut) {
   };
   auto options = Options();
   options.page_size = 3;
-  auto summary = Capture(*client_, options);
+  auto summary = Capture(client_, options);
   ASSERT_TRUE(summary.ok()) << summary.error().message;
   EXPECT_EQ(summary->progress.runs, 2);
   std::string runs = ReadSmallFile(out_ / kRunsFile);
@@ -221,7 +205,7 @@ TEST_F(HostileTarget, APageLargerThanAskedIsRefused) {
   Serve(runs);
   auto options = Options();
   options.page_size = 10;
-  auto summary = Capture(*client_, options);
+  auto summary = Capture(client_, options);
   ASSERT_FALSE(summary.ok());
   EXPECT_NE(summary.error().message.find("50 runs for a page of 10"), std::string::npos)
       << summary.error().message;
@@ -243,7 +227,7 @@ TEST_F(HostileTarget, AnswersNestedTooDeepAreErrorsNotCrashes) {
       return http::Response::Json(200, body);
     };
     fs::remove_all(out_);
-    auto summary = Capture(*client_, Options());
+    auto summary = Capture(client_, Options());
     ASSERT_FALSE(summary.ok()) << path;
     EXPECT_NE(summary.error().message.find("nested deeper than"), std::string::npos)
         << path << ": " << summary.error().message;

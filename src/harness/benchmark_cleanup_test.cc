@@ -10,9 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "http/client.h"
-#include "http/server.h"
-#include "http/url.h"
+#include "harness/test_support.h"
 
 namespace kfpbench::harness {
 namespace {
@@ -23,40 +21,30 @@ constexpr const char* kId = "kfpbench-0123abcd";
 
 class HostileCleanupTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    http::ServerOptions o;
-    o.handler = [this](const http::Request& r) {
-      ++calls_;
-      if (r.method == http::Method::kDelete) {
-        std::lock_guard lock(mu_);
-        deleted_.push_back(r.path);
-        return http::Response::Json(200, "{}");
-      }
-      return answer_(r);
-    };
-    server_ = std::make_unique<http::Server>(std::move(o));
-    ASSERT_TRUE(server_->Start().ok());
-    http::ClientOptions c;
-    c.base = *http::ParseUrl(std::string("http://127.0.0.1:") + std::to_string(server_->port()));
-    http_ = std::make_unique<http::Client>(std::move(c));
-    client_ = std::make_unique<kfp::Client>(*http_, kfp::ClientConfig{}, nullptr);
-  }
+  void SetUp() override { ASSERT_TRUE(target_.started()); }
 
   std::function<http::Response(const http::Request&)> answer_;
   CallBudget unlimited_{0};
   std::atomic<int> calls_{0};
   std::mutex mu_;
   std::vector<std::string> deleted_;
-  std::unique_ptr<http::Server> server_;
-  std::unique_ptr<http::Client> http_;
-  std::unique_ptr<kfp::Client> client_;
+  testing::ScriptedTarget target_{[this](const http::Request& r) {
+    ++calls_;
+    if (r.method == http::Method::kDelete) {
+      std::lock_guard lock(mu_);
+      deleted_.push_back(r.path);
+      return http::Response::Json(200, "{}");
+    }
+    return answer_(r);
+  }};
+  kfp::Client& client_ = target_.client();
 };
 
 TEST_F(HostileCleanupTest, ARepeatedPageTokenIsAFailureNotAnEndlessList) {
   answer_ = [](const http::Request&) {
     return http::Response::Json(200, R"({"next_page_token":"again"})");
   };
-  auto out = CleanUpBenchmark(*client_, kId, unlimited_, [] { return false; });
+  auto out = CleanUpBenchmark(client_, kId, unlimited_, [] { return false; });
   ASSERT_FALSE(out.failures.empty());
   EXPECT_NE(out.failures[0].find("same next_page_token"), std::string::npos) << out.failures[0];
   EXPECT_LT(calls_.load(), 20);
@@ -69,7 +57,7 @@ TEST_F(HostileCleanupTest, AStopIsHonouredWhileATargetKeepsHandingOutPages) {
     return http::Response::Json(
         200, json{{"next_page_token", std::string("p") + std::to_string(++page)}}.dump());
   };
-  auto out = CleanUpBenchmark(*client_, kId, unlimited_, [&] { return calls_.load() >= 25; });
+  auto out = CleanUpBenchmark(client_, kId, unlimited_, [&] { return calls_.load() >= 25; });
   EXPECT_TRUE(out.stopped);
   EXPECT_LE(calls_.load(), 26);
 }
@@ -85,7 +73,7 @@ TEST_F(HostileCleanupTest, ATargetHandingOutPagesIsListedNoFasterThanTheBudget) 
   };
   CallBudget budget(20);
   const auto stop_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
-  auto out = CleanUpBenchmark(*client_, kId, budget,
+  auto out = CleanUpBenchmark(client_, kId, budget,
                               [&] { return std::chrono::steady_clock::now() >= stop_at; });
   EXPECT_TRUE(out.stopped);
   EXPECT_GE(calls_.load(), 1);
@@ -105,7 +93,7 @@ TEST_F(HostileCleanupTest, APipelineIsOursByItsNameNotItsDisplayName) {
     }
     return http::Response::Json(200, "{}");
   };
-  auto out = CleanUpBenchmark(*client_, kId, unlimited_, [] { return false; });
+  auto out = CleanUpBenchmark(client_, kId, unlimited_, [] { return false; });
   EXPECT_TRUE(out.failures.empty()) << out.failures[0];
   std::lock_guard lock(mu_);
   EXPECT_EQ(deleted_, (std::vector<std::string>{"/apis/v2beta1/pipelines/mine",

@@ -3,6 +3,7 @@
 // target (Session), and one pass of a scenario file through it (RunScenarios).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -12,8 +13,37 @@
 #include "harness/harness.h"
 #include "harness/scenario.h"
 #include "harness/session.h"
+#include "http/client.h"
+#include "http/server.h"
+#include "http/url.h"
+#include "kfp/client.h"
 
 namespace kfpbench::harness::testing {
+
+// A KFP-shaped target on a loopback port whose every answer `answer` writes
+// (a target that answers as an attacker would), and kfpbench's KFP client
+// to it.
+class ScriptedTarget {
+ public:
+  explicit ScriptedTarget(std::function<http::Response(const http::Request&)> answer) {
+    http::ServerOptions o;
+    o.handler = std::move(answer);
+    server_ = std::make_unique<http::Server>(std::move(o));
+    started_ = server_->Start().ok();
+    http::ClientOptions c;
+    c.base = *http::ParseUrl("http://127.0.0.1:" + std::to_string(server_->port()));
+    http_ = std::make_unique<http::Client>(std::move(c));
+    client_ = std::make_unique<kfp::Client>(*http_, kfp::ClientConfig{}, nullptr);
+  }
+  bool started() const { return started_; }
+  kfp::Client& client() { return *client_; }
+
+ private:
+  std::unique_ptr<http::Server> server_;
+  std::unique_ptr<http::Client> http_;
+  std::unique_ptr<kfp::Client> client_;
+  bool started_ = false;
+};
 
 class EmbeddedTargetTest : public kfpbench::testing::ScratchDirTest {
  protected:
