@@ -55,9 +55,11 @@ int Orchestrate(const OrchestrateFlags& f) {
   auto scenario = ScenarioOf(f);
   if (!scenario.ok()) return Fail(scenario.error().message);
   // The table is read (and typed, for a pipeline file) before
-  // anything is started or sent.
-  auto file = harness::ParseScenarios(nlohmann::json::array({*scenario}).dump(), f.csv, {});
+  // anything is started or sent. One scenario from flags, not from a file:
+  // its errors name the field and the CSV's own path, nothing else.
+  auto file = harness::ParseScenarios(scenario->dump(), "", {});
   if (!file.ok()) return Fail(file.error().message);
+  file->path = f.csv;  // what the results and reports name as their source
 
   harness::BenchmarkOptions options = f.benchmark;
   auto target = f.target.Resolve();

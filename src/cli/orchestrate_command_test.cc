@@ -128,7 +128,7 @@ TEST_F(OrchestrateCommandTest, RateStartsRowsAtTheirIntendedTimes) {
   // 5 per second: due 200 ms apart, by the schedule, not by the server.
   EXPECT_NE(intended[0], intended[1]);
   EXPECT_NE(intended[1], intended[2]);
-  EXPECT_EQ(results["scenario"]["source"][0]["rate"], 300.0);
+  EXPECT_EQ(results["scenario"]["source"]["rate"], 300.0);
 }
 
 // The simulator's arrivals CSV (an offset column) drives real runs too.
@@ -227,6 +227,15 @@ TEST_F(OrchestrateCommandTest, BadCsvExitsTwoNamingLineAndColumnBeforeAnyRun) {
   Outcome missing = Kfpbench("orchestrate /nonexistent/runs.csv --pipeline p");
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.output.find("cannot read /nonexistent/runs.csv"), std::string::npos);
+  // The flags are no scenario file: the error names the CSV once and no
+  // JSON path ("runs.csv: [0].csv: /…/runs.csv: …" before).
+  std::string short_row = Write("short.csv", "model,epochs\nresnet18\n");
+  Outcome bad = Kfpbench("orchestrate " + short_row + " --pipeline p");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.output.find("kfpbench: csv: " + short_row + ": line 2: 1 field, the header has 2"),
+            std::string::npos)
+      << bad.output;
+  EXPECT_EQ(bad.output.find("[0]"), std::string::npos) << bad.output;
 }
 
 // ORCHESTRATE is a mode: a scenario file runs the same table through `run`,

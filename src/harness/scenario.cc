@@ -121,9 +121,10 @@ void ReadCommonFields(JsonReader& r, const LoadOptions& options, Scenario& s) {
   s.cache = s.cache && options.cache;
 }
 
-Result<Scenario> ReadScenario(const json& entry, size_t index, const std::filesystem::path& path,
-                              const LoadOptions& options) {
-  std::string at = fmt::format("[{}]", index);
+// `at` is the scenario's JSON path ("[3]"), empty for a file that is one
+// scenario object.
+Result<Scenario> ReadScenario(const json& entry, size_t index, const std::string& at,
+                              const std::filesystem::path& path, const LoadOptions& options) {
   if (!entry.is_object()) return Error{at + ": each scenario must be a JSON object"};
   JsonReader r = JsonReader::Config(entry, at);
   r.Known(KnownFields());  // every typo at once, not one per attempt
@@ -182,11 +183,13 @@ std::string_view Scenario::mode_name() const { return mode != nullptr ? mode->na
 Result<ScenarioFile> ParseScenarios(const std::string& text, const std::filesystem::path& path,
                                     const LoadOptions& options) {
   // Each line of a message names the file: several problems are several lines.
+  // A document with no file (a command's flags) names none.
   auto fail = [&](const std::string& message) {
     std::string all;
     std::istringstream lines(message);
     for (std::string line; std::getline(lines, line);) {
-      all += fmt::format("{}{}: {}", all.empty() ? "" : "\n", path.string(), line);
+      all += fmt::format("{}{}{}", all.empty() ? "" : "\n",
+                         path.empty() ? "" : path.string() + ": ", line);
     }
     return Error{all};
   };
@@ -203,7 +206,8 @@ Result<ScenarioFile> ParseScenarios(const std::string& text, const std::filesyst
   json entries = doc;
   json defaults = json::object();
   std::string prefix;  // JSON path of the scenario list
-  if (doc.is_object() && doc.contains("mode") && !doc.contains("scenarios")) {
+  bool one_object = doc.is_object() && doc.contains("mode") && !doc.contains("scenarios");
+  if (one_object) {
     // perf-tests' docs show one scenario as a bare object: a one-scenario file.
     entries = json::array({doc});
   } else if (doc.is_object()) {
@@ -236,7 +240,7 @@ Result<ScenarioFile> ParseScenarios(const std::string& text, const std::filesyst
         if (!entry.contains(key)) entry[key] = value;
       }
     }
-    auto s = ReadScenario(entry, i, path, options);
+    auto s = ReadScenario(entry, i, one_object ? "" : fmt::format("[{}]", i), path, options);
     if (!s.ok()) {
       std::istringstream lines(s.error().message);
       for (std::string line; std::getline(lines, line);) problems.push_back(prefix + line);
