@@ -12,6 +12,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "capture/capture.h"
@@ -28,6 +29,9 @@
 
 namespace kfpbench::capture {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -140,9 +144,9 @@ TEST_P(BusyClusterCaptureTest, SimulatingTheCaptureOnTheRecordedClusterGivesWhat
   const double p95 = workload["run_seconds"]["p95"].get<double>();
   const json& overhead = workload["overhead"];
   ASSERT_TRUE(overhead.contains("seconds")) << overhead.dump();
-  EXPECT_NE(note.find("fitted on the recorded cluster"), std::string::npos) << note;
+  EXPECT_THAT(note, HasSubstr("fitted on the recorded cluster")) << note;
   // Recorded on the cluster named: no sign of another.
-  EXPECT_EQ(note.find("than the one recorded"), std::string::npos) << note;
+  EXPECT_THAT(note, Not(HasSubstr("than the one recorded"))) << note;
 
   auto [sim_makespan, sim_p95] = Simulated(folder / kSimulateDir / "workload.yaml");
 
@@ -153,7 +157,7 @@ TEST_P(BusyClusterCaptureTest, SimulatingTheCaptureOnTheRecordedClusterGivesWhat
   const auto since = *ParseRfc3339(workload["window"]["since"].get<std::string>());
   const auto until = *ParseRfc3339(workload["window"]["until"].get<std::string>());
   ASSERT_TRUE(Derive(plain, since, until, nullptr, &plain_note).ok());
-  EXPECT_NE(plain_note.find("cannot tell"), std::string::npos) << plain_note;
+  EXPECT_THAT(plain_note, HasSubstr("cannot tell")) << plain_note;
   auto [p05_makespan, p05_p95] = Simulated(plain / kSimulateDir / "workload.yaml");
 
   std::cout << fmt::format(
@@ -202,13 +206,13 @@ TEST(OverheadFit, FindsAKnownOverheadWhenNothingWaitsAndSaysWhenWaitsAloneExceed
   ASSERT_TRUE(above.ok());
   EXPECT_EQ(above->limit, OverheadFit::Limit::kCeiling);
   EXPECT_EQ(above->overhead, 5.0);
-  EXPECT_NE(DescribeOverheadFit(*above).find("larger than the one recorded"), std::string::npos);
+  EXPECT_THAT(DescribeOverheadFit(*above), HasSubstr("larger than the one recorded"));
 
   auto none = FitOverheadOnCluster(*cluster, *spec, -1.0, 5.0);
   ASSERT_TRUE(none.ok());
   EXPECT_EQ(none->limit, OverheadFit::Limit::kFloor);
   EXPECT_EQ(none->overhead, 0);
-  EXPECT_NE(DescribeOverheadFit(*none).find("smaller than the one recorded"), std::string::npos);
+  EXPECT_THAT(DescribeOverheadFit(*none), HasSubstr("smaller than the one recorded"));
 }
 
 }  // namespace

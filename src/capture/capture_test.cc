@@ -10,6 +10,7 @@
 #include <set>
 #include <thread>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "capture/derive.h"
@@ -22,6 +23,9 @@
 
 namespace kfpbench::capture {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -377,8 +381,8 @@ TEST_F(CaptureTest, ExperimentsGoToKfpsFilterAndPipelinesAreMatchedOnTheList) {
   auto refused = Capture(client(), unknown);
   ASSERT_FALSE(refused.ok());
   EXPECT_TRUE(refused.error().BadInput());
-  EXPECT_NE(refused.error().message.find("--pipeline: no pipeline named 'no-such-pipeline'"),
-            std::string::npos)
+  EXPECT_THAT(refused.error().message,
+              HasSubstr("--pipeline: no pipeline named 'no-such-pipeline'"))
       << refused.error().message;
 }
 
@@ -391,23 +395,22 @@ TEST_F(CaptureTest, ThePageDrawsInABrowser) {
   ASSERT_TRUE(fs::exists(out / kPageFile));
   if (!fs::exists(testing::kChromium)) GTEST_SKIP() << "no " << testing::kChromium;
   std::string dom = testing::ChromiumDom(out / kPageFile, dir_ / "profile", "1200,3000");
-  ASSERT_NE(dom.find("id=\"kfpbench-status\" data-ready=\"true\""), std::string::npos)
-      << dom.substr(0, 3000);
+  ASSERT_THAT(dom, HasSubstr("id=\"kfpbench-status\" data-ready=\"true\"")) << dom.substr(0, 3000);
   size_t errors = dom.find("<ul id=\"kfpbench-errors\"");
   ASSERT_NE(errors, std::string::npos);
-  EXPECT_EQ(dom.substr(errors, dom.find("</ul>", errors) - errors).find("<li"), std::string::npos)
+  EXPECT_THAT(dom.substr(errors, dom.find("</ul>", errors) - errors), Not(HasSubstr("<li")))
       << dom.substr(errors, 2000);
   // Arrivals, runs in flight, step durations and queue waits.
   EXPECT_EQ(testing::CountOf(dom, "data-drawn=\"true\""), 4u);
-  EXPECT_NE(dom.find("class=\"uplot"), std::string::npos);
-  EXPECT_NE(dom.find("exec-train"), std::string::npos);
+  EXPECT_THAT(dom, HasSubstr("class=\"uplot"));
+  EXPECT_THAT(dom, HasSubstr("exec-train"));
   // Versions by their names, beside their ids.
   auto workload = json::parse(testing::ReadText(out / "workload.json"));
   ASSERT_FALSE(workload["mix"].empty());
   for (const auto& m : workload["mix"]) {
     std::string name = m["version_name"];
     EXPECT_FALSE(name.empty()) << m;
-    EXPECT_NE(dom.find("<td>" + name + "</td>"), std::string::npos) << name;
+    EXPECT_THAT(dom, HasSubstr("<td>" + name + "</td>")) << name;
   }
 }
 

@@ -7,6 +7,7 @@
 #include <functional>
 #include <set>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "capture/capture.h"
@@ -19,6 +20,8 @@
 
 namespace kfpbench::capture {
 namespace {
+
+using ::testing::HasSubstr;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -147,7 +150,7 @@ TEST_F(HostileTarget, AHandEditedVersionKeyIsRefused) {
   ASSERT_TRUE(WriteFileAtomically(out_ / kRunsFile, runs).ok());
   auto derived = Derive(out_, summary->since, summary->until);
   ASSERT_FALSE(derived.ok());
-  EXPECT_NE(derived.error().message.find("line 1"), std::string::npos) << derived.error().message;
+  EXPECT_THAT(derived.error().message, HasSubstr("line 1")) << derived.error().message;
   EXPECT_TRUE(Outside().empty()) << ::testing::PrintToString(Outside());
 }
 
@@ -163,7 +166,7 @@ TEST_F(HostileTarget, ARepeatedPageTokenEndsTheCaptureWithAnError) {
   };
   auto summary = Capture(client_, Options());
   ASSERT_FALSE(summary.ok());
-  EXPECT_NE(summary.error().message.find("same next_page_token"), std::string::npos)
+  EXPECT_THAT(summary.error().message, HasSubstr("same next_page_token"))
       << summary.error().message;
   EXPECT_FALSE(fs::exists(out_ / kManifestFile));
 }
@@ -207,7 +210,7 @@ TEST_F(HostileTarget, APageLargerThanAskedIsRefused) {
   options.page_size = 10;
   auto summary = Capture(client_, options);
   ASSERT_FALSE(summary.ok());
-  EXPECT_NE(summary.error().message.find("50 runs for a page of 10"), std::string::npos)
+  EXPECT_THAT(summary.error().message, HasSubstr("50 runs for a page of 10"))
       << summary.error().message;
 }
 
@@ -229,7 +232,7 @@ TEST_F(HostileTarget, AnswersNestedTooDeepAreErrorsNotCrashes) {
     fs::remove_all(out_);
     auto summary = Capture(client_, Options());
     ASSERT_FALSE(summary.ok()) << path;
-    EXPECT_NE(summary.error().message.find("nested deeper than"), std::string::npos)
+    EXPECT_THAT(summary.error().message, HasSubstr("nested deeper than"))
         << path << ": " << summary.error().message;
   }
 }

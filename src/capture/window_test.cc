@@ -1,10 +1,13 @@
 #include "capture/window.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 namespace kfpbench::capture {
 namespace {
+
+using ::testing::HasSubstr;
 
 TEST(Window, ReadsAbsoluteTimesAndDurationsBack) {
   const WallTime now = *ParseRfc3339("2026-11-27T12:00:00Z");
@@ -13,7 +16,7 @@ TEST(Window, ReadsAbsoluteTimesAndDurationsBack) {
   EXPECT_EQ(FormatRfc3339(*ParseWindowPoint("90m", now)), "2026-11-27T10:30:00Z");
   auto bad = ParseWindowPoint("yesterday", now);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find("RFC 3339"), std::string::npos);
+  EXPECT_THAT(bad.error().message, HasSubstr("RFC 3339"));
 }
 
 TEST(Window, FiltersCreatedAtAsKfpReadsIt) {

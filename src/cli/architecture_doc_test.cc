@@ -9,10 +9,13 @@
 #include <sstream>
 #include <string>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace kfpbench::cli {
 namespace {
+
+using ::testing::HasSubstr;
 
 namespace fs = std::filesystem;
 const fs::path kSource = KFPBENCH_SOURCE_DIR;
@@ -82,7 +85,7 @@ TEST(ArchitectureDoc, TheGraphIsTheIncludes) {
   }
   for (const auto& part : parts) {
     EXPECT_TRUE(drawn.count(part)) << part << " is not in the graph";
-    EXPECT_NE(doc.find("| `" + part + "` |"), std::string::npos) << part << " is not in the table";
+    EXPECT_THAT(doc, HasSubstr("| `" + part + "` |")) << part << " is not in the table";
     std::set<std::string> seen;
     EXPECT_FALSE(Reaches(includes, part, part, seen)) << part << " includes itself back";
     // Every include is drawn, or implied by a path of drawn arrows.

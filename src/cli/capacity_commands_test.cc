@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -17,6 +18,8 @@
 namespace kfpbench::cli {
 namespace {
 
+using ::testing::HasSubstr;
+using ::testing::Not;
 using namespace kfpbench::testing;  // Kfpbench(), ScratchDirTest, ReadJson, ...
 
 class CapacityCliTest : public ScratchDirTest {
@@ -32,14 +35,14 @@ TEST_F(CapacityCliTest, SimulateWithSharedServicesWritesResultsAndPage) {
                     Example("workload_shared.yaml") + " --runs 50 --out " + Path("sim.json") +
                     " --html " + Path("sim.html"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("artifacts"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("artifacts")) << r.output;
   auto j = nlohmann::json::parse(testing::ReadText(Path("sim.json")));
   EXPECT_EQ(j["runs"]["succeeded"], 50);
   EXPECT_EQ(j["artifact_store"]["requests"], 150);   // three trainers per run
   EXPECT_EQ(j["api"]["requests"], 50 + 50 * 6 * 2);  // creations and two updates per task
   std::string page = testing::ReadText(Path("sim.html"));
-  EXPECT_NE(page.find("id=\"capacity-data\""), std::string::npos);
-  EXPECT_NE(page.find("\"series\""), std::string::npos);
+  EXPECT_THAT(page, HasSubstr("id=\"capacity-data\""));
+  EXPECT_THAT(page, HasSubstr("\"series\""));
 }
 
 // Issue 38 section 2: simulate says how sure it is, over seeds.
@@ -47,7 +50,7 @@ TEST_F(CapacityCliTest, SimulateStatesItsSpreadOverSeeds) {
   auto r = Kfpbench("simulate " + Example("cluster.yaml") + " " + Example("workload.yaml") +
                     " --runs 20 --replications 3 --out " + Path("sim.json"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("spread      over 3 seeds"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("spread      over 3 seeds")) << r.output;
   auto j = nlohmann::json::parse(testing::ReadText(Path("sim.json")));
   EXPECT_EQ(j["spread"]["replications"], 3);
   const auto& m = j["spread"]["makespan_seconds"];
@@ -57,7 +60,7 @@ TEST_F(CapacityCliTest, SimulateStatesItsSpreadOverSeeds) {
   r = Kfpbench("simulate " + Example("cluster.yaml") + " " + Example("workload.yaml") +
                " --runs 20 --replications 1 --out " + Path("one.json"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(r.output.find("spread"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, Not(HasSubstr("spread"))) << r.output;
   EXPECT_FALSE(nlohmann::json::parse(testing::ReadText(Path("one.json"))).contains("spread"));
   r = Kfpbench("simulate " + Example("cluster.yaml") + " " + Example("workload.yaml") +
                " --replications 0");
@@ -75,15 +78,15 @@ TEST_F(CapacityCliTest, PlanWritesThePageWithBothSweeps) {
   auto r = Kfpbench("plan " + Example("cluster.yaml") + " " + Example("workload.yaml") +
                     " --runs 20 --nodes 4 --html " + Path("plan.html"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("page"), std::string::npos);
+  EXPECT_THAT(r.output, HasSubstr("page"));
   std::string page = testing::ReadText(Path("plan.html"));
-  EXPECT_NE(page.find("\"by_runs\""), std::string::npos);
-  EXPECT_NE(page.find("\"by_nodes\""), std::string::npos);
+  EXPECT_THAT(page, HasSubstr("\"by_runs\""));
+  EXPECT_THAT(page, HasSubstr("\"by_nodes\""));
   // Cannot write the page: a clear error and exit code 1 (the answer itself was fine).
   r = Kfpbench("plan " + Example("cluster.yaml") + " " + Example("workload.yaml") +
                " --runs 20 --nodes 4 --html /proc/kfpbench/plan.html");
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("cannot write /proc/kfpbench/plan.html"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("cannot write /proc/kfpbench/plan.html")) << r.output;
 }
 
 TEST_F(CapacityCliTest, PlanAnswersAtAQuantileOverReplications) {
@@ -91,10 +94,10 @@ TEST_F(CapacityCliTest, PlanAnswersAtAQuantileOverReplications) {
                     " --nodes 4 --within 1h --replications 5 --quantile 80% --out " +
                     Path("plan.json") + " --html " + Path("plan.html"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("finish within 1h0m0s in "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("% interval "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find(": at least P80"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("P80 "), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("finish within 1h0m0s in ")) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("% interval ")) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(": at least P80")) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("P80 ")) << r.output;
   auto j = nlohmann::json::parse(testing::ReadText(Path("plan.json")));
   EXPECT_EQ(j["replications_first_batch"], 5);
   EXPECT_DOUBLE_EQ(j["quantile"].get<double>(), 0.8);
@@ -103,8 +106,8 @@ TEST_F(CapacityCliTest, PlanAnswersAtAQuantileOverReplications) {
   EXPECT_GE(j["probability_interval"][0].get<double>(), 0.8);
   EXPECT_LE(j["makespan_seconds"].get<double>(), 3600);
   std::string page = testing::ReadText(Path("plan.html"));
-  EXPECT_NE(page.find("\"answer\""), std::string::npos);
-  EXPECT_NE(page.find("\"deadline_seconds\""), std::string::npos);
+  EXPECT_THAT(page, HasSubstr("\"answer\""));
+  EXPECT_THAT(page, HasSubstr("\"deadline_seconds\""));
 }
 
 TEST_F(CapacityCliTest, BadPlanAndSimulateFlagsExitTwo) {
@@ -118,7 +121,7 @@ TEST_F(CapacityCliTest, BadPlanAndSimulateFlagsExitTwo) {
     EXPECT_EQ(r.exit_code, 2) << bad << "\n" << r.output;
   }
   auto r = Kfpbench(base + "--quantile 0");
-  EXPECT_NE(r.output.find("--quantile"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--quantile")) << r.output;
   r = Kfpbench("simulate " + Example("cluster.yaml") + " " + Example("workload.yaml") +
                " --concurrency 0");
   EXPECT_EQ(r.exit_code, 2) << r.output;
@@ -139,9 +142,9 @@ TEST_F(CapacityCliTest, CountsBelowOneAreRefusedInWords) {
        }) {
     auto r = Kfpbench(c.flags);
     EXPECT_EQ(r.exit_code, 2) << c.flags << "\n" << r.output;
-    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.flags << "\n" << r.output;
+    EXPECT_THAT(r.output, HasSubstr(c.message)) << c.flags << "\n" << r.output;
     // CLI11's own check printed the whole range of a double.
-    EXPECT_EQ(r.output.find("not in range"), std::string::npos) << r.output;
+    EXPECT_THAT(r.output, Not(HasSubstr("not in range"))) << r.output;
   }
 }
 
@@ -160,16 +163,15 @@ TEST_F(CapacityCliTest, BadBranchesAndServicesExitTwoNamingTheField) {
   std::ofstream(dir_ / "wl.yaml") << "pipeline: branching.yaml\nbranches: {condition-2: 2}\n";
   auto r = Kfpbench("simulate " + Example("cluster.yaml") + " " + Path("wl.yaml"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("wl.yaml: workload.branches.condition-2: a probability must be "
-                          "between 0 and 1"),
-            std::string::npos)
+  EXPECT_THAT(r.output, HasSubstr("wl.yaml: workload.branches.condition-2: a probability must be "
+                                  "between 0 and 1"))
       << r.output;
   std::ofstream(dir_ / "cluster.yaml") << "pools: [{cpu: 4, memory: 16Gi, max: 2}]\n"
                                           "api: {taskUpdate: 10ms, replicas: 3}\n";
   r = Kfpbench("plan " + Path("cluster.yaml") + " " + Example("workload.yaml") +
                " --runs 5 --nodes 1");
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("cluster.yaml: cluster.api: unknown field 'replicas'"), std::string::npos)
+  EXPECT_THAT(r.output, HasSubstr("cluster.yaml: cluster.api: unknown field 'replicas'"))
       << r.output;
 }
 
@@ -194,38 +196,38 @@ TEST_F(CalibrateCliTest, SharedServiceFlagsAreCheckedBeforeAnythingIsRead) {
   auto r = Kfpbench("calibrate a b --artifact-bytes exec-train=1Mi --pipeline " +
                     Example("six_steps.yaml"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("--cluster"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--cluster")) << r.output;
   r = Kfpbench("calibrate a b --artifact-bytes exec-train=1Mi --cluster " +
                Example("cluster_loopback.yaml"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("--pipeline"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--pipeline")) << r.output;
   for (const char* bad : {"exec-train", "=1Mi", "exec-train=lots"}) {
     r = Kfpbench(std::string("calibrate a --artifact-bytes ") + bad);
     EXPECT_EQ(r.exit_code, 2) << r.output;
-    EXPECT_NE(r.output.find("LABEL=SIZE"), std::string::npos) << bad << ": " << r.output;
+    EXPECT_THAT(r.output, HasSubstr("LABEL=SIZE")) << bad << ": " << r.output;
   }
   r = Kfpbench("calibrate a --artifact-sharing sometimes");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   r = Kfpbench("calibrate " + (dir_ / "missing").string());
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("missing"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("missing")) << r.output;
 }
 
 // The embedded backend's limits refuse what they cannot mean.
 TEST_F(CalibrateCliTest, ArtifactStoreFlagsOfTheBackendAreChecked) {
   auto r = Kfpbench("serve --port 0 --artifact-bandwidth 4Mi --stub-artifact-bytes 1Mi");
   EXPECT_NE(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("--executor stub"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--executor stub")) << r.output;
   r = Kfpbench("serve --port 0 --executor stub --artifact-bandwidth 4Mi");
   EXPECT_NE(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("--stub-artifact-bytes"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--stub-artifact-bytes")) << r.output;
   r = Kfpbench(
       "serve --port 0 --executor stub --stub-artifact-bytes 1Mi --artifact-bandwidth fast");
   EXPECT_NE(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("bytes per second"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("bytes per second")) << r.output;
   r = Kfpbench("serve --port 0 --executor stub --stub-artifact-bytes exec-x=big");
   EXPECT_NE(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("[LABEL=]SIZE"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("[LABEL=]SIZE")) << r.output;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // does not read, and a folder holding a finished capture, exit 2.
 #include <filesystem>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -11,6 +12,7 @@
 namespace kfpbench::cli {
 namespace {
 
+using ::testing::HasSubstr;
 using namespace kfpbench::testing;  // Kfpbench(), ScratchDirTest, ReadJson, ...
 
 using CaptureCommandTest = ScratchDirTest;
@@ -19,7 +21,7 @@ TEST_F(CaptureCommandTest, AnEmptyWindowIsCompleteAndExitsOneSayingSo) {
   const std::string out = (dir_ / "capture").string();
   Outcome r = Kfpbench("capture --executor stub --since 1h --qps 0 --out " + out);
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("no runs were created"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("no runs were created")) << r.output;
   nlohmann::json manifest = ReadJson(dir_ / "capture" / "manifest.json");
   ASSERT_FALSE(manifest.is_discarded());
   EXPECT_TRUE(manifest["complete"]);
@@ -27,14 +29,14 @@ TEST_F(CaptureCommandTest, AnEmptyWindowIsCompleteAndExitsOneSayingSo) {
 
   Outcome again = Kfpbench("capture --executor stub --since 1h --out " + out);
   EXPECT_EQ(again.exit_code, 2) << again.output;
-  EXPECT_NE(again.output.find("already holds a complete capture"), std::string::npos);
+  EXPECT_THAT(again.output, HasSubstr("already holds a complete capture"));
 }
 
 TEST_F(CaptureCommandTest, AWindowThatDoesNotReadIsBadInput) {
   Outcome r =
       Kfpbench("capture --executor stub --since yesterday --out " + (dir_ / "capture").string());
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("--since: 'yesterday'"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--since: 'yesterday'")) << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir_ / "capture"));
 }
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,8 @@
 namespace kfpbench::cli {
 namespace {
 
+using ::testing::HasSubstr;
+using ::testing::Not;
 using namespace kfpbench::testing;  // Kfpbench(), ScratchDirTest, ReadJson, ...
 
 class CleanupCommandTest : public ServedBackendTest {
@@ -28,8 +31,7 @@ class CleanupCommandTest : public ServedBackendTest {
     auto r = Kfpbench("run " + scenario + " --host " + backend_.server->url() +
                       " --keep --quiet --poll-interval 100ms --out " + (dir_ / out).string());
     EXPECT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_NE(r.output.find("kept (--keep): kfpbench cleanup --benchmark-id"), std::string::npos)
-        << r.output;
+    EXPECT_THAT(r.output, HasSubstr("kept (--keep): kfpbench cleanup --benchmark-id")) << r.output;
     auto j = ReadJson(dir_ / out / "results.json");
     EXPECT_GT(j["created"]["runs"].get<int>(), 0) << j["created"];
     EXPECT_EQ(j["created"]["experiments"], 1);
@@ -71,9 +73,9 @@ TEST_F(CleanupCommandTest, DeletesOneBenchmarkAndNothingElse) {
 
   auto r = Kfpbench("cleanup --benchmark-id " + first + " --host " + backend_.server->url());
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("deleted 0 recurring run(s), " + std::to_string(before.runs) +
-                          " run(s), 1 experiment(s) and 1 pipeline(s) of benchmark " + first),
-            std::string::npos)
+  EXPECT_THAT(r.output,
+              HasSubstr("deleted 0 recurring run(s), " + std::to_string(before.runs) +
+                        " run(s), 1 experiment(s) and 1 pipeline(s) of benchmark " + first))
       << r.output;
   Count gone = Named(first + "-");
   EXPECT_EQ(gone.pipelines + gone.experiments + gone.runs, 0);
@@ -86,7 +88,7 @@ TEST_F(CleanupCommandTest, DeletesOneBenchmarkAndNothingElse) {
   // Again: nothing left of it, nothing else touched.
   auto again = Kfpbench("cleanup --benchmark-id " + first + " --host " + backend_.server->url());
   EXPECT_EQ(again.exit_code, 0) << again.output;
-  EXPECT_NE(again.output.find("deleted 0 recurring run(s), 0 run(s)"), std::string::npos);
+  EXPECT_THAT(again.output, HasSubstr("deleted 0 recurring run(s), 0 run(s)"));
   EXPECT_EQ(Named(second + "-").runs, kept.runs);
 }
 
@@ -95,7 +97,7 @@ TEST_F(CleanupCommandTest, RefusesWhatIsNotABenchmarkId) {
     auto r =
         Kfpbench(std::string("cleanup --benchmark-id ") + id + " --host " + backend_.server->url());
     EXPECT_EQ(r.exit_code, 2) << id << r.output;
-    EXPECT_NE(r.output.find("is not a benchmark id"), std::string::npos) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("is not a benchmark id")) << r.output;
   }
 }
 
@@ -104,11 +106,11 @@ TEST_F(CleanupCommandTest, RefusesWhatIsNotABenchmarkId) {
 TEST_F(CleanupCommandTest, RefusesWithoutATarget) {
   auto r = Kfpbench("cleanup --benchmark-id kfpbench-1a2b3c4d");
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("cleanup --benchmark-id kfpbench-1a2b3c4d needs the target that holds "
-                          "them: --host URL, or --target NAME"),
-            std::string::npos)
+  EXPECT_THAT(r.output,
+              HasSubstr("cleanup --benchmark-id kfpbench-1a2b3c4d needs the target that holds "
+                        "them: --host URL, or --target NAME"))
       << r.output;
-  EXPECT_EQ(r.output.find("deleted"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, Not(HasSubstr("deleted"))) << r.output;
   auto growth = Kfpbench("growth-cleanup --prefix fill");
   EXPECT_EQ(growth.exit_code, 2) << growth.output;
 }

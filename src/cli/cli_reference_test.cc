@@ -5,12 +5,16 @@
 #include <filesystem>
 #include <fstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "cli/commands.h"
 
 namespace kfpbench::cli {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string Reference() {
   CLI::App app{"kfpbench: measure, explain and predict the performance of Kubeflow Pipelines"};
@@ -32,10 +36,10 @@ TEST(CliReference, ListsEveryCommandAndItsOptions) {
   std::string ref = Reference();
   for (const char* command : {"## `kfpbench run`", "## `kfpbench serve`", "## `kfpbench validate`",
                               "## `kfpbench report`", "## `kfpbench kube loadgen`"}) {
-    EXPECT_NE(ref.find(command), std::string::npos) << command;
+    EXPECT_THAT(ref, HasSubstr(command)) << command;
   }
-  EXPECT_NE(ref.find("| `--checkpoint-every` | DURATION | `10s` |"), std::string::npos);
-  EXPECT_EQ(ref.find("cli-reference`"), std::string::npos);  // hidden
+  EXPECT_THAT(ref, HasSubstr("| `--checkpoint-every` | DURATION | `10s` |"));
+  EXPECT_THAT(ref, Not(HasSubstr("cli-reference`")));  // hidden
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -23,6 +24,8 @@
 namespace kfpbench::cli {
 namespace {
 
+using ::testing::HasSubstr;
+using ::testing::Not;
 using namespace kfpbench::testing;  // Kfpbench(), ScratchDirTest, ReadJson, ...
 
 using CliTest = ScratchDirTest;
@@ -46,13 +49,13 @@ TEST_F(CliTest, BadScenarioFilesExitTwoWithOneLineNamingTheProblem) {
     auto r = Kfpbench("run " + file + " --pipelines " + ExamplePipelines() + " --out " +
                       (dir_ / "out").string());
     EXPECT_EQ(r.exit_code, 2) << r.output;
-    EXPECT_NE(r.output.find(cases[i].fragment), std::string::npos) << r.output;
-    EXPECT_NE(r.output.find(file), std::string::npos) << r.output;
+    EXPECT_THAT(r.output, HasSubstr(cases[i].fragment)) << r.output;
+    EXPECT_THAT(r.output, HasSubstr(file)) << r.output;
     EXPECT_FALSE(fs::exists(dir_ / "out" / "results.json"));
   }
   auto missing = Kfpbench("run " + (dir_ / "nope.json").string());
   EXPECT_EQ(missing.exit_code, 2);
-  EXPECT_NE(missing.output.find("nope.json: No such file"), std::string::npos) << missing.output;
+  EXPECT_THAT(missing.output, HasSubstr("nope.json: No such file")) << missing.output;
 }
 
 TEST_F(CliTest, MalformedPipelineYamlIsRefusedBeforeAnyLoad) {
@@ -61,7 +64,7 @@ TEST_F(CliTest, MalformedPipelineYamlIsRefusedBeforeAnyLoad) {
       Write("s.json", R"([{"mode":"PIPELINE_RUN","runTime":1,"pipelineFileName":"broken.yaml"}])");
   auto r = Kfpbench("run " + file + " --out " + (dir_ / "out").string());
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("broken.yaml"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("broken.yaml")) << r.output;
 }
 
 TEST_F(CliTest, UnreachableHostExitsTwoNamingTheUrl) {
@@ -72,8 +75,8 @@ TEST_F(CliTest, UnreachableHostExitsTwoNamingTheUrl) {
                     " --host http://127.0.0.1:1 --token s3cr3t-t0ken-value --out " +
                     (dir_ / "out").string());
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("http://127.0.0.1:1"), std::string::npos) << r.output;
-  EXPECT_EQ(r.output.find("s3cr3t-t0ken-value"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("http://127.0.0.1:1")) << r.output;
+  EXPECT_THAT(r.output, Not(HasSubstr("s3cr3t-t0ken-value"))) << r.output;
 }
 
 TEST_F(CliTest, SmallScenarioRunsEndToEndAndWritesResults) {
@@ -85,8 +88,8 @@ TEST_F(CliTest, SmallScenarioRunsEndToEndAndWritesResults) {
   auto r = Kfpbench("run " + file + " --pipelines " + ExamplePipelines() +
                     " --poll-interval 100ms" + " --token s3cr3t-t0ken-value --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("CreateRun"), std::string::npos) << r.output;
-  EXPECT_EQ(r.output.find("s3cr3t-t0ken-value"), std::string::npos);
+  EXPECT_THAT(r.output, HasSubstr("CreateRun")) << r.output;
+  EXPECT_THAT(r.output, Not(HasSubstr("s3cr3t-t0ken-value")));
   auto j = nlohmann::json::parse(ReadText(out / "results.json"));
   EXPECT_EQ(j["schema_version"], 1);
   EXPECT_FALSE(j["partial"].get<bool>());
@@ -104,7 +107,7 @@ TEST_F(CliTest, SmallScenarioRunsEndToEndAndWritesResults) {
     EXPECT_GT(run["duration_ms"].get<double>(), 0);
     EXPECT_EQ(run["tasks"].size() >= 3, true) << run;
   }
-  EXPECT_EQ(j.dump().find("s3cr3t-t0ken-value"), std::string::npos);
+  EXPECT_THAT(j.dump(), Not(HasSubstr("s3cr3t-t0ken-value")));
 }
 
 TEST_F(CliTest, FailingServerTripsMaxErrorRateAndResultsArePartial) {
@@ -123,7 +126,7 @@ TEST_F(CliTest, FailingServerTripsMaxErrorRateAndResultsArePartial) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   auto j = nlohmann::json::parse(ReadText(out / "results.json"));
   EXPECT_TRUE(j["partial"].get<bool>());
-  EXPECT_NE(j["partial_reason"].get<std::string>().find("max-error-rate"), std::string::npos);
+  EXPECT_THAT(j["partial_reason"].get<std::string>(), HasSubstr("max-error-rate"));
   EXPECT_GT(j["operations"]["ListPipelines"]["by_status"]["503"].get<int>(), 0);
   EXPECT_LT(j["elapsed_s"].get<double>(), 30);  // stopped early, not after runTime
   server.Stop();
@@ -201,7 +204,7 @@ TEST_F(CliTest, RandomGetsMixOnAnEmptyTargetSaysWhatIsMissing) {
   ])");
   auto r = Kfpbench("run " + file + " --executor stub --out " + (dir_ / "out").string());
   EXPECT_NE(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("GetRun needs a run on the target"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("GetRun needs a run on the target")) << r.output;
 }
 
 TEST_F(CliTest, LargeDatasetReportsArtifactThroughputPerStep) {
@@ -214,7 +217,7 @@ TEST_F(CliTest, LargeDatasetReportsArtifactThroughputPerStep) {
                     " --poll-interval 100ms --artifact-root " + (dir_ / "artifacts").string() +
                     " --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("Artifact throughput per step"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("Artifact throughput per step")) << r.output;
   auto j = nlohmann::json::parse(ReadText(out / "results.json"));
   EXPECT_EQ(j["runs"]["by_state"].value("SUCCEEDED", 0), j["runs"]["count"]) << j["runs"];
   for (const char* step : {"write-dataset", "read-dataset", "read-dataset-2"}) {
@@ -278,7 +281,7 @@ TEST_F(CliTest, StressShapeFindsTheHighestRateThatHeldTheSlo) {
   EXPECT_EQ(stress["stopped"], "slo_broken");
   EXPECT_EQ(stress["stopped_because"].get<std::string>().rfind("the SLO broke at 120/min: ", 0), 0u)
       << stress;
-  EXPECT_NE(r.output.find("Peak: 15 runs/min."), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("Peak: 15 runs/min.")) << r.output;
 }
 
 TEST_F(CliTest, ClusterFileGivesTheEmbeddedBackendItsNodesAndRefusesMixedFlags) {
@@ -287,12 +290,11 @@ TEST_F(CliTest, ClusterFileGivesTheEmbeddedBackendItsNodesAndRefusesMixedFlags) 
 )");
   auto mixed = Kfpbench("serve --port 0 --cluster " + cluster + " --nodes 2");
   EXPECT_EQ(mixed.exit_code, 2) << mixed.output;
-  EXPECT_NE(mixed.output.find("--cluster replaces --nodes"), std::string::npos) << mixed.output;
+  EXPECT_THAT(mixed.output, HasSubstr("--cluster replaces --nodes")) << mixed.output;
   std::string bad = Write("bad.yaml", "pools: [{cpu: 8, memory: 32Gi, max: 1, taints: [x]}]\n");
   auto broken = Kfpbench("serve --port 0 --cluster " + bad);
   EXPECT_EQ(broken.exit_code, 2) << broken.output;
-  EXPECT_NE(broken.output.find("bad.yaml: cluster.pools[0].taints[0]: expected a mapping"),
-            std::string::npos)
+  EXPECT_THAT(broken.output, HasSubstr("bad.yaml: cluster.pools[0].taints[0]: expected a mapping"))
       << broken.output;
 }
 
@@ -314,8 +316,8 @@ TEST_F(CliTest, StressSaysWhenItStoppedAtMaxRateRatherThanAtTheSlo) {
   EXPECT_TRUE(stress["steps"][0]["held"].get<bool>()) << stress;
   EXPECT_EQ(stress["stopped"], "max_rate_reached") << stress;
   EXPECT_EQ(stress["stopped_because"], "the next step, 120/min, is above maxRate 100/min");
-  EXPECT_NE(r.output.find("Held up to 60 runs/min; the peak is higher than the search went."),
-            std::string::npos)
+  EXPECT_THAT(r.output,
+              HasSubstr("Held up to 60 runs/min; the peak is higher than the search went."))
       << r.output;
 }
 
@@ -363,7 +365,7 @@ TEST_F(CliTest, ThresholdsGateTheExitCodeAndReportsAreWritten) {
   // to fail, so either outcome is accepted as long as the code matches it.
   bool failed = r.output.find("FAIL ") != std::string::npos;
   EXPECT_EQ(r.exit_code, failed ? 99 : 0) << r.output;
-  EXPECT_NE(r.output.find("run_duration"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("run_duration")) << r.output;
   EXPECT_TRUE(fs::exists(out / "report.html"));
 
   std::string impossible = Write("t.json", R"({
@@ -371,14 +373,14 @@ TEST_F(CliTest, ThresholdsGateTheExitCodeAndReportsAreWritten) {
     "scenarios": [{"mode": "RANDOM_GETS", "runTime": "1s"}]})");
   auto t = Kfpbench("run " + impossible + " --executor stub --out " + (dir_ / "o2").string());
   EXPECT_EQ(t.exit_code, 99) << t.output;
-  EXPECT_NE(t.output.find("FAIL"), std::string::npos) << t.output;
+  EXPECT_THAT(t.output, HasSubstr("FAIL")) << t.output;
 
   std::string typo = Write("u.json", R"({
     "thresholds": {"CreateRun": ["p95 < fast"]},
     "scenarios": [{"mode": "RANDOM_GETS", "runTime": "1s"}]})");
   auto u = Kfpbench("run " + typo + " --out " + (dir_ / "o3").string());
   EXPECT_EQ(u.exit_code, 2) << u.output;
-  EXPECT_NE(u.output.find("thresholds.CreateRun"), std::string::npos) << u.output;
+  EXPECT_THAT(u.output, HasSubstr("thresholds.CreateRun")) << u.output;
   EXPECT_FALSE(fs::exists(dir_ / "o3" / "results.json"));
 }
 
@@ -392,8 +394,8 @@ TEST_F(CliTest, ABenchmarkInWhichNothingWorkedExitsOneAndSaysWhy) {
                       (command == "run" ? " --executor stub --quiet --out " + (dir_ / "o1").string()
                                         : std::string()));
     EXPECT_EQ(r.exit_code, 2) << r.output;
-    EXPECT_NE(r.output.find("[0].params: unknown parameter 'durtion' (pipeline inputs: duration)"),
-              std::string::npos)
+    EXPECT_THAT(r.output,
+                HasSubstr("[0].params: unknown parameter 'durtion' (pipeline inputs: duration)"))
         << r.output;
   }
   EXPECT_FALSE(fs::exists(dir_ / "o1" / "results.json"));
@@ -404,7 +406,7 @@ TEST_F(CliTest, ABenchmarkInWhichNothingWorkedExitsOneAndSaysWhy) {
   auto f = Kfpbench("run " + failing + " --pipelines " + ExamplePipelines() +
                     " --quiet --poll-interval 50ms --out " + (dir_ / "o2").string());
   EXPECT_EQ(f.exit_code, 1) << f.output;
-  EXPECT_NE(f.output.find("runs did not succeed"), std::string::npos) << f.output;
+  EXPECT_THAT(f.output, HasSubstr("runs did not succeed")) << f.output;
   auto allowed = Kfpbench("run " + failing + " --pipelines " + ExamplePipelines() +
                           " --quiet --poll-interval 50ms --max-failed-runs 100% --out " +
                           (dir_ / "o3").string());
@@ -425,9 +427,9 @@ TEST_F(CliTest, ABenchmarkInWhichNothingWorkedExitsOneAndSaysWhy) {
       Kfpbench("run " + gets + " --quiet --host http://127.0.0.1:" + std::to_string(server.port()) +
                "/wrong --out " + (dir_ / "o4").string());
   EXPECT_EQ(w.exit_code, 1) << w.output;
-  EXPECT_NE(w.output.find("every ListRuns call failed"), std::string::npos) << w.output;
-  EXPECT_NE(w.output.find("HTTP 404: Not Found"), std::string::npos) << w.output;
-  EXPECT_NE(w.output.find("ListRuns x"), std::string::npos) << w.output;  // why, in the summary
+  EXPECT_THAT(w.output, HasSubstr("every ListRuns call failed")) << w.output;
+  EXPECT_THAT(w.output, HasSubstr("HTTP 404: Not Found")) << w.output;
+  EXPECT_THAT(w.output, HasSubstr("ListRuns x")) << w.output;  // why, in the summary
   std::ifstream in(dir_ / "o4" / "results.json");
   auto j = nlohmann::json::parse(in);
   EXPECT_GT(j["operations"]["ListRuns"]["error_messages"].size(), 0u) << j["operations"];
@@ -457,9 +459,9 @@ TEST_F(CliTest, WorkThatFailedOutranksTheThresholdsItMadeFail) {
       Kfpbench("run " + file + " --quiet --host http://127.0.0.1:" + std::to_string(server.port()) +
                " --out " + (dir_ / "o").string());
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("every ListRuns call failed"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("FAIL run_duration"), std::string::npos) << r.output;  // no data
-  EXPECT_NE(r.output.find("GetHealthz failed too"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("every ListRuns call failed")) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("FAIL run_duration")) << r.output;  // no data
+  EXPECT_THAT(r.output, HasSubstr("GetHealthz failed too")) << r.output;
   server.Stop();
   // The precedence itself: interrupted, then failed work, then thresholds.
   using harness::Outcome;
@@ -531,8 +533,8 @@ TEST_F(CliTest, FourShardsMergeIntoTheSumOfTheirParts) {
   EXPECT_EQ(t.exit_code, 0) << t.output;
   std::ifstream junit(dir_ / "junit.xml");
   std::string xml((std::istreambuf_iterator<char>(junit)), std::istreambuf_iterator<char>());
-  EXPECT_NE(xml.find("CreateRun"), std::string::npos) << xml;
-  EXPECT_EQ(xml.find("<failure"), std::string::npos) << xml;
+  EXPECT_THAT(xml, HasSubstr("CreateRun")) << xml;
+  EXPECT_THAT(xml, Not(HasSubstr("<failure"))) << xml;
 }
 
 TEST_F(CliTest, PerfTestsSmokeFileRunsAsWritten) {
@@ -549,20 +551,18 @@ TEST_F(CliTest, PerfTestsSmokeFileRunsAsWritten) {
                     " --pipelines " + (shared / "pipelines").string() +
                     " --time-scale 0.05 --quiet --poll-interval 200ms --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("the embedded backend's executor is stub: add_numbers.yaml, "
-                          "pipeline_with_large_datasets.yaml cannot run as processes"),
-            std::string::npos)
+  EXPECT_THAT(r.output, HasSubstr("the embedded backend's executor is stub: add_numbers.yaml, "
+                                  "pipeline_with_large_datasets.yaml cannot run as processes"))
       << r.output;
-  EXPECT_NE(r.output.find("Steps ran as timed stubs"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("Steps ran as timed stubs")) << r.output;
   auto j = nlohmann::json::parse(ReadText(out / "results.json"));
   EXPECT_EQ(j["target"]["executor"], "stub");
-  EXPECT_NE(j["target"]["executor_reason"].get<std::string>().find("Python component"),
-            std::string::npos);
-  EXPECT_NE(j["target"]["origin"].get<std::string>().find("embedded backend"), std::string::npos);
+  EXPECT_THAT(j["target"]["executor_reason"].get<std::string>(), HasSubstr("Python component"));
+  EXPECT_THAT(j["target"]["origin"].get<std::string>(), HasSubstr("embedded backend"));
   // Repeated runs of the same inputs are KFP's cache's: counted, and said.
   EXPECT_GT(j["runs"]["fully_cached"].get<int>(), 0) << j["runs"]["by_state"];
   EXPECT_GT(j["runs"]["cached_tasks"].get<int>(), 0);
-  EXPECT_NE(r.output.find("answered entirely from KFP's cache"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("answered entirely from KFP's cache")) << r.output;
   for (const char* op : {"CreateRun", "GetRun", "CreateExperiment", "ListRuns", "ListPipelines"}) {
     EXPECT_GT(j["operations"][op]["count"].get<int>(), 0) << op;
   }
@@ -601,7 +601,7 @@ TEST_F(CliTest, CacheFalseRunsEveryStep) {
   std::string bad = Write("b.json", R"([{"mode": "RANDOM_GETS", "runTime": "1s", "cache": "no"}])");
   auto refused = Kfpbench("validate " + bad);
   EXPECT_EQ(refused.exit_code, 2);
-  EXPECT_NE(refused.output.find("[0].cache: must be true or false"), std::string::npos);
+  EXPECT_THAT(refused.output, HasSubstr("[0].cache: must be true or false"));
 }
 
 // validate says what run does on every perf-tests file as shipped: a file
@@ -629,7 +629,7 @@ TEST_F(CliTest, ValidateAgreesWithRunOnEveryPerfTestsFile) {
     EXPECT_EQ(run.exit_code, v.exit_code) << entry.path() << v.output << run.output;
     if (v.exit_code == 2) {
       std::string first = v.output.substr(0, v.output.find('\n'));
-      EXPECT_NE(run.output.find(first), std::string::npos) << first << "\n" << run.output;
+      EXPECT_THAT(run.output, HasSubstr(first)) << first << "\n" << run.output;
       EXPECT_FALSE(fs::exists(out / "results.json"));
     }
   }
@@ -640,12 +640,12 @@ TEST_F(CliTest, ValidateAgreesWithRunOnEveryPerfTestsFile) {
   const std::string words =
       "[0].pipelineFileName: executor 'exec-add-numbers' (image python:3.9) is a Python "
       "component of KFP's SDK";
-  EXPECT_NE(validate.output.find(words), std::string::npos) << validate.output;
+  EXPECT_THAT(validate.output, HasSubstr(words)) << validate.output;
   fs::path out = dir_ / "refused";
   auto run =
       Kfpbench("run " + smoke + pipelines + " --executor process --quiet --out " + out.string());
   EXPECT_EQ(run.exit_code, 2) << run.output;
-  EXPECT_NE(run.output.find(words), std::string::npos) << run.output;
+  EXPECT_THAT(run.output, HasSubstr(words)) << run.output;
   EXPECT_FALSE(fs::exists(out / "results.json"));
   // A real KFP runs them in their images: nothing to refuse.
   EXPECT_EQ(
@@ -667,11 +667,10 @@ TEST_F(CliTest, StepCommandWritesOutputParameters) {
 TEST_F(CliTest, AnUnknownCommandIsNamedWithTheNearestOne) {
   auto r = Kfpbench("rn x");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("unknown command 'rn' (did you mean 'run'?)"), std::string::npos)
-      << r.output;
+  EXPECT_THAT(r.output, HasSubstr("unknown command 'rn' (did you mean 'run'?)")) << r.output;
   auto far = Kfpbench("--log-level warn frobnicate");
   EXPECT_EQ(far.exit_code, 2);
-  EXPECT_NE(far.output.find("unknown command 'frobnicate'; see kfpbench --help"), std::string::npos)
+  EXPECT_THAT(far.output, HasSubstr("unknown command 'frobnicate'; see kfpbench --help"))
       << far.output;
 }
 
@@ -691,17 +690,16 @@ TEST_F(CliTest, FlagsMeanTheSameWhereverTheyAreWritten) {
        {"--kube-context c --poll-interval 1s", "--context c --poll-seconds 1"}) {
     auto r = Kfpbench("job " + config + " --driver kubernetes --kubectl /bin/false --out " +
                       (dir_ / "job").string() + " " + flags);
-    EXPECT_EQ(r.output.find("was not expected"), std::string::npos) << flags << ": " << r.output;
-    EXPECT_EQ(r.output.find("--poll"), std::string::npos) << flags << ": " << r.output;
+    EXPECT_THAT(r.output, Not(HasSubstr("was not expected"))) << flags << ": " << r.output;
+    EXPECT_THAT(r.output, Not(HasSubstr("--poll"))) << flags << ": " << r.output;
   }
   // After a nested command too.
   auto render = Kfpbench("job render " + config + " --log-level warn");
   EXPECT_EQ(render.exit_code, 0) << render.output;
-  EXPECT_NE(render.output.find("kind:"), std::string::npos) << render.output;
+  EXPECT_THAT(render.output, HasSubstr("kind:")) << render.output;
   auto bad = Kfpbench("job " + config + " --poll-seconds 0");
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
-  EXPECT_NE(bad.output.find("expected a number of seconds above 0"), std::string::npos)
-      << bad.output;
+  EXPECT_THAT(bad.output, HasSubstr("expected a number of seconds above 0")) << bad.output;
 }
 
 TEST_F(CliTest, ValidateNamesProblems) {
@@ -710,7 +708,7 @@ TEST_F(CliTest, ValidateNamesProblems) {
   EXPECT_EQ(Kfpbench("validate " + good).exit_code, 0);
   auto r = Kfpbench("validate " + bad);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("[0].extra: unknown field"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("[0].extra: unknown field")) << r.output;
 }
 
 TEST_F(CliTest, TimeScaleMustBeAboveZero) {
@@ -718,7 +716,7 @@ TEST_F(CliTest, TimeScaleMustBeAboveZero) {
   for (const char* scale : {"0", "-1", "fast"}) {
     auto r = Kfpbench("run " + good + " --time-scale " + scale);
     EXPECT_EQ(r.exit_code, 2) << scale << "\n" << r.output;
-    EXPECT_NE(r.output.find("--time-scale: must be"), std::string::npos) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("--time-scale: must be")) << r.output;
   }
 }
 
@@ -734,7 +732,7 @@ TEST_F(CliTest, ValidateNamesEveryProblemAndRefusesWhatRunRefuses) {
   for (const char* problem :
        {"scenarios[0].runTme: unknown field", "scenarios[0].concurency: unknown field",
         "scenarios[1].rte: unknown field"}) {
-    EXPECT_NE(v.output.find(problem), std::string::npos) << problem << "\n" << v.output;
+    EXPECT_THAT(v.output, HasSubstr(problem)) << problem << "\n" << v.output;
   }
   // Once the scenarios read, the checks run shares with validate name the rest.
   std::string fixed = Write("fixed.json", R"({
@@ -747,10 +745,10 @@ TEST_F(CliTest, ValidateNamesEveryProblemAndRefusesWhatRunRefuses) {
     EXPECT_EQ(out.exit_code, 2) << out.output;
     for (const char* problem : {"thresholds.GetRuns: no such metric",
                                 "thresholds.CreateRun: \"p95 < -1\"", "target.hots: unknown key"}) {
-      EXPECT_NE(out.output.find(problem), std::string::npos) << problem << "\n" << out.output;
+      EXPECT_THAT(out.output, HasSubstr(problem)) << problem << "\n" << out.output;
     }
   }
-  EXPECT_NE(f.output.find("runTime [0] 1 is minutes"), std::string::npos) << f.output;
+  EXPECT_THAT(f.output, HasSubstr("runTime [0] 1 is minutes")) << f.output;
   EXPECT_FALSE(fs::exists(dir_ / "o" / "results.json"));
 }
 

@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "cli/commands.h"
@@ -27,6 +28,7 @@
 namespace kfpbench::cli {
 namespace {
 
+using ::testing::HasSubstr;
 using namespace kfpbench::testing;
 
 struct DocCommand {
@@ -366,7 +368,7 @@ TEST(DocsExamples, EveryDocumentedFlagExists) {
     for (std::sregex_iterator it(c.args.begin(), c.args.end(), flag), end; it != end; ++it) {
       std::string name = it->str();
       if (name == "--help") continue;
-      EXPECT_NE(help.output.find(name), std::string::npos)
+      EXPECT_THAT(help.output, HasSubstr(name))
           << c.where << ": " << name << " is not a flag of kfpbench " << path;
     }
   }

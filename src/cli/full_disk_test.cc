@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness/e2e_support.h"
@@ -17,6 +18,8 @@
 namespace kfpbench {
 namespace {
 
+using ::testing::HasSubstr;
+using ::testing::Not;
 using namespace std::chrono_literals;
 using nlohmann::json;
 using namespace kfpbench::testing;  // Kfpbench(), ChildProcess, ScratchDirTest, ...
@@ -46,14 +49,14 @@ TEST_F(FullDiskTest, ResultsFolderOnAFullDiskFailsClearlyAndLeavesNoHalfFile) {
   std::string file = Write("s.json", R"([{"mode":"RANDOM_GETS","runTime":"2s","concurrency":2}])");
   auto r = Kfpbench("run " + file + " --quiet --out " + (disk / "out").string());
   EXPECT_EQ(r.exit_code, 1) << r.output;  // the benchmark ran; its results could not be kept
-  EXPECT_NE(r.output.find("No space left on device"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("No space left on device")) << r.output;
   // Either no results.json or a whole one; never a truncated file or a stray temporary.
   if (fs::exists(disk / "out" / "results.json")) {
     std::ifstream in(disk / "out" / "results.json");
     EXPECT_FALSE(json::parse(in, nullptr, false).is_discarded());
   }
   for (const auto& entry : fs::directory_iterator(disk / "out")) {
-    EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos) << entry.path();
+    EXPECT_THAT(entry.path().filename().string(), Not(HasSubstr(".tmp"))) << entry.path();
   }
 }
 
@@ -79,8 +82,7 @@ TEST_F(FullDiskTest, ServeOnAFullDiskRefusesWritesClearlyAndKeepsWhatItAcknowled
     } else {
       ++refused;
       EXPECT_GE(r->status, 500) << r->body;
-      EXPECT_NE(r->body.find("full"), std::string::npos)
-          << r->body;  // SQLite: "database or disk is full"
+      EXPECT_THAT(r->body, HasSubstr("full")) << r->body;  // SQLite: "database or disk is full"
     }
   }
   ASSERT_EQ(refused, 3) << "the disk never filled";

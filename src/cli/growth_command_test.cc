@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -16,6 +17,7 @@
 namespace kfpbench::cli {
 namespace {
 
+using ::testing::HasSubstr;
 using namespace kfpbench::testing;  // Kfpbench(), ScratchDirTest, ReadJson, ...
 
 class GrowthCommandTest : public ScratchDirTest {
@@ -43,11 +45,11 @@ TEST_F(GrowthCommandTest, BadLevelsAreRefusedByValidateAndRunAlike) {
     std::string file = Scenario(levels);
     auto validate = Kfpbench("validate " + file + " --pipelines " + ExamplePipelines());
     EXPECT_EQ(validate.exit_code, 2) << validate.output;
-    EXPECT_NE(validate.output.find(fragment), std::string::npos) << validate.output;
+    EXPECT_THAT(validate.output, HasSubstr(fragment)) << validate.output;
     auto run = Kfpbench("run " + file + " --pipelines " + ExamplePipelines() + kStub + " --out " +
                         (dir_ / "out").string());
     EXPECT_EQ(run.exit_code, 2) << run.output;
-    EXPECT_NE(run.output.find(fragment), std::string::npos) << run.output;
+    EXPECT_THAT(run.output, HasSubstr(fragment)) << run.output;
     EXPECT_FALSE(fs::exists(dir_ / "out" / "results.json"));
   }
 }
@@ -94,9 +96,9 @@ TEST_F(GrowthCommandTest, ASmallGrowthRunMeasuresEachLevelAndFitsTheCurves) {
                 verdict == "worse")
         << verdict;
   }
-  EXPECT_NE(r.output.find("Growth, scenario 0"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("Growth order: latency ~ runs^k"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("growth_exponent < 5"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("Growth, scenario 0")) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("Growth order: latency ~ runs^k")) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("growth_exponent < 5")) << r.output;
   EXPECT_TRUE(fs::exists(out / "report.html"));
   // The report reads it back: the growth section survives `kfpbench report`.
   auto report = Kfpbench("report " + out.string());
@@ -132,8 +134,7 @@ TEST_F(GrowthOnARealTargetTest, FillsOnlyWithGrowthFillAndDeletesWhatItCreated) 
   auto refused = Kfpbench("run " + file + " --pipelines " + ExamplePipelines() + " --host " +
                           backend_.server->url() + " --quiet --out " + (dir_ / "refused").string());
   EXPECT_EQ(refused.exit_code, 2) << refused.output;
-  EXPECT_NE(refused.output.find("only with --growth-fill NAME"), std::string::npos)
-      << refused.output;
+  EXPECT_THAT(refused.output, HasSubstr("only with --growth-fill NAME")) << refused.output;
   EXPECT_EQ(Runs(), 0);
 
   fs::path out = dir_ / "out";
@@ -156,13 +157,13 @@ TEST_F(GrowthOnARealTargetTest, FillsOnlyWithGrowthFillAndDeletesWhatItCreated) 
   EXPECT_GE(Runs(), 30);
   auto cleanup = Kfpbench("growth-cleanup --prefix gtest-fill --host " + backend_.server->url());
   EXPECT_EQ(cleanup.exit_code, 0) << cleanup.output;
-  EXPECT_NE(cleanup.output.find("experiments and 1 pipelines of the growth fill 'gtest-fill'"),
-            std::string::npos)
+  EXPECT_THAT(cleanup.output,
+              HasSubstr("experiments and 1 pipelines of the growth fill 'gtest-fill'"))
       << cleanup.output;
   EXPECT_EQ(Runs(), 0);
   auto again = Kfpbench("growth-cleanup --prefix gtest-fill --host " + backend_.server->url());
   EXPECT_EQ(again.exit_code, 0) << again.output;
-  EXPECT_NE(again.output.find("deleted 0 runs, 0 experiments and 0 pipelines"), std::string::npos)
+  EXPECT_THAT(again.output, HasSubstr("deleted 0 runs, 0 experiments and 0 pipelines"))
       << again.output;
 }
 

@@ -5,6 +5,7 @@
 #include <csignal>
 #include <memory>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness/e2e_support.h"
@@ -15,6 +16,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::ChildProcess;
+using ::testing::HasSubstr;
 using testing::KfpbenchBinary;
 using testing::ReadJson;
 using testing::ScratchDirTest;
@@ -73,7 +75,7 @@ TEST_F(InterruptTest, GraceCancelsHangingCallsAndResultsAreWrittenPartial) {
   EXPECT_EQ(j["partial_reason"], "interrupted");
   const auto& op = j["operations"]["ListExperiments"];
   EXPECT_GE(op["errors"].get<int>(), 1) << op;
-  EXPECT_NE(j.dump().find("cancelled before an answer came"), std::string::npos) << op;
+  EXPECT_THAT(j.dump(), HasSubstr("cancelled before an answer came")) << op;
 }
 
 TEST_F(InterruptTest, SecondCtrlCStopsAtOnceWithResultsAndSkipsCleanUp) {
@@ -85,7 +87,7 @@ TEST_F(InterruptTest, SecondCtrlCStopsAtOnceWithResultsAndSkipsCleanUp) {
   ASSERT_EQ(code, 130) << child->seen();
   auto j = ReadJson(dir_ / "out" / "results.json");
   EXPECT_TRUE(j["partial"].get<bool>());
-  EXPECT_NE(j.dump().find("clean-up skipped: Ctrl-C pressed twice"), std::string::npos);
+  EXPECT_THAT(j.dump(), HasSubstr("clean-up skipped: Ctrl-C pressed twice"));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // them (they move to OUT/previous/).
 #include <csignal>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness/e2e_support.h"
@@ -11,6 +12,8 @@
 namespace kfpbench {
 namespace {
 
+using ::testing::HasSubstr;
+using ::testing::Not;
 using namespace std::chrono_literals;
 using nlohmann::json;
 using namespace kfpbench::testing;  // Kfpbench(), ChildProcess, ScratchDirTest, ...
@@ -54,14 +57,14 @@ TEST_F(KilledHarnessTest, LeavesItsResultsSoFarAndTheNextRunDoesNotMixWithThem) 
   json left = ReadJson(out / "results.json");
   ASSERT_TRUE(left.is_object()) << "results.json is not whole JSON";
   EXPECT_TRUE(left["partial"].get<bool>());
-  EXPECT_NE(left["partial_reason"].get<std::string>().find("still running"), std::string::npos)
+  EXPECT_THAT(left["partial_reason"].get<std::string>(), HasSubstr("still running"))
       << left["partial_reason"];
   EXPECT_GE(Calls(left), Calls(so_far));
   auto report = Kfpbench("report " + (out / "results.json").string() + " --html " +
                          (dir_ / "killed.html").string());
   EXPECT_EQ(report.exit_code, 0) << report.output;
   for (const auto& entry : std::filesystem::directory_iterator(out)) {
-    EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos) << entry.path();
+    EXPECT_THAT(entry.path().filename().string(), Not(HasSubstr(".tmp"))) << entry.path();
   }
 
   auto again = Kfpbench("run " + short_load + " --quiet --out " + out.string());

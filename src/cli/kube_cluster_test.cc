@@ -4,6 +4,7 @@
 // these; without it they skip, saying so. Pods never run a container: kwok's
 // Stages (stack/kwok.yaml) give them the start delay, run time and exit code
 // their annotations name, which is what the lifecycle test measures against.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -23,6 +24,8 @@
 namespace kfpbench::cli {
 namespace {
 
+using ::testing::HasSubstr;
+using ::testing::Not;
 using namespace kfpbench::testing;  // Kfpbench(), ScratchDirTest, ...
 using nlohmann::json;
 
@@ -83,8 +86,8 @@ TEST_F(KubeCluster, JobDriverRunsAPlainJobEndToEnd) {
                        "sweep: {grid: {secs: [1, 3]}}\n");
   auto r = Kfpbench("job " + config + JobFlags());
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("plain-0 [0] secs=1: Succeeded"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("plain-1 [1] secs=3: Succeeded"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("plain-0 [0] secs=1: Succeeded")) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("plain-1 [1] secs=3: Succeeded")) << r.output;
   auto results = ReadJson(dir_ / "out" / "job_results.json");
   ASSERT_FALSE(results.is_discarded());
   const auto& runs = results["jobs"]["runs"];
@@ -106,9 +109,8 @@ TEST_F(KubeCluster, JobDriverReportsAFailedJob) {
                        "timeoutSeconds: 60\n");
   auto r = Kfpbench("job " + config + JobFlags());
   EXPECT_NE(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("fails-0 [0]: Failed"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("Job fails-0 failed: BackoffLimitExceeded"), std::string::npos)
-      << r.output;
+  EXPECT_THAT(r.output, HasSubstr("fails-0 [0]: Failed")) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("Job fails-0 failed: BackoffLimitExceeded")) << r.output;
 }
 
 // A Job of the same name kept from an earlier run (--keep) is refused rather
@@ -118,8 +120,7 @@ TEST_F(KubeCluster, JobDriverRefusesAKeptJobAndWaitsOutADeletedOne) {
   ASSERT_EQ(Kfpbench("job " + config + JobFlags() + " --keep").exit_code, 0);
   auto r = Kfpbench("job " + config + JobFlags());
   EXPECT_NE(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("Job again-0 exists already in namespace " + ns_), std::string::npos)
-      << r.output;
+  EXPECT_THAT(r.output, HasSubstr("Job again-0 exists already in namespace " + ns_)) << r.output;
   // Held by a finalizer, the kept Job is being deleted when the run starts.
   ASSERT_EQ(Kubectl("patch job again-0 -n " + ns_ +
                     " --type=merge -p '{\"metadata\":{\"finalizers\":[\"kfpbench.dev/hold\"]}}'")
@@ -133,7 +134,7 @@ TEST_F(KubeCluster, JobDriverRefusesAKeptJobAndWaitsOutADeletedOne) {
           " --type=merge -p '{\"metadata\":{\"finalizers\":null}}'");
   run.join();
   EXPECT_EQ(second.exit_code, 0) << second.output;
-  EXPECT_NE(second.output.find("again-0 [0]: Succeeded"), std::string::npos) << second.output;
+  EXPECT_THAT(second.output, HasSubstr("again-0 [0]: Succeeded")) << second.output;
 }
 
 // The apiserver goes away mid-run and comes back: every connection drops
@@ -152,7 +153,7 @@ TEST_F(KubeCluster, JobDriverSurvivesAnApiserverRestart) {
   run.join();
   ASSERT_EQ(restarted.exit_code, 0) << restarted.output;
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("restart-0 [0]: Succeeded"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("restart-0 [0]: Succeeded")) << r.output;
 }
 
 // `kube loadgen`'s set in a namespace enforcing the `restricted` Pod
@@ -166,8 +167,7 @@ TEST_F(KubeCluster, LoadgenIsAdmittedUnderRestrictedPodSecurity) {
   // Enforced: a pod without the restricted settings is refused.
   auto refused = Kubectl("run bare -n " + ns_ + " --image=" + kImage + " --restart=Never");
   EXPECT_NE(refused.exit_code, 0) << refused.output;
-  EXPECT_NE(refused.output.find("violates PodSecurity \"restricted"), std::string::npos)
-      << refused.output;
+  EXPECT_THAT(refused.output, HasSubstr("violates PodSecurity \"restricted")) << refused.output;
   std::string set = (dir_ / "loadgen.yaml").string();
   // Manifests on stdout into the file; the notes on stderr to the test's output.
   // std::string first: GCC 12 at -O3 reports a false -Wrestrict on "(" + std::string&&.
@@ -178,7 +178,7 @@ TEST_F(KubeCluster, LoadgenIsAdmittedUnderRestrictedPodSecurity) {
   ASSERT_EQ(rendered.exit_code, 0) << rendered.output;
   auto applied = Kubectl("apply -f " + set);
   ASSERT_EQ(applied.exit_code, 0) << applied.output;
-  EXPECT_EQ(applied.output.find("Warning"), std::string::npos) << applied.output;
+  EXPECT_THAT(applied.output, Not(HasSubstr("Warning"))) << applied.output;
   ASSERT_TRUE(WaitUntil(
       [&] {
         auto job = GetJson("get job kfpbench-loadgen -n " + ns_);
@@ -193,9 +193,8 @@ TEST_F(KubeCluster, LoadgenIsAdmittedUnderRestrictedPodSecurity) {
   for (const auto& pod : pods["items"]) {
     EXPECT_EQ(pod["status"]["phase"], "Succeeded") << pod["metadata"]["name"];
     // The KFP namespace reached the shard's command line, not the Job's.
-    EXPECT_NE(
-        pod["spec"]["containers"][0]["command"][2].get<std::string>().find("--namespace 'team-a'"),
-        std::string::npos);
+    EXPECT_THAT(pod["spec"]["containers"][0]["command"][2].get<std::string>(),
+                HasSubstr("--namespace 'team-a'"));
   }
 }
 
@@ -295,7 +294,7 @@ TEST_F(KubeCluster, PodLifecycleMatchesKwokDelays) {
   ASSERT_TRUE(huge.ok()) << huge.error().message;
   EXPECT_FALSE(huge->scheduled);
   EXPECT_EQ(huge->phase, "Pending");
-  EXPECT_NE(huge->unschedulable.find("Insufficient cpu"), std::string::npos) << huge->unschedulable;
+  EXPECT_THAT(huge->unschedulable, HasSubstr("Insufficient cpu")) << huge->unschedulable;
   EXPECT_GE(huge->failed_scheduling, 1);
   // In results.json: the step counts it apart, with no latency sample.
   results::PodLifecycle section;
@@ -331,7 +330,7 @@ TEST_F(KubeCluster, TrainingOperatorKindsRunThroughTheDriver) {
                   "\ncommand: [train]\nreplicas: " + replicas + "\ntimeoutSeconds: 60\n");
     auto r = Kfpbench("job " + config + JobFlags());
     EXPECT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_NE(r.output.find(name + "-0 [0]: Succeeded"), std::string::npos) << r.output;
+    EXPECT_THAT(r.output, HasSubstr(name + "-0 [0]: Succeeded")) << r.output;
   }
 }
 

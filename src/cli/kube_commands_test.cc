@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,8 @@
 namespace kfpbench::cli {
 namespace {
 
+using ::testing::HasSubstr;
+using ::testing::Not;
 using namespace kfpbench::testing;  // Kfpbench(), ScratchDirTest, ReadJson, ...
 
 class KubeCliTest : public ScratchDirTest {
@@ -68,10 +71,9 @@ TEST_F(KubeCliTest, RunReadsPodsThroughKubectlAndGonePodsAreNotFatal) {
   // found, so no events call.
   ASSERT_EQ(calls.size(), 2u);
   EXPECT_EQ(calls[0].rfind("--context=test-ctx get pods ", 0), 0u) << calls[0];
-  EXPECT_NE(calls[0].find(" -n kubeflow --ignore-not-found -o json"), std::string::npos);
-  EXPECT_NE(calls[1].find(" -l workflows.argoproj.io/workflow in ("), std::string::npos)
-      << calls[1];
-  EXPECT_NE(r.output.find("pod lifecycle: "), std::string::npos) << r.output;
+  EXPECT_THAT(calls[0], HasSubstr(" -n kubeflow --ignore-not-found -o json"));
+  EXPECT_THAT(calls[1], HasSubstr(" -l workflows.argoproj.io/workflow in (")) << calls[1];
+  EXPECT_THAT(r.output, HasSubstr("pod lifecycle: ")) << r.output;
 }
 
 TEST_F(KubeCliTest, JobWritesCsvJsonAndHtmlReport) {
@@ -91,7 +93,7 @@ metrics:
   fs::path out = dir_ / "job";
   auto r = Kfpbench("job " + config + " --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("report.html"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("report.html")) << r.output;
   // Its own name: results.json is the benchmark's file, of another shape.
   EXPECT_FALSE(fs::exists(out / "results.json"));
   EXPECT_TRUE(fs::exists(out / "results.csv"));
@@ -101,8 +103,8 @@ metrics:
   EXPECT_EQ(j["jobs"]["runs"][1]["metrics"]["v"], 4.0);
   std::ifstream html_in(out / "report.html");
   std::string html((std::istreambuf_iterator<char>(html_in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(html.find("id=\"kfpbench-jobs\""), std::string::npos);
-  EXPECT_NE(html.find("\"swept\":[\"n\"]"), std::string::npos);
+  EXPECT_THAT(html, HasSubstr("id=\"kfpbench-jobs\""));
+  EXPECT_THAT(html, HasSubstr("\"swept\":[\"n\"]"));
 }
 
 // The documents of a stream `kubectl apply -f -` reads.
@@ -288,7 +290,7 @@ void ExpectLoadgenSetRuns(const fs::path& scenario, const std::string& flags, co
                      " --image " + kBuiltImage + " --start-at +4s";
   auto r = Kfpbench("kube loadgen " + scenario.string() + both);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(r.output.find("example-token-value"), std::string::npos) << "the token leaked";
+  EXPECT_THAT(r.output, Not(HasSubstr("example-token-value"))) << "the token leaked";
   r.output = CommandOutput(KfpbenchBinary() + " kube loadgen " + scenario.string() + both +
                            " 2>/dev/null");
   auto docs = Documents(r.output);
@@ -335,7 +337,7 @@ void ExpectLoadgenSetRuns(const fs::path& scenario, const std::string& flags, co
   auto ran = CommandOutput("cd " + root.string() + " && PATH=" + (root / "bin").string() +
                            ":$PATH KFPBENCH_REAL=" + KfpbenchBinary() +
                            " JOB_COMPLETION_INDEX=0 /bin/sh pod.sh 2>&1; echo exit=$?");
-  EXPECT_NE(ran.find("exit=0"), std::string::npos) << ran;
+  EXPECT_THAT(ran, HasSubstr("exit=0")) << ran;
   EXPECT_EQ(ReadText(root / "results" / "exit-code-0"), "0\n") << ran;
   EXPECT_TRUE(fs::exists(root / "results" / "ready"));
   EXPECT_TRUE(fs::is_directory(root / "results" / "shard-0"));
@@ -365,7 +367,7 @@ TEST_F(KubeCliTest, EveryExampleShipsWhatItsPodsRead) {
     // The placeholder is said on stderr; --image replaces it in every pod.
     for (const auto& doc : docs) {
       if (ImagesIn(doc).count("ghcr.io/kfpbench/kfpbench:latest")) {
-        EXPECT_NE(r.output.find("is published nowhere"), std::string::npos) << r.output;
+        EXPECT_THAT(r.output, HasSubstr("is published nowhere")) << r.output;
       }
     }
     for (const auto& doc :
@@ -378,8 +380,7 @@ TEST_F(KubeCliTest, EveryExampleShipsWhatItsPodsRead) {
       EXPECT_EQ(spec.contains("runPolicy") ? spec["runPolicy"]["suspend"] : spec["suspend"], true)
           << doc["metadata"]["name"];
     }
-    EXPECT_NE(r.output.find("each suspended; after kubectl apply, resume one at a time"),
-              std::string::npos)
+    EXPECT_THAT(r.output, HasSubstr("each suspended; after kubectl apply, resume one at a time"))
         << r.output;
     ExpectSchemaValid(docs, entry.path().filename().string());
     fs::path root = dir_ / ("job-" + entry.path().stem().string());
@@ -429,9 +430,9 @@ TEST_F(KubeCliTest, ALateShardRefusesToStart) {
   auto ran = CommandOutput("cd " + dir_.string() +
                            " && PATH=/nonexistent:$PATH JOB_COMPLETION_INDEX=1 /bin/sh pod.sh "
                            "2>&1; echo exit=$?");
-  EXPECT_NE(ran.find("exit=3"), std::string::npos) << ran;
-  EXPECT_NE(ran.find("shard 1: started"), std::string::npos) << ran;
-  EXPECT_NE(ran.find("render again with a later --start-at"), std::string::npos) << ran;
+  EXPECT_THAT(ran, HasSubstr("exit=3")) << ran;
+  EXPECT_THAT(ran, HasSubstr("shard 1: started")) << ran;
+  EXPECT_THAT(ran, HasSubstr("render again with a later --start-at")) << ran;
 }
 
 }  // namespace

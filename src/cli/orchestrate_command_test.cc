@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -25,6 +26,8 @@
 namespace kfpbench::cli {
 namespace {
 
+using ::testing::HasSubstr;
+using ::testing::Not;
 using namespace kfpbench::testing;  // Kfpbench(), ScratchDirTest, ReadJson, ...
 
 // The server runs steps as processes of the kfpbench binary.
@@ -137,7 +140,7 @@ TEST_F(OrchestrateCommandTest, AnOffsetColumnStartsEachRowAtItsOffset) {
   Outcome both = Kfpbench("orchestrate " + csv + " --pipeline " + Sweep() + " --host " +
                           backend_.server->url() + " --rate 1/s");
   EXPECT_EQ(both.exit_code, 2);
-  EXPECT_NE(both.output.find("offset column schedules the runs"), std::string::npos) << both.output;
+  EXPECT_THAT(both.output, HasSubstr("offset column schedules the runs")) << both.output;
   Outcome r = Kfpbench("orchestrate " + csv + " --pipeline " + Sweep() + " --host " +
                        backend_.server->url() + " --keep --out " + (dir_ / "out").string() +
                        " --poll-interval 100ms");
@@ -190,8 +193,8 @@ TEST_F(OrchestrateCommandTest, FindsAnUploadedPipelineByName) {
   Outcome missing = Kfpbench("orchestrate " + csv + " --pipeline no-such-pipeline --host " +
                              backend_.server->url());
   EXPECT_EQ(missing.exit_code, 2);
-  EXPECT_NE(missing.output.find("--pipeline 'no-such-pipeline': neither a file nor a pipeline"),
-            std::string::npos)
+  EXPECT_THAT(missing.output,
+              HasSubstr("--pipeline 'no-such-pipeline': neither a file nor a pipeline"))
       << missing.output;
 }
 
@@ -214,28 +217,27 @@ TEST_F(OrchestrateCommandTest, BadCsvExitsTwoNamingLineAndColumnBeforeAnyRun) {
     Outcome r = Kfpbench("orchestrate " + csv + " --pipeline " + Sweep() + " --host " +
                          backend_.server->url() + " --out " + (dir_ / "never").string());
     EXPECT_EQ(r.exit_code, 2) << c.csv << "\n" << r.output;
-    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.csv << "\n" << r.output;
+    EXPECT_THAT(r.output, HasSubstr(c.message)) << c.csv << "\n" << r.output;
   }
   EXPECT_TRUE(AllRuns().empty());
   EXPECT_FALSE(fs::exists(dir_ / "never"));
   Outcome both = Kfpbench("orchestrate x.csv --pipeline p --concurrency 2 --rate 1/s");
   EXPECT_EQ(both.exit_code, 2);
-  EXPECT_NE(both.output.find("give --concurrency or --rate, not both"), std::string::npos);
+  EXPECT_THAT(both.output, HasSubstr("give --concurrency or --rate, not both"));
   Outcome rate = Kfpbench("orchestrate x.csv --pipeline p --rate fast");
   EXPECT_EQ(rate.exit_code, 2);
-  EXPECT_NE(rate.output.find("--rate: expected a positive rate"), std::string::npos);
+  EXPECT_THAT(rate.output, HasSubstr("--rate: expected a positive rate"));
   Outcome missing = Kfpbench("orchestrate /nonexistent/runs.csv --pipeline p");
   EXPECT_EQ(missing.exit_code, 2);
-  EXPECT_NE(missing.output.find("cannot read /nonexistent/runs.csv"), std::string::npos);
+  EXPECT_THAT(missing.output, HasSubstr("cannot read /nonexistent/runs.csv"));
   // The flags are no scenario file: the error names the CSV once and no
   // JSON path ("runs.csv: [0].csv: /…/runs.csv: …" before).
   std::string short_row = Write("short.csv", "model,epochs\nresnet18\n");
   Outcome bad = Kfpbench("orchestrate " + short_row + " --pipeline p");
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.output.find("kfpbench: csv: " + short_row + ": line 2: 1 field, the header has 2"),
-            std::string::npos)
-      << bad.output;
-  EXPECT_EQ(bad.output.find("[0]"), std::string::npos) << bad.output;
+  EXPECT_THAT(bad.output,
+              HasSubstr("kfpbench: csv: " + short_row + ": line 2: 1 field, the header has 2"));
+  EXPECT_THAT(bad.output, Not(HasSubstr("[0]")));
 }
 
 // ORCHESTRATE is a mode: a scenario file runs the same table through `run`,
@@ -284,7 +286,7 @@ TEST_F(OrchestrateCommandTest, AScenarioFileOrchestratesThroughRun) {
     std::string bad = Write("bad.json", nlohmann::json::array({entry}).dump());
     Outcome v = Kfpbench("validate " + bad);
     EXPECT_EQ(v.exit_code, 2) << entry.dump() << "\n" << v.output;
-    EXPECT_NE(v.output.find(message), std::string::npos) << entry.dump() << "\n" << v.output;
+    EXPECT_THAT(v.output, HasSubstr(message)) << entry.dump() << "\n" << v.output;
   }
 }
 
@@ -302,7 +304,7 @@ TEST_F(OrchestrateCommandTest, TakesEveryTargetFlagOfRun) {
        }) {
     Outcome r = Kfpbench(base + flags);
     EXPECT_EQ(r.exit_code, 2) << flags << "\n" << r.output;
-    EXPECT_NE(r.output.find(message), std::string::npos) << flags << "\n" << r.output;
+    EXPECT_THAT(r.output, HasSubstr(message)) << flags << "\n" << r.output;
   }
   EXPECT_TRUE(AllRuns().empty());
 }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -17,6 +18,7 @@
 namespace kfpbench::cli {
 namespace {
 
+using ::testing::HasSubstr;
 using namespace kfpbench::testing;  // Kfpbench(), ScratchDirTest, ReadJson, ...
 
 const nlohmann::json* Step(const nlohmann::json& profile, const std::string& name) {
@@ -43,7 +45,7 @@ TEST_F(ProfileCommandTest, ProfilesEachStepAndRecommendsRequestsLimitsAndJobsPer
   for (const char* text : {"load", "train", "report", "jobs/node",
                            "Rule: request = p95 x 1.25, limit = peak x 1.25 (25% headroom)",
                            "Node 4cpu,8Gi: the bottleneck step is"}) {
-    EXPECT_NE(r.output.find(text), std::string::npos) << text << "\n" << r.output;
+    EXPECT_THAT(r.output, HasSubstr(text)) << text << "\n" << r.output;
   }
   nlohmann::json profile = testing::ReadJson(out / "profile.json");
   ASSERT_TRUE(profile.is_object()) << r.output;
@@ -157,7 +159,7 @@ TEST_F(ProfileCommandTest, BadInputExitsTwoWithOneClearLine) {
        }) {
     Outcome r = Kfpbench("profile " + c.args + " --out " + (dir_ / "never").string());
     EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.output;
-    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << "\n" << r.output;
+    EXPECT_THAT(r.output, HasSubstr(c.message)) << c.args << "\n" << r.output;
     EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
   }
   EXPECT_FALSE(fs::exists(dir_ / "never"));

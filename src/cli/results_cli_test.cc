@@ -13,6 +13,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -29,6 +30,8 @@
 namespace kfpbench::cli {
 namespace {
 
+using ::testing::HasSubstr;
+using ::testing::Not;
 using namespace kfpbench::testing;  // Kfpbench(), ScratchDirTest, ReadJson, ...
 
 // A port nothing listens on right now (bound, then released).
@@ -157,7 +160,7 @@ TEST_F(ResultsCliTest, PrometheusScrapesALiveRunAndCountsMatchResultsJson) {
                     " --keep --quiet --metrics-listen 127.0.0.1:" +
                     std::to_string(metrics_port) + " --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(r.output.find("no scrape of the final numbers"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, Not(HasSubstr("no scrape of the final numbers"))) << r.output;
   auto j = Results(out);
   ASSERT_FALSE(j.is_discarded());
 
@@ -210,10 +213,10 @@ TEST_F(ResultsCliTest, FailedThresholdsArePostedAndTheExitCodeStays99) {
   ASSERT_EQ(body["failures"].size(), 1u) << body;
   EXPECT_EQ(body["failures"][0]["metric"], "GetRun");
   EXPECT_EQ(body["failures"][0]["threshold"], "p50 < 1us");
-  EXPECT_NE(body["text"].get<std::string>().find("1 of 2 threshold(s) failed"), std::string::npos);
+  EXPECT_THAT(body["text"].get<std::string>(), HasSubstr("1 of 2 threshold(s) failed"));
   EXPECT_EQ(body["results"], ((dir_ / "out") / "results.json").string());
   EXPECT_EQ(body["scenario"], file);
-  EXPECT_EQ(r.output.find("secret-path"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, Not(HasSubstr("secret-path"))) << r.output;
 
   // A webhook that cannot be reached is reported, and the exit code is the thresholds'.
   auto unreachable =
@@ -221,10 +224,9 @@ TEST_F(ResultsCliTest, FailedThresholdsArePostedAndTheExitCodeStays99) {
                " --executor stub --stub-duration constant:50ms --quiet" +
                " --notify http://127.0.0.1:1/hooks/secret-path --out " + (dir_ / "out2").string());
   EXPECT_EQ(unreachable.exit_code, 99) << unreachable.output;
-  EXPECT_NE(unreachable.output.find("--notify: cannot post to http://127.0.0.1:1"),
-            std::string::npos)
+  EXPECT_THAT(unreachable.output, HasSubstr("--notify: cannot post to http://127.0.0.1:1"))
       << unreachable.output;
-  EXPECT_EQ(unreachable.output.find("secret-path"), std::string::npos) << unreachable.output;
+  EXPECT_THAT(unreachable.output, Not(HasSubstr("secret-path"))) << unreachable.output;
 }
 
 TEST_F(ResultsCliTest, NothingIsPostedWhenThresholdsPass) {
@@ -236,12 +238,12 @@ TEST_F(ResultsCliTest, NothingIsPostedWhenThresholdsPass) {
   auto bad = Kfpbench("run " + file + " --pipelines " + ExamplePipelines() +
                       " --notify ftp://x/secret-path --out " + (dir_ / "o2").string());
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
-  EXPECT_NE(bad.output.find("--notify"), std::string::npos) << bad.output;
-  EXPECT_EQ(bad.output.find("secret-path"), std::string::npos) << bad.output;
+  EXPECT_THAT(bad.output, HasSubstr("--notify")) << bad.output;
+  EXPECT_THAT(bad.output, Not(HasSubstr("secret-path"))) << bad.output;
   auto listen = Kfpbench("run " + file + " --pipelines " + ExamplePipelines() +
                          " --metrics-listen nonsense --out " + (dir_ / "o3").string());
   EXPECT_EQ(listen.exit_code, 2) << listen.output;
-  EXPECT_NE(listen.output.find("--metrics-listen"), std::string::npos) << listen.output;
+  EXPECT_THAT(listen.output, HasSubstr("--metrics-listen")) << listen.output;
 }
 
 TEST_F(ResultsCliTest, RepeatInterleavesRepetitionsAndCompareTestsOverThem) {
@@ -310,8 +312,7 @@ TEST_F(ResultsCliTest, RepeatInterleavesRepetitionsAndCompareTestsOverThem) {
   }
   EXPECT_TRUE(tested) << c.output;
   auto text = Kfpbench("compare " + out.string() + " " + out.string());
-  EXPECT_NE(text.output.find("baseline: 3 repetition(s); candidate: 3"), std::string::npos)
-      << text.output;
+  EXPECT_THAT(text.output, HasSubstr("baseline: 3 repetition(s); candidate: 3")) << text.output;
 }
 
 TEST_F(ResultsCliTest, CompareNotifiesOnASignificantRegressionOnly) {
@@ -341,9 +342,9 @@ TEST_F(ResultsCliTest, CompareNotifiesOnASignificantRegressionOnly) {
   auto same = Kfpbench("compare " + (dir_ / "base").string() + " " + (dir_ / "base").string() +
                        " --notify " + receiver.url(kHookPath));
   EXPECT_EQ(same.exit_code, 3) << same.output;
-  EXPECT_NE(same.output.find("INCONCLUSIVE: run_duration:p99 (under 500 values a side) is named "
-                             "by the gate but was not tested"),
-            std::string::npos)
+  EXPECT_THAT(same.output,
+              HasSubstr("INCONCLUSIVE: run_duration:p99 (under 500 values a side) is named "
+                        "by the gate but was not tested"))
       << same.output;
   EXPECT_EQ(receiver.bodies().size(), 1u);
   auto lenient = Kfpbench("compare " + (dir_ / "base").string() + " " + (dir_ / "base").string() +
@@ -367,23 +368,22 @@ TEST_F(ResultsCliTest, CompareCatchesASlowdownRepeatedThreeTimesOrSaysItCannot) 
   std::string slower = write("slower", testing::RepeatedRuns(2, 1350));
   auto caught = Kfpbench("compare " + base + " " + slower);
   EXPECT_EQ(caught.exit_code, 1) << caught.output;
-  EXPECT_NE(caught.output.find("baseline: 3 repetition(s); candidate: 3"), std::string::npos)
-      << caught.output;
-  EXPECT_NE(caught.output.find("regressed (FAIL)"), std::string::npos) << caught.output;
-  EXPECT_NE(caught.output.find("verdict: REGRESSION"), std::string::npos) << caught.output;
-  EXPECT_EQ(caught.output.find("no significant change"), std::string::npos) << caught.output;
+  EXPECT_THAT(caught.output, HasSubstr("baseline: 3 repetition(s); candidate: 3")) << caught.output;
+  EXPECT_THAT(caught.output, HasSubstr("regressed (FAIL)")) << caught.output;
+  EXPECT_THAT(caught.output, HasSubstr("verdict: REGRESSION")) << caught.output;
+  EXPECT_THAT(caught.output, Not(HasSubstr("no significant change"))) << caught.output;
 
   std::string base_apart = write("base-apart", testing::RepeatedRuns(1, 900, {0.8, 1.0, 1.25}));
   std::string slower_apart =
       write("slower-apart", testing::RepeatedRuns(2, 1350, {1.25, 0.8, 1.0}));
   auto unsure = Kfpbench("compare " + base_apart + " " + slower_apart);
   EXPECT_EQ(unsure.exit_code, 3) << unsure.output;
-  EXPECT_NE(unsure.output.find("INCONCLUSIVE: run_duration cannot detect a 5% change with these "
-                               "samples (3 vs 3 blocks, as the repetitions differ): the smallest "
-                               "it detects is +"),
-            std::string::npos)
+  EXPECT_THAT(unsure.output,
+              HasSubstr("INCONCLUSIVE: run_duration cannot detect a 5% change with these "
+                        "samples (3 vs 3 blocks, as the repetitions differ): the smallest "
+                        "it detects is +"))
       << unsure.output;
-  EXPECT_NE(unsure.output.find("verdict: INCONCLUSIVE"), std::string::npos) << unsure.output;
+  EXPECT_THAT(unsure.output, HasSubstr("verdict: INCONCLUSIVE")) << unsure.output;
 }
 
 TEST_F(ResultsCliTest, HistoryTabulatesAndFlagsDriftAcrossResultsFolders) {
@@ -403,8 +403,8 @@ TEST_F(ResultsCliTest, HistoryTabulatesAndFlagsDriftAcrossResultsFolders) {
   auto r = Kfpbench("history " + dirs + "--metric GetRun --html " + html.string() + " --csv " +
                     csv_dir.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("GetRun across 8 result(s)"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("drifting up"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("GetRun across 8 result(s)")) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("drifting up")) << r.output;
   EXPECT_LT(r.output.find("night-0"), r.output.find("night-7")) << "sorted by date";
   EXPECT_TRUE(fs::exists(html));
   std::ifstream in(csv);
@@ -420,16 +420,15 @@ TEST_F(ResultsCliTest, HistoryTabulatesAndFlagsDriftAcrossResultsFolders) {
 
   auto markdown = Kfpbench("history " + dirs + "--metric GetRun --format markdown");
   ASSERT_EQ(markdown.exit_code, 0) << markdown.output;
-  EXPECT_NE(markdown.output.find("| # | started | version |"), std::string::npos)
-      << markdown.output;
-  EXPECT_NE(markdown.output.find("**drifting up**"), std::string::npos) << markdown.output;
+  EXPECT_THAT(markdown.output, HasSubstr("| # | started | version |")) << markdown.output;
+  EXPECT_THAT(markdown.output, HasSubstr("**drifting up**")) << markdown.output;
 
   auto bad = Kfpbench("history " + dirs + "--metric Nope");
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
-  EXPECT_NE(bad.output.find("--metric Nope"), std::string::npos) << bad.output;
+  EXPECT_THAT(bad.output, HasSubstr("--metric Nope")) << bad.output;
   auto missing = Kfpbench("history " + (dir_ / "absent").string());
   EXPECT_EQ(missing.exit_code, 2) << missing.output;
-  EXPECT_NE(missing.output.find("absent"), std::string::npos) << missing.output;
+  EXPECT_THAT(missing.output, HasSubstr("absent")) << missing.output;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "engine/dag_test_fixture.h"
@@ -17,6 +18,7 @@
 namespace kfpbench::engine {
 namespace {
 
+using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 using nlohmann::json;
 using namespace testing;  // the part's test helpers
@@ -120,7 +122,7 @@ TEST_F(DagTest, ExitHandlerRunsAfterFailure) {
   const json& status = final->inputs["parameters"]["status"];
   EXPECT_EQ(status["state"], "FAILED");
   EXPECT_EQ(status["pipelineTaskName"], "exit-handler-1");
-  EXPECT_NE(status["error"]["message"].get<std::string>().find("boom"), std::string::npos);
+  EXPECT_THAT(status["error"]["message"].get<std::string>(), HasSubstr("boom"));
 }
 
 TEST_F(DagTest, ExitHandlerSeesSuccess) {
@@ -154,8 +156,8 @@ TEST_F(DagTest, BadConditionValueFailsTheTask) {
   spec.replace(spec.find("== 'heads'"), 10, "> 3");
   const RunSnapshot& snap = RunToEnd(spec);
   EXPECT_EQ(snap.state, RuntimeState::kFailed);
-  EXPECT_NE(FindTask(snap, "condition-1")->error.find("triggerPolicy.condition: cannot compare"),
-            std::string::npos)
+  EXPECT_THAT(FindTask(snap, "condition-1")->error,
+              HasSubstr("triggerPolicy.condition: cannot compare"))
       << FindTask(snap, "condition-1")->error;
 }
 

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "engine/dag_test_fixture.h"
@@ -15,6 +16,7 @@
 namespace kfpbench::engine {
 namespace {
 
+using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 using nlohmann::json;
 using namespace testing;  // the part's test helpers
@@ -71,8 +73,7 @@ TEST_F(DriverTaskTest, AnImporterHandsItsUriToTheNextTaskWithoutAPod) {
 TEST_F(DriverTaskTest, AnImporterWithAnEmptyUriFailsAsKfpsLauncherDoes) {
   const RunSnapshot& snap = RunToEnd(kImporterPipeline, {{"dataset_uri", ""}});
   EXPECT_EQ(snap.state, RuntimeState::kFailed);
-  EXPECT_NE(snap.error.find("empty artifact URI runtime value for parameter uri"),
-            std::string::npos)
+  EXPECT_THAT(snap.error, HasSubstr("empty artifact URI runtime value for parameter uri"))
       << snap.error;
   EXPECT_TRUE(executor_.launched.empty());
 }
@@ -99,8 +100,7 @@ TEST_F(DriverTaskTest, AnImporterUriFromAnUpstreamOutputIsRefusedAsKfpRefusesIt)
 )");
   const RunSnapshot& snap = RunToEnd(yaml);
   EXPECT_EQ(snap.state, RuntimeState::kFailed);
-  EXPECT_NE(snap.error.find("parent DAG does not have input parameter"), std::string::npos)
-      << snap.error;
+  EXPECT_THAT(snap.error, HasSubstr("parent DAG does not have input parameter")) << snap.error;
 }
 
 const std::string kPvcPipeline = kfpbench::testing::TestData("engine/testdata/pvc_pipeline.yaml");
@@ -125,8 +125,7 @@ TEST_F(DriverTaskTest, CreatePvcRefusesBothANameAndASuffixWithKfpsReason) {
                "            pvc_name: {runtimeValue: {constant: fixed}}\n");
   const RunSnapshot& snap = RunToEnd(yaml);
   EXPECT_EQ(snap.state, RuntimeState::kFailed);
-  EXPECT_NE(snap.error.find("at most one of pvc_name and pvc_name_suffix can be non-empty"),
-            std::string::npos)
+  EXPECT_THAT(snap.error, HasSubstr("at most one of pvc_name and pvc_name_suffix can be non-empty"))
       << snap.error;
 }
 
@@ -143,7 +142,7 @@ TEST_F(DriverTaskTest, APvcNameThatIsNotAKubernetesNameIsRefusedBeforeAnyFileIsT
                  "            pvc_name: {runtimeValue: {constant: '" + bad[n] + "'}}");
     const RunSnapshot& snap = SubmitAndRun(Request("run-" + std::to_string(n), yaml));
     EXPECT_EQ(snap.state, RuntimeState::kFailed) << bad[n];
-    EXPECT_NE(snap.error.find("is invalid: metadata.name"), std::string::npos) << snap.error;
+    EXPECT_THAT(snap.error, HasSubstr("is invalid: metadata.name")) << snap.error;
   }
   EXPECT_TRUE(std::filesystem::is_directory(work_root_ / "keep"));
   EXPECT_FALSE(std::filesystem::exists(work_root_ / "pvcs"));
@@ -188,8 +187,7 @@ TEST_F(DriverTaskTest, ResourceFieldsFromPipelineInputsAreResolvedWhenTheTaskSta
 TEST_F(DriverTaskTest, AResourceFieldThatResolvesToNonsenseFailsTheTaskNamingIt) {
   const RunSnapshot& snap = RunToEnd(kTemplatedResources, {{"cpu", "lots"}, {"memory", "1Gi"}});
   EXPECT_EQ(snap.state, RuntimeState::kFailed);
-  EXPECT_NE(snap.error.find("resources.resourceCpuLimit = 'lots'"), std::string::npos)
-      << snap.error;
+  EXPECT_THAT(snap.error, HasSubstr("resources.resourceCpuLimit = 'lots'")) << snap.error;
 }
 
 TEST_F(DriverTaskTest, APipelineInputArtifactHasNoValueAndItsReaderFailsAsInKfp) {
@@ -197,8 +195,7 @@ TEST_F(DriverTaskTest, APipelineInputArtifactHasNoValueAndItsReaderFailsAsInKfp)
   // The run is accepted (KFP's CreateRun takes it), and fails at the task.
   const RunSnapshot& snap = RunToEnd(kYaml);
   EXPECT_EQ(snap.state, RuntimeState::kFailed);
-  EXPECT_NE(snap.error.find("parent DAG does not have input artifact data"), std::string::npos)
-      << snap.error;
+  EXPECT_THAT(snap.error, HasSubstr("parent DAG does not have input artifact data")) << snap.error;
   EXPECT_TRUE(executor_.launched.empty());
 }
 

@@ -2,6 +2,7 @@
 // kfp-kubernetes' scheduling rules honoured by placement.
 #include <set>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "engine/engine.h"
@@ -13,6 +14,7 @@
 namespace kfpbench::engine {
 namespace {
 
+using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 using nlohmann::json;
 using namespace testing;  // the part's test helpers
@@ -96,9 +98,9 @@ TEST(EngineScheduling, AStepNoNodeMayTakeFailsWithTheSchedulersReason) {
   ASSERT_NE(spec, nullptr);
   RunSnapshot snap = RunOn(spec, {NodeSpec("cpu-0", 8, 32 * kGi)});
   EXPECT_EQ(snap.state, RuntimeState::kFailed);
-  EXPECT_NE(snap.error.find("task cannot be scheduled: 0/1 nodes are available: 1 node(s) didn't "
-                            "match Pod's node affinity/selector"),
-            std::string::npos)
+  EXPECT_THAT(snap.error,
+              HasSubstr("task cannot be scheduled: 0/1 nodes are available: 1 node(s) didn't "
+                        "match Pod's node affinity/selector"))
       << snap.error;
 }
 

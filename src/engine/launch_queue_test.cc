@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "engine/dag_test_fixture.h"
@@ -19,6 +20,7 @@
 namespace kfpbench::engine {
 namespace {
 
+using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 using nlohmann::json;
 using namespace testing;  // the part's test helpers
@@ -43,7 +45,7 @@ TEST_F(DagTest, RetriesWithBackoffThenSucceeds) {
   EXPECT_EQ(flaky->state, RuntimeState::kSucceeded);
   EXPECT_EQ(flaky->pod_name, executor_.launched[2].pod_name);
   EXPECT_NE(executor_.launched[0].pod_name, executor_.launched[2].pod_name);
-  EXPECT_NE(flaky->history[2].error.find("attempt 1 failed: boom"), std::string::npos);
+  EXPECT_THAT(flaky->history[2].error, HasSubstr("attempt 1 failed: boom"));
   // Each attempt is a launch of its executor (what the simulator keys a step's draw by).
   for (uint32_t k = 0; k < 3; ++k) EXPECT_EQ(executor_.launched[k].label_launches_before, k);
 }

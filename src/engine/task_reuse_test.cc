@@ -2,6 +2,7 @@
 // after a terminate.
 #include <map>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "engine/engine.h"
@@ -13,6 +14,7 @@
 namespace kfpbench::engine {
 namespace {
 
+using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 using nlohmann::json;
 using namespace testing;  // the part's test helpers
@@ -180,7 +182,7 @@ TEST(TaskRecordJsonTest, RejectsMalformedRecords) {
   j["state"] = "NOPE";
   auto bad = TaskRecordFromJson(j);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find("NOPE"), std::string::npos);
+  EXPECT_THAT(bad.error().message, HasSubstr("NOPE"));
 }
 
 // exit-handler-1 wraps a long task; `final` is its exit task.

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "exec/step_workload.h"
@@ -9,6 +10,8 @@
 
 namespace kfpbench::exec {
 namespace {
+
+using ::testing::HasSubstr;
 
 namespace fs = std::filesystem;
 
@@ -28,13 +31,13 @@ TEST(ArtifactIo, WritesAndReadsBackTheSize) {
 TEST(ArtifactIo, ErrorsNameThePath) {
   auto r = ReadArtifact("/nonexistent/kfpbench/x.bin");
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("/nonexistent/kfpbench/x.bin"), std::string::npos);
+  EXPECT_THAT(r.error().message, HasSubstr("/nonexistent/kfpbench/x.bin"));
   auto w = WriteArtifact("/proc/kfpbench-cannot-write/x.bin", 10);
   EXPECT_FALSE(w.ok());
   // A full disk is an error with the system's reason, not a short file.
   auto full = WriteArtifact("/dev/full", 1 << 20);
   ASSERT_FALSE(full.ok());
-  EXPECT_NE(full.error().message.find("No space left"), std::string::npos) << full.error().message;
+  EXPECT_THAT(full.error().message, HasSubstr("No space left")) << full.error().message;
 }
 
 TEST(StepArtifactFlags, ParseAndCheckCombinations) {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <mutex>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -16,6 +17,7 @@ namespace kfpbench::harness {
 namespace {
 
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 constexpr const char* kId = "kfpbench-0123abcd";
 
@@ -46,7 +48,7 @@ TEST_F(HostileCleanupTest, ARepeatedPageTokenIsAFailureNotAnEndlessList) {
   };
   auto out = CleanUpBenchmark(client_, kId, unlimited_, [] { return false; });
   ASSERT_FALSE(out.failures.empty());
-  EXPECT_NE(out.failures[0].find("same next_page_token"), std::string::npos) << out.failures[0];
+  EXPECT_THAT(out.failures[0], HasSubstr("same next_page_token")) << out.failures[0];
   EXPECT_LT(calls_.load(), 20);
 }
 

@@ -7,10 +7,13 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace kfpbench::harness {
 namespace {
+
+using ::testing::HasSubstr;
 
 TEST(Modes, EveryModeHasOneNameARunnerAndTheFieldsItReads) {
   std::set<std::string_view> names;
@@ -25,7 +28,7 @@ TEST(Modes, EveryModeHasOneNameARunnerAndTheFieldsItReads) {
   }
   EXPECT_EQ(FindMode("RUN"), nullptr);
   EXPECT_EQ(FindMode(""), nullptr);
-  for (auto name : names) EXPECT_NE(ModeList().find(name), std::string::npos) << name;
+  for (auto name : names) EXPECT_THAT(ModeList(), HasSubstr(name)) << name;
 }
 
 // A mode the table registers is one the docs describe and the schema allows.
@@ -35,12 +38,12 @@ TEST(Modes, EveryModeIsDocumented) {
   docs << std::ifstream(source / "docs" / "SCENARIOS.md").rdbuf();
   schema << std::ifstream(source / "docs" / "scenario.schema.json").rdbuf();
   for (const ModeSpec* mode : Modes()) {
-    EXPECT_NE(docs.str().find(fmt::format("`{}`", mode->name)), std::string::npos)
+    EXPECT_THAT(docs.str(), HasSubstr(fmt::format("`{}`", mode->name)))
         << mode->name << " is not in docs/SCENARIOS.md";
-    EXPECT_NE(schema.str().find(fmt::format("\"{}\"", mode->name)), std::string::npos)
+    EXPECT_THAT(schema.str(), HasSubstr(fmt::format("\"{}\"", mode->name)))
         << mode->name << " is not in docs/scenario.schema.json";
     for (const auto& field : mode->fields) {
-      EXPECT_NE(schema.str().find(fmt::format("\"{}\"", field.name)), std::string::npos)
+      EXPECT_THAT(schema.str(), HasSubstr(fmt::format("\"{}\"", field.name)))
           << field.name << " is not in docs/scenario.schema.json";
     }
   }
@@ -54,8 +57,8 @@ TEST(Modes, ScenariosNameTheirModeAndReadOnlyTheirOwnFields) {
       "/nonexistent/s.json", {.pipeline_dirs = {}, .time_scale = 1.0});
   // p.yaml does not exist: the reader says so, naming the field.
   ASSERT_FALSE(file.ok());
-  EXPECT_NE(file.error().message.find("[0].pipelineFileName: pipeline file 'p.yaml' not found"),
-            std::string::npos)
+  EXPECT_THAT(file.error().message,
+              HasSubstr("[0].pipelineFileName: pipeline file 'p.yaml' not found"))
       << file.error().message;
   auto gets = ParseScenarios(R"([{"mode": "RANDOM_GETS", "runTime": "1m", "mix": {"GetRun": 1}}])",
                              "s.json", {});
@@ -68,8 +71,7 @@ TEST(Modes, ScenariosNameTheirModeAndReadOnlyTheirOwnFields) {
   auto orchestrate =
       ParseScenarios(R"([{"mode": "ORCHESTRATE", "mix": {"GetRun": 1}}])", "s.json", {});
   ASSERT_FALSE(orchestrate.ok());
-  EXPECT_NE(orchestrate.error().message.find("[0].mix: only RANDOM_GETS draws a mix"),
-            std::string::npos)
+  EXPECT_THAT(orchestrate.error().message, HasSubstr("[0].mix: only RANDOM_GETS draws a mix"))
       << orchestrate.error().message;
 }
 

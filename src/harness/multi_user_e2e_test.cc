@@ -2,6 +2,7 @@
 // proxy's token and the kubeflow-userid header, and with a login cookie,
 // against `kfpbench serve --multi-user` over TLS; another namespace's user
 // is refused, and so is a run without credentials.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -18,6 +19,8 @@
 namespace kfpbench::harness {
 namespace {
 
+using ::testing::HasSubstr;
+using ::testing::Not;
 using namespace kfpbench::testing;  // Kfpbench(), ChildProcess, ScratchDirTest, ...
 using nlohmann::json;
 
@@ -101,13 +104,13 @@ TEST_F(MultiUserE2eTest, RunsInItsNamespaceThroughTokenHeaderAndCookie) {
         run("--namespace team-a --token-file " + proxy_token + " --header 'kubeflow-userid: bob'",
             "stranger");
     EXPECT_NE(r.exit_code, 0) << r.output;
-    EXPECT_NE(r.output.find("User 'bob' is not authorized"), std::string::npos) << r.output;
-    EXPECT_EQ(r.output.find(kProxyToken), std::string::npos) << "a token was printed";
+    EXPECT_THAT(r.output, HasSubstr("User 'bob' is not authorized")) << r.output;
+    EXPECT_THAT(r.output, Not(HasSubstr(kProxyToken))) << "a token was printed";
   }
   {
     auto r = run("--namespace team-a", "anonymous");
     EXPECT_EQ(r.exit_code, 2) << r.output;
-    EXPECT_NE(r.output.find("401"), std::string::npos) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("401")) << r.output;
   }
   server.Stop();
 }

@@ -1,9 +1,12 @@
 #include "harness/orchestrate_csv.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace kfpbench::harness {
 namespace {
+
+using ::testing::HasSubstr;
 
 TEST(OrchestrateCsvTest, ReadsHeaderRowsQuotesCrlfAndSkipsEmptyLines) {
   auto t = ParseCsv(
@@ -57,15 +60,14 @@ TEST(OrchestrateCsvTest, MalformedCsvNamesTheLine) {
        }) {
     auto t = ParseCsv(c.text);
     ASSERT_FALSE(t.ok()) << c.text;
-    EXPECT_NE(t.error().message.find(c.message), std::string::npos)
-        << c.text << " -> " << t.error().message;
+    EXPECT_THAT(t.error().message, HasSubstr(c.message)) << c.text << " -> " << t.error().message;
   }
 }
 
 TEST(OrchestrateCsvTest, LoadCsvNamesTheFile) {
   auto t = LoadCsv("/nonexistent/runs.csv");
   ASSERT_FALSE(t.ok());
-  EXPECT_NE(t.error().message.find("/nonexistent/runs.csv"), std::string::npos);
+  EXPECT_THAT(t.error().message, HasSubstr("/nonexistent/runs.csv"));
 }
 
 }  // namespace

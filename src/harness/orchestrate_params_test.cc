@@ -1,11 +1,15 @@
 #include "harness/orchestrate_params.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness/orchestrate.h"
 
 namespace kfpbench::harness {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 ir::PipelineSpec Spec() {
   auto spec = ir::ParsePipelineSpec(R"(
@@ -56,7 +60,7 @@ TEST(OrchestrateParamsTest, EmptyValueLeavesTheDefaultButARequiredInputMustBeGiv
   EXPECT_FALSE(p->contains("epochs"));
   auto missing = TypedParameters(Spec(), {{"epochs", "2"}});
   ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.error().message.find("required parameter 'name'"), std::string::npos);
+  EXPECT_THAT(missing.error().message, HasSubstr("required parameter 'name'"));
 }
 
 TEST(OrchestrateParamsTest, BadValuesAndUnknownNamesAreErrors) {
@@ -74,7 +78,7 @@ TEST(OrchestrateParamsTest, BadValuesAndUnknownNamesAreErrors) {
        }) {
     auto p = TypedParameters(Spec(), {{"name", "x"}, {c.name, c.value}});
     ASSERT_FALSE(p.ok()) << c.name << "=" << c.value;
-    EXPECT_NE(p.error().message.find(c.message), std::string::npos) << p.error().message;
+    EXPECT_THAT(p.error().message, HasSubstr(c.message)) << p.error().message;
   }
 }
 
@@ -98,9 +102,9 @@ TEST(OrchestrateParamsTest, RowsAreTypedWithLineAndColumnInErrors) {
   auto unknown = ParseCsv("name,batch\nx,1\n");
   auto bad = TypeRows(*unknown, Spec(), "runs.csv");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find(
-                "runs.csv: line 1, column 2: its name is not an input parameter of the pipeline"),
-            std::string::npos)
+  EXPECT_THAT(
+      bad.error().message,
+      HasSubstr("runs.csv: line 1, column 2: its name is not an input parameter of the pipeline"))
       << bad.error().message;
   // Issue #35: a CSV named by mistake (/etc/shadow) had its first line
   // printed; an unknown column is named by its number alone.
@@ -108,7 +112,7 @@ TEST(OrchestrateParamsTest, RowsAreTypedWithLineAndColumnInErrors) {
   ASSERT_TRUE(secret.ok());
   auto refused = TypeRows(*secret, Spec(), "shadow");
   ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.error().message.find("secret"), std::string::npos) << refused.error().message;
+  EXPECT_THAT(refused.error().message, Not(HasSubstr("secret"))) << refused.error().message;
 
   auto good = ParseCsv("name,epochs,shuffle\nx,1,true\ny,,false\n");
   auto typed = TypeRows(*good, Spec(), "runs.csv");
@@ -132,9 +136,8 @@ TEST(OrchestrateParamsTest, AnOffsetColumnSchedulesRowsUnlessThePipelineDeclares
   auto bad = ParseCsv("offset,name\nsoon,a\n");
   auto typed = TypeRows(*bad, Spec(), "runs.csv");
   ASSERT_FALSE(typed.ok());
-  EXPECT_NE(
-      typed.error().message.find("runs.csv: line 2, column 'offset': expected a start offset"),
-      std::string::npos)
+  EXPECT_THAT(typed.error().message,
+              HasSubstr("runs.csv: line 2, column 'offset': expected a start offset"))
       << typed.error().message;
   auto negative = ParseCsv("offset,name\n-1,a\n");
   EXPECT_FALSE(TypeRows(*negative, Spec(), "runs.csv").ok());

@@ -5,12 +5,15 @@
 
 #include <fstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness/e2e_support.h"
 
 namespace kfpbench::harness {
 namespace {
+
+using ::testing::HasSubstr;
 
 namespace fs = std::filesystem;
 
@@ -57,7 +60,7 @@ TEST_F(OutputFolderTest, AFolderThatCannotBeWrittenIsRefusedBeforeAnyLoad) {
   Write("file", "x");
   Status under_file = ClaimOutputFolder(dir_ / "file" / "out");
   ASSERT_FALSE(under_file.ok());
-  EXPECT_NE(under_file.error().message.find("results folder: cannot create"), std::string::npos)
+  EXPECT_THAT(under_file.error().message, HasSubstr("results folder: cannot create"))
       << under_file.error().message;
   if (::geteuid() == 0) GTEST_SKIP() << "root writes into read-only folders";
   fs::create_directories(dir_ / "ro");
@@ -65,7 +68,7 @@ TEST_F(OutputFolderTest, AFolderThatCannotBeWrittenIsRefusedBeforeAnyLoad) {
   Status read_only = ClaimOutputFolder(dir_ / "ro");
   ::chmod((dir_ / "ro").c_str(), 0755);
   ASSERT_FALSE(read_only.ok());
-  EXPECT_NE(read_only.error().message.find("Permission denied"), std::string::npos)
+  EXPECT_THAT(read_only.error().message, HasSubstr("Permission denied"))
       << read_only.error().message;
 }
 

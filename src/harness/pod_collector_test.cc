@@ -3,6 +3,7 @@
 // src/kube/testdata (real format, not recordings).
 #include "harness/pod_collector.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness/run_follower.h"
@@ -13,6 +14,7 @@ namespace kfpbench::harness {
 namespace {
 
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 const std::string kTrainPod = "hello-pipeline-x7k2p-system-container-impl-2917736631";
 const std::string kTrainDriver = "hello-pipeline-x7k2p-system-container-driver-1183203540";
@@ -133,7 +135,7 @@ TEST(PodCollector, KubectlErrorsAreReportedNotFatal) {
   EXPECT_EQ(s.pods.size(), 4u);
   EXPECT_EQ(s.pods_without_events, 4);
   ASSERT_EQ(s.errors.size(), 1u);
-  EXPECT_NE(s.errors[0].find("Unauthorized"), std::string::npos);
+  EXPECT_THAT(s.errors[0], HasSubstr("Unauthorized"));
   // Without events there are no pull times, but the conditions still count.
   EXPECT_EQ(s.steps.at("train").image_pulls, 0);
   EXPECT_EQ(s.steps.at("train").ms.at("scheduled").max(), 41000);
@@ -180,14 +182,13 @@ TEST(PodCollector, BadJsonNamesTheField) {
   bad["steps"]["train"]["latency_ms"]["ready"]["histogram"] = "many";
   auto r = results::PodLifecycleFromJson(bad);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("pod_lifecycle.steps.train.latency_ms.ready.histogram"),
-            std::string::npos)
+  EXPECT_THAT(r.error().message, HasSubstr("pod_lifecycle.steps.train.latency_ms.ready.histogram"))
       << r.error().message;
   bad = j;
   bad["pods"][1]["created_at"] = "later";
   r = results::PodLifecycleFromJson(bad);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("pod_lifecycle.pods[1].created_at"), std::string::npos)
+  EXPECT_THAT(r.error().message, HasSubstr("pod_lifecycle.pods[1].created_at"))
       << r.error().message;
   bad = j;
   bad["pods"][0]["containers"][2]["pull_ms"] = "fast";

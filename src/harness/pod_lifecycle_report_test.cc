@@ -1,6 +1,7 @@
 // The pod lifecycle section (run --kube-context) through results.json, merge
 // and the HTML report, built from the hand-written kubectl outputs in
 // src/kube/testdata (real format, not recordings) via a fake kubectl.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -17,6 +18,8 @@ namespace kfpbench::report {
 namespace {
 
 using testing::Between;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 using nlohmann::json;
 
@@ -68,7 +71,7 @@ TEST(PodLifecycleReport, RoundTripsThroughResultsJsonAndMerges) {
   bad["pod_lifecycle"]["steps"] = "none";
   auto err = results::ResultsFromJson(bad);
   ASSERT_FALSE(err.ok());
-  EXPECT_NE(err.error().message.find("pod_lifecycle.steps"), std::string::npos);
+  EXPECT_THAT(err.error().message, HasSubstr("pod_lifecycle.steps"));
 }
 
 TEST(PodLifecycleReport, SectionDrawsInChromium) {
@@ -77,21 +80,21 @@ TEST(PodLifecycleReport, SectionDrawsInChromium) {
   auto page = dir.path() / "report.html";
   ASSERT_TRUE(HtmlReporter(page).Report(WithPods()).ok());
   std::string dom = testing::ChromiumDom(page, dir.path() / "profile", "1400,3000");
-  ASSERT_NE(dom.find("data-ready=\"true\""), std::string::npos) << dom.substr(0, 2000);
+  ASSERT_THAT(dom, HasSubstr("data-ready=\"true\"")) << dom.substr(0, 2000);
   std::string errors = Between(dom, "<ul id=\"kfpbench-errors\"", "</ul>");
-  EXPECT_EQ(errors.find("<li"), std::string::npos) << errors;
+  EXPECT_THAT(errors, Not(HasSubstr("<li"))) << errors;
   std::string main = Between(dom, "<main id=\"app\">", "</main>");
-  EXPECT_NE(main.find("data-chart=\"pod-timeline\" data-drawn=\"true\""), std::string::npos);
-  EXPECT_EQ(main.find("data-drawn=\"false\""), std::string::npos);
+  EXPECT_THAT(main, HasSubstr("data-chart=\"pod-timeline\" data-drawn=\"true\""));
+  EXPECT_THAT(main, Not(HasSubstr("data-drawn=\"false\"")));
   // The section sits before the environment, with the step table and the gone pod.
   size_t section = main.find("<h2>Pod lifecycle</h2>");
   ASSERT_NE(section, std::string::npos);
   EXPECT_LT(section, main.find("<h2>Environment</h2>"));
-  EXPECT_NE(main.find("<td>created → scheduled</td>"), std::string::npos);
-  EXPECT_NE(main.find("<td class=\"num\">41.0 s</td>"), std::string::npos);
-  EXPECT_NE(main.find("<td>train (driver)</td>"), std::string::npos);
-  EXPECT_NE(main.find("hello-pipeline-q9d4m-system-container-impl-118270443"), std::string::npos);
-  EXPECT_NE(main.find("5 pods named by finished runs: 4 read, 1 gone"), std::string::npos)
+  EXPECT_THAT(main, HasSubstr("<td>created → scheduled</td>"));
+  EXPECT_THAT(main, HasSubstr("<td class=\"num\">41.0 s</td>"));
+  EXPECT_THAT(main, HasSubstr("<td>train (driver)</td>"));
+  EXPECT_THAT(main, HasSubstr("hello-pipeline-q9d4m-system-container-impl-118270443"));
+  EXPECT_THAT(main, HasSubstr("5 pods named by finished runs: 4 read, 1 gone"))
       << Between(main, "<h2>Pod lifecycle", "</table>");
   // For a person to look at.
   std::filesystem::copy_file(

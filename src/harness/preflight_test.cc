@@ -3,12 +3,16 @@
 #include <filesystem>
 #include <fstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness/e2e_support.h"
 
 namespace kfpbench::harness {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace fs = std::filesystem;
 
@@ -45,17 +49,15 @@ TEST_F(PreflightTest, RefusesWithEveryProblemAndABadShard) {
   load.pipeline_dirs = {kPipelines};
   auto refused = LoadCheckedScenarioFile(file, load, "");
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.error().message.find("[0].params: "), std::string::npos)
-      << refused.error().message;
-  EXPECT_NE(refused.error().message.find("[1].params: "), std::string::npos)
-      << refused.error().message;
+  EXPECT_THAT(refused.error().message, HasSubstr("[0].params: ")) << refused.error().message;
+  EXPECT_THAT(refused.error().message, HasSubstr("[1].params: ")) << refused.error().message;
   std::string good = Write("g.json", R"([{"mode": "RANDOM_GETS", "runTime": "1s"}])");
   auto shard = LoadCheckedScenarioFile(good, load, "3/2");
   ASSERT_FALSE(shard.ok());
-  EXPECT_NE(shard.error().message.find("--shard"), std::string::npos) << shard.error().message;
+  EXPECT_THAT(shard.error().message, HasSubstr("--shard")) << shard.error().message;
   auto words = LoadCheckedScenarioFile(good, load, "half");
   ASSERT_FALSE(words.ok());
-  EXPECT_NE(words.error().message.find("--shard: expected i/N"), std::string::npos);
+  EXPECT_THAT(words.error().message, HasSubstr("--shard: expected i/N"));
 }
 
 // A stress search's plan is said before it runs: the rates runTime holds,
@@ -79,25 +81,22 @@ TEST_F(PreflightTest, SaysWhichStressRatesRunTimeHolds) {
   EXPECT_TRUE(fits.problems.empty());
   // The stress plan, then how long the load runs (10 minutes).
   ASSERT_EQ(fits.notes.size(), 2u);
-  EXPECT_NE(fits.notes[1].find("the load runs for about 10m0s"), std::string::npos)
-      << fits.notes[1];
-  EXPECT_NE(fits.notes[0].find(".stress: 3 step(s) of 1m0s at 15, 30, 60 runs/min"),
-            std::string::npos)
+  EXPECT_THAT(fits.notes[1], HasSubstr("the load runs for about 10m0s")) << fits.notes[1];
+  EXPECT_THAT(fits.notes[0], HasSubstr(".stress: 3 step(s) of 1m0s at 15, 30, 60 runs/min"))
       << fits.notes[0];
 
   auto short_run = plan(R"({"stepTime": "1m", "rateFactor": 2, "maxRate": 1000,
                             "slo": {"p95": "5m"}})",
                         "3m");
   ASSERT_EQ(short_run.notes.size(), 3u);
-  EXPECT_NE(short_run.notes[1].find("reaching maxRate 1000/min takes 7 steps (7m0s), but runTime "
-                                    "3m0s holds 3: the search may end with the SLO still holding"),
-            std::string::npos)
+  EXPECT_THAT(short_run.notes[1],
+              HasSubstr("reaching maxRate 1000/min takes 7 steps (7m0s), but runTime "
+                        "3m0s holds 3: the search may end with the SLO still holding"))
       << short_run.notes[1];
 
   auto none = plan(R"({"stepTime": "2m", "slo": {"p95": "5m"}})", "90s");
   ASSERT_EQ(none.problems.size(), 1u);
-  EXPECT_NE(none.problems[0].find(".runTime: 1m30s is shorter than one stress step (2m0s)"),
-            std::string::npos)
+  EXPECT_THAT(none.problems[0], HasSubstr(".runTime: 1m30s is shorter than one stress step (2m0s)"))
       << none.problems[0];
 }
 
@@ -109,7 +108,7 @@ TEST_F(PreflightTest, SaysWhichStressRatesRunTimeHolds) {
 TEST_F(PreflightTest, ChoosesStubStepsForPipelinesThatCannotRunAsProcesses) {
   std::string spec = kfpbench::testing::ReadText(kPipelines / "sleep_chain.yaml");
   const std::string step = "        - kfpbench\n        - step\n";
-  ASSERT_NE(spec.find(step), std::string::npos);
+  ASSERT_THAT(spec, HasSubstr(step));
   spec.replace(spec.find(step), step.size(),
                "        - sh\n        - -c\n        - python3 -m kfp.dsl.executor_main\n");
   Write("sdk.yaml", spec);
@@ -125,20 +124,19 @@ TEST_F(PreflightTest, ChoosesStubStepsForPipelinesThatCannotRunAsProcesses) {
   Preflight chosen = CheckScenarioFile(*loaded);
   EXPECT_TRUE(chosen.problems.empty());
   EXPECT_EQ(chosen.executor, "stub");
-  EXPECT_NE(chosen.executor_reason.find("sdk.yaml cannot run as processes"), std::string::npos)
+  EXPECT_THAT(chosen.executor_reason, HasSubstr("sdk.yaml cannot run as processes"))
       << chosen.executor_reason;
-  EXPECT_NE(chosen.executor_reason.find("Python component of KFP's SDK"), std::string::npos)
+  EXPECT_THAT(chosen.executor_reason, HasSubstr("Python component of KFP's SDK"))
       << chosen.executor_reason;
-  EXPECT_EQ(chosen.executor_reason.find("sleep_chain"), std::string::npos);
+  EXPECT_THAT(chosen.executor_reason, Not(HasSubstr("sleep_chain")));
   ASSERT_FALSE(chosen.notes.empty());
-  EXPECT_NE(chosen.notes.back().find("executor is stub"), std::string::npos);
+  EXPECT_THAT(chosen.notes.back(), HasSubstr("executor is stub"));
 
   Preflight refused = CheckScenarioFile(*loaded, {.executor = "process"});
   ASSERT_EQ(refused.problems.size(), 1u);  // the upload-only scenario starts no runs
-  EXPECT_NE(refused.problems[0].find("[0].pipelineFileName: executor 'exec-sleep'"),
-            std::string::npos)
+  EXPECT_THAT(refused.problems[0], HasSubstr("[0].pipelineFileName: executor 'exec-sleep'"))
       << refused.problems[0];
-  EXPECT_NE(refused.problems[0].find("--executor stub"), std::string::npos);
+  EXPECT_THAT(refused.problems[0], HasSubstr("--executor stub"));
 
   EXPECT_EQ(CheckScenarioFile(*loaded, {.executor = "stub"}).executor, "stub");
   Preflight remote = CheckScenarioFile(*loaded, {.remote_target = true, .executor = "process"});
@@ -174,10 +172,9 @@ TEST_F(PreflightTest, ARemoteTargetIsToldWhenStepsNameTheUnpublishedImage) {
   ASSERT_EQ(unpullable(remote), 1) << "once for the file, not once a scenario";
   for (const auto& note : remote.notes) {
     if (note.find("no registry publishes") == std::string::npos) continue;
-    EXPECT_NE(note.find("the steps of sleep_chain.yaml run ghcr.io/kfpbench/kfpbench"),
-              std::string::npos)
+    EXPECT_THAT(note, HasSubstr("the steps of sleep_chain.yaml run ghcr.io/kfpbench/kfpbench"))
         << note;
-    EXPECT_NE(note.find("kube loadgen --image"), std::string::npos) << note;
+    EXPECT_THAT(note, HasSubstr("kube loadgen --image")) << note;
   }
   // The embedded backend runs the steps itself; kube loadgen points them at --image.
   EXPECT_EQ(unpullable(CheckScenarioFile(*loaded, {.executor = "stub"})), 0);
@@ -201,7 +198,7 @@ TEST_F(PreflightTest, SaysOnceThatNumbersAreMinutesAndHowLongTheLoadRuns) {
     minutes += note.find("minutes (perf-tests' unit)") != std::string::npos;
     if (note.find("the load runs for about 10m") != std::string::npos) {
       ++estimate;
-      EXPECT_NE(note.find("--time-scale 0.1"), std::string::npos) << note;
+      EXPECT_THAT(note, HasSubstr("--time-scale 0.1")) << note;
     }
   }
   EXPECT_EQ(minutes, 1);

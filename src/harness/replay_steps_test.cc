@@ -1,11 +1,13 @@
 #include "harness/replay_steps.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace kfpbench::harness {
 namespace {
 
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 TEST(ReplayStepsTest, DurationsScaleWithTheShapeKept) {
   EXPECT_EQ(*ScaleStubDuration("exec-a=lognormal:200ms:0.25", 0.5),
@@ -33,13 +35,13 @@ TEST(ReplayStepsTest, BadFieldsAreNamed) {
   ScenarioFile file;
   auto unknown = ReadReplaySteps({{"stubDuration", json::array()}}, 1, file);
   ASSERT_FALSE(unknown.ok());
-  EXPECT_NE(unknown.error().message.find("replay.stubDuration: unknown field"), std::string::npos);
+  EXPECT_THAT(unknown.error().message, HasSubstr("replay.stubDuration: unknown field"));
   auto failure = ReadReplaySteps({{"stubFailures", {"exec-a=2"}}}, 1, file);
   ASSERT_FALSE(failure.ok());
-  EXPECT_NE(failure.error().message.find("replay.stubFailures"), std::string::npos);
+  EXPECT_THAT(failure.error().message, HasSubstr("replay.stubFailures"));
   auto not_string = ReadReplaySteps({{"stubDurations", {1}}}, 1, file);
   ASSERT_FALSE(not_string.ok());
-  EXPECT_NE(not_string.error().message.find("replay.stubDurations[0]"), std::string::npos);
+  EXPECT_THAT(not_string.error().message, HasSubstr("replay.stubDurations[0]"));
 }
 
 // Issue 39: a replay waited 40 s in all on the observer's budget in a 6.8 s

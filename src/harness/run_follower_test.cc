@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness/harness.h"
@@ -15,6 +16,9 @@
 
 namespace kfpbench::harness {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 struct Measured {
   results::BenchmarkResults results;
@@ -235,9 +239,9 @@ TEST(RunFollower, NeverExceedsTheObserverBudget) {
 
 TEST(RunFollower, InFlightFilterNamesTheStatesStillRunning) {
   const std::string f = InFlightFilter();
-  EXPECT_NE(f.find("\"state\""), std::string::npos);
-  EXPECT_NE(f.find("RUNNING"), std::string::npos);
-  EXPECT_EQ(f.find("SUCCEEDED"), std::string::npos);
+  EXPECT_THAT(f, HasSubstr("\"state\""));
+  EXPECT_THAT(f, HasSubstr("RUNNING"));
+  EXPECT_THAT(f, Not(HasSubstr("SUCCEEDED")));
 }
 
 }  // namespace

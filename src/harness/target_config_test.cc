@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness/session.h"
@@ -12,6 +13,9 @@
 
 namespace kfpbench::harness {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(TargetConfig, SelectsNamedAndDefaultTargets) {
   auto c = ParseTargetConfig(R"(
@@ -37,7 +41,7 @@ targets:
   EXPECT_TRUE(prod->insecure);
   auto missing = SelectTarget(*c, "staging");
   ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.error().message.find("known: local, production"), std::string::npos);
+  EXPECT_THAT(missing.error().message, HasSubstr("known: local, production"));
   EXPECT_TRUE(SelectTarget(TargetConfig{}, "").ok());
 }
 
@@ -54,7 +58,7 @@ TEST(TargetConfig, BadFilesNameFileAndKey) {
        }) {
     auto c = ParseTargetConfig(text, "cfg.yaml");
     ASSERT_FALSE(c.ok()) << text;
-    EXPECT_NE(c.error().message.find(fragment), std::string::npos) << c.error().message;
+    EXPECT_THAT(c.error().message, HasSubstr(fragment)) << c.error().message;
     EXPECT_EQ(c.error().message.rfind("cfg.yaml: ", 0), 0u) << c.error().message;
   }
 }
@@ -75,10 +79,9 @@ TEST(TargetConfig, AFilesCredentialIsSentOnlyWhereTheCommandLineSays) {
 
   auto refused = ResolveTarget(none, scenario, "s.json");
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.error().message.find("a file alone does not send a credential"),
-            std::string::npos)
+  EXPECT_THAT(refused.error().message, HasSubstr("a file alone does not send a credential"))
       << refused.error().message;
-  EXPECT_NE(refused.error().message.find("--host https://evil.example.com"), std::string::npos);
+  EXPECT_THAT(refused.error().message, HasSubstr("--host https://evil.example.com"));
 
   TargetOptions confirmed = none;
   confirmed.host = "https://evil.example.com/";
@@ -109,7 +112,7 @@ TEST(TargetConfig, AFilesCredentialIsSentOnlyWhereTheCommandLineSays) {
                   .ok());
   auto by_default = ResolveTarget(config, {}, "");
   ASSERT_FALSE(by_default.ok());
-  EXPECT_NE(by_default.error().message.find("--target NAME"), std::string::npos);
+  EXPECT_THAT(by_default.error().message, HasSubstr("--target NAME"));
   config.target = "prod";
   auto named = ResolveTarget(config, {}, "");
   ASSERT_TRUE(named.ok()) << named.error().message;
@@ -136,8 +139,8 @@ TEST(TargetConfig, ATokenFileHoldsExactlyOneToken) {
     ASSERT_TRUE(WriteFileAtomically(path, text).ok());
     auto s = open(path);
     ASSERT_FALSE(s.ok()) << ::testing::PrintToString(std::string(text));
-    EXPECT_EQ(s.error().message.find("tok-"), std::string::npos) << s.error().message;
-    EXPECT_EQ(s.error().message.find("X-Injected"), std::string::npos) << s.error().message;
+    EXPECT_THAT(s.error().message, Not(HasSubstr("tok-"))) << s.error().message;
+    EXPECT_THAT(s.error().message, Not(HasSubstr("X-Injected"))) << s.error().message;
   }
   const std::string good = (dir / "good").string();
   ASSERT_TRUE(WriteFileAtomically(good, "  one-token\n").ok());
@@ -147,7 +150,7 @@ TEST(TargetConfig, ATokenFileHoldsExactlyOneToken) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   auto from_fifo = open(fifo);  // returns at once: a FIFO is not read
   ASSERT_FALSE(from_fifo.ok());
-  EXPECT_NE(from_fifo.error().message.find("not a regular file"), std::string::npos);
+  EXPECT_THAT(from_fifo.error().message, HasSubstr("not a regular file"));
   fs::remove_all(dir);
 }
 

@@ -1,6 +1,7 @@
 // The target flags end to end with the real binary: --api v1beta1 against the
 // embedded backend's v1 subset, and https to `kfpbench serve --tls-cert`
 // with --ca-file, --insecure and a kfpbench.yaml target.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -15,6 +16,7 @@
 namespace kfpbench::harness {
 namespace {
 
+using ::testing::HasSubstr;
 using namespace kfpbench::testing;  // Kfpbench(), ChildProcess, ScratchDirTest, ReadJson, ...
 using nlohmann::json;
 
@@ -67,7 +69,7 @@ TEST_F(TargetE2eTest, UnknownApiVersionIsBadInput) {
   std::string file = Write("s.json", R"([{"mode":"RANDOM_GETS","runTime":"1s"}])");
   auto r = Kfpbench("run " + file + " --api v3 --out " + (dir_ / "out").string());
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("--api: unknown KFP API version 'v3'"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--api: unknown KFP API version 'v3'")) << r.output;
 }
 
 TEST_F(TargetE2eTest, HttpsToServeWithCaFileInsecureAndNamedTarget) {
@@ -96,14 +98,14 @@ TEST_F(TargetE2eTest, HttpsToServeWithCaFileInsecureAndNamedTarget) {
   {
     auto r = run("--host " + url, "untrusted");
     EXPECT_EQ(r.exit_code, 2) << r.output;
-    EXPECT_NE(r.output.find("TLS certificate rejected: unable to get local issuer certificate"),
-              std::string::npos)
+    EXPECT_THAT(r.output,
+                HasSubstr("TLS certificate rejected: unable to get local issuer certificate"))
         << r.output;
   }
   {
     auto r = run("--host " + url + " --insecure", "insecure");
     EXPECT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_NE(r.output.find("not verified (--insecure)"), std::string::npos) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("not verified (--insecure)")) << r.output;
   }
   {
     std::string config = Write("kfpbench.yaml", "targets:\n  lab:\n    host: " + url +
@@ -116,12 +118,12 @@ TEST_F(TargetE2eTest, HttpsToServeWithCaFileInsecureAndNamedTarget) {
     std::string plain = "http" + url.substr(5);
     auto r = run("--host " + plain, "plain");
     EXPECT_NE(r.exit_code, 0) << r.output;
-    EXPECT_NE(r.output.find("this port speaks TLS: use https://"), std::string::npos) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("this port speaks TLS: use https://")) << r.output;
   }
   {
     auto r = run("--host " + url + " --ca-file " + (dir_ / "missing.pem").string(), "missing");
     EXPECT_EQ(r.exit_code, 2) << r.output;
-    EXPECT_NE(r.output.find("--ca-file: cannot read"), std::string::npos) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("--ca-file: cannot read")) << r.output;
   }
   server.Stop();
 }

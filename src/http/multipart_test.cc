@@ -1,9 +1,12 @@
 #include "http/multipart.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace kfpbench::http {
 namespace {
+
+using ::testing::HasSubstr;
 
 TEST(Multipart, BuildThenParseRoundTrips) {
   std::string binary;
@@ -112,7 +115,7 @@ TEST(Multipart, ReportsWhatIsWrong) {
        }) {
     auto parts = ParseMultipart(c.content_type, c.body);
     ASSERT_FALSE(parts.ok()) << c.body;
-    EXPECT_NE(parts.error().message.find(c.why), std::string::npos)
+    EXPECT_THAT(parts.error().message, HasSubstr(c.why))
         << "got: " << parts.error().message << " want: " << c.why;
   }
 }

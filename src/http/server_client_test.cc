@@ -2,6 +2,7 @@
 // peers for what a well-behaved server never does (hang, close early, garble).
 #include <arpa/inet.h>
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -30,6 +31,8 @@ namespace kfpbench::http {
 namespace {
 
 using std::chrono::milliseconds;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 // --- raw socket helpers ------------------------------------------------------
 
@@ -242,9 +245,8 @@ TEST_F(ServerClientTest, HeaderValuesWithControlCharactersAreNeverSent) {
     extra.Add("Authorization", "Bearer " + value);
     auto r = client_->Send(Method::kGet, "/x", "", "", extra);
     ASSERT_FALSE(r.ok());
-    EXPECT_NE(r.error().message.find("header Authorization"), std::string::npos)
-        << r.error().message;
-    EXPECT_EQ(r.error().message.find("X-Injected"), std::string::npos) << r.error().message;
+    EXPECT_THAT(r.error().message, HasSubstr("header Authorization")) << r.error().message;
+    EXPECT_THAT(r.error().message, Not(HasSubstr("X-Injected"))) << r.error().message;
   }
   Headers bad_name;
   bad_name.Add("X-A\r\nB", "v");
@@ -394,7 +396,7 @@ TEST_F(ServerClientTest, BadEscapesInTargetAre400) {
     auto r = client_->Send(Method::kGet, target);
     ASSERT_TRUE(r.ok()) << r.error().message;
     EXPECT_EQ(r->status, 400) << target;
-    EXPECT_NE(r->body.find("malformed percent escape"), std::string::npos) << r->body;
+    EXPECT_THAT(r->body, HasSubstr("malformed percent escape")) << r->body;
   }
   std::lock_guard lock(seen_.mu);
   EXPECT_TRUE(seen_.requests.empty());
@@ -409,7 +411,7 @@ TEST_F(ServerClientTest, MalformedRequestsAre400) {
     WriteAll(s.fd(), garbage);
     std::string answer = ReadUntil(s.fd());  // the server closes after a 400
     EXPECT_EQ(answer.rfind("HTTP/1.1 400 Bad Request\r\n", 0), 0u) << garbage << "\n" << answer;
-    EXPECT_NE(answer.find("\r\n\r\nmalformed HTTP request: "), std::string::npos) << answer;
+    EXPECT_THAT(answer, HasSubstr("\r\n\r\nmalformed HTTP request: ")) << answer;
   }
 }
 
@@ -447,8 +449,7 @@ TEST_F(ServerClientTest, OwnAnswersTakeTheirBodyFromErrorResponse) {
   EXPECT_EQ(
       answer.rfind("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n", 0), 0u)
       << answer;
-  EXPECT_NE(answer.find(R"({"status":503,"why":"too many connections"})"), std::string::npos)
-      << answer;
+  EXPECT_THAT(answer, HasSubstr(R"({"status":503,"why":"too many connections"})")) << answer;
 }
 
 TEST_F(ServerClientTest, ExpectContinueGetsA100) {
@@ -468,7 +469,7 @@ TEST_F(ServerClientTest, Http10ClosesAfterTheResponse) {
   WriteAll(s.fd(), "GET /old HTTP/1.0\r\n\r\n");
   std::string answer = ReadUntil(s.fd());  // returns at EOF
   EXPECT_EQ(answer.rfind("HTTP/1.0 200 OK\r\n", 0), 0u) << answer;
-  EXPECT_NE(answer.find("Server: kfpbench\r\n"), std::string::npos);
+  EXPECT_THAT(answer, HasSubstr("Server: kfpbench\r\n"));
 }
 
 TEST_F(ServerClientTest, PipelinedRequestsAreAnsweredInOrder) {
@@ -503,7 +504,7 @@ TEST_F(ServerClientTest, ChunkedRequestBodiesAndTheirLimit) {
            "10\r\n0123456789abcdef\r\n1\r\nx\r\n0\r\n\r\n");
   answer = ReadUntil(s.fd());
   EXPECT_EQ(answer.rfind("HTTP/1.1 413 Payload Too Large\r\n", 0), 0u) << answer;
-  EXPECT_NE(answer.find("Connection: close\r\n"), std::string::npos) << answer;
+  EXPECT_THAT(answer, HasSubstr("Connection: close\r\n")) << answer;
 }
 
 // A client that never sends, one that stops mid-header and an idle
@@ -539,7 +540,7 @@ TEST_F(ServerClientTest, ConnectionsPastTheCapAre503) {
   Socket extra = ConnectRaw(server_->port());
   std::string answer = ReadUntil(extra.fd());
   EXPECT_EQ(answer.rfind("HTTP/1.1 503 Service Unavailable\r\n", 0), 0u) << answer;
-  EXPECT_NE(answer.find("\r\n\r\ntoo many connections"), std::string::npos) << answer;
+  EXPECT_THAT(answer, HasSubstr("\r\n\r\ntoo many connections")) << answer;
   EXPECT_EQ(server_->connections_refused(), 1u);
   held.pop_back();
   Result<Response> r = Error{"not tried"};
@@ -561,7 +562,7 @@ TEST_F(ServerClientTest, StopClosesIdleConnectionsAndIsIdempotent) {
   // The pooled connection is dead; the retry finds nobody listening.
   auto r = client_->Send(Method::kGet, "/");
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("Connection refused"), std::string::npos) << r.error().message;
+  EXPECT_THAT(r.error().message, HasSubstr("Connection refused")) << r.error().message;
 }
 
 TEST_F(ServerClientTest, StopWithoutStartAndDestroyWhileBusy) {
@@ -693,7 +694,7 @@ TEST(Client, RequestTimeoutWithoutLeakingHeaders) {
   EXPECT_EQ(r.error().code, 0);
   EXPECT_EQ(r.error().message, "GET http://127.0.0.1:" + std::to_string(port) +
                                    "/apis/v2beta1/runs: no response within 200 ms");
-  EXPECT_EQ(r.error().message.find("sekrit"), std::string::npos);
+  EXPECT_THAT(r.error().message, Not(HasSubstr("sekrit")));
 }
 
 TEST(Client, ConnectTimeout) {
@@ -751,7 +752,7 @@ TEST(Client, APostIsNeverResentSilentlyAGetIsAndIsCounted) {
   ASSERT_TRUE(client->Send(Method::kGet, "/warm").ok());
   auto post = client->Send(Method::kPost, "/runs", "{}");
   ASSERT_FALSE(post.ok());
-  EXPECT_NE(post.error().message.find("connection closed before a response"), std::string::npos)
+  EXPECT_THAT(post.error().message, HasSubstr("connection closed before a response"))
       << post.error().message;
   EXPECT_EQ(requests.load(), 2);  // the POST reached the server once, and only once
   EXPECT_EQ(client->retries(), 0u);
@@ -790,7 +791,7 @@ TEST(Client, FreshConnectionClosedEarlyIsNotRetried) {
   auto client = MakeClient(server.port());
   auto r = client->Send(Method::kGet, "/");
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("connection closed before a response"), std::string::npos)
+  EXPECT_THAT(r.error().message, HasSubstr("connection closed before a response"))
       << r.error().message;
   EXPECT_EQ(server.connections(), 1);
 }
@@ -847,10 +848,10 @@ TEST(Client, AnAnswerLargerThanTheLimitIsThatCallsErrorNotAnAllocation) {
   auto claimed = client.Send(Method::kGet, "/big");
   ASSERT_FALSE(claimed.ok());
   EXPECT_EQ(claimed.error().code, 0);
-  EXPECT_NE(claimed.error().message.find(limit), std::string::npos) << claimed.error().message;
+  EXPECT_THAT(claimed.error().message, HasSubstr(limit)) << claimed.error().message;
   auto chunked = client.Send(Method::kGet, "/chunked");
   ASSERT_FALSE(chunked.ok());
-  EXPECT_NE(chunked.error().message.find(limit), std::string::npos) << chunked.error().message;
+  EXPECT_THAT(chunked.error().message, HasSubstr(limit)) << chunked.error().message;
   // The client goes on: the next answer, within the limit, is read.
   auto next = client.Send(Method::kGet, "/small");
   ASSERT_TRUE(next.ok()) << next.error().message;

@@ -1,11 +1,15 @@
 #include "http/url.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "http/message.h"
 
 namespace kfpbench::http {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(ParseUrl, HttpWithPortAndBasePath) {
   auto url = ParseUrl("http://127.0.0.1:8888/pipeline/");
@@ -58,14 +62,14 @@ TEST(ParseUrl, RejectsBadInput) {
                         Case{"http://h/p?q=1", "query"}}) {
     auto url = ParseUrl(c.text);
     ASSERT_FALSE(url.ok()) << c.text;
-    EXPECT_NE(url.error().message.find(c.why), std::string::npos) << url.error().message;
+    EXPECT_THAT(url.error().message, HasSubstr(c.why)) << url.error().message;
   }
 }
 
 TEST(ParseUrl, DoesNotEchoUserInfo) {
   auto url = ParseUrl("http://user:s3cret@host/");
   ASSERT_FALSE(url.ok());
-  EXPECT_EQ(url.error().message.find("s3cret"), std::string::npos);
+  EXPECT_THAT(url.error().message, Not(HasSubstr("s3cret")));
 }
 
 TEST(Percent, EncodeKeepsUnreserved) {
@@ -114,7 +118,7 @@ TEST(Query, BuildRoundTrips) {
       {"page_size", "5"},
       {"x y", "a&b=c"}};
   std::string built = BuildQuery(params);
-  EXPECT_EQ(built.find(' '), std::string::npos);
+  EXPECT_THAT(built, Not(HasSubstr(" ")));
   auto back = ParseQuery(built);
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(*back, params);

@@ -2,6 +2,7 @@
 
 #include <fstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "ir/pipeline_spec.h"
@@ -9,6 +10,8 @@
 
 namespace kfpbench::ir {
 namespace {
+
+using ::testing::HasSubstr;
 
 namespace fs = std::filesystem;
 
@@ -62,14 +65,13 @@ TEST_F(ArtifactUriTest, WithoutAnObjectStoreFolderKeysAreKfpsInPodMounts) {
   EXPECT_EQ(Path("gs://bucket/data.csv"), "/gcs/bucket/data.csv");
   EXPECT_EQ(Path("minio://b/x"), "/minio/b/x");
   EXPECT_EQ(Path("oci://r/m"), "/oci/r_m/models");
-  EXPECT_NE(Refusal("gs://b/../../etc/passwd").find("names no object inside the store"),
-            std::string::npos);
+  EXPECT_THAT(Refusal("gs://b/../../etc/passwd"), HasSubstr("names no object inside the store"));
 }
 
 TEST_F(ArtifactUriTest, KeysThatClimbOutOfTheStoreAreRefused) {
   for (const char* uri : {"gs://b/../../etc/passwd", "s3://..", "minio://b/../..", "gs://",
                           "gs://.", "oci://..", "oci://"}) {
-    EXPECT_NE(Refusal(uri).find("is refused"), std::string::npos) << uri;
+    EXPECT_THAT(Refusal(uri), HasSubstr("is refused")) << uri;
   }
 }
 
@@ -78,8 +80,8 @@ TEST_F(ArtifactUriTest, LocalPathsMustLieBelowAnAllowedRoot) {
   EXPECT_EQ(Path((base_ / "work/run/a.txt").string()), (base_ / "work/run/a.txt").string());
   EXPECT_EQ(Path((base_ / "packages/data.csv").string()), (base_ / "packages/data.csv").string());
   const std::string outside = Refusal("/etc/passwd");
-  EXPECT_NE(outside.find("artifact URI '/etc/passwd' is refused: a local path must lie below"),
-            std::string::npos)
+  EXPECT_THAT(outside,
+              HasSubstr("artifact URI '/etc/passwd' is refused: a local path must lie below"))
       << outside;
   Refusal("/proc/self/environ");
   Refusal("/");
@@ -98,10 +100,10 @@ TEST_F(ArtifactUriTest, ASymbolicLinkOutOfARootIsFollowedAndRefused) {
 }
 
 TEST_F(ArtifactUriTest, OtherSchemesAndNulBytesAreRefused) {
-  EXPECT_NE(Refusal("http://example.com/x").find("unsupported storage scheme"), std::string::npos);
+  EXPECT_THAT(Refusal("http://example.com/x"), HasSubstr("unsupported storage scheme"));
   Refusal("relative/path");
   Refusal("");
-  EXPECT_NE(Refusal(std::string_view("gs://b/a\0b", 10)).find("NUL"), std::string::npos);
+  EXPECT_THAT(Refusal(std::string_view("gs://b/a\0b", 10)), HasSubstr("NUL"));
 }
 
 const std::string kImporterPipeline =
@@ -121,13 +123,13 @@ TEST_F(ArtifactUriTest, ImporterUrisKnownAtRunCreationAreChecked) {
   Status by_parameter = CheckImporterUris(good, {{"dataset_uri", "/etc/passwd"}}, roots_);
   ASSERT_FALSE(by_parameter.ok());
   EXPECT_EQ(by_parameter.error().code, kHttpBadRequest);
-  EXPECT_NE(by_parameter.error().message.find("task 'by-parameter': artifact URI '/etc/passwd'"),
-            std::string::npos)
+  EXPECT_THAT(by_parameter.error().message,
+              HasSubstr("task 'by-parameter': artifact URI '/etc/passwd'"))
       << by_parameter.error().message;
   Status by_constant =
       CheckImporterUris(ImporterSpec("/proc/self/environ"), {{"dataset_uri", "gs://b/x"}}, roots_);
   ASSERT_FALSE(by_constant.ok());
-  EXPECT_NE(by_constant.error().message.find("task 'by-constant'"), std::string::npos);
+  EXPECT_THAT(by_constant.error().message, HasSubstr("task 'by-constant'"));
   // An empty URI is left to the importer, which fails as KFP's launcher does.
   EXPECT_TRUE(CheckImporterUris(good, {{"dataset_uri", ""}}, roots_).ok());
   // What KFP's importer records, it is given: any key of its stores, one

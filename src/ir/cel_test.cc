@@ -1,11 +1,13 @@
 #include "ir/cel.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace kfpbench::ir {
 namespace {
 
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 bool Cond(const std::string& expr, const json& values) {
   auto parsed = ParseCel(expr);
@@ -53,7 +55,7 @@ TEST(Cel, ReportsErrors) {
   ASSERT_TRUE(expr.ok());
   auto v = EvalCondition(*expr, json::object());
   ASSERT_FALSE(v.ok());
-  EXPECT_NE(v.error().message.find("missing"), std::string::npos);
+  EXPECT_THAT(v.error().message, HasSubstr("missing"));
   auto cmp = ParseCel("'a' < 1");
   ASSERT_TRUE(cmp.ok());
   EXPECT_FALSE(EvalCondition(*cmp, json::object()).ok());
@@ -70,14 +72,14 @@ TEST(Cel, DeepNestingAndLongChainsAreRefusedNotOverflowed) {
                            std::string(100000, '!') + "true", std::string(100000, '-') + "1"}) {
     auto e = ParseCel(deep);
     ASSERT_FALSE(e.ok());
-    EXPECT_NE(e.error().message.find("nested more than 100 levels deep"), std::string::npos)
+    EXPECT_THAT(e.error().message, HasSubstr("nested more than 100 levels deep"))
         << e.error().message.substr(e.error().message.size() - 80);
   }
   std::string chain = "1";
   for (int i = 0; i < 5000; ++i) chain += " + 1";
   auto long_chain = ParseCel(chain);
   ASSERT_FALSE(long_chain.ok());
-  EXPECT_NE(long_chain.error().message.find("more than 200 operations deep"), std::string::npos);
+  EXPECT_THAT(long_chain.error().message, HasSubstr("more than 200 operations deep"));
   std::string selectors = "a";
   for (int i = 0; i < 5000; ++i) selectors += ".b";
   EXPECT_FALSE(ParseCel(selectors).ok());

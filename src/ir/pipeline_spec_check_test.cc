@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "ir/pipeline_spec.h"
@@ -13,6 +14,7 @@ namespace {
 
 using nlohmann::json;
 using testing::ErrorAfter;
+using ::testing::HasSubstr;
 using testing::kTwoStep;
 
 TEST(PipelineSpec, NamesUnknownComponent) {
@@ -102,7 +104,7 @@ TEST(PipelineSpec, RefusesDagsNestedDeeperThanArgoAllows) {
   for (int depth : {static_cast<int>(kMaxDagNesting), 20'000}) {
     auto deep = ParsePipelineSpecJson(NestedChain(depth));
     ASSERT_FALSE(deep.ok()) << depth;
-    EXPECT_NE(deep.error().message.find("DAGs nested more than 100 deep"), std::string::npos)
+    EXPECT_THAT(deep.error().message, HasSubstr("DAGs nested more than 100 deep"))
         << deep.error().message;
     EXPECT_EQ(deep.error().code, kHttpBadRequest);
   }

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "ir/test_support.h"
@@ -13,6 +14,7 @@ namespace {
 
 using nlohmann::json;
 using testing::ErrorAfter;
+using ::testing::HasSubstr;
 using testing::kTwoStep;
 
 TEST(PipelineSpec, ParsesTypedStructure) {
@@ -155,8 +157,8 @@ TEST(PipelineSpec, RefusesRawLoopItemsPastTheLimit) {
       {"parameterIterator", {{"itemInput", "item"}, {"items", {{"raw", items.dump()}}}}}};
   auto spec = ParsePipelineSpecJson(doc);
   ASSERT_FALSE(spec.ok());
-  EXPECT_NE(spec.error().message.find("10001 items; a ParallelFor iterates at most 10000 times"),
-            std::string::npos)
+  EXPECT_THAT(spec.error().message,
+              HasSubstr("10001 items; a ParallelFor iterates at most 10000 times"))
       << spec.error().message;
   items.erase(items.size() - 1);
   doc["root"]["dag"]["tasks"]["loop"]["parameterIterator"]["items"]["raw"] = items.dump();

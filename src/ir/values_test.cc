@@ -1,11 +1,13 @@
 #include "ir/values.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace kfpbench::ir {
 namespace {
 
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 TEST(Values, StringForms) {
   EXPECT_EQ(ParameterToString(json("abc")), "abc");
@@ -34,7 +36,7 @@ TEST(Values, StrictCheck) {
 TEST(Values, DescribesTextThatIsNotUtf8) {
   auto err = CheckParameterValue(json("ech\x83o"), ParameterType::kNumberInteger);
   ASSERT_FALSE(err.ok());
-  EXPECT_NE(err.error().message.find("got string \"ech"), std::string::npos) << err.error().message;
+  EXPECT_THAT(err.error().message, HasSubstr("got string \"ech")) << err.error().message;
 }
 
 TEST(Values, LenientCoercion) {

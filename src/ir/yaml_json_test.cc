@@ -2,6 +2,7 @@
 // the limits that keep a hostile upload from exhausting memory or the stack.
 #include <string>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "ir/pipeline_spec.h"
@@ -10,6 +11,7 @@ namespace kfpbench::ir {
 namespace {
 
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 TEST(YamlToJson, KeepsScalarTypes) {
   auto docs = YamlToJson(R"(
@@ -55,11 +57,10 @@ big: 123456789012345678901234
 TEST(YamlToJson, ReportsLineOfSyntaxError) {
   auto docs = YamlToJson("a: 1\nb: [1,\nc: 2\n");
   ASSERT_FALSE(docs.ok());
-  EXPECT_NE(docs.error().message.find("invalid YAML at line"), std::string::npos)
-      << docs.error().message;
+  EXPECT_THAT(docs.error().message, HasSubstr("invalid YAML at line")) << docs.error().message;
   auto spec = ParsePipelineSpec("pipelineInfo:\n  name: x\n   bad: indent\n");
   ASSERT_FALSE(spec.ok());
-  EXPECT_NE(spec.error().message.find("line 3"), std::string::npos) << spec.error().message;
+  EXPECT_THAT(spec.error().message, HasSubstr("line 3")) << spec.error().message;
   EXPECT_EQ(spec.error().code, 400);
 }
 
@@ -77,13 +78,13 @@ TEST(YamlLimits, AliasBombsAndDeepNestingAreRefusedNotExpanded) {
   }
   auto docs = YamlToJson(bomb);
   ASSERT_FALSE(docs.ok());
-  EXPECT_NE(docs.error().message.find("alias"), std::string::npos) << docs.error().message;
+  EXPECT_THAT(docs.error().message, HasSubstr("alias")) << docs.error().message;
   EXPECT_EQ(docs.error().code, 400);
 
   std::string deep = std::string(300, '[') + std::string(300, ']');
   auto nested = YamlToJson(deep);
   ASSERT_FALSE(nested.ok());
-  EXPECT_NE(nested.error().message.find("deep"), std::string::npos) << nested.error().message;
+  EXPECT_THAT(nested.error().message, HasSubstr("deep")) << nested.error().message;
 
   std::string deeper = std::string(100000, '[') + std::string(100000, ']');
   EXPECT_FALSE(YamlToJson(deeper).ok());  // an error, not a stack overflow
@@ -99,13 +100,12 @@ TEST(YamlLimits, ADocumentThatCannotStartIsAnErrorNotAnEndlessLoop) {
   for (const char* text : {",", ",# Outputs:", "---\n,", "a: 1\n---\n&x , b"}) {
     auto docs = YamlToJson(text);
     ASSERT_FALSE(docs.ok()) << text;
-    EXPECT_NE(docs.error().message.find("unexpected ','"), std::string::npos)
-        << docs.error().message;
+    EXPECT_THAT(docs.error().message, HasSubstr("unexpected ','")) << docs.error().message;
     EXPECT_EQ(docs.error().code, 400);
   }
   auto at = YamlToJson("a: 1\n---\n,");
   ASSERT_FALSE(at.ok());
-  EXPECT_NE(at.error().message.find("line 3, column 1"), std::string::npos) << at.error().message;
+  EXPECT_THAT(at.error().message, HasSubstr("line 3, column 1")) << at.error().message;
 
   // Empty documents, each consuming its marker, are not mistaken for a stall.
   auto empties = YamlToJson("---\n---\n---\na: 1\n...\n");
@@ -134,7 +134,7 @@ a: 2
   for (const char* bad : {"[1]: x", "{a: 1}: x", "a: &m {x: 1}\n*m : y", "~: x"}) {
     auto refused = YamlToJson(bad);
     ASSERT_FALSE(refused.ok()) << bad;
-    EXPECT_NE(refused.error().message.find("keys must be scalars"), std::string::npos)
+    EXPECT_THAT(refused.error().message, HasSubstr("keys must be scalars"))
         << refused.error().message;
   }
   // Anchors belong to their document.

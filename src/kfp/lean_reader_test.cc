@@ -1,5 +1,6 @@
 #include "kfp/lean_reader.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "kfp/model.h"
@@ -8,6 +9,7 @@ namespace kfpbench::kfp {
 namespace {
 
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 // A ListRuns answer as the model writes it (the embedded backend's and KFP's
 // shape), with the nested objects and arrays the lean reader must skip.
@@ -75,7 +77,7 @@ TEST(LeanReader, RunState) {
   std::string bogus = R"({"state": "EXPLODED"})";
   auto bad = ReadRunState(bogus);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find("EXPLODED"), std::string::npos);
+  EXPECT_THAT(bad.error().message, HasSubstr("EXPLODED"));
   std::string wrong_type = R"({"state": 3})";
   EXPECT_FALSE(ReadRunState(wrong_type).ok());
 }

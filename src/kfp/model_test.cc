@@ -1,11 +1,13 @@
 #include "kfp/model.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace kfpbench::kfp {
 namespace {
 
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 TEST(Model, RunRoundTripsInProtoJsonForm) {
   kfp::Run run;
@@ -51,10 +53,10 @@ TEST(Model, TypeErrorsNameTheField) {
   EXPECT_EQ(r.error().message, "display_name: must be a string");
   auto t = RunFromJson(json{{"created_at", "yesterday"}}, true);
   ASSERT_FALSE(t.ok());
-  EXPECT_NE(t.error().message.find("created_at"), std::string::npos);
+  EXPECT_THAT(t.error().message, HasSubstr("created_at"));
   auto s = RunFromJson(json{{"state", "DANCING"}}, true);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.error().message.find("DANCING"), std::string::npos);
+  EXPECT_THAT(s.error().message, HasSubstr("DANCING"));
   EXPECT_FALSE(RunFromJson(json::array(), true).ok());
 }
 
@@ -75,7 +77,7 @@ TEST(Model, GoZeroTimeReadsAsUnset) {
   EXPECT_EQ(run->task_details[0].start_time, WallTime(std::chrono::seconds(1795931510)));
   auto old = RunFromJson(json{{"finished_at", "1500-01-01T00:00:00Z"}}, true);
   ASSERT_FALSE(old.ok());
-  EXPECT_NE(old.error().message.find("finished_at"), std::string::npos) << old.error().message;
+  EXPECT_THAT(old.error().message, HasSubstr("finished_at")) << old.error().message;
   EXPECT_FALSE(RunFromJson(json{{"finished_at", 5}}, true).ok());
 }
 
@@ -95,7 +97,7 @@ TEST(Model, StrictReadingTakesJsonNamesAndEnumNumbers) {
 
   auto twice = RunFromJson(json{{"display_name", "a"}, {"displayName", "b"}}, true);
   ASSERT_FALSE(twice.ok());
-  EXPECT_NE(twice.error().message.find("duplicate field"), std::string::npos);
+  EXPECT_THAT(twice.error().message, HasSubstr("duplicate field"));
 
   // RecurringRun.Status numbers DISABLED 3; 2 is not a value.
   auto rr = RecurringRunFromJson(json{{"status", 3}, {"mode", "DISABLE"}}, true);

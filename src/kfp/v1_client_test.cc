@@ -1,5 +1,6 @@
 // kfp::Client under --api v1beta1 against a scripted server: v1 paths, v1
 // request bodies, and v1 answers read into the v2beta1 model.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <mutex>
@@ -13,6 +14,7 @@ namespace kfpbench::kfp {
 namespace {
 
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 TEST(V1Model, StatusWordsMapToRunStates) {
   EXPECT_EQ(v1::StateFromStatus(""), RuntimeState::kPending);
@@ -72,7 +74,7 @@ TEST(V1Model, RunWithReferencesParametersAndWorkflowNodes) {
   json bad = {{"run", {{"id", "r2"}, {"status", "Exploded"}}}};
   auto r2 = v1::RunDetailFromJson(bad);
   ASSERT_FALSE(r2.ok());
-  EXPECT_NE(r2.error().message.find("unknown status \"Exploded\""), std::string::npos);
+  EXPECT_THAT(r2.error().message, HasSubstr("unknown status \"Exploded\""));
   EXPECT_FALSE(v1::RunDetailFromJson(json{{"runs", json::array()}}).ok());
 }
 
@@ -147,7 +149,7 @@ TEST(V1Client, SendsV1PathsAndQueries) {
   ASSERT_TRUE(client.DeletePipeline("p1", true).ok());
   auto recurring = client.CreateRecurringRun({});
   ASSERT_FALSE(recurring.ok());
-  EXPECT_NE(recurring.error().message.find("v2beta1"), std::string::npos);
+  EXPECT_THAT(recurring.error().message, HasSubstr("v2beta1"));
 
   std::lock_guard lock(mu);
   ASSERT_EQ(targets.size(), 4u);

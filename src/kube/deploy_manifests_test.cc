@@ -1,4 +1,5 @@
 // deploy/kubernetes/*.yaml against the strict Kubernetes 1.33 schemas.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -14,6 +15,8 @@
 
 namespace kfpbench::kube {
 namespace {
+
+using ::testing::HasSubstr;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -73,7 +76,7 @@ TEST(DeployManifests, DockerfileCarriesTheBinarysLibraries) {
     std::string package = owner->out.substr(0, owner->out.find_first_of(":"));
     ++checked;
     if (base.count(package)) continue;
-    EXPECT_NE(dockerfile.find(" " + package + " "), std::string::npos)
+    EXPECT_THAT(dockerfile, HasSubstr(" " + package + " "))
         << path << " comes from " << package << ", which the Dockerfile's runtime stage lacks";
   }
   if (checked == 0) GTEST_SKIP() << "no dpkg";
@@ -84,8 +87,8 @@ TEST(DeployManifests, DockerfileCarriesTheBinarysLibraries) {
 TEST(DeployManifests, DockerfileRunsAsTheLoadPodsUser) {
   std::string dockerfile = ReadSmallFile(KFPBENCH_SOURCE_DIR "/Dockerfile");
   std::string uid = std::to_string(kLoadgenUid);
-  EXPECT_NE(dockerfile.find("\nUSER " + uid + ":" + uid + "\n"), std::string::npos);
-  EXPECT_NE(dockerfile.find("useradd --uid " + uid), std::string::npos);
+  EXPECT_THAT(dockerfile, HasSubstr("\nUSER " + uid + ":" + uid + "\n"));
+  EXPECT_THAT(dockerfile, HasSubstr("useradd --uid " + uid));
 }
 
 }  // namespace

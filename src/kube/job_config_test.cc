@@ -1,5 +1,6 @@
 #include "kube/job_config.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -8,6 +9,8 @@
 
 namespace kfpbench::kube {
 namespace {
+
+using ::testing::HasSubstr;
 
 const char* kConfig = R"(
 name: ddp
@@ -93,7 +96,7 @@ TEST(JobConfig, SubstituteRejectsUnknownAndUnclosed) {
 void ExpectError(const std::string& yaml, const std::string& needle) {
   auto c = ParseJobConfig(yaml);
   ASSERT_FALSE(c.ok()) << yaml;
-  EXPECT_NE(c.error().message.find(needle), std::string::npos) << c.error().message;
+  EXPECT_THAT(c.error().message, HasSubstr(needle)) << c.error().message;
 }
 
 TEST(JobConfig, BadInputNamesTheKey) {

@@ -1,5 +1,6 @@
 #include "kube/job_files.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,6 +11,9 @@
 
 namespace kfpbench::kube {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -54,7 +58,7 @@ TEST_F(JobFilesTest, ScriptsTheCommandNamesAreShippedAndMounted) {
     EXPECT_EQ(pod["containers"][0]["command"][2], "--lib=/etc/kfpbench/job/lib/util.py");
   }
   // Never this machine's folder.
-  EXPECT_EQ(doc->dump().find(dir_.string()), std::string::npos);
+  EXPECT_THAT(doc->dump(), Not(HasSubstr(dir_.string())));
 }
 
 TEST_F(JobFilesTest, AFolderInTheImageShipsNothing) {
@@ -72,21 +76,20 @@ TEST_F(JobFilesTest, AFolderInTheImageShipsNothing) {
 TEST_F(JobFilesTest, WhatCannotBeShippedIsRefusedWithTheFlagToSet) {
   auto missing = PrepareClusterJob(Config("[python3, '{{config_dir}}/gone.py']"));
   ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.error().message.find("{{config_dir}}/gone.py"), std::string::npos)
+  EXPECT_THAT(missing.error().message, HasSubstr("{{config_dir}}/gone.py"))
       << missing.error().message;
-  EXPECT_NE(missing.error().message.find("--set config_dir=FOLDER"), std::string::npos);
+  EXPECT_THAT(missing.error().message, HasSubstr("--set config_dir=FOLDER"));
   auto folder = PrepareClusterJob(Config("[python3, x.py, '--data={{config_dir}}']"));
   ASSERT_FALSE(folder.ok());
-  EXPECT_NE(folder.error().message.find("command[2]: {{config_dir}} must name a file"),
-            std::string::npos)
+  EXPECT_THAT(folder.error().message, HasSubstr("command[2]: {{config_dir}} must name a file"))
       << folder.error().message;
   auto climbs = PrepareClusterJob(Config("[python3, '{{config_dir}}/../x.py']"));
   ASSERT_FALSE(climbs.ok());
   std::ofstream(dir_ / "big.py") << std::string(kConfigMapMaxBytes, '#');
   auto big = PrepareClusterJob(Config("[python3, '{{config_dir}}/big.py']"));
   ASSERT_FALSE(big.ok());
-  EXPECT_NE(big.error().message.find("a ConfigMap holds"), std::string::npos);
-  EXPECT_NE(big.error().message.find("--set config_dir=FOLDER"), std::string::npos);
+  EXPECT_THAT(big.error().message, HasSubstr("a ConfigMap holds"));
+  EXPECT_THAT(big.error().message, HasSubstr("--set config_dir=FOLDER"));
 }
 
 TEST_F(JobFilesTest, NothingNamedNothingShipped) {

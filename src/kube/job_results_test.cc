@@ -1,5 +1,6 @@
 #include "kube/job_results.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -9,6 +10,8 @@
 
 namespace kfpbench::kube {
 namespace {
+
+using ::testing::HasSubstr;
 
 namespace fs = std::filesystem;
 
@@ -44,7 +47,7 @@ TEST(JobResults, AnErrorNamesWhatCouldNotBeWritten) {
   ASSERT_TRUE(WriteFileAtomically(file, "x").ok());
   auto st = WriteJobResults(TwoRuns(), file / "out");
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.error().message.find(file.string()), std::string::npos) << st.error().message;
+  EXPECT_THAT(st.error().message, HasSubstr(file.string())) << st.error().message;
   fs::remove(file);
 }
 

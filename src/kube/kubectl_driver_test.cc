@@ -3,6 +3,7 @@
 // pod lists). No cluster is reachable from the tests.
 #include "kube/kubectl_driver.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -14,6 +15,9 @@
 
 namespace kfpbench::kube {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -173,7 +177,7 @@ TEST_F(KubectlDriverTest, AppliesWaitsReadsLogsDeletes) {
   EXPECT_EQ(calls[7],
             "delete pytorchjobs.kubeflow.org ddp-0 -n bench --ignore-not-found --wait=false");
   // What was applied is the rendered manifest.
-  EXPECT_NE(ReadSmallFile(dir_ / "applied.yaml").find("--batch-size=16"), std::string::npos);
+  EXPECT_THAT(ReadSmallFile(dir_ / "applied.yaml"), HasSubstr("--batch-size=16"));
 }
 
 // The script {{config_dir}} names reaches the pods in a ConfigMap applied
@@ -196,10 +200,10 @@ timeoutSeconds: 5
   auto outcome = Driver().Run(*c, ExpandSweep(*c)[0]);
   EXPECT_TRUE(outcome.succeeded) << outcome.error;
   std::string applied = ReadSmallFile(dir_ / "applied.yaml");
-  EXPECT_NE(applied.find("kind: ConfigMap"), std::string::npos) << applied;
-  EXPECT_NE(applied.find("name: ddp-files"), std::string::npos) << applied;
-  EXPECT_NE(applied.find("/etc/kfpbench/job/train.py"), std::string::npos) << applied;
-  EXPECT_EQ(applied.find(dir_.string()), std::string::npos) << applied;
+  EXPECT_THAT(applied, HasSubstr("kind: ConfigMap")) << applied;
+  EXPECT_THAT(applied, HasSubstr("name: ddp-files")) << applied;
+  EXPECT_THAT(applied, HasSubstr("/etc/kfpbench/job/train.py")) << applied;
+  EXPECT_THAT(applied, Not(HasSubstr(dir_.string()))) << applied;
   EXPECT_EQ(Calls().back(), "delete configmap ddp-files -n bench --ignore-not-found --wait=false");
 }
 
@@ -220,15 +224,15 @@ TEST_F(KubectlDriverTest, FailedConditionFailsWithReasonAndLogTail) {
         "Traceback (most recent call last):\nRuntimeError: gloo connect timed out\n");
   auto outcome = Driver().Run(config_, ExpandSweep(config_)[0]);
   EXPECT_FALSE(outcome.succeeded);
-  EXPECT_NE(
-      outcome.error.find(
+  EXPECT_THAT(
+      outcome.error,
+      HasSubstr(
           "PyTorchJob ddp-0 failed: PyTorchJobFailed (PyTorchJob bench/ddp-0 is failed because 1 "
-          "Worker replica(s) failed.)"),
-      std::string::npos)
+          "Worker replica(s) failed.)"))
       << outcome.error;
-  EXPECT_NE(outcome.error.find("last lines of pod ddp-0-worker-0:\nTraceback"), std::string::npos)
+  EXPECT_THAT(outcome.error, HasSubstr("last lines of pod ddp-0-worker-0:\nTraceback"))
       << outcome.error;
-  EXPECT_NE(outcome.error.find("RuntimeError: gloo connect timed out"), std::string::npos);
+  EXPECT_THAT(outcome.error, HasSubstr("RuntimeError: gloo connect timed out"));
   EXPECT_EQ(Calls().back().substr(0, 6), "delete");
 }
 
@@ -240,8 +244,7 @@ TEST_F(KubectlDriverTest, TimeoutStillCleansUp) {
           .dump());
   auto outcome = Driver().Run(config_, ExpandSweep(config_)[0]);
   EXPECT_FALSE(outcome.succeeded);
-  EXPECT_NE(outcome.error.find("timed out after 1 s waiting for ddp-0"), std::string::npos)
-      << outcome.error;
+  EXPECT_THAT(outcome.error, HasSubstr("timed out after 1 s waiting for ddp-0")) << outcome.error;
   EXPECT_EQ(Calls().back().substr(0, 6), "delete");
 }
 
@@ -252,9 +255,8 @@ TEST_F(KubectlDriverTest, ApplyErrorIsReported) {
         "kind \"PyTorchJob\" in version \"kubeflow.org/v1\"\nensure CRDs are installed first\n");
   auto outcome = Driver().Run(config_, ExpandSweep(config_)[0]);
   EXPECT_FALSE(outcome.succeeded);
-  EXPECT_NE(outcome.error.find("kubectl create failed (exit 1)"), std::string::npos)
-      << outcome.error;
-  EXPECT_NE(outcome.error.find("ensure CRDs are installed first"), std::string::npos);
+  EXPECT_THAT(outcome.error, HasSubstr("kubectl create failed (exit 1)")) << outcome.error;
+  EXPECT_THAT(outcome.error, HasSubstr("ensure CRDs are installed first"));
   EXPECT_EQ(Calls().size(), 1u);  // nothing to wait for or delete
 }
 
@@ -266,11 +268,9 @@ TEST_F(KubectlDriverTest, AnEarlierJobOfTheSameNameIsRefused) {
         Job({Condition("Succeeded", "True", "PyTorchJobSucceeded", "old")}).dump());
   auto outcome = Driver().Run(config_, ExpandSweep(config_)[0]);
   EXPECT_FALSE(outcome.succeeded);
-  EXPECT_NE(outcome.error.find("PyTorchJob ddp-0 exists already in namespace bench"),
-            std::string::npos)
+  EXPECT_THAT(outcome.error, HasSubstr("PyTorchJob ddp-0 exists already in namespace bench"))
       << outcome.error;
-  EXPECT_NE(outcome.error.find("kubectl delete pytorchjobs.kubeflow.org ddp-0 -n bench"),
-            std::string::npos);
+  EXPECT_THAT(outcome.error, HasSubstr("kubectl delete pytorchjobs.kubeflow.org ddp-0 -n bench"));
   auto calls = Calls();
   ASSERT_EQ(calls.size(), 2u);  // create, get; nothing waited for or deleted
   EXPECT_EQ(calls[1], "get pytorchjobs.kubeflow.org ddp-0 -n bench -o json --ignore-not-found");

@@ -1,5 +1,6 @@
 #include "kube/loadgen.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -11,6 +12,9 @@
 
 namespace kfpbench::kube {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -43,11 +47,10 @@ TEST(Loadgen, IndexedJobRunsOneShardPerPod) {
   EXPECT_EQ(job["spec"]["completions"], 4);
   EXPECT_EQ(job["spec"]["backoffLimitPerIndex"], 0);
   std::string script = Script(job);
-  EXPECT_NE(script.find("kfpbench run '/etc/kfpbench/scenario/smoke.json' --host "
-                        "'http://ml-pipeline.kubeflow:8888' --shard \"$i/4\""),
-            std::string::npos)
+  EXPECT_THAT(script, HasSubstr("kfpbench run '/etc/kfpbench/scenario/smoke.json' --host "
+                                "'http://ml-pipeline.kubeflow:8888' --shard \"$i/4\""))
       << script;
-  EXPECT_NE(script.find("i=\"${JOB_COMPLETION_INDEX}\""), std::string::npos) << script;
+  EXPECT_THAT(script, HasSubstr("i=\"${JOB_COMPLETION_INDEX}\"")) << script;
   const auto& cm = (*docs)[0];
   EXPECT_EQ(cm["data"]["smoke.json"], "{\"scenarios\": []}");
   EXPECT_EQ(cm["data"]["pipelines.a.yaml"], "pipelineInfo: {}");
@@ -73,9 +76,9 @@ TEST(Loadgen, IndexedJobRunsOneShardPerPod) {
 
 TEST(Loadgen, ShardsWaitForOneStartTime) {
   std::string script = Script((*RenderLoadgen(DefaultLoadgenOptions()))[1]);
-  EXPECT_NE(script.find("start_ns=1800000000000000000\n"), std::string::npos) << script;
-  EXPECT_NE(script.find("2027-01-15T08:00:00Z"), std::string::npos) << script;
-  EXPECT_NE(script.find("exit 3"), std::string::npos);
+  EXPECT_THAT(script, HasSubstr("start_ns=1800000000000000000\n")) << script;
+  EXPECT_THAT(script, HasSubstr("2027-01-15T08:00:00Z")) << script;
+  EXPECT_THAT(script, HasSubstr("exit 3"));
   auto o = DefaultLoadgenOptions();
   o.start_at = {};
   EXPECT_FALSE(RenderLoadgen(o).ok());
@@ -89,13 +92,11 @@ TEST(Loadgen, TokenComesFromASecretFile) {
   const auto& spec = (*docs)[1]["spec"]["template"]["spec"];
   EXPECT_EQ(spec["volumes"][2]["secret"]["secretName"], "kfp-token");
   EXPECT_EQ(spec["containers"][0]["volumeMounts"][2]["mountPath"], "/var/run/secrets/kfpbench");
-  EXPECT_NE(Script((*docs)[1]).find("--token-file '/var/run/secrets/kfpbench/token'"),
-            std::string::npos);
+  EXPECT_THAT(Script((*docs)[1]), HasSubstr("--token-file '/var/run/secrets/kfpbench/token'"));
   EXPECT_EQ(TokenSecretCommand(o, "/home/me/my token"),
             "kubectl create secret generic kfp-token -n default --from-file=token='/home/me/my "
             "token'");
-  EXPECT_EQ(Script((*RenderLoadgen(DefaultLoadgenOptions()))[1]).find("--token-file"),
-            std::string::npos);
+  EXPECT_THAT(Script((*RenderLoadgen(DefaultLoadgenOptions()))[1]), Not(HasSubstr("--token-file")));
 }
 
 // A namespace enforcing the `restricted` Pod Security Standard admits the
@@ -126,9 +127,9 @@ TEST(Loadgen, PodsMeetTheRestrictedPodSecurityStandard) {
 TEST(Loadgen, ShardsGetTheKfpNamespaceTimeScaleAndCaFile) {
   auto o = DefaultLoadgenOptions();
   std::string plain = Script((*RenderLoadgen(o))[1]);
-  EXPECT_EQ(plain.find("--namespace"), std::string::npos) << plain;
-  EXPECT_EQ(plain.find("--time-scale"), std::string::npos) << plain;
-  EXPECT_EQ(plain.find("--ca-file"), std::string::npos) << plain;
+  EXPECT_THAT(plain, Not(HasSubstr("--namespace"))) << plain;
+  EXPECT_THAT(plain, Not(HasSubstr("--time-scale"))) << plain;
+  EXPECT_THAT(plain, Not(HasSubstr("--ca-file"))) << plain;
   o.kube_namespace = "loadgen";
   o.kfp_namespace = "team a";
   o.time_scale = 0.25;
@@ -139,10 +140,10 @@ TEST(Loadgen, ShardsGetTheKfpNamespaceTimeScaleAndCaFile) {
   auto docs = RenderLoadgen(o);
   ASSERT_TRUE(docs.ok()) << docs.error().message;
   std::string script = Script((*docs)[1]);
-  EXPECT_NE(script.find(" --namespace 'team a'"), std::string::npos) << script;
-  EXPECT_NE(script.find(" --time-scale 0.25"), std::string::npos) << script;
-  EXPECT_NE(script.find(" --ca-file '/etc/kfpbench/scenario/ca/" + ca.filename().string() + "'"),
-            std::string::npos)
+  EXPECT_THAT(script, HasSubstr(" --namespace 'team a'")) << script;
+  EXPECT_THAT(script, HasSubstr(" --time-scale 0.25")) << script;
+  EXPECT_THAT(script,
+              HasSubstr(" --ca-file '/etc/kfpbench/scenario/ca/" + ca.filename().string() + "'"))
       << script;
   EXPECT_EQ((*docs)[0]["metadata"]["namespace"], "loadgen");
   EXPECT_EQ((*docs)[1]["metadata"]["namespace"], "loadgen");
@@ -152,7 +153,7 @@ TEST(Loadgen, ShardsGetTheKfpNamespaceTimeScaleAndCaFile) {
   }
   EXPECT_TRUE(shipped);
   o.time_scale = 0;
-  EXPECT_NE(RenderLoadgen(o).error().message.find("--time-scale"), std::string::npos);
+  EXPECT_THAT(RenderLoadgen(o).error().message, HasSubstr("--time-scale"));
   EXPECT_FALSE(ShipCaFile("/nonexistent/ca.crt", o).ok());
 }
 
@@ -162,13 +163,13 @@ TEST(Loadgen, BadOptions) {
   EXPECT_FALSE(RenderLoadgen(o).ok());
   o = DefaultLoadgenOptions();
   o.host.clear();
-  EXPECT_NE(RenderLoadgen(o).error().message.find("--host"), std::string::npos);
+  EXPECT_THAT(RenderLoadgen(o).error().message, HasSubstr("--host"));
   o = DefaultLoadgenOptions();
   o.memory = "lots";
-  EXPECT_NE(RenderLoadgen(o).error().message.find("--memory"), std::string::npos);
+  EXPECT_THAT(RenderLoadgen(o).error().message, HasSubstr("--memory"));
   o = DefaultLoadgenOptions();
   o.cpu = "1 core";
-  EXPECT_NE(RenderLoadgen(o).error().message.find("--cpu"), std::string::npos);
+  EXPECT_THAT(RenderLoadgen(o).error().message, HasSubstr("--cpu"));
 }
 
 // No kfpbench image is published: a set naming none, or the placeholder, would
@@ -176,16 +177,15 @@ TEST(Loadgen, BadOptions) {
 TEST(Loadgen, RefusesAnImageNoNodeCouldPull) {
   auto o = DefaultLoadgenOptions();
   o.image.clear();
-  EXPECT_NE(RenderLoadgen(o).error().message.find("--image is required"), std::string::npos);
+  EXPECT_THAT(RenderLoadgen(o).error().message, HasSubstr("--image is required"));
   o.image = "ghcr.io/kfpbench/kfpbench:0.1.0";
-  EXPECT_NE(RenderLoadgen(o).error().message.find("published nowhere"), std::string::npos);
+  EXPECT_THAT(RenderLoadgen(o).error().message, HasSubstr("published nowhere"));
 }
 
 TEST(Loadgen, HostIsQuotedForTheShell) {
   auto o = DefaultLoadgenOptions();
   o.host = "http://x/'; rm -rf /";
-  EXPECT_NE(Script((*RenderLoadgen(o))[1]).find(R"(--host 'http://x/'\''; rm -rf /')"),
-            std::string::npos);
+  EXPECT_THAT(Script((*RenderLoadgen(o))[1]), HasSubstr(R"(--host 'http://x/'\''; rm -rf /')"));
 }
 
 TEST(Loadgen, ConfigMapKeysAreValidAndUnique) {
@@ -254,20 +254,19 @@ TEST_F(ShipScenarioTest, RefusesWhatNoPodCouldBeGiven) {
   auto absolute =
       ShipScenario(scenario, {{"[0].pipelineFileName", "/abs/p.yaml", "/abs/p.yaml"}}, o);
   ASSERT_FALSE(absolute.ok());
-  EXPECT_NE(absolute.error().message.find("[0].pipelineFileName: '/abs/p.yaml' is a path on this"),
-            std::string::npos)
+  EXPECT_THAT(absolute.error().message,
+              HasSubstr("[0].pipelineFileName: '/abs/p.yaml' is a path on this"))
       << absolute.error().message;
   Write("big.yaml", std::string(kConfigMapMaxBytes, 'x'));
   auto big = ShipScenario(scenario, {{"[0]", "big.yaml", dir_ / "big.yaml"}}, o);
   ASSERT_FALSE(big.ok());
-  EXPECT_NE(big.error().message.find("over the 1 MiB (1048576 bytes) a ConfigMap holds"),
-            std::string::npos)
+  EXPECT_THAT(big.error().message, HasSubstr("over the 1 MiB (1048576 bytes) a ConfigMap holds"))
       << big.error().message;
-  EXPECT_NE(big.error().message.find("big.yaml (1048576 bytes)"), std::string::npos);
+  EXPECT_THAT(big.error().message, HasSubstr("big.yaml (1048576 bytes)"));
   Write("bin.yaml", std::string("\xff\xfe", 2));
   auto binary = ShipScenario(scenario, {{"[0]", "bin.yaml", dir_ / "bin.yaml"}}, o);
   ASSERT_FALSE(binary.ok());
-  EXPECT_NE(binary.error().message.find("not UTF-8"), std::string::npos);
+  EXPECT_THAT(binary.error().message, HasSubstr("not UTF-8"));
 }
 
 TEST(Loadgen, ValidatesAgainstStrictSchemas) {

@@ -1,3 +1,4 @@
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -16,6 +17,8 @@
 
 namespace kfpbench::kube {
 namespace {
+
+using ::testing::HasSubstr;
 
 std::string Env(const LocalReplica& r, const std::string& key) {
   std::string v;
@@ -116,9 +119,9 @@ TEST(LocalDriver, FailedReplicaFailsTheJobWithItsLogTail) {
   auto point = ExpandSweep(c)[0];
   auto outcome = driver.Run(c, point);
   EXPECT_FALSE(outcome.succeeded);
-  EXPECT_NE(outcome.error.find("replica sh-0-worker-0 exited with code 3"), std::string::npos)
+  EXPECT_THAT(outcome.error, HasSubstr("replica sh-0-worker-0 exited with code 3"))
       << outcome.error;
-  EXPECT_NE(outcome.error.find("boom-on-worker"), std::string::npos) << outcome.error;
+  EXPECT_THAT(outcome.error, HasSubstr("boom-on-worker")) << outcome.error;
   EXPECT_LT(outcome.duration_seconds, 20);  // the sleeping master was killed, not waited for
 }
 
@@ -130,14 +133,13 @@ TEST(LocalDriver, TimeoutAndMissingProgram) {
   LocalDriver driver({});
   auto outcome = driver.Run(c, ExpandSweep(c)[0]);
   EXPECT_FALSE(outcome.succeeded);
-  EXPECT_NE(outcome.error.find("timed out after 1 s"), std::string::npos) << outcome.error;
+  EXPECT_THAT(outcome.error, HasSubstr("timed out after 1 s")) << outcome.error;
 
   auto missing =
       Config("name: m\nkind: Job\nimage: i\ncommand: [/nonexistent/prog]\nreplicas: {Worker: 1}\n");
   auto o2 = driver.Run(missing, ExpandSweep(missing)[0]);
   EXPECT_FALSE(o2.succeeded);
-  EXPECT_NE(o2.error.find("cannot run '/nonexistent/prog': No such file"), std::string::npos)
-      << o2.error;
+  EXPECT_THAT(o2.error, HasSubstr("cannot run '/nonexistent/prog': No such file")) << o2.error;
 }
 
 // Debian's Open MPI: mpirun reads the hostfile the driver wrote and starts
@@ -182,17 +184,16 @@ TEST(LocalDriver, InterpreterWithoutTheFrameworkNamedBeforeAnyReplica) {
   auto python = FakePython("kfpbench-fake-python", "numpy");
   auto status = CheckInterpreterImports(python.string(), "torch");
   ASSERT_FALSE(status.ok());
-  EXPECT_NE(status.error().message.find(python.string() + " cannot import torch"),
-            std::string::npos)
+  EXPECT_THAT(status.error().message, HasSubstr(python.string() + " cannot import torch"))
       << status.error().message;
-  EXPECT_NE(status.error().message.find("No module named 'torch'"), std::string::npos);
-  EXPECT_NE(status.error().message.find("--set python="), std::string::npos);
+  EXPECT_THAT(status.error().message, HasSubstr("No module named 'torch'"));
+  EXPECT_THAT(status.error().message, HasSubstr("--set python="));
   EXPECT_TRUE(CheckInterpreterImports(python.string(), "numpy").ok());
   EXPECT_TRUE(CheckInterpreterImports("/bin/sh", "torch").ok());   // not Python: not checked
   EXPECT_TRUE(CheckInterpreterImports(python.string(), "").ok());  // the kind needs nothing
   auto missing = CheckInterpreterImports("python-kfpbench-missing", "torch");
   ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.error().message.find("not on PATH"), std::string::npos);
+  EXPECT_THAT(missing.error().message, HasSubstr("not on PATH"));
 
   // Through a sweep: one clear error, and no replica starts.
   auto c = Config("name: t\nkind: PyTorchJob\nimage: i\ncommand: [" + python.string() +
@@ -202,7 +203,7 @@ TEST(LocalDriver, InterpreterWithoutTheFrameworkNamedBeforeAnyReplica) {
   LocalDriver driver({work, true});
   auto result = RunSweep(c, driver);
   ASSERT_FALSE(result.ok());
-  EXPECT_NE(result.error().message.find("cannot import torch"), std::string::npos);
+  EXPECT_THAT(result.error().message, HasSubstr("cannot import torch"));
   EXPECT_FALSE(std::filesystem::exists(work / "t-0"));
   EXPECT_EQ(KindInfo(JobKind::kTFJob).framework_module, "tensorflow");
   EXPECT_EQ(KindInfo(JobKind::kMPIJob).framework_module, "");
@@ -214,8 +215,8 @@ TEST(LocalDriver, SuggestsTheSystemInterpreterWhenItHasTheFramework) {
   auto python = FakePython("kfpbench-fake-python-2", "numpy");
   auto status = CheckInterpreterImports(python.string(), "torch");
   ASSERT_FALSE(status.ok());
-  EXPECT_NE(status.error().message.find("/usr/bin/python3 can: pass --set python=/usr/bin/python3"),
-            std::string::npos)
+  EXPECT_THAT(status.error().message,
+              HasSubstr("/usr/bin/python3 can: pass --set python=/usr/bin/python3"))
       << status.error().message;
 }
 
@@ -241,8 +242,7 @@ TEST(Process, SpawnLoggedAppendsBothStreamsToTheLogWithTheEnvironment) {
   EXPECT_EQ(ReadSmallFile(log), "out 2 " + dir.string() + "\nerr\n");
   auto missing = SpawnLogged({{"no-such-program-kfpbench"}, {}, dir, log});
   ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.error().message.find("command not found: 'no-such-program-kfpbench'"),
-            std::string::npos);
+  EXPECT_THAT(missing.error().message, HasSubstr("command not found: 'no-such-program-kfpbench'"));
   std::filesystem::remove_all(dir);
 }
 

@@ -1,11 +1,14 @@
 #include "kube/log_metrics.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "kube/job_results.h"
 
 namespace kfpbench::kube {
 namespace {
+
+using ::testing::HasSubstr;
 
 MetricSpec Spec(const std::string& name, const std::string& regex, const std::string& jsonl = "") {
   MetricSpec s;
@@ -61,11 +64,10 @@ TEST(LogMetrics, JsonlSkipsOtherLinesAndReducesAcrossReplicas) {
 TEST(LogMetrics, BadRegexIsAnErrorNamingTheMetric) {
   auto no_group = LogMetric::Compile(Spec("m", "(?<a>1)(?<b>2)"));
   ASSERT_FALSE(no_group.ok());
-  EXPECT_NE(no_group.error().message.find("metrics.m.regex: needs a named group"),
-            std::string::npos);
+  EXPECT_THAT(no_group.error().message, HasSubstr("metrics.m.regex: needs a named group"));
   auto bad = LogMetric::Compile(Spec("m", "(?<value>[0-9"));
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find("metrics.m.regex"), std::string::npos);
+  EXPECT_THAT(bad.error().message, HasSubstr("metrics.m.regex"));
 }
 
 TEST(JobResults, CsvHasOneRowPerRunAndQuotes) {

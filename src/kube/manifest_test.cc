@@ -1,5 +1,6 @@
 #include "kube/manifest.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -12,6 +13,7 @@ namespace kfpbench::kube {
 namespace {
 
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 const std::filesystem::path kShared = KFPBENCH_SOURCE_DIR "/../shared";
 
@@ -85,8 +87,8 @@ TEST(Manifest, YamlKeepsAmbiguousStringsStrings) {
   auto doc = RenderManifest(c, ExpandSweep(c)[0]);
   ASSERT_TRUE(doc.ok());
   std::string yaml = ToYaml(*doc);
-  EXPECT_NE(yaml.find("value: \"16\""), std::string::npos) << yaml;
-  EXPECT_NE(yaml.find("value: \"true\""), std::string::npos) << yaml;
+  EXPECT_THAT(yaml, HasSubstr("value: \"16\"")) << yaml;
+  EXPECT_THAT(yaml, HasSubstr("value: \"true\"")) << yaml;
   auto back = YamlToJson(yaml);
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(*back, *doc);

@@ -2,12 +2,15 @@
 // in testdata/ (not recordings: no cluster is reachable from the tests).
 #include "kube/pod_reader.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "kube/testdata/fixtures.h"
 
 namespace kfpbench::kube {
 namespace {
+
+using ::testing::HasSubstr;
 
 const std::vector<std::string> kPods = {
     "hello-pipeline-x7k2p-system-container-driver-1183203540",
@@ -90,7 +93,7 @@ TEST(PodReader, KubectlFailuresAreCountedNotFatal) {
     auto r = ReadPods(kPods, o);
     EXPECT_EQ(r.unread.size(), 5u);
     ASSERT_EQ(r.errors.size(), 1u);
-    EXPECT_NE(r.errors[0].find("kubectl get pods"), std::string::npos) << r.errors[0];
+    EXPECT_THAT(r.errors[0], HasSubstr("kubectl get pods")) << r.errors[0];
   }
 }
 
@@ -121,9 +124,8 @@ TEST(PodReader, ArgoNodeIdsResolveThroughTheirWorkflowsPods) {
   EXPECT_EQ(r.missing, (std::set<std::string>{"hello-pipeline-zzzzz-1", "not-a-node-id"}));
   auto calls = env.Calls();
   ASSERT_EQ(calls.size(), 3u);
-  EXPECT_NE(calls[1].find("-l workflows.argoproj.io/workflow in "
-                          "(hello-pipeline-x7k2p,hello-pipeline-zzzzz) -o json"),
-            std::string::npos)
+  EXPECT_THAT(calls[1], HasSubstr("-l workflows.argoproj.io/workflow in "
+                                  "(hello-pipeline-x7k2p,hello-pipeline-zzzzz) -o json"))
       << calls[1];
 }
 

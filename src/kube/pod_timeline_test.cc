@@ -4,6 +4,7 @@
 // cases for the rules the fixtures do not reach.
 #include "kube/pod_timeline.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -14,6 +15,8 @@
 
 namespace kfpbench::kube {
 namespace {
+
+using ::testing::HasSubstr;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -277,7 +280,7 @@ TEST(PodTimeline, BadInputIsAnErrorNamingThePod) {
   pod["metadata"]["creationTimestamp"] = "yesterday";
   auto p = ReadPodTimeline(pod, {});
   ASSERT_FALSE(p.ok());
-  EXPECT_NE(p.error().message.find("pod p metadata.creationTimestamp"), std::string::npos)
+  EXPECT_THAT(p.error().message, HasSubstr("pod p metadata.creationTimestamp"))
       << p.error().message;
   pod["metadata"].erase("creationTimestamp");
   EXPECT_FALSE(ReadPodTimeline(pod, {}).ok());
@@ -286,7 +289,7 @@ TEST(PodTimeline, BadInputIsAnErrorNamingThePod) {
   json conditions = {{{"type", "PodScheduled"}, {"status", "True"}, {"lastTransitionTime", 5}}};
   auto c = ReadPodTimeline(Pod("Running", conditions, json::array()), {});
   ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.error().message.find("PodScheduled"), std::string::npos) << c.error().message;
+  EXPECT_THAT(c.error().message, HasSubstr("PodScheduled")) << c.error().message;
 }
 
 TEST(PodTimeline, PullDurationFromMessage) {

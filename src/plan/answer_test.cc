@@ -4,12 +4,16 @@
 
 #include <filesystem>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "util/files.h"
 
 namespace kfpbench::plan {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -74,10 +78,10 @@ TEST(Answer, AnArrivalScaleIsAskedOnTheRecordedPattern) {
   EXPECT_EQ(a->neighbour.nodes, 1);
   EXPECT_EQ(a->neighbour.verdict, Verdict::kMisses);
   const std::string text = Describe(*a);
-  EXPECT_NE(text.find("the recorded arrivals x20 (200 runs) on 2 nodes keep run p95 within 1m35s"),
-            std::string::npos)
+  EXPECT_THAT(
+      text, HasSubstr("the recorded arrivals x20 (200 runs) on 2 nodes keep run p95 within 1m35s"))
       << text;
-  EXPECT_EQ(text.find("analytic"), std::string::npos) << text;  // waves are for runs at once
+  EXPECT_THAT(text, Not(HasSubstr("analytic"))) << text;  // waves are for runs at once
   EXPECT_EQ(ToJson(*a)["arrivals"], "recorded");
   EXPECT_EQ(ToJson(*a)["metric"], "run p95");
 
@@ -115,7 +119,7 @@ TEST(Answer, AnArrivalScaleRefusesWhatItCannotAnswer) {
   auto p = AnswerQuestion(page, {{}, pattern.dir / "page.html"});
   ASSERT_FALSE(p.ok());
   EXPECT_TRUE(p.error().BadInput());
-  EXPECT_NE(p.error().message.find("--html"), std::string::npos);
+  EXPECT_THAT(p.error().message, HasSubstr("--html"));
   EXPECT_FALSE(ParseMetric("p95").ok());
   EXPECT_EQ(*ParseMetric("wait-p95"), Metric::kWaitP95);
 }
@@ -153,14 +157,13 @@ TEST(Answer, TheQuestionsFaultsAreBadInputAndAFileNotWrittenIsNot) {
   auto m = AnswerQuestion(missing);
   ASSERT_FALSE(m.ok());
   EXPECT_TRUE(m.error().BadInput());
-  EXPECT_NE(m.error().message.find("/nonexistent/cluster.yaml"), std::string::npos)
-      << m.error().message;
+  EXPECT_THAT(m.error().message, HasSubstr("/nonexistent/cluster.yaml")) << m.error().message;
   fs::path nowhere = "/nonexistent/folder/answer.json";
   int told = 0;
   auto w = AnswerQuestion(TenRunsOnTwoNodes(), {nowhere, {}}, [&](const Answer&) { ++told; });
   ASSERT_FALSE(w.ok());
   EXPECT_FALSE(w.error().BadInput()) << w.error().message;
-  EXPECT_NE(w.error().message.find(nowhere.string()), std::string::npos) << w.error().message;
+  EXPECT_THAT(w.error().message, HasSubstr(nowhere.string())) << w.error().message;
   EXPECT_EQ(told, 1);  // the answer was shown before the file failed
 }
 

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "sim/config.h"
@@ -12,6 +13,9 @@
 
 namespace kfpbench::plan {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace fs = std::filesystem;
 
@@ -58,8 +62,8 @@ TEST_F(CalibrationTest, OneLevelGivesStepModelsWrittenForSimulate) {
   ASSERT_TRUE(text.ok()) << text.error().message;
   EXPECT_EQ(nlohmann::json::parse(*text), sim::ToJson(*c));
   std::string said = Describe(*c, r);
-  EXPECT_NE(said.find("calibrated from 5 runs"), std::string::npos) << said;
-  EXPECT_EQ(said.find("api not fitted"), std::string::npos) << said;  // one level: not tried
+  EXPECT_THAT(said, HasSubstr("calibrated from 5 runs")) << said;
+  EXPECT_THAT(said, Not(HasSubstr("api not fitted"))) << said;  // one level: not tried
 }
 
 TEST_F(CalibrationTest, InputsAreBadInputAndAFileNotWrittenIsNot) {
@@ -69,7 +73,7 @@ TEST_F(CalibrationTest, InputsAreBadInputAndAFileNotWrittenIsNot) {
   auto m = CalibrateFromFiles(missing);
   ASSERT_FALSE(m.ok());
   EXPECT_TRUE(m.error().BadInput());
-  EXPECT_NE(m.error().message.find("missing"), std::string::npos) << m.error().message;
+  EXPECT_THAT(m.error().message, HasSubstr("missing")) << m.error().message;
   CalibrationRequest no_pipeline = missing;
   no_pipeline.pipeline = dir_ / "pipeline.yaml";
   EXPECT_TRUE(CalibrateFromFiles(no_pipeline).error().BadInput());
@@ -80,7 +84,7 @@ TEST_F(CalibrationTest, InputsAreBadInputAndAFileNotWrittenIsNot) {
   auto w = CalibrateFromFiles(nowhere);
   ASSERT_FALSE(w.ok());
   EXPECT_FALSE(w.error().BadInput()) << w.error().message;
-  EXPECT_NE(w.error().message.find(nowhere.out.string()), std::string::npos) << w.error().message;
+  EXPECT_THAT(w.error().message, HasSubstr(nowhere.out.string())) << w.error().message;
 }
 
 // One run of four_steps.yaml as a results.json: 60/150/210/60 s steps, 4 s
@@ -126,10 +130,10 @@ TEST_F(CalibrationTest, SummaryLevelsFitAndARunBesideThemPinsTheSplit) {
   auto read_back = sim::ParseCalibration(*text);  // what simulate and plan read
   ASSERT_TRUE(read_back.ok()) << read_back.error().message;
   EXPECT_EQ(read_back->steps.by_label.size(), 4u);
-  EXPECT_NE(Describe(*c, r).find("question"), std::string::npos) << Describe(*c, r);
+  EXPECT_THAT(Describe(*c, r), HasSubstr("question")) << Describe(*c, r);
   auto html = ReadFile(r.html);
   ASSERT_TRUE(html.ok());
-  EXPECT_NE(html->find("\"role\":\"question\""), std::string::npos);
+  EXPECT_THAT(*html, HasSubstr("\"role\":\"question\""));
   // plan --html finds the fit through the workload's calibration file.
   ASSERT_TRUE(WriteFileAtomically(dir_ / "workload.yaml", "pipeline: " + pipeline.string() +
                                                               "\ncalibration: calibration.json\n")

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness/e2e_support.h"
@@ -16,6 +17,8 @@
 namespace kfpbench::plan {
 namespace {
 
+using ::testing::HasSubstr;
+using ::testing::Not;
 using namespace std::chrono_literals;
 
 class CapacityPageTest : public ::testing::Test {
@@ -60,11 +63,11 @@ TEST_F(CapacityPageTest, SweepsScaleTheWayTheyShould) {
 TEST_F(CapacityPageTest, PageIsSelfContainedAndEscapesItsText) {
   CapacityPage page{"plan <40 runs>", "answer: \"4 nodes\" </script><b>", &sweeps_, &over_time_};
   std::string html = RenderCapacityPage(page);
-  EXPECT_NE(html.find("<title>plan &lt;40 runs&gt;</title>"), std::string::npos);
-  EXPECT_NE(html.find("&lt;/script&gt;&lt;b&gt;"), std::string::npos);
-  EXPECT_EQ(html.find("</script><b>"), std::string::npos);
-  EXPECT_EQ(html.find("http://"), std::string::npos);
-  EXPECT_EQ(html.find("https://"), std::string::npos);
+  EXPECT_THAT(html, HasSubstr("<title>plan &lt;40 runs&gt;</title>"));
+  EXPECT_THAT(html, HasSubstr("&lt;/script&gt;&lt;b&gt;"));
+  EXPECT_THAT(html, Not(HasSubstr("</script><b>")));
+  EXPECT_THAT(html, Not(HasSubstr("http://")));
+  EXPECT_THAT(html, Not(HasSubstr("https://")));
   nlohmann::json data = PageData(page);
   EXPECT_EQ(data["by_runs"]["runs"].size(), sweeps_.by_runs.size());
   EXPECT_EQ(data["by_nodes"]["makespan"].size(), sweeps_.by_nodes.size());
@@ -114,7 +117,7 @@ TEST(CapacityPageFitTest, CarriesTheFittedLevelsWithTheirErrors) {
   nlohmann::json data = PageData(page);
   EXPECT_EQ(data["fit"]["levels"].size(), 2u);
   EXPECT_EQ(data["fit"]["levels"][1]["error"], 0.09);
-  EXPECT_NE(RenderCapacityPage(page).find("fitChart(data.fit)"), std::string::npos);
+  EXPECT_THAT(RenderCapacityPage(page), HasSubstr("fitChart(data.fit)"));
   EXPECT_FALSE(PageData({"t", "s", nullptr, nullptr}).contains("fit"));
 }
 
@@ -133,11 +136,10 @@ TEST_F(CapacityPageTest, EveryChartDrawsInABrowser) {
       WriteCapacityPage({"capacity", "summary", &*judged, &over_time_, &*answer}, path).ok());
   std::string dom = testing::ChromiumDom(path, dir / "profile", "1200,2400");
   std::filesystem::remove_all(dir);
-  ASSERT_NE(dom.find("id=\"status\" data-ready=\"true\""), std::string::npos)
-      << dom.substr(0, 3000);
+  ASSERT_THAT(dom, HasSubstr("id=\"status\" data-ready=\"true\"")) << dom.substr(0, 3000);
   size_t errors = dom.find("<ul id=\"errors\"");
   ASSERT_NE(errors, std::string::npos);
-  EXPECT_EQ(dom.substr(errors, dom.find("</ul>", errors) - errors).find("<li"), std::string::npos)
+  EXPECT_THAT(dom.substr(errors, dom.find("</ul>", errors) - errors), Not(HasSubstr("<li")))
       << dom.substr(errors, 2000);
   size_t charts = dom.find("<div id=\"charts\">");
   ASSERT_NE(charts, std::string::npos);
@@ -145,10 +147,10 @@ TEST_F(CapacityPageTest, EveryChartDrawsInABrowser) {
   // Two sweeps, the share within T and what binds along each, and three
   // over-time charts.
   EXPECT_EQ(testing::CountOf(body, "data-drawn=\"true\""), 9u);
-  EXPECT_NE(body.find("Replications finishing within T = 1h0m0s versus nodes"), std::string::npos);
-  EXPECT_NE(body.find("data-labels=\""), std::string::npos);
+  EXPECT_THAT(body, HasSubstr("Replications finishing within T = 1h0m0s versus nodes"));
+  EXPECT_THAT(body, HasSubstr("data-labels=\""));
   EXPECT_EQ(testing::CountOf(body, "data-drawn=\"false\""), 0u);
-  EXPECT_NE(body.find("class=\"uplot"), std::string::npos);
+  EXPECT_THAT(body, HasSubstr("class=\"uplot"));
 }
 
 // With a store past its capacity, each sweep carries its demand alone, and
@@ -176,13 +178,12 @@ TEST(CapacityPageShared, SweepsCarryTheStoreFloorAndThePageDrawsIt) {
   ASSERT_TRUE(WriteCapacityPage({"capacity", "summary", &*sweeps, nullptr, nullptr}, path).ok());
   std::string dom = testing::ChromiumDom(path, dir / "profile", "1200,2400");
   std::filesystem::remove_all(dir);
-  ASSERT_NE(dom.find("id=\"status\" data-ready=\"true\""), std::string::npos)
-      << dom.substr(0, 3000);
+  ASSERT_THAT(dom, HasSubstr("id=\"status\" data-ready=\"true\"")) << dom.substr(0, 3000);
   // Two sweeps and what binds along each: the store, once its demand is most
   // of the makespan.
   EXPECT_EQ(testing::CountOf(dom, "data-drawn=\"true\""), 4u);
-  EXPECT_NE(dom.find("artifact store alone"), std::string::npos);
-  EXPECT_NE(dom.find("the artifact store"), std::string::npos);
+  EXPECT_THAT(dom, HasSubstr("artifact store alone"));
+  EXPECT_THAT(dom, HasSubstr("the artifact store"));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "plan/pipeline_fit.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "sim/test_support.h"
@@ -7,6 +8,8 @@
 
 namespace kfpbench::plan {
 namespace {
+
+using ::testing::HasSubstr;
 
 StepExecution Step(const std::string& name, double cpu, double memory_gi) {
   StepExecution e;
@@ -43,9 +46,8 @@ TEST(PipelineFit, WidestLevelDecidesHowManyRunsFitANode) {
   EXPECT_EQ(r.pipeline_fit->tasks, (std::vector<std::string>{"train-a", "train-b", "train-c"}));
   EXPECT_EQ(r.bottleneck_jobs, 10);
   std::string text = Describe(r);
-  EXPECT_NE(text.find("3 whole pipelines fit at once, limited by cpu at their widest level "
-                      "(train-a, train-b, train-c: 4500m CPU, 6Gi requested together)"),
-            std::string::npos)
+  EXPECT_THAT(text, HasSubstr("3 whole pipelines fit at once, limited by cpu at their widest level "
+                              "(train-a, train-b, train-c: 4500m CPU, 6Gi requested together)"))
       << text;
   EXPECT_EQ(ToJson(r)["pipelines_per_node"]["pipelines"], 3);
 

@@ -13,6 +13,7 @@
 namespace kfpbench::plan {
 namespace {
 
+using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
 sim::ClusterSpec Pool(int max) {
@@ -40,7 +41,7 @@ TEST(Plan, TimeForMatchesTheSimulatorAndExplainsTheGap) {
   ASSERT_TRUE(a.ok()) << a.error().message;
   EXPECT_GE(a->makespan, 90s);
   EXPECT_LT(a->makespan, 360s);  // slots left by narrow stages get used
-  EXPECT_NE(a->explanation.find("faster"), std::string::npos) << a->explanation;
+  EXPECT_THAT(a->explanation, HasSubstr("faster")) << a->explanation;
   auto one = TimeFor(Pool(10), Work(), 1, 1);
   ASSERT_TRUE(one.ok());
   EXPECT_EQ(one->makespan, 90s);
@@ -288,8 +289,7 @@ TEST(Plan, OutputNeverRoundsAcrossALimitNorMisCounts) {
   auto a = TimeFor(Pool(10), Work(), 4, 1, {3, 0.9});
   ASSERT_TRUE(a.ok());
   std::string text = Describe(*a);
-  EXPECT_NE(text.find("P90 3m30s, median 3m30s, range 3m30s to 3m30s (3 replications)"),
-            std::string::npos)
+  EXPECT_THAT(text, HasSubstr("P90 3m30s, median 3m30s, range 3m30s to 3m30s (3 replications)"))
       << text;
   auto one = TimeFor(Pool(10), Work(), 1, 1, {1, 0.9});
   ASSERT_TRUE(one.ok());

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "results/results_json.h"
@@ -11,6 +12,8 @@
 
 namespace kfpbench::plan {
 namespace {
+
+using ::testing::HasSubstr;
 
 nlohmann::json Task(const std::string& name, nlohmann::json extra) {
   nlohmann::json t = {{"name", name},
@@ -67,8 +70,8 @@ TEST(ProfileResultsTest, ResultsWithoutResourceFiguresSayWhatWasLookedFor) {
       {"runs", {{{"state", "SUCCEEDED"}, {"tasks", {Task("a", nlohmann::json::object())}}}}}};
   auto e = ExecutionsFromResults(results, {});
   ASSERT_FALSE(e.ok());
-  EXPECT_NE(e.error().message.find("none of its 1 succeeded step(s) carries resource figures"),
-            std::string::npos);
+  EXPECT_THAT(e.error().message,
+              HasSubstr("none of its 1 succeeded step(s) carries resource figures"));
   EXPECT_FALSE(ExecutionsFromResults(nlohmann::json::object(), {}).ok());
 }
 
@@ -78,11 +81,10 @@ TEST(ProfileResultsTest, FileErrorsNameTheFile) {
   std::ofstream(dir / "results.json") << "{not json";
   auto bad = ProfileFromResultsFile(dir, nullptr, {});
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find((dir / "results.json").string() + ": not valid JSON"),
-            std::string::npos);
+  EXPECT_THAT(bad.error().message, HasSubstr((dir / "results.json").string() + ": not valid JSON"));
   auto missing = ProfileFromResultsFile(dir / "nope.json", nullptr, {});
   ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.error().message.find("nope.json"), std::string::npos);
+  EXPECT_THAT(missing.error().message, HasSubstr("nope.json"));
   std::filesystem::remove_all(dir);
 }
 

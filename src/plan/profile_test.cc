@@ -1,5 +1,6 @@
 #include "plan/profile.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "ir/pipeline_spec.h"
@@ -8,6 +9,9 @@
 
 namespace kfpbench::plan {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(ProfileTest, CpuRoundsUpTo100mAndMemoryTo64Mi) {
   EXPECT_DOUBLE_EQ(RoundCpuUp(0), 0.1);
@@ -57,8 +61,8 @@ TEST(ProfileTest, NodeSizeParsesAndBadOnesSayWhatIsExpected) {
   for (const char* bad : {"16cpu", "abc,56Gi", "16cpu,lots", "0,56Gi", "16,0", "-2,1Gi", ","}) {
     auto r = ParseNodeSize(bad);
     ASSERT_FALSE(r.ok()) << bad;
-    EXPECT_NE(r.error().message.find("--node-size"), std::string::npos);
-    EXPECT_NE(r.error().message.find("16cpu,56Gi"), std::string::npos);
+    EXPECT_THAT(r.error().message, HasSubstr("--node-size"));
+    EXPECT_THAT(r.error().message, HasSubstr("16cpu,56Gi"));
   }
 }
 
@@ -115,18 +119,16 @@ TEST(ProfileTest, BuildProfileGroupsExecutionsAndFindsTheBottleneck) {
   EXPECT_EQ(r.bottleneck_jobs, 6);
 
   std::string text = Describe(r);
-  EXPECT_NE(text.find("Rule: request = p95 x 1.25, limit = peak x 1.25 (25% headroom)"),
-            std::string::npos)
+  EXPECT_THAT(text, HasSubstr("Rule: request = p95 x 1.25, limit = peak x 1.25 (25% headroom)"))
       << text;
-  EXPECT_NE(text.find("the bottleneck step is train: 6 fit on one node by their requests"),
-            std::string::npos)
+  EXPECT_THAT(text, HasSubstr("the bottleneck step is train: 6 fit on one node by their requests"))
       << text;
   nlohmann::json j = ToJson(r);
   EXPECT_EQ(j["steps"][1]["recommended"]["cpu_request"], "2500m");
   EXPECT_EQ(j["steps"][1]["recommended"]["memory_request"], "5Gi");
   EXPECT_EQ(j["bottleneck"]["step"], "train");
   EXPECT_EQ(j["steps"][1]["jobs_per_node"]["jobs"], 6);
-  EXPECT_EQ(text.find("before its first sample"), std::string::npos);
+  EXPECT_THAT(text, Not(HasSubstr("before its first sample")));
 
   // A step that ended before the first sample is kept, and said to be unknown.
   StepExecution quick;
@@ -135,7 +137,7 @@ TEST(ProfileTest, BuildProfileGroupsExecutionsAndFindsTheBottleneck) {
   ASSERT_EQ(q.steps.size(), 1u);
   EXPECT_TRUE(q.steps[0].no_data);
   EXPECT_DOUBLE_EQ(q.steps[0].recommended.cpu_request, 0.1);
-  EXPECT_NE(Describe(q).find("Step quick ended before its first sample"), std::string::npos);
+  EXPECT_THAT(Describe(q), HasSubstr("Step quick ended before its first sample"));
 }
 
 TEST(ProfileTest, SizedPipelineCarriesTheRecommendationsAndStillCompiles) {

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "report/reporter.h"
@@ -14,6 +15,7 @@ namespace kfpbench::report {
 namespace {
 
 using results::testing::ReadFile;
+using ::testing::HasSubstr;
 
 // Results with every caveat: partial, stub steps, runs from the cache,
 // --time-scale, a lagging observer and a benchmark's objects kept.
@@ -50,11 +52,10 @@ TEST(Caveats, EachIsSaidOnceInItsOwnWords) {
                 "cache: {} of {} runs were answered entirely from KFP's cache", runs, runs)),
             0u)
       << caveats[2].text;
-  EXPECT_NE(caveats[3].text.find("--time-scale 0.05"), std::string::npos);
-  EXPECT_NE(caveats[4].text.find("1400 ms after the server's finished_at at p50"),
-            std::string::npos)
+  EXPECT_THAT(caveats[3].text, HasSubstr("--time-scale 0.05"));
+  EXPECT_THAT(caveats[4].text, HasSubstr("1400 ms after the server's finished_at at p50"))
       << caveats[4].text;
-  EXPECT_NE(caveats[5].text.find("kfpbench-b1"), std::string::npos);
+  EXPECT_THAT(caveats[5].text, HasSubstr("kfpbench-b1"));
   EXPECT_TRUE(CaveatsOf(results::testing::SyntheticResults(1)).empty());
 }
 
@@ -76,12 +77,12 @@ TEST(Caveats, EveryReporterShowsEveryCaveat) {
     size_t at = console.str().find(c.text);
     EXPECT_LT(at, console.str().find("API calls")) << c.text;
     EXPECT_LT(md.find(c.text.substr(0, 20)), md.find("| operation |")) << c.text;
-    EXPECT_NE(xml.find("<property name=\"caveat." + c.key + "\""), std::string::npos) << c.key;
+    EXPECT_THAT(xml, HasSubstr("<property name=\"caveat." + c.key + "\"")) << c.key;
     // The page carries them as data, which its script draws at the top
     // (html_reporter_test looks at the drawn page).
-    EXPECT_NE(html->find("\"key\":\"" + c.key + "\""), std::string::npos) << c.key;
+    EXPECT_THAT(*html, HasSubstr("\"key\":\"" + c.key + "\"")) << c.key;
   }
-  EXPECT_NE(xml.find("<system-out>caveat: PARTIAL results"), std::string::npos) << xml;
+  EXPECT_THAT(xml, HasSubstr("<system-out>caveat: PARTIAL results")) << xml;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "report/repetitions.h"
@@ -14,6 +15,8 @@
 namespace kfpbench::report {
 namespace {
 
+using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::RepeatedRuns;
 
 // One repetition: GetRun latencies drawn from a lognormal around 5 ms, times `scale`.
@@ -118,8 +121,8 @@ TEST(Compare, FormatsAndRejectsBadOptions) {
   CompareOptions o;
   auto c = Compare(Repetitions(1, 5, 1.0), Repetitions(2, 5, 2.0), o);
   ASSERT_TRUE(c.ok());
-  EXPECT_NE(ComparisonText(*c, o).find("GetRun"), std::string::npos);
-  EXPECT_NE(ComparisonText(*c, o).find("REGRESSION"), std::string::npos);
+  EXPECT_THAT(ComparisonText(*c, o), HasSubstr("GetRun"));
+  EXPECT_THAT(ComparisonText(*c, o), HasSubstr("REGRESSION"));
   EXPECT_TRUE(ComparisonMarkdown(*c, o).starts_with("### kfpbench compare — ❌ regression"));
   auto j = ComparisonJson(*c, o);
   EXPECT_EQ(j["regressed"], true);
@@ -148,8 +151,8 @@ TEST(Compare, ASlowdownRepeatedThreeTimesIsCaughtOverTheRuns) {
   EXPECT_EQ(p50.verdict, ChangeVerdict::kRegressed);
   EXPECT_TRUE(c->regressed);
   std::string text = ComparisonText(*c, o);
-  EXPECT_NE(text.find("3 vs 3 repetition(s)"), std::string::npos) << text;
-  EXPECT_NE(text.find("verdict: REGRESSION"), std::string::npos) << text;
+  EXPECT_THAT(text, HasSubstr("3 vs 3 repetition(s)")) << text;
+  EXPECT_THAT(text, HasSubstr("verdict: REGRESSION")) << text;
   // Unchanged runs: a pass the test had the power to refuse.
   auto same = Compare({base}, {RepeatedRuns(3, 900)}, o);
   ASSERT_TRUE(same.ok());
@@ -180,8 +183,8 @@ TEST(Compare, RepetitionsThatDifferAlikeOnBothSidesAreComparedAsBlocks) {
   EXPECT_EQ(p50.verdict, ChangeVerdict::kRegressed);
   EXPECT_TRUE(c->regressed);
   std::string text = ComparisonText(*c, o);
-  EXPECT_NE(text.find("repetition k against repetition k as a block"), std::string::npos) << text;
-  EXPECT_NE(text.find("verdict: REGRESSION"), std::string::npos) << text;
+  EXPECT_THAT(text, HasSubstr("repetition k against repetition k as a block")) << text;
+  EXPECT_THAT(text, HasSubstr("verdict: REGRESSION")) << text;
   // Nothing slower: the blocks have the power to say so.
   auto same = Compare({base}, {RepeatedRuns(3, 900, {0.8, 1.0, 1.25})}, o);
   ASSERT_TRUE(same.ok());
@@ -207,15 +210,15 @@ TEST(Compare, RepetitionsThatDifferUnlikeLeaveThreeBlocksInconclusive) {
   EXPECT_FALSE(c->regressed);
   EXPECT_TRUE(c->inconclusive);
   std::string text = ComparisonText(*c, o);
-  EXPECT_NE(text.find("INCONCLUSIVE: run_duration cannot detect a 5% change with these samples "
-                      "(3 vs 3 blocks, as the repetitions differ): the smallest it detects is +"),
-            std::string::npos)
+  EXPECT_THAT(text,
+              HasSubstr("INCONCLUSIVE: run_duration cannot detect a 5% change with these samples "
+                        "(3 vs 3 blocks, as the repetitions differ): the smallest it detects is +"))
       << text;
-  EXPECT_NE(text.find("verdict: INCONCLUSIVE"), std::string::npos) << text;
+  EXPECT_THAT(text, HasSubstr("verdict: INCONCLUSIVE")) << text;
   auto j = ComparisonJson(*c, o);
   EXPECT_EQ(j["inconclusive"], true);
   EXPECT_EQ(j["changes"][0]["sample"], "blocks");
-  EXPECT_NE(ComparisonMarkdown(*c, o).find("inconclusive"), std::string::npos);
+  EXPECT_THAT(ComparisonMarkdown(*c, o), HasSubstr("inconclusive"));
 }
 
 // Sides with different numbers of repetitions have no blocks to pair: one
@@ -236,12 +239,12 @@ TEST(Compare, RepetitionsThatDifferWithoutPartnersAreSamplesAndInconclusive) {
   EXPECT_GE(p50.ci_high, p50.change);
   EXPECT_EQ(p50.verdict, ChangeVerdict::kInconclusive);
   std::string text = ComparisonText(*c, o);
-  EXPECT_NE(text.find("INCONCLUSIVE: run_duration cannot detect a 5% change with these samples "
-                      "(3 vs 2 repetitions, as the repetitions differ): the smallest it detects "
-                      "is +"),
-            std::string::npos)
+  EXPECT_THAT(text,
+              HasSubstr("INCONCLUSIVE: run_duration cannot detect a 5% change with these samples "
+                        "(3 vs 2 repetitions, as the repetitions differ): the smallest it detects "
+                        "is +"))
       << text;
-  EXPECT_NE(text.find("Welch t test"), std::string::npos) << text;
+  EXPECT_THAT(text, HasSubstr("Welch t test")) << text;
 }
 
 // Issue 39, the three contradictions, on runs that sleep 300 ms x 3.
@@ -289,7 +292,7 @@ TEST(Compare, AVerdictNeverContradictsItsInterval) {
   EXPECT_GT(p50.ci_low, 0);
   EXPECT_EQ(p50.verdict, ChangeVerdict::kUnderMinEffect);
   EXPECT_FALSE(p50.fails);
-  EXPECT_EQ(VerdictName(p50.verdict).find("no significant"), std::string::npos);
+  EXPECT_THAT(VerdictName(p50.verdict), Not(HasSubstr("no significant")));
   for (uint64_t seed = 0; seed < 6; ++seed) {
     auto d =
         Compare(Repetitions(10 + seed, 20, 1.0), Repetitions(20 + seed, 20, 1.0 + 0.01 * seed), o);
@@ -360,8 +363,8 @@ TEST(Compare, SetUpOperationsAreShownButNotGated) {
   EXPECT_EQ(Find(*c, "CreateRun", "p50").verdict, ChangeVerdict::kInconclusive);
   EXPECT_TRUE(c->inconclusive);
   std::string text = ComparisonText(*c, o);
-  EXPECT_NE(text.find("gate: every row but set-up operations"), std::string::npos) << text;
-  EXPECT_NE(text.find("UploadPipeline (under 10 values a side)"), std::string::npos) << text;
+  EXPECT_THAT(text, HasSubstr("gate: every row but set-up operations")) << text;
+  EXPECT_THAT(text, HasSubstr("UploadPipeline (under 10 values a side)")) << text;
   // Named, the gate is about GetRun's p50 alone: CreateRun is shown, not gated.
   o.gate = {"GetRun:p50"};
   c = Compare(SmokeLike(1, 1.0), SmokeLike(2, 1.0), o);
@@ -372,8 +375,8 @@ TEST(Compare, SetUpOperationsAreShownButNotGated) {
   EXPECT_FALSE(c->inconclusive) << ComparisonText(*c, o);
   EXPECT_FALSE(c->regressed);
   text = ComparisonText(*c, o);
-  EXPECT_NE(text.find("gate (--metric): GetRun:p50"), std::string::npos) << text;
-  EXPECT_NE(text.find("inconclusive (not gated)"), std::string::npos) << text;
+  EXPECT_THAT(text, HasSubstr("gate (--metric): GetRun:p50")) << text;
+  EXPECT_THAT(text, HasSubstr("inconclusive (not gated)")) << text;
   // A slower candidate fails the same gate.
   EXPECT_TRUE(Compare(SmokeLike(1, 1.0), SmokeLike(2, 1.5), o)->regressed);
   // A statistic named but not testable is inconclusive, not a pass.
@@ -381,9 +384,9 @@ TEST(Compare, SetUpOperationsAreShownButNotGated) {
   c = Compare(SmokeLike(1, 1.0), SmokeLike(2, 1.0), o);
   ASSERT_TRUE(c.ok());
   EXPECT_TRUE(c->inconclusive);
-  EXPECT_NE(ComparisonText(*c, o).find("INCONCLUSIVE: UploadPipeline:p50 (under 10 values a "
-                                       "side) is named by the gate but was not tested"),
-            std::string::npos);
+  EXPECT_THAT(ComparisonText(*c, o),
+              HasSubstr("INCONCLUSIVE: UploadPipeline:p50 (under 10 values a "
+                        "side) is named by the gate but was not tested"));
 }
 
 TEST(Compare, TheGateNamesWhatWasMeasuredOrIsRefused) {
@@ -391,9 +394,8 @@ TEST(Compare, TheGateNamesWhatWasMeasuredOrIsRefused) {
   o.gate = {"GetRunn"};
   auto c = Compare(SmokeLike(1, 1.0), SmokeLike(2, 1.0), o);
   ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.error().message.find("neither side measured GetRunn (measured: run_duration, "
-                                   "CreateRun, GetRun, UploadPipeline)"),
-            std::string::npos)
+  EXPECT_THAT(c.error().message, HasSubstr("neither side measured GetRunn (measured: run_duration, "
+                                           "CreateRun, GetRun, UploadPipeline)"))
       << c.error().message;
   o.gate = {"GetRun:p90"};
   EXPECT_FALSE(Compare(SmokeLike(1, 1.0), SmokeLike(2, 1.0), o).ok());
@@ -454,7 +456,7 @@ TEST(Compare, AGrowthCurveThatGotSteeperIsARegression) {
   }
   EXPECT_TRUE(found);
   EXPECT_TRUE(c->regressed);
-  EXPECT_NE(ComparisonText(*c, {}).find("steeper (FAIL)"), std::string::npos);
+  EXPECT_THAT(ComparisonText(*c, {}), HasSubstr("steeper (FAIL)"));
   auto back = Compare({steep}, {flat}, {});
   ASSERT_TRUE(back.ok());
   EXPECT_FALSE(back->regressed);

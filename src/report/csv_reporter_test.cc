@@ -1,3 +1,4 @@
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "report/reporter.h"
@@ -7,6 +8,7 @@ namespace kfpbench::report {
 namespace {
 
 using results::testing::ReadFile;
+using ::testing::HasSubstr;
 
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> out;
@@ -52,9 +54,9 @@ TEST(CsvReport, WritesStressStepsSchedulesAndEachRunsLateness) {
   auto runs = Lines(ReadFile(dir.path() / "csv" / "runs.csv"));
   EXPECT_TRUE(runs[0].ends_with(
       "latency_from_intended_ms,recurring_run_id,scheduled_at,trigger_lag_ms,error"));
-  EXPECT_NE(runs[1].find(",2250.000,,,,"), std::string::npos) << runs[1];
-  EXPECT_NE(runs[2].find(",rr-1,"), std::string::npos) << runs[2];
-  EXPECT_NE(runs[2].find(",40.000,"), std::string::npos) << runs[2];
+  EXPECT_THAT(runs[1], HasSubstr(",2250.000,,,,")) << runs[1];
+  EXPECT_THAT(runs[2], HasSubstr(",rr-1,")) << runs[2];
+  EXPECT_THAT(runs[2], HasSubstr(",40.000,")) << runs[2];
   auto stress = Lines(ReadFile(dir.path() / "csv" / "stress.csv"));
   ASSERT_EQ(stress.size(), 3u);
   EXPECT_EQ(stress[1], "0,15,3,0,1200,0.000000,true,,");
@@ -93,7 +95,7 @@ TEST(CsvReport, FailsOnAnUnwritableFolder) {
   std::ofstream(dir.path() / "file") << "x";
   Status s = CsvReporter(dir.path() / "file" / "csv").Report(results::testing::SyntheticResults(1));
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.error().message.find("file"), std::string::npos);
+  EXPECT_THAT(s.error().message, HasSubstr("file"));
 }
 
 }  // namespace

@@ -1,9 +1,12 @@
 #include "report/failures.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace kfpbench::report {
 namespace {
+
+using ::testing::HasSubstr;
 
 results::RunRecord Record(std::string id, RuntimeState state, std::string error = "") {
   results::RunRecord r;
@@ -39,8 +42,7 @@ TEST(Failures, EveryRefusedCreateRunFailsWithTheServersReason) {
   ASSERT_EQ(reasons.size(), 2u);
   EXPECT_EQ(reasons[0],
             "every CreateRun call failed (6 of 6): HTTP 400: unknown parameter 'durtion'");
-  EXPECT_NE(reasons[1].find("6 of 6 runs did not succeed (6 not created;"), std::string::npos)
-      << reasons[1];
+  EXPECT_THAT(reasons[1], HasSubstr("6 of 6 runs did not succeed (6 not created;")) << reasons[1];
   EXPECT_TRUE(NotCreated(r.runs[0]));
 }
 
@@ -60,8 +62,7 @@ TEST(Failures, FailedRunsBeyondTheTolerance) {
   r.runs.push_back(Record("e", RuntimeState::kRunning));  // still running when the drain ended
   reasons = FailureReasons(r, {0.25});
   ASSERT_EQ(reasons.size(), 1u);
-  EXPECT_NE(reasons[0].find("2 of 5 runs did not succeed (1 FAILED, 1 unfinished;"),
-            std::string::npos)
+  EXPECT_THAT(reasons[0], HasSubstr("2 of 5 runs did not succeed (1 FAILED, 1 unfinished;"))
       << reasons[0];
 }
 

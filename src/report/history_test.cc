@@ -7,6 +7,7 @@
 
 #include <sstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "report/test_support.h"
@@ -14,6 +15,9 @@
 
 namespace kfpbench::report {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 // `n` synthetic results a day apart; latency grows by `growth` per run.
 std::vector<NamedResults> Series(int n, double growth, uint32_t seed = 1) {
@@ -55,8 +59,8 @@ TEST(History, FlagsASlowDriftUpWithItsSlope) {
   EXPECT_EQ(TrendOf(*h, "error_rate").verdict, "stable");
 
   std::string text = HistoryText(*h);
-  EXPECT_NE(text.find("drifting up"), std::string::npos) << text;
-  EXPECT_NE(text.find("nightly/09"), std::string::npos);
+  EXPECT_THAT(text, HasSubstr("drifting up")) << text;
+  EXPECT_THAT(text, HasSubstr("nightly/09"));
 
   // A long version does not push its row out of line: every row's "count"
   // column ends where the header's does.
@@ -126,8 +130,8 @@ TEST(History, BadInputIsAClearError) {
   o.metric = "GetRunn";
   auto h = BuildHistory(Series(2, 0), o);
   ASSERT_FALSE(h.ok());
-  EXPECT_NE(h.error().message.find("--metric GetRunn"), std::string::npos) << h.error().message;
-  EXPECT_NE(h.error().message.find("GetRun"), std::string::npos);
+  EXPECT_THAT(h.error().message, HasSubstr("--metric GetRunn")) << h.error().message;
+  EXPECT_THAT(h.error().message, HasSubstr("GetRun"));
   EXPECT_FALSE(BuildHistory({}, {}).ok());
 }
 
@@ -143,7 +147,7 @@ TEST(History, CsvHasOneRowPerResult) {
   size_t lines = 0;
   for (size_t p = csv.find("\r\n"); p != std::string::npos; p = csv.find("\r\n", p + 1)) ++lines;
   EXPECT_EQ(lines, 4u);
-  EXPECT_NE(csv.find("\"dir, with \"\"comma\"\"\""), std::string::npos) << csv;
+  EXPECT_THAT(csv, HasSubstr("\"dir, with \"\"comma\"\"\"")) << csv;
 }
 
 TEST(HistoryBrowser, TheChartDrawsWithoutScriptErrors) {
@@ -156,15 +160,14 @@ TEST(HistoryBrowser, TheChartDrawsWithoutScriptErrors) {
   auto page = dir.path() / "history.html";
   std::ofstream(page) << HistoryHtml(*h);
   std::string html = results::testing::ReadFile(page);
-  EXPECT_EQ(html.find("http://"), std::string::npos);
-  EXPECT_EQ(html.find("https://"), std::string::npos);
+  EXPECT_THAT(html, Not(HasSubstr("http://")));
+  EXPECT_THAT(html, Not(HasSubstr("https://")));
   std::string dom = testing::ChromiumDom(page, dir.path() / "profile", "1200,1600");
-  ASSERT_NE(dom.find("id=\"kfpbench-status\" data-ready=\"true\""), std::string::npos)
-      << dom.substr(0, 2000);
-  EXPECT_EQ(dom.find("class=\"js-error\""), std::string::npos) << dom.substr(0, 4000);
-  EXPECT_NE(dom.find("data-drawn=\"true\""), std::string::npos) << dom.substr(0, 4000);
-  EXPECT_NE(dom.find("class=\"uplot"), std::string::npos);
-  EXPECT_NE(dom.find("drifting up"), std::string::npos);
+  ASSERT_THAT(dom, HasSubstr("id=\"kfpbench-status\" data-ready=\"true\"")) << dom.substr(0, 2000);
+  EXPECT_THAT(dom, Not(HasSubstr("class=\"js-error\""))) << dom.substr(0, 4000);
+  EXPECT_THAT(dom, HasSubstr("data-drawn=\"true\"")) << dom.substr(0, 4000);
+  EXPECT_THAT(dom, HasSubstr("class=\"uplot"));
+  EXPECT_THAT(dom, HasSubstr("drifting up"));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "report/html_assets.h"
@@ -15,6 +16,8 @@ namespace kfpbench::report {
 namespace {
 
 using results::testing::ReadFile;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(HtmlReport, IsOneSelfContainedPage) {
   auto r = results::testing::SyntheticResults(1);
@@ -22,11 +25,10 @@ TEST(HtmlReport, IsOneSelfContainedPage) {
   auto page = HtmlReporter::Render(r, nullptr);
   ASSERT_TRUE(page.ok()) << page.error().message;
   EXPECT_TRUE(page->starts_with("<!DOCTYPE html>"));
-  EXPECT_NE(page->find("Content-Security-Policy\" content=\"default-src 'none'"),
-            std::string::npos);
+  EXPECT_THAT(*page, HasSubstr("Content-Security-Policy\" content=\"default-src 'none'"));
   // uPlot and the page's own code are inlined, with uPlot's MIT notice.
-  EXPECT_NE(page->find("Copyright (c)"), std::string::npos);
-  EXPECT_NE(page->find("var uPlot="), std::string::npos);
+  EXPECT_THAT(*page, HasSubstr("Copyright (c)"));
+  EXPECT_THAT(*page, HasSubstr("var uPlot="));
   EXPECT_GT(page->size(), assets::UplotJs().size() + assets::ReportJs().size());
   // Nothing is fetched: no external scripts, styles, images or imports, and
   // no address except the target's own URL (which is data, not a request).
@@ -36,21 +38,20 @@ TEST(HtmlReport, IsOneSelfContainedPage) {
   for (size_t p; (p = without_target.find(r.target.url)) != std::string::npos;) {
     without_target.erase(p, r.target.url.size());
   }
-  EXPECT_EQ(without_target.find("http://"), std::string::npos);
-  EXPECT_EQ(without_target.find("https://"), std::string::npos);
+  EXPECT_THAT(without_target, Not(HasSubstr("http://")));
+  EXPECT_THAT(without_target, Not(HasSubstr("https://")));
   // Embedded data cannot close its <script> element: page.js, results,
   // verdicts, caveats, uPlot and report.js are all there is.
   EXPECT_EQ(testing::CountOf(*page, "</script>"), 6u);
-  EXPECT_NE(page->find("\\u003c/script\\u003e\\u003cscript\\u003ealert(1)"), std::string::npos);
-  EXPECT_NE(page->find("id=\"kfpbench-verdicts\">[{\"expression\":\"p95 \\u003c 50ms\""),
-            std::string::npos);
+  EXPECT_THAT(*page, HasSubstr("\\u003c/script\\u003e\\u003cscript\\u003ealert(1)"));
+  EXPECT_THAT(*page, HasSubstr("id=\"kfpbench-verdicts\">[{\"expression\":\"p95 \\u003c 50ms\""));
 }
 
 TEST(HtmlReport, BadThresholdsAreAnError) {
   auto page =
       HtmlReporter::Render(results::testing::SyntheticResults(1), {{"GetRun", "p95 < soon"}});
   ASSERT_FALSE(page.ok());
-  EXPECT_NE(page.error().message.find("p95 < soon"), std::string::npos);
+  EXPECT_THAT(page.error().message, HasSubstr("p95 < soon"));
 }
 
 // The rendered page body; the inlined script's own text mentions the markers.
@@ -73,16 +74,16 @@ TEST(HtmlReportBrowser, EveryChartDrawsWithoutScriptErrors) {
   auto page = dir.path() / "report.html";
   ASSERT_TRUE(HtmlReporter(page).Report(results::testing::SyntheticResults(7, 30, 40)).ok());
   std::string dom = testing::ChromiumDom(page, dir.path() / "profile");
-  ASSERT_NE(dom.find("id=\"kfpbench-status\" data-ready=\"true\""), std::string::npos)
+  ASSERT_THAT(dom, HasSubstr("id=\"kfpbench-status\" data-ready=\"true\""))
       << "the page did not finish; DOM:\n"
       << dom.substr(0, 3000);
-  EXPECT_EQ(Errors(dom).find("<li"), std::string::npos) << Errors(dom);
+  EXPECT_THAT(Errors(dom), Not(HasSubstr("<li"))) << Errors(dom);
   EXPECT_EQ(testing::CountOf(Main(dom), "data-drawn=\"false\""), 0u);
   EXPECT_EQ(testing::CountOf(Main(dom), "data-drawn=\"empty\""), 0u);
   // 3 latency-over-time charts, distribution, throughput, CDF, timeline.
   EXPECT_EQ(testing::CountOf(Main(dom), "data-drawn=\"true\""), 7u);
-  EXPECT_NE(dom.find("class=\"uplot"), std::string::npos);
-  EXPECT_NE(dom.find("3 thresholds"), std::string::npos);
+  EXPECT_THAT(dom, HasSubstr("class=\"uplot"));
+  EXPECT_THAT(dom, HasSubstr("3 thresholds"));
 
   std::filesystem::path build(KFPBENCH_BINARY_DIR);
   std::filesystem::copy_file(page, build / "report-sample.html",
@@ -108,13 +109,12 @@ TEST(HtmlReportBrowser, StressSearchAndSchedulesAreDrawnWithWhyTheSearchStopped)
   r.schedules = {{1, 2, 8, 7}};
   ASSERT_TRUE(HtmlReporter(page).Report(r).ok());
   std::string dom = testing::ChromiumDom(page, dir.path() / "profile");
-  ASSERT_NE(dom.find("data-ready=\"true\""), std::string::npos) << dom.substr(0, 2000);
-  EXPECT_EQ(Errors(dom).find("<li"), std::string::npos) << Errors(dom);
-  EXPECT_NE(dom.find("data-chart=\"stress-0\" data-drawn=\"true\""), std::string::npos);
-  EXPECT_NE(dom.find("Scenario 0: peak 15 runs/min; stopped: the SLO broke at 120/min."),
-            std::string::npos);
-  EXPECT_NE(dom.find("Scheduled runs"), std::string::npos);
-  EXPECT_NE(dom.find("trigger lag"), std::string::npos);
+  ASSERT_THAT(dom, HasSubstr("data-ready=\"true\"")) << dom.substr(0, 2000);
+  EXPECT_THAT(Errors(dom), Not(HasSubstr("<li"))) << Errors(dom);
+  EXPECT_THAT(dom, HasSubstr("data-chart=\"stress-0\" data-drawn=\"true\""));
+  EXPECT_THAT(dom, HasSubstr("Scenario 0: peak 15 runs/min; stopped: the SLO broke at 120/min."));
+  EXPECT_THAT(dom, HasSubstr("Scheduled runs"));
+  EXPECT_THAT(dom, HasSubstr("trigger lag"));
 }
 
 TEST(HtmlReportBrowser, GrowthCurvesAreDrawnOnLogLogAxesWithTheirFits) {
@@ -143,11 +143,11 @@ TEST(HtmlReportBrowser, GrowthCurvesAreDrawnOnLogLogAxesWithTheirFits) {
   for (int i = 0; i < 50; ++i) r.operations["ListRuns"].latency_us.Record(2000);
   ASSERT_TRUE(HtmlReporter(page).Report(r).ok());
   std::string dom = testing::ChromiumDom(page, dir.path() / "profile");
-  ASSERT_NE(dom.find("data-ready=\"true\""), std::string::npos) << dom.substr(0, 2000);
-  EXPECT_EQ(Errors(dom).find("<li"), std::string::npos) << Errors(dom);
+  ASSERT_THAT(dom, HasSubstr("data-ready=\"true\"")) << dom.substr(0, 2000);
+  EXPECT_THAT(Errors(dom), Not(HasSubstr("<li"))) << Errors(dom);
   // One small chart per operation family, and growth before the API calls.
-  EXPECT_NE(dom.find("data-chart=\"growth-0-ListRuns\" data-drawn=\"true\""), std::string::npos);
-  EXPECT_NE(dom.find("data-chart=\"growth-0-GetRun\" data-drawn=\"true\""), std::string::npos);
+  EXPECT_THAT(dom, HasSubstr("data-chart=\"growth-0-ListRuns\" data-drawn=\"true\""));
+  EXPECT_THAT(dom, HasSubstr("data-chart=\"growth-0-GetRun\" data-drawn=\"true\""));
   EXPECT_LT(dom.find("data-chart=\"growth-0-ListRuns\""), dom.find(">API calls, every phase<"));
   // The measured mix level by level in Growth, and the API table splits each
   // operation's calls into the fill's and the measured mix's.
@@ -166,17 +166,17 @@ TEST(HtmlReportBrowser, GrowthCurvesAreDrawnOnLogLogAxesWithTheirFits) {
                       api),
             std::string::npos)
       << main.substr(api);
-  EXPECT_NE(dom.find(" linear"), std::string::npos);
-  EXPECT_NE(dom.find("constant"), std::string::npos);
+  EXPECT_THAT(dom, HasSubstr(" linear"));
+  EXPECT_THAT(dom, HasSubstr("constant"));
   // The fill's runs are not followed one by one: no empty run boxes.
   r.runs.clear();
   ASSERT_TRUE(HtmlReporter(page).Report(r).ok());
   dom = testing::ChromiumDom(page, dir.path() / "profile");
-  ASSERT_NE(dom.find("data-ready=\"true\""), std::string::npos) << dom.substr(0, 2000);
-  EXPECT_EQ(Main(dom).find("No run finished"), std::string::npos) << Main(dom);
-  EXPECT_EQ(Main(dom).find("No run was created"), std::string::npos);
+  ASSERT_THAT(dom, HasSubstr("data-ready=\"true\"")) << dom.substr(0, 2000);
+  EXPECT_THAT(Main(dom), Not(HasSubstr("No run finished"))) << Main(dom);
+  EXPECT_THAT(Main(dom), Not(HasSubstr("No run was created")));
   // Nor "0 runs" in the heading: the fill's runs are counted.
-  EXPECT_NE(Main(dom).find(" · 230 runs created by the growth fill<"), std::string::npos)
+  EXPECT_THAT(Main(dom), HasSubstr(" · 230 runs created by the growth fill<"))
       << Main(dom).substr(0, 1000);
 }
 
@@ -189,8 +189,8 @@ TEST(HtmlReportBrowser, AnEmptyBenchmarkStillRenders) {
   empty.finished = empty.started;
   ASSERT_TRUE(HtmlReporter(page).Report(empty).ok());
   std::string dom = testing::ChromiumDom(page, dir.path() / "profile");
-  ASSERT_NE(dom.find("data-ready=\"true\""), std::string::npos) << dom.substr(0, 2000);
-  EXPECT_EQ(Errors(dom).find("<li"), std::string::npos) << Errors(dom);
+  ASSERT_THAT(dom, HasSubstr("data-ready=\"true\"")) << dom.substr(0, 2000);
+  EXPECT_THAT(Errors(dom), Not(HasSubstr("<li"))) << Errors(dom);
   EXPECT_EQ(testing::CountOf(Main(dom), "data-drawn=\"false\""), 0u);
 }
 

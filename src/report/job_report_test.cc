@@ -2,6 +2,7 @@
 // parameter, drawn in headless Chromium.
 #include "report/job_report.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -17,6 +18,8 @@ namespace kfpbench::report {
 namespace {
 
 using testing::Between;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 using nlohmann::json;
 
@@ -48,14 +51,14 @@ TEST(JobReport, IsOneSelfContainedPage) {
   auto page = RenderJobReport(GridSweep());
   ASSERT_TRUE(page.ok()) << page.error().message;
   EXPECT_TRUE(page->starts_with("<!DOCTYPE html>"));
-  EXPECT_NE(page->find("default-src 'none'"), std::string::npos);
-  EXPECT_NE(page->find("var uPlot="), std::string::npos);
+  EXPECT_THAT(*page, HasSubstr("default-src 'none'"));
+  EXPECT_THAT(*page, HasSubstr("var uPlot="));
   std::regex external(R"((src|href)\s*=|url\(|@import)", std::regex::icase);
   EXPECT_FALSE(std::regex_search(*page, external));
   // The failure text cannot end the data's <script> element: page.js, the
   // data, uPlot and job_report.js are all there is.
   EXPECT_EQ(testing::CountOf(*page, "</script>"), 4u);
-  EXPECT_NE(page->find("\\u003c/pre\\u003e\\u003cscript\\u003e"), std::string::npos);
+  EXPECT_THAT(*page, HasSubstr("\\u003c/pre\\u003e\\u003cscript\\u003e"));
 }
 
 TEST(JobReport, BadResultsAreAnError) {
@@ -72,28 +75,28 @@ TEST(JobReportBrowser, EveryMetricAgainstEverySweptParameterDraws) {
   auto page = dir.path() / "report.html";
   ASSERT_TRUE(WriteJobReport(page, GridSweep()).ok());
   std::string dom = testing::ChromiumDom(page, dir.path() / "profile");
-  ASSERT_NE(dom.find("data-ready=\"true\""), std::string::npos) << dom.substr(0, 2000);
+  ASSERT_THAT(dom, HasSubstr("data-ready=\"true\"")) << dom.substr(0, 2000);
   std::string errors = Between(dom, "<ul id=\"kfpbench-errors\"", "</ul>");
-  EXPECT_EQ(errors.find("<li"), std::string::npos) << errors;
+  EXPECT_THAT(errors, Not(HasSubstr("<li"))) << errors;
   std::string main = Between(dom, "<main id=\"app\">", "</main>");
   // 2 metrics x 2 swept parameters; steps (not swept) gets no chart.
   EXPECT_EQ(testing::CountOf(main, "data-chart=\"metric-vs-param\""), 4u);
   EXPECT_EQ(testing::CountOf(main, "data-drawn=\"true\""), 4u) << main.substr(0, 4000);
-  EXPECT_EQ(main.find("data-param=\"steps\""), std::string::npos);
+  EXPECT_THAT(main, Not(HasSubstr("data-param=\"steps\"")));
   EXPECT_EQ(testing::CountOf(main, "class=\"uplot"), 4u);
   // Against batch_size: one line per model; against model: one per batch size.
   std::string by_batch =
       Between(main, "data-metric=\"images_per_sec\" data-param=\"batch_size\"", "data-chart=");
-  EXPECT_NE(by_batch.find(">model=resnet50<"), std::string::npos) << by_batch.substr(0, 3000);
-  EXPECT_NE(by_batch.find(">model=vgg16<"), std::string::npos);
+  EXPECT_THAT(by_batch, HasSubstr(">model=resnet50<")) << by_batch.substr(0, 3000);
+  EXPECT_THAT(by_batch, HasSubstr(">model=vgg16<"));
   std::string by_model =
       Between(main, "data-metric=\"images_per_sec\" data-param=\"model\"", "data-chart=");
-  EXPECT_NE(by_model.find(">batch_size=16<"), std::string::npos) << by_model.substr(0, 3000);
-  EXPECT_NE(by_model.find(">batch_size=256<"), std::string::npos);
+  EXPECT_THAT(by_model, HasSubstr(">batch_size=16<")) << by_model.substr(0, 3000);
+  EXPECT_THAT(by_model, HasSubstr(">batch_size=256<"));
   // The axis kind is drawn on the canvas; the chart box says it too.
-  EXPECT_NE(by_model.find("data-axis=\"categorical\""), std::string::npos);
-  EXPECT_NE(by_batch.find("data-axis=\"log2\""), std::string::npos);
-  EXPECT_NE(main.find("<td>Failed</td>"), std::string::npos);
+  EXPECT_THAT(by_model, HasSubstr("data-axis=\"categorical\""));
+  EXPECT_THAT(by_batch, HasSubstr("data-axis=\"log2\""));
+  EXPECT_THAT(main, HasSubstr("<td>Failed</td>"));
 
   std::filesystem::path build(KFPBENCH_BINARY_DIR);
   std::filesystem::copy_file(page, build / "job-report-sample.html",
@@ -117,11 +120,11 @@ TEST(JobReportBrowser, ANarrowNumericRangeGetsALinearAxis) {
   auto page = dir.path() / "report.html";
   ASSERT_TRUE(WriteJobReport(page, kube::ToJson(sweep)).ok());
   std::string dom = testing::ChromiumDom(page, dir.path() / "profile");
-  ASSERT_NE(dom.find("data-ready=\"true\""), std::string::npos) << dom.substr(0, 2000);
-  EXPECT_EQ(Between(dom, "<ul id=\"kfpbench-errors\"", "</ul>").find("<li"), std::string::npos);
+  ASSERT_THAT(dom, HasSubstr("data-ready=\"true\"")) << dom.substr(0, 2000);
+  EXPECT_THAT(Between(dom, "<ul id=\"kfpbench-errors\"", "</ul>"), Not(HasSubstr("<li")));
   std::string main = Between(dom, "<main id=\"app\">", "</main>");
   EXPECT_EQ(testing::CountOf(main, "data-drawn=\"true\""), 1u);
-  EXPECT_NE(main.find("data-axis=\"numeric\""), std::string::npos);
+  EXPECT_THAT(main, HasSubstr("data-axis=\"numeric\""));
 }
 
 TEST(JobReportBrowser, NoSweepStillRenders) {
@@ -137,10 +140,10 @@ TEST(JobReportBrowser, NoSweepStillRenders) {
   auto page = dir.path() / "report.html";
   ASSERT_TRUE(WriteJobReport(page, kube::ToJson(one)).ok());
   std::string dom = testing::ChromiumDom(page, dir.path() / "profile");
-  ASSERT_NE(dom.find("data-ready=\"true\""), std::string::npos) << dom.substr(0, 2000);
-  EXPECT_EQ(Between(dom, "<ul id=\"kfpbench-errors\"", "</ul>").find("<li"), std::string::npos);
-  EXPECT_NE(dom.find("The config sweeps no parameter."), std::string::npos);
-  EXPECT_NE(dom.find("120.5"), std::string::npos);
+  ASSERT_THAT(dom, HasSubstr("data-ready=\"true\"")) << dom.substr(0, 2000);
+  EXPECT_THAT(Between(dom, "<ul id=\"kfpbench-errors\"", "</ul>"), Not(HasSubstr("<li")));
+  EXPECT_THAT(dom, HasSubstr("The config sweeps no parameter."));
+  EXPECT_THAT(dom, HasSubstr("120.5"));
 }
 
 }  // namespace

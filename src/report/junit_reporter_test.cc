@@ -1,5 +1,6 @@
 #include <cstdlib>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "report/reporter.h"
@@ -10,6 +11,7 @@ namespace kfpbench::report {
 namespace {
 
 using results::testing::ReadFile;
+using ::testing::HasSubstr;
 
 TEST(JunitReport, OneTestcasePerThresholdPlusScenarioErrors) {
   results::testing::TempDir dir;
@@ -20,18 +22,15 @@ TEST(JunitReport, OneTestcasePerThresholdPlusScenarioErrors) {
   ASSERT_TRUE(JunitReporter(dir.path() / "junit.xml", thresholds).Report(r).ok());
   std::string xml = ReadFile(dir.path() / "junit.xml");
   EXPECT_TRUE(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites"));
-  EXPECT_NE(xml.find("<testsuites name=\"kfpbench\" tests=\"4\" failures=\"2\""), std::string::npos)
-      << xml;
+  EXPECT_THAT(xml, HasSubstr("<testsuites name=\"kfpbench\" tests=\"4\" failures=\"2\"")) << xml;
   EXPECT_EQ(testing::CountOf(xml, "<testcase "), 4u);
   EXPECT_EQ(testing::CountOf(xml, "<failure "), 2u);
-  EXPECT_NE(xml.find("classname=\"kfpbench.thresholds.GetRun\" name=\"p95 &lt; 1ms\""),
-            std::string::npos);
-  EXPECT_NE(xml.find("<failure message=\"GetRun p95 &lt; 1ms: observed "), std::string::npos);
-  EXPECT_NE(xml.find("name=\"scenarios ran without errors\""), std::string::npos);
+  EXPECT_THAT(xml, HasSubstr("classname=\"kfpbench.thresholds.GetRun\" name=\"p95 &lt; 1ms\""));
+  EXPECT_THAT(xml, HasSubstr("<failure message=\"GetRun p95 &lt; 1ms: observed "));
+  EXPECT_THAT(xml, HasSubstr("name=\"scenarios ran without errors\""));
   // hostname is a host; the target's URL is a property.
-  EXPECT_NE(xml.find("hostname=\"127.0.0.1\""), std::string::npos) << xml;
-  EXPECT_NE(xml.find("<property name=\"target\" value=\"http://127.0.0.1:8888\"/>"),
-            std::string::npos);
+  EXPECT_THAT(xml, HasSubstr("hostname=\"127.0.0.1\"")) << xml;
+  EXPECT_THAT(xml, HasSubstr("<property name=\"target\" value=\"http://127.0.0.1:8888\"/>"));
   // Well-formed, as CI servers' parsers require.
   if (std::system("command -v xmllint >/dev/null 2>&1") == 0) {
     std::string cmd = "xmllint --noout " + (dir.path() / "junit.xml").string();
@@ -48,7 +47,7 @@ TEST(JunitReport, UsesTheScenarioThresholdsAndRejectsBadOnes) {
   EXPECT_EQ(testing::CountOf(xml, "<testcase "), 4u);  // 3 in the scenario + scenario errors
   Status s = JunitReporter(dir.path() / "b.xml", {{"GetRun", "p95 <"}}).Report(r);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.error().message.find("GetRun"), std::string::npos);
+  EXPECT_THAT(s.error().message, HasSubstr("GetRun"));
 }
 
 }  // namespace

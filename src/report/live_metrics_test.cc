@@ -7,6 +7,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -16,6 +17,8 @@
 
 namespace kfpbench::report {
 namespace {
+
+using ::testing::HasSubstr;
 
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
@@ -50,7 +53,7 @@ TEST(LiveMetrics, ExpositionHasCumulativeBucketsCountsAndHelp) {
        {"kfpbench_api_request_duration_seconds histogram", "kfpbench_api_requests_total counter",
         "kfpbench_api_errors_total counter", "kfpbench_runs_in_flight gauge",
         "kfpbench_runs_finished_total counter", "kfpbench_late_starts_total counter"}) {
-    EXPECT_NE(text.find(std::string("# TYPE ") + family), std::string::npos) << family;
+    EXPECT_THAT(text, HasSubstr(std::string("# TYPE ") + family)) << family;
   }
   // GetRun: 0..99 ms. le=0.01 holds 0..9 ms (10), le=0.05 holds 0..49 ms (50).
   EXPECT_EQ(
@@ -79,7 +82,7 @@ TEST(LiveMetrics, ExpositionHasCumulativeBucketsCountsAndHelp) {
   EXPECT_EQ(Sample(text, "kfpbench_runs_finished_total{state=\"SUCCEEDED\"}"), 3);
   EXPECT_EQ(Sample(text, "kfpbench_late_starts_total"), 2);
   EXPECT_EQ(Sample(text, "kfpbench_observer_requests_total{operation=\"ListRuns\"}"), 9);
-  EXPECT_NE(text.find("operation=\"Weird\\\"Op\\\\\""), std::string::npos) << "label escaping";
+  EXPECT_THAT(text, HasSubstr("operation=\"Weird\\\"Op\\\\\"")) << "label escaping";
 
   // Buckets never decrease.
   std::regex bucket(R"(operation="GetRun",le="[^"]+"\} (\d+))");
@@ -177,8 +180,7 @@ TEST(LiveMetrics, BadListenAddressesAreClearErrors) {
   for (const char* bad : {"9464", "127.0.0.1:", ":9464", "127.0.0.1:http", "127.0.0.1:70000"}) {
     auto live = LiveMetrics::Start(bad, recorder);
     ASSERT_FALSE(live.ok()) << bad;
-    EXPECT_NE(live.error().message.find("--metrics-listen"), std::string::npos)
-        << live.error().message;
+    EXPECT_THAT(live.error().message, HasSubstr("--metrics-listen")) << live.error().message;
   }
   // A port in use is named.
   auto first = LiveMetrics::Start("127.0.0.1:0", recorder);
@@ -186,7 +188,7 @@ TEST(LiveMetrics, BadListenAddressesAreClearErrors) {
   std::string taken = "127.0.0.1:" + std::to_string((*first)->port());
   auto second = LiveMetrics::Start(taken, recorder);
   ASSERT_FALSE(second.ok());
-  EXPECT_NE(second.error().message.find(taken), std::string::npos) << second.error().message;
+  EXPECT_THAT(second.error().message, HasSubstr(taken)) << second.error().message;
 }
 
 // Every PromQL expression of the dashboard names only metrics we export.

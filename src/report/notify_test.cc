@@ -3,6 +3,7 @@
 #include <mutex>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "http/test_support.h"
@@ -13,6 +14,8 @@
 namespace kfpbench::report {
 namespace {
 
+using ::testing::HasSubstr;
+using ::testing::Not;
 using Receiver = http::testing::RecordingServer;
 
 TEST(Notify, FailedThresholdsArePostedWithWhatFailedByHowMuch) {
@@ -28,14 +31,13 @@ TEST(Notify, FailedThresholdsArePostedWithWhatFailedByHowMuch) {
   ASSERT_EQ((*body)["failures"].size(), 1u);
   EXPECT_EQ((*body)["failures"][0]["metric"], "GetRun");
   EXPECT_EQ((*body)["failures"][0]["threshold"], "p95 < 1ms");
-  EXPECT_NE((*body)["failures"][0]["margin"].get<std::string>().find("over the limit"),
-            std::string::npos);
+  EXPECT_THAT((*body)["failures"][0]["margin"].get<std::string>(), HasSubstr("over the limit"));
   EXPECT_EQ((*body)["target"], "http://kfp.example.com:8888");
   std::string text = (*body)["text"];
-  EXPECT_NE(text.find("1 of 3 threshold(s) failed"), std::string::npos) << text;
-  EXPECT_NE(text.find("GetRun `p95 < 1ms`"), std::string::npos) << text;
-  EXPECT_NE(text.find("results/x/results.json"), std::string::npos) << text;
-  EXPECT_EQ(body->dump().find("s3cr3t"), std::string::npos) << body->dump();
+  EXPECT_THAT(text, HasSubstr("1 of 3 threshold(s) failed")) << text;
+  EXPECT_THAT(text, HasSubstr("GetRun `p95 < 1ms`")) << text;
+  EXPECT_THAT(text, HasSubstr("results/x/results.json")) << text;
+  EXPECT_THAT(body->dump(), Not(HasSubstr("s3cr3t"))) << body->dump();
 
   Receiver receiver;
   ASSERT_TRUE(PostNotification(receiver.url("/hooks/T1/B2/abc"), *body).ok());
@@ -86,29 +88,27 @@ TEST(Notify, RegressionsNameMetricChangeAndP) {
   }
   EXPECT_TRUE(get_p95);
   std::string text = (*body)["text"];
-  EXPECT_NE(text.find("GetRun p95"), std::string::npos) << text;
+  EXPECT_THAT(text, HasSubstr("GetRun p95")) << text;
 }
 
 TEST(Notify, DeliveryFailuresAreErrorsThatHideTheWebhookPath) {
   Receiver refusing(500);
   Status s = PostNotification(refusing.url("/hooks/secret-path"), {{"text", "x"}});
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.error().message.find("HTTP 500"), std::string::npos) << s.error().message;
-  EXPECT_EQ(s.error().message.find("secret-path"), std::string::npos) << s.error().message;
+  EXPECT_THAT(s.error().message, HasSubstr("HTTP 500")) << s.error().message;
+  EXPECT_THAT(s.error().message, Not(HasSubstr("secret-path"))) << s.error().message;
 
   // Nothing listens on port 1.
   Status refused = PostNotification("http://127.0.0.1:1/hooks/secret-path", {{"text", "x"}},
                                     std::chrono::seconds(5));
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.error().message.find("--notify: cannot post to http://127.0.0.1:1"),
-            std::string::npos)
+  EXPECT_THAT(refused.error().message, HasSubstr("--notify: cannot post to http://127.0.0.1:1"))
       << refused.error().message;
-  EXPECT_EQ(refused.error().message.find("secret-path"), std::string::npos)
-      << refused.error().message;
+  EXPECT_THAT(refused.error().message, Not(HasSubstr("secret-path"))) << refused.error().message;
 
   Status bad = CheckNotifyUrl("ftp://example.com/hooks/secret-path");
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().message.find("secret-path"), std::string::npos) << bad.error().message;
+  EXPECT_THAT(bad.error().message, Not(HasSubstr("secret-path"))) << bad.error().message;
   EXPECT_TRUE(CheckNotifyUrl("https://hooks.slack.com/services/T/B/X").ok());
 }
 

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "report/compare.h"
@@ -12,6 +13,8 @@
 
 namespace kfpbench::report {
 namespace {
+
+using ::testing::HasSubstr;
 
 namespace fs = std::filesystem;
 
@@ -46,10 +49,10 @@ TEST(Repetitions, CombinedHistogramsAreTheExactMergeAndSummariesRoundTrip) {
 TEST(Repetitions, BadRepetitionsAreErrorsNamingThePlace) {
   auto bad = results::RepetitionsFromJson({{{"started_at", ""}, {"latency_us", 3}}});
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find("repetitions[0].latency_us"), std::string::npos);
+  EXPECT_THAT(bad.error().message, HasSubstr("repetitions[0].latency_us"));
   auto no_runs = results::RepetitionsFromJson({{{"latency_us", nlohmann::json::object()}}});
   ASSERT_FALSE(no_runs.ok());
-  EXPECT_NE(no_runs.error().message.find("run_duration_ms"), std::string::npos);
+  EXPECT_THAT(no_runs.error().message, HasSubstr("run_duration_ms"));
   EXPECT_FALSE(results::RepetitionsFromJson(nlohmann::json::object()).ok());
 }
 

@@ -2,6 +2,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "report/reporter.h"
@@ -13,6 +14,8 @@ namespace kfpbench::report {
 namespace {
 
 using results::testing::Sample;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(JsonReport, HasVersionedSchemaUnitsAndMergeableHistograms) {
   auto j = results::ResultsToJson(Sample());
@@ -48,7 +51,7 @@ TEST(JsonReport, WritesAtomicallyAndReportsUnwritablePaths) {
   JsonReporter bad(dir / "missing-dir" / "results.json");
   Status s = bad.Report(Sample());
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.error().message.find("missing-dir"), std::string::npos);
+  EXPECT_THAT(s.error().message, HasSubstr("missing-dir"));
   std::filesystem::remove_all(dir);
 }
 
@@ -56,12 +59,11 @@ TEST(ConsoleReport, PrintsOperationsAndRuns) {
   std::ostringstream out;
   ASSERT_TRUE(ConsoleReporter(out).Report(Sample()).ok());
   std::string text = out.str();
-  EXPECT_NE(text.find("GetRun"), std::string::npos);
+  EXPECT_THAT(text, HasSubstr("GetRun"));
   // The second run's CreateRun failed: it was never submitted (issue #16).
-  EXPECT_NE(text.find("Runs: 1 submitted, 1 SUCCEEDED; 1 not created (CreateRun failed)"),
-            std::string::npos)
+  EXPECT_THAT(text, HasSubstr("Runs: 1 submitted, 1 SUCCEEDED; 1 not created (CreateRun failed)"))
       << text;
-  EXPECT_NE(text.find("run duration"), std::string::npos);
+  EXPECT_THAT(text, HasSubstr("run duration"));
 }
 
 TEST(ConsoleReport, EachValueInTheUnitThatShowsIt) {
@@ -71,8 +73,8 @@ TEST(ConsoleReport, EachValueInTheUnitThatShowsIt) {
   std::ostringstream out;
   ASSERT_TRUE(ConsoleReporter(out).Report(r).ok());
   std::string text = out.str();
-  EXPECT_NE(text.find("30us"), std::string::npos) << text;  // not "0.0" ms
-  EXPECT_EQ(text.find(" 0.0 "), std::string::npos) << text;
+  EXPECT_THAT(text, HasSubstr("30us")) << text;  // not "0.0" ms
+  EXPECT_THAT(text, Not(HasSubstr(" 0.0 "))) << text;
 }
 
 // A growth curve extrapolated far past what was measured can predict more
@@ -88,7 +90,7 @@ TEST(ConsoleReport, AnAstronomicalExtrapolationPrintsInsteadOfOverflowing) {
   r.operations["GetRun"].latency_us.Record(int64_t{1} << 60);
   std::ostringstream out;
   ASSERT_TRUE(ConsoleReporter(out).Report(r).ok());
-  EXPECT_NE(out.str().find("p99 at 1125899906842624 runs ~"), std::string::npos) << out.str();
+  EXPECT_THAT(out.str(), HasSubstr("p99 at 1125899906842624 runs ~")) << out.str();
 }
 
 // Issue 29: after 8,375 CreateRun calls of a growth fill the console said
@@ -122,15 +124,14 @@ TEST(ConsoleReport, AGrowthScenarioReadsGrowthFirstAndCountsTheFillsRuns) {
   EXPECT_LT(growth, mix);
   EXPECT_LT(mix, all);
   // 20 ListRuns calls at each of 4 levels, apart from the fill's 8,375 CreateRuns.
-  EXPECT_NE(text.find("ListRuns                    80"), std::string::npos) << text;
-  EXPECT_NE(text.find("Runs: 8000 created by the growth fill and 0 by its measured mix"),
-            std::string::npos)
+  EXPECT_THAT(text, HasSubstr("ListRuns                    80")) << text;
+  EXPECT_THAT(text, HasSubstr("Runs: 8000 created by the growth fill and 0 by its measured mix"))
       << text;
-  EXPECT_NE(text.find("Of these, the fill and its settling made: CreateRun 8375, ListRuns 10\n"),
-            std::string::npos)
+  EXPECT_THAT(text,
+              HasSubstr("Of these, the fill and its settling made: CreateRun 8375, ListRuns 10\n"))
       << text;
-  EXPECT_EQ(text.find("Runs: 0 submitted"), std::string::npos) << text;
-  EXPECT_EQ(text.find("run duration"), std::string::npos) << text;
+  EXPECT_THAT(text, Not(HasSubstr("Runs: 0 submitted"))) << text;
+  EXPECT_THAT(text, Not(HasSubstr("run duration"))) << text;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "report/thresholds.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +11,8 @@ namespace kfpbench::report {
 namespace {
 
 using nlohmann::json;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 // GetRun: 100 calls of 1..100 ms, 2 errors; 10 s elapsed; one run of 3 s.
 results::BenchmarkResults Known() { return results::testing::Sample(); }
@@ -58,9 +61,9 @@ TEST(Thresholds, BadExpressionsNameTheMetricAndTheExpression) {
        }) {
     auto t = ParseThreshold("CreateRun", expr);
     ASSERT_FALSE(t.ok()) << expr;
-    EXPECT_NE(t.error().message.find("CreateRun"), std::string::npos) << t.error().message;
-    EXPECT_NE(t.error().message.find("\"" + expr + "\""), std::string::npos) << t.error().message;
-    EXPECT_NE(t.error().message.find(why), std::string::npos) << t.error().message;
+    EXPECT_THAT(t.error().message, HasSubstr("CreateRun")) << t.error().message;
+    EXPECT_THAT(t.error().message, HasSubstr("\"" + expr + "\"")) << t.error().message;
+    EXPECT_THAT(t.error().message, HasSubstr(why)) << t.error().message;
   }
   EXPECT_FALSE(ParseThreshold("queue_wait", "error_rate < 1%").ok());
 }
@@ -69,11 +72,11 @@ TEST(Thresholds, EvaluatesObservedValuesAndMargins) {
   auto v = One("GetRun", "p95 < 50ms");  // p95 is 95 ms
   EXPECT_FALSE(v.passed);
   EXPECT_NEAR(v.observed, 95, 1);
-  EXPECT_NE(v.margin.find("over the limit"), std::string::npos) << v.margin;
-  EXPECT_NE(v.margin.find("(9"), std::string::npos) << v.margin;  // ~90% over
+  EXPECT_THAT(v.margin, HasSubstr("over the limit")) << v.margin;
+  EXPECT_THAT(v.margin, HasSubstr("(9")) << v.margin;  // ~90% over
   v = One("GetRun", "p50 <= 1s");
   EXPECT_TRUE(v.passed);
-  EXPECT_NE(v.margin.find("under the limit"), std::string::npos);
+  EXPECT_THAT(v.margin, HasSubstr("under the limit"));
   EXPECT_TRUE(One("GetRun", "error_rate < 3%").passed);
   v = One("GetRun", "error_rate < 1%");
   EXPECT_FALSE(v.passed);
@@ -84,7 +87,7 @@ TEST(Thresholds, EvaluatesObservedValuesAndMargins) {
   EXPECT_TRUE(One("GetRun", "count >= 100").passed);
   v = One("GetRun", "count > 200");
   EXPECT_FALSE(v.passed);
-  EXPECT_NE(v.margin.find("short of the limit"), std::string::npos);
+  EXPECT_THAT(v.margin, HasSubstr("short of the limit"));
   EXPECT_TRUE(One("GetRun", "rate > 9.9/s").passed);  // 100 calls in 10 s
   EXPECT_FALSE(One("GetRun", "rate > 10/s").passed);
   EXPECT_TRUE(One("GetRun", "max <= 100ms").passed);
@@ -136,7 +139,7 @@ TEST(Thresholds, AcceptsStringsListsAndK6ObjectsAndRejectsOtherShapes) {
   EXPECT_FALSE(EvaluateThresholds(Known(), json::array()).ok());
   auto bad = EvaluateThresholds(Known(), json{{"GetRun", {42}}});
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find("GetRun"), std::string::npos);
+  EXPECT_THAT(bad.error().message, HasSubstr("GetRun"));
   // One bad expression fails the whole evaluation.
   EXPECT_FALSE(EvaluateThresholds(Known(), json{{"GetRun", {"p50 < 1s", "p50 < soon"}}}).ok());
 }
@@ -155,7 +158,7 @@ TEST(Thresholds, EveryProblemIsNamedBeforeAnyRun) {
         "thresholds.CreateRun: \"p95 < 500 ms\": '500 ms': expected a duration",
         "thresholds.CreateRun: abortOnFail: not supported",
         "thresholds.ListRuns: each threshold must be a string"}) {
-    EXPECT_NE(m.find(expected), std::string::npos) << expected << "\n" << m;
+    EXPECT_THAT(m, HasSubstr(expected)) << expected << "\n" << m;
   }
   EXPECT_EQ(std::count(m.begin(), m.end(), '\n'), 4) << m;  // five problems, GetRun is fine
   auto good = ParseThresholds(json::parse(R"({"GetRun": ["p95 < 1s", "rate > 600/m"],
@@ -203,7 +206,7 @@ TEST(Thresholds, GrowthExponentJudgesTheFittedCurve) {
                 "limit of runs^0.30; ten times the runs stored multiply it by 1.00 where the "
                 "limit allows 2.00 (50% less)");
     }
-    EXPECT_EQ(verdict.margin.find("% under"), std::string::npos);
+    EXPECT_THAT(verdict.margin, Not(HasSubstr("% under")));
   }
   // No growth scenario ran: nothing to judge, which fails.
   auto none = EvaluateThresholds(Known(), json{{"ListRuns", {"growth_exponent < 0.3"}}});
@@ -214,11 +217,11 @@ TEST(Thresholds, GrowthExponentJudgesTheFittedCurve) {
   EXPECT_TRUE(ParseThresholds(json{{"ListRuns:deep", {"growth_exponent < 1"}}}).ok());
   auto latency = ParseThresholds(json{{"ListRuns:deep", {"p95 < 1s"}}});
   ASSERT_FALSE(latency.ok());
-  EXPECT_NE(latency.error().message.find("only growth_exponent"), std::string::npos)
+  EXPECT_THAT(latency.error().message, HasSubstr("only growth_exponent"))
       << latency.error().message;
   auto not_growth = ParseThresholds(json{{"UploadPipeline", {"growth_exponent < 1"}}});
   ASSERT_FALSE(not_growth.ok());
-  EXPECT_NE(not_growth.error().message.find("growth shape's operations only"), std::string::npos)
+  EXPECT_THAT(not_growth.error().message, HasSubstr("growth shape's operations only"))
       << not_growth.error().message;
   EXPECT_FALSE(ParseThresholds(json{{"ListRuns", {"growth_exponent < fast"}}}).ok());
 }

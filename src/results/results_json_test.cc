@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "results/test_support.h"
@@ -12,6 +13,7 @@ namespace kfpbench::results {
 namespace {
 
 using results::testing::TempDir;
+using ::testing::HasSubstr;
 
 TEST(ResultsReader, RoundTripsEverythingResultsToJsonWrites) {
   auto original = results::testing::SyntheticResults(1);
@@ -48,7 +50,7 @@ TEST(ResultsReader, RoundTripsShardStressSchedulesAndCollectors) {
   bad["stress"]["0"]["stopped"] = "tired";
   auto refused = ResultsFromJson(bad);
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.error().message.find("stress.0.stopped: must be slo_broken"), std::string::npos)
+  EXPECT_THAT(refused.error().message, HasSubstr("stress.0.stopped: must be slo_broken"))
       << refused.error().message;
   ASSERT_EQ(back->schedules.size(), 1u);
   EXPECT_EQ(back->schedules[0].Missed(), 1);
@@ -108,8 +110,8 @@ TEST(ResultsReader, RejectsOtherSchemaVersionsClearly) {
   j["schema_version"] = 2;
   auto r = ResultsFromJson(j);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("schema_version 2 is not supported"), std::string::npos);
-  EXPECT_NE(r.error().message.find("newer kfpbench"), std::string::npos);
+  EXPECT_THAT(r.error().message, HasSubstr("schema_version 2 is not supported"));
+  EXPECT_THAT(r.error().message, HasSubstr("newer kfpbench"));
   j.erase("schema_version");
   EXPECT_FALSE(ResultsFromJson(j).ok());
   EXPECT_FALSE(ResultsFromJson(nlohmann::json::array()).ok());
@@ -122,19 +124,17 @@ TEST(ResultsReader, NamesTheJsonPathOfABadField) {
   bad["operations"]["GetRun"]["histogram"]["count"] = 1;
   auto r = ResultsFromJson(bad);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("operations.GetRun.histogram"), std::string::npos)
-      << r.error().message;
+  EXPECT_THAT(r.error().message, HasSubstr("operations.GetRun.histogram")) << r.error().message;
   bad = j;
   bad["runs"]["records"][2]["created_at"] = "yesterday";
   r = ResultsFromJson(bad);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("runs.records[2].created_at"), std::string::npos)
-      << r.error().message;
+  EXPECT_THAT(r.error().message, HasSubstr("runs.records[2].created_at")) << r.error().message;
   bad = j;
   bad["runs"]["records"][0]["tasks"][1]["state"] = "DONE";
   r = ResultsFromJson(bad);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("unknown state 'DONE'"), std::string::npos);
+  EXPECT_THAT(r.error().message, HasSubstr("unknown state 'DONE'"));
   bad = j;
   bad["operations"]["GetRun"]["timeseries"][0]["count"] = "many";
   EXPECT_FALSE(ResultsFromJson(bad).ok());
@@ -146,16 +146,16 @@ TEST(ResultsReader, ReportsCorruptAndMissingFiles) {
   std::ofstream(dir.path() / "results.json") << text.substr(0, text.size() / 2);
   auto r = LoadResults(dir.path());
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("not valid JSON"), std::string::npos) << r.error().message;
-  EXPECT_NE(r.error().message.find("results.json"), std::string::npos);
+  EXPECT_THAT(r.error().message, HasSubstr("not valid JSON")) << r.error().message;
+  EXPECT_THAT(r.error().message, HasSubstr("results.json"));
   auto missing = LoadResults(dir.path() / "nope");
   ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.error().message.find("No such file"), std::string::npos);
+  EXPECT_THAT(missing.error().message, HasSubstr("No such file"));
   // A number JSON allows but a double cannot hold: an error, not an abort.
   std::ofstream(dir.path() / "results.json", std::ios::trunc) << R"({"elapsed_s": 1e999})";
   auto huge = LoadResults(dir.path());
   ASSERT_FALSE(huge.ok());
-  EXPECT_NE(huge.error().message.find("results.json"), std::string::npos);
+  EXPECT_THAT(huge.error().message, HasSubstr("results.json"));
 }
 
 TEST(ResultsReader, RoundTripsGrowthLevelsAndRecomputesTheirFits) {
@@ -201,8 +201,7 @@ TEST(ResultsReader, ReadsFilesWrittenBeforeGrowthAndRefusesAMisshapenSection) {
   j["growth"] = {{"0", {{"levels", {{{"runs_stored", 5}}}}}}};
   auto bad = ResultsFromJson(j);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find("growth.0.levels[0]: missing field 'target_runs'"),
-            std::string::npos)
+  EXPECT_THAT(bad.error().message, HasSubstr("growth.0.levels[0]: missing field 'target_runs'"))
       << bad.error().message;
 }
 

@@ -1,11 +1,15 @@
 #include "results/results.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "util/secrets.h"
 
 namespace kfpbench::results {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Issue #13, item 10: a target whose run errors echo the request headers put
 // the token into results.json and report.html.
@@ -22,13 +26,13 @@ TEST(Results, SecretsAreRedactedFromEveryStringTheTargetSent) {
   r.partial_reason = "aborted: " + token;
   r.operations["GetRun"].AddErrorMessage("HTTP 500: echo " + token, 3);
   r.RedactSecrets();
-  EXPECT_EQ(r.runs[0].error.find(token), std::string::npos) << r.runs[0].error;
-  EXPECT_NE(r.runs[0].error.find("[REDACTED]"), std::string::npos) << r.runs[0].error;
-  EXPECT_EQ(r.errors[0].find(token), std::string::npos);
-  EXPECT_EQ(r.cleanup_failures[0].find(token), std::string::npos);
-  EXPECT_EQ(r.partial_reason.find(token), std::string::npos);
+  EXPECT_THAT(r.runs[0].error, Not(HasSubstr(token))) << r.runs[0].error;
+  EXPECT_THAT(r.runs[0].error, HasSubstr("[REDACTED]")) << r.runs[0].error;
+  EXPECT_THAT(r.errors[0], Not(HasSubstr(token)));
+  EXPECT_THAT(r.cleanup_failures[0], Not(HasSubstr(token)));
+  EXPECT_THAT(r.partial_reason, Not(HasSubstr(token)));
   ASSERT_EQ(r.operations["GetRun"].error_messages.size(), 1u);
-  EXPECT_EQ(r.operations["GetRun"].error_messages.begin()->first.find(token), std::string::npos);
+  EXPECT_THAT(r.operations["GetRun"].error_messages.begin()->first, Not(HasSubstr(token)));
   EXPECT_EQ(r.operations["GetRun"].error_messages.begin()->second, 3u);
 }
 

@@ -4,6 +4,7 @@
 // router itself, so a new endpoint is covered (and must have a rule) at once.
 #include "server/access.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -22,6 +23,8 @@ namespace {
 
 using http::Method;
 using nlohmann::json;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr const char* kProxyToken = "proxy-token-0123456789abcdef";
 constexpr const char* kBobToken = "bob-own-token-0123456789abcdef";
@@ -243,8 +246,8 @@ TEST_F(AccessTest, EveryRouteKeepsOtherNamespacesOut) {
       }
       EXPECT_EQ(status, 403) << route.name << " " << body;
       EXPECT_EQ(body.value("code", 0), 7) << route.name;  // PERMISSION_DENIED
-      EXPECT_NE(body.dump().find("User 'bob' is not authorized"), std::string::npos) << body;
-      EXPECT_NE(body.dump().find("Namespace:team-a"), std::string::npos) << body;
+      EXPECT_THAT(body.dump(), HasSubstr("User 'bob' is not authorized")) << body;
+      EXPECT_THAT(body.dump(), HasSubstr("Namespace:team-a")) << body;
     }
     // Alice, whose namespace it is, gets past authorization.
     auto [status, body] = As("alice", *request);
@@ -284,8 +287,7 @@ TEST_F(AccessTest, AnEmptyNamespaceIsRefusedAsKfpRefusesIt) {
   auto [r, r_body] = As("alice", Make(Method::kPost, "/apis/v2beta1/runs",
                                       R"({"display_name":"x","pipeline_spec":{}})"));
   EXPECT_EQ(r, 400);
-  EXPECT_NE(r_body.dump().find("Experiment id can not be empty in multi-user mode"),
-            std::string::npos);
+  EXPECT_THAT(r_body.dump(), HasSubstr("Experiment id can not be empty in multi-user mode"));
   auto [rr, rr_body] = As("alice", Make(Method::kGet, "/apis/v2beta1/recurringruns"));
   EXPECT_EQ(rr, 400) << rr_body;
 }
@@ -299,8 +301,7 @@ TEST_F(AccessTest, ARecurringRunClaimingAnotherNamespaceThanItsExperiment) {
              {"pipeline_version_reference", {{"pipeline_id", f.pipeline}}}};
   auto [status, body] = As("bob", Make(Method::kPost, "/apis/v2beta1/recurringruns", rr.dump()));
   EXPECT_EQ(status, 400);
-  EXPECT_NE(body.dump().find("belongs to namespace 'team-a' instead of 'team-b'"),
-            std::string::npos);
+  EXPECT_THAT(body.dump(), HasSubstr("belongs to namespace 'team-a' instead of 'team-b'"));
 }
 
 TEST_F(AccessTest, ListsShowOnlyTheNamespaceAsked) {
@@ -330,7 +331,7 @@ TEST_F(AccessTest, SharedPipelines) {
   auto [deleted, denied] =
       As("bob", Make(Method::kDelete, "/apis/v2beta1/pipelines/" + id + "?cascade=true"));
   EXPECT_EQ(deleted, 403);
-  EXPECT_NE(denied.dump().find("Failed to access shared pipeline"), std::string::npos) << denied;
+  EXPECT_THAT(denied.dump(), HasSubstr("Failed to access shared pipeline")) << denied;
   EXPECT_EQ(
       As("admin", Make(Method::kDelete, "/apis/v2beta1/pipelines/" + id + "?cascade=true")).first,
       200);
@@ -373,11 +374,11 @@ TEST_F(AccessTest, EverySpellingOfWhereACreateLandsIsAuthorizedAsActedOn) {
   auto [l3, experiments] =
       As("alice", Make(Method::kGet, "/apis/v2beta1/experiments?namespace=team-a"));
   ASSERT_EQ(l3, 200);
-  EXPECT_EQ(experiments.dump().find("sneaky"), std::string::npos) << experiments;
+  EXPECT_THAT(experiments.dump(), Not(HasSubstr("sneaky"))) << experiments;
   auto [l4, pipelines] =
       As("alice", Make(Method::kGet, "/apis/v2beta1/pipelines?namespace=team-a"));
   ASSERT_EQ(l4, 200);
-  EXPECT_EQ(pipelines.dump().find("sneaky"), std::string::npos) << pipelines;
+  EXPECT_THAT(pipelines.dump(), Not(HasSubstr("sneaky"))) << pipelines;
 
   // Named once, every spelling is read and lands where it says.
   for (const auto& c : spellings.Own()) {
@@ -387,7 +388,7 @@ TEST_F(AccessTest, EverySpellingOfWhereACreateLandsIsAuthorizedAsActedOn) {
         c.target.find("/recurringruns") == std::string::npos) {
       continue;  // an experiment: its namespace was authorized as team-b
     }
-    EXPECT_NE(answer.dump().find(b), std::string::npos) << c.what << ": " << answer;
+    EXPECT_THAT(answer.dump(), HasSubstr(b)) << c.what << ": " << answer;
   }
 }
 

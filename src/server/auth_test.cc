@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +13,9 @@
 
 namespace kfpbench::server {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr const char* kProxyTokenText = "proxy-token-0123456789abcdef";
 constexpr const char* kAliceToken = "alice-token-0123456789abcdef";
@@ -48,8 +52,8 @@ TEST(TokenFile, TokensUsersCommentsAndBlankLines) {
 TEST(TokenFile, RefusalsNameTheLineNeverTheToken) {
   auto short_token = ParseTokenFile("# x\nshort\n");
   ASSERT_FALSE(short_token.ok());
-  EXPECT_NE(short_token.error().message.find("line 2"), std::string::npos);
-  EXPECT_EQ(short_token.error().message.find("short"), std::string::npos);
+  EXPECT_THAT(short_token.error().message, HasSubstr("line 2"));
+  EXPECT_THAT(short_token.error().message, Not(HasSubstr("short")));
   EXPECT_FALSE(ParseTokenFile("a-long-enough-token-here user extra\n").ok());
   EXPECT_FALSE(ParseTokenFile("# only a comment\n\n").ok());
   EXPECT_FALSE(ParseTokenFile("").ok());
@@ -105,7 +109,7 @@ TEST(Authenticate, BearerTokensOnly) {
 TEST(Authenticate, TheWrongTokenNeverAppearsInTheAnswer) {
   Authenticator auth(Config(false));
   auto r = auth.Authenticate(With({{"Authorization", "Bearer secret-guess-123456789"}}));
-  EXPECT_EQ(std::get<http::Response>(r).body.find("secret-guess"), std::string::npos);
+  EXPECT_THAT(std::get<http::Response>(r).body, Not(HasSubstr("secret-guess")));
 }
 
 TEST(Authenticate, TokenCookie) {
@@ -132,12 +136,12 @@ TEST(Authenticate, MultiUserTakesTheUserFromTheHeaderOrTheToken) {
   auto no_user = auth.Authenticate(With({{"Authorization", proxy}}));
   ASSERT_EQ(StatusOf(no_user), 200);
   EXPECT_EQ(std::get<Caller>(no_user).user, "");
-  EXPECT_NE(std::get<Caller>(no_user).no_user.find("no user identity header"), std::string::npos);
+  EXPECT_THAT(std::get<Caller>(no_user).no_user, HasSubstr("no user identity header"));
   // Two user headers: KFP refuses to pick one.
   auto two = auth.Authenticate(
       With({{"Authorization", proxy}, {"kubeflow-userid", "a"}, {"Kubeflow-UserId", "b"}}));
   EXPECT_EQ(std::get<Caller>(two).user, "");
-  EXPECT_NE(std::get<Caller>(two).no_user.find("Expect 1 got 2"), std::string::npos);
+  EXPECT_THAT(std::get<Caller>(two).no_user, HasSubstr("Expect 1 got 2"));
   // A user's own token names them; a header cannot make them someone else.
   std::string alice = std::string("Bearer ") + kAliceToken;
   auto own = auth.Authenticate(With({{"Authorization", alice}}));
@@ -188,14 +192,14 @@ TEST(Exposure, OffLoopbackNeedsAuthentication) {
   Status refused = CheckExposure("0.0.0.0", "process", none, false, false, warning);
   ASSERT_FALSE(refused.ok());
   for (const char* way : {"--token-file", "--address 127.0.0.1", "--allow-unauthenticated"}) {
-    EXPECT_NE(refused.error().message.find(way), std::string::npos) << way;
+    EXPECT_THAT(refused.error().message, HasSubstr(way)) << way;
   }
   // Never with the process executor, even when asked.
   Status process = CheckExposure("0.0.0.0", "process", none, true, false, warning);
   ASSERT_FALSE(process.ok());
-  EXPECT_NE(process.error().message.find("--executor stub"), std::string::npos);
+  EXPECT_THAT(process.error().message, HasSubstr("--executor stub"));
   ASSERT_TRUE(CheckExposure("0.0.0.0", "stub", none, true, false, warning).ok());
-  EXPECT_NE(warning.find("WITHOUT AUTHENTICATION"), std::string::npos);
+  EXPECT_THAT(warning, HasSubstr("WITHOUT AUTHENTICATION"));
   // Multi-user mode alone: anyone can set the header.
   AuthConfig header_only;
   header_only.multi_user = true;
@@ -216,17 +220,17 @@ TEST(Exposure, TheProcessExecutorIsolatesNothingSoItNeedsItsOwnFlag) {
   for (const char* address : {"127.0.0.1", "0.0.0.0"}) {
     Status refused = CheckExposure(address, "process", multi_user, false, false, warning);
     ASSERT_FALSE(refused.ok()) << address;
-    EXPECT_NE(refused.error().message.find("--allow-host-steps"), std::string::npos);
-    EXPECT_NE(refused.error().message.find("keeps no namespace apart"), std::string::npos);
+    EXPECT_THAT(refused.error().message, HasSubstr("--allow-host-steps"));
+    EXPECT_THAT(refused.error().message, HasSubstr("keeps no namespace apart"));
     ASSERT_TRUE(CheckExposure(address, "process", multi_user, false, true, warning).ok());
-    EXPECT_NE(warning.find("STEPS RUN ON THIS HOST"), std::string::npos) << address;
+    EXPECT_THAT(warning, HasSubstr("STEPS RUN ON THIS HOST")) << address;
     EXPECT_TRUE(CheckExposure(address, "stub", multi_user, false, false, warning).ok());
     EXPECT_TRUE(warning.empty());
   }
   // Tokens alone off loopback: refused with the process executor.
   Status off = CheckExposure("0.0.0.0", "process", tokens, false, false, warning);
   ASSERT_FALSE(off.ok());
-  EXPECT_NE(off.error().message.find("every token holder"), std::string::npos);
+  EXPECT_THAT(off.error().message, HasSubstr("every token holder"));
   ASSERT_TRUE(CheckExposure("0.0.0.0", "process", tokens, false, true, warning).ok());
   EXPECT_FALSE(warning.empty());
   // On loopback, one user's own server: as before.
@@ -240,7 +244,7 @@ TEST(Exposure, ApiServerRefusesToStart) {
   o.port = 0;
   auto server = ApiServer::Start(o);
   ASSERT_FALSE(server.ok());
-  EXPECT_NE(server.error().message.find("without authentication"), std::string::npos);
+  EXPECT_THAT(server.error().message, HasSubstr("without authentication"));
 }
 
 TEST(LoadAuthFiles, TokensAreRegisteredAsSecrets) {
@@ -256,7 +260,7 @@ TEST(LoadAuthFiles, TokensAreRegisteredAsSecrets) {
   ASSERT_TRUE(LoadAuthFiles({{(dir / "tokens").string()}, (dir / "policy").string()}, c).ok());
   EXPECT_EQ(c.tokens.size(), 1u);
   EXPECT_EQ(c.policy.at("dave").count("team-d"), 1u);
-  EXPECT_EQ(Redact("the token is " + token).find(token), std::string::npos);
+  EXPECT_THAT(Redact("the token is " + token), Not(HasSubstr(token)));
   // A policy without multi-user mode, and the reverse, are refused.
   AuthConfig single;
   EXPECT_FALSE(LoadAuthFiles({{}, (dir / "policy").string()}, single).ok());

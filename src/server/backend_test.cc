@@ -7,10 +7,14 @@
 #include <mutex>
 #include <vector>
 
+#include <gmock/gmock.h>
+
 namespace kfpbench::server {
 namespace {
 
 using nlohmann::json;
+using ::testing::HasSubstr;
+using ::testing::Not;
 using namespace testing;  // the part's test helpers
 
 TEST_F(BackendApiTest, HealthzAnswers) {
@@ -172,7 +176,7 @@ TEST_F(BackendApiTest, BadRequestsGetClearFourHundreds) {
     auto [status, body] = Call(c.method, c.target, c.body);
     EXPECT_EQ(status, c.status) << c.target << " " << c.body << " -> " << body;
     ASSERT_TRUE(body.is_object()) << c.target;
-    EXPECT_NE(body.value("message", "").find(c.fragment), std::string::npos)
+    EXPECT_THAT(body.value("message", ""), HasSubstr(c.fragment))
         << c.target << " " << c.body << " -> " << body;
     EXPECT_TRUE(body.contains("code"));
   }
@@ -185,7 +189,7 @@ TEST_F(BackendApiTest, BadRequestsGetClearFourHundreds) {
   r = client_->Send(http::Method::kPost, "/apis/v2beta1/pipelines/upload", form.body,
                     form.content_type);
   EXPECT_EQ(r->status, 400);
-  EXPECT_NE(r->body.find("x.yaml"), std::string::npos) << r->body;
+  EXPECT_THAT(r->body, HasSubstr("x.yaml")) << r->body;
 }
 
 TEST_F(BackendApiTest, MissingRequiredParameterIsRefusedAtCreate) {
@@ -197,7 +201,7 @@ TEST_F(BackendApiTest, MissingRequiredParameterIsRefusedAtCreate) {
                {"pipeline_version_reference", {{"pipeline_id", p["pipeline_id"]}}}};
   auto [status, err] = Call(http::Method::kPost, "/apis/v2beta1/runs", body.dump());
   EXPECT_EQ(status, 400) << err;
-  EXPECT_NE(err.value("message", "").find("message"), std::string::npos) << err;
+  EXPECT_THAT(err.value("message", ""), HasSubstr("message")) << err;
 }
 
 }  // namespace
@@ -268,11 +272,11 @@ TEST_F(ProcessExecutorApiTest, KfpSdkPythonComponentsAreRefusedWithWhatToDoInste
   auto [status, answer] = Call(http::Method::kPost, "/apis/v2beta1/runs", body.dump());
   EXPECT_EQ(status, 400) << answer;
   std::string message = answer.value("message", "");
-  EXPECT_NE(message.find("executor 'exec-say' (image python:3.11) is a Python component of KFP's "
-                         "SDK"),
-            std::string::npos)
+  EXPECT_THAT(message,
+              HasSubstr("executor 'exec-say' (image python:3.11) is a Python component of KFP's "
+                        "SDK"))
       << message;
-  EXPECT_NE(message.find("--executor stub"), std::string::npos) << message;
+  EXPECT_THAT(message, HasSubstr("--executor stub")) << message;
   EXPECT_EQ(Call(http::Method::kGet, "/apis/v2beta1/runs").second.value("total_size", 0), 0);
 }
 
@@ -288,8 +292,7 @@ TEST_F(ProcessExecutorApiTest, AnEntrypointOnlyContainerIsRefusedWithWhatToDoIns
                {"pipeline_version_reference", {{"pipeline_id", p["pipeline_id"]}}}};
   auto [status, answer] = Call(http::Method::kPost, "/apis/v2beta1/runs", body.dump());
   EXPECT_EQ(status, 400) << answer;
-  EXPECT_NE(answer.value("message", "").find("sets neither command nor args"), std::string::npos)
-      << answer;
+  EXPECT_THAT(answer.value("message", ""), HasSubstr("sets neither command nor args")) << answer;
 }
 
 // What a step wrote comes back from the artifact read endpoint as KFP's
@@ -315,11 +318,10 @@ TEST_F(ProcessExecutorApiTest, ArtifactsAStepWroteAreReadAsKfpServesThem) {
   EXPECT_EQ(tar.substr(512, 15), "hello-artifact\n");  // its content
   auto [logs, log_body] = read(task_id, "main-logs");
   ASSERT_EQ(logs, 200) << log_body;
-  EXPECT_NE(Gunzip(Base64Decode(log_body["data"].get<std::string>())).find("logged"),
-            std::string::npos);
+  EXPECT_THAT(Gunzip(Base64Decode(log_body["data"].get<std::string>())), HasSubstr("logged"));
   auto [missing, why] = read(task_id, "nope");
   EXPECT_EQ(missing, 404);
-  EXPECT_NE(why.value("error_message", "").find("artifact not found"), std::string::npos) << why;
+  EXPECT_THAT(why.value("error_message", ""), HasSubstr("artifact not found")) << why;
   EXPECT_EQ(read("no-such-node", "out").first, 404);
   EXPECT_EQ(
       Call(http::Method::kGet, "/apis/v2beta1/runs/no-such-run/nodes/n/artifacts/a:read").first,
@@ -346,9 +348,8 @@ TEST_F(ProcessExecutorApiTest, ImporterUrisOutsideTheArtifactRootsAreRefusedAtCr
        {"/etc/passwd", "/proc/self/environ", "/", "file:///etc/passwd", "http://example.com/x"}) {
     auto [status, answer] = create(uri);
     EXPECT_EQ(status, 400) << uri << ": " << answer;
-    EXPECT_NE(
-        answer.value("message", "").find("task 'importer': artifact URI '" + uri + "' is refused"),
-        std::string::npos)
+    EXPECT_THAT(answer.value("message", ""),
+                HasSubstr("task 'importer': artifact URI '" + uri + "' is refused"))
         << answer;
   }
   EXPECT_EQ(Call(http::Method::kGet, "/apis/v2beta1/runs").second.value("total_size", 0), 0);
@@ -411,9 +412,9 @@ TEST_F(ProcessExecutorApiTest, TheArtifactReadEndpointFollowsNoLinkOutOfTheRun) 
   auto [dir, dir_body] = read("dir");
   ASSERT_EQ(dir, 200) << dir_body;
   std::string tar = Gunzip(Base64Decode(dir_body["data"].get<std::string>()));
-  EXPECT_NE(tar.find("dir/own.txt"), std::string::npos);
-  EXPECT_EQ(tar.find("root:"), std::string::npos);  // no line of /etc/passwd
-  EXPECT_EQ(tar.find("dir/passwd"), std::string::npos);
+  EXPECT_THAT(tar, HasSubstr("dir/own.txt"));
+  EXPECT_THAT(tar, Not(HasSubstr("root:")));  // no line of /etc/passwd
+  EXPECT_THAT(tar, Not(HasSubstr("dir/passwd")));
 }
 
 // A NUL byte would end the string on the step's command line ("a\0b"
@@ -425,8 +426,8 @@ TEST_F(BackendApiTest, ANulByteInARunParameterIsRefusedAtCreateRun) {
                {"runtime_config", {{"parameters", {{"message", std::string("a\0b", 3)}}}}}};
   auto [status, answer] = Call(http::Method::kPost, "/apis/v2beta1/runs", body.dump());
   EXPECT_EQ(status, 400) << answer;
-  EXPECT_NE(answer.value("message", "").find("parameter 'message': a NUL byte cannot be passed"),
-            std::string::npos)
+  EXPECT_THAT(answer.value("message", ""),
+              HasSubstr("parameter 'message': a NUL byte cannot be passed"))
       << answer;
 }
 
@@ -479,8 +480,8 @@ TEST(BackendAccessLog, RecordsWhoReachedWhatAndTheStatus) {
   EXPECT_EQ(AccessLogLine(records[1]).substr(0, 55),
             "user=bob namespace=team-a route=ListRuns status=403 ms=");
   AccessRecord hostile{"eve\n<forged> status=200", "", "ListRuns", 403, 0};
-  EXPECT_EQ(AccessLogLine(hostile).find('\n'), std::string::npos);
-  EXPECT_EQ(AccessLogLine(hostile).find(" status=200"), std::string::npos);
+  EXPECT_THAT(AccessLogLine(hostile), Not(HasSubstr("\n")));
+  EXPECT_THAT(AccessLogLine(hostile), Not(HasSubstr(" status=200")));
 }
 
 }  // namespace kfpbench::server

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <gmock/gmock.h>
+
 #include "server/test_support.h"
 #include "util/json_reader.h"
 
@@ -13,6 +15,8 @@ namespace {
 
 using http::Method;
 using nlohmann::json;
+using ::testing::HasSubstr;
+using ::testing::Not;
 using namespace testing;  // the part's test helpers
 
 // Where these tests let package_url read local files (serve --package-root).
@@ -78,7 +82,7 @@ TEST_F(EndpointsTest, DeeplyNestedBodiesAreRefusedAndTheServerStaysUp) {
   at_limit += "}}}";
   auto [status, answer] = Call(Method::kPost, "/apis/v2beta1/runs", at_limit);
   EXPECT_EQ(status, 400);
-  EXPECT_EQ(answer.dump().find("deeper"), std::string::npos) << answer.dump().substr(0, 300);
+  EXPECT_THAT(answer.dump(), Not(HasSubstr("deeper"))) << answer.dump().substr(0, 300);
 }
 
 TEST_F(EndpointsTest, HealthzSaysSingleUser) {
@@ -95,8 +99,7 @@ TEST_F(BackendApiTest, PackageUrlsReadNoLocalFilesByDefault) {
                {"pipeline_version", {{"package_url", {{"pipeline_url", "file:///etc/passwd"}}}}}};
   auto [status, answer] = Call(Method::kPost, "/apis/v2beta1/pipelines/create", body.dump());
   EXPECT_EQ(status, 400) << answer;
-  EXPECT_NE(answer["message"].get<std::string>().find("--package-root"), std::string::npos)
-      << answer;
+  EXPECT_THAT(answer["message"].get<std::string>(), HasSubstr("--package-root")) << answer;
 }
 
 // Issue #13, items 2 and 3: bytes that are not UTF-8, in the file or in a
@@ -110,13 +113,13 @@ TEST_F(EndpointsTest, UploadsThatAreNotUtf8AreRefusedAndStoreNothing) {
                          form.content_type);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->status, 400) << r->body;
-  EXPECT_NE(r->body.find("not valid UTF-8"), std::string::npos) << r->body;
+  EXPECT_THAT(r->body, HasSubstr("not valid UTF-8")) << r->body;
 
   auto good = http::BuildMultipart({{"uploadfile", "p.yaml", "", kPipeline}});
   r = client_->Send(Method::kPost, "/apis/v2beta1/pipelines/upload?name=ok%FFname", good.body,
                     good.content_type);
   EXPECT_EQ(r->status, 400) << r->body;
-  EXPECT_NE(r->body.find("name is not valid UTF-8"), std::string::npos) << r->body;
+  EXPECT_THAT(r->body, HasSubstr("name is not valid UTF-8")) << r->body;
 
   auto [ls, list] = Call(Method::kGet, "/apis/v2beta1/pipelines");
   EXPECT_EQ(ls, 200) << list;
@@ -171,7 +174,7 @@ TEST_F(EndpointsTest, VersionsUploadCreatePatchDelete) {
   body["pipeline_version"]["package_url"]["pipeline_url"] = "https://example.com/p.yaml";
   auto [rs, remote] = Call(Method::kPost, "/apis/v2beta1/pipelines/create", body.dump());
   EXPECT_EQ(rs, 400);
-  EXPECT_NE(remote["message"].get<std::string>().find("no network fetches"), std::string::npos);
+  EXPECT_THAT(remote["message"].get<std::string>(), HasSubstr("no network fetches"));
   // Nothing half-created.
   EXPECT_EQ(Call(Method::kGet, "/apis/v2beta1/pipelines/names/remote").first, 404);
 
@@ -184,8 +187,7 @@ TEST_F(EndpointsTest, VersionsUploadCreatePatchDelete) {
     body["pipeline_version"]["package_url"]["pipeline_url"] = outside;
     auto [os, probe] = Call(Method::kPost, "/apis/v2beta1/pipelines/create", body.dump());
     EXPECT_EQ(os, 400) << outside;
-    EXPECT_NE(probe["message"].get<std::string>().find("outside the package root"),
-              std::string::npos)
+    EXPECT_THAT(probe["message"].get<std::string>(), HasSubstr("outside the package root"))
         << probe;
   }
 
@@ -302,13 +304,13 @@ TEST_F(SmallBodyTest, BadInputNeverGetsAFiveHundred) {
   auto [cs, cycle] = Call(Method::kPost, "/apis/v2beta1/runs",
                           json{{"display_name", "c"}, {"pipeline_spec", cyclic}}.dump());
   EXPECT_EQ(cs, 400);
-  EXPECT_NE(cycle["message"].get<std::string>().find("cycle"), std::string::npos) << cycle;
+  EXPECT_THAT(cycle["message"].get<std::string>(), HasSubstr("cycle")) << cycle;
   json missing = spec;
   missing["root"]["dag"]["tasks"]["produce"]["componentRef"]["name"] = "comp-nope";
   auto [ms, miss] = Call(Method::kPost, "/apis/v2beta1/runs",
                          json{{"display_name", "m"}, {"pipeline_spec", missing}}.dump());
   EXPECT_EQ(ms, 400);
-  EXPECT_NE(miss["message"].get<std::string>().find("comp-nope"), std::string::npos) << miss;
+  EXPECT_THAT(miss["message"].get<std::string>(), HasSubstr("comp-nope")) << miss;
 
   // Page tokens that are not ours.
   for (const char* token : {"%21%21", "bm90LWpzb24", "eyJzIjoxfQ"}) {

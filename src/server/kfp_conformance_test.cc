@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <gmock/gmock.h>
+
 #include "http/multipart.h"
 #include "server/api_util.h"
 #include "server/pipeline_file.h"
@@ -20,6 +22,7 @@ namespace {
 
 using http::Method;
 using nlohmann::json;
+using ::testing::HasSubstr;
 using namespace testing;  // the part's test helpers
 
 constexpr const char* kTokenMismatch =
@@ -549,8 +552,8 @@ TEST(PipelineFile, ReadsPackagesAsKfpDoes) {
   EXPECT_EQ(error("p.zip", "PK\x03\x04 not really"),
             "Error extracting pipeline from the zip file. Not a valid zip file");
 
-  EXPECT_NE(error("p.yaml", std::string(kMaxUploadBytes + 1, 'a')).find("File size too large"),
-            std::string::npos);
+  EXPECT_THAT(error("p.yaml", std::string(kMaxUploadBytes + 1, 'a')),
+              HasSubstr("File size too large"));
 }
 
 // KFP reads what an archive expands to without a bound; here a small archive
@@ -610,7 +613,7 @@ TEST_F(KfpConformanceTest, UploadErrorsInKfpUploadShape) {
   auto [bad_spec, bad_spec_body] =
       PostFile("/apis/v2beta1/pipelines/upload?name=bad", "bad.yaml", "key: [unclosed");
   EXPECT_EQ(bad_spec, 400);
-  EXPECT_NE(bad_spec_body["error_message"].get<std::string>().find("bad.yaml"), std::string::npos)
+  EXPECT_THAT(bad_spec_body["error_message"].get<std::string>(), HasSubstr("bad.yaml"))
       << bad_spec_body;
 
   // An unknown pipeline is a 400 here, not a 404.

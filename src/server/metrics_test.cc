@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <gmock/gmock.h>
+
 #include "server/test_support.h"
 #include "util/strings.h"
 
@@ -15,6 +17,7 @@ namespace {
 
 using http::Method;
 using nlohmann::json;
+using ::testing::HasSubstr;
 using namespace testing;  // the part's test helpers
 
 TEST(ApiMetricsTest, CountsAndCumulativeBuckets) {
@@ -23,18 +26,16 @@ TEST(ApiMetricsTest, CountsAndCumulativeBuckets) {
   m.Record("GetRun", 200, 0.003);
   m.Record("GetRun", 404, 20);
   std::string text = m.Render();
-  EXPECT_NE(text.find("kfpbench_http_requests_total{route=\"GetRun\",code=\"200\"} 2\n"),
-            std::string::npos)
+  EXPECT_THAT(text, HasSubstr("kfpbench_http_requests_total{route=\"GetRun\",code=\"200\"} 2\n"))
       << text;
-  EXPECT_NE(text.find("kfpbench_http_requests_total{route=\"GetRun\",code=\"404\"} 1\n"),
-            std::string::npos);
-  EXPECT_NE(text.find("_bucket{route=\"GetRun\",le=\"0.0005\"} 0\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("_bucket{route=\"GetRun\",le=\"0.001\"} 1\n"), std::string::npos);
-  EXPECT_NE(text.find("_bucket{route=\"GetRun\",le=\"0.005\"} 2\n"), std::string::npos);
-  EXPECT_NE(text.find("_bucket{route=\"GetRun\",le=\"10\"} 2\n"), std::string::npos);
-  EXPECT_NE(text.find("_bucket{route=\"GetRun\",le=\"+Inf\"} 3\n"), std::string::npos);
-  EXPECT_NE(text.find("kfpbench_http_request_duration_seconds_count{route=\"GetRun\"} 3\n"),
-            std::string::npos);
+  EXPECT_THAT(text, HasSubstr("kfpbench_http_requests_total{route=\"GetRun\",code=\"404\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("_bucket{route=\"GetRun\",le=\"0.0005\"} 0\n")) << text;
+  EXPECT_THAT(text, HasSubstr("_bucket{route=\"GetRun\",le=\"0.001\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("_bucket{route=\"GetRun\",le=\"0.005\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("_bucket{route=\"GetRun\",le=\"10\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("_bucket{route=\"GetRun\",le=\"+Inf\"} 3\n"));
+  EXPECT_THAT(text,
+              HasSubstr("kfpbench_http_request_duration_seconds_count{route=\"GetRun\"} 3\n"));
   EXPECT_EQ(EscapePrometheusLabel("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
 }
 
@@ -51,18 +52,15 @@ TEST_F(BackendApiTest, MetricsEndpointPassesPromtool) {
   auto r = client_->Send(Method::kGet, "/metrics", "", "");
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->status, 200);
-  EXPECT_NE(r->headers.Get("Content-Type").find("text/plain"), std::string::npos);
+  EXPECT_THAT(r->headers.Get("Content-Type"), HasSubstr("text/plain"));
   const std::string& text = r->body;
-  EXPECT_NE(text.find("kfpbench_http_requests_total{route=\"CreateRun\",code=\"200\"} 1"),
-            std::string::npos)
+  EXPECT_THAT(text, HasSubstr("kfpbench_http_requests_total{route=\"CreateRun\",code=\"200\"} 1"))
       << text;
-  EXPECT_NE(text.find("kfpbench_http_requests_total{route=\"GetRun\",code=\"404\"} 1"),
-            std::string::npos);
-  EXPECT_NE(text.find("kfpbench_http_requests_total{route=\"NotFound\",code=\"404\"} 1"),
-            std::string::npos);
-  EXPECT_NE(text.find("kfpbench_runs{state=\"SUCCEEDED\"} 1"), std::string::npos);
-  EXPECT_NE(text.find("kfpbench_runs{state=\"RUNNING\"} 0"), std::string::npos);
-  EXPECT_NE(text.find("kfpbench_pending_tasks 0"), std::string::npos);
+  EXPECT_THAT(text, HasSubstr("kfpbench_http_requests_total{route=\"GetRun\",code=\"404\"} 1"));
+  EXPECT_THAT(text, HasSubstr("kfpbench_http_requests_total{route=\"NotFound\",code=\"404\"} 1"));
+  EXPECT_THAT(text, HasSubstr("kfpbench_runs{state=\"SUCCEEDED\"} 1"));
+  EXPECT_THAT(text, HasSubstr("kfpbench_runs{state=\"RUNNING\"} 0"));
+  EXPECT_THAT(text, HasSubstr("kfpbench_pending_tasks 0"));
 
   if (std::system("command -v promtool > /dev/null 2>&1") != 0) {
     GTEST_SKIP() << "promtool is not installed (Debian package prometheus)";
@@ -101,7 +99,7 @@ TEST(MetricsAccess, PerPodSeriesAreLeftOutInMultiUserMode) {
     auto r = client.Send(Method::kGet, "/metrics", "", "", alice);
     ASSERT_TRUE(r.ok()) << r.error().message;
     ASSERT_EQ(r->status, 200) << r->body;
-    EXPECT_NE(r->body.find("kfpbench_runs{state=\"RUNNING\"}"), std::string::npos);
+    EXPECT_THAT(r->body, HasSubstr("kfpbench_runs{state=\"RUNNING\"}"));
     EXPECT_EQ(r->body.find("container_cpu_usage_seconds_total") != std::string::npos, !multi_user)
         << (multi_user ? "multi-user" : "single-user") << ":\n"
         << r->body;

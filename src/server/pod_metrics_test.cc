@@ -1,6 +1,7 @@
 // PodMetrics samples a real process in a task's work dir from /proc.
 #include "server/pod_metrics.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -15,6 +16,9 @@
 
 namespace kfpbench::server {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace fs = std::filesystem;
 
@@ -61,8 +65,8 @@ TEST(PodMetrics, SamplesLiveProcessesByWorkDirAndKeepsFinishedOnes) {
   EXPECT_GE(memory, 40 << 20) << text;
   EXPECT_LT(memory, 1 << 30) << text;
   EXPECT_EQ(Sample(text, "container_cpu_usage_seconds_total", "run-a-step-2"), 0) << text;
-  EXPECT_NE(text.find("# TYPE container_cpu_usage_seconds_total counter"), std::string::npos);
-  EXPECT_NE(text.find("# TYPE container_memory_working_set_bytes gauge"), std::string::npos);
+  EXPECT_THAT(text, HasSubstr("# TYPE container_cpu_usage_seconds_total counter"));
+  EXPECT_THAT(text, HasSubstr("# TYPE container_memory_working_set_bytes gauge"));
 
   // Finished: the counter never goes back; memory shows the measured peak
   // (above anything sampled live).
@@ -80,7 +84,7 @@ TEST(PodMetrics, FinishedPodsLeaveAfterTheRetention) {
   metrics.Started("p", "/nonexistent-kfpbench-dir");
   metrics.Finished("p", 2.5, 1000);
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  EXPECT_EQ(metrics.Render().find("pod=\"p\""), std::string::npos);
+  EXPECT_THAT(metrics.Render(), Not(HasSubstr("pod=\"p\"")));
   metrics.Finished("unknown", 1, 1);  // ignored
 }
 

@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include <gmock/gmock.h>
+
 #include "server/test_support.h"
 
 namespace kfpbench::server {
@@ -20,6 +22,7 @@ namespace {
 
 using http::Method;
 using nlohmann::json;
+using ::testing::HasSubstr;
 using testing::kPipeline;
 
 // A `kfpbench serve` child process and a client to it.
@@ -140,8 +143,7 @@ TEST(RestartTest, SigkillLosesNothingCommittedAndFailsRunsInFlight) {
     auto [gs, run] = second.Call(Method::kGet, "/apis/v2beta1/runs/" + id);
     ASSERT_EQ(gs, 200) << id;
     EXPECT_EQ(run["state"], "FAILED");
-    EXPECT_NE(run["error"]["message"].get<std::string>().find("restarted"), std::string::npos)
-        << run["error"];
+    EXPECT_THAT(run["error"]["message"].get<std::string>(), HasSubstr("restarted")) << run["error"];
     EXPECT_EQ(run["state_history"].back()["state"], "FAILED");
     EXPECT_TRUE(run.contains("finished_at"));
   }

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <thread>
 
+#include <gmock/gmock.h>
+
 #include "server/test_support.h"
 #include "store/sqlite.h"
 
@@ -13,6 +15,7 @@ namespace kfpbench::server {
 namespace {
 
 using nlohmann::json;
+using ::testing::HasSubstr;
 using namespace testing;  // the part's test helpers
 namespace fs = std::filesystem;
 
@@ -100,8 +103,7 @@ TEST_F(StuckRunsTest, TerminatingARunNothingExecutesEndsItCanceled) {
   EXPECT_EQ(Call(http::Method::kPost, "/apis/v2beta1/runs/" + id + ":terminate").first, 200);
   json run = WaitForRun(id);
   EXPECT_EQ(run["state"], "CANCELED") << run.dump(2);
-  EXPECT_NE(run["error"]["message"].get<std::string>().find("nothing was executing"),
-            std::string::npos)
+  EXPECT_THAT(run["error"]["message"].get<std::string>(), HasSubstr("nothing was executing"))
       << run.dump(2);
   EXPECT_EQ(run["error"]["code"], 1);  // CANCELLED
   EXPECT_TRUE(run.contains("finished_at")) << run.dump(2);

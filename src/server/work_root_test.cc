@@ -6,12 +6,15 @@
 
 #include <fstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "util/ids.h"
 
 namespace kfpbench::server {
 namespace {
+
+using ::testing::HasSubstr;
 
 namespace fs = std::filesystem;
 
@@ -77,7 +80,7 @@ TEST_F(WorkRootTest, AParentThatCannotHoldFoldersIsAnError) {
   std::ofstream(parent_ / "file") << "x";
   auto root = TempWorkRoot::Create(parent_ / "file");
   ASSERT_FALSE(root.ok());
-  EXPECT_NE(root.error().message.find("cannot create work directory"), std::string::npos)
+  EXPECT_THAT(root.error().message, HasSubstr("cannot create work directory"))
       << root.error().message;
 }
 

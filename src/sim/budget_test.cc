@@ -1,5 +1,6 @@
 #include "sim/budget.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "sim/config.h"
@@ -12,6 +13,7 @@ namespace {
 using namespace std::chrono_literals;
 using testing::CapacityExamples;
 using testing::FixedCluster;
+using ::testing::HasSubstr;
 using testing::SixStepWorkload;
 
 std::string ClusterError(const std::string& yaml) {
@@ -54,11 +56,10 @@ TEST(SimBudget, WorkloadNumbersMustBeFiniteAndInRange) {
         << rate;
   }
   for (const char* rate : {"1e-300", "1e300", "0", "-1"}) {
-    EXPECT_NE(
-        WorkloadError(std::string("runs: 5\narrivals: {kind: rate, ratePerSecond: ") + rate + "}")
-            .find("workload.arrivals.ratePerSecond: must be between 1e-06 and 1e+06 runs a "
-                  "second"),
-        std::string::npos)
+    EXPECT_THAT(
+        WorkloadError(std::string("runs: 5\narrivals: {kind: rate, ratePerSecond: ") + rate + "}"),
+        HasSubstr("workload.arrivals.ratePerSecond: must be between 1e-06 and 1e+06 runs a "
+                  "second"))
         << rate;
   }
   EXPECT_EQ(WorkloadError("arrivals: {kind: closed, concurrency: 20000000}"),
@@ -93,9 +94,9 @@ TEST(SimBudget, ASimulationThatCannotFitIsRefusedWithTheNumbers) {
   small.memory_budget = 10 << 20;  // 10 MiB
   auto r = Simulate(FixedCluster(2, 4), w, small);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("100000 runs in flight at once need about"), std::string::npos)
+  EXPECT_THAT(r.error().message, HasSubstr("100000 runs in flight at once need about"))
       << r.error().message;
-  EXPECT_NE(r.error().message.find("at most"), std::string::npos) << r.error().message;
+  EXPECT_THAT(r.error().message, HasSubstr("at most")) << r.error().message;
 
   w.runs = 20'000'000;  // past the parser's bound, as plan --runs could ask
   r = Simulate(FixedCluster(2, 4), w);
@@ -108,7 +109,7 @@ TEST(SimBudget, ASimulationThatCannotFitIsRefusedWithTheNumbers) {
   w.rate_per_second = 1e-300;  // would be all at once through a wrapped conversion
   r = Simulate(FixedCluster(2, 4), w);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("arrival rate must be between"), std::string::npos);
+  EXPECT_THAT(r.error().message, HasSubstr("arrival rate must be between"));
   w.rate_per_second = std::nan("");
   EXPECT_FALSE(Simulate(FixedCluster(2, 4), w).ok());
 }
@@ -118,12 +119,12 @@ TEST(SimBudget, ClustersPastTheNodeLimitAreRefusedBeforeAnyNodeIsMade) {
   c.pools[0].min = c.pools[0].max = c.pools[0].initial = 100'000'000;
   auto r = Simulate(c, SixStepWorkload(1, 1s, 1s));
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("above the 100000 nodes a simulation takes"), std::string::npos)
+  EXPECT_THAT(r.error().message, HasSubstr("above the 100000 nodes a simulation takes"))
       << r.error().message;
   c = FixedCluster(2, 4);
   c.pools.push_back(c.pools[0]);
   c.pools[0].max = c.pools[1].max = 60'000;
-  EXPECT_NE(ValidateCluster(c).error().message.find("add up to 120000 nodes"), std::string::npos);
+  EXPECT_THAT(ValidateCluster(c).error().message, HasSubstr("add up to 120000 nodes"));
   c = FixedCluster(2, 4);
   c.autoscaler.scan_interval = 1ns;
   EXPECT_EQ(ValidateCluster(c).error().message, "autoscaler scanInterval must be at least 100ms");
@@ -139,10 +140,8 @@ TEST(SimBudget, ArrivalsTheClusterCannotKeepUpWithStopTheSimulationClearly) {
   small.memory_budget = 2 << 20;  // a few hundred runs
   auto r = Simulate(FixedCluster(1, 2), w, small);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("runs were in flight at once"), std::string::npos)
-      << r.error().message;
-  EXPECT_NE(r.error().message.find("the cluster does not keep up with the arrivals"),
-            std::string::npos);
+  EXPECT_THAT(r.error().message, HasSubstr("runs were in flight at once")) << r.error().message;
+  EXPECT_THAT(r.error().message, HasSubstr("the cluster does not keep up with the arrivals"));
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 namespace kfpbench::sim {
 namespace {
 
+using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
 // A run created at `t0`, its steps back to back with `gap` between them.
@@ -70,13 +71,11 @@ TEST(Calibrate, RejectsWhatItCannotUse) {
   EXPECT_FALSE(CalibrateJson(nlohmann::json::object(), nullptr).ok());
   nlohmann::json results;
   results["runs"]["records"] = nlohmann::json::array({Record(0, {{"a", 1}}, 0, "FAILED")});
-  EXPECT_NE(CalibrateJson(results, nullptr).error().message.find("no succeeded run"),
-            std::string::npos);
+  EXPECT_THAT(CalibrateJson(results, nullptr).error().message, HasSubstr("no succeeded run"));
   results["runs"]["records"] = nlohmann::json::array({Record(0, {{"a", 1}}, 0)});
   results["runs"]["records"][0]["tasks"][1]["started_at"] = "yesterday";
-  EXPECT_NE(
-      CalibrateJson(results, nullptr).error().message.find("runs.records[0].tasks[1].started_at"),
-      std::string::npos);
+  EXPECT_THAT(CalibrateJson(results, nullptr).error().message,
+              HasSubstr("runs.records[0].tasks[1].started_at"));
   EXPECT_FALSE(CalibrateFile("/nonexistent/results", nullptr).ok());
 }
 

@@ -16,6 +16,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::CapacityExamples;
+using ::testing::HasSubstr;
 
 TEST(Config, ExamplesLoad) {
   auto c = LoadCluster(CapacityExamples() / "cluster.yaml");
@@ -47,17 +48,14 @@ TEST(Config, ClusterErrorsNameTheField) {
             "cluster.pools[0]: unknown field 'colour'");
   EXPECT_EQ(err("pools: [{cpu: 4, memory: 16Gi, max: 2}]\nspeed: 3"),
             "cluster: unknown field 'speed'");
-  EXPECT_NE(err("pools: [{cpu: four, memory: 16Gi, max: 2}]").find("cluster.pools[0].cpu"),
-            std::string::npos);
-  EXPECT_NE(err("pools: [{cpu: 4, memory: 16Zi, max: 2}]").find("cluster.pools[0].memory"),
-            std::string::npos);
+  EXPECT_THAT(err("pools: [{cpu: four, memory: 16Gi, max: 2}]"), HasSubstr("cluster.pools[0].cpu"));
+  EXPECT_THAT(err("pools: [{cpu: 4, memory: 16Zi, max: 2}]"), HasSubstr("cluster.pools[0].memory"));
   EXPECT_EQ(err("pools: [{cpu: 4, memory: 16Gi}]"),
             "cluster.pools[0]: cpu, memory and max are required");
   EXPECT_EQ(err("pools: []"), "cluster.pools: expected a non-empty list");
-  EXPECT_NE(err("pools: [{cpu: 4, memory: 16Gi, max: 2}]\nautoscaler: {scanInterval: soon}")
-                .find("cluster.autoscaler.scanInterval"),
-            std::string::npos);
-  EXPECT_NE(err("pools: [{cpu: 4").find("invalid YAML"), std::string::npos);
+  EXPECT_THAT(err("pools: [{cpu: 4, memory: 16Gi, max: 2}]\nautoscaler: {scanInterval: soon}"),
+              HasSubstr("cluster.autoscaler.scanInterval"));
+  EXPECT_THAT(err("pools: [{cpu: 4"), HasSubstr("invalid YAML"));
   EXPECT_EQ(err("pools: [{cpu: 500m, memory: 1Gi, max: 2}]\ndefaultTask: {cpu: 250m}"), "ok");
   EXPECT_FALSE(LoadCluster("/nonexistent/cluster.yaml").ok());
 }
@@ -111,7 +109,7 @@ TEST(Config, SharedServices) {
   };
   EXPECT_EQ(err("api: {taskUpdate: 20ms}"), "ok");
   EXPECT_EQ(err("api: {taskUpdate: 20ms, db: 1}"), "cluster.api: unknown field 'db'");
-  EXPECT_NE(err("api: {runCreate: fast}").find("cluster.api.runCreate"), std::string::npos);
+  EXPECT_THAT(err("api: {runCreate: fast}"), HasSubstr("cluster.api.runCreate"));
   EXPECT_EQ(err("api: {workers: 0}"), "cluster.api.workers: must be between 1 and 1000000, got 0");
   EXPECT_EQ(err("artifactStore: {sharing: fair}"),
             "cluster.artifactStore.bandwidth: required (bytes per second, e.g. 500Mi)");
@@ -119,11 +117,11 @@ TEST(Config, SharedServices) {
             "cluster.artifactStore.bandwidth: must be positive");
   EXPECT_EQ(err("artifactStore: {bandwidth: 1Gi, sharing: random}"),
             "cluster.artifactStore.sharing: expected fair or fifo, got 'random'");
-  EXPECT_NE(ParseWorkload("pipeline: six_steps.yaml\nsteps: {default: {artifactBytes: lots}}",
-                          CapacityExamples())
-                .error()
-                .message.find("workload.steps.default.artifactBytes"),
-            std::string::npos);
+  EXPECT_THAT(ParseWorkload("pipeline: six_steps.yaml\nsteps: {default: {artifactBytes: lots}}",
+                            CapacityExamples())
+                  .error()
+                  .message,
+              HasSubstr("workload.steps.default.artifactBytes"));
 }
 
 TEST(Config, WorkloadErrorsNameTheField) {
@@ -134,7 +132,7 @@ TEST(Config, WorkloadErrorsNameTheField) {
   };
   EXPECT_EQ(err("pipeline: six_steps.yaml"), "ok");
   EXPECT_EQ(err("runs: 3"), "workload.pipeline: required (a compiled KFP pipeline file)");
-  EXPECT_NE(err("pipeline: missing.yaml").find("cannot read"), std::string::npos);
+  EXPECT_THAT(err("pipeline: missing.yaml"), HasSubstr("cannot read"));
   EXPECT_EQ(err("pipeline: six_steps.yaml\nrunz: 3"), "workload: unknown field 'runz'");
   EXPECT_EQ(err("pipeline: six_steps.yaml\nruns: 0"),
             "workload.runs: must be between 1 and 10000000, got 0");
@@ -143,12 +141,11 @@ TEST(Config, WorkloadErrorsNameTheField) {
             "workload.arrivals.kind: expected all-at-once, rate, closed or csv, got 'burst'");
   EXPECT_EQ(err("pipeline: six_steps.yaml\narrivals: {kind: rate}"),
             "workload.arrivals.ratePerSecond: required for kind rate");
-  EXPECT_NE(err("pipeline: six_steps.yaml\nsteps: {default: 'weibull:1s'}")
-                .find("workload.steps.default"),
-            std::string::npos);
+  EXPECT_THAT(err("pipeline: six_steps.yaml\nsteps: {default: 'weibull:1s'}"),
+              HasSubstr("workload.steps.default"));
   EXPECT_EQ(err("pipeline: six_steps.yaml\nsteps: {exec-x: {duration: 1s, jitter: 2}}"),
             "workload.steps.exec-x: unknown field 'jitter'");
-  EXPECT_NE(err("pipeline: cluster.yaml").find("workload.pipeline"), std::string::npos);
+  EXPECT_THAT(err("pipeline: cluster.yaml"), HasSubstr("workload.pipeline"));
 }
 
 TEST(Config, WorkloadBranches) {
@@ -246,11 +243,11 @@ TEST(Config, AMixOfPipelines) {
   EXPECT_FALSE(w->csv[0].parameters.contains("pipeline"));
   auto unknown = ParseWorkload(pipelines + "arrivals: {kind: csv, file: unknown.csv}\n", dir);
   ASSERT_FALSE(unknown.ok());
-  EXPECT_NE(unknown.error().message.find("row 1: pipeline 'seven' is not in workload.pipelines"),
-            std::string::npos);
+  EXPECT_THAT(unknown.error().message,
+              HasSubstr("row 1: pipeline 'seven' is not in workload.pipelines"));
   auto both = ParseWorkload(pipelines + "pipeline: x.yaml\n", dir);
   ASSERT_FALSE(both.ok());
-  EXPECT_NE(both.error().message.find("a mix replaces pipeline"), std::string::npos);
+  EXPECT_THAT(both.error().message, HasSubstr("a mix replaces pipeline"));
   std::filesystem::remove_all(dir);
 
   // Without rows naming theirs, runs take the shares in turn: 3 of 4 "six".

@@ -155,8 +155,7 @@ TEST(Simulator, PinnedStepsBringUpTheirOwnPoolAndOthersStayOffIt) {
   auto plain = Simulate(train_only, SixStepWorkload(10, 10s, 60s));
   ASSERT_TRUE(plain.ok());
   EXPECT_EQ(plain->failed, 10);
-  EXPECT_NE(plain->first_error.find("had untolerated taint"), std::string::npos)
-      << plain->first_error;
+  EXPECT_THAT(plain->first_error, HasSubstr("had untolerated taint")) << plain->first_error;
 
   // Without a training pool, the pinned trainers can go nowhere: the runs
   // fail with the scheduler's reason instead of waiting for ever.
@@ -165,7 +164,7 @@ TEST(Simulator, PinnedStepsBringUpTheirOwnPoolAndOthersStayOffIt) {
   auto stuck = Simulate(general_only, w);
   ASSERT_TRUE(stuck.ok());
   EXPECT_EQ(stuck->failed, 10);
-  EXPECT_NE(stuck->first_error.find("didn't match Pod's node affinity/selector"), std::string::npos)
+  EXPECT_THAT(stuck->first_error, HasSubstr("didn't match Pod's node affinity/selector"))
       << stuck->first_error;
 }
 
@@ -186,7 +185,7 @@ TEST(Simulator, TaskLargerThanEveryPoolFailsItsRun) {
   auto r = Simulate(FixedCluster(2, 0.5), SixStepWorkload(3, 10s, 60s));
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->failed, 3);
-  EXPECT_NE(r->first_error.find("more than any node offers"), std::string::npos) << r->first_error;
+  EXPECT_THAT(r->first_error, HasSubstr("more than any node offers")) << r->first_error;
 }
 
 TEST(Simulator, RejectsImpossibleClustersAndWorkloads) {
@@ -196,7 +195,7 @@ TEST(Simulator, RejectsImpossibleClustersAndWorkloads) {
   c.pools[0].max = 0;
   c.pools[0].min = 0;
   c.pools[0].initial = 0;
-  EXPECT_NE(Simulate(c, w).error().message.find("never have a node"), std::string::npos);
+  EXPECT_THAT(Simulate(c, w).error().message, HasSubstr("never have a node"));
   c = FixedCluster(1, 4);
   c.pools[0].min = 3;
   c.pools[0].max = 2;
@@ -205,7 +204,7 @@ TEST(Simulator, RejectsImpossibleClustersAndWorkloads) {
   EXPECT_FALSE(Simulate(c, w).ok());
   c = FixedCluster(0, 4);
   c.pools[0].max = 2;
-  EXPECT_NE(Simulate(c, w).error().message.find("autoscaler is off"), std::string::npos);
+  EXPECT_THAT(Simulate(c, w).error().message, HasSubstr("autoscaler is off"));
   w.runs = 0;
   EXPECT_FALSE(Simulate(FixedCluster(1, 4), w).ok());
   w = SixStepWorkload(1, 1s, 1s);
@@ -213,8 +212,7 @@ TEST(Simulator, RejectsImpossibleClustersAndWorkloads) {
   EXPECT_FALSE(Simulate(FixedCluster(1, 4), w).ok());
   w = SixStepWorkload(1, 1s, 1s);
   w.parameters = {{"nope", 1}};
-  EXPECT_NE(Simulate(FixedCluster(1, 4), w).error().message.find("unknown parameter"),
-            std::string::npos);
+  EXPECT_THAT(Simulate(FixedCluster(1, 4), w).error().message, HasSubstr("unknown parameter"));
 }
 
 TEST(Simulator, JsonAndSummaryCarryTheResults) {
@@ -224,7 +222,7 @@ TEST(Simulator, JsonAndSummaryCarryTheResults) {
   EXPECT_EQ(j["runs"]["succeeded"], 2);
   EXPECT_DOUBLE_EQ(j["makespan_seconds"].get<double>(), 150.0);
   EXPECT_TRUE(j["series"]["nodes"].is_array());
-  EXPECT_NE(Summary(*r).find("makespan    2m30s"), std::string::npos) << Summary(*r);
+  EXPECT_THAT(Summary(*r), HasSubstr("makespan    2m30s")) << Summary(*r);
 }
 
 TEST(Simulator, SummaryShowsEveryFigureThroughTheOneFormatter) {

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "sim/simulator.h"
@@ -13,6 +14,9 @@
 
 namespace kfpbench::sim {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::shared_ptr<const ir::PipelineSpec> FourSteps() {
   std::ifstream in(testing::CapacityExamples() / "four_steps.yaml");
@@ -108,7 +112,7 @@ TEST(SummaryFitTest, TwoRowsPredictTheRestOrSayWhatWouldDecide) {
     EXPECT_FALSE(id.decided) << file.levels[e.level].name;
     EXPECT_GT(id.range[e.level].second, id.range[e.level].first * (1 + 2 * fit->tolerance));
     EXPECT_TRUE(!id.measurements.empty() || id.level.has_value());
-    EXPECT_NE(text.find("THE DATA CANNOT DECIDE"), std::string::npos);
+    EXPECT_THAT(text, HasSubstr("THE DATA CANNOT DECIDE"));
   }
   EXPECT_FALSE(fit->leave_one_out_why_not.empty());  // two fitted levels: none to leave out
   // Issue 38 section 4: the truth explains the fitted rows exactly, so it
@@ -137,7 +141,7 @@ TEST(SummaryFitTest, LeaveOneOutPredictsEachFittedLevel) {
   ASSERT_TRUE(fit.ok()) << fit.error().message;
   ASSERT_EQ(fit->leave_one_out.size(), 3u);
   for (const auto& e : fit->leave_one_out) EXPECT_GT(e.measured, 0);
-  EXPECT_NE(Describe(*fit, file).find("left out    \"20 runs\""), std::string::npos);
+  EXPECT_THAT(Describe(*fit, file), HasSubstr("left out    \"20 runs\""));
   const nlohmann::json j = ToJson(*fit, file);
   for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(j["levels"][i].contains("leave_one_out_error")) << i;
 }
@@ -147,11 +151,9 @@ TEST(SummaryFitTest, RefusesWhatItCannotFit) {
   file.levels.push_back({});
   file.levels[0].runs = 1;
   file.levels[0].pool = Nodes(1, 1);
-  EXPECT_NE(FitSummaryLevels(file, FourSteps()).error().message.find("no level to fit"),
-            std::string::npos);
+  EXPECT_THAT(FitSummaryLevels(file, FourSteps()).error().message, HasSubstr("no level to fit"));
   file.levels[0].makespan = 100;
-  EXPECT_NE(FitSummaryLevels(file, nullptr).error().message.find("name the pipeline"),
-            std::string::npos);
+  EXPECT_THAT(FitSummaryLevels(file, nullptr).error().message, HasSubstr("name the pipeline"));
   file.levels[0].pool.cpu = 2;  // no step of four_steps fits a 2-CPU node
   EXPECT_FALSE(FitSummaryLevels(file, FourSteps()).ok());
 }
@@ -176,8 +178,8 @@ TEST(SummaryFitTest, TheFitSecondsBoundEverySimulation) {
   options.threads = 2;
   auto fit = FitSummaryLevels(file, pipeline, options);
   ASSERT_FALSE(fit.ok());
-  EXPECT_NE(fit.error().message.find("--fit-seconds"), std::string::npos) << fit.error().message;
-  EXPECT_NE(fit.error().message.find("0 simulations"), std::string::npos) << fit.error().message;
+  EXPECT_THAT(fit.error().message, HasSubstr("--fit-seconds")) << fit.error().message;
+  EXPECT_THAT(fit.error().message, HasSubstr("0 simulations")) << fit.error().message;
 
   // The search itself: every candidate of the grid is cut short, none is
   // simulated.
@@ -204,8 +206,8 @@ TEST(SummaryFitTest, ADelayNoLevelCouldShowIsNotCalledFitted) {
   ASSERT_TRUE(fit.ok()) << fit.error().message;
   EXPECT_EQ(fit->delay_basis, "not fitted: no level autoscaled");
   const std::string text = Describe(*fit, file);
-  EXPECT_EQ(text.find("provisioning delay 1m0s"), std::string::npos) << text;
-  EXPECT_NE(text.find("provisioning delay not fitted"), std::string::npos) << text;
+  EXPECT_THAT(text, Not(HasSubstr("provisioning delay 1m0s"))) << text;
+  EXPECT_THAT(text, HasSubstr("provisioning delay not fitted")) << text;
   EXPECT_EQ(ToJson(*fit, file)["autoscaler"]["provisioning_delay"],
             "not fitted: no level autoscaled");
   EXPECT_FALSE(fit->out_of_time);
@@ -238,8 +240,8 @@ TEST(SummaryFitTest, ABestFitThatMissesAFittedLevelIsFlagged) {
   ASSERT_TRUE(fit.ok()) << fit.error().message;
   EXPECT_GT(fit->best.worst, fit->tolerance);
   const std::string text = Describe(*fit, file);
-  EXPECT_NE(text.find("BEST FIT MISSES A FITTED LEVEL"), std::string::npos) << text;
-  EXPECT_NE(text.find("\"50 runs\""), std::string::npos) << text;
+  EXPECT_THAT(text, HasSubstr("BEST FIT MISSES A FITTED LEVEL")) << text;
+  EXPECT_THAT(text, HasSubstr("\"50 runs\"")) << text;
   EXPECT_TRUE(ToJson(*fit, file)["best_misses_a_fitted_level"].get<bool>());
 }
 

@@ -1,9 +1,12 @@
 #include "sim/summary_levels.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace kfpbench::sim {
 namespace {
+
+using ::testing::HasSubstr;
 
 TEST(SummaryLevelsTest, ReadsEveryField) {
   auto s = ParseSummaryLevels(R"({
@@ -85,7 +88,7 @@ TEST(SummaryLevelsTest, BadInputNamesTheField) {
   for (const auto& [text, expected] : cases) {
     auto s = ParseSummaryLevels(text);
     ASSERT_FALSE(s.ok()) << text;
-    EXPECT_NE(s.error().message.find(expected), std::string::npos)
+    EXPECT_THAT(s.error().message, HasSubstr(expected))
         << text << "\n  gave: " << s.error().message;
   }
 }

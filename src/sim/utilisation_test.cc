@@ -3,6 +3,7 @@
 // against hand calculations on runs of the six-step pipeline (every task asks
 // for 1 CPU and 2Gi; prepare, evaluate and publish take 10 s, the three
 // trainers 60 s each, in parallel: 90 s alone).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "sim/config.h"
@@ -12,6 +13,7 @@
 namespace kfpbench::sim {
 namespace {
 
+using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
 TEST(Utilisation, OneRunIsItsCoreSecondsOverTheNodesCoreSeconds) {
@@ -83,8 +85,7 @@ TEST(ClosedLoop, WorkloadFileNamesItsConcurrency) {
   EXPECT_EQ(w->concurrency, 3);
   auto missing = ParseWorkload("pipeline: six_steps.yaml\narrivals: {kind: closed}\n", dir);
   ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.error().message.find("workload.arrivals.concurrency: required"),
-            std::string::npos)
+  EXPECT_THAT(missing.error().message, HasSubstr("workload.arrivals.concurrency: required"))
       << missing.error().message;
   auto zero =
       ParseWorkload("pipeline: six_steps.yaml\narrivals: {kind: closed, concurrency: 0}\n", dir);

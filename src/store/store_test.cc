@@ -4,6 +4,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "util/ids.h"
@@ -14,6 +15,7 @@ namespace kfpbench::store {
 namespace {
 
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 kfp::Run MakeRun(int i, RuntimeState state) {
   kfp::Run r;
@@ -138,7 +140,7 @@ TEST_F(StoreTest, BadListRequestsAre400WithAReason) {
     auto r = store_->ListRuns(c.req, "", "");
     ASSERT_FALSE(r.ok()) << c.fragment;
     EXPECT_EQ(r.error().code, 400);
-    EXPECT_NE(r.error().message.find(c.fragment), std::string::npos) << r.error().message;
+    EXPECT_THAT(r.error().message, HasSubstr(c.fragment)) << r.error().message;
   }
 }
 

@@ -1,9 +1,12 @@
 #include "util/cron.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace kfpbench {
 namespace {
+
+using ::testing::HasSubstr;
 
 WallTime At(const char* rfc3339) { return *ParseRfc3339(rfc3339); }
 
@@ -43,7 +46,7 @@ TEST(CronTest, BadSchedulesSayWhy) {
     auto c = CronSchedule::Parse(bad);
     EXPECT_FALSE(c.ok()) << bad;
     if (!c.ok()) {
-      EXPECT_NE(c.error().message.find("invalid cron"), std::string::npos);
+      EXPECT_THAT(c.error().message, HasSubstr("invalid cron"));
     }
   }
 }

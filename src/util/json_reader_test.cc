@@ -1,5 +1,6 @@
 #include "util/json_reader.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -14,6 +15,7 @@ namespace kfpbench {
 namespace {
 
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 std::string ErrorOf(JsonReader& r) {
   Status s = r.Finish();
@@ -220,7 +222,7 @@ TEST(ParseJson, RefusesTextNestedDeeperThanTheLimit) {
   objects.append(100'000, '}');
   auto refused = ParseJsonText(objects);
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.error().message.find("deeper than 5000"), std::string::npos);
+  EXPECT_THAT(refused.error().message, HasSubstr("deeper than 5000"));
   // Brackets inside strings, escaped quotes included, are not nesting.
   std::string in_string = "[\"\\\"";
   in_string.append(100'000, '[');

@@ -1,5 +1,6 @@
 #include "util/process.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -12,6 +13,7 @@ namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+using ::testing::HasSubstr;
 
 TEST(MergeEnv, OverridesWinAndOrderIsKept) {
   auto env = MergeEnv({"A=1", "B=2", "malformed", "A=3"}, {{"B", "x"}, {"C", "y"}, {"C", "z"}});
@@ -63,8 +65,7 @@ TEST(RunCapture, ErrorsNameTheCommand) {
   EXPECT_EQ(partial->out, "started\n");
   auto missing = RunCapture({"no-such-program-kfpbench"}, seconds(5));
   ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.error().message.find("command not found: 'no-such-program-kfpbench'"),
-            std::string::npos);
+  EXPECT_THAT(missing.error().message, HasSubstr("command not found: 'no-such-program-kfpbench'"));
   auto unrunnable = RunCapture({"/nonexistent/prog"}, seconds(5));
   ASSERT_FALSE(unrunnable.ok());
   EXPECT_EQ(unrunnable.error().message,
