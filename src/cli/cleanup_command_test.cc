@@ -18,6 +18,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 using namespace kfpbench::testing;  // Kfpbench(), ScratchDirTest, ReadJson, ...
+using ::testing::HasSubstr;
 
 class CleanupCommandTest : public ServedBackendTest {
  protected:
@@ -90,6 +91,23 @@ TEST_F(CleanupCommandTest, DeletesOneBenchmarkAndNothingElse) {
   EXPECT_EQ(again.exit_code, 0) << again.output;
   EXPECT_THAT(again.output, HasSubstr("deleted 0 recurring run(s), 0 run(s)"));
   EXPECT_EQ(Named(second + "-").runs, kept.runs);
+}
+
+// Through v1beta1 as through v2beta1 (issue 41): its filters say `op`, and
+// its DeletePipeline, which never cascades on KFP, is preceded by the
+// versions' deletes. Before, v1beta1 lists refused the filter and nothing
+// was found.
+TEST_F(CleanupCommandTest, DeletesABenchmarkThroughV1beta1) {
+  std::string id = KeptBenchmark("a");
+  Count before = Named(id + "-");
+  ASSERT_GT(before.runs, 0);
+  auto r =
+      Kfpbench("cleanup --benchmark-id " + id + " --api v1beta1 --host " + backend_.server->url());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("deleted 0 recurring run(s), " + std::to_string(before.runs) +
+                                  " run(s), 1 experiment(s) and 1 pipeline(s) of benchmark " + id));
+  Count gone = Named(id + "-");
+  EXPECT_EQ(gone.pipelines + gone.experiments + gone.runs, 0);
 }
 
 TEST_F(CleanupCommandTest, RefusesWhatIsNotABenchmarkId) {

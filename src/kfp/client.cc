@@ -62,7 +62,7 @@ std::string Client::V1ListQuery(const ListOptions& o,
   if (o.page_size > 0) q.emplace("page_size", std::to_string(o.page_size));
   if (!o.page_token.empty()) q.emplace("page_token", o.page_token);
   if (!o.sort_by.empty()) q.emplace("sort_by", o.sort_by);
-  if (!o.filter.empty()) q.emplace("filter", o.filter);
+  if (!o.filter.empty()) q.emplace("filter", v1::FilterFromV2(o.filter));
   if (!o.experiment_id.empty()) {
     q.emplace("resource_reference_key.type", "EXPERIMENT");
     q.emplace("resource_reference_key.id", o.experiment_id);
@@ -273,19 +273,21 @@ Result<Pipeline> Client::GetPipeline(const std::string& pipeline_id) {
 }
 
 Status Client::DeletePipeline(const std::string& pipeline_id, bool cascade) {
-  // v1beta1 always deletes a pipeline's versions with it.
   const std::string path = Path("/pipelines/") + http::PercentEncode(pipeline_id);
   auto j = Call("DeletePipeline", http::Method::kDelete,
                 path + (cascade && !v1() ? "?cascade=true" : ""));
   if (j.ok()) return Ok();
-  // KFP before 2.14 has no `cascade`: it refuses a pipeline that still has
-  // versions (400 "... as it has existing pipeline versions (e.g. ...)").
+  // KFP before 2.14 has no `cascade`, and v1beta1's DeletePipelineV1 never
+  // cascades: KFP refuses a pipeline that still has versions (400 "... as it
+  // has existing pipeline versions (e.g. ...)"), and an upload makes one.
   // Then its versions go first, each reported as part of this DeletePipeline,
   // and the pipeline after them.
-  if (!cascade || v1() || j.error().code != 400 ||
+  if (!cascade || j.error().code != 400 ||
       j.error().message.find("existing pipeline versions") == std::string::npos) {
     return j.error();
   }
+  // v1beta1 names a version by its id alone.
+  const std::string versions_path = v1() ? Path("/pipeline_versions/") : path + "/versions/";
   // Listed again from the start after each page deleted (a page token would
   // skip what moved up); bounded, as a target could keep adding versions.
   for (int pages = 0;; ++pages) {
@@ -297,7 +299,7 @@ Status Client::DeletePipeline(const std::string& pipeline_id, bool cascade) {
     if (pages == 100) return Error{"DeletePipeline " + pipeline_id + ": its versions keep coming"};
     for (const auto& v : page->items) {
       auto d = Call("DeletePipeline", http::Method::kDelete,
-                    path + "/versions/" + http::PercentEncode(v.pipeline_version_id));
+                    versions_path + http::PercentEncode(v.pipeline_version_id));
       if (!d.ok() && !d.error().NotFound()) return d.error();
     }
   }

@@ -58,7 +58,7 @@ struct ListOptions {
   int page_size = 0;  // 0: the server's default
   std::string page_token;
   std::string sort_by;  // "created_at desc"
-  std::string filter;   // KFP filter JSON
+  std::string filter;   // KFP filter JSON in v2beta1's words; a v1beta1 client says it in v1beta1's
   std::string experiment_id;
 };
 

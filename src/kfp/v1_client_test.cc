@@ -102,6 +102,27 @@ TEST(V1Model, RunBodyUsesReferencesAndStringParameters) {
   }
 }
 
+// kfpbench's callers write filters in v2beta1's words; v1beta1's Predicate
+// names the operation `op`, and KFP refuses `operation` there (issue 41).
+TEST(V1Model, FiltersSayTheOperationInV1beta1sWords) {
+  EXPECT_EQ(json::parse(v1::FilterFromV2(
+                R"({"predicates":[{"key":"name","operation":"EQUALS","string_value":"a"},)"
+                R"({"key":"state","operation":8,"stringValues":{"values":["x"]}}]})")),
+            json::parse(R"({"predicates":[{"key":"name","op":"EQUALS","string_value":"a"},)"
+                        R"({"key":"state","op":8,"stringValues":{"values":["x"]}}]})"));
+  // Enum 0 has another name in v1beta1's Op.
+  EXPECT_EQ(json::parse(v1::FilterFromV2(
+                R"({"predicates":[{"key":"k","operation":"OPERATION_UNSPECIFIED"}]})")),
+            json::parse(R"({"predicates":[{"key":"k","op":"UNKNOWN"}]})"));
+  // What is no filter goes as it is; a predicate that says both, too: the
+  // server refuses either.
+  for (const char* as_is : {"{", "[]", R"({"predicates":3})"}) {
+    EXPECT_EQ(v1::FilterFromV2(as_is), as_is);
+  }
+  const char* both = R"({"predicates":[{"key":"k","op":1,"operation":1}]})";
+  EXPECT_EQ(json::parse(v1::FilterFromV2(both)), json::parse(both));
+}
+
 TEST(V1Client, SendsV1PathsAndQueries) {
   std::mutex mu;
   std::vector<std::string> targets;
@@ -142,6 +163,8 @@ TEST(V1Client, SendsV1PathsAndQueries) {
   EXPECT_EQ(versions->items[0].pipeline_id, "p1");
   ListOptions by_experiment;
   by_experiment.experiment_id = "e1";
+  by_experiment.filter =
+      R"({"predicates":[{"key":"name","operation":"EQUALS","string_value":"r"}]})";
   auto runs = client.ListRuns(by_experiment);
   ASSERT_TRUE(runs.ok()) << runs.error().message;
   EXPECT_EQ(runs->items[0].state, RuntimeState::kPending);
@@ -156,9 +179,12 @@ TEST(V1Client, SendsV1PathsAndQueries) {
   EXPECT_EQ(targets[0],
             "GET /apis/v1beta1/pipeline_versions?page_size=5&resource_key.id=p1&"
             "resource_key.type=PIPELINE");
-  EXPECT_EQ(targets[1],
-            "GET /apis/v1beta1/runs?resource_reference_key.id=e1&"
-            "resource_reference_key.type=EXPERIMENT");
+  EXPECT_EQ(
+      targets[1],
+      "GET "
+      "/apis/v1beta1/runs?filter=%7B%22predicates%22%3A%5B%7B%22key%22%3A%22name%22%2C%22op%22%3A%"
+      "22EQUALS%22%2C%22string_value%22%3A%22r%22%7D%5D%7D&resource_reference_key.id=e1&"
+      "resource_reference_key.type=EXPERIMENT");
   EXPECT_EQ(targets[2],
             "GET /apis/v1beta1/experiments?resource_reference_key.id=team-a&"
             "resource_reference_key.type=NAMESPACE");

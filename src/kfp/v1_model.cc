@@ -215,4 +215,18 @@ json RunBody(const RunCreate& request) {
   return body;
 }
 
+std::string FilterFromV2(const std::string& filter) {
+  nlohmann::json j = nlohmann::json::parse(filter, nullptr, false);
+  auto predicates = j.is_object() ? j.find("predicates") : j.end();
+  if (predicates == j.end() || !predicates->is_array()) return filter;
+  for (auto& p : *predicates) {
+    auto op = p.is_object() ? p.find("operation") : p.end();
+    if (op == p.end() || p.contains("op")) continue;
+    nlohmann::json value = *op == "OPERATION_UNSPECIFIED" ? nlohmann::json("UNKNOWN") : *op;
+    p.erase(op);
+    p["op"] = std::move(value);
+  }
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace kfpbench::kfp::v1

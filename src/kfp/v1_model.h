@@ -34,6 +34,13 @@ Result<Run> RunFromJson(const nlohmann::json& j, const nlohmann::json& runtime);
 // CreateRun's and GetRun's answer: {"run": ..., "pipeline_runtime": ...}.
 Result<Run> RunDetailFromJson(const nlohmann::json& j);
 
+// A list filter in v2beta1's words (what every caller of kfp::Client writes)
+// in v1beta1's: its Predicate names the operation `op` (enum Op, whose 0 is
+// UNKNOWN), where v2beta1's says `operation`; KFP refuses the other's
+// ("unknown field"). Keys and values are alike in both. Text that is no
+// filter object goes as it is, for the server to refuse.
+std::string FilterFromV2(const std::string& filter);
+
 nlohmann::json ExperimentBody(std::string_view name, std::string_view description,
                               const std::string& namespace_);
 nlohmann::json RunBody(const RunCreate& request);

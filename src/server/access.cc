@@ -144,6 +144,12 @@ Result<AccessTarget> V1PathPipeline(const Lookup& l) { return PathId(l, OfPipeli
 Result<AccessTarget> V1PathExperiment(const Lookup& l) { return PathId(l, OfExperiment); }
 Result<AccessTarget> V1PathRun(const Lookup& l) { return PathId(l, OfRun); }
 
+Result<AccessTarget> V1PathVersion(const Lookup& l) {
+  auto v = l.store.FindPipelineVersion(l.Param("version_id"));
+  if (!v.ok()) return v.error();
+  return OfPipeline(l, v->pipeline_id);
+}
+
 Result<AccessTarget> QueryPipelineId(const Lookup& l) {
   std::string id = l.request.Query("pipelineid");
   if (id.empty()) return Error{"the query parameter pipelineid is required", kHttpBadRequest};
@@ -279,6 +285,7 @@ constexpr Rule kRules[] = {
     {"V1GetPipeline", kPipelines, "get", V1PathPipeline},
     {"V1DeletePipeline", kPipelines, "delete", V1PathPipeline},
     {"V1ListPipelineVersions", kPipelines, "list", V1QueryPipeline},
+    {"V1DeletePipelineVersion", kPipelines, "delete", V1PathVersion},
     {"V1CreateExperiment", kExperiments, "create", OfCreateExperiment},
     {"V1ListExperiments", kExperiments, "list", V1KeyNamespace},
     {"V1GetExperiment", kExperiments, "get", V1PathExperiment},

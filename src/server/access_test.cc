@@ -125,6 +125,7 @@ class AccessTest : public ::testing::Test {
     };
     fill("pipeline_id", f.pipeline);
     fill("pipeline_version_id", f.version);
+    fill("version_id", f.version);
     fill("experiment_id", f.experiment);
     fill("run_id", f.run);
     fill("recurring_run_id", f.recurring_run);

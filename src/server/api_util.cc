@@ -100,8 +100,11 @@ Result<nlohmann::json> ParseJsonBody(const http::Request& request) {
 }
 
 store::ListRequest ListRequestFrom(const http::Request& request) {
+  // The filter reads as the API the request came through: KFP's
+  // parseAPIFilter takes v1beta1's Filter message on v1beta1's routes.
+  const bool v1 = request.path.rfind("/apis/v1beta1/", 0) == 0;
   return {request.Query("page_size"), request.Query("page_token"), request.Query("sort_by"),
-          request.Query("filter")};
+          request.Query("filter"), v1 ? store::FilterApi::kV1beta1 : store::FilterApi::kV2beta1};
 }
 
 Result<ir::PipelineSpec> ParseSpec(std::string_view text, const std::string& what) {

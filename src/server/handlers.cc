@@ -135,6 +135,8 @@ void Handlers::Register(http::Router& router) {
   add(Method::kDelete, v1 + "/pipelines/{id}", &H::V1DeletePipeline, "V1DeletePipeline");
   add(Method::kGet, v1 + "/pipeline_versions", &H::V1ListPipelineVersions,
       "V1ListPipelineVersions");
+  add(Method::kDelete, v1 + "/pipeline_versions/{version_id}", &H::V1DeletePipelineVersion,
+      "V1DeletePipelineVersion");
   add(Method::kDelete, v1 + "/experiments/{id}", &H::V1DeleteExperiment, "V1DeleteExperiment");
 }
 

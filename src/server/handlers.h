@@ -125,6 +125,7 @@ class Handlers {
   Response V1DeleteRun(const Request& r, const Params& p);
   // What the harness's cleanup and RANDOM_GETS chain need under --api v1beta1.
   Response V1DeletePipeline(const Request& r, const Params& p);
+  Response V1DeletePipelineVersion(const Request& r, const Params& p);
   Response V1ListPipelineVersions(const Request& r, const Params& p);
   Response V1DeleteExperiment(const Request& r, const Params& p);
 

@@ -329,11 +329,22 @@ http::Response Handlers::V1DeleteRun(const http::Request& r, const Params& p) {
 }
 
 // v1 deletes a pipeline together with its versions.
+// KFP's DeletePipelineV1 never cascades: a pipeline that still has versions
+// (an upload makes one) is refused, and its versions go first, one by one.
 http::Response Handlers::V1DeletePipeline(const http::Request&, const Params& p) {
-  if (Status s = store_.DeletePipeline(p.at("id"), /*cascade=*/true); !s.ok()) {
+  if (Status s = store_.DeletePipeline(p.at("id"), /*cascade=*/false); !s.ok()) {
     return ErrorResponse(s.error());
   }
   return JsonResponse(json::object());
+}
+
+// DELETE /apis/v1beta1/pipeline_versions/{version_id}: the version alone
+// names it, as in KFP's DeletePipelineVersionV1.
+http::Response Handlers::V1DeletePipelineVersion(const http::Request& r, const Params& p) {
+  auto version = store_.FindPipelineVersion(p.at("version_id"));
+  if (!version.ok()) return ErrorResponse(version.error());
+  return DeletePipelineVersion(
+      r, {{"pipeline_id", version->pipeline_id}, {"pipeline_version_id", p.at("version_id")}});
 }
 
 // GET /apis/v1beta1/pipeline_versions?resource_key.type=PIPELINE&resource_key.id=ID

@@ -117,12 +117,15 @@ std::string GoQuote(std::string_view s) {
 
 Error BadInput(std::string message) { return Error{std::move(message), kHttpBadRequest}; }
 
-// A predicate as protojson reads KFP's Predicate message: field names in
+// A predicate as protojson reads the API's Predicate message: field names in
 // proto (string_value) or JSON (stringValue) form, the operation by name or
 // by its enum number; anything else is a 400, as it is from KFP's server.
-Result<json> NormalizePredicate(const json& p) {
-  static const std::pair<const char*, const char*> kNames[] = {
-      {"operation", "operation"},       {"key", "key"},
+// The operation comes back under "operation" whichever API named it.
+Result<json> NormalizePredicate(const json& p, FilterApi api) {
+  // v1beta1's Predicate: `Op op = 1`; v2beta1's: `Operation operation = 1`.
+  const char* op_field = api == FilterApi::kV1beta1 ? "op" : "operation";
+  const std::pair<const char*, const char*> kNames[] = {
+      {op_field, "operation"},          {"key", "key"},
       {"intValue", "int_value"},        {"longValue", "long_value"},
       {"stringValue", "string_value"},  {"timestampValue", "timestamp_value"},
       {"intValues", "int_values"},      {"longValues", "long_values"},
@@ -133,6 +136,8 @@ Result<json> NormalizePredicate(const json& p) {
     for (const auto& [json_name, proto_name] : kNames) {
       if (k == json_name || k == proto_name) proto = proto_name;
     }
+    // The other API's operation field is unknown here, as protojson says.
+    if (k == "operation" && api == FilterApi::kV1beta1) proto = nullptr;
     if (proto == nullptr) return BadInput("unknown field \"" + k + "\"");
     // protojson: a field given twice (under both names), or a second member
     // of the value oneof.
@@ -149,10 +154,17 @@ Result<json> NormalizePredicate(const json& p) {
   if (out.contains("key") && !out["key"].is_string()) {
     return Error{"invalid filter: a predicate's key must be a string", kHttpBadRequest};
   }
-  // Predicate.Operation in KFP's filter.proto (4 is not used).
-  static const std::pair<int, const char*> kOperations[] = {
-      {0, "OPERATION_UNSPECIFIED"}, {1, "EQUALS"},    {2, "NOT_EQUALS"},       {3, "GREATER_THAN"},
-      {5, "GREATER_THAN_EQUALS"},   {6, "LESS_THAN"}, {7, "LESS_THAN_EQUALS"}, {8, "IN"},
+  // Predicate.Op (v1beta1) and Predicate.Operation (v2beta1) in KFP's
+  // filter.proto: the same numbers, 0 named apart (4 is not used).
+  const std::pair<int, const char*> kOperations[] = {
+      {0, api == FilterApi::kV1beta1 ? "UNKNOWN" : "OPERATION_UNSPECIFIED"},
+      {1, "EQUALS"},
+      {2, "NOT_EQUALS"},
+      {3, "GREATER_THAN"},
+      {5, "GREATER_THAN_EQUALS"},
+      {6, "LESS_THAN"},
+      {7, "LESS_THAN_EQUALS"},
+      {8, "IN"},
       {9, "IS_SUBSTRING"}};
   if (auto op = out.find("operation"); op != out.end()) {
     const char* name = nullptr;
@@ -353,14 +365,15 @@ Result<json> FilterPredicates(const std::string& encoded) {
   return std::move(*preds);
 }
 
-Status AddFilter(const std::string& encoded, const std::vector<Field>& fields, ListPlan& plan) {
+Status AddFilter(const std::string& encoded, FilterApi api, const std::vector<Field>& fields,
+                 ListPlan& plan) {
   if (encoded.empty()) return Ok();
   auto preds = FilterPredicates(encoded);
   if (!preds.ok()) return preds.error();
   std::vector<Clause> clauses;
   for (const auto& raw : *preds) {
     if (!raw.is_object()) return Unparsable(encoded, "each predicate must be an object");
-    auto normalized = NormalizePredicate(raw);
+    auto normalized = NormalizePredicate(raw, api);
     if (!normalized.ok()) return Unparsable(encoded, normalized.error().message);
     const json& p = *normalized;
     std::string key = p.value("key", "");
@@ -407,8 +420,8 @@ Result<int> PageSize(const std::string& text) {
 
 // Sort and filter as list.NewOptions reads them: sort_by lowercased and split
 // on white space into a field and an optional direction.
-Status PlanCriteria(const std::string& sort_by, const std::string& filter, const Listable& listable,
-                    ListPlan& plan) {
+Status PlanCriteria(const std::string& sort_by, const std::string& filter, FilterApi api,
+                    const Listable& listable, ListPlan& plan) {
   std::vector<std::string> words;
   std::string lowered = sort_by;
   std::transform(lowered.begin(), lowered.end(), lowered.begin(),
@@ -441,7 +454,8 @@ Status PlanCriteria(const std::string& sort_by, const std::string& filter, const
   plan.order_by =
       fmt::format("{} {}, {} {}", plan.sort_field->column, dir, listable.id_column, dir);
   plan.filter = filter;
-  return AddFilter(filter, listable.fields, plan);
+  plan.filter_api = api;
+  return AddFilter(filter, api, listable.fields, plan);
 }
 
 // KFP's Options.Matches: the same sort column, direction and filter.
@@ -484,7 +498,8 @@ Result<ListPlan> PlanList(const ListRequest& request, const Listable& listable) 
   plan.page_size = *size;
 
   if (request.page_token.empty()) {
-    if (Status s = PlanCriteria(request.sort_by, request.filter, listable, plan); !s.ok()) {
+    if (Status s = PlanCriteria(request.sort_by, request.filter, request.api, listable, plan);
+        !s.ok()) {
       return s.error();
     }
     return plan;
@@ -495,17 +510,23 @@ Result<ListPlan> PlanList(const ListRequest& request, const Listable& listable) 
   json cursor = ParseJson(*decoded);
   if (cursor.is_discarded() || !cursor.is_object() || !cursor.contains("s") ||
       !cursor.contains("i") || !cursor.contains("v") || !cursor["s"].is_string() ||
-      !cursor["i"].is_string() || (cursor.contains("f") && !cursor["f"].is_string())) {
+      !cursor["i"].is_string() || (cursor.contains("f") && !cursor["f"].is_string()) ||
+      (cursor.contains("a") && cursor["a"] != "v1beta1")) {
     return BadInput("Invalid page token");
   }
-  if (Status s =
-          PlanCriteria(cursor["s"].get<std::string>(), cursor.value("f", ""), listable, plan);
+  // The token's filter reads as the API it came from says; the criteria are
+  // compared as KFP compares its parsed filters, so a v1beta1 token goes on
+  // in v2beta1 with the same filter in v2beta1's words, and back.
+  const FilterApi token_api = cursor.contains("a") ? FilterApi::kV1beta1 : FilterApi::kV2beta1;
+  if (Status s = PlanCriteria(cursor["s"].get<std::string>(), cursor.value("f", ""), token_api,
+                              listable, plan);
       !s.ok()) {
     return BadInput("Invalid page token");
   }
   if (!request.sort_by.empty() || !request.filter.empty()) {
     ListPlan asked;
-    if (Status s = PlanCriteria(request.sort_by, request.filter, listable, asked); !s.ok()) {
+    if (Status s = PlanCriteria(request.sort_by, request.filter, request.api, listable, asked);
+        !s.ok()) {
       return s.error();
     }
     if (!SameCriteria(plan, asked)) {
@@ -534,6 +555,7 @@ std::string NextPageToken(const ListPlan& plan, const SqlValue& last_sort_value,
   json token;
   token["s"] = plan.sort_by;
   token["f"] = plan.filter;
+  if (plan.filter_api == FilterApi::kV1beta1) token["a"] = "v1beta1";
   token["i"] = last_id;
   if (const auto* i = std::get_if<int64_t>(&last_sort_value)) {
     token["v"] = *i;

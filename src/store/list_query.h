@@ -46,11 +46,17 @@ struct Listable {
   std::string id_column;
 };
 
+// Which API's Filter message the filter is read as: v1beta1's Predicate
+// names its operation `op` (enum Op, 0 = UNKNOWN), v2beta1's `operation`
+// (enum Operation, 0 = OPERATION_UNSPECIFIED); protojson refuses the other's.
+enum class FilterApi { kV2beta1, kV1beta1 };
+
 struct ListRequest {
   std::string page_size;  // as given in the query; empty for the default
   std::string page_token;
   std::string sort_by;
   std::string filter;  // KFP filter JSON
+  FilterApi api = FilterApi::kV2beta1;
 };
 
 struct ListPlan {
@@ -64,6 +70,7 @@ struct ListPlan {
   bool descending = false;
   std::string sort_by;  // normalised ("created_at desc"), carried into the next page token
   std::string filter;   // as the client sent it, carried into the next page token
+  FilterApi filter_api = FilterApi::kV2beta1;  // how `filter` reads, carried with it
   // The filter as column = value pairs, when it has EQUALS predicates only:
   // lets a store answer total_size from maintained counts instead of COUNT(*).
   bool equals_only = true;

@@ -340,9 +340,19 @@ Status Store::DeletePipeline(const std::string& id, bool cascade) {
   int64_t versions = count->Int(0);
   count->Reset();
   if (versions > 0 && !cascade) {
-    return Error{fmt::format("pipeline {} still has {} version(s); delete them first or pass "
-                             "cascade=true",
-                             id, versions),
+    // KFP's ResourceManager.DeletePipeline, naming its latest version.
+    auto latest = db_->Prepare(
+        "SELECT id FROM pipeline_versions WHERE pipeline_id = ? ORDER BY created_at_ns DESC, id "
+        "DESC "
+        "LIMIT 1");
+    if (!latest.ok()) return latest.error();
+    latest->Bind(1, id);
+    if (auto row = latest->Step(); !row.ok()) return row.error();
+    std::string example = latest->Text(0);
+    latest->Reset();
+    return Error{fmt::format("Failed to delete pipeline with id {} as it has existing pipeline "
+                             "versions (e.g. {}). Set cascade=true to delete all versions",
+                             id, example),
                  400};
   }
   return InTransaction([&]() -> Status {
