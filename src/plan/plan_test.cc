@@ -404,14 +404,5 @@ TEST(Plan, NamesASharedServiceThatBoundsTheAnswer) {
   EXPECT_EQ(free->bottleneck, "");
 }
 
-// Issue 38 section 5: no 5h55m40s when the model is known to 5-60%.
-TEST(Plan, FiguresCarryThePrecisionTheirErrorAllows) {
-  const Duration d = FromSeconds(5 * 3600 + 55 * 60 + 40);
-  EXPECT_EQ(Approximately(d, 0.6), "about 6h0m0s");
-  EXPECT_EQ(Approximately(d, 0.05), "about 5h56m0s");
-  EXPECT_EQ(Approximately(d, 0), "5h55m40s");
-  EXPECT_EQ(Approximately(FromSeconds(12.3), 0.1), "12.3s");  // finer than a second: as it is
-}
-
 }  // namespace
 }  // namespace kfpbench::plan
