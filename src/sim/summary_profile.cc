@@ -77,9 +77,7 @@ struct Objective {
 
   // Whether `c` has a value for it (a level's makespan is simulated only
   // when asked).
-  bool Known(const SummaryCandidate& c) const {
-    return kind != kLevel || c.at[index].simulated;
-  }
+  bool Known(const SummaryCandidate& c) const { return kind != kLevel || c.at[index].simulated; }
   double Value(const SummaryCandidate& c) const {
     switch (kind) {
       case kShare:
@@ -249,9 +247,8 @@ Result<std::vector<SummaryCandidate>> SummarySearch::Profile(
   for (size_t l = 0; l < file_.levels.size(); ++l) {
     if (!fitted.contains(l)) unfitted.push_back(l);
   }
-  std::stable_sort(unfitted.begin(), unfitted.end(), [&](size_t a, size_t b) {
-    return file_.levels[a].runs < file_.levels[b].runs;
-  });
+  std::stable_sort(unfitted.begin(), unfitted.end(),
+                   [&](size_t a, size_t b) { return file_.levels[a].runs < file_.levels[b].runs; });
   std::vector<SummaryCandidate*> spanning;
   for (auto& c : ends) spanning.push_back(&c);
   if (auto st = Complete(spanning, unfitted); !st.ok()) return st.error();
