@@ -88,9 +88,14 @@ Command AddSimulateCommand(CLI::App& app) {
     if (auto st = sim::WriteResultJson(*result, f->out, extra); !st.ok()) {
       return Fail(st.error().message, kExitFailed);
     }
+    // A calibration that could not decide says so beside the answer, and
+    // one whose unseen levels were missed by 5-60% gets figures no finer
+    // than that.
     const std::string warning = plan::UndecidedWarning(f->workload);
-    const std::string summary =
-        sim::Summary(*result) + (spread ? sim::DescribeSpread(*spread) : "") + warning;
+    const double error = plan::UnseenError(f->workload);
+    const std::string summary = sim::Summary(*result, error) +
+                                (spread ? sim::DescribeSpread(*spread, error) : "") + warning +
+                                plan::PrecisionNote(error);
     if (!f->html.empty()) {
       plan::CapacityPage page{"kfpbench simulate " + f->workload, summary, nullptr, &*result};
       if (auto st = plan::WriteCapacityPage(page, f->html); !st.ok()) {
