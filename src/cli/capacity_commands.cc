@@ -117,7 +117,8 @@ void AddSummaryFitOptions(CLI::App& cmd, std::string& html, double& fit_seconds)
                  "with summary levels, also write a page: each level's makespan measured and "
                  "predicted, the near-equal fits' band, and the errors on levels not fitted");
   cmd.add_option("--fit-seconds", fit_seconds,
-                 "with summary levels, stop refining the fit after this long")
+                 "with summary levels, the whole search's time (grid, refinement, the "
+                 "near-equal set's edges); what it cuts short is left out and said so")
       ->check(CLI::Range(1.0, 86400.0))
       ->capture_default_str();
 }
