@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -55,6 +56,10 @@ TEST(Plan, NodesForIsTheFewestThatMeetTheDeadline) {
   ASSERT_TRUE(fewer.ok());
   EXPECT_GT(fewer->makespan, 200s);
   EXPECT_GT(a->analytic_nodes, 0);
+  // Issue 38 section 5: one node count is the answer; the waves formula's
+  // is labelled a hand check, never a second answer.
+  EXPECT_THAT(Describe(*a), ::testing::HasSubstr(fmt::format(
+                                "(a hand check; the answer is the simulated {})", a->nodes)));
   EXPECT_FALSE(NodesFor(Pool(20), Work(), 20, 60s).ok());  // one run alone takes 90 s
 }
 
