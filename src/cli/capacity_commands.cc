@@ -88,9 +88,14 @@ Command AddSimulateCommand(CLI::App& app) {
     if (auto st = sim::WriteResultJson(*result, f->out, extra); !st.ok()) {
       return Fail(st.error().message, kExitFailed);
     }
+    // A calibration that could not decide says so beside the answer, and
+    // one whose unseen levels were missed by 5-60% gets figures no finer
+    // than that.
     const std::string warning = plan::UndecidedWarning(f->workload);
-    const std::string summary =
-        sim::Summary(*result) + (spread ? sim::DescribeSpread(*spread) : "") + warning;
+    const double error = plan::UnseenError(f->workload);
+    const std::string summary = sim::Summary(*result, error) +
+                                (spread ? sim::DescribeSpread(*spread, error) : "") + warning +
+                                plan::PrecisionNote(error);
     if (!f->html.empty()) {
       plan::CapacityPage page{"kfpbench simulate " + f->workload, summary, nullptr, &*result};
       if (auto st = plan::WriteCapacityPage(page, f->html); !st.ok()) {
@@ -112,7 +117,8 @@ void AddSummaryFitOptions(CLI::App& cmd, std::string& html, double& fit_seconds)
                  "with summary levels, also write a page: each level's makespan measured and "
                  "predicted, the near-equal fits' band, and the errors on levels not fitted");
   cmd.add_option("--fit-seconds", fit_seconds,
-                 "with summary levels, stop refining the fit after this long")
+                 "with summary levels, the whole search's time (grid, refinement, the "
+                 "near-equal set's edges); what it cuts short is left out and said so")
       ->check(CLI::Range(1.0, 86400.0))
       ->capture_default_str();
 }

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -72,6 +73,63 @@ TEST_F(CapacityCliTest, SimulateStatesItsSpreadOverSeeds) {
   r = Kfpbench("plan " + Example("cluster.yaml") + " " + Example("workload_csv.yaml") +
                " --arrival-scale 2 --nodes 2 --slo p95");
   EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
+// Issue 38 sections 4 and 5: on a workload whose calibration could not
+// decide and missed the levels it did not see by 30%, simulate and plan
+// repeat the warning beside their answer, and show their durations no finer
+// than 30% allows ("about 7m0s", not "6m57s"); the files keep every digit.
+TEST_F(CapacityCliTest, AnUndecidedCalibrationIsRepeatedAndRoundsTheAnswers) {
+  using ::testing::HasSubstr;
+  using ::testing::Not;
+  {
+    std::ofstream cal(Path("calibration.json"));
+    cal << R"({"default": {"duration": "lognormal:60s:0.3", "overhead": "3s"},
+      "fit": {"summary": {
+        "levels": [
+          {"name": "1 run", "role": "fitted", "error": 0.0,
+           "near_fits_makespan_seconds": [500, 500]},
+          {"name": "50 runs", "role": "held out", "error": -0.3,
+           "near_fits_makespan_seconds": [1200, 2040]}],
+        "identifiability": {"decided": false, "near_equal_fits": 12}}}})";
+    std::ofstream w(Path("workload.yaml"));
+    w << "pipeline: " << Example("six_steps.yaml") << "\nruns: 20\n"
+      << "arrivals: {kind: rate, ratePerSecond: 0.05}\ncalibration: calibration.json\nseed: 1\n";
+  }
+  auto r = Kfpbench("simulate " + Example("cluster.yaml") + " " + Path("workload.yaml") +
+                    " --replications 3 --out " + Path("sim.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("warning     THE DATA CANNOT DECIDE: the calibration's 12 "
+                                  "near-equal fits disagree"));
+  EXPECT_THAT(r.output, HasSubstr("on \"50 runs\" they predict 20m0s to 34m0s"));
+  EXPECT_THAT(r.output, HasSubstr("makespan    about "));
+  EXPECT_THAT(r.output, HasSubstr("run time    p50 about "));
+  EXPECT_THAT(r.output, HasSubstr("spread      over 3 seeds (the workload's seed and the next): "
+                                  "makespan median about "));
+  EXPECT_THAT(r.output, HasSubstr("precision   figures rounded to what the calibration's error "
+                                  "allows: it missed levels it did not see by up to 30%"));
+  const double makespan =
+      nlohmann::json::parse(testing::ReadText(Path("sim.json")))["makespan_seconds"].get<double>();
+  EXPECT_NE(std::fmod(makespan, 60.0), 0.0);  // the file keeps what the console rounds
+
+  r = Kfpbench("plan " + Example("cluster.yaml") + " " + Path("workload.yaml") +
+               " --runs 20 --nodes 4 --replications 5 --out " + Path("plan.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("warning     THE DATA CANNOT DECIDE"));
+  EXPECT_THAT(r.output, HasSubstr("median about "));
+  EXPECT_THAT(r.output, HasSubstr("it missed levels it did not see by up to 30%"));
+
+  // A calibration that decided, with no unseen error: no warning, every digit.
+  {
+    std::ofstream cal(Path("calibration.json"));
+    cal << R"({"default": {"duration": "lognormal:60s:0.3", "overhead": "3s"}})";
+  }
+  r = Kfpbench("simulate " + Example("cluster.yaml") + " " + Path("workload.yaml") +
+               " --replications 1 --out " + Path("sim.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, Not(HasSubstr("CANNOT DECIDE")));
+  EXPECT_THAT(r.output, Not(HasSubstr("about")));
+  EXPECT_THAT(r.output, Not(HasSubstr("precision")));
 }
 
 TEST_F(CapacityCliTest, PlanWritesThePageWithBothSweeps) {

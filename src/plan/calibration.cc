@@ -228,6 +228,14 @@ std::string UndecidedWarning(const std::filesystem::path& workload) {
       id.value("near_equal_fits", 0), widest);
 }
 
+std::string PrecisionNote(double error) {
+  if (!(error > 0)) return "";
+  return fmt::format(
+      "precision   figures rounded to what the calibration's error allows: it missed levels it "
+      "did not see by up to {:.0f}%\n",
+      error * 100);
+}
+
 double UnseenError(const std::filesystem::path& workload) {
   const nlohmann::json fit = SummaryFitOfWorkload(workload);
   if (!fit.is_object()) return 0;

@@ -59,4 +59,8 @@ std::string UndecidedWarning(const std::filesystem::path& workload);
 // 0 when it names no such fit or none was checked.
 double UnseenError(const std::filesystem::path& workload);
 
+// The line `plan` and `simulate` print when their figures are rounded to an
+// UnseenError of `error`; empty when it is 0.
+std::string PrecisionNote(double error);
+
 }  // namespace kfpbench::plan

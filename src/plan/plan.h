@@ -164,12 +164,6 @@ struct Answer {
   double model_error = 0;
 };
 
-// `d` at the precision an error of `error` (a fraction) allows: rounded to
-// the largest of 1 s, 10 s, 1 min, 10 min, 1 h within a quarter of the
-// error's span ("about 6h0m0s" for 5h55m40s known to 60%); as
-// FormatDuration when the error is 0.
-std::string Approximately(Duration d, double error);
-
 Result<Answer> TimeFor(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload,
                        int64_t runs, int nodes, const Replications& reps = {});
 Result<Answer> NodesFor(const sim::ClusterSpec& cluster, const sim::WorkloadSpec& workload,

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "plan/calibration.h"
 #include "plan/plan.h"
 #include "util/human.h"
 
@@ -65,17 +66,6 @@ std::string BindsAt(const Probe& probe, const Analytic& analytic) {
     }
   }
   return text;
-}
-
-std::string Approximately(Duration d, double error) {
-  if (!(error > 0)) return FormatDuration(d);
-  const double span = ToSeconds(d) * error / 4;
-  double step = 0;
-  for (double s : {1.0, 10.0, 60.0, 600.0, 3600.0}) {
-    if (s <= span) step = s;
-  }
-  if (step == 0) return FormatDuration(d);
-  return "about " + FormatDuration(FromSeconds(std::round(ToSeconds(d) / step) * step));
 }
 
 std::string Percent(double fraction) {
@@ -200,7 +190,7 @@ std::string Describe(const Answer& a) {
   std::string s;
   const auto n = static_cast<int64_t>(p.makespans.size());
   auto shown = [&](Duration d) {
-    if (a.model_error > 0) return Approximately(d, a.model_error);
+    if (a.model_error > 0) return FormatDurationKnownTo(d, a.model_error);
     return a.deadline > Duration::zero() ? FormatDurationAgainst(d, a.deadline) : FormatDuration(d);
   };
   if (a.deadline > Duration::zero()) {
@@ -250,12 +240,7 @@ std::string Describe(const Answer& a) {
     s += "bottleneck  " + a.bottleneck + "\n";
   }
   if (!a.binds.empty() && a.binds != a.bottleneck) s += "binds       " + a.binds + "\n";
-  if (a.model_error > 0) {
-    s += fmt::format(
-        "precision   figures rounded to what the calibration's error allows: it missed levels it "
-        "did not see by up to {:.0f}%\n",
-        a.model_error * 100);
-  }
+  s += PrecisionNote(a.model_error);
   if (!a.random) {
     s += "spread      none: step times are constant and nothing branches, so every replication "
          "is the same simulation; the answer covers only what is modelled, not the variation "

@@ -59,10 +59,13 @@ Result<Spread> SimulateReplications(const ClusterSpec& cluster, const WorkloadSp
   return Spread{replications, SpreadOf(makespan), SpreadOf(run_p95), SpreadOf(wait_p95)};
 }
 
-std::string DescribeSpread(const Spread& s) {
-  auto figure = [](const char* name, const FigureSpread& f) {
-    return fmt::format("{} median {} ({} to {})", name, FormatDuration(FromSeconds(f.median)),
-                       FormatDuration(FromSeconds(f.low)), FormatDuration(FromSeconds(f.high)));
+std::string DescribeSpread(const Spread& s, double model_error) {
+  auto shown = [model_error](double seconds) {
+    return FormatDurationKnownTo(FromSeconds(seconds), model_error);
+  };
+  auto figure = [&](const char* name, const FigureSpread& f) {
+    return fmt::format("{} median {} ({} to {})", name, shown(f.median), shown(f.low),
+                       shown(f.high));
   };
   return fmt::format("spread      over {} (the workload's seed and the next): {}, {}, {}\n",
                      Plural(s.replications, "seed"), figure("makespan", s.makespan),

@@ -31,8 +31,9 @@ struct Spread {
 Result<Spread> SimulateReplications(const ClusterSpec& cluster, const WorkloadSpec& workload,
                                     int replications, int threads = 0);
 
-// "spread      over 10 seeds: makespan median 3h9m (3h5m to 3h14m), run p95 ..."
-std::string DescribeSpread(const Spread& s);
+// "spread      over 10 seeds: makespan median 3h9m (3h5m to 3h14m), run p95 ...";
+// durations at the precision `model_error` allows (sim::Summary).
+std::string DescribeSpread(const Spread& s, double model_error = 0);
 nlohmann::json ToJson(const Spread& s);
 
 }  // namespace kfpbench::sim

@@ -141,18 +141,19 @@ nlohmann::json ToJson(const SimResult& r) {
   return j;
 }
 
-std::string Summary(const SimResult& r) {
+std::string Summary(const SimResult& r, double model_error) {
+  auto ms = [&](double millis) {
+    return model_error > 0 ? FormatDurationKnownTo(FromSeconds(millis / 1000), model_error)
+                           : FormatMillis(millis);
+  };
   std::string s;
   s += fmt::format("runs        {} ({} succeeded, {} failed)\n", r.runs, r.succeeded, r.failed);
   if (!r.first_error.empty()) s += fmt::format("first error {}\n", r.first_error);
-  s += fmt::format("makespan    {}\n", FormatDuration(r.makespan));
-  s += fmt::format("run time    p50 {}  p95 {}  max {}\n",
-                   FormatMillis(r.run_ms.ValueAtPercentile(50)),
-                   FormatMillis(r.run_ms.ValueAtPercentile(95)),
-                   FormatMillis(static_cast<double>(r.run_ms.max())));
-  s += fmt::format("pending     p50 {}  p95 {} per task\n",
-                   FormatMillis(r.pending_ms.ValueAtPercentile(50)),
-                   FormatMillis(r.pending_ms.ValueAtPercentile(95)));
+  s += fmt::format("makespan    {}\n", FormatDurationKnownTo(r.makespan, model_error));
+  s += fmt::format("run time    p50 {}  p95 {}  max {}\n", ms(r.run_ms.ValueAtPercentile(50)),
+                   ms(r.run_ms.ValueAtPercentile(95)), ms(static_cast<double>(r.run_ms.max())));
+  s += fmt::format("pending     p50 {}  p95 {} per task\n", ms(r.pending_ms.ValueAtPercentile(50)),
+                   ms(r.pending_ms.ValueAtPercentile(95)));
   const std::string requested =
       r.peak_nodes_requested > r.peak_nodes
           ? fmt::format(" ({} requested; the rest had not joined by the last run's end)",

@@ -114,8 +114,10 @@ Result<SimResult> Simulate(const ClusterSpec& cluster, const WorkloadSpec& workl
 Status ValidateCluster(const ClusterSpec& cluster);
 
 nlohmann::json ToJson(const SimResult& r);
-// A few lines for the console.
-std::string Summary(const SimResult& r);
+// A few lines for the console. `model_error` (a fraction, the calibration's
+// error on levels it did not see; 0: none known) rounds the durations to
+// the precision it allows (FormatDurationKnownTo).
+std::string Summary(const SimResult& r, double model_error = 0);
 
 // The shared service that bounds the makespan, in words and numbers ("the
 // artifact store: 1500 uploads, 2.9Ti at 200Mi/s = 4h10m of transfer alone,

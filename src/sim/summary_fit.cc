@@ -98,7 +98,15 @@ Status LeaveOneOut(SummarySearch& search, const std::vector<SummaryCandidate>& g
         best_cost = cost;
       }
     }
-    fit.leave_one_out.push_back({out, *search.levels()[out].makespan, best->at[out].makespan});
+    // The candidates were simulated on the levels they were scored on: the
+    // one left out is simulated now, for the best of them alone.
+    double predicted = best->at[out].makespan;
+    if (!best->at[out].simulated) {
+      auto p = search.Predict(search.levels()[out], best->params);
+      if (!p.ok()) return p.error();
+      predicted = p->makespan;
+    }
+    fit.leave_one_out.push_back({out, *search.levels()[out].makespan, predicted});
   }
   return {};
 }
@@ -132,6 +140,11 @@ Result<SummaryFit> FitSummaryLevels(const SummaryLevels& file,
   auto best = search.Refine(*grid, anchor, fitted);
   if (!best.ok()) return best.error();
   fit.best = *best;
+  // The best is what calibrate answers with: simulated on every level, even
+  // past the deadline (one simulation a level).
+  std::vector<size_t> every(file.levels.size());
+  for (size_t i = 0; i < every.size(); ++i) every[i] = i;
+  if (auto st = search.Complete({&fit.best}, every, true); !st.ok()) return st.error();
   for (size_t i = 0; i < file.levels.size(); ++i) {
     if (file.levels[i].held_out) {
       fit.held_out.push_back({i, *file.levels[i].makespan, fit.best.at[i].makespan});
@@ -139,10 +152,10 @@ Result<SummaryFit> FitSummaryLevels(const SummaryLevels& file,
   }
   if (auto st = LeaveOneOut(search, *grid, anchor, fit); !st.ok()) return st.error();
   grid->push_back(fit.best);
-  // The near-equal set searched at its edges, not only where the grid fell.
-  auto stretched = search.Stretch(*grid, fit.best, anchor, fitted);
-  if (!stretched.ok()) return stretched.error();
-  grid->insert(grid->end(), stretched->begin(), stretched->end());
+  // The near-equal set searched for its edges, not only where the grid fell.
+  auto profiled = search.Profile(*grid, fit.best, anchor, fitted);
+  if (!profiled.ok()) return profiled.error();
+  grid->insert(grid->end(), profiled->begin(), profiled->end());
   fit.out_of_time = search.OverBudget();
   auto ident = search.Identify(*grid, fit.best, fitted);
   if (!ident.ok()) return ident.error();
@@ -160,6 +173,14 @@ Result<SummaryFit> FitSummaryLevels(const SummaryLevels& file,
   fit.simulations = search.simulations();
   fit.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return fit;
+}
+
+double SummaryFit::unseen_error() const {
+  double worst = 0;
+  for (const auto* errors : {&held_out, &leave_one_out}) {
+    for (const auto& e : *errors) worst = std::max(worst, std::abs(e.error()));
+  }
+  return worst;
 }
 
 StepModels ModelsOf(const SummaryFit& fit) {

@@ -8,7 +8,10 @@
 // fit is judged on the levels it did not see (held out, and leave one out),
 // and every candidate that explains the fitted levels about as well as the
 // best is kept: where they disagree elsewhere, the data cannot decide, and
-// the parameter they differ in names the measurement that would.
+// the parameter they differ in names the measurement that would. The
+// near-equal set's edges are searched in the continuous parameters (each
+// parameter and each level not fitted pushed as far as the tolerance
+// allows), so its ranges do not depend on where the grid fell.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +39,7 @@ struct SummaryParams {
 struct SummaryPrediction {
   double makespan = 0, p50 = 0, p95 = 0;  // seconds
   int peak_nodes = 0;
+  bool simulated = false;  // false: the level was not simulated for this candidate
 };
 
 struct SummaryCandidate {
@@ -63,6 +67,11 @@ struct Identifiability {
   int candidates = 0;
   // Per level: the lowest and highest makespan the near-equal fits predict.
   std::vector<std::pair<double, double>> range;
+  // The near-equal fits' lowest and highest parameters: each label's share
+  // (in SummaryFit::labels order), one run's step seconds, the overhead and
+  // the delay (seconds).
+  std::vector<std::pair<double, double>> share;
+  std::pair<double, double> step_seconds, overhead, delay;
   // The parameters the near-equal fits differ in ("the split of step time
   // across steps"), and for each the measurement that fixes it.
   std::vector<std::string> differs;
@@ -94,10 +103,17 @@ struct SummaryFit {
   bool out_of_time = false;
   int simulations = 0;
   double seconds = 0;  // wall time the search took
+
+  // The largest |error| on a level the fit did not see (held out, or left
+  // out in turn), as a fraction; 0 when none was checked. Predictions are
+  // shown no finer than it allows.
+  double unseen_error() const;
 };
 
 struct SummaryFitOptions {
-  int split_resolution = 8;  // the grid's shares are multiples of 1/this
+  // The grid's shares are multiples of 1/this (0 included); only where the
+  // search starts: the near-equal set's edges are searched between them.
+  int split_resolution = 8;
   double max_seconds = 120;  // the refinement stops here
   int threads = 0;           // candidates simulated at once; 0: one per hardware thread
 };

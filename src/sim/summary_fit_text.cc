@@ -33,20 +33,36 @@ std::string ParamsText(const SummaryFit& fit) {
                      basis(fit.overhead_basis), delay);
 }
 
+// A prediction for a level the fit did not see, at the precision its errors
+// on such levels allow ("about 3h0m0s").
+std::string Predicted(const SummaryFit& fit, double seconds) {
+  return FormatDurationKnownTo(FromSeconds(seconds), fit.unseen_error());
+}
+
+// "about 8m30s to 29m40s": one "about" for the pair.
+std::string RangeText(const std::string& low, std::string high) {
+  if (low.starts_with("about ") && high.starts_with("about ")) high.erase(0, 6);
+  return low + " to " + high;
+}
+
 std::string LevelRows(const SummaryFit& fit, const SummaryLevels& file) {
   std::string s = fmt::format("  {:<24} {:>7} {:<9} {:<34} {}\n", "level", "runs", "role",
                               "makespan measured -> predicted", "near-equal fits predict");
   for (size_t i = 0; i < file.levels.size(); ++i) {
     const SummaryLevel& l = file.levels[i];
     const double predicted = fit.best.at[i].makespan;
+    // A fitted level's prediction is its fit, shown as it is; the others'
+    // are answers, as precise as the errors on unseen levels allow.
+    auto shown = [&](double seconds) {
+      return fit.fitted[i] ? FormatSeconds(seconds) : Predicted(fit, seconds);
+    };
     const std::string cell =
-        l.makespan
-            ? fmt::format("{} -> {} ({})", FormatSeconds(*l.makespan), FormatSeconds(predicted),
-                          Signed((predicted - *l.makespan) / *l.makespan))
-            : "predicted " + FormatSeconds(predicted);
+        l.makespan ? fmt::format("{} -> {} ({})", FormatSeconds(*l.makespan), shown(predicted),
+                                 Signed((predicted - *l.makespan) / *l.makespan))
+                   : "predicted " + shown(predicted);
     const auto [lo, hi] = fit.identifiability.range[i];
-    s += fmt::format("  {:<24} {:>7} {:<9} {:<34} {} to {}\n", l.name, l.runs, Role(fit, l, i),
-                     cell, FormatSeconds(lo), FormatSeconds(hi));
+    s += fmt::format("  {:<24} {:>7} {:<9} {:<34} {}\n", l.name, l.runs, Role(fit, l, i), cell,
+                     RangeText(shown(lo), shown(hi)));
   }
   return s;
 }
@@ -85,9 +101,9 @@ std::string IdentifiabilityText(const SummaryFit& fit) {
     s += (i == 0 ? "" : "; or ") + id.measurements[i];
   }
   if (id.level) {
-    s += fmt::format("{}a level of {}, where they predict {} to {} ({:.0f}% apart)",
+    s += fmt::format("{}a level of {}, where they predict {} ({:.0f}% apart)",
                      id.measurements.empty() ? "" : "; or ", id.level->what,
-                     FormatSeconds(id.level->low), FormatSeconds(id.level->high),
+                     RangeText(Predicted(fit, id.level->low), Predicted(fit, id.level->high)),
                      (id.level->high / id.level->low - 1) * 100);
   }
   return s + (!id.measurements.empty() || id.level ? "\n" : "");
@@ -127,6 +143,12 @@ std::string Describe(const SummaryFit& fit, const SummaryLevels& file) {
         fit.cut_short);
   }
   s += UnseenText(fit);
+  if (fit.unseen_error() > 0) {
+    s += fmt::format(
+        "precision   predictions for levels not fitted rounded to what the errors on them allow "
+        "(up to {:.0f}%)\n",
+        fit.unseen_error() * 100);
+  }
   s += IdentifiabilityText(fit);
   return s;
 }
@@ -161,6 +183,14 @@ nlohmann::json ToJson(const SummaryFit& fit, const SummaryLevels& file) {
   nlohmann::json ident = {{"near_equal_fits", id.near}, {"candidates", id.candidates},
                           {"tolerance", fit.tolerance}, {"decided", id.decided},
                           {"differ_in", id.differs},    {"measure", id.measurements}};
+  nlohmann::json shares = nlohmann::json::object();
+  for (size_t i = 0; i < fit.labels.size() && i < id.share.size(); ++i) {
+    shares[fit.labels[i]] = {id.share[i].first, id.share[i].second};
+  }
+  ident["parameter_ranges"] = {{"split", shares},
+                               {"step_seconds", {id.step_seconds.first, id.step_seconds.second}},
+                               {"overhead_seconds", {id.overhead.first, id.overhead.second}},
+                               {"provisioning_delay_seconds", {id.delay.first, id.delay.second}}};
   if (id.level) {
     ident["level"] = {{"what", id.level->what},
                       {"makespan_seconds", {id.level->low, id.level->high}}};

@@ -32,8 +32,8 @@ struct ParameterSpread {
 };
 
 std::vector<ParameterSpread> Spreads(const std::vector<const SummaryCandidate*>& near,
-                                     const std::vector<std::string>& labels, double anchor_makespan,
-                                     double share_grid) {
+                                     const std::vector<std::string>& labels,
+                                     double anchor_makespan) {
   auto range_of = [&](auto get) {
     double lo = get(near.front()->params), hi = lo;
     for (const auto* c : near) {
@@ -53,7 +53,7 @@ std::vector<ParameterSpread> Spreads(const std::vector<const SummaryCandidate*>&
   out.push_back(
       {"the split of step time across steps",
        fmt::format("{} takes {:.0f}% to {:.0f}% of it", labels[widest], slo * 100, shi * 100),
-       shi - slo >= 1.5 * share_grid, kPerStepTimes});
+       shi - slo >= 0.05, kPerStepTimes});
   auto [tlo, thi] = range_of([](const SummaryParams& p) { return p.step_seconds; });
   out.push_back({"one run's total step time", FormatSeconds(tlo) + " to " + FormatSeconds(thi),
                  thi - tlo > 0.01 * anchor_makespan, kPerStepTimes});
@@ -79,8 +79,13 @@ std::vector<const SummaryCandidate*> Representatives(
     };
   };
   for (size_t l = 0; l < levels && picked.size() < 12; ++l) {
-    picked.insert(*std::min_element(near.begin(), near.end(), by_level(l)));
-    picked.insert(*std::max_element(near.begin(), near.end(), by_level(l)));
+    std::vector<const SummaryCandidate*> known;
+    for (const auto* c : near) {
+      if (c->at[l].simulated) known.push_back(c);
+    }
+    if (known.empty()) continue;
+    picked.insert(*std::min_element(known.begin(), known.end(), by_level(l)));
+    picked.insert(*std::max_element(known.begin(), known.end(), by_level(l)));
   }
   return {picked.begin(), picked.end()};
 }
@@ -139,18 +144,34 @@ Result<Identifiability> SummarySearch::Identify(const std::vector<SummaryCandida
   if (near.empty()) near.push_back(&best);
   id.near = static_cast<int>(near.size());
   const std::set<size_t> fitted(subset.begin(), subset.end());
+  // Each level's range over the near-equal candidates simulated on it (the
+  // best always is; the profile's climbs for that level were).
   for (size_t l = 0; l < file_.levels.size(); ++l) {
-    double lo = near.front()->at[l].makespan, hi = lo;
+    double lo = best.at[l].makespan, hi = lo;
     for (const auto* c : near) {
+      if (!c->at[l].simulated) continue;
       lo = std::min(lo, c->at[l].makespan);
       hi = std::max(hi, c->at[l].makespan);
     }
     id.range.emplace_back(lo, hi);
     if (!fitted.contains(l) && hi > lo * (1 + 2 * file_.tolerance)) id.decided = false;
   }
+  auto range_of = [&](auto get) {
+    std::pair<double, double> r{get(best.params), get(best.params)};
+    for (const auto* c : near) {
+      r.first = std::min(r.first, get(c->params));
+      r.second = std::max(r.second, get(c->params));
+    }
+    return r;
+  };
+  for (size_t i = 0; i < labels_.size(); ++i) {
+    id.share.push_back(range_of([i](const SummaryParams& p) { return p.split[i]; }));
+  }
+  id.step_seconds = range_of([](const SummaryParams& p) { return p.step_seconds; });
+  id.overhead = range_of([](const SummaryParams& p) { return p.overhead; });
+  id.delay = range_of([](const SummaryParams& p) { return p.delay; });
   const size_t anchor = Lightest(subset);
-  for (const auto& s : Spreads(near, labels_, *file_.levels[anchor].makespan,
-                               1.0 / std::max(options_.split_resolution, 1))) {
+  for (const auto& s : Spreads(near, labels_, *file_.levels[anchor].makespan)) {
     if (!s.differs) continue;
     id.differs.push_back(s.name + " (" + s.range + ")");
     if (std::find(id.measurements.begin(), id.measurements.end(), s.measurement) ==

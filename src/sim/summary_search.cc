@@ -23,10 +23,10 @@ std::vector<std::string> StepLabels(const ir::PipelineSpec& pipeline) {
 }
 
 std::vector<std::vector<int>> Compositions(int total, int parts) {
-  if (parts <= 0 || total < parts) return {};
+  if (parts <= 0 || total < 0) return {};
   if (parts == 1) return {{total}};
   std::vector<std::vector<int>> out;
-  for (int first = 1; first <= total - (parts - 1); ++first) {
+  for (int first = 0; first <= total; ++first) {
     for (auto& rest : Compositions(total - first, parts - 1)) {
       rest.insert(rest.begin(), first);
       out.push_back(std::move(rest));
@@ -119,7 +119,7 @@ Result<SummaryPrediction> SummarySearch::Predict(const SummaryLevel& level,
   if (!r.ok()) return Error{level.name + ": simulating it: " + r.error().message};
   if (r->failed > 0) return Error{level.name + ": runs fail in the simulation: " + r->first_error};
   return SummaryPrediction{ToSeconds(r->makespan), r->run_ms.ValueAtPercentile(50) / 1000.0,
-                           r->run_ms.ValueAtPercentile(95) / 1000.0, r->peak_nodes};
+                           r->run_ms.ValueAtPercentile(95) / 1000.0, r->peak_nodes, true};
 }
 
 // The makespan grows with the step time, nearly in proportion: a secant
@@ -155,12 +155,12 @@ Result<SummaryCandidate> SummarySearch::Evaluate(SummaryParams params, size_t an
   auto tau = SolveStepSeconds(params, anchor);
   if (!tau.ok()) return tau.error();
   params.step_seconds = *tau;
-  SummaryCandidate c{params, {}, 0, 0};
-  for (const auto& level : file_.levels) {
+  SummaryCandidate c{params, std::vector<SummaryPrediction>(file_.levels.size()), 0, 0};
+  for (size_t l : subset) {
     if (OverBudget()) return Error{"the fit's time ran out", kOverBudget};
-    auto p = Predict(level, params);
+    auto p = Predict(file_.levels[l], params);
     if (!p.ok()) return p.error();
-    c.at.push_back(*p);
+    c.at[l] = *p;
   }
   const SummaryScore s = Score(c, subset);
   c.cost = s.cost;
@@ -173,24 +173,34 @@ std::vector<double> SummarySearch::Overheads(double anchor_makespan) const {
   const double per_step =
       anchor_makespan / static_cast<double>(std::max<size_t>(labels_.size(), 1));
   std::vector<double> out;
-  for (double share : {0.0, 0.02, 0.05, 0.1, 0.2}) out.push_back(per_step * share);
+  // Where the search starts: the profile searches between these.
+  for (double share : {0.0, 0.04, 0.15}) out.push_back(per_step * share);
   return out;
 }
 
 std::vector<double> SummarySearch::Delays() const {
   if (file_.delay_given || !autoscales_) return {ToSeconds(file_.autoscaler.provisioning_delay)};
-  return {0, 30, 60, 120, 240};
+  return {0, 60, 180};
 }
 
 Result<std::vector<SummaryCandidate>> SummarySearch::Grid(size_t anchor,
                                                           const std::vector<size_t>& subset) {
   const int parts = static_cast<int>(labels_.size());
   if (parts == 0) return Error{"summary levels: the pipeline has no container step to time"};
-  const int n = std::max(options_.split_resolution, parts);
+  // Shares in multiples of 1/n, none of them forced above 0; n lowered for
+  // pipelines of many labels, whose splits would otherwise number in the
+  // thousands (the profile searches between the grid's points), and the
+  // even split always among them.
+  auto count = [parts](int n) {
+    double c = 1;  // (n + parts - 1) choose (parts - 1)
+    for (int i = 1; i < parts; ++i) c = c * (n + i) / i;
+    return c;
+  };
+  int n = std::max(options_.split_resolution, 1);
+  while (n > 1 && count(n) > 256) --n;
   std::vector<std::vector<double>> splits;
-  for (const auto& c : Compositions(parts <= options_.split_resolution ? n : parts, parts)) {
-    splits.emplace_back(c.begin(), c.end());
-  }
+  for (const auto& c : Compositions(n, parts)) splits.emplace_back(c.begin(), c.end());
+  if (n % parts != 0) splits.emplace_back(parts, 1.0);
   if (!file_.measured_steps.empty()) splits = {MeasuredSplit()};
   std::vector<SummaryParams> points;
   for (const auto& split : splits) {
@@ -234,6 +244,41 @@ Result<std::vector<SummaryCandidate>> SummarySearch::EvaluateAll(
     out.push_back(std::move(**r));
   }
   return out;
+}
+
+Status SummarySearch::Complete(std::vector<SummaryCandidate*> candidates,
+                               const std::vector<size_t>& levels, bool even_over_budget) {
+  // One job a (candidate, level) not yet simulated, so a few candidates on
+  // many levels keep every thread busy too.
+  std::vector<std::pair<SummaryCandidate*, size_t>> jobs;
+  for (SummaryCandidate* c : candidates) {
+    for (size_t l : levels) {
+      if (!c->at[l].simulated) jobs.emplace_back(c, l);
+    }
+  }
+  const size_t threads = std::clamp<size_t>(
+      options_.threads > 0 ? options_.threads : std::thread::hardware_concurrency(), 1, 64);
+  std::vector<std::optional<Error>> errors(jobs.size());
+  std::vector<std::thread> pool;
+  for (size_t t = 0; t < std::min(threads, jobs.size()); ++t) {
+    pool.emplace_back([&, t] {
+      for (size_t i = t; i < jobs.size(); i += threads) {
+        if (!even_over_budget && OverBudget()) return;
+        auto [c, l] = jobs[i];
+        auto p = Predict(file_.levels[l], c->params);
+        if (p.ok()) {
+          c->at[l] = *p;  // each (candidate, level) is one job's alone
+        } else {
+          errors[i] = p.error();
+        }
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  for (auto& e : errors) {
+    if (e) return *e;
+  }
+  return {};
 }
 
 std::vector<double> SummarySearch::MeasuredSplit() const {
@@ -289,8 +334,8 @@ std::vector<SummaryParams> SummarySearch::Moves(const SummaryParams& from,
   for (size_t a = 0; a < parts; ++a) {
     for (size_t b = 0; b < parts; ++b) {
       SummaryParams p = from;
-      if (a == b || steps.share == 0 || p.split[a] - steps.share < 0.01) continue;
-      p.split[a] -= steps.share;
+      if (a == b || steps.share == 0 || p.split[a] - steps.share < -1e-12) continue;
+      p.split[a] = std::max(p.split[a] - steps.share, 0.0);
       p.split[b] += steps.share;
       moves.push_back(p);
     }
@@ -303,45 +348,6 @@ std::vector<SummaryParams> SummarySearch::Moves(const SummaryParams& from,
     if (steps.delay > 0 && d.delay >= 0) moves.push_back(d);
   }
   return moves;
-}
-
-Result<std::vector<SummaryCandidate>> SummarySearch::Stretch(
-    const std::vector<SummaryCandidate>& all, const SummaryCandidate& best, size_t anchor,
-    const std::vector<size_t>& subset) {
-  std::vector<SummaryCandidate> found;
-  const double limit = best.worst + file_.tolerance;
-  auto near = [&](const SummaryCandidate& c) { return c.worst <= limit; };
-  const std::set<size_t> fitted(subset.begin(), subset.end());
-  for (size_t l = 0; l < file_.levels.size(); ++l) {
-    if (fitted.contains(l)) continue;
-    for (double sign : {-1.0, 1.0}) {
-      // From the near-equal candidate furthest this way so far.
-      const SummaryCandidate* start = &best;
-      for (const auto& c : all) {
-        if (near(c) && sign * (c.at[l].makespan - start->at[l].makespan) > 0) start = &c;
-      }
-      SummaryCandidate at = *start;
-      Steps steps = FirstSteps(anchor);
-      for (int halvings = 0, rounds = 0; halvings < 2 && rounds < 6 && !OverBudget(); ++rounds) {
-        auto tried = EvaluateAll(Moves(at.params, steps), anchor, subset);
-        if (!tried.ok()) return tried.error();
-        const SummaryCandidate* further = nullptr;
-        for (const auto& c : *tried) {
-          const double beyond =
-              sign * (c.at[l].makespan - (further ? further : &at)->at[l].makespan);
-          if (near(c) && beyond > 1e-9) further = &c;
-        }
-        if (further != nullptr) {
-          at = *further;
-        } else {
-          steps.Halve();
-          ++halvings;
-        }
-        found.insert(found.end(), tried->begin(), tried->end());
-      }
-    }
-  }
-  return found;
 }
 
 }  // namespace kfpbench::sim

@@ -1,6 +1,8 @@
 // The search behind FitSummaryLevels (sim/summary_fit.h): candidates
-// simulated on every level of the file, scored on a subset of them, the grid,
-// its refinement and what the near-equal candidates disagree on.
+// simulated on the levels they are scored on (and on the others only when
+// asked: a level of 1,000 runs costs more than the fit's own levels), the
+// grid, its refinement, the near-equal set's edges and what the near-equal
+// candidates disagree on.
 #pragma once
 
 #include <atomic>
@@ -48,12 +50,19 @@ class SummarySearch {
   std::pair<double, int> LevelTerms(const SummaryCandidate& c, size_t level) const;
 
   // `params` with the step time that gives `anchor`'s makespan, simulated on
-  // every level and scored on `subset`; an error with kOverBudget as its code
-  // when the deadline passes first.
+  // the levels of `subset` and scored on them (the other levels left
+  // unsimulated, SummaryPrediction::simulated false, until Complete); an
+  // error with kOverBudget as its code when the deadline passes first.
   Result<SummaryCandidate> Evaluate(SummaryParams params, size_t anchor,
                                     const std::vector<size_t>& subset);
-  // The coarse grid: splits in multiples of 1/resolution, overheads and
-  // delays (each only when not given), every one evaluated.
+  // Each of `candidates` simulated on those of `levels` it was not yet, on
+  // SummaryFitOptions::threads threads; past the deadline, unless
+  // `even_over_budget`, what is left stays unsimulated.
+  Status Complete(std::vector<SummaryCandidate*> candidates, const std::vector<size_t>& levels,
+                  bool even_over_budget = false);
+  // The coarse grid: splits in multiples of 1/resolution (a step may take
+  // none of the time), overheads and delays (each only when not given),
+  // every one evaluated.
   Result<std::vector<SummaryCandidate>> Grid(size_t anchor, const std::vector<size_t>& subset);
   // Evaluate for each of `points`, on SummaryFitOptions::threads threads;
   // points not finished by the deadline are left out (possibly all of them).
@@ -65,18 +74,19 @@ class SummarySearch {
   // Every candidate tried joins `grid`.
   Result<SummaryCandidate> Refine(std::vector<SummaryCandidate>& grid, size_t anchor,
                                   const std::vector<size_t>& subset);
-  // For each level not fitted, from the near-equal candidates at either end
-  // of its predicted makespan: Refine's moves that keep a candidate
-  // near-equal and push that prediction further, taken while one does
-  // (halved twice at most, six rounds a side), so the near-equal range is
-  // searched, not only what the grid happened to try. Every candidate tried
-  // is returned, to join `all`.
-  Result<std::vector<SummaryCandidate>> Stretch(const std::vector<SummaryCandidate>& all,
+  // The near-equal set searched for its edges, whatever the grid tried
+  // (sim/summary_profile.cc): each free parameter, then each level not
+  // fitted, pushed to its lowest and its highest value over the parameter
+  // sets whose worst error on the fitted levels stays within the tolerance
+  // of the best's, by a direct search in the continuous parameters from
+  // several starts. Every candidate tried is returned, to join `all`; the
+  // near-equal ones are simulated on every level they bound.
+  Result<std::vector<SummaryCandidate>> Profile(const std::vector<SummaryCandidate>& all,
                                                 const SummaryCandidate& best, size_t anchor,
                                                 const std::vector<size_t>& subset);
   // The near-equal candidates of `all` (worst error within the tolerance of
-  // the best's), their ranges, what they differ in and the level that would
-  // tell them apart.
+  // the best's), their ranges (over those simulated on each level), what
+  // they differ in and the level that would tell them apart.
   Result<Identifiability> Identify(const std::vector<SummaryCandidate>& all,
                                    const SummaryCandidate& best, const std::vector<size_t>& subset);
 
@@ -111,7 +121,7 @@ class SummarySearch {
 // The container steps' executor labels of `pipeline`, sorted.
 std::vector<std::string> StepLabels(const ir::PipelineSpec& pipeline);
 
-// Every way of writing `total` as `parts` positive integers, in order.
+// Every way of writing `total` as `parts` integers of 0 or more, in order.
 std::vector<std::vector<int>> Compositions(int total, int parts);
 
 }  // namespace kfpbench::sim

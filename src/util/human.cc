@@ -131,6 +131,17 @@ std::string FormatDurationExact(Duration d) {
   return FormatDurationTo(d, decimals);
 }
 
+std::string FormatDurationKnownTo(Duration d, double error) {
+  if (!(error > 0)) return FormatDuration(d);
+  const double span = ToSeconds(d) * error / 4;
+  double step = 0;
+  for (double s : {1.0, 10.0, 60.0, 600.0, 3600.0}) {
+    if (s <= span) step = s;
+  }
+  if (step == 0) return FormatDuration(d);
+  return "about " + FormatDuration(FromSeconds(std::round(ToSeconds(d) / step) * step));
+}
+
 std::string FormatBytes(double bytes) {
   static constexpr std::string_view kUnits[] = {"B", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
   if (!std::isfinite(bytes)) return fmt::format("{}B", bytes);

@@ -37,6 +37,13 @@ std::string FormatDurationAgainst(Duration d, Duration limit);
 // itself, shown as given.
 std::string FormatDurationExact(Duration d);
 
+// `d` at the precision an error of `error` (a fraction: a model's error on
+// what it did not see) allows: rounded to the largest of 1 s, 10 s, 1 min,
+// 10 min, 1 h within a quarter of the error's span, and said to be
+// approximate ("about 6h0m0s" for 5h55m40s known to 60%); as FormatDuration
+// when the error is 0 or the step would be below a second.
+std::string FormatDurationKnownTo(Duration d, double error);
+
 // Bytes in binary units ("512Mi", "2.93Ti", "1000Gi", "512B").
 std::string FormatBytes(double bytes);
 

@@ -95,6 +95,15 @@ TEST(HumanSize, NeverShowsALimitItDoesNotReach) {
   EXPECT_EQ(FormatBytes(1024.0 * 1024 - 1), "1023Ki");
 }
 
+// Issue 38 section 5: no 5h55m40s when the model is known to 5-60%.
+TEST(HumanDuration, CarriesThePrecisionItsErrorAllows) {
+  const Duration d = FromSeconds(5 * 3600 + 55 * 60 + 40);
+  EXPECT_EQ(FormatDurationKnownTo(d, 0.6), "about 6h0m0s");
+  EXPECT_EQ(FormatDurationKnownTo(d, 0.05), "about 5h56m0s");
+  EXPECT_EQ(FormatDurationKnownTo(d, 0), "5h55m40s");
+  EXPECT_EQ(FormatDurationKnownTo(FromSeconds(12.3), 0.1), "12.3s");  // below a second: as it is
+}
+
 TEST(HumanCount, SingularAndPlural) {
   EXPECT_EQ(Plural(1, "node"), "1 node");
   EXPECT_EQ(Plural(2, "node"), "2 nodes");
