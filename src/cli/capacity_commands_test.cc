@@ -171,7 +171,9 @@ TEST_F(CapacityCliTest, BadBranchesAndServicesExitTwoNamingTheField) {
   r = Kfpbench("plan " + Path("cluster.yaml") + " " + Example("workload.yaml") +
                " --runs 5 --nodes 1");
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_THAT(r.output, HasSubstr("cluster.yaml: cluster.api: unknown field 'replicas'"))
+  EXPECT_THAT(r.output,
+              HasSubstr("cluster.yaml: cluster.api.replicas: unknown field (known: runCreate, "
+                        "taskUpdate, workers)"))
       << r.output;
 }
 

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "sim/config.h"
