@@ -235,6 +235,19 @@ void Mapping(JsonReader& r, const char* name, std::string_view what, Fn&& fn) {
   r.Message(name, fn);
 }
 
+// A list of mappings, each read by `fn(JsonReader&)`; an item that is not a
+// mapping is named by its index ("cluster.pools[1]: expected a mapping").
+template <typename Fn>
+void ListOfMappings(JsonReader& r, const char* name, std::string_view what, Fn&& fn) {
+  r.Custom(name, [&](const json& v) { return v.is_array() ? "" : std::string(what); });
+  const json* list = r.ok() && r.Has(name) ? &r.object().at(name) : nullptr;
+  for (size_t i = 0; list != nullptr && i < list->size() && r.ok(); ++i) {
+    if (!(*list)[i].is_object())
+      r.Fail(fmt::format("{}[{}]", name, i).c_str(), "expected a mapping");
+  }
+  r.Array(name, fn);
+}
+
 // A step's model: a distribution alone, or {duration, overhead,
 // artifactBytes}, over `base`.
 StepModel ReadStep(JsonReader& steps, const std::string& label, StepModel base) {
@@ -285,8 +298,7 @@ void ReadArtifactStore(JsonReader& r, ArtifactStoreSpec& store) {
 // A pool's taints: each a key, an optional value and one of Kubernetes'
 // three effects.
 void ReadTaints(JsonReader& pool, std::vector<engine::Taint>& out) {
-  pool.Custom("taints", [](const json& v) { return v.is_array() ? "" : "expected a list"; });
-  pool.Array("taints", [&](JsonReader& t) {
+  ListOfMappings(pool, "taints", "expected a list", [&](JsonReader& t) {
     engine::Taint taint;
     Required(t, "key", "required");
     t.Field("key", taint.key, Text{});
@@ -349,12 +361,12 @@ void ReadAutoscaler(JsonReader& r, AutoscalerSpec& autoscaler) {
 
 ClusterSpec ReadCluster(JsonReader& r, const YAML::Node& yaml) {
   ClusterSpec c;
-  r.Custom("pools", [](const json& v) {
-    return v.is_array() && !v.empty() ? "" : "expected a non-empty list";
-  });
-  Required(r, "pools", "expected a non-empty list");
+  constexpr std::string_view kPools = "expected a non-empty list";
+  r.Custom("pools", [&](const json& v) { return v.empty() ? std::string(kPools) : ""; });
+  Required(r, "pools", std::string(kPools));
   size_t i = 0;
-  r.Array("pools", [&](JsonReader& p) { ReadPool(p, yaml["pools"][i++], c.pools.emplace_back()); });
+  ListOfMappings(r, "pools", kPools,
+                 [&](JsonReader& p) { ReadPool(p, yaml["pools"][i++], c.pools.emplace_back()); });
   ReadAutoscaler(r, c.autoscaler);
   Mapping(r, "defaultTask", "expected a mapping", [&](JsonReader& d) {
     d.Field("cpu", c.default_task_cpu, Cpu{});

@@ -61,7 +61,9 @@ TEST(Config, ClusterErrorsNameTheField) {
             "cluster.pools[0].cpu: required (cores per node, e.g. 4 or 3500m)");
   EXPECT_EQ(err("pools: []"), "cluster.pools: expected a non-empty list");
   EXPECT_EQ(err("autoscaler: {enabled: true}"), "cluster.pools: expected a non-empty list");
-  EXPECT_EQ(err("pools: [4]"), "cluster.pools: items must be objects");
+  EXPECT_EQ(err("pools: [{cpu: 4, memory: 16Gi, max: 2}, 4]"),
+            "cluster.pools[1]: expected a mapping");
+  EXPECT_EQ(err("pools: {cpu: 4}"), "cluster.pools: expected a non-empty list");
   EXPECT_EQ(err("- pools"), "cluster: expected a mapping");
   EXPECT_EQ(err(""), "cluster: expected a mapping");
   // A key with no value is refused, not taken as absent.
@@ -114,6 +116,8 @@ TEST(Config, PoolsCarryNodeLabelsAndTaints) {
             "NoExecute)");
   EXPECT_EQ(err("pools: [{cpu: 4, memory: 16Gi, max: 2, taints: {key: a}}]"),
             "cluster.pools[0].taints: expected a list");
+  EXPECT_EQ(err("pools: [{cpu: 4, memory: 16Gi, max: 2, taints: [NoSchedule]}]"),
+            "cluster.pools[0].taints[0]: expected a mapping");
   EXPECT_EQ(err("pools: [{cpu: 4, memory: 16Gi, max: 2, labels: [a]}]"),
             "cluster.pools[0].labels: expected a mapping of label to value");
 }
