@@ -46,6 +46,33 @@ TEST_F(CapacityCliTest, SimulateWithSharedServicesWritesResultsAndPage) {
   EXPECT_THAT(page, HasSubstr("\"series\""));
 }
 
+// Issue 37 section 2, known truth: eight one-GPU steps of 10 s a run
+// (examples/capacity/eight_gpu_shards.py, KFP's set_accelerator_type/limit),
+// 4 runs within 20 s: 32 GPU-steps in two 10 s rounds need 16 GPUs, four
+// nodes of 4 GPUs, though their CPU and memory sit mostly idle. Three nodes
+// take three rounds.
+TEST_F(CapacityCliTest, PlanAnswersInGpuNodesWhenGpusBind) {
+  auto cluster = [&](int max) {
+    return Write("cluster" + std::to_string(max) + ".yaml",
+                 "pools: [{name: gpu, cpu: 16, memory: 64Gi, min: 1, max: " + std::to_string(max) +
+                     ", resources: {nvidia.com/gpu: 4}}]\nautoscaler: {enabled: false}\n");
+  };
+  Write("workload.yaml",
+        "pipeline: " + Example("eight_gpu_shards.yaml") + "\nruns: 1\nsteps: {default: 10s}\n");
+  const std::string question = " --runs 4 --within 20s --replications 1 --threads 1";
+  auto r = Kfpbench("plan " + cluster(10) + " " + Path("workload.yaml") + question);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("answer      4 runs on 4 nodes finish within 20s")) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("next        4 runs on 3 nodes do not finish within 20s: 30s"))
+      << r.output;
+  EXPECT_THAT(r.output, HasSubstr("4 runs on 4 nodes of 4 nvidia.com/gpu")) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("binds       nodes' nvidia.com/gpu")) << r.output;
+  auto refused = Kfpbench("plan " + cluster(3) + " " + Path("workload.yaml") + question);
+  EXPECT_EQ(refused.exit_code, 1) << refused.output;
+  EXPECT_THAT(refused.output, HasSubstr("4 runs on 3 nodes do not finish within 20s: 30s"))
+      << refused.output;
+}
+
 // Issue 38 section 2: simulate says how sure it is, over seeds.
 TEST_F(CapacityCliTest, SimulateStatesItsSpreadOverSeeds) {
   auto r = Kfpbench("simulate " + Example("cluster.yaml") + " " + Example("workload.yaml") +
@@ -229,7 +256,9 @@ TEST_F(CapacityCliTest, BadBranchesAndServicesExitTwoNamingTheField) {
   r = Kfpbench("plan " + Path("cluster.yaml") + " " + Example("workload.yaml") +
                " --runs 5 --nodes 1");
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_THAT(r.output, HasSubstr("cluster.yaml: cluster.api: unknown field 'replicas'"))
+  EXPECT_THAT(r.output,
+              HasSubstr("cluster.yaml: cluster.api.replicas: unknown field (known: runCreate, "
+                        "taskUpdate, workers)"))
       << r.output;
 }
 

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
+#include <limits>
+#include <optional>
+#include <span>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -13,10 +15,13 @@
 #include "ir/quantity.h"
 #include "sim/budget.h"
 #include "util/files.h"
+#include "util/json_checks.h"
 #include "util/json_reader.h"
 
 namespace kfpbench::sim {
 namespace {
+
+using nlohmann::json;
 
 // yaml-cpp throws; everything below runs inside one try at the boundary.
 struct ParseError {
@@ -25,84 +30,26 @@ struct ParseError {
 
 [[noreturn]] void Fail(const std::string& message) { throw ParseError{message}; }
 
-void CheckKeys(const YAML::Node& node, const std::string& where,
-               std::initializer_list<const char*> allowed) {
-  if (!node.IsMap()) Fail(fmt::format("{}: expected a mapping", where));
-  std::set<std::string> ok(allowed.begin(), allowed.end());
-  for (const auto& kv : node) {
-    auto key = kv.first.as<std::string>();
-    if (!ok.contains(key)) Fail(fmt::format("{}: unknown field '{}'", where, key));
-  }
-}
+// The keys of a document kept as they are (TypedJson), not read field by
+// field: the workload's parameters, which runs get as written, and what a
+// calibration file says of its fit for people.
+using Opaque = std::span<const std::string_view>;
+constexpr std::string_view kWorkloadAsIs[] = {"parameters"};
+constexpr std::string_view kCalibrationNotes[] = {"source", "scheduling_delay", "note", "fit"};
 
-std::string Text(const YAML::Node& n, const std::string& where) {
-  if (!n.IsScalar()) Fail(where + ": expected a scalar");
-  return n.as<std::string>();
-}
-
-double Cpu(const YAML::Node& n, const std::string& where) {
-  auto v = ir::ParseQuantityCpu(Text(n, where));
-  if (!v.ok()) Fail(fmt::format("{}: {}", where, v.error().message));
-  return *v;
-}
-
-int64_t Bytes(const YAML::Node& n, const std::string& where) {
-  auto v = ir::ParseQuantityMemory(Text(n, where));
-  if (!v.ok()) Fail(fmt::format("{}: {}", where, v.error().message));
-  return *v;
-}
-
-Duration Dur(const YAML::Node& n, const std::string& where) {
-  auto v = ParseDuration(Text(n, where));
-  if (!v.ok()) Fail(fmt::format("{}: {}", where, v.error().message));
-  if (*v < Duration::zero()) Fail(where + ": must not be negative");
-  // Times on the virtual clock are sums of these: each stays far from its end.
-  if (ToSeconds(*v) > kMaxArrivalWindowSeconds) Fail(where + ": must be at most ten years");
-  return *v;
-}
-
-int64_t Int(const YAML::Node& n, const std::string& where) {
-  try {
-    return n.as<int64_t>();
-  } catch (const YAML::Exception&) {
-    Fail(where + ": expected an integer");
-  }
-}
-
-// An integer within [lo, hi]: what a field is converted into, and what a
-// simulation can hold (sim/budget.h).
-int64_t IntIn(const YAML::Node& n, const std::string& where, int64_t lo, int64_t hi) {
-  const int64_t v = Int(n, where);
-  if (v < lo || v > hi)
-    Fail(fmt::format("{}: must be between {} and {}, got {}", where, lo, hi, v));
-  return v;
-}
-
-// A finite number: ".nan" and ".inf" pass every comparison they should fail.
-double Number(const YAML::Node& n, const std::string& where) {
-  double v = 0;
-  try {
-    v = n.as<double>();
-  } catch (const YAML::Exception&) {
-    Fail(where + ": expected a number");
-  }
-  if (!std::isfinite(v)) Fail(where + ": expected a finite number");
-  return v;
-}
-
-nlohmann::json ToJson(const YAML::Node& n) {
+// A plain scalar that reads as JSON (number, bool) keeps that type.
+json TypedJson(const YAML::Node& n) {
   if (n.IsMap()) {
-    nlohmann::json j = nlohmann::json::object();
-    for (const auto& kv : n) j[kv.first.as<std::string>()] = ToJson(kv.second);
+    json j = json::object();
+    for (const auto& kv : n) j[kv.first.as<std::string>()] = TypedJson(kv.second);
     return j;
   }
   if (n.IsSequence()) {
-    nlohmann::json j = nlohmann::json::array();
-    for (const auto& v : n) j.push_back(ToJson(v));
+    json j = json::array();
+    for (const auto& v : n) j.push_back(TypedJson(v));
     return j;
   }
   if (n.IsNull()) return nullptr;
-  // A plain scalar that reads as JSON (number, bool) keeps that type.
   auto s = n.as<std::string>();
   if (n.Tag() != "!") {
     auto j = ParseJson(s);
@@ -111,189 +58,341 @@ nlohmann::json ToJson(const YAML::Node& n) {
   return s;
 }
 
-StepModel ParseStep(const YAML::Node& n, const std::string& where, StepModel base) {
-  if (n.IsScalar()) {  // shorthand: just the distribution
-    auto d = exec::ParseDurationDist(n.as<std::string>());
-    if (!d.ok()) Fail(fmt::format("{}: {}", where, d.error().message));
-    base.duration = *d;
-    return base;
+// A YAML document as JSON for JsonReader's config dialect
+// (util/json_reader.h): every scalar keeps its text, which the validators
+// below read as yaml-cpp reads it; the `opaque` keys of the top mapping keep
+// their types. A key with no value is refused here by its path: the reader
+// would take it as absent.
+json TextJson(const YAML::Node& n, const std::string& path, Opaque opaque = {}) {
+  if (n.IsMap()) {
+    json j = json::object();
+    for (const auto& kv : n) {
+      const auto key = kv.first.as<std::string>();
+      const bool as_is = std::find(opaque.begin(), opaque.end(), key) != opaque.end();
+      j[key] = as_is ? TypedJson(kv.second) : TextJson(kv.second, path + "." + key);
+    }
+    return j;
   }
-  CheckKeys(n, where, {"duration", "overhead", "artifactBytes"});
-  if (n["duration"]) {
-    auto d = exec::ParseDurationDist(Text(n["duration"], where + ".duration"));
-    if (!d.ok()) Fail(fmt::format("{}.duration: {}", where, d.error().message));
-    base.duration = *d;
+  if (n.IsSequence()) {
+    json j = json::array();
+    for (size_t i = 0; i < n.size(); ++i) {
+      j.push_back(TextJson(n[i], fmt::format("{}[{}]", path, i)));
+    }
+    return j;
   }
-  if (n["overhead"]) base.overhead = Dur(n["overhead"], where + ".overhead");
-  if (n["artifactBytes"]) base.artifact_bytes = Bytes(n["artifactBytes"], where + ".artifactBytes");
+  if (n.IsNull()) Fail(path + ": has no value");
+  return n.as<std::string>();
+}
+
+// The order of a mapping's keys as written: a JSON object sorts them, and a
+// mix's first entry and the order of its runs follow the file.
+std::vector<std::string> KeysAsWritten(const YAML::Node& map) {
+  std::vector<std::string> keys;
+  if (map.IsDefined() && map.IsMap()) {
+    for (const auto& kv : map) keys.push_back(kv.first.as<std::string>());
+  }
+  return keys;
+}
+
+// Validators (util/json_checks.h) for YAML scalars: each reads the text as
+// yaml-cpp would, checks it, and says what is wrong in the user's words.
+template <typename T>
+bool Decode(const json& v, T& out) {
+  return v.is_string() && YAML::convert<T>::decode(YAML::Node(v.get<std::string>()), out);
+}
+
+struct Text {
+  std::string operator()(const json& v, std::string& out) const {
+    if (!v.is_string()) return "expected a scalar";
+    out = v.get<std::string>();
+    return {};
+  }
+};
+
+struct Cpu {
+  std::string operator()(const json& v, double& out) const {
+    if (!v.is_string()) return "expected a scalar";
+    auto cores = ir::ParseQuantityCpu(v.get<std::string>());
+    if (!cores.ok()) return cores.error().message;
+    out = *cores;
+    return {};
+  }
+};
+
+struct Bytes {
+  template <typename T>
+  std::string operator()(const json& v, T& out) const {
+    if (!v.is_string()) return "expected a scalar";
+    auto bytes = ir::ParseQuantityMemory(v.get<std::string>());
+    if (!bytes.ok()) return bytes.error().message;
+    out = static_cast<T>(*bytes);
+    return {};
+  }
+};
+
+// A duration from zero to `at_most` (times on the virtual clock are sums of
+// these: each stays far from its end), and at least `at_least`.
+struct Dur {
+  Duration at_least{0};
+  Duration at_most = FromSeconds(kMaxArrivalWindowSeconds);
+  std::string_view at_most_text = "ten years";
+  std::string operator()(const json& v, Duration& out) const {
+    if (!v.is_string()) return "expected a scalar";
+    auto d = ParseDuration(v.get<std::string>());
+    if (!d.ok()) return d.error().message;
+    if (*d < Duration::zero()) return "must not be negative";
+    if (*d > at_most) return fmt::format("must be at most {}", at_most_text);
+    if (*d < at_least) return fmt::format("must be at least {}", FormatDuration(at_least));
+    out = *d;
+    return {};
+  }
+};
+
+// An integer within [low, high]: what a field is converted into, and what a
+// simulation can hold (sim/budget.h).
+struct IntIn {
+  int64_t low = std::numeric_limits<int64_t>::min();
+  int64_t high = std::numeric_limits<int64_t>::max();
+  template <typename T>
+  std::string operator()(const json& v, T& out) const {
+    int64_t n = 0;
+    if (!Decode(v, n)) return "expected an integer";
+    if (n < low || n > high) return fmt::format("must be between {} and {}, got {}", low, high, n);
+    out = static_cast<T>(n);
+    return {};
+  }
+};
+
+// A finite number (".nan" and ".inf" pass every comparison they should
+// fail) within [low, high]; `range` says so otherwise.
+struct FiniteNumber {
+  double low = -std::numeric_limits<double>::max();
+  double high = std::numeric_limits<double>::max();
+  std::string range = "";
+  std::string operator()(const json& v, double& out) const {
+    double n = 0;
+    if (!Decode(v, n)) return "expected a number";
+    if (!std::isfinite(n)) return "expected a finite number";
+    if (!(n >= low && n <= high)) return fmt::format("{}, got {:g}", range, n);
+    out = n;
+    return {};
+  }
+};
+
+struct Flag {
+  std::string operator()(const json& v, bool& out) const {
+    return Decode(v, out) ? "" : "expected true or false";
+  }
+};
+
+// One of a few words, each standing for a value of T: "expected fair or
+// fifo, got 'random'".
+template <typename T>
+struct Choice {
+  std::vector<std::pair<std::string_view, T>> choices;
+  std::string operator()(const json& v, T& out) const {
+    if (!v.is_string()) return "expected a scalar";
+    std::string names;
+    for (size_t i = 0; i < choices.size(); ++i) {
+      if (v.get_ref<const std::string&>() == choices[i].first) {
+        out = choices[i].second;
+        return {};
+      }
+      names += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ");
+      names += choices[i].first;
+    }
+    return fmt::format("expected {}, got '{}'", names, v.get<std::string>());
+  }
+};
+
+// A word that stands for itself.
+Choice<std::string> Words(std::initializer_list<std::string_view> words) {
+  Choice<std::string> out;
+  for (std::string_view w : words) out.choices.emplace_back(w, std::string(w));
+  return out;
+}
+
+struct DurationDist {
+  std::string operator()(const json& v, exec::DurationDist& out) const {
+    if (!v.is_string()) return "expected a scalar";
+    auto d = exec::ParseDurationDist(v.get<std::string>());
+    if (!d.ok()) return d.error().message;
+    out = *d;
+    return {};
+  }
+};
+
+// A field that must be given; `why` is the message when it is not.
+void Required(JsonReader& r, const char* name, const std::string& why) {
+  if (r.ok() && !r.Has(name)) r.Fail(name, why);
+}
+
+// A mapping read by `fn(JsonReader&)`; `what` is the message when the field
+// is something else.
+template <typename Fn>
+void Mapping(JsonReader& r, const char* name, std::string_view what, Fn&& fn) {
+  r.Custom(name, [&](const json& v) { return v.is_object() ? "" : std::string(what); });
+  r.Message(name, fn);
+}
+
+// A list of mappings, each read by `fn(JsonReader&)`; an item that is not a
+// mapping is named by its index ("cluster.pools[1]: expected a mapping").
+template <typename Fn>
+void ListOfMappings(JsonReader& r, const char* name, std::string_view what, Fn&& fn) {
+  r.Custom(name, [&](const json& v) { return v.is_array() ? "" : std::string(what); });
+  const json* list = r.ok() && r.Has(name) ? &r.object().at(name) : nullptr;
+  for (size_t i = 0; list != nullptr && i < list->size() && r.ok(); ++i) {
+    if (!(*list)[i].is_object())
+      r.Fail(fmt::format("{}[{}]", name, i).c_str(), "expected a mapping");
+  }
+  r.Array(name, fn);
+}
+
+// A step's model: a distribution alone, or {duration, overhead,
+// artifactBytes}, over `base`.
+StepModel ReadStep(JsonReader& steps, const std::string& label, StepModel base) {
+  bool mapping = false;
+  steps.Custom(label.c_str(), [&](const json& v) -> std::string {
+    mapping = v.is_object();
+    if (v.is_string()) return DurationDist{}(v, base.duration);
+    return mapping ? "" : "expected a distribution or {duration, overhead, artifactBytes}";
+  });
+  if (!mapping) return base;
+  steps.Message(label.c_str(), [&](JsonReader& s) {
+    s.Field("duration", base.duration, DurationDist{});
+    s.Field("overhead", base.overhead, Dur{});
+    s.Field("artifactBytes", base.artifact_bytes, Bytes{});
+  });
   return base;
 }
 
 // "steps" in a workload or a calibration file: "default" and executor labels.
-void ParseSteps(const YAML::Node& n, const std::string& where, StepModels& out) {
-  if (!n.IsMap()) Fail(where + ": expected a mapping of executor label to step model");
-  if (n["default"]) out.fallback = ParseStep(n["default"], where + ".default", out.fallback);
-  for (const auto& kv : n) {
-    auto label = kv.first.as<std::string>();
-    if (label == "default") continue;
-    StepModel base = out.by_label.contains(label) ? out.by_label[label] : out.fallback;
-    out.by_label[label] = ParseStep(kv.second, where + "." + label, base);
-  }
-}
-
-ApiSpec ParseApi(const YAML::Node& a, const std::string& where) {
-  CheckKeys(a, where, {"runCreate", "taskUpdate", "workers"});
-  ApiSpec api;
-  if (a["runCreate"]) api.run_create = Dur(a["runCreate"], where + ".runCreate");
-  if (a["taskUpdate"]) api.task_update = Dur(a["taskUpdate"], where + ".taskUpdate");
-  if (a["workers"]) {
-    api.workers = static_cast<int>(IntIn(a["workers"], where + ".workers", 1, 1'000'000));
-  }
-  return api;
-}
-
-ArtifactStoreSpec ParseArtifactStore(const YAML::Node& s, const std::string& where) {
-  CheckKeys(s, where, {"bandwidth", "sharing"});
-  if (!s["bandwidth"]) Fail(where + ".bandwidth: required (bytes per second, e.g. 500Mi)");
-  ArtifactStoreSpec store;
-  store.bandwidth = static_cast<double>(Bytes(s["bandwidth"], where + ".bandwidth"));
-  if (store.bandwidth <= 0) Fail(where + ".bandwidth: must be positive");
-  if (s["sharing"]) {
-    std::string sharing = Text(s["sharing"], where + ".sharing");
-    if (sharing != "fair" && sharing != "fifo") {
-      Fail(where + ".sharing: expected fair or fifo, got '" + sharing + "'");
+void ReadSteps(JsonReader& r, StepModels& out) {
+  Mapping(r, "steps", "expected a mapping of executor label to step model", [&](JsonReader& steps) {
+    out.fallback = ReadStep(steps, "default", out.fallback);
+    for (const auto& [label, v] : steps.object().items()) {
+      if (label == "default") continue;
+      StepModel base = out.by_label.contains(label) ? out.by_label[label] : out.fallback;
+      out.by_label[label] = ReadStep(steps, label, base);
     }
-    store.fifo = sharing == "fifo";
-  }
-  return store;
+  });
+}
+
+void ReadApi(JsonReader& r, ApiSpec& api) {
+  Mapping(r, "api", "expected a mapping", [&](JsonReader& a) {
+    a.Field("runCreate", api.run_create, Dur{});
+    a.Field("taskUpdate", api.task_update, Dur{});
+    a.Field("workers", api.workers, IntIn{1, 1'000'000});
+  });
+}
+
+void ReadArtifactStore(JsonReader& r, ArtifactStoreSpec& store) {
+  Mapping(r, "artifactStore", "expected a mapping", [&](JsonReader& s) {
+    Required(s, "bandwidth", "required (bytes per second, e.g. 500Mi)");
+    s.Field("bandwidth", store.bandwidth, Bytes{});
+    if (s.ok() && store.bandwidth <= 0) s.Fail("bandwidth", "must be positive");
+    s.Field("sharing", store.fifo, Choice<bool>{{{"fair", false}, {"fifo", true}}});
+  });
 }
 
 // A pool's taints: each a key, an optional value and one of Kubernetes'
 // three effects.
-std::vector<engine::Taint> ParseTaints(const YAML::Node& taints, const std::string& where) {
-  if (!taints.IsSequence()) Fail(where + ".taints: expected a list");
-  std::vector<engine::Taint> out;
-  for (size_t t = 0; t < taints.size(); ++t) {
-    std::string at = fmt::format("{}.taints[{}]", where, t);
-    CheckKeys(taints[t], at, {"key", "value", "effect"});
+void ReadTaints(JsonReader& pool, std::vector<engine::Taint>& out) {
+  ListOfMappings(pool, "taints", "expected a list", [&](JsonReader& t) {
     engine::Taint taint;
-    if (!taints[t]["key"] || !taints[t]["effect"]) Fail(at + ": key and effect are required");
-    taint.key = Text(taints[t]["key"], at + ".key");
-    if (taints[t]["value"]) taint.value = Text(taints[t]["value"], at + ".value");
-    taint.effect = Text(taints[t]["effect"], at + ".effect");
-    if (taint.effect != "NoSchedule" && taint.effect != "PreferNoSchedule" &&
-        taint.effect != "NoExecute") {
-      Fail(at + ".effect: '" + taint.effect + "' is not NoSchedule, PreferNoSchedule or NoExecute");
-    }
+    Required(t, "key", "required");
+    t.Field("key", taint.key, Text{});
+    t.Field("value", taint.value, Text{});
+    Required(t, "effect", "required (NoSchedule, PreferNoSchedule or NoExecute)");
+    t.Field("effect", taint.effect, Words({"NoSchedule", "PreferNoSchedule", "NoExecute"}));
     out.push_back(std::move(taint));
-  }
-  return out;
+  });
+}
+
+// A pool's resources beyond cpu and memory, in the order written: storage in
+// bytes ("100Gi"), extended resources (accelerators) as whole counts.
+void ReadPoolResources(JsonReader& pool, const YAML::Node& yaml,
+                       std::vector<engine::NamedAmount>& out) {
+  Mapping(pool, "resources", "expected a mapping of resource name to amount", [&](JsonReader& res) {
+    for (const std::string& name : KeysAsWritten(yaml)) {
+      int64_t amount = 0;
+      if (name == "cpu" || name == "memory") {
+        res.Fail(name.c_str(), "give the pool's " + name + " beside it");
+      } else if (name.empty() || name.find_first_of(" \t") != std::string::npos) {
+        res.Fail(name.c_str(), "not a resource name");
+      } else if (name == "ephemeral-storage") {
+        res.Field(name.c_str(), amount, Bytes{});
+      } else {
+        res.Field(name.c_str(), amount, IntIn{0, int64_t{1} << 40});
+      }
+      if (res.ok()) out.push_back({name, amount});
+    }
+  });
+}
+
+void ReadPool(JsonReader& p, const YAML::Node& yaml, NodePool& pool) {
+  p.Field("name", pool.name, Text{});
+  Required(p, "cpu", "required (cores per node, e.g. 4 or 3500m)");
+  p.Field("cpu", pool.cpu, Cpu{});
+  Required(p, "memory", "required (bytes per node, e.g. 16Gi)");
+  p.Field("memory", pool.memory, Bytes{});
+  Required(p, "max", "required (the most nodes the pool may have)");
+  p.Field("max", pool.max, IntIn{0, kMaxNodes});
+  p.Field("min", pool.min, IntIn{0, kMaxNodes});
+  p.Field("initial", pool.initial, IntIn{0, kMaxNodes});
+  Mapping(p, "labels", "expected a mapping of label to value", [&](JsonReader& labels) {
+    labels.Rest(
+        [&](const std::string& key, const json& value) { return Text{}(value, pool.labels[key]); });
+  });
+  ReadTaints(p, pool.taints);
+  ReadPoolResources(p, yaml["resources"], pool.resources);
 }
 
 // cluster.autoscaler: when it scans, how long a node takes to come up and to
 // be removed when idle.
-AutoscalerSpec ParseAutoscaler(const YAML::Node& a) {
-  AutoscalerSpec autoscaler;
-  CheckKeys(a, "cluster.autoscaler",
-            {"enabled", "scanInterval", "provisioningDelay", "scaleDownIdle"});
-  if (a["enabled"]) {
-    try {
-      autoscaler.enabled = a["enabled"].as<bool>();
-    } catch (const YAML::Exception&) {
-      Fail("cluster.autoscaler.enabled: expected true or false");
-    }
-  }
-  if (a["scanInterval"]) {
-    autoscaler.scan_interval = Dur(a["scanInterval"], "cluster.autoscaler.scanInterval");
-    if (autoscaler.scan_interval < kMinScanInterval) {
-      Fail(fmt::format("cluster.autoscaler.scanInterval: must be at least {}",
-                       FormatDuration(kMinScanInterval)));
-    }
-  }
-  if (a["provisioningDelay"]) {
-    autoscaler.provisioning_delay =
-        Dur(a["provisioningDelay"], "cluster.autoscaler.provisioningDelay");
-  }
-  if (a["scaleDownIdle"]) {
-    autoscaler.scale_down_idle = Dur(a["scaleDownIdle"], "cluster.autoscaler.scaleDownIdle");
-  }
-  return autoscaler;
+void ReadAutoscaler(JsonReader& r, AutoscalerSpec& autoscaler) {
+  Mapping(r, "autoscaler", "expected a mapping", [&](JsonReader& a) {
+    a.Field("enabled", autoscaler.enabled, Flag{});
+    a.Field("scanInterval", autoscaler.scan_interval, Dur{.at_least = kMinScanInterval});
+    a.Field("provisioningDelay", autoscaler.provisioning_delay, Dur{});
+    a.Field("scaleDownIdle", autoscaler.scale_down_idle, Dur{});
+  });
 }
 
-// A pool's resources beyond cpu and memory: storage in bytes ("100Gi"),
-// extended resources (accelerators) as whole counts.
-std::vector<engine::NamedAmount> ParsePoolResources(const YAML::Node& node,
-                                                    const std::string& where) {
-  if (!node.IsMap()) Fail(where + ": expected a mapping of resource name to amount");
-  std::vector<engine::NamedAmount> out;
-  for (const auto& kv : node) {
-    const std::string name = Text(kv.first, where);
-    const std::string at = where + "." + name;
-    if (name == "cpu" || name == "memory") Fail(at + ": give the pool's " + name + " beside it");
-    if (name.empty() || name.find_first_of(" \t") != std::string::npos)
-      Fail(at + ": not a resource name");
-    int64_t amount = name == "ephemeral-storage" ? Bytes(kv.second, at)
-                                                 : IntIn(kv.second, at, 0, int64_t{1} << 40);
-    out.push_back({name, amount});
-  }
-  return out;
-}
-
-ClusterSpec ParseClusterNode(const YAML::Node& root) {
-  CheckKeys(root, "cluster",
-            {"pools", "autoscaler", "defaultTask", "api", "artifactStore", "controlPlane"});
+ClusterSpec ReadCluster(JsonReader& r, const YAML::Node& yaml) {
   ClusterSpec c;
-  if (!root["pools"] || !root["pools"].IsSequence() || root["pools"].size() == 0) {
-    Fail("cluster.pools: expected a non-empty list");
-  }
-  for (size_t i = 0; i < root["pools"].size(); ++i) {
-    const YAML::Node& p = root["pools"][i];
-    std::string where = fmt::format("cluster.pools[{}]", i);
-    CheckKeys(p, where,
-              {"name", "cpu", "memory", "min", "max", "initial", "labels", "taints", "resources"});
-    NodePool pool;
-    if (p["name"]) pool.name = Text(p["name"], where + ".name");
-    if (!p["cpu"] || !p["memory"] || !p["max"]) Fail(where + ": cpu, memory and max are required");
-    pool.cpu = Cpu(p["cpu"], where + ".cpu");
-    pool.memory = Bytes(p["memory"], where + ".memory");
-    pool.max = static_cast<int>(IntIn(p["max"], where + ".max", 0, kMaxNodes));
-    if (p["min"]) pool.min = static_cast<int>(IntIn(p["min"], where + ".min", 0, kMaxNodes));
-    if (p["initial"]) {
-      pool.initial = static_cast<int>(IntIn(p["initial"], where + ".initial", 0, kMaxNodes));
-    }
-    if (const auto& labels = p["labels"]) {
-      if (!labels.IsMap()) Fail(where + ".labels: expected a mapping of label to value");
-      for (const auto& kv : labels) {
-        std::string key = Text(kv.first, where + ".labels");
-        pool.labels[key] = Text(kv.second, where + ".labels." + key);
-      }
-    }
-    if (const auto& taints = p["taints"]) pool.taints = ParseTaints(taints, where);
-    if (const auto& resources = p["resources"]) {
-      pool.resources = ParsePoolResources(resources, where + ".resources");
-    }
-    c.pools.push_back(pool);
-  }
-  if (const auto& a = root["autoscaler"]) c.autoscaler = ParseAutoscaler(a);
-  if (const auto& a = root["api"]) c.api = ParseApi(a, "cluster.api");
-  if (const auto& s = root["artifactStore"]) {
-    c.artifact_store = ParseArtifactStore(s, "cluster.artifactStore");
-  }
-  if (const auto& cp = root["controlPlane"]) {
-    CheckKeys(cp, "cluster.controlPlane", {"requeueTime"});
-    if (cp["requeueTime"]) {
-      c.requeue_time = Dur(cp["requeueTime"], "cluster.controlPlane.requeueTime");
-      if (c.requeue_time > std::chrono::hours(1)) {
-        Fail("cluster.controlPlane.requeueTime: must be at most 1h");
-      }
-    }
-  }
-  if (const auto& d = root["defaultTask"]) {
-    CheckKeys(d, "cluster.defaultTask", {"cpu", "memory"});
-    if (d["cpu"]) c.default_task_cpu = Cpu(d["cpu"], "cluster.defaultTask.cpu");
-    if (d["memory"]) c.default_task_memory = Bytes(d["memory"], "cluster.defaultTask.memory");
-  }
+  constexpr std::string_view kPools = "expected a non-empty list";
+  r.Custom("pools", [&](const json& v) { return v.empty() ? std::string(kPools) : ""; });
+  Required(r, "pools", std::string(kPools));
+  size_t i = 0;
+  ListOfMappings(r, "pools", kPools,
+                 [&](JsonReader& p) { ReadPool(p, yaml["pools"][i++], c.pools.emplace_back()); });
+  ReadAutoscaler(r, c.autoscaler);
+  Mapping(r, "defaultTask", "expected a mapping", [&](JsonReader& d) {
+    d.Field("cpu", c.default_task_cpu, Cpu{});
+    d.Field("memory", c.default_task_memory, Bytes{});
+  });
+  ReadApi(r, c.api);
+  ReadArtifactStore(r, c.artifact_store);
+  Mapping(r, "controlPlane", "expected a mapping", [&](JsonReader& cp) {
+    cp.Field("requeueTime", c.requeue_time,
+             Dur{.at_most = std::chrono::hours(1), .at_most_text = "1h"});
+  });
   return c;
+}
+
+// A YAML document read by `read(JsonReader&, const YAML::Node&)` in the
+// config dialect, its fields' paths under `root` ("cluster.pools[0].cpu").
+template <typename Read>
+auto ReadDocument(std::string_view text, const std::string& root, Opaque opaque, Read read)
+    -> decltype(read(std::declval<JsonReader&>(), YAML::Node())) {
+  const YAML::Node yaml = YAML::Load(std::string(text));
+  if (!yaml.IsMap()) Fail(root + ": expected a mapping");
+  const json doc = TextJson(yaml, root, opaque);
+  JsonReader r = JsonReader::Config(doc, root);
+  auto value = read(r, yaml);
+  if (Status st = r.Finish(); !st.ok()) Fail(st.error().message);
+  return value;
 }
 
 // `parse()`'s value, or its error: a ParseError's own message, the YAML
@@ -324,7 +423,7 @@ auto ParseFile(const std::filesystem::path& path, Parse parse)
 
 Result<ClusterSpec> ParseCluster(std::string_view yaml) {
   return Parsed("cluster: invalid YAML",
-                [&] { return ParseClusterNode(YAML::Load(std::string(yaml))); });
+                [&] { return ReadDocument(yaml, "cluster", {}, ReadCluster); });
 }
 
 Result<ClusterSpec> LoadCluster(const std::filesystem::path& path) {
@@ -332,19 +431,21 @@ Result<ClusterSpec> LoadCluster(const std::filesystem::path& path) {
 }
 
 Result<CalibratedModels> ParseCalibration(std::string_view text) {
+  // JSON is YAML.
   return Parsed("calibration: invalid YAML/JSON", [&] {
-    YAML::Node root = YAML::Load(std::string(text));  // JSON is YAML
-    CheckKeys(
-        root, "calibration",
-        {"steps", "default", "source", "scheduling_delay", "note", "artifactStore", "api", "fit"});
-    CalibratedModels out;
-    if (root["default"]) out.steps.fallback = ParseStep(root["default"], "calibration.default", {});
-    if (root["steps"]) ParseSteps(root["steps"], "calibration.steps", out.steps);
-    if (root["artifactStore"]) {
-      out.artifact_store = ParseArtifactStore(root["artifactStore"], "calibration.artifactStore");
-    }
-    if (root["api"]) out.api = ParseApi(root["api"], "calibration.api");
-    return out;
+    return ReadDocument(text, "calibration", kCalibrationNotes,
+                        [](JsonReader& r, const YAML::Node&) {
+                          CalibratedModels out;
+                          for (std::string_view note : kCalibrationNotes) {
+                            json ignored;
+                            r.Any(std::string(note).c_str(), ignored);
+                          }
+                          out.steps.fallback = ReadStep(r, "default", {});
+                          ReadSteps(r, out.steps);
+                          ReadArtifactStore(r, out.artifact_store);
+                          ReadApi(r, out.api);
+                          return out;
+                        });
   });
 }
 
@@ -405,47 +506,176 @@ Result<std::vector<Arrival>> ParseArrivalsCsv(std::string_view csv) {
 
 namespace {
 
-// `pipelines:`, a mix: name -> {pipeline: FILE, share: N}.
-std::vector<MixEntry> ParseMix(const YAML::Node& node, const std::filesystem::path& base_dir) {
-  if (!node.IsMap() || node.size() == 0) {
-    Fail("workload.pipelines: expected a mapping of name to {pipeline: FILE, share: N}");
+// A compiled KFP pipeline file, relative to the workload's folder.
+struct PipelineFile {
+  const std::filesystem::path& base_dir;
+  std::string operator()(const json& v, std::shared_ptr<const ir::PipelineSpec>& out) const {
+    std::string name;
+    if (std::string why = Text{}(v, name); !why.empty()) return why;
+    auto spec = ir::LoadPipelineSpec(base_dir / name);
+    if (!spec.ok()) return spec.error().message;
+    out = std::make_shared<const ir::PipelineSpec>(std::move(*spec));
+    return {};
   }
-  std::vector<MixEntry> mix;
-  for (const auto& kv : node) {
-    const std::string name = kv.first.as<std::string>();
-    const std::string where = "workload.pipelines." + name;
-    CheckKeys(kv.second, where, {"pipeline", "share"});
-    if (!kv.second["pipeline"]) Fail(where + ".pipeline: required (a compiled KFP pipeline file)");
-    auto spec = ir::LoadPipelineSpec(base_dir / Text(kv.second["pipeline"], where + ".pipeline"));
-    if (!spec.ok()) Fail(where + ".pipeline: " + spec.error().message);
-    MixEntry entry{name, std::make_shared<const ir::PipelineSpec>(std::move(*spec)), 1.0};
-    if (kv.second["share"]) entry.share = Number(kv.second["share"], where + ".share");
-    if (!(entry.share > 0) || !std::isfinite(entry.share)) Fail(where + ".share: must be above 0");
-    mix.push_back(std::move(entry));
-  }
-  return mix;
+};
+
+// `pipelines:`, a mix in the order written: name -> {pipeline: FILE, share: N}.
+void ReadMix(JsonReader& r, const YAML::Node& yaml, const std::filesystem::path& base_dir,
+             std::vector<MixEntry>& mix) {
+  constexpr std::string_view kWhat = "expected a mapping of name to {pipeline: FILE, share: N}";
+  r.Custom("pipelines",
+           [&](const json& v) { return v.is_object() && !v.empty() ? "" : std::string(kWhat); });
+  r.Message("pipelines", [&](JsonReader& entries) {
+    for (const std::string& name : KeysAsWritten(yaml)) {
+      MixEntry& entry = mix.emplace_back(MixEntry{name, nullptr, 1.0});
+      Mapping(entries, name.c_str(), kWhat, [&](JsonReader& e) {
+        Required(e, "pipeline", "required (a compiled KFP pipeline file)");
+        e.Field("pipeline", entry.pipeline, PipelineFile{base_dir});
+        e.Field("share", entry.share, FiniteNumber{});
+        if (e.ok() && !(entry.share > 0)) e.Fail("share", "must be above 0");
+      });
+    }
+  });
 }
 
-// A mix's CSV rows name their pipeline in a `pipeline` column.
-void AssignMixRows(std::vector<Arrival>& rows, const std::vector<MixEntry>& mix) {
+// A mix's CSV rows name their pipeline in a `pipeline` column: the problem
+// of the first that names none or one the mix lacks.
+std::string AssignMixRows(std::vector<Arrival>& rows, const std::vector<MixEntry>& mix) {
   for (size_t i = 0; i < rows.size(); ++i) {
     auto it = rows[i].parameters.find("pipeline");
     if (it == rows[i].parameters.end()) {
-      Fail(
-          fmt::format("workload.arrivals.file: row {} names no pipeline (the rows of a mix "
-                      "name theirs in a pipeline column)",
-                      i + 1));
+      return fmt::format(
+          "row {} names no pipeline (the rows of a mix name theirs in a pipeline column)", i + 1);
     }
     const std::string name = it->is_string() ? it->get<std::string>() : it->dump();
     auto entry =
         std::find_if(mix.begin(), mix.end(), [&](const auto& e) { return e.name == name; });
     if (entry == mix.end()) {
-      Fail(fmt::format("workload.arrivals.file: row {}: pipeline '{}' is not in workload.pipelines",
-                       i + 1, name));
+      return fmt::format("row {}: pipeline '{}' is not in workload.pipelines", i + 1, name);
     }
     rows[i].pipeline = entry->pipeline;
     rows[i].parameters.erase(it);
   }
+  return {};
+}
+
+// The rows of an arrivals CSV file, relative to the workload's folder; a
+// mix's rows get their pipelines.
+struct ArrivalsFile {
+  const std::filesystem::path& base_dir;
+  const std::vector<MixEntry>& mix;
+  std::string operator()(const json& v, std::vector<Arrival>& out) const {
+    std::string name;
+    if (std::string why = Text{}(v, name); !why.empty()) return why;
+    auto csv = ReadFile(base_dir / name);
+    if (!csv.ok()) return csv.error().message;
+    auto rows = ParseArrivalsCsv(*csv);
+    if (!rows.ok()) return rows.error().message;
+    if (rows->empty()) return "no rows";
+    if (static_cast<int64_t>(rows->size()) > kMaxRuns) {
+      return fmt::format("{} rows, more than the {} runs a simulation takes", rows->size(),
+                         kMaxRuns);
+    }
+    if (!mix.empty()) {
+      if (std::string why = AssignMixRows(*rows, mix); !why.empty()) return why;
+    }
+    out = std::move(*rows);
+    return {};
+  }
+};
+
+// workload.arrivals: how runs arrive (all at once, a rate, closed loop, or a
+// CSV file of offsets, whose rows may name pipelines of the mix). Each kind's
+// setting is refused with another kind, which would ignore it.
+void ReadArrivals(JsonReader& r, const std::filesystem::path& base_dir, WorkloadSpec& w) {
+  using Kind = WorkloadSpec::ArrivalKind;
+  Mapping(r, "arrivals", "expected a mapping", [&](JsonReader& a) {
+    a.Field("kind", w.arrival_kind,
+            Choice<Kind>{{{"all-at-once", Kind::kAllAtOnce},
+                          {"rate", Kind::kRate},
+                          {"closed", Kind::kClosed},
+                          {"csv", Kind::kCsv}}});
+    const struct {
+      const char* name;
+      Kind kind;
+      const char* kind_name;
+    } settings[] = {{"ratePerSecond", Kind::kRate, "rate"},
+                    {"concurrency", Kind::kClosed, "closed"},
+                    {"file", Kind::kCsv, "csv"}};
+    for (const auto& s : settings) {
+      if (w.arrival_kind == s.kind) {
+        Required(a, s.name, fmt::format("required for kind {}", s.kind_name));
+      } else if (a.ok() && a.Has(s.name)) {
+        a.Fail(s.name, fmt::format("only kind {} reads it", s.kind_name));
+      }
+    }
+    a.Field("ratePerSecond", w.rate_per_second,
+            FiniteNumber{kMinRatePerSecond, kMaxRatePerSecond,
+                         fmt::format("must be between {:g} and {:g} runs a second",
+                                     kMinRatePerSecond, kMaxRatePerSecond)});
+    a.Field("concurrency", w.concurrency, IntIn{1, kMaxRuns});
+    a.Field("file", w.csv, ArrivalsFile{base_dir, w.mix});
+  });
+}
+
+// workload.calibration: the step models and shared services a calibration
+// file fitted.
+struct CalibrationFile {
+  const std::filesystem::path& base_dir;
+  std::string operator()(const json& v, CalibratedModels& out) const {
+    std::string name;
+    if (std::string why = Text{}(v, name); !why.empty()) return why;
+    auto text = ReadFile(base_dir / name);
+    if (!text.ok()) return text.error().message;
+    auto cal = ParseCalibration(*text);
+    if (!cal.ok()) return cal.error().message;
+    out = std::move(*cal);
+    return {};
+  }
+};
+
+// workload.branches: the probability each conditional task's branch is taken.
+void ReadBranches(JsonReader& r, WorkloadSpec& w) {
+  std::vector<std::string> known;
+  if (w.pipeline) known = ConditionalTasks(*w.pipeline);
+  for (const auto& entry : w.mix) {
+    for (auto& name : ConditionalTasks(*entry.pipeline)) known.push_back(std::move(name));
+  }
+  Mapping(r, "branches", "expected a mapping of condition task to probability", [&](JsonReader& b) {
+    b.Rest([&](const std::string& name, const json& value) -> std::string {
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        return fmt::format("the pipeline has no task '{}' with a condition (it has: {})", name,
+                           known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", ")));
+      }
+      return FiniteNumber{0, 1, "a probability must be between 0 and 1"}(value, w.branches[name]);
+    });
+  });
+}
+
+WorkloadSpec ReadWorkload(JsonReader& r, const YAML::Node& yaml,
+                          const std::filesystem::path& base_dir) {
+  WorkloadSpec w;
+  if (r.Has("pipelines") && r.Has("pipeline")) {
+    r.Fail("pipelines", "a mix replaces pipeline; give one of them");
+  }
+  if (!r.Has("pipelines")) Required(r, "pipeline", "required (a compiled KFP pipeline file)");
+  r.Field("pipeline", w.pipeline, PipelineFile{base_dir});
+  ReadMix(r, yaml["pipelines"], base_dir, w.mix);
+  if (!w.mix.empty()) w.pipeline = w.mix.front().pipeline;
+  r.Field("parameters", w.parameters, checks::JsonObject{"expected a mapping"});
+  r.Field("runs", w.runs, IntIn{1, kMaxRuns});
+  r.Field("seed", w.seed, IntIn{});
+  ReadArrivals(r, base_dir, w);
+  std::optional<CalibratedModels> calibration;
+  r.Field("calibration", calibration, CalibrationFile{base_dir});
+  if (calibration) {
+    w.steps = std::move(calibration->steps);
+    w.calibrated_artifact_store = calibration->artifact_store;
+    w.calibrated_api = calibration->api;
+  }
+  ReadSteps(r, w.steps);
+  if (r.ok()) ReadBranches(r, w);
+  return w;
 }
 
 }  // namespace
@@ -492,114 +722,11 @@ Status ScaleArrivals(WorkloadSpec& w, double factor) {
   return Ok();
 }
 
-namespace {
-
-// workload.arrivals: how runs arrive (all at once, a rate, closed loop, or a
-// CSV file of offsets, whose rows may name pipelines of the mix).
-void ParseArrivals(const YAML::Node& a, const std::filesystem::path& base_dir, WorkloadSpec& w) {
-  CheckKeys(a, "workload.arrivals", {"kind", "ratePerSecond", "file", "concurrency"});
-  std::string kind = a["kind"] ? Text(a["kind"], "workload.arrivals.kind") : "all-at-once";
-  if (kind == "all-at-once") {
-    w.arrival_kind = WorkloadSpec::ArrivalKind::kAllAtOnce;
-  } else if (kind == "rate") {
-    w.arrival_kind = WorkloadSpec::ArrivalKind::kRate;
-    if (!a["ratePerSecond"]) Fail("workload.arrivals.ratePerSecond: required for kind rate");
-    w.rate_per_second = Number(a["ratePerSecond"], "workload.arrivals.ratePerSecond");
-    if (w.rate_per_second < kMinRatePerSecond || w.rate_per_second > kMaxRatePerSecond) {
-      Fail(
-          fmt::format("workload.arrivals.ratePerSecond: must be between {:g} and {:g} runs "
-                      "a second, got {:g}",
-                      kMinRatePerSecond, kMaxRatePerSecond, w.rate_per_second));
-    }
-  } else if (kind == "closed") {
-    w.arrival_kind = WorkloadSpec::ArrivalKind::kClosed;
-    if (!a["concurrency"]) Fail("workload.arrivals.concurrency: required for kind closed");
-    w.concurrency = IntIn(a["concurrency"], "workload.arrivals.concurrency", 1, kMaxRuns);
-  } else if (kind == "csv") {
-    w.arrival_kind = WorkloadSpec::ArrivalKind::kCsv;
-    if (!a["file"]) Fail("workload.arrivals.file: required for kind csv");
-    auto csv = ReadFile(base_dir / Text(a["file"], "workload.arrivals.file"));
-    if (!csv.ok()) Fail("workload.arrivals.file: " + csv.error().message);
-    auto rows = ParseArrivalsCsv(*csv);
-    if (!rows.ok()) Fail("workload.arrivals.file: " + rows.error().message);
-    if (rows->empty()) Fail("workload.arrivals.file: no rows");
-    if (static_cast<int64_t>(rows->size()) > kMaxRuns) {
-      Fail(
-          fmt::format("workload.arrivals.file: {} rows, more than the {} runs a simulation "
-                      "takes",
-                      rows->size(), kMaxRuns));
-    }
-    if (!w.mix.empty()) AssignMixRows(*rows, w.mix);
-    w.csv = std::move(*rows);
-  } else {
-    Fail("workload.arrivals.kind: expected all-at-once, rate, closed or csv, got '" + kind + "'");
-  }
-}
-
-// workload.calibration: the step models and shared services a calibration
-// file fitted.
-void ReadCalibration(const std::filesystem::path& path, WorkloadSpec& w) {
-  auto cal_text = ReadFile(path);
-  if (!cal_text.ok()) Fail("workload.calibration: " + cal_text.error().message);
-  auto cal = ParseCalibration(*cal_text);
-  if (!cal.ok()) Fail("workload.calibration: " + cal.error().message);
-  w.steps = std::move(cal->steps);
-  w.calibrated_artifact_store = cal->artifact_store;
-  w.calibrated_api = cal->api;
-}
-
-// workload.branches: the probability each conditional task's branch is taken.
-void ParseBranches(const YAML::Node& b, WorkloadSpec& w) {
-  if (!b.IsMap()) Fail("workload.branches: expected a mapping of condition task to probability");
-  std::vector<std::string> known = ConditionalTasks(*w.pipeline);
-  for (const auto& entry : w.mix) {
-    for (auto& name : ConditionalTasks(*entry.pipeline)) known.push_back(std::move(name));
-  }
-  for (const auto& kv : b) {
-    auto name = kv.first.as<std::string>();
-    std::string where = "workload.branches." + name;
-    if (std::find(known.begin(), known.end(), name) == known.end()) {
-      Fail(fmt::format("{}: the pipeline has no task '{}' with a condition (it has: {})", where,
-                       name, known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", "))));
-    }
-    double p = Number(kv.second, where);
-    if (!(p >= 0 && p <= 1)) Fail(where + ": a probability must be between 0 and 1");
-    w.branches[name] = p;
-  }
-}
-
-}  // namespace
-
 Result<WorkloadSpec> ParseWorkload(std::string_view yaml, const std::filesystem::path& base_dir) {
   return Parsed("workload: invalid YAML", [&] {
-    YAML::Node root = YAML::Load(std::string(yaml));
-    CheckKeys(root, "workload",
-              {"pipeline", "pipelines", "parameters", "runs", "arrivals", "steps", "calibration",
-               "seed", "branches"});
-    WorkloadSpec w;
-    if (root["pipelines"]) {
-      if (root["pipeline"]) Fail("workload.pipelines: a mix replaces pipeline; give one of them");
-      w.mix = ParseMix(root["pipelines"], base_dir);
-      w.pipeline = w.mix.front().pipeline;
-    } else {
-      if (!root["pipeline"]) Fail("workload.pipeline: required (a compiled KFP pipeline file)");
-      auto spec = ir::LoadPipelineSpec(base_dir / Text(root["pipeline"], "workload.pipeline"));
-      if (!spec.ok()) Fail("workload.pipeline: " + spec.error().message);
-      w.pipeline = std::make_shared<const ir::PipelineSpec>(std::move(*spec));
-    }
-    if (root["parameters"]) {
-      if (!root["parameters"].IsMap()) Fail("workload.parameters: expected a mapping");
-      w.parameters = ToJson(root["parameters"]);
-    }
-    if (root["runs"]) w.runs = IntIn(root["runs"], "workload.runs", 1, kMaxRuns);
-    if (root["seed"]) w.seed = static_cast<uint64_t>(Int(root["seed"], "workload.seed"));
-    if (const auto& a = root["arrivals"]) ParseArrivals(a, base_dir, w);
-    if (root["calibration"]) {
-      ReadCalibration(base_dir / Text(root["calibration"], "workload.calibration"), w);
-    }
-    if (root["steps"]) ParseSteps(root["steps"], "workload.steps", w.steps);
-    if (const auto& b = root["branches"]) ParseBranches(b, w);
-    return w;
+    return ReadDocument(
+        yaml, "workload", kWorkloadAsIs,
+        [&](JsonReader& r, const YAML::Node& root) { return ReadWorkload(r, root, base_dir); });
   });
 }
 

@@ -45,14 +45,40 @@ TEST(Config, ClusterErrorsNameTheField) {
     return c.ok() ? std::string("ok") : c.error().message;
   };
   EXPECT_EQ(err("pools: [{cpu: 4, memory: 16Gi, max: 2, colour: red}]"),
-            "cluster.pools[0]: unknown field 'colour'");
-  EXPECT_EQ(err("pools: [{cpu: 4, memory: 16Gi, max: 2}]\nspeed: 3"),
-            "cluster: unknown field 'speed'");
+            "cluster.pools[0].colour: unknown field (known: name, cpu, memory, max, min, initial, "
+            "labels, taints, resources)");
+  // Every unknown field at once, each by its path.
+  EXPECT_EQ(err("pools: [{cpu: 4, memory: 16Gi, max: 2}]\nspeed: 3\ncolour: red"),
+            "cluster.colour: unknown field (known: pools, autoscaler, defaultTask, api, "
+            "artifactStore, controlPlane)\n"
+            "cluster.speed: unknown field (known: pools, autoscaler, defaultTask, api, "
+            "artifactStore, controlPlane)");
   EXPECT_THAT(err("pools: [{cpu: four, memory: 16Gi, max: 2}]"), HasSubstr("cluster.pools[0].cpu"));
   EXPECT_THAT(err("pools: [{cpu: 4, memory: 16Zi, max: 2}]"), HasSubstr("cluster.pools[0].memory"));
   EXPECT_EQ(err("pools: [{cpu: 4, memory: 16Gi}]"),
-            "cluster.pools[0]: cpu, memory and max are required");
+            "cluster.pools[0].max: required (the most nodes the pool may have)");
+  EXPECT_EQ(err("pools: [{memory: 16Gi, max: 2}]"),
+            "cluster.pools[0].cpu: required (cores per node, e.g. 4 or 3500m)");
   EXPECT_EQ(err("pools: []"), "cluster.pools: expected a non-empty list");
+  EXPECT_EQ(err("autoscaler: {enabled: true}"), "cluster.pools: expected a non-empty list");
+  EXPECT_EQ(err("pools: [{cpu: 4, memory: 16Gi, max: 2}, 4]"),
+            "cluster.pools[1]: expected a mapping");
+  EXPECT_EQ(err("pools: {cpu: 4}"), "cluster.pools: expected a non-empty list");
+  EXPECT_EQ(err("- pools"), "cluster: expected a mapping");
+  EXPECT_EQ(err(""), "cluster: expected a mapping");
+  // A key with no value is refused, not taken as absent.
+  EXPECT_EQ(err("pools: [{cpu: 4, memory: 16Gi, max: }]"), "cluster.pools[0].max: has no value");
+  EXPECT_EQ(err("pools: [{cpu: 4, memory: 16Gi, max: 2}]\napi:"), "cluster.api: has no value");
+  EXPECT_EQ(err("pools: [{cpu: 4, memory: 16Gi, max: 2, min: -1}]"),
+            "cluster.pools[0].min: must be between 0 and 100000, got -1");
+  EXPECT_EQ(err("pools: [{cpu: 4, memory: 16Gi, max: 2}]\nautoscaler: {enabled: maybe}"),
+            "cluster.autoscaler.enabled: expected true or false");
+  EXPECT_EQ(err("pools: [{cpu: 4, memory: 16Gi, max: 2}]\nautoscaler: {scanInterval: 1ms}"),
+            "cluster.autoscaler.scanInterval: must be at least 100ms");
+  EXPECT_EQ(err("pools: [{cpu: 4, memory: 16Gi, max: 2}]\ncontrolPlane: {requeueTime: 2h}"),
+            "cluster.controlPlane.requeueTime: must be at most 1h");
+  EXPECT_EQ(err("pools: [{cpu: 4, memory: 16Gi, max: 2}]\ndefaultTask: {cpu: [1]}"),
+            "cluster.defaultTask.cpu: expected a scalar");
   EXPECT_THAT(err("pools: [{cpu: 4, memory: 16Gi, max: 2}]\nautoscaler: {scanInterval: soon}"),
               HasSubstr("cluster.autoscaler.scanInterval"));
   EXPECT_THAT(err("pools: [{cpu: 4"), HasSubstr("invalid YAML"));
@@ -83,10 +109,15 @@ TEST(Config, PoolsCarryNodeLabelsAndTaints) {
     return bad.ok() ? std::string("ok") : bad.error().message;
   };
   EXPECT_EQ(err("pools: [{cpu: 4, memory: 16Gi, max: 2, taints: [{key: a, effect: Never}]}]"),
-            "cluster.pools[0].taints[0].effect: 'Never' is not NoSchedule, PreferNoSchedule or "
-            "NoExecute");
+            "cluster.pools[0].taints[0].effect: expected NoSchedule, PreferNoSchedule or "
+            "NoExecute, got 'Never'");
   EXPECT_EQ(err("pools: [{cpu: 4, memory: 16Gi, max: 2, taints: [{key: a}]}]"),
-            "cluster.pools[0].taints[0]: key and effect are required");
+            "cluster.pools[0].taints[0].effect: required (NoSchedule, PreferNoSchedule or "
+            "NoExecute)");
+  EXPECT_EQ(err("pools: [{cpu: 4, memory: 16Gi, max: 2, taints: {key: a}}]"),
+            "cluster.pools[0].taints: expected a list");
+  EXPECT_EQ(err("pools: [{cpu: 4, memory: 16Gi, max: 2, taints: [NoSchedule]}]"),
+            "cluster.pools[0].taints[0]: expected a mapping");
   EXPECT_EQ(err("pools: [{cpu: 4, memory: 16Gi, max: 2, labels: [a]}]"),
             "cluster.pools[0].labels: expected a mapping of label to value");
 }
@@ -108,7 +139,8 @@ TEST(Config, SharedServices) {
     return r.ok() ? std::string("ok") : r.error().message;
   };
   EXPECT_EQ(err("api: {taskUpdate: 20ms}"), "ok");
-  EXPECT_EQ(err("api: {taskUpdate: 20ms, db: 1}"), "cluster.api: unknown field 'db'");
+  EXPECT_EQ(err("api: {taskUpdate: 20ms, db: 1}"),
+            "cluster.api.db: unknown field (known: runCreate, taskUpdate, workers)");
   EXPECT_THAT(err("api: {runCreate: fast}"), HasSubstr("cluster.api.runCreate"));
   EXPECT_EQ(err("api: {workers: 0}"), "cluster.api.workers: must be between 1 and 1000000, got 0");
   EXPECT_EQ(err("artifactStore: {sharing: fair}"),
@@ -133,7 +165,10 @@ TEST(Config, WorkloadErrorsNameTheField) {
   EXPECT_EQ(err("pipeline: six_steps.yaml"), "ok");
   EXPECT_EQ(err("runs: 3"), "workload.pipeline: required (a compiled KFP pipeline file)");
   EXPECT_THAT(err("pipeline: missing.yaml"), HasSubstr("cannot read"));
-  EXPECT_EQ(err("pipeline: six_steps.yaml\nrunz: 3"), "workload: unknown field 'runz'");
+  EXPECT_EQ(err("pipeline: six_steps.yaml\nrunz: 3"),
+            "workload.runz: unknown field (known: pipeline, pipelines, parameters, runs, seed, "
+            "arrivals, "
+            "calibration, steps, branches)");
   EXPECT_EQ(err("pipeline: six_steps.yaml\nruns: 0"),
             "workload.runs: must be between 1 and 10000000, got 0");
   EXPECT_EQ(err("pipeline: six_steps.yaml\nruns: many"), "workload.runs: expected an integer");
@@ -144,7 +179,30 @@ TEST(Config, WorkloadErrorsNameTheField) {
   EXPECT_THAT(err("pipeline: six_steps.yaml\nsteps: {default: 'weibull:1s'}"),
               HasSubstr("workload.steps.default"));
   EXPECT_EQ(err("pipeline: six_steps.yaml\nsteps: {exec-x: {duration: 1s, jitter: 2}}"),
-            "workload.steps.exec-x: unknown field 'jitter'");
+            "workload.steps.exec-x.jitter: unknown field (known: duration, overhead, "
+            "artifactBytes)");
+  EXPECT_EQ(err("pipeline: six_steps.yaml\nsteps: {exec-x: [1s]}"),
+            "workload.steps.exec-x: expected a distribution or {duration, overhead, "
+            "artifactBytes}");
+  EXPECT_EQ(err("pipeline: six_steps.yaml\nsteps: {exec-x: {overhead: 100000h}}"),
+            "workload.steps.exec-x.overhead: must be at most ten years");
+  EXPECT_EQ(err("pipeline: six_steps.yaml\nseed: 1.5"), "workload.seed: expected an integer");
+  EXPECT_EQ(err("pipeline: six_steps.yaml\nparameters: [1]"),
+            "workload.parameters: expected a mapping");
+  // A setting of another kind of arrivals would be ignored: refused.
+  EXPECT_EQ(err("pipeline: six_steps.yaml\narrivals: {kind: closed, concurrency: 2, "
+                "ratePerSecond: 3}"),
+            "workload.arrivals.ratePerSecond: only kind rate reads it");
+  EXPECT_EQ(err("pipeline: six_steps.yaml\narrivals: {concurrency: 2}"),
+            "workload.arrivals.concurrency: only kind closed reads it");
+  EXPECT_EQ(err("pipeline: six_steps.yaml\narrivals: {kind: closed}"),
+            "workload.arrivals.concurrency: required for kind closed");
+  EXPECT_EQ(err("pipeline: six_steps.yaml\narrivals: {kind: rate, ratePerSecond: .nan}"),
+            "workload.arrivals.ratePerSecond: expected a finite number");
+  EXPECT_THAT(err("pipeline: six_steps.yaml\narrivals: {kind: csv, file: none.csv}"),
+              HasSubstr("workload.arrivals.file: "));
+  EXPECT_THAT(err("pipeline: six_steps.yaml\ncalibration: none.json"),
+              HasSubstr("workload.calibration: "));
   EXPECT_THAT(err("pipeline: cluster.yaml"), HasSubstr("workload.pipeline"));
 }
 
@@ -165,7 +223,7 @@ TEST(Config, WorkloadBranches) {
             "workload.branches.train-a: the pipeline has no task 'train-a' with a condition "
             "(it has: none)");
   EXPECT_EQ(err("pipeline: branching.yaml\nbranches: {condition-2: 1.5}"),
-            "workload.branches.condition-2: a probability must be between 0 and 1");
+            "workload.branches.condition-2: a probability must be between 0 and 1, got 1.5");
   EXPECT_EQ(err("pipeline: branching.yaml\nbranches: {condition-2: often}"),
             "workload.branches.condition-2: expected a number");
   EXPECT_EQ(err("pipeline: branching.yaml\nbranches: [condition-2]"),
@@ -194,7 +252,12 @@ TEST(Config, Calibration) {
   EXPECT_EQ(cal->steps.For("exec-a").overhead, 200ms);  // inherits the default's
   EXPECT_EQ(cal->steps.For("other").duration.a, 1s);
   EXPECT_EQ(cal->artifact_store.bandwidth, 0);  // none fitted
-  EXPECT_FALSE(ParseCalibration("{\"stepz\": {}}").ok());
+  EXPECT_EQ(ParseCalibration("{\"stepz\": {}}").error().message,
+            "calibration.stepz: unknown field (known: source, scheduling_delay, note, fit, "
+            "default, steps, artifactStore, api)");
+  // What a calibration file says of its fit for people is not read: any
+  // value, null included.
+  EXPECT_TRUE(ParseCalibration(R"({"note": null, "fit": {"api": null}, "source": [1]})").ok());
   EXPECT_FALSE(ParseCalibration("{").ok());
 }
 
@@ -236,8 +299,10 @@ TEST(Config, AMixOfPipelines) {
   ASSERT_TRUE(w.ok()) << w.error().message;
   ASSERT_EQ(w->mix.size(), 2u);
   ASSERT_EQ(w->csv.size(), 3u);
-  EXPECT_EQ(w->csv[1].pipeline,
-            w->mix[0].name == "branch" ? w->mix[0].pipeline : w->mix[1].pipeline);
+  // The mix keeps the order written, not the names' order.
+  EXPECT_EQ(w->mix[0].name, "six");
+  EXPECT_EQ(w->mix[0].share, 0.75);
+  EXPECT_EQ(w->csv[1].pipeline, w->mix[1].pipeline);
   EXPECT_EQ(w->csv[0].pipeline, w->csv[2].pipeline);
   EXPECT_NE(w->csv[0].pipeline, w->csv[1].pipeline);
   EXPECT_FALSE(w->csv[0].parameters.contains("pipeline"));
@@ -306,6 +371,9 @@ TEST(Config, PoolsOfferResourcesBesideCpuAndMemory) {
   EXPECT_EQ(node[*engine::SlotOf("nvidia.com/gpu")], 4);
   EXPECT_EQ(node[engine::kEphemeralStorage], int64_t{100} << 30);
   EXPECT_EQ(node[engine::kCpu], 32000);
+  // In the order written.
+  ASSERT_EQ(c->pools[0].resources.size(), 2u);
+  EXPECT_EQ(c->pools[0].resources[0].name, "nvidia.com/gpu");
   auto err = [](const char* yaml) {
     auto r = ParseCluster(yaml);
     return r.ok() ? std::string("ok") : r.error().message;
