@@ -328,7 +328,6 @@ http::Response Handlers::V1DeleteRun(const http::Request& r, const Params& p) {
   return DeleteRun(r, {{"run_id", p.at("id")}});
 }
 
-// v1 deletes a pipeline together with its versions.
 // KFP's DeletePipelineV1 never cascades: a pipeline that still has versions
 // (an upload makes one) is refused, and its versions go first, one by one.
 http::Response Handlers::V1DeletePipeline(const http::Request&, const Params& p) {
