@@ -47,7 +47,7 @@ uint64_t TasksOf(const ir::PipelineSpec& spec, const ir::ComponentSpec& componen
   return tasks;
 }
 
-std::string Bytes(uint64_t bytes) { return FormatBytes(static_cast<double>(bytes)); }
+std::string BytesText(uint64_t bytes) { return FormatBytes(static_cast<double>(bytes)); }
 
 }  // namespace
 
@@ -129,8 +129,8 @@ Status CheckSimulationFits(const SimEstimate& e, uint64_t memory_budget) {
             "{} runs in flight at once need about {} ({} each for {} tasks), more than the {} a "
             "simulation may hold here (at most {} runs at once)",
             e.runs_at_once,
-            Bytes(SaturatingMul(e.run_bytes, static_cast<uint64_t>(e.runs_at_once))),
-            Bytes(e.run_bytes), e.tasks_per_run, Bytes(memory_budget), fit),
+            BytesText(SaturatingMul(e.run_bytes, static_cast<uint64_t>(e.runs_at_once))),
+            BytesText(e.run_bytes), e.tasks_per_run, BytesText(memory_budget), fit),
         kHttpBadRequest};
   }
   return Ok();
