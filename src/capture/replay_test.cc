@@ -49,7 +49,7 @@ const std::string kRecordedFlakyPipeline =
     kfpbench::testing::TestData("capture/testdata/recorded_flaky_pipeline.yaml");
 
 // The recorded cluster: one 8-CPU node, so bursts of training queue.
-constexpr char kCluster[] = R"(
+constexpr char kReplayCluster[] = R"(
 pools:
   - {name: node, cpu: 8, memory: 1Ti, min: 1, max: 1}
 autoscaler: {enabled: false}
@@ -233,7 +233,7 @@ TEST_F(ReplayValidationTest, AtHalfTimeEachRunArrivesAtHalfItsOffset) {
 TEST_F(ReplayValidationTest, SimulateOnTheCapturePredictsMakespanAndP95) {
   ASSERT_TRUE(fs::exists(dir_ / "capture" / kManifestFile));
   json workload = json::parse(ReadSmallFile(dir_ / "capture" / kWorkloadFile));
-  auto cluster = sim::ParseCluster(kCluster);
+  auto cluster = sim::ParseCluster(kReplayCluster);
   ASSERT_TRUE(cluster.ok()) << cluster.error().message;
   auto mix = sim::LoadWorkload(dir_ / "capture" / kSimulateDir / "workload.yaml");
   ASSERT_TRUE(mix.ok()) << mix.error().message;
