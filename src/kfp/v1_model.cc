@@ -216,7 +216,9 @@ json RunBody(const RunCreate& request) {
 }
 
 std::string FilterFromV2(const std::string& filter) {
-  nlohmann::json j = nlohmann::json::parse(filter, nullptr, false);
+  auto parsed = ParseJsonText(filter);
+  if (!parsed.ok()) return filter;  // the server says what is wrong with it
+  nlohmann::json& j = *parsed;
   auto predicates = j.is_object() ? j.find("predicates") : j.end();
   if (predicates == j.end() || !predicates->is_array()) return filter;
   for (auto& p : *predicates) {
