@@ -100,6 +100,15 @@ std::vector<int> Grids() {
   return {8, 4};
 }
 
+// One fit of `file` on a grid of `grid` splits, within the tests' time.
+Result<SummaryFit> FitOnGrid(const SummaryLevels& file,
+                             const std::shared_ptr<const ir::PipelineSpec>& pipeline, int grid) {
+  SummaryFitOptions options;
+  options.split_resolution = grid;
+  options.max_seconds = kFitSeconds;
+  return FitSummaryLevels(file, pipeline, options);
+}
+
 // Whether `value` lies in `range`, give or take the step time's solve
 // (0.01%) and the rounding of the table (a second).
 bool Holds(std::pair<double, double> range, double value) {
@@ -159,10 +168,7 @@ TEST(SummaryFitTest, TwoRowsPredictTheRestOrSayWhatWouldDecide) {
   const std::vector<SummaryCandidate> untried = UntriedFits(file, pipeline, 0, fitted);
   for (int grid : Grids()) {
     SCOPED_TRACE(fmt::format("a grid of {} splits", grid));
-    SummaryFitOptions options;
-    options.split_resolution = grid;
-    options.max_seconds = kFitSeconds;
-    auto fit = FitSummaryLevels(file, pipeline, options);
+    auto fit = FitOnGrid(file, pipeline, grid);
     ASSERT_TRUE(fit.ok()) << fit.error().message;
     const std::string text = Describe(*fit, file);
     std::cout << text;
@@ -228,10 +234,7 @@ TEST(SummaryFitTest, TheExtremeRowsFitOrAreFlagged) {
     level.held_out = level.runs != rows.front() && level.runs != rows.back();
   for (int grid : Grids()) {
     SCOPED_TRACE(fmt::format("a grid of {} splits", grid));
-    SummaryFitOptions options;
-    options.split_resolution = grid;
-    options.max_seconds = kFitSeconds;
-    auto fit = FitSummaryLevels(file, pipeline, options);
+    auto fit = FitOnGrid(file, pipeline, grid);
     ASSERT_TRUE(fit.ok()) << fit.error().message;
     const std::string text = Describe(*fit, file);
     std::cout << text;
@@ -308,10 +311,7 @@ TEST(SummaryFitTest, TheTwoStepOverheadRangeHoldsTheTrueZero) {
   }
   for (int grid : Grids()) {
     SCOPED_TRACE(fmt::format("a grid of {} splits", grid));
-    SummaryFitOptions options;
-    options.split_resolution = grid;
-    options.max_seconds = kFitSeconds;
-    auto fit = FitSummaryLevels(file, pipeline, options);
+    auto fit = FitOnGrid(file, pipeline, grid);
     ASSERT_TRUE(fit.ok()) << fit.error().message;
     const std::string text = Describe(*fit, file);
     ASSERT_FALSE(fit->out_of_time) << text;
