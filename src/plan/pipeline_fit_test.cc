@@ -1,5 +1,9 @@
 #include "plan/pipeline_fit.h"
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -10,6 +14,7 @@ namespace kfpbench::plan {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 StepExecution Step(const std::string& name, double cpu, double memory_gi) {
   StepExecution e;
@@ -57,6 +62,48 @@ TEST(PipelineFit, WidestLevelDecidesHowManyRunsFitANode) {
   ASSERT_TRUE(m.pipeline_fit.has_value());
   EXPECT_EQ(m.pipeline_fit->pipelines, 2);
   EXPECT_EQ(m.pipeline_fit->limited_by, "memory");
+}
+
+// Known truth from KFP's own compiler: examples/capacity/eight_gpu_shards.yaml
+// (eight_gpu_shards.py, set_accelerator_type("nvidia.com/gpu") and
+// set_accelerator_limit(1) on each of eight trainers). The profile reports
+// the GPU each step asks for, says it was asked for and not sampled, and the
+// sized pipeline keeps it; a step that asks for none reports none.
+TEST(PipelineFit, ReportsTheAcceleratorsTheCompiledPipelineRequests) {
+  std::ifstream in(std::filesystem::path(KFPBENCH_SOURCE_DIR) /
+                   "examples/capacity/eight_gpu_shards.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto spec = ir::ParsePipelineSpec(text.str());
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  std::vector<StepExecution> executions;
+  for (const auto& [task, label] : spec->TaskExecutorLabels()) {
+    executions.push_back(Step(task, 1, 1));
+    executions.back().executor_label = label;
+  }
+  ASSERT_EQ(executions.size(), 8u);
+  ProfileReport r = BuildProfile(executions, {});
+  AddRequestedAccelerators(*spec, r);
+  for (const auto& step : r.steps) {
+    EXPECT_EQ(step.accelerator, "nvidia.com/gpu") << step.step;
+    EXPECT_EQ(step.accelerator_count, 1) << step.step;
+  }
+  EXPECT_THAT(Describe(r), HasSubstr("Step train-8 asks for 1 nvidia.com/gpu (the pipeline's "
+                                     "accelerator: requested, not sampled"));
+  nlohmann::json json = ToJson(r);
+  EXPECT_EQ(json["steps"][0]["accelerator"],
+            (nlohmann::json{{"type", "nvidia.com/gpu"}, {"count", 1}}));
+  auto sized = ir::ParsePipelineSpecJson(ApplyRecommendations(spec->json, r));
+  ASSERT_TRUE(sized.ok()) << sized.error().message;
+  const auto& res = sized->FindExecutor("exec-train-3")->container.resources;
+  EXPECT_EQ(res.accelerator_type, "nvidia.com/gpu");
+  EXPECT_EQ(res.accelerator_count, 1);
+
+  ProfileReport plain = BuildProfile(SixSteps(1.5, 2), {});
+  AddRequestedAccelerators(*sim::testing::SixSteps(), plain);
+  for (const auto& step : plain.steps) EXPECT_TRUE(step.accelerator.empty()) << step.step;
+  EXPECT_THAT(Describe(plain), Not(HasSubstr("asks for")));
+  EXPECT_FALSE(ToJson(plain)["steps"][0].contains("accelerator"));
 }
 
 TEST(PipelineFit, NeedsANodeSize) {
