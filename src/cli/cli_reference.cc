@@ -12,7 +12,10 @@ bool Hidden(const CLI::App* app) { return app->get_group().empty(); }
 void Describe(const CLI::App& app, const std::string& path, std::string& out) {
   out += fmt::format("\n## `{}`\n\n{}\n", path, app.get_description());
   std::string usage = path;
-  auto options = app.get_options([](const CLI::Option* o) { return !o->get_group().empty(); });
+  // Every command takes -h,--help: the header says so once.
+  auto options = app.get_options([](const CLI::Option* o) {
+    return !o->get_group().empty() && o->get_name() != "--help";
+  });
   for (const auto* o : options) {
     if (o->get_positional()) {
       std::string name = o->get_name(true);
@@ -24,7 +27,7 @@ void Describe(const CLI::App& app, const std::string& path, std::string& out) {
   auto commands = app.get_subcommands([](const CLI::App* a) { return !Hidden(a); });
   if (!commands.empty()) usage += " COMMAND";
   if (has_flags) usage += " [OPTIONS]";
-  out += fmt::format("\n```\n{}\n```\n", usage);
+  out += fmt::format("\nUsage: `{}`\n", usage);
   if (!app.get_footer().empty()) out += fmt::format("\n```\n{}\n```\n", app.get_footer());
   if (!commands.empty()) {
     out += "\n| command | what it does |\n|---|---|\n";
@@ -54,7 +57,7 @@ std::string CliReference(const CLI::App& app) {
       "# Command reference\n\n"
       "Every command and its options, written from the commands' own definitions by\n"
       "`kfpbench cli-reference > docs/CLI.md` (a test fails when this file is out of date), so\n"
-      "it says what `kfpbench COMMAND --help` says. Durations are written `500ms`, `30s`, `2m`,\n"
+      "it says what `kfpbench COMMAND --help` (or `-h`) says. Durations are written `500ms`, `30s`, `2m`,\n"
       "`1h30m`; percentages `5%`; sizes as Kubernetes quantities (`512Mi`, `2Gi`).\n";
   Describe(app, "kfpbench", out);
   return out;
