@@ -13,9 +13,8 @@ void Describe(const CLI::App& app, const std::string& path, std::string& out) {
   out += fmt::format("\n## `{}`\n\n{}\n", path, app.get_description());
   std::string usage = path;
   // Every command takes -h,--help: the header says so once.
-  auto options = app.get_options([](const CLI::Option* o) {
-    return !o->get_group().empty() && o->get_name() != "--help";
-  });
+  auto options = app.get_options(
+      [](const CLI::Option* o) { return !o->get_group().empty() && o->get_name() != "--help"; });
   for (const auto* o : options) {
     if (o->get_positional()) {
       std::string name = o->get_name(true);
@@ -57,8 +56,9 @@ std::string CliReference(const CLI::App& app) {
       "# Command reference\n\n"
       "Every command and its options, written from the commands' own definitions by\n"
       "`kfpbench cli-reference > docs/CLI.md` (a test fails when this file is out of date), so\n"
-      "it says what `kfpbench COMMAND --help` (or `-h`) says. Durations are written `500ms`, `30s`, `2m`,\n"
-      "`1h30m`; percentages `5%`; sizes as Kubernetes quantities (`512Mi`, `2Gi`).\n";
+      "it says what `kfpbench COMMAND --help` (or `-h`, which every command takes) says.\n"
+      "Durations are written `500ms`, `30s`, `2m`, `1h30m`; percentages `5%`; sizes as\n"
+      "Kubernetes quantities (`512Mi`, `2Gi`).\n";
   Describe(app, "kfpbench", out);
   return out;
 }
