@@ -373,7 +373,7 @@ TEST_F(KubeClusterKfp, HarnessModesCaptureReplayPlanAndCleanupOnV2Pipelines) {
 // level is what KFP stores already (no fill), the second 8 runs more, filled
 // through CreateRun and settled (each a workflow on kwok) before its mix is
 // measured; every fill run is deleted afterwards. The figures in
-// docs/PERFORMANCE.md come from the same scenario at larger levels.
+// docs/history/PERFORMANCE-notes.md come from the same scenario at larger levels.
 TEST_F(KubeClusterKfp, GrowthCurveOfListRunsOnMariaDb) {
   kfp::ListOptions one;
   one.page_size = 1;
