@@ -123,6 +123,30 @@ TEST_F(ProcessExecutorTest, MissingOutputFileFailsTheTask) {
   EXPECT_EQ(result.error, "step did not write output parameter 'x' to " + out.string());
 }
 
+// A parameter is a protobuf string on KFP, so its launcher fails a step
+// whose output parameter is not UTF-8; here such bytes also ended the server
+// (nlohmann::json throws when it writes them).
+TEST_F(ProcessExecutorTest, AnOutputParameterThatIsNotUtf8FailsTheTask) {
+  ProcessExecutor executor(loop_);
+  auto launch = Sh(R"(printf '\377\310' > "$1")");
+  const fs::path out = launch.work_dir / "outputs" / "x" / "data";
+  launch.argv.push_back(out);
+  launch.output_parameter_files = {{"x", out}};
+  engine::TaskResult result = Run(executor, std::move(launch));
+  EXPECT_FALSE(result.succeeded);
+  EXPECT_EQ(result.error, "output parameter 'x' at " + out.string() + " is not valid UTF-8");
+  EXPECT_TRUE(result.output_parameters.empty());
+}
+
+// A log is shown, not refused: what is not UTF-8 in its tail (binary output,
+// a character the cut split) becomes U+FFFD in the task's error.
+TEST_F(ProcessExecutorTest, ALogTailThatIsNotUtf8IsShownWithReplacementCharacters) {
+  ProcessExecutor executor(loop_);
+  engine::TaskResult result = Run(executor, Sh(R"(printf 'bad \377 bytes' >&2; exit 3)"));
+  EXPECT_FALSE(result.succeeded);
+  EXPECT_EQ(result.error, "exit code 3; last log lines:\nbad \xEF\xBF\xBD bytes");
+}
+
 TEST_F(ProcessExecutorTest, StaleOutputFileFromAnEarlierAttemptDoesNotCount) {
   ProcessExecutor executor(loop_);
   auto launch = Sh("true");

@@ -13,6 +13,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "util/strings.h"
+
 namespace kfpbench::exec {
 namespace {
 
@@ -94,6 +96,13 @@ Result<std::map<std::string, std::string>> ReadOutputParameters(
                                      path.string(), std::strerror(errno)));
       continue;
     }
+    // KFP's launcher fails the task here too: a parameter is a protobuf
+    // string, which it cannot write to ML Metadata unless it is UTF-8.
+    if (!IsValidUtf8(value)) {
+      problems.push_back(
+          fmt::format("output parameter '{}' at {} is not valid UTF-8", name, path.string()));
+      continue;
+    }
     values.emplace(name, std::move(value));
   }
   if (!problems.empty()) return Error{fmt::format("{}", fmt::join(problems, "; "))};
@@ -114,7 +123,9 @@ std::string ReadLogTail(const std::filesystem::path& path, size_t max_bytes) {
     if (nl != std::string::npos && nl + 1 < tail.size()) tail.erase(0, nl + 1);
   }
   while (!tail.empty() && std::isspace(static_cast<unsigned char>(tail.back()))) tail.pop_back();
-  return tail;
+  // The tail goes into the task's error, a JSON string: binary output, or a
+  // character the cut split, must not make it unwritable.
+  return ToValidUtf8(tail);
 }
 
 }  // namespace kfpbench::exec

@@ -432,7 +432,8 @@ Result<json> EvalIndex(const CelNode& n, const json& activation) {
     }
     return (*base)[static_cast<size_t>(i)];
   }
-  return EvalError(fmt::format("cannot index {} with {}", DescribeValue(*base), key.dump()));
+  return EvalError(
+      fmt::format("cannot index {} with {}", DescribeValue(*base), DescribeValue(key)));
 }
 
 // &&, || (short-circuit, as CEL does), in, + and -, and the comparisons.

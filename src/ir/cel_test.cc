@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "util/strings.h"
+
 namespace kfpbench::ir {
 namespace {
 
@@ -62,6 +64,26 @@ TEST(Cel, ReportsErrors) {
   auto not_bool = ParseCel("1 + 2");
   ASSERT_TRUE(not_bool.ok());
   EXPECT_FALSE(EvalCondition(*not_bool, json::object()).ok());
+}
+
+// Found by the cel fuzz target: indexing with a key that is not UTF-8 threw
+// from the error message's JSON dump and would have ended the server's
+// engine thread. It is an error like any other bad index.
+TEST(Cel, AKeyThatIsNotUtf8IsAnErrorNotAThrow) {
+  auto expr =
+      ParseCel(std::string("''['\0\0\0\xc8"
+                           "00']",
+                           12));
+  ASSERT_TRUE(expr.ok()) << expr.error().message;
+  auto v = EvalSelector(*expr, json::object());
+  ASSERT_FALSE(v.ok());
+  EXPECT_THAT(v.error().message, HasSubstr("cannot index string"));
+  auto from_value = ParseCel("inputs.parameter_values['list'][inputs.parameter_values['key']]");
+  ASSERT_TRUE(from_value.ok());
+  json values = {{"list", json::array({1})}, {"key", "\xff"}};
+  auto bad_key = EvalCondition(*from_value, values);
+  ASSERT_FALSE(bad_key.ok());
+  EXPECT_TRUE(IsValidUtf8(bad_key.error().message)) << bad_key.error().message;
 }
 
 // Found by the cel fuzz target (590 bytes of '[' overflowed the stack of the

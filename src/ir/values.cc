@@ -57,7 +57,7 @@ std::string ParameterToString(const json& value) {
 
 std::string DescribeValue(const json& value) {
   // Replace, not throw, on bytes that are not UTF-8: the value came from outside.
-  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string text = DumpJson(value);
   if (text.size() > 60) text = text.substr(0, 57) + "...";
   const char* kind = "value";
   switch (value.type()) {

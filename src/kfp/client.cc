@@ -11,6 +11,7 @@
 #include "kfp/v1_model.h"
 #include "util/json_reader.h"
 #include "util/secrets.h"
+#include "util/strings.h"
 
 namespace kfpbench::kfp {
 namespace {
@@ -169,7 +170,8 @@ Result<std::string> Client::CallForBody(std::string_view operation, http::Method
         message += ": " + d->get<std::string>();
       }
     }
-    if (message.empty()) message = response->body.substr(0, 200);
+    // Not JSON: an error page of a proxy, maybe not even UTF-8.
+    if (message.empty()) message = ToValidUtf8(response->body.substr(0, 200));
     return Failed(operation, fmt::format("HTTP {}: {}", status, message), status,
                   Redact(base_url() + target));
   }

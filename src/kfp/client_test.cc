@@ -92,6 +92,21 @@ TEST(ClientAccounting, UnusableTwoHundredsAreReportedAsErrorsWithTheirStatus) {
   target.Stop();
 }
 
+// A proxy's error page may be in any encoding: its excerpt in the error is
+// made UTF-8 (U+FFFD for each stray byte), or the results file that records
+// it could not be written (found by hand: `run` aborted, results lost).
+TEST(ClientAccounting, AnErrorPageThatIsNotUtf8IsQuotedAsUtf8) {
+  Counting observer;
+  ClientOn target(
+      [](const http::Request&) { return http::Response::Json(502, "\xff\xfe bad gateway"); },
+      &observer);
+  ASSERT_TRUE(target.started());
+  EXPECT_FALSE(target.client.GetRun("r").ok());
+  ASSERT_EQ(observer.errors.size(), 1u);
+  EXPECT_EQ(observer.errors[0], "GetRun 502: HTTP 502: \xEF\xBF\xBD\xEF\xBF\xBD bad gateway");
+  target.Stop();
+}
+
 // A scenario's load goes through a client bounded by the scenario's end: a
 // call due after it is not sent and not counted, however many calls a read
 // chain still has to make (issue 30: a slow target kept one busy 30 s past

@@ -228,7 +228,7 @@ std::string FilterFromV2(const std::string& filter) {
     p.erase(op);
     p["op"] = std::move(value);
   }
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return DumpJson(j);
 }
 
 }  // namespace kfpbench::kfp::v1

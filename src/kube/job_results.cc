@@ -5,6 +5,7 @@
 #include <set>
 
 #include "util/files.h"
+#include "util/json_reader.h"
 #include "util/strings.h"
 
 namespace kfpbench::kube {
@@ -82,7 +83,8 @@ Status WriteJobResults(const JobSweepResult& result, const std::filesystem::path
   if (ec) return Error{fmt::format("cannot create {}: {}", dir.string(), ec.message())};
   if (auto st = WriteFileAtomically(dir / kJobResultsCsv, ToCsv(result)); !st.ok()) return st;
   nlohmann::json doc = {{"jobs", ToJson(result)}};
-  return WriteFileAtomically(dir / kJobResultsJson, doc.dump(2) + "\n");
+  // A failed run's error holds its replica's log tail, bytes of any kind.
+  return WriteFileAtomically(dir / kJobResultsJson, DumpJson(doc, 2) + "\n");
 }
 
 }  // namespace kfpbench::kube

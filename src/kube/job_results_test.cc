@@ -41,6 +41,21 @@ TEST(JobResults, WritesCsvAndItsOwnJsonIntoANewFolder) {
   fs::remove_all(dir.parent_path());
 }
 
+// A failed replica's log tail is whatever it printed: bytes that are not
+// UTF-8 there made the JSON writer throw after the whole sweep had run.
+TEST(JobResults, ALogTailThatIsNotUtf8IsWrittenWithReplacementCharacters) {
+  fs::path dir = fs::temp_directory_path() / ("kfpbench-job-bytes-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  JobSweepResult r = TwoRuns();
+  r.runs[1].error = "exit 1; last log lines:\n\xff\xfe";
+  ASSERT_TRUE(WriteJobResults(r, dir).ok());
+  auto text = ReadFile(dir / "job_results.json");
+  ASSERT_TRUE(text.ok()) << text.error().message;
+  EXPECT_EQ(nlohmann::json::parse(*text)["jobs"]["runs"][1]["error"],
+            "exit 1; last log lines:\n\xEF\xBF\xBD\xEF\xBF\xBD");
+  fs::remove_all(dir);
+}
+
 TEST(JobResults, AnErrorNamesWhatCouldNotBeWritten) {
   fs::path file =
       fs::temp_directory_path() / ("kfpbench-job-results-file-" + std::to_string(::getpid()));

@@ -5,11 +5,12 @@
 
 #include "report/html_assets.h"
 #include "report/markup.h"
+#include "util/json_reader.h"
 
 namespace kfpbench::report {
 
 std::string ScriptJson(const nlohmann::json& j) {
-  std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string text = DumpJson(j);
   std::string out;
   out.reserve(text.size());
   for (char c : text) {

@@ -27,6 +27,18 @@ TEST(ResultsReader, RoundTripsEverythingResultsToJsonWrites) {
   EXPECT_EQ(back->operations.at("GetRun").by_status, original.operations.at("GetRun").by_status);
 }
 
+// Errors quote what a target said; a byte there that is not UTF-8 made the
+// writer throw and the whole benchmark's results were lost.
+TEST(ResultsWriter, WritesAMessageThatIsNotUtf8WithReplacementCharacters) {
+  TempDir dir;
+  auto results = testing::SyntheticResults(1);
+  results.errors.push_back("scenario [0]: HTTP 502: \xff bad gateway");
+  ASSERT_TRUE(WriteResults(dir.path() / "results.json", results).ok());
+  auto back = LoadResults(dir.path() / "results.json");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->errors.back(), "scenario [0]: HTTP 502: \xEF\xBF\xBD bad gateway");
+}
+
 TEST(ResultsReader, RoundTripsShardStressSchedulesAndCollectors) {
   auto original = results::testing::SyntheticResults(2);
   original.shard_index = 2;

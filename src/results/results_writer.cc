@@ -6,6 +6,7 @@
 
 #include "results/results_fields.h"
 #include "util/files.h"
+#include "util/json_reader.h"
 
 namespace kfpbench::results {
 namespace {
@@ -320,7 +321,9 @@ nlohmann::json RepetitionsToJson(const std::vector<RepetitionSummary>& repetitio
 }
 
 Status WriteResults(const std::filesystem::path& path, const BenchmarkResults& results) {
-  return WriteFileAtomically(path, ResultsToJson(results).dump(2) + "\n");
+  // Error messages quote what targets answered: one byte that is not UTF-8
+  // must not lose the results.
+  return WriteFileAtomically(path, DumpJson(ResultsToJson(results), 2) + "\n");
 }
 
 }  // namespace kfpbench::results

@@ -16,8 +16,7 @@ namespace {
 http::Response StatusResponse(int status, const kfp::RpcStatus& body) {
   // The message may quote the client's bytes (a path, a name): never let one
   // that is not UTF-8 throw.
-  return http::Response::Json(
-      status, kfp::ToJson(body).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  return http::Response::Json(status, DumpJson(kfp::ToJson(body)));
 }
 
 int HttpStatusOf(const Error& error) {
@@ -71,8 +70,7 @@ http::Response ErrorResponse(int http_status, kfp::GrpcCode code, std::string me
 
 http::Response PlainHttpError(int status, const std::string& message, const std::string& details) {
   nlohmann::json body = {{"error_message", message}, {"error_details", details}};
-  return http::Response::Json(status,
-                              body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  return http::Response::Json(status, DumpJson(body));
 }
 
 http::Response JsonResponse(const nlohmann::json& body) {

@@ -98,7 +98,7 @@ class StoreObserver : public engine::RunObserver {
       if (t.executor_label.empty() || t.key.empty()) continue;
       bool cache_hit = t.state == RuntimeState::kSkipped && !t.cache_fingerprint.empty();
       if (t.state != RuntimeState::kSucceeded && !cache_hit) continue;
-      keep.emplace_back(t.key, engine::TaskRecordToJson(t).dump());
+      keep.emplace_back(t.key, DumpJson(engine::TaskRecordToJson(t)));
     }
     return keep;
   }
@@ -203,7 +203,8 @@ class StoreTaskCache : public engine::TaskCache {
     nlohmann::json outputs = {{"parameters", execution.output_parameters},
                               {"artifacts", execution.output_artifacts}};
     store::CachedExecutionRow row{
-        scope, fingerprint, execution.run_id, execution.task_id, outputs.dump(), WallClock::now()};
+        scope,           fingerprint, execution.run_id, execution.task_id, DumpJson(outputs),
+        WallClock::now()};
     if (Status s = store_.PutCachedExecution(row); !s.ok()) {
       spdlog::error("cannot record execution {} in the cache: {}", fingerprint, s.error().message);
     }

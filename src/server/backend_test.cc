@@ -295,6 +295,42 @@ TEST_F(ProcessExecutorApiTest, AnEntrypointOnlyContainerIsRefusedWithWhatToDoIns
   EXPECT_THAT(answer.value("message", ""), HasSubstr("sets neither command nor args")) << answer;
 }
 
+// Bytes that are not UTF-8 from a step, in its output parameter or in its
+// log, ended the whole server: the engine thread threw writing the task's
+// record. Now the parameter fails the step (as KFP's launcher does) and the
+// log is shown with U+FFFD, and the server goes on serving.
+TEST_F(ProcessExecutorApiTest, BytesThatAreNotUtf8FromAStepFailItAndTheServerGoesOn) {
+  const std::string pipeline = R"(components:
+  comp-a:
+    executorLabel: exec-a
+    outputDefinitions: {parameters: {Output: {parameterType: STRING}}}
+deploymentSpec:
+  executors:
+    exec-a:
+      container:
+        image: alpine
+        command: [sh, -c, COMMAND, "{{$.outputs.parameters['Output'].output_file}}"]
+pipelineInfo: {name: bytes}
+root:
+  dag:
+    tasks:
+      a: {componentRef: {name: comp-a}, taskInfo: {name: a}}
+schemaVersion: 2.1.0
+)";
+  auto with = [&](const std::string& command) {
+    std::string yaml = pipeline;
+    yaml.replace(yaml.find("COMMAND"), 7, command);
+    return yaml;
+  };
+  json parameter = RunPipeline(Upload("parameter", with(R"('printf "\377" > "$0"')")));
+  EXPECT_EQ(parameter["state"], "FAILED") << parameter;
+  EXPECT_THAT(parameter.dump(), HasSubstr("is not valid UTF-8")) << parameter;
+  json log = RunPipeline(Upload("log", with(R"('printf "bad \377" >&2; exit 3')")));
+  EXPECT_EQ(log["state"], "FAILED") << log;
+  EXPECT_THAT(log.dump(), HasSubstr("bad \xEF\xBF\xBD")) << log;
+  EXPECT_EQ(Call(http::Method::kGet, "/apis/v2beta1/healthz").first, 200);
+}
+
 // What a step wrote comes back from the artifact read endpoint as KFP's
 // object store serves it: {"data": base64 of a .tgz}, by task and artifact
 // name, and the step's log as "main-logs".

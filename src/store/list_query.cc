@@ -565,7 +565,7 @@ std::string NextPageToken(const ListPlan& plan, const SqlValue& last_sort_value,
     token["v"] = "";
   }
   // The filter is the client's text: never let a byte that is not UTF-8 throw.
-  return Base64UrlEncode(token.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  return Base64UrlEncode(DumpJson(token));
 }
 
 }  // namespace kfpbench::store

@@ -86,7 +86,8 @@ std::string StatusJson(const RunStatus& status) {
   partial.error = status.error;
   partial.state_history = status.state_history;
   partial.task_details = status.task_details;
-  return kfp::ToJson(partial).dump();
+  // A task's error holds what its step printed: written, never thrown on.
+  return DumpJson(kfp::ToJson(partial));
 }
 
 }  // namespace internal

@@ -48,6 +48,10 @@ Result<nlohmann::json> ParseJsonText(std::string_view text) {
   }
 }
 
+std::string DumpJson(const nlohmann::json& value, int indent) {
+  return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 JsonReader::JsonReader(const nlohmann::json& object, std::string path, bool strict)
     : JsonReader(object, std::move(path), strict, true) {}
 

@@ -52,6 +52,13 @@ nlohmann::json ParseJson(std::string_view text);
 // The same with the reason it is refused (nlohmann's message, or the depth).
 Result<nlohmann::json> ParseJsonText(std::string_view text);
 
+// JSON text that never throws: a string that is not UTF-8 (bytes from
+// outside that no reader checked, a step's output, a server's error page) is
+// written with U+FFFD where nlohmann::json's dump() throws. For what is
+// written where one bad byte must not lose the rest: results files, the
+// server's store and answers.
+std::string DumpJson(const nlohmann::json& value, int indent = -1);
+
 template <typename T>
 struct IsOptional : std::false_type {};
 template <typename T>

@@ -263,5 +263,13 @@ TEST(ParseJson, IsTheOneWayJsonTextIsParsed) {
                                  << ::testing::PrintToString(offenders);
 }
 
+// What nlohmann::json's dump() throws on, DumpJson writes with U+FFFD.
+TEST(DumpJson, WritesStringsThatAreNotUtf8WithReplacementCharacters) {
+  nlohmann::json j = {{"a", "ok \xff"}, {"b", {1, 2}}};
+  EXPECT_THROW((void)j.dump(), nlohmann::json::type_error);
+  EXPECT_EQ(DumpJson(j), "{\"a\":\"ok \xEF\xBF\xBD\",\"b\":[1,2]}");
+  EXPECT_EQ(DumpJson(nlohmann::json{{"k", 1}}, 2), "{\n  \"k\": 1\n}");
+}
+
 }  // namespace
 }  // namespace kfpbench

@@ -10,38 +10,59 @@
 
 namespace kfpbench {
 
-// Well-formed UTF-8 (RFC 3629): no overlong forms, no surrogates, nothing
-// above U+10FFFF. Protobuf strings, and so KFP's API, hold nothing else.
+// The length of the well-formed UTF-8 sequence (RFC 3629: no overlong forms,
+// no surrogates, nothing above U+10FFFF) that starts s[i], or 0 when none does.
+inline size_t Utf8SequenceLength(std::string_view s, size_t i) {
+  unsigned char c = static_cast<unsigned char>(s[i]);
+  if (c < 0x80) return 1;
+  size_t extra = 0;
+  unsigned min = 0;
+  unsigned cp = 0;
+  if ((c & 0xE0) == 0xC0) {
+    extra = 1, min = 0x80, cp = c & 0x1F;
+  } else if ((c & 0xF0) == 0xE0) {
+    extra = 2, min = 0x800, cp = c & 0x0F;
+  } else if ((c & 0xF8) == 0xF0) {
+    extra = 3, min = 0x10000, cp = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (s.size() - i <= extra) return 0;  // truncated sequence
+  for (size_t k = 1; k <= extra; ++k) {
+    unsigned char next = static_cast<unsigned char>(s[i + k]);
+    if ((next & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (next & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return extra + 1;
+}
+
+// Well-formed UTF-8. Protobuf strings, and so KFP's API, hold nothing else.
 inline bool IsValidUtf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    int extra = 0;
-    unsigned min = 0;
-    unsigned cp = 0;
-    if ((c & 0xE0) == 0xC0) {
-      extra = 1, min = 0x80, cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      extra = 2, min = 0x800, cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      extra = 3, min = 0x10000, cp = c & 0x07;
-    } else {
-      return false;
-    }
-    if (s.size() - i <= static_cast<size_t>(extra)) return false;  // truncated sequence
-    for (int k = 1; k <= extra; ++k) {
-      unsigned char next = static_cast<unsigned char>(s[i + k]);
-      if ((next & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (next & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    i += extra + 1;
+  for (size_t i = 0, n = 0; i < s.size(); i += n) {
+    n = Utf8SequenceLength(s, i);
+    if (n == 0) return false;
   }
   return true;
+}
+
+// Text from outside (a step's log) made well-formed: each byte that starts no
+// UTF-8 sequence becomes U+FFFD, as a terminal shows it. nlohmann::json
+// throws when it writes a string that is not UTF-8.
+inline std::string ToValidUtf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    size_t n = Utf8SequenceLength(s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(s, i, n);
+      i += n;
+    }
+  }
+  return out;
 }
 
 // ASCII lower case: HTTP header names and tokens, URL schemes and

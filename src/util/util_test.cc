@@ -117,5 +117,15 @@ TEST(Utf8, ValidatesAsRfc3629) {
   EXPECT_FALSE(IsValidUtf8("\xf4\x90\x80\x80"));  // above U+10FFFF
 }
 
+TEST(Utf8, ToValidUtf8ReplacesEachStrayByteAndKeepsTheRest) {
+  const std::string kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+  EXPECT_EQ(ToValidUtf8(""), "");
+  EXPECT_EQ(ToValidUtf8("h\xc3\xa9llo \xf0\x9f\x98\x80"), "h\xc3\xa9llo \xf0\x9f\x98\x80");
+  EXPECT_EQ(ToValidUtf8("a\xff\xc8z"), "a" + kReplacement + kReplacement + "z");
+  EXPECT_EQ(ToValidUtf8("\xe2\x82"), kReplacement + kReplacement);  // a cut character
+  EXPECT_EQ(ToValidUtf8("\xed\xa0\x80"), kReplacement + kReplacement + kReplacement);
+  EXPECT_TRUE(IsValidUtf8(ToValidUtf8("\x80\xc0\xaf\xf4\x90\x80\x80ok")));
+}
+
 }  // namespace
 }  // namespace kfpbench
