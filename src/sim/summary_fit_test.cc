@@ -173,6 +173,14 @@ TEST(SummaryFitTest, TwoRowsPredictTheRestOrSayWhatWouldDecide) {
     const std::string text = Describe(*fit, file);
     std::cout << text;
     ASSERT_EQ(fit->held_out.size(), rows.size() - 2);
+    EXPECT_FALSE(fit->leave_one_out_why_not.empty());  // two fitted levels: none to leave out
+    // What the fit says of the levels not fitted holds for the near-equal set
+    // it searched: when --fit-seconds ended the search first (a loaded
+    // machine, a sanitizer build), that set is partial and the fit says so.
+    if (fit->out_of_time) {
+      EXPECT_THAT(text, HasSubstr("out of time: --fit-seconds ended the search"));
+      continue;
+    }
     const Identifiability& id = fit->identifiability;
     for (const auto& e : fit->held_out) {
       if (std::abs(e.error()) <= 0.10) continue;
@@ -183,12 +191,9 @@ TEST(SummaryFitTest, TwoRowsPredictTheRestOrSayWhatWouldDecide) {
       EXPECT_TRUE(!id.measurements.empty() || id.level.has_value());
       EXPECT_THAT(text, HasSubstr("THE DATA CANNOT DECIDE"));
     }
-    EXPECT_FALSE(fit->leave_one_out_why_not.empty());  // two fitted levels: none to leave out
     // The truth explains the fitted rows exactly, so it is one of the
     // near-equal fits: the range for each held-out row holds the measured
-    // value, and those of the parameters the truth's. (Unless the time ran
-    // out before the near-equal set was searched.)
-    if (fit->out_of_time) continue;
+    // value, and those of the parameters the truth's.
     EXPECT_FALSE(fit->best.worst > fit->tolerance) << text;
     for (const auto& e : fit->held_out) {
       EXPECT_TRUE(Holds(id.range[e.level], e.measured))
