@@ -200,11 +200,10 @@ class StoreTaskCache : public engine::TaskCache {
 
   void Record(const std::string& scope, const std::string& fingerprint,
               const engine::CachedExecution& execution) override {
-    nlohmann::json outputs = {{"parameters", execution.output_parameters},
-                              {"artifacts", execution.output_artifacts}};
-    store::CachedExecutionRow row{
-        scope,           fingerprint, execution.run_id, execution.task_id, DumpJson(outputs),
-        WallClock::now()};
+    const std::string outputs = DumpJson(
+        {{"parameters", execution.output_parameters}, {"artifacts", execution.output_artifacts}});
+    store::CachedExecutionRow row{scope,   fingerprint,     execution.run_id, execution.task_id,
+                                  outputs, WallClock::now()};
     if (Status s = store_.PutCachedExecution(row); !s.ok()) {
       spdlog::error("cannot record execution {} in the cache: {}", fingerprint, s.error().message);
     }
