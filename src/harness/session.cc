@@ -161,7 +161,7 @@ Result<std::unique_ptr<Session>> Session::Open(const TargetOptions& options) {
       return Error{"--header: expected NAME:VALUE, got '" + Redact(h) + "'"};
     }
     std::string value = h.substr(colon + 1);
-    while (!value.empty() && value.front() == ' ') value.erase(0, 1);
+    value.erase(0, value.find_first_not_of(' '));
     RegisterSecret(value);
     if (!http::IsValidHeaderValue(value)) {
       return Error{"--header " + h.substr(0, colon) + ": the value holds a control character"};

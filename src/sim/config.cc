@@ -455,16 +455,20 @@ Result<std::vector<Arrival>> ParseArrivalsCsv(std::string_view csv) {
   std::istringstream in{std::string(csv)};
   std::string line;
   size_t line_no = 0;
-  auto split = [](const std::string& l) {
+  // Cells trimmed by moving their ends, not by erasing from the front: a
+  // cell of a million spaces costs a million steps, not half a trillion.
+  auto split = [](std::string_view l) {
     std::vector<std::string> cells;
-    std::string cell;
-    std::istringstream s(l);
-    while (std::getline(s, cell, ',')) {
-      while (!cell.empty() && (cell.back() == ' ' || cell.back() == '\r')) cell.pop_back();
-      while (!cell.empty() && cell.front() == ' ') cell.erase(cell.begin());
-      cells.push_back(cell);
+    for (size_t start = 0;;) {
+      size_t comma = l.find(',', start);
+      std::string_view cell =
+          l.substr(start, comma == std::string_view::npos ? l.size() - start : comma - start);
+      while (!cell.empty() && (cell.back() == ' ' || cell.back() == '\r')) cell.remove_suffix(1);
+      while (!cell.empty() && cell.front() == ' ') cell.remove_prefix(1);
+      cells.emplace_back(cell);
+      if (comma == std::string_view::npos) break;
+      start = comma + 1;
     }
-    if (!l.empty() && l.back() == ',') cells.emplace_back();
     return cells;
   };
   while (std::getline(in, line)) {

@@ -245,6 +245,21 @@ TEST(Config, ArrivalsCsv) {
   EXPECT_FALSE(ParseArrivalsCsv("").ok());
 }
 
+// Cells are trimmed of spaces (and a CR at the end), however many: a cell
+// of a million spaces once cost half a trillion byte moves.
+TEST(Config, ArrivalsCsvTrimsCellsHoweverWide) {
+  const std::string spaces(4 << 20, ' ');
+  auto rows = ParseArrivalsCsv("offset , name,\n" + spaces + "2s" + spaces + ",a" + spaces + "\r," +
+                               spaces + "\n");
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].offset, 2s);
+  EXPECT_EQ((*rows)[0].parameters["name"], "a");
+  EXPECT_EQ((*rows)[0].parameters[""], "");
+  EXPECT_EQ(ParseArrivalsCsv("offset,a\n1,2,\n").error().message,
+            "arrivals CSV line 2: 3 cells, header has 2");
+}
+
 TEST(Config, Calibration) {
   auto cal = ParseCalibration(R"({"default": {"duration": "constant:1s", "overhead": "200ms"},
       "steps": {"exec-a": {"duration": "lognormal:2s:0.1"}}})");

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "util/strings.h"
+
 namespace kfpbench {
 namespace {
 
@@ -95,9 +97,7 @@ int64_t ToUnix(WallTime t) {
 }  // namespace
 
 Result<CronSchedule> CronSchedule::Parse(const std::string& raw) {
-  std::string text = raw;
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.erase(0, 1);
+  std::string text(TrimSpace(raw));
   auto bad = [&](const std::string& why) {
     return Error{fmt::format("invalid cron '{}': {}", raw, why), kHttpBadRequest};
   };
