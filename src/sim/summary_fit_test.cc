@@ -394,6 +394,49 @@ TEST(SummaryFitTest, TheFitSecondsBoundEverySimulation) {
   EXPECT_EQ(search.cut_short(), 165 * 3);  // 165 splits x 3 overheads (no level autoscales)
 }
 
+// Near-equal fits that agree on the levels not fitted decide them only when
+// the search for that set ran to its end: cut short by --fit-seconds, the
+// fit says the agreement is among those found, and its JSON does not call
+// the answer decided.
+TEST(SummaryFitTest, AgreementIsClaimedOnlyWhenTheSearchFinished) {
+  SummaryLevels file;
+  for (const auto& [name, runs] : {std::pair{"one run", 1}, {"100 runs", 100}}) {
+    SummaryLevel l;
+    l.name = name;
+    l.runs = runs;
+    l.pool = Nodes(1, 1);
+    if (runs == 1) l.makespan = 480;
+    file.levels.push_back(l);
+  }
+  SummaryFit fit;
+  fit.labels = {"exec-a", "exec-b"};
+  fit.level_names = {"one run", "100 runs"};
+  fit.fitted = {true, false};
+  fit.best.params = {{0.5, 0.5}, 480, 4, 90};
+  fit.best.at = {{480, 480, 480, 1, true}, {9000, 4000, 8000, 1, true}};
+  Identifiability& id = fit.identifiability;
+  id.near = 3;
+  id.candidates = 40;
+  id.range = {{479, 481}, {8990, 9010}};
+  id.share = {{0.4, 0.6}, {0.4, 0.6}};
+  id.differs = {"the split of step time across steps (40% to 60%)"};
+  id.decided = true;
+  EXPECT_THAT(Describe(fit, file),
+              HasSubstr("but they agree on every level not fitted within the tolerance"));
+  EXPECT_EQ(ToJson(fit, file)["identifiability"]["decided"], true);
+
+  fit.out_of_time = true;
+  fit.cut_short = 12;
+  const std::string text = Describe(fit, file);
+  EXPECT_THAT(text, Not(HasSubstr("but they agree")));
+  EXPECT_THAT(text, HasSubstr("those found agree on every level not fitted, but --fit-seconds "
+                              "ended the search: fits it did not reach may not"));
+  EXPECT_EQ(ToJson(fit, file)["identifiability"]["decided"], false);
+
+  id.decided = false;
+  EXPECT_THAT(Describe(fit, file), HasSubstr("THE DATA CANNOT DECIDE"));
+}
+
 // Issue 38 section 3: a delay no level could show is not called fitted.
 TEST(SummaryFitTest, ADelayNoLevelCouldShowIsNotCalledFitted) {
   const auto pipeline = FourSteps();

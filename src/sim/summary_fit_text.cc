@@ -94,8 +94,15 @@ std::string IdentifiabilityText(const SummaryFit& fit) {
   if (id.near < 2 || id.differs.empty()) return s + ": the data pin the parameters down\n";
   s += fmt::format(";\n  they differ in {}", id.differs.front());
   for (size_t i = 1; i < id.differs.size(); ++i) s += ", and in " + id.differs[i];
-  s += id.decided ? ";\n  but they agree on every level not fitted within the tolerance\n"
-                  : ";\n  THE DATA CANNOT DECIDE: on the levels not fitted they disagree (above)\n";
+  if (!id.decided) {
+    s += ";\n  THE DATA CANNOT DECIDE: on the levels not fitted they disagree (above)\n";
+  } else if (fit.out_of_time) {
+    // Agreement among the fits found is no claim about those not reached.
+    s += ";\n  those found agree on every level not fitted, but --fit-seconds ended the search: "
+         "fits it did not reach may not\n";
+  } else {
+    s += ";\n  but they agree on every level not fitted within the tolerance\n";
+  }
   if (!id.measurements.empty() || id.level) s += "  to tell them apart, measure ";
   for (size_t i = 0; i < id.measurements.size(); ++i) {
     s += (i == 0 ? "" : "; or ") + id.measurements[i];
@@ -181,7 +188,7 @@ nlohmann::json ToJson(const SummaryFit& fit, const SummaryLevels& file) {
   }
   const Identifiability& id = fit.identifiability;
   nlohmann::json ident = {{"near_equal_fits", id.near}, {"candidates", id.candidates},
-                          {"tolerance", fit.tolerance}, {"decided", id.decided},
+                          {"tolerance", fit.tolerance}, {"decided", id.decided && !fit.out_of_time},
                           {"differ_in", id.differs},    {"measure", id.measurements}};
   nlohmann::json shares = nlohmann::json::object();
   for (size_t i = 0; i < fit.labels.size() && i < id.share.size(); ++i) {
