@@ -499,8 +499,18 @@ Result<std::vector<Arrival>> ParseArrivalsCsv(std::string_view csv) {
         a.offset = *d;
         continue;
       }
-      auto j = ParseJson(cells[i]);
-      a.parameters[header[i]] = (!j.is_discarded() && j.is_number()) ? j : nlohmann::json(cells[i]);
+      // A number is a number; anything else is the cell's text. Only a cell
+      // that starts as a JSON number can be one, so names are not parsed.
+      const size_t first = cells[i].find_first_not_of(" \t\r\n");
+      const char c = first == std::string::npos ? '\0' : cells[i][first];
+      if (c == '-' || (c >= '0' && c <= '9')) {
+        auto j = ParseJson(cells[i]);
+        if (!j.is_discarded() && j.is_number()) {
+          a.parameters[header[i]] = std::move(j);
+          continue;
+        }
+      }
+      a.parameters[header[i]] = cells[i];
     }
     out.push_back(std::move(a));
   }

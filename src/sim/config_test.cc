@@ -256,6 +256,13 @@ TEST(Config, ArrivalsCsvTrimsCellsHoweverWide) {
   EXPECT_EQ((*rows)[0].offset, 2s);
   EXPECT_EQ((*rows)[0].parameters["name"], "a");
   EXPECT_EQ((*rows)[0].parameters[""], "");
+  // A cell is a number when all of it is one, and its text otherwise.
+  auto kinds = ParseArrivalsCsv("offset,a,b,c,d\n0,-3,\t1e3,-x,2026-11-29\n");
+  ASSERT_TRUE(kinds.ok()) << kinds.error().message;
+  EXPECT_EQ((*kinds)[0].parameters["a"], -3);
+  EXPECT_EQ((*kinds)[0].parameters["b"], 1000.0);
+  EXPECT_EQ((*kinds)[0].parameters["c"], "-x");
+  EXPECT_EQ((*kinds)[0].parameters["d"], "2026-11-29");
   EXPECT_EQ(ParseArrivalsCsv("offset,a\n1,2,\n").error().message,
             "arrivals CSV line 2: 3 cells, header has 2");
 }
