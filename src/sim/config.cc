@@ -499,8 +499,8 @@ Result<std::vector<Arrival>> ParseArrivalsCsv(std::string_view csv) {
         a.offset = *d;
         continue;
       }
-      // A number is a number; anything else is the cell's text. Only a cell
-      // that starts as a JSON number can be one, so names are not parsed.
+      // A cell that is a JSON number is read as one, any other as its text.
+      // Only a cell that starts like a number is parsed: names are not.
       const size_t first = cells[i].find_first_not_of(" \t\r\n");
       const char c = first == std::string::npos ? '\0' : cells[i][first];
       if (c == '-' || (c >= '0' && c <= '9')) {
