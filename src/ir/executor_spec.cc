@@ -1,6 +1,7 @@
 #include "ir/executor_spec.h"
 
 #include <charconv>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -13,19 +14,31 @@ namespace {
 using nlohmann::json;
 
 Status ParseResources(const json& res, const std::string& path, ResourceSpec& out) {
-  // Legacy numeric fields: CPU in cores, memory in GB (10^9 bytes).
-  auto cpu_limit = OptNumber(res, "cpuLimit", path);
+  // Legacy numeric fields: CPU in cores, memory in GB (10^9 bytes), in the
+  // units the string quantities are held in (millicores, bytes), which must
+  // stay below 2^63: beyond, a conversion to an integer is undefined, and
+  // in practice a negative request placed anywhere.
+  auto legacy = [&](const char* key, double units) -> Result<double> {
+    auto value = OptNumber(res, key, path);
+    if (!value.ok()) return value.error();
+    if (!(*value >= 0 && *value * units < 0x1p63)) {
+      return At(Join(path, key),
+                fmt::format("{} is not a size (0 up to {:.4g})", *value, 0x1p63 / units));
+    }
+    return *value;
+  };
+  auto cpu_limit = legacy("cpuLimit", 1000);
   if (!cpu_limit.ok()) return cpu_limit.error();
-  auto cpu_request = OptNumber(res, "cpuRequest", path);
+  auto cpu_request = legacy("cpuRequest", 1000);
   if (!cpu_request.ok()) return cpu_request.error();
-  auto mem_limit = OptNumber(res, "memoryLimit", path);
+  auto mem_limit = legacy("memoryLimit", 1e9);
   if (!mem_limit.ok()) return mem_limit.error();
-  auto mem_request = OptNumber(res, "memoryRequest", path);
+  auto mem_request = legacy("memoryRequest", 1e9);
   if (!mem_request.ok()) return mem_request.error();
   out.cpu_limit = *cpu_limit;
   out.cpu_request = *cpu_request;
-  out.memory_limit = static_cast<int64_t>(*mem_limit * 1e9 + 0.5);
-  out.memory_request = static_cast<int64_t>(*mem_request * 1e9 + 0.5);
+  out.memory_limit = static_cast<int64_t>(std::floor(*mem_limit * 1e9 + 0.5));
+  out.memory_request = static_cast<int64_t>(std::floor(*mem_request * 1e9 + 0.5));
 
   // Newer string quantities win: they are exact. A placeholder in one (a
   // pipeline input, an upstream output) is resolved when the task starts, as

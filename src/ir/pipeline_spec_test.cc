@@ -100,6 +100,43 @@ TEST(PipelineSpec, NamesMissingExecutor) {
             "deploymentSpec.executors)");
 }
 
+// KFP's legacy numeric resources (cores, GB) within what a quantity holds:
+// 45,294,967,296 GB overflowed the byte count (undefined, found by the
+// ir_pipeline fuzz target), and a negative or NaN request placed anywhere.
+TEST(PipelineSpec, LegacyNumericResourcesAreSizes) {
+  auto with = [](const char* key, json value) {
+    return ErrorAfter([&](json& d) {
+      d["deploymentSpec"]["executors"]["exec-add"]["container"]["resources"][key] = value;
+    });
+  };
+  const std::string at = "deploymentSpec.executors.exec-add.container.resources.";
+  EXPECT_EQ(with("memoryRequest", 45294967296.0),
+            at + "memoryRequest: 45294967296 is not a size (0 up to 9.223e+09)");
+  EXPECT_EQ(with("cpuLimit", 1e300), at + "cpuLimit: 1e+300 is not a size (0 up to 9.223e+15)");
+  EXPECT_EQ(with("cpuRequest", -2), at + "cpuRequest: -2 is not a size (0 up to 9.223e+15)");
+  EXPECT_EQ(with("memoryLimit", "nan"), at + "memoryLimit: nan is not a size (0 up to 9.223e+09)");
+  // Protobuf counts likewise: whole numbers of int32.
+  EXPECT_EQ(ErrorAfter([](json& d) {
+              d["root"]["dag"]["tasks"]["add"]["retryPolicy"]["maxRetryCount"] = 1e20;
+            }),
+            "root.dag.tasks.add.retryPolicy.maxRetryCount: expected a whole number of int32, got "
+            "1e+20");
+  EXPECT_EQ(ErrorAfter([](json& d) {
+              d["root"]["dag"]["tasks"]["add"]["retryPolicy"]["maxRetryCount"] = 2.5;
+            }),
+            "root.dag.tasks.add.retryPolicy.maxRetryCount: expected a whole number of int32, got "
+            "2.5");
+  auto docs = YamlToJson(kTwoStep);
+  ASSERT_TRUE(docs.ok());
+  (*docs)[0]["deploymentSpec"]["executors"]["exec-add"]["container"]["resources"] = {
+      {"cpuLimit", 4.0}, {"memoryRequest", 15.032385536}};
+  auto spec = ParsePipelineSpecJson((*docs)[0]);
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  const ResourceSpec& r = spec->executors.at("exec-add").container.resources;
+  EXPECT_EQ(r.cpu_limit, 4.0);
+  EXPECT_EQ(r.memory_request, 15032385536);
+}
+
 TEST(PipelineSpec, RejectsBadFields) {
   EXPECT_EQ(ErrorAfter([](json& d) { d.erase("pipelineInfo"); }),
             "pipelineInfo: required field is missing");

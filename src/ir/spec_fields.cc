@@ -1,5 +1,7 @@
 #include "ir/spec_fields.h"
 
+#include <cmath>
+#include <cstdint>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -96,6 +98,15 @@ Result<double> OptNumber(const json& parent, std::string_view key, const std::st
     if (!s.empty() && end == s.c_str() + s.size()) return v;
   }
   return At(Join(path, key), fmt::format("expected a number, got {}", TypeName(*it)));
+}
+
+Result<int> OptInt32(const json& parent, std::string_view key, const std::string& path) {
+  auto value = OptNumber(parent, key, path);
+  if (!value.ok()) return value.error();
+  if (!(*value >= INT32_MIN && *value <= INT32_MAX) || *value != std::trunc(*value)) {
+    return At(Join(path, key), fmt::format("expected a whole number of int32, got {}", *value));
+  }
+  return static_cast<int>(*value);
 }
 
 }  // namespace kfpbench::ir::detail

@@ -43,5 +43,8 @@ Result<std::vector<std::string>> StringList(const nlohmann::json& parent, std::s
 // A number, or a numeric string (counts in the IR are sometimes quoted).
 Result<double> OptNumber(const nlohmann::json& parent, std::string_view key,
                          const std::string& path);
+// A whole number of int32 (a protobuf count: maxRetryCount,
+// parallelismLimit), 0 when absent; beyond, a conversion is undefined.
+Result<int> OptInt32(const nlohmann::json& parent, std::string_view key, const std::string& path);
 
 }  // namespace kfpbench::ir::detail

@@ -105,9 +105,9 @@ Status ParseArtifactBinding(const json& def, const std::string& path, ArtifactBi
 
 Status ParseRetry(const json& def, const std::string& path, RetryPolicy& out) {
   if (!def.is_object()) return At(path, "expected a mapping");
-  auto count = OptNumber(def, "maxRetryCount", path);
+  auto count = OptInt32(def, "maxRetryCount", path);
   if (!count.ok()) return count.error();
-  out.max_retry_count = static_cast<int>(*count);
+  out.max_retry_count = *count;
   if (out.max_retry_count < 0) return At(Join(path, "maxRetryCount"), "must not be negative");
   auto factor = OptNumber(def, "backoffFactor", path);
   if (!factor.ok()) return factor.error();
@@ -158,9 +158,9 @@ Status ParseIterator(const json& task, const char* kind, const std::string& path
     out.input_parameter = *input;
   }
   if (auto policy = task.find("iteratorPolicy"); policy != task.end() && policy->is_object()) {
-    auto limit = OptNumber(*policy, "parallelismLimit", Join(path, "iteratorPolicy"));
+    auto limit = OptInt32(*policy, "parallelismLimit", Join(path, "iteratorPolicy"));
     if (!limit.ok()) return limit.error();
-    out.parallelism_limit = std::max(0, static_cast<int>(*limit));
+    out.parallelism_limit = std::max(0, *limit);
   }
   return Ok();
 }
