@@ -18,6 +18,7 @@
 #include <set>
 
 #include "harness/e2e_support.h"
+#include "ir/yaml_json.h"
 #include "kube/images.h"
 #include "kube/json_schema.h"
 #include "kube/manifest.h"
@@ -109,16 +110,11 @@ metrics:
 
 // The documents of a stream `kubectl apply -f -` reads.
 std::vector<nlohmann::json> Documents(const std::string& yaml) {
-  std::vector<nlohmann::json> out;
-  size_t pos = 0;
-  while (pos < yaml.size()) {
-    size_t end = yaml.find("\n---\n", pos);
-    auto doc = kube::YamlToJson(yaml.substr(pos, end == std::string::npos ? end : end - pos + 1));
-    EXPECT_TRUE(doc.ok()) << doc.error().message;
-    if (doc.ok()) out.push_back(*doc);
-    pos = end == std::string::npos ? yaml.size() : end + 5;
-  }
-  return out;
+  auto docs = ir::YamlToJson(yaml);
+  EXPECT_TRUE(docs.ok()) << docs.error().message;
+  if (!docs.ok()) return {};
+  std::erase_if(*docs, [](const nlohmann::json& doc) { return doc.is_null(); });
+  return *docs;
 }
 
 // Every pod template of a Job or a training operator's job.
@@ -307,8 +303,9 @@ void ExpectLoadgenSetRuns(const fs::path& scenario, const std::string& flags, co
   int pipelines = 0;
   for (const auto& [key, text] : docs[0]["data"].items()) {
     if (!key.ends_with(".yaml") && !key.ends_with(".json")) continue;
-    auto pipeline = kube::YamlToJson(text.get<std::string>());
-    ASSERT_TRUE(pipeline.ok()) << key;
+    auto docs = ir::YamlToJson(text.get<std::string>());
+    ASSERT_TRUE(docs.ok() && docs->size() == 1) << key;
+    const nlohmann::json* pipeline = &docs->front();
     if (!pipeline->contains("deploymentSpec")) continue;  // the scenario
     ++pipelines;
     for (const auto& image : ImagesIn(*pipeline)) {

@@ -18,7 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ir/quantity.h"  // ParseQuantityCpu/Memory, used with the IR
+#include "ir/quantity.h"   // ParseQuantityCpu/Memory, used with the IR
+#include "ir/yaml_json.h"  // YamlToJson, which reads the pipeline files
 #include "util/result.h"
 #include "util/time.h"
 
@@ -265,11 +266,6 @@ Result<PipelineSpec> LoadPipelineSpec(const std::filesystem::path& path,
 // Reads kfp-kubernetes' platform spec document ({"platforms": {"kubernetes":
 // ...}}) into `spec`'s executors.
 Status ParsePlatformSpec(const nlohmann::json& doc, PipelineSpec& spec);
-
-// Converts every YAML document in `text` to JSON, keeping scalar types: plain
-// scalars become null/bool/int/float when they read as such, quoted and block
-// scalars stay strings.
-Result<std::vector<nlohmann::json>> YamlToJson(std::string_view text);
 
 // The compiled pipeline file `text` with every task's
 // cachingOptions.enableCache set to `enable` (root's DAG and every

@@ -1,6 +1,7 @@
 // YAML -> JSON with YAML 1.2 core-schema typing of plain scalars. yaml-cpp
 // hands every scalar over as text; its tag tells plain ("?") from quoted or
 // block ("!") scalars, which must stay strings ('2.1.0', '123', 'true').
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -16,7 +17,7 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
-#include "ir/pipeline_spec.h"
+#include "ir/yaml_json.h"
 
 namespace kfpbench::ir {
 namespace {
@@ -140,21 +141,38 @@ Result<json> ResolveTagged(const std::string& tag, const std::string& s, const Y
 constexpr size_t kMaxNodes = 1'000'000;
 constexpr size_t kMaxDepth = 256;
 
-// Thrown from inside yaml-cpp's parser to stop it at the first refusal; it
-// never leaves this file.
+// A refusal of the text. Thrown from inside yaml-cpp's parser where going on
+// would cost without bound (a stall, too many nodes, nesting too deep); the
+// others are kept while the parse goes on (JsonBuilder::refused). It never
+// leaves this file.
 struct Refusal {
   std::string message;
 };
 
-// Builds JSON straight from yaml-cpp's parse events. Going through
-// YAML::LoadAll instead would build a YAML::Node tree first, and LoadAll
-// loops forever, allocating an empty document per turn, when a document
-// starts with a token no node can start with (a stray ',').
+// Which scalars keep their text rather than a type: none (YamlToJson), or
+// all but those under the top mapping's `typed_keys` (YamlToTextJson).
+struct ScalarTyping {
+  bool as_text = false;
+  std::span<const std::string_view> typed_keys;
+};
+
+// Builds JSON (nlohmann::json, or ordered_json to keep keys as written)
+// straight from yaml-cpp's parse events. Going through YAML::LoadAll instead
+// would build a YAML::Node tree first, which costs more than the parse
+// itself, and LoadAll loops forever, allocating an empty document per turn,
+// when a document starts with a token no node can start with (a stray ',').
+template <typename Json>
 class JsonBuilder : public YAML::EventHandler {
  public:
-  explicit JsonBuilder(std::string_view text) : text_(text) {}
+  JsonBuilder(std::string_view text, ScalarTyping typing) : text_(text), typing_(typing) {}
 
-  std::vector<json> TakeDocuments() { return std::move(documents_); }
+  std::vector<Json> TakeDocuments() { return std::move(documents_); }
+
+  // The first refusal of what the text says: a key that is not a scalar, a
+  // value its tag does not fit, an alias to no anchor. The parse goes on
+  // after it, building nothing, so that a syntax error further on is the
+  // one reported: it is often the cause (an unclosed '[' reads as a key).
+  const std::optional<Refusal>& refused() const { return refused_; }
 
   void OnDocumentStart(const YAML::Mark& mark) override {
     // A document that consumed nothing leaves the parser where it was; the
@@ -173,18 +191,22 @@ class JsonBuilder : public YAML::EventHandler {
   void OnDocumentEnd() override {}
 
   void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
-    if (AwaitingKey()) throw KeyRefusal(mark);
-    Add(json(nullptr), mark, anchor, 1, 0);
+    if (refused_) return;
+    if (AwaitingKey()) return RefuseKey(mark);
+    Add(Json(nullptr), mark, anchor, 1, 0);
   }
 
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
                 const std::string& value) override {
-    json v;
-    if (tag == "?") {
+    if (refused_) return;
+    Json v;
+    if (AsText()) {
+      v = value;
+    } else if (tag == "?") {
       v = ResolvePlain(value);
     } else if (tag.rfind(kTagPrefix, 0) == 0) {
       auto r = ResolveTagged(tag, value, mark);
-      if (!r.ok()) throw Refusal{r.error().message};
+      if (!r.ok()) return Refuse(r.error().message);
       v = std::move(*r);
     } else {
       v = value;  // "!" (quoted or block) and unknown local tags
@@ -198,41 +220,46 @@ class JsonBuilder : public YAML::EventHandler {
   }
 
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    if (refused_) return;
     auto it = anchors_.find(anchor);
     if (it == anchors_.end()) {
-      throw Refusal{fmt::format("yaml: line {}: alias to an unknown anchor", mark.line + 1)};
+      return Refuse(fmt::format("yaml: line {}: alias to an unknown anchor", mark.line + 1));
     }
     const Anchored& a = it->second;
     if (AwaitingKey()) {
-      if (!a.scalar) throw KeyRefusal(mark);
+      if (!a.scalar) return RefuseKey(mark);
       stack_.back().key = *a.scalar;
       return;
     }
-    Add(json(a.value), mark, YAML::NullAnchor, a.nodes, a.depth, a.scalar);
+    Add(Json(a.value), mark, YAML::NullAnchor, a.nodes, a.depth, a.scalar);
   }
 
   void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                        YAML::EmitterStyle::value) override {
-    Open(json::array(), mark, anchor);
+    Open(Json::array(), mark, anchor);
   }
-  void OnSequenceEnd() override { Close(); }
+  void OnSequenceEnd() override {
+    if (!refused_) Close();
+  }
 
   void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                   YAML::EmitterStyle::value) override {
-    Open(json::object(), mark, anchor);
+    Open(Json::object(), mark, anchor);
   }
-  void OnMapEnd() override { Close(); }
+  void OnMapEnd() override {
+    if (!refused_) Close();
+  }
 
  private:
   struct Collection {
-    json value;
+    Json value;
     YAML::anchor_t anchor = YAML::NullAnchor;
     std::optional<std::string> key;  // a mapping's key waiting for its value
     size_t nodes = 1;                // in this collection, itself included
     size_t depth = 0;                // levels below it
   };
   struct Anchored {
-    json value;
+    Json value;
     size_t nodes;
     size_t depth;
     std::optional<std::string> scalar;  // its text, if it can be a key
@@ -242,8 +269,20 @@ class JsonBuilder : public YAML::EventHandler {
     return !stack_.empty() && stack_.back().value.is_object() && !stack_.back().key;
   }
 
-  static Refusal KeyRefusal(const YAML::Mark& mark) {
-    return Refusal{fmt::format("yaml: line {}: mapping keys must be scalars", mark.line + 1)};
+  // Whether the scalar being read keeps its text: below the top mapping's
+  // key awaiting its value, that key decides.
+  bool AsText() const {
+    if (!typing_.as_text || stack_.empty()) return typing_.as_text;
+    const Collection& top = stack_.front();
+    if (!top.value.is_object() || !top.key) return true;
+    const auto& typed = typing_.typed_keys;
+    return std::find(typed.begin(), typed.end(), *top.key) == typed.end();
+  }
+
+  void Refuse(std::string message) { refused_ = Refusal{std::move(message)}; }
+
+  void RefuseKey(const YAML::Mark& mark) {
+    Refuse(fmt::format("yaml: line {}: mapping keys must be scalars", mark.line + 1));
   }
 
   void Spend(size_t nodes, size_t depth, const YAML::Mark& mark) {
@@ -259,20 +298,20 @@ class JsonBuilder : public YAML::EventHandler {
     }
   }
 
-  void Remember(YAML::anchor_t anchor, const json& value, size_t nodes, size_t depth,
+  void Remember(YAML::anchor_t anchor, const Json& value, size_t nodes, size_t depth,
                 std::optional<std::string> scalar = std::nullopt) {
     if (anchor != YAML::NullAnchor) anchors_[anchor] = Anchored{value, nodes, depth, scalar};
   }
 
   // Places a finished node in its parent, or makes it the document.
-  void Add(json value, const YAML::Mark& mark, YAML::anchor_t anchor, size_t nodes, size_t depth,
+  void Add(Json value, const YAML::Mark& mark, YAML::anchor_t anchor, size_t nodes, size_t depth,
            std::optional<std::string> scalar = std::nullopt) {
     Spend(nodes, depth, mark);
     Remember(anchor, value, nodes, depth, std::move(scalar));
     Place(std::move(value), nodes, depth);
   }
 
-  void Place(json value, size_t nodes, size_t depth) {
+  void Place(Json value, size_t nodes, size_t depth) {
     if (stack_.empty()) {
       documents_.push_back(std::move(value));
       return;
@@ -288,8 +327,9 @@ class JsonBuilder : public YAML::EventHandler {
     }
   }
 
-  void Open(json empty, const YAML::Mark& mark, YAML::anchor_t anchor) {
-    if (AwaitingKey()) throw KeyRefusal(mark);
+  void Open(Json empty, const YAML::Mark& mark, YAML::anchor_t anchor) {
+    if (refused_) return;
+    if (AwaitingKey()) return RefuseKey(mark);
     Spend(1, 0, mark);
     Collection c;
     c.value = std::move(empty);
@@ -305,18 +345,20 @@ class JsonBuilder : public YAML::EventHandler {
   }
 
   std::string_view text_;
-  std::vector<json> documents_;
+  ScalarTyping typing_;
+  std::vector<Json> documents_;
   std::vector<Collection> stack_;
   std::unordered_map<YAML::anchor_t, Anchored> anchors_;
   size_t nodes_left_ = kMaxNodes;  // shared by every document of the text
   int last_document_start_ = -1;
+  std::optional<Refusal> refused_;
 };
 
-}  // namespace
-
-Result<std::vector<json>> YamlToJson(std::string_view text) {
+// Every document of `text`, or the parser's error.
+template <typename Json>
+Result<std::vector<Json>> ParseDocuments(std::string_view text, ScalarTyping typing) {
   std::istringstream in{std::string(text)};
-  JsonBuilder builder(text);
+  JsonBuilder<Json> builder(text, typing);
   try {
     YAML::Parser parser(in);
     while (parser.HandleNextDocument(builder)) {
@@ -329,7 +371,26 @@ Result<std::vector<json>> YamlToJson(std::string_view text) {
   } catch (const Refusal& r) {
     return Error{r.message, kHttpBadRequest};
   }
+  if (builder.refused()) return Error{builder.refused()->message, kHttpBadRequest};
   return builder.TakeDocuments();
+}
+
+}  // namespace
+
+Result<std::vector<json>> YamlToJson(std::string_view text) {
+  return ParseDocuments<json>(text, {});
+}
+
+Result<nlohmann::ordered_json> YamlToTextJson(std::string_view text,
+                                              std::span<const std::string_view> typed_keys) {
+  auto docs = ParseDocuments<nlohmann::ordered_json>(text, {true, typed_keys});
+  if (!docs.ok()) return docs.error();
+  std::erase_if(*docs, [](const nlohmann::ordered_json& doc) { return doc.is_null(); });
+  if (docs->size() > 1) {
+    return Error{fmt::format("{} YAML documents: a configuration file holds one", docs->size()),
+                 kHttpBadRequest};
+  }
+  return docs->empty() ? nlohmann::ordered_json() : std::move(docs->front());
 }
 
 }  // namespace kfpbench::ir

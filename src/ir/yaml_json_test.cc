@@ -58,6 +58,13 @@ TEST(YamlToJson, ReportsLineOfSyntaxError) {
   auto docs = YamlToJson("a: 1\nb: [1,\nc: 2\n");
   ASSERT_FALSE(docs.ok());
   EXPECT_THAT(docs.error().message, HasSubstr("invalid YAML at line")) << docs.error().message;
+  // An unclosed '[' first reads as a key that is not a scalar: the syntax
+  // error is what is said.
+  for (const char* unclosed : {"[1, 2", "pools: [{cpu: 4"}) {
+    auto refused = YamlToJson(unclosed);
+    ASSERT_FALSE(refused.ok()) << unclosed;
+    EXPECT_THAT(refused.error().message, HasSubstr("invalid YAML at line")) << unclosed;
+  }
   auto spec = ParsePipelineSpec("pipelineInfo:\n  name: x\n   bad: indent\n");
   ASSERT_FALSE(spec.ok());
   EXPECT_THAT(spec.error().message, HasSubstr("line 3")) << spec.error().message;
@@ -139,6 +146,61 @@ a: 2
   }
   // Anchors belong to their document.
   EXPECT_FALSE(YamlToJson("a: &x 1\n---\nb: *x\n").ok());
+}
+
+// A configuration is read in the config dialect: scalars as written, keys in
+// the order written, the typed keys' values as YamlToJson types them.
+TEST(YamlToTextJson, KeepsTextAndOrderAndTypesOnlyWhatIsAskedFor) {
+  constexpr std::string_view kTyped[] = {"parameters"};
+  auto tree = YamlToTextJson(R"(
+zeta: 0.010
+alpha: [true, '5', 500m, !!int 7]
+empty:
+mid: {b: 1, a: ~}
+parameters: {lr: 0.010, on: true, name: '5', list: [1, x]}
+)",
+                             kTyped);
+  ASSERT_TRUE(tree.ok()) << tree.error().message;
+  const nlohmann::ordered_json& t = *tree;
+  std::vector<std::string> keys;
+  for (const auto& kv : t.items()) keys.push_back(kv.key());
+  EXPECT_EQ(keys, (std::vector<std::string>{"zeta", "alpha", "empty", "mid", "parameters"}));
+  EXPECT_EQ(t["zeta"], "0.010");
+  EXPECT_EQ(t["alpha"], nlohmann::ordered_json::parse(R"(["true", "5", "500m", "7"])"));
+  EXPECT_TRUE(t["empty"].is_null());
+  EXPECT_EQ(t["mid"].begin().key(), "b");
+  EXPECT_TRUE(t["mid"]["a"].is_null());
+  EXPECT_EQ(t["parameters"]["lr"], 0.01);
+  EXPECT_EQ(t["parameters"]["on"], true);
+  EXPECT_EQ(t["parameters"]["name"], "5");
+  EXPECT_EQ(t["parameters"]["list"], nlohmann::ordered_json::parse(R"([1, "x"])"));
+
+  // Without typed keys nothing is typed; anchors and aliases keep their text.
+  auto plain = YamlToTextJson("a: &n 1.50\nb: *n\nparameters: {x: 1}\n");
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_EQ((*plain)["b"], "1.50");
+  EXPECT_EQ((*plain)["parameters"]["x"], "1");
+}
+
+TEST(YamlToTextJson, OneDocumentBoundedLikeEveryYamlRead) {
+  auto blank = YamlToTextJson("");
+  ASSERT_TRUE(blank.ok());
+  EXPECT_TRUE(blank->is_null());
+  auto marked = YamlToTextJson("---\na: 1\n...\n---\n");
+  ASSERT_TRUE(marked.ok()) << marked.error().message;
+  EXPECT_EQ((*marked)["a"], "1");
+
+  auto two = YamlToTextJson("a: 1\n---\nb: 2\n");
+  ASSERT_FALSE(two.ok());
+  EXPECT_THAT(two.error().message, HasSubstr("2 YAML documents")) << two.error().message;
+  // The second document is read, not ignored as YAML::Load would.
+  auto broken = YamlToTextJson("a: 1\n---\nb: [\n");
+  ASSERT_FALSE(broken.ok());
+  EXPECT_THAT(broken.error().message, HasSubstr("invalid YAML at line")) << broken.error().message;
+
+  auto deep = YamlToTextJson("a: " + std::string(100000, '[') + std::string(100000, ']'));
+  ASSERT_FALSE(deep.ok());
+  EXPECT_THAT(deep.error().message, HasSubstr("deep")) << deep.error().message;
 }
 
 }  // namespace

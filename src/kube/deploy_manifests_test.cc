@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "ir/yaml_json.h"
 #include "kube/json_schema.h"
 #include "kube/loadgen.h"
 #include "kube/manifest.h"
@@ -30,19 +31,14 @@ TEST(DeployManifests, ValidateAgainstStrictSchemas) {
                                                       {"Job", "job-batch-v1.json"}};
   int checked = 0;
   for (const auto& entry : fs::directory_iterator(KFPBENCH_SOURCE_DIR "/deploy/kubernetes")) {
-    std::string text = ReadSmallFile(entry.path());
-    size_t pos = 0;
-    while (pos <= text.size()) {
-      size_t end = text.find("\n---\n", pos);
-      std::string doc_text =
-          text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-      pos = end == std::string::npos ? text.size() + 1 : end + 5;
-      auto doc = YamlToJson(doc_text);
-      ASSERT_TRUE(doc.ok()) << entry.path() << ": " << doc.error().message;
-      std::string kind = doc->value("kind", "");
+    auto docs = ir::YamlToJson(ReadSmallFile(entry.path()));
+    ASSERT_TRUE(docs.ok()) << entry.path() << ": " << docs.error().message;
+    for (const json& doc : *docs) {
+      if (doc.is_null()) continue;  // a blank document between markers
+      std::string kind = doc.value("kind", "");
       ASSERT_TRUE(by_kind.count(kind)) << entry.path() << ": no schema for kind '" << kind << "'";
       std::ifstream in(schemas / by_kind.at(kind));
-      auto errors = ValidateJson(json::parse(in), *doc);
+      auto errors = ValidateJson(json::parse(in), doc);
       EXPECT_TRUE(errors.empty()) << entry.path() << " " << kind << ": " << json(errors).dump(1);
       ++checked;
     }

@@ -1,7 +1,5 @@
 #include "kube/job_config.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -12,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ir/quantity.h"
+#include "ir/yaml_json.h"
 #include "util/files.h"
 #include "util/json_checks.h"
 #include "util/json_reader.h"
@@ -21,31 +20,20 @@ namespace {
 
 using nlohmann::json;
 
-// The YAML as JSON for JsonReader, every scalar kept as its text: parameters
-// are substituted into strings as written ("0.010" stays "0.010").
-json ToJson(const YAML::Node& node) {
-  if (node.IsMap()) {
-    auto out = json::object();
-    for (const auto& kv : node) out[kv.first.as<std::string>()] = ToJson(kv.second);
-    return out;
-  }
-  if (node.IsSequence()) {
-    auto out = json::array();
-    for (const auto& v : node) out.push_back(ToJson(v));
-    return out;
-  }
-  if (node.IsNull()) return nullptr;
-  return node.as<std::string>();
-}
+// The config as ir::YamlToTextJson reads it: every scalar kept as its text
+// (parameters are substituted into strings as written: "0.010" stays
+// "0.010"), keys in the order written.
+using TextTree = nlohmann::ordered_json;
 
 // A JSON object's keys sort; where the order written matters (an env value
 // may name an earlier variable, a grid's first key varies slowest, metrics
-// are reported in order) the pairs read are put back in the YAML's order.
+// are reported in order) the pairs read from `parent[key]` are put back in
+// the file's order.
 template <typename T, typename KeyOf>
-void InOrderWritten(const YAML::Node& map, std::vector<T>& items, KeyOf key_of) {
+void InOrderWritten(const TextTree& parent, const char* key, std::vector<T>& items, KeyOf key_of) {
   std::vector<std::string> keys;
-  if (map.IsDefined() && map.IsMap()) {  // a key not written is an invalid node
-    for (const auto& kv : map) keys.push_back(kv.first.as<std::string>());
+  if (auto map = parent.find(key); map != parent.end() && map->is_object()) {
+    for (const auto& kv : map->items()) keys.push_back(kv.key());
   }
   auto rank = [&](const T& item) {
     return std::find(keys.begin(), keys.end(), key_of(item)) - keys.begin();
@@ -96,7 +84,7 @@ void Mapping(JsonReader& r, const char* name, std::string_view what, Fn&& fn) {
 template <typename KeyCheck>
 std::vector<std::pair<std::string, std::string>> ScalarMap(JsonReader& r, const char* name,
                                                            std::string_view what,
-                                                           const YAML::Node& yaml,
+                                                           const TextTree& tree,
                                                            KeyCheck check_key) {
   std::vector<std::pair<std::string, std::string>> out;
   Mapping(r, name, what, [&](JsonReader& map) {
@@ -108,7 +96,7 @@ std::vector<std::pair<std::string, std::string>> ScalarMap(JsonReader& r, const 
       return why;
     });
   });
-  InOrderWritten(yaml, out, [](const auto& pair) { return pair.first; });
+  InOrderWritten(tree, name, out, [](const auto& pair) { return pair.first; });
   return out;
 }
 
@@ -124,7 +112,7 @@ std::vector<std::string> ScalarList(JsonReader& r, const char* name) {
   return out;
 }
 
-std::vector<Params> ReadSweep(JsonReader& r, const YAML::Node& yaml) {
+std::vector<Params> ReadSweep(JsonReader& r, const TextTree& sweep) {
   std::vector<Params> points = {Params{}};
   r.Custom("list", [&](const json& v) {
     return v.is_array() && !v.empty() ? "" : std::string("must be a non-empty list");
@@ -144,7 +132,7 @@ std::vector<Params> ReadSweep(JsonReader& r, const YAML::Node& yaml) {
       return std::string();
     });
   });
-  InOrderWritten(yaml["grid"], grid, [](const auto& axis) { return axis.first; });
+  InOrderWritten(sweep, "grid", grid, [](const auto& axis) { return axis.first; });
   for (const auto& [key, values] : grid) {
     std::vector<Params> next;
     for (const auto& base : points) {
@@ -275,7 +263,7 @@ std::string AnnotationKey(const std::string& key) {
   return {};
 }
 
-Status Read(JsonReader& r, const YAML::Node& yaml, JobConfig& c) {
+Status Read(JsonReader& r, const TextTree& tree, JobConfig& c) {
   // Said first, so that a misspelt key is named rather than what it misses.
   constexpr std::string_view kFields[] = {
       "name",     "kind",      "namespace",      "image",      "command", "env",    "annotations",
@@ -301,9 +289,9 @@ Status Read(JsonReader& r, const YAML::Node& yaml, JobConfig& c) {
   r.Field("image", c.image, Scalar);
   Required(r, "command");
   c.command = ScalarList(r, "command");
-  c.env = ScalarMap(r, "env", "must be a mapping of NAME: value", yaml["env"], AnyKey);
-  c.annotations = ScalarMap(r, "annotations", "must be a mapping of key: value",
-                            yaml["annotations"], AnnotationKey);
+  c.env = ScalarMap(r, "env", "must be a mapping of NAME: value", tree, AnyKey);
+  c.annotations =
+      ScalarMap(r, "annotations", "must be a mapping of key: value", tree, AnnotationKey);
   Required(r, "replicas");
   Mapping(r, "replicas", "must be a mapping",
           [&](JsonReader& replicas) { c.replicas = ReadReplicas(replicas, c.kind); });
@@ -312,11 +300,11 @@ Status Read(JsonReader& r, const YAML::Node& yaml, JobConfig& c) {
   r.Field("timeoutSeconds", c.timeout_seconds, IntAtLeast{1});
   c.parameters = Params();
   for (auto& [k, v] :
-       ScalarMap(r, "parameters", "must be a mapping of name: value", yaml["parameters"], AnyKey)) {
+       ScalarMap(r, "parameters", "must be a mapping of name: value", tree, AnyKey)) {
     c.parameters[k] = v;
   }
   Mapping(r, "sweep", "must be a mapping",
-          [&](JsonReader& sweep) { c.sweep = ReadSweep(sweep, yaml["sweep"]); });
+          [&](JsonReader& sweep) { c.sweep = ReadSweep(sweep, tree["sweep"]); });
   Mapping(r, "metrics", "must be a mapping of name: {regex|jsonl}", [&](JsonReader& metrics) {
     metrics.Rest([&](const std::string& name, const json& value) {
       if (!value.is_object()) return std::string("must be a mapping (regex or jsonl, ...)");
@@ -326,7 +314,7 @@ Status Read(JsonReader& r, const YAML::Node& yaml, JobConfig& c) {
       return std::string();
     });
   });
-  InOrderWritten(yaml["metrics"], c.metrics, [](const MetricSpec& m) { return m.name; });
+  InOrderWritten(tree, "metrics", c.metrics, [](const MetricSpec& m) { return m.name; });
   if (r.ok()) CheckTemplates(c, r);
   return r.Finish();
 }
@@ -380,18 +368,15 @@ const JobKindInfo* FindKind(const std::string& name) {
 }
 
 Result<JobConfig> ParseJobConfig(const std::string& yaml_text, const std::filesystem::path& dir) {
-  try {
-    YAML::Node yaml = YAML::Load(yaml_text);
-    if (!yaml.IsMap()) return Error{"a job config must be a mapping"};
-    json root = ToJson(yaml);
-    JsonReader reader = JsonReader::Config(root, "");
-    JobConfig c;
-    c.dir = dir;
-    if (Status st = Read(reader, yaml, c); !st.ok()) return st.error();
-    return c;
-  } catch (const YAML::Exception& e) {
-    return Error{std::string("bad YAML: ") + e.what()};
-  }
+  auto tree = ir::YamlToTextJson(yaml_text);
+  if (!tree.ok()) return tree.error();
+  if (!tree->is_object()) return Error{"a job config must be a mapping"};
+  const json root = *tree;
+  JsonReader reader = JsonReader::Config(root, "");
+  JobConfig c;
+  c.dir = dir;
+  if (Status st = Read(reader, *tree, c); !st.ok()) return st.error();
+  return c;
 }
 
 Result<JobConfig> LoadJobConfig(const std::filesystem::path& file) {

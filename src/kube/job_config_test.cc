@@ -132,7 +132,7 @@ TEST(JobConfig, BadInputNamesTheKey) {
   ExpectError(ok + "resources: {limits: {cpu: \"1\xff\"}}\n", "resources.limits.cpu");
   ExpectError(ok + "resources: {limits: {\"c\xffpu\": \"1\"}}\n", "is not a resource name");
   ExpectError(ok + "timeoutSeconds: 0\n", "timeoutSeconds: must be at least 1");
-  ExpectError("[1, 2", "bad YAML");
+  ExpectError("[1, 2", "invalid YAML at line");
 }
 
 // Read as JSON, whose objects sort their keys: where the order written

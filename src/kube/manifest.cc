@@ -94,30 +94,6 @@ void Emit(YAML::Emitter& out, const json& v) {
   }
 }
 
-json FromYaml(const YAML::Node& node) {
-  if (node.IsMap()) {
-    json out = json::object();
-    for (const auto& kv : node) out[kv.first.as<std::string>()] = FromYaml(kv.second);
-    return out;
-  }
-  if (node.IsSequence()) {
-    json out = json::array();
-    for (const auto& v : node) out.push_back(FromYaml(v));
-    return out;
-  }
-  if (node.IsNull()) return nullptr;
-  std::string s = node.as<std::string>();
-  if (node.Tag() == "!") return s;  // quoted
-  static const std::regex kInt(R"(^[-+]?[0-9]+$)");
-  static const std::regex kFloat(R"(^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$)");
-  if (std::regex_match(s, kInt)) return std::stoll(s);
-  if (std::regex_match(s, kFloat)) return std::stod(s);
-  if (s == "true" || s == "True" || s == "TRUE") return true;
-  if (s == "false" || s == "False" || s == "FALSE") return false;
-  if (s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
-  return s;
-}
-
 }  // namespace
 
 Result<ResolvedContainer> Resolve(const JobConfig& config, const SweepPoint& point) {
@@ -196,14 +172,6 @@ std::string ToYaml(const json& doc) {
   YAML::Emitter out;
   Emit(out, doc);
   return std::string(out.c_str()) + "\n";
-}
-
-Result<json> YamlToJson(const std::string& text) {
-  try {
-    return FromYaml(YAML::Load(text));
-  } catch (const YAML::Exception& e) {
-    return Error{std::string("bad YAML: ") + e.what()};
-  }
 }
 
 void Suspend(nlohmann::json& job) {

@@ -30,7 +30,5 @@ std::string ToYaml(const nlohmann::json& doc);
 // since `kubectl apply` of the whole stream would start the points at once
 // and each would measure the others; they are resumed one at a time.
 void Suspend(nlohmann::json& job);
-// YAML text to JSON with YAML 1.2 core-schema scalars (quoted ones stay strings).
-Result<nlohmann::json> YamlToJson(const std::string& text);
 
 }  // namespace kfpbench::kube

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 
+#include "ir/yaml_json.h"
 #include "kube/json_schema.h"
 
 namespace kfpbench::kube {
@@ -89,9 +90,9 @@ TEST(Manifest, YamlKeepsAmbiguousStringsStrings) {
   std::string yaml = ToYaml(*doc);
   EXPECT_THAT(yaml, HasSubstr("value: \"16\"")) << yaml;
   EXPECT_THAT(yaml, HasSubstr("value: \"true\"")) << yaml;
-  auto back = YamlToJson(yaml);
-  ASSERT_TRUE(back.ok());
-  EXPECT_EQ(*back, *doc);
+  auto back = ir::YamlToJson(yaml);
+  ASSERT_TRUE(back.ok() && back->size() == 1);
+  EXPECT_EQ(back->front(), *doc);
 }
 
 TEST(Manifest, MpiWorkersGetNoCommand) {
@@ -128,9 +129,9 @@ TEST(Manifest, EveryKindValidatesAgainstOfficialSchemas) {
     for (const auto& point : ExpandSweep(c)) {
       auto doc = RenderManifest(c, point);
       ASSERT_TRUE(doc.ok()) << doc.error().message;
-      auto back = YamlToJson(ToYaml(*doc));
-      ASSERT_TRUE(back.ok());
-      auto errors = ValidateJson(schema, *back);
+      auto back = ir::YamlToJson(ToYaml(*doc));
+      ASSERT_TRUE(back.ok() && back->size() == 1);
+      auto errors = ValidateJson(schema, back->front());
       EXPECT_TRUE(errors.empty()) << json(errors).dump(1);
     }
     // And the validator really is strict on these schemas.
@@ -158,7 +159,9 @@ TEST(Manifest, ExampleConfigsValidate) {
     for (const auto& point : ExpandSweep(*c)) {
       auto doc = RenderManifest(*c, point);
       ASSERT_TRUE(doc.ok()) << doc.error().message;
-      auto errors = ValidateJson(schema, *YamlToJson(ToYaml(*doc)));
+      auto back = ir::YamlToJson(ToYaml(*doc));
+      ASSERT_TRUE(back.ok() && back->size() == 1);
+      auto errors = ValidateJson(schema, back->front());
       EXPECT_TRUE(errors.empty()) << entry.path() << ": " << json(errors).dump(1);
       ++rendered;
     }

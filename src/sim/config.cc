@@ -13,6 +13,7 @@
 
 #include "exec/duration_dist.h"
 #include "ir/quantity.h"
+#include "ir/yaml_json.h"
 #include "sim/budget.h"
 #include "util/files.h"
 #include "util/json_checks.h"
@@ -23,73 +24,49 @@ namespace {
 
 using nlohmann::json;
 
-// yaml-cpp throws; everything below runs inside one try at the boundary.
+// The readers below stop at the first problem by throwing it; one try at the
+// boundary (Parsed) turns it into the error returned.
 struct ParseError {
   std::string message;
 };
 
 [[noreturn]] void Fail(const std::string& message) { throw ParseError{message}; }
 
-// The keys of a document kept as they are (TypedJson), not read field by
-// field: the workload's parameters, which runs get as written, and what a
-// calibration file says of its fit for people.
+// The keys of a document whose values keep their YAML types
+// (ir::YamlToTextJson's typed keys), not read field by field: the workload's parameters, which runs
+// get as written, and what a calibration file says of its fit for people.
 using Opaque = std::span<const std::string_view>;
 constexpr std::string_view kWorkloadAsIs[] = {"parameters"};
 constexpr std::string_view kCalibrationNotes[] = {"source", "scheduling_delay", "note", "fit"};
 
-// A plain scalar that reads as JSON (number, bool) keeps that type.
-json TypedJson(const YAML::Node& n) {
-  if (n.IsMap()) {
-    json j = json::object();
-    for (const auto& kv : n) j[kv.first.as<std::string>()] = TypedJson(kv.second);
-    return j;
-  }
-  if (n.IsSequence()) {
-    json j = json::array();
-    for (const auto& v : n) j.push_back(TypedJson(v));
-    return j;
-  }
-  if (n.IsNull()) return nullptr;
-  auto s = n.as<std::string>();
-  if (n.Tag() != "!") {
-    auto j = ParseJson(s);
-    if (!j.is_discarded() && !j.is_string() && !j.is_object() && !j.is_array()) return j;
-  }
-  return s;
-}
+// A document as ir::YamlToTextJson reads it: scalars as their text, keys in
+// the order written.
+using TextTree = nlohmann::ordered_json;
 
-// A YAML document as JSON for JsonReader's config dialect
-// (util/json_reader.h): every scalar keeps its text, which the validators
-// below read as yaml-cpp reads it; the `opaque` keys of the top mapping keep
-// their types. A key with no value is refused here by its path: the reader
-// would take it as absent.
-json TextJson(const YAML::Node& n, const std::string& path, Opaque opaque = {}) {
-  if (n.IsMap()) {
-    json j = json::object();
-    for (const auto& kv : n) {
-      const auto key = kv.first.as<std::string>();
-      const bool as_is = std::find(opaque.begin(), opaque.end(), key) != opaque.end();
-      j[key] = as_is ? TypedJson(kv.second) : TextJson(kv.second, path + "." + key);
+// A key with no value is refused by its path: JsonReader would take it as
+// absent. Paths are spelt only for what may hold a null.
+void RefuseEmptyValues(const TextTree& n, const std::string& path) {
+  auto may_hold_null = [](const TextTree& v) { return v.is_null() || v.is_structured(); };
+  if (n.is_null()) Fail(path + ": has no value");
+  if (n.is_object()) {
+    for (const auto& [key, value] : n.items()) {
+      if (may_hold_null(value)) RefuseEmptyValues(value, path + "." + key);
     }
-    return j;
-  }
-  if (n.IsSequence()) {
-    json j = json::array();
+  } else if (n.is_array()) {
     for (size_t i = 0; i < n.size(); ++i) {
-      j.push_back(TextJson(n[i], fmt::format("{}[{}]", path, i)));
+      if (may_hold_null(n[i])) RefuseEmptyValues(n[i], fmt::format("{}[{}]", path, i));
     }
-    return j;
   }
-  if (n.IsNull()) Fail(path + ": has no value");
-  return n.as<std::string>();
 }
 
-// The order of a mapping's keys as written: a JSON object sorts them, and a
-// mix's first entry and the order of its runs follow the file.
-std::vector<std::string> KeysAsWritten(const YAML::Node& map) {
+// The keys of the mapping at `parent[key]` in the order written: a JSON
+// object sorts them, and a mix's first entry and the order of a pool's
+// resources follow the file.
+std::vector<std::string> KeysAsWritten(const TextTree& parent, const char* key) {
   std::vector<std::string> keys;
-  if (map.IsDefined() && map.IsMap()) {
-    for (const auto& kv : map) keys.push_back(kv.first.as<std::string>());
+  auto it = parent.find(key);
+  if (it != parent.end() && it->is_object()) {
+    for (const auto& kv : it->items()) keys.push_back(kv.key());
   }
   return keys;
 }
@@ -311,10 +288,10 @@ void ReadTaints(JsonReader& pool, std::vector<engine::Taint>& out) {
 
 // A pool's resources beyond cpu and memory, in the order written: storage in
 // bytes ("100Gi"), extended resources (accelerators) as whole counts.
-void ReadPoolResources(JsonReader& pool, const YAML::Node& yaml,
+void ReadPoolResources(JsonReader& pool, const TextTree& tree,
                        std::vector<engine::NamedAmount>& out) {
   Mapping(pool, "resources", "expected a mapping of resource name to amount", [&](JsonReader& res) {
-    for (const std::string& name : KeysAsWritten(yaml)) {
+    for (const std::string& name : KeysAsWritten(tree, "resources")) {
       int64_t amount = 0;
       if (name == "cpu" || name == "memory") {
         res.Fail(name.c_str(), "give the pool's " + name + " beside it");
@@ -330,7 +307,7 @@ void ReadPoolResources(JsonReader& pool, const YAML::Node& yaml,
   });
 }
 
-void ReadPool(JsonReader& p, const YAML::Node& yaml, NodePool& pool) {
+void ReadPool(JsonReader& p, const TextTree& tree, NodePool& pool) {
   p.Field("name", pool.name, Text{});
   Required(p, "cpu", "required (cores per node, e.g. 4 or 3500m)");
   p.Field("cpu", pool.cpu, Cpu{});
@@ -345,7 +322,7 @@ void ReadPool(JsonReader& p, const YAML::Node& yaml, NodePool& pool) {
         [&](const std::string& key, const json& value) { return Text{}(value, pool.labels[key]); });
   });
   ReadTaints(p, pool.taints);
-  ReadPoolResources(p, yaml["resources"], pool.resources);
+  ReadPoolResources(p, tree, pool.resources);
 }
 
 // cluster.autoscaler: when it scans, how long a node takes to come up and to
@@ -359,14 +336,14 @@ void ReadAutoscaler(JsonReader& r, AutoscalerSpec& autoscaler) {
   });
 }
 
-ClusterSpec ReadCluster(JsonReader& r, const YAML::Node& yaml) {
+ClusterSpec ReadCluster(JsonReader& r, const TextTree& tree) {
   ClusterSpec c;
   constexpr std::string_view kPools = "expected a non-empty list";
   r.Custom("pools", [&](const json& v) { return v.empty() ? std::string(kPools) : ""; });
   Required(r, "pools", std::string(kPools));
   size_t i = 0;
   ListOfMappings(r, "pools", kPools,
-                 [&](JsonReader& p) { ReadPool(p, yaml["pools"][i++], c.pools.emplace_back()); });
+                 [&](JsonReader& p) { ReadPool(p, tree["pools"][i++], c.pools.emplace_back()); });
   ReadAutoscaler(r, c.autoscaler);
   Mapping(r, "defaultTask", "expected a mapping", [&](JsonReader& d) {
     d.Field("cpu", c.default_task_cpu, Cpu{});
@@ -381,30 +358,33 @@ ClusterSpec ReadCluster(JsonReader& r, const YAML::Node& yaml) {
   return c;
 }
 
-// A YAML document read by `read(JsonReader&, const YAML::Node&)` in the
+// A YAML document read by `read(JsonReader&, const TextTree&)` in the
 // config dialect, its fields' paths under `root` ("cluster.pools[0].cpu").
 template <typename Read>
 auto ReadDocument(std::string_view text, const std::string& root, Opaque opaque, Read read)
-    -> decltype(read(std::declval<JsonReader&>(), YAML::Node())) {
-  const YAML::Node yaml = YAML::Load(std::string(text));
-  if (!yaml.IsMap()) Fail(root + ": expected a mapping");
-  const json doc = TextJson(yaml, root, opaque);
+    -> decltype(read(std::declval<JsonReader&>(), TextTree())) {
+  auto tree = ir::YamlToTextJson(text, opaque);
+  if (!tree.ok()) Fail(root + ": " + tree.error().message);
+  if (!tree->is_object()) Fail(root + ": expected a mapping");
+  for (const auto& [key, value] : tree->items()) {
+    if (std::find(opaque.begin(), opaque.end(), key) == opaque.end()) {
+      RefuseEmptyValues(value, root + "." + key);
+    }
+  }
+  const json doc = *tree;
   JsonReader r = JsonReader::Config(doc, root);
-  auto value = read(r, yaml);
+  auto value = read(r, *tree);
   if (Status st = r.Finish(); !st.ok()) Fail(st.error().message);
   return value;
 }
 
-// `parse()`'s value, or its error: a ParseError's own message, the YAML
-// parser's after `invalid` ("cluster: invalid YAML").
+// `parse()`'s value, or its error.
 template <typename Parse>
-auto Parsed(const char* invalid, Parse parse) -> Result<decltype(parse())> {
+auto Parsed(Parse parse) -> Result<decltype(parse())> {
   try {
     return parse();
   } catch (const ParseError& e) {
     return Error{e.message};
-  } catch (const YAML::Exception& e) {
-    return Error{std::string(invalid) + ": " + e.what()};
   }
 }
 
@@ -422,8 +402,7 @@ auto ParseFile(const std::filesystem::path& path, Parse parse)
 }  // namespace
 
 Result<ClusterSpec> ParseCluster(std::string_view yaml) {
-  return Parsed("cluster: invalid YAML",
-                [&] { return ReadDocument(yaml, "cluster", {}, ReadCluster); });
+  return Parsed([&] { return ReadDocument(yaml, "cluster", {}, ReadCluster); });
 }
 
 Result<ClusterSpec> LoadCluster(const std::filesystem::path& path) {
@@ -432,20 +411,19 @@ Result<ClusterSpec> LoadCluster(const std::filesystem::path& path) {
 
 Result<CalibratedModels> ParseCalibration(std::string_view text) {
   // JSON is YAML.
-  return Parsed("calibration: invalid YAML/JSON", [&] {
-    return ReadDocument(text, "calibration", kCalibrationNotes,
-                        [](JsonReader& r, const YAML::Node&) {
-                          CalibratedModels out;
-                          for (std::string_view note : kCalibrationNotes) {
-                            json ignored;
-                            r.Any(std::string(note).c_str(), ignored);
-                          }
-                          out.steps.fallback = ReadStep(r, "default", {});
-                          ReadSteps(r, out.steps);
-                          ReadArtifactStore(r, out.artifact_store);
-                          ReadApi(r, out.api);
-                          return out;
-                        });
+  return Parsed([&] {
+    return ReadDocument(text, "calibration", kCalibrationNotes, [](JsonReader& r, const TextTree&) {
+      CalibratedModels out;
+      for (std::string_view note : kCalibrationNotes) {
+        json ignored;
+        r.Any(std::string(note).c_str(), ignored);
+      }
+      out.steps.fallback = ReadStep(r, "default", {});
+      ReadSteps(r, out.steps);
+      ReadArtifactStore(r, out.artifact_store);
+      ReadApi(r, out.api);
+      return out;
+    });
   });
 }
 
@@ -534,13 +512,13 @@ struct PipelineFile {
 };
 
 // `pipelines:`, a mix in the order written: name -> {pipeline: FILE, share: N}.
-void ReadMix(JsonReader& r, const YAML::Node& yaml, const std::filesystem::path& base_dir,
+void ReadMix(JsonReader& r, const TextTree& tree, const std::filesystem::path& base_dir,
              std::vector<MixEntry>& mix) {
   constexpr std::string_view kWhat = "expected a mapping of name to {pipeline: FILE, share: N}";
   r.Custom("pipelines",
            [&](const json& v) { return v.is_object() && !v.empty() ? "" : std::string(kWhat); });
   r.Message("pipelines", [&](JsonReader& entries) {
-    for (const std::string& name : KeysAsWritten(yaml)) {
+    for (const std::string& name : KeysAsWritten(tree, "pipelines")) {
       MixEntry& entry = mix.emplace_back(MixEntry{name, nullptr, 1.0});
       Mapping(entries, name.c_str(), kWhat, [&](JsonReader& e) {
         Required(e, "pipeline", "required (a compiled KFP pipeline file)");
@@ -666,7 +644,7 @@ void ReadBranches(JsonReader& r, WorkloadSpec& w) {
   });
 }
 
-WorkloadSpec ReadWorkload(JsonReader& r, const YAML::Node& yaml,
+WorkloadSpec ReadWorkload(JsonReader& r, const TextTree& tree,
                           const std::filesystem::path& base_dir) {
   WorkloadSpec w;
   if (r.Has("pipelines") && r.Has("pipeline")) {
@@ -674,7 +652,7 @@ WorkloadSpec ReadWorkload(JsonReader& r, const YAML::Node& yaml,
   }
   if (!r.Has("pipelines")) Required(r, "pipeline", "required (a compiled KFP pipeline file)");
   r.Field("pipeline", w.pipeline, PipelineFile{base_dir});
-  ReadMix(r, yaml["pipelines"], base_dir, w.mix);
+  ReadMix(r, tree, base_dir, w.mix);
   if (!w.mix.empty()) w.pipeline = w.mix.front().pipeline;
   r.Field("parameters", w.parameters, checks::JsonObject{"expected a mapping"});
   r.Field("runs", w.runs, IntIn{1, kMaxRuns});
@@ -737,10 +715,10 @@ Status ScaleArrivals(WorkloadSpec& w, double factor) {
 }
 
 Result<WorkloadSpec> ParseWorkload(std::string_view yaml, const std::filesystem::path& base_dir) {
-  return Parsed("workload: invalid YAML", [&] {
-    return ReadDocument(
-        yaml, "workload", kWorkloadAsIs,
-        [&](JsonReader& r, const YAML::Node& root) { return ReadWorkload(r, root, base_dir); });
+  return Parsed([&] {
+    return ReadDocument(yaml, "workload", kWorkloadAsIs, [&](JsonReader& r, const TextTree& tree) {
+      return ReadWorkload(r, tree, base_dir);
+    });
   });
 }
 
