@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "ir/pipeline_spec.h"
+#include "ir/test_support.h"
 
 namespace kfpbench::ir {
 namespace {
@@ -74,16 +75,7 @@ TEST(YamlToJson, ReportsLineOfSyntaxError) {
 // Issue #13, item 1: a 307-byte upload of nested aliases aborted the server
 // with bad_alloc; ten levels grew it to 24 GB.
 TEST(YamlLimits, AliasBombsAndDeepNestingAreRefusedNotExpanded) {
-  std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n";
-  std::string previous = "a";
-  for (char level = 'b'; level <= 'j'; ++level) {
-    std::string name(1, level);
-    bomb += name + ": &" + name + " [";
-    for (int i = 0; i < 9; ++i) bomb += (i ? ", *" : "*") + previous;
-    bomb += "]\n";
-    previous = name;
-  }
-  auto docs = YamlToJson(bomb);
+  auto docs = YamlToJson(ir::testing::YamlAliasBomb());
   ASSERT_FALSE(docs.ok());
   EXPECT_THAT(docs.error().message, HasSubstr("alias")) << docs.error().message;
   EXPECT_EQ(docs.error().code, 400);

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "ir/test_support.h"
+
 namespace kfpbench::kube {
 namespace {
 
@@ -133,6 +135,9 @@ TEST(JobConfig, BadInputNamesTheKey) {
   ExpectError(ok + "resources: {limits: {\"c\xffpu\": \"1\"}}\n", "is not a resource name");
   ExpectError(ok + "timeoutSeconds: 0\n", "timeoutSeconds: must be at least 1");
   ExpectError("[1, 2", "invalid YAML at line");
+  // Once read through yaml-cpp's node tree, which expanded every alias: this
+  // 300-byte file grew past 4 GB.
+  ExpectError(ok + ir::testing::YamlAliasBomb(), "alias bomb");
 }
 
 // Read as JSON, whose objects sort their keys: where the order written

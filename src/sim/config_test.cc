@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "ir/test_support.h"
 #include "sim/simulator.h"
 #include "sim/test_support.h"
 #include "util/files.h"
@@ -37,6 +38,23 @@ TEST(Config, ExamplesLoad) {
   ASSERT_EQ(csv->csv.size(), 3u);
   EXPECT_EQ(csv->csv[1].offset, 30s);
   EXPECT_EQ(csv->csv[1].parameters["epochs"], 2);
+}
+
+// A config file went through yaml-cpp's node tree, which shares an anchored
+// node among its aliases; reading it to JSON expanded each: a 300-byte file
+// of nested aliases grew past 4 GB. Every YAML file now goes through the
+// bounded reader.
+TEST(Config, AliasBombsAreRefusedInEveryFile) {
+  const std::string bomb = ir::testing::YamlAliasBomb();
+  auto cluster = ParseCluster("pools: [{cpu: 4, memory: 16Gi, max: 2}]\n" + bomb);
+  ASSERT_FALSE(cluster.ok());
+  EXPECT_THAT(cluster.error().message, HasSubstr("cluster: yaml: more than 1000000 nodes"));
+  auto workload = ParseWorkload("runs: 1\n" + bomb, ".");
+  ASSERT_FALSE(workload.ok());
+  EXPECT_THAT(workload.error().message, HasSubstr("alias bomb"));
+  auto calibration = ParseCalibration(bomb);
+  ASSERT_FALSE(calibration.ok());
+  EXPECT_THAT(calibration.error().message, HasSubstr("alias bomb"));
 }
 
 TEST(Config, ClusterErrorsNameTheField) {
