@@ -2,22 +2,25 @@
 #include "util/files.h"
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
+
+#include "ir/yaml_json.h"
 
 namespace kfpbench::harness {
 namespace {
 
-Result<std::string> ScalarAt(const YAML::Node& node, const std::string& where) {
-  if (!node.IsScalar()) return Error{where + ": must be a single value"};
-  return node.as<std::string>();
+// The file as ir::YamlToTextJson reads it: every scalar its text.
+using TextTree = nlohmann::ordered_json;
+
+Result<std::string> ScalarAt(const TextTree& node, const std::string& where) {
+  if (!node.is_string()) return Error{where + ": must be a single value"};
+  return node.get<std::string>();
 }
 
-Result<Target> ParseTarget(const YAML::Node& node, const std::string& at) {
-  if (!node.IsMap()) return Error{at + ": must be a mapping"};
+Result<Target> ParseTarget(const TextTree& node, const std::string& at) {
+  if (!node.is_object()) return Error{at + ": must be a mapping"};
   Target target;
-  for (const auto& field : node) {
-    std::string f = field.first.as<std::string>();
-    auto v = ScalarAt(field.second, at + "." + f);
+  for (const auto& [f, value] : node.items()) {
+    auto v = ScalarAt(value, at + "." + f);
     if (!v.ok()) return v.error();
     if (f == "host") {
       target.host = *v;
@@ -49,37 +52,28 @@ Result<Target> ParseTarget(const YAML::Node& node, const std::string& at) {
 }  // namespace
 
 Result<Target> ParseScenarioTarget(const nlohmann::json& target, const std::string& origin) {
-  YAML::Node node;
-  try {
-    node = YAML::Load(target.dump());  // JSON is YAML: one parser for both files
-  } catch (const YAML::Exception& e) {
-    return Error{fmt::format("{}: target: {}", origin, e.msg)};
-  }
-  return ParseTarget(node, origin + ": target");
+  // JSON is YAML: one reader for both files, and a JSON true is "true" too.
+  auto node = ir::YamlToTextJson(target.dump());
+  if (!node.ok()) return Error{fmt::format("{}: target: {}", origin, node.error().message)};
+  return ParseTarget(*node, origin + ": target");
 }
 
 Result<TargetConfig> ParseTargetConfig(const std::string& text, const std::string& origin) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    return Error{fmt::format("{}: malformed YAML at line {}: {}", origin, e.mark.line + 1, e.msg)};
-  }
+  auto root = ir::YamlToTextJson(text);
+  if (!root.ok()) return Error{fmt::format("{}: {}", origin, root.error().message)};
   TargetConfig config;
-  if (root.IsNull()) return config;
-  if (!root.IsMap()) return Error{origin + ": must be a mapping with 'targets'"};
-  for (const auto& entry : root) {
-    std::string key = entry.first.as<std::string>();
+  if (root->is_null()) return config;
+  if (!root->is_object()) return Error{origin + ": must be a mapping with 'targets'"};
+  for (const auto& [key, value] : root->items()) {
     if (key == "default_target") {
-      auto v = ScalarAt(entry.second, origin + ": default_target");
+      auto v = ScalarAt(value, origin + ": default_target");
       if (!v.ok()) return v.error();
       config.default_target = *v;
     } else if (key == "targets") {
-      if (!entry.second.IsMap()) return Error{origin + ": targets: must be a mapping of names"};
-      for (const auto& t : entry.second) {
-        std::string name = t.first.as<std::string>();
+      if (!value.is_object()) return Error{origin + ": targets: must be a mapping of names"};
+      for (const auto& [name, fields] : value.items()) {
         std::string at = fmt::format("{}: targets.{}", origin, name);
-        auto target = ParseTarget(t.second, at);
+        auto target = ParseTarget(fields, at);
         if (!target.ok()) return target.error();
         config.targets[name] = *target;
       }

@@ -47,7 +47,7 @@ targets:
 
 TEST(TargetConfig, BadFilesNameFileAndKey) {
   for (auto [text, fragment] : std::vector<std::pair<const char*, const char*>>{
-           {"targets: [", "malformed YAML at line"},
+           {"targets: [", "invalid YAML at line"},
            {"- a", "must be a mapping"},
            {"colour: red", "colour: unknown key"},
            {"targets:\n  x: {port: 1, host: h}", "targets.x.port: unknown key"},

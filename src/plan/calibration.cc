@@ -6,9 +6,9 @@
 #include <optional>
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include "ir/pipeline_spec.h"
+#include "ir/yaml_json.h"
 #include "ir/quantity.h"
 #include "plan/capacity_page.h"
 #include "plan/command_errors.h"
@@ -188,17 +188,16 @@ std::string Describe(const sim::Calibration& c, const CalibrationRequest& r) {
 nlohmann::json SummaryFitOfWorkload(const std::filesystem::path& workload) {
   auto text = ReadFile(workload);
   if (!text.ok()) return nullptr;
-  try {
-    const YAML::Node root = YAML::Load(*text);
-    if (!root.IsMap() || !root["calibration"] || !root["calibration"].IsScalar()) return nullptr;
-    auto calibration = ReadFile(workload.parent_path() / root["calibration"].as<std::string>());
-    if (!calibration.ok()) return nullptr;
-    auto j = ParseJson(*calibration);
-    if (!j.is_object() || !j.contains("fit") || !j["fit"].is_object()) return nullptr;
-    return j["fit"].value("summary", nlohmann::json());
-  } catch (const YAML::Exception&) {
-    return nullptr;  // LoadWorkload has said what is wrong with it
-  }
+  // LoadWorkload has said what is wrong with the workload, if anything.
+  const auto root = ir::YamlToTextJson(*text);
+  if (!root.ok() || !root->is_object()) return nullptr;
+  const auto named = root->find("calibration");
+  if (named == root->end() || !named->is_string()) return nullptr;
+  auto calibration = ReadFile(workload.parent_path() / named->get<std::string>());
+  if (!calibration.ok()) return nullptr;
+  auto j = ParseJson(*calibration);
+  if (!j.is_object() || !j.contains("fit") || !j["fit"].is_object()) return nullptr;
+  return j["fit"].value("summary", nlohmann::json());
 }
 
 std::string UndecidedWarning(const std::filesystem::path& workload) {
