@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 
 #include "ir/pipeline_spec.h"
-#include "ir/yaml_json.h"
 #include "ir/quantity.h"
+#include "ir/yaml_json.h"
 #include "plan/capacity_page.h"
 #include "plan/command_errors.h"
 #include "results/results_json.h"
