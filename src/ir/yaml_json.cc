@@ -1,6 +1,8 @@
-// YAML -> JSON with YAML 1.2 core-schema typing of plain scalars. yaml-cpp
-// hands every scalar over as text; its tag tells plain ("?") from quoted or
-// block ("!") scalars, which must stay strings ('2.1.0', '123', 'true').
+// YAML -> JSON, for every YAML file kfpbench reads. Pipelines get YAML 1.2
+// core-schema typing of plain scalars: yaml-cpp hands every scalar over as
+// text, and its tag tells plain ("?") from quoted or block ("!") scalars,
+// which must stay strings ('2.1.0', '123', 'true'). Configuration files keep
+// the text, which their readers check field by field.
 #include <algorithm>
 #include <cctype>
 #include <charconv>
