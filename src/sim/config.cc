@@ -32,9 +32,10 @@ struct ParseError {
 
 [[noreturn]] void Fail(const std::string& message) { throw ParseError{message}; }
 
-// The keys of a document whose values keep their YAML types
-// (ir::YamlToTextJson's typed keys), not read field by field: the workload's parameters, which runs
-// get as written, and what a calibration file says of its fit for people.
+// The keys of a document whose values keep their YAML types (the typed keys
+// of ir::YamlToTextJson), not read field by field: the workload's parameters,
+// which runs get as written, and what a calibration file says of its fit for
+// people.
 using Opaque = std::span<const std::string_view>;
 constexpr std::string_view kWorkloadAsIs[] = {"parameters"};
 constexpr std::string_view kCalibrationNotes[] = {"source", "scheduling_delay", "note", "fit"};
