@@ -8,8 +8,7 @@
 namespace kfpbench::harness {
 namespace {
 
-// The file as ir::YamlToTextJson reads it: every scalar its text.
-using TextTree = nlohmann::ordered_json;
+using ir::TextTree;
 
 Result<std::string> ScalarAt(const TextTree& node, const std::string& where) {
   if (!node.is_string()) return Error{where + ": must be a single value"};

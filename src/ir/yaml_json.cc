@@ -383,16 +383,16 @@ Result<std::vector<json>> YamlToJson(std::string_view text) {
   return ParseDocuments<json>(text, {});
 }
 
-Result<nlohmann::ordered_json> YamlToTextJson(std::string_view text,
-                                              std::span<const std::string_view> typed_keys) {
-  auto docs = ParseDocuments<nlohmann::ordered_json>(text, {true, typed_keys});
+Result<TextTree> YamlToTextJson(std::string_view text,
+                                std::span<const std::string_view> typed_keys) {
+  auto docs = ParseDocuments<TextTree>(text, {true, typed_keys});
   if (!docs.ok()) return docs.error();
-  std::erase_if(*docs, [](const nlohmann::ordered_json& doc) { return doc.is_null(); });
+  std::erase_if(*docs, [](const TextTree& doc) { return doc.is_null(); });
   if (docs->size() > 1) {
     return Error{fmt::format("{} YAML documents: a configuration file holds one", docs->size()),
                  kHttpBadRequest};
   }
-  return docs->empty() ? nlohmann::ordered_json() : std::move(docs->front());
+  return docs->empty() ? TextTree() : std::move(docs->front());
 }
 
 }  // namespace kfpbench::ir

@@ -17,6 +17,9 @@ namespace kfpbench::ir {
 // scalars stay strings.
 Result<std::vector<nlohmann::json>> YamlToJson(std::string_view text);
 
+// A configuration document as YamlToTextJson reads it.
+using TextTree = nlohmann::ordered_json;
+
 // The one YAML document of a configuration file, for JsonReader's config
 // dialect (util/json_reader.h): every scalar keeps its text, which the
 // reader's validators read as they must ("0.010" stays "0.010", "500m" is a
@@ -25,7 +28,7 @@ Result<std::vector<nlohmann::json>> YamlToJson(std::string_view text);
 // values of the top mapping's `typed_keys` are typed as YamlToJson types
 // them (a workload's parameters, passed to runs as written). Blank documents
 // are skipped; a second document is refused.
-Result<nlohmann::ordered_json> YamlToTextJson(std::string_view text,
-                                              std::span<const std::string_view> typed_keys = {});
+Result<TextTree> YamlToTextJson(std::string_view text,
+                                std::span<const std::string_view> typed_keys = {});
 
 }  // namespace kfpbench::ir

@@ -153,19 +153,19 @@ parameters: {lr: 0.010, on: true, name: '5', list: [1, x]}
 )",
                              kTyped);
   ASSERT_TRUE(tree.ok()) << tree.error().message;
-  const nlohmann::ordered_json& t = *tree;
+  const TextTree& t = *tree;
   std::vector<std::string> keys;
   for (const auto& kv : t.items()) keys.push_back(kv.key());
   EXPECT_EQ(keys, (std::vector<std::string>{"zeta", "alpha", "empty", "mid", "parameters"}));
   EXPECT_EQ(t["zeta"], "0.010");
-  EXPECT_EQ(t["alpha"], nlohmann::ordered_json::parse(R"(["true", "5", "500m", "7"])"));
+  EXPECT_EQ(t["alpha"], TextTree::parse(R"(["true", "5", "500m", "7"])"));
   EXPECT_TRUE(t["empty"].is_null());
   EXPECT_EQ(t["mid"].begin().key(), "b");
   EXPECT_TRUE(t["mid"]["a"].is_null());
   EXPECT_EQ(t["parameters"]["lr"], 0.01);
   EXPECT_EQ(t["parameters"]["on"], true);
   EXPECT_EQ(t["parameters"]["name"], "5");
-  EXPECT_EQ(t["parameters"]["list"], nlohmann::ordered_json::parse(R"([1, "x"])"));
+  EXPECT_EQ(t["parameters"]["list"], TextTree::parse(R"([1, "x"])"));
 
   // Without typed keys nothing is typed; anchors and aliases keep their text.
   auto plain = YamlToTextJson("a: &n 1.50\nb: *n\nparameters: {x: 1}\n");

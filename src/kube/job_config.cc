@@ -20,10 +20,9 @@ namespace {
 
 using nlohmann::json;
 
-// The config as ir::YamlToTextJson reads it: every scalar kept as its text
-// (parameters are substituted into strings as written: "0.010" stays
-// "0.010"), keys in the order written.
-using TextTree = nlohmann::ordered_json;
+// Every scalar kept as its text: parameters are substituted into strings as
+// written ("0.010" stays "0.010").
+using ir::TextTree;
 
 // A JSON object's keys sort; where the order written matters (an env value
 // may name an earlier variable, a grid's first key varies slowest, metrics

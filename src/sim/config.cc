@@ -40,9 +40,7 @@ using Opaque = std::span<const std::string_view>;
 constexpr std::string_view kWorkloadAsIs[] = {"parameters"};
 constexpr std::string_view kCalibrationNotes[] = {"source", "scheduling_delay", "note", "fit"};
 
-// A document as ir::YamlToTextJson reads it: scalars as their text, keys in
-// the order written.
-using TextTree = nlohmann::ordered_json;
+using ir::TextTree;
 
 // A key with no value is refused by its path: JsonReader would take it as
 // absent. Paths are spelt only for what may hold a null.
